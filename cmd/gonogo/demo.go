@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/parse"
+)
+
+// The built-in example: a plan about a made-up product and three skills,
+// each with a sample artifact.
+//
+//go:embed example
+var exampleFS embed.FS
+
+// exampleRunner stands in for an agent in the demo: it "produces" each
+// skill's shipped sample artifact (references/EXAMPLE.md), after a short
+// pause so the progress line shows. It runs no agent and reaches no network.
+type exampleRunner struct{ delay time.Duration }
+
+func (x exampleRunner) Run(ctx context.Context, job engine.Job, progress func(engine.Progress)) engine.Outcome {
+	start := time.Now()
+	for i := 1; i <= 3; i++ {
+		select {
+		case <-ctx.Done():
+			return engine.Outcome{Err: fmt.Errorf("cancelled: %w", context.Cause(ctx))}
+		case <-time.After(x.delay / 3):
+		}
+		progress(engine.Progress{Turns: i, ToolCalls: i - 1, Elapsed: time.Since(start)})
+	}
+	body, err := fs.ReadFile(exampleFS, "example/skills/"+job.Skill+"/references/EXAMPLE.md")
+	if err != nil {
+		return engine.Outcome{Err: fmt.Errorf("the example has no sample artifact for %s", job.Skill)}
+	}
+	return engine.Outcome{Artifact: body}
+}
+
+// cmdDemo runs the built-in example plan. Its steps are answered by the
+// skills' sample artifacts, so it needs no agent and no Slack; everything
+// else (checkpoints, the store, files on disk, resume) is the real thing.
+// With --dry-run it runs nothing at all.
+func cmdDemo(ctx context.Context, e env, cfg config, args []string) int {
+	f, err := parseFlags("demo", args, cfg, false)
+	if err != nil {
+		return fail(e, "demo", err)
+	}
+	if len(f.positional) > 0 || f.chainSet || f.workflow != "" {
+		return fail(e, "demo", usagef("demo runs the built-in example; use gonogo run for your own plan"))
+	}
+	dir, err := os.MkdirTemp("", "gonogo-example-")
+	if err != nil {
+		return fail(e, "demo", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.CopyFS(dir, exampleFS); err != nil {
+		return fail(e, "demo", fmt.Errorf("unpack the example: %w", err))
+	}
+	planPath := filepath.Join(dir, "example", "plan.md")
+	src, err := os.ReadFile(planPath)
+	if err != nil {
+		return fail(e, "demo", err)
+	}
+	doc, err := parse.Plan(src, "example/plan.md", parse.PlanOptions{})
+	if err != nil {
+		return fail(e, "demo", err)
+	}
+	cat, err := parse.LoadSkills(filepath.Join(dir, "example", "skills"))
+	if err != nil {
+		return fail(e, "demo", err)
+	}
+	pol, err := parse.LoadPolicy(cfg.Policy)
+	if err != nil {
+		return fail(e, "demo", err)
+	}
+	plan, err := engine.PreflightPlan(doc, cat, pol, f.Flags)
+	if err != nil {
+		return fail(e, "demo", err)
+	}
+	fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
+	f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
+	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, catalog: cat, policy: pol})
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"golang.org/x/term"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/parse"
+)
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// fail prints an error and returns its exit code: 1 for a refusal, 2 for
+// anything else.
+func fail(e env, cmd string, err error) int {
+	if r, ok := refusal(err); ok {
+		fmt.Fprintf(e.stderr, "gonogo %s: REFUSED (%s): %s\nNothing was run.\n", cmd, r.Reason, r.Error())
+		return exitRefused
+	}
+	fmt.Fprintf(e.stderr, "gonogo %s: %v\n", cmd, err)
+	return exitUsage
+}
+
+func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
+	f, err := parseFlags("run", args, cfg, false)
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	in, err := loadInput(f, cfg)
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	return startAndDrive(ctx, e, cfg, f, in)
+}
+
+func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
+	box := newInbox()
+	a, err := startApp(ctx, e, cfg, f, in.catalog, box)
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	defer a.close()
+	for _, w := range in.plan.Warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	r, err := a.svc.Start(ctx, in.plan, engine.StartOptions{StartedBy: actor(e), BudgetUSD: cfg.RunBudgetUSD})
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	printHeader(e.stdout, r.Plan, r.ID)
+	return newDriver(e, a, box, f.data, int64(cfg.MaxArtifact)).drive(ctx, r)
+}
+
+func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
+	f, err := parseFlags("resume", args, cfg, false)
+	if err != nil {
+		return fail(e, "resume", err)
+	}
+	if len(f.positional) != 1 {
+		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
+	}
+	id := engine.RunID(f.positional[0])
+	var cat engine.Catalog = parse.NewCatalog(nil)
+	if c, err := parse.LoadSkills(f.skills); err == nil {
+		cat = c
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fail(e, "resume", err)
+	}
+	box := newInbox()
+	// Dry runs stay dry whatever --runner says; their steps never reach it.
+	a, err := startApp(ctx, e, cfg, f, cat, box)
+	if err != nil {
+		return fail(e, "resume", err)
+	}
+	defer a.close()
+	r, err := a.svc.Load(ctx, id)
+	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			return fail(e, "resume", fmt.Errorf("no run %s in %s (see gonogo runs)", id, f.data))
+		}
+		return fail(e, "resume", err)
+	}
+	printHeader(e.stdout, r.Plan, r.ID)
+	d := newDriver(e, a, box, f.data, int64(cfg.MaxArtifact))
+	if r.Finished() {
+		return d.finish(r)
+	}
+	var mode engine.Mode
+	if f.Auto || f.ForceAuto {
+		p := r.Plan
+		p.Flags.Auto, p.Flags.ForceAuto = f.Auto || f.ForceAuto, f.ForceAuto
+		var warn string
+		mode, warn = engine.ResolveMode(p)
+		if warn != "" {
+			fmt.Fprintf(e.stderr, "warning: %s\n", warn)
+		}
+	}
+	for i := range r.Steps {
+		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
+			fmt.Fprintf(e.stdout, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
+		}
+	}
+	r, err = a.svc.Resume(ctx, id, mode)
+	if err != nil {
+		return fail(e, "resume", err)
+	}
+	// Show the step the run is waiting on, as it stands.
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Status != engine.StepWaiting {
+			continue
+		}
+		if l := s.Latest(); l != nil {
+			d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
+				Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
+		}
+	}
+	return d.drive(ctx, r)
+}

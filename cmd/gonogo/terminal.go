@@ -1,0 +1,547 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// inbox collects the service's notices for the terminal. Notify never
+// blocks: progress notices are coalesced, the others are all kept.
+type inbox struct {
+	mu     sync.Mutex
+	items  []engine.Notice
+	signal chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{signal: make(chan struct{}, 1)} }
+
+func (b *inbox) Notify(n engine.Notice) {
+	b.mu.Lock()
+	if n.Progress != nil && len(b.items) > 0 && b.items[len(b.items)-1].Progress != nil {
+		b.items[len(b.items)-1] = n
+	} else {
+		b.items = append(b.items, n)
+	}
+	b.mu.Unlock()
+	select {
+	case b.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (b *inbox) drain() []engine.Notice {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.items
+	b.items = nil
+	return out
+}
+
+// driver walks one run in the terminal: it prints what happens and asks for
+// a decision at each checkpoint, from a person on a terminal or line by
+// line from a script.
+type driver struct {
+	e       env
+	out     io.Writer
+	in      *bufio.Reader
+	tty     bool
+	svc     *engine.Service
+	data    string
+	actor   string
+	box     *inbox
+	maxEdit int64
+
+	progress  *engine.Progress
+	progStep  int
+	progStart time.Time
+	spin      int
+	drawn     bool
+	shown     map[string]bool
+}
+
+func newDriver(e env, a *app, box *inbox, data string, maxEdit int64) *driver {
+	return &driver{
+		e: e, out: e.stdout, in: bufio.NewReader(e.stdin), tty: isTerminal(e.stdin) && isTerminal(e.stdout),
+		svc: a.svc, data: data, actor: actor(e), box: box, maxEdit: maxEdit, shown: map[string]bool{},
+	}
+}
+
+// drive follows the run until it completes, is aborted, halts, or waits
+// for a decision that stdin does not give. It returns the exit code.
+func (d *driver) drive(ctx context.Context, r *engine.Run) int {
+	tick := time.NewTicker(150 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, n := range d.box.drain() {
+			if n.Run == nil || n.Run.ID != r.ID {
+				continue
+			}
+			if n.Err != nil {
+				d.clearLine()
+				fmt.Fprintf(d.e.stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s\n", n.Err, r.ID)
+				return exitUsage
+			}
+			if n.Progress != nil {
+				d.progress, d.progStep = n.Progress, n.Event.Step
+				continue
+			}
+			if n.Run.Seq > r.Seq {
+				r = n.Run
+			}
+			d.event(ctx, n.Run, n.Event)
+		}
+		if r.Finished() {
+			return d.finish(r)
+		}
+		if r.State == engine.RunWaiting {
+			next, code, done := d.checkpoint(ctx, r)
+			if done {
+				return code
+			}
+			if next != nil && next.Seq > r.Seq {
+				r = next
+			}
+			continue
+		}
+		select {
+		case <-d.box.signal:
+		case <-tick.C:
+			d.draw(r)
+		case <-ctx.Done():
+			d.clearLine()
+			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo: gonogo resume %s\n", r.ID)
+			return exitWaiting
+		}
+	}
+}
+
+func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
+	s := r.Step(ev.Step)
+	switch ev.Type {
+	case engine.EvStepQueued:
+		d.clearLine()
+		fmt.Fprintf(d.out, "… %s queued: waiting for a free runner slot\n", stepTitle(r, s))
+	case engine.EvStepStarted:
+		d.clearLine()
+		d.progress, d.progStep, d.progStart = nil, ev.Step, time.Now()
+		attempt := ""
+		if ev.Attempt > 1 {
+			attempt = fmt.Sprintf(" (attempt %d)", ev.Attempt)
+		}
+		fmt.Fprintf(d.out, "\n▶ %s%s\n", stepTitle(r, s), attempt)
+	case engine.EvStepFinished:
+		d.clearLine()
+		d.progress = nil
+		d.stepBlock(ctx, r, s, ev)
+	case engine.EvStepInterrupted:
+		d.clearLine()
+		fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
+	case engine.EvDecision:
+		d.clearLine()
+		what := string(ev.Decision)
+		if ev.Feedback != "" {
+			what += fmt.Sprintf(" with feedback %q", clip(oneLine(ev.Feedback), 80))
+		}
+		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", stepTitle(r, s), what, ev.Actor, ev.Time.Local().Format("15:04:05"))
+	case engine.EvModeChanged:
+		fmt.Fprintf(d.out, "Mode is now %s\n", ev.Mode)
+	}
+}
+
+func stepTitle(r *engine.Run, s *engine.Step) string {
+	if s == nil {
+		return "run"
+	}
+	t := fmt.Sprintf("Step %d of %d: %s", s.N, len(r.Steps), s.Skill)
+	if s.Effort != "" {
+		t += " (" + s.Effort + ")"
+	}
+	return t
+}
+
+// stepBlock prints a finished attempt: result, summary, where the artifact
+// is, and a preview.
+func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, ev engine.Event) {
+	key := fmt.Sprintf("%d/%d", ev.Step, ev.Attempt)
+	if d.shown[key] {
+		return
+	}
+	d.shown[key] = true
+	fmt.Fprintf(d.out, "%s\n", stepTitle(r, s))
+	res := string(ev.Result)
+	if ev.Reason != "" {
+		res += " - " + ev.Reason
+	}
+	var facts []string
+	if ev.CostUSD > 0 {
+		facts = append(facts, fmt.Sprintf("$%.2f", ev.CostUSD))
+	}
+	if ev.Usage.Turns > 0 {
+		facts = append(facts, fmt.Sprintf("%d turns", ev.Usage.Turns))
+	}
+	if a := attemptOf(s, ev.Attempt); a != nil && !a.Started.IsZero() {
+		facts = append(facts, a.Finished.Sub(a.Started).Round(time.Second).String())
+	}
+	if len(facts) > 0 {
+		res += "  (" + strings.Join(facts, ", ") + ")"
+	}
+	fmt.Fprintf(d.out, "  Result:   %s\n", res)
+	if ev.Summary != "" {
+		fmt.Fprintf(d.out, "  Summary:  %s\n", ev.Summary)
+	}
+	if ev.Artifact {
+		if ev.File != "" {
+			fmt.Fprintf(d.out, "  Artifact: %s\n", filepath.Join(d.data, filepath.FromSlash(ev.File)))
+		} else {
+			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s)\n", r.ID)
+		}
+		if body, err := d.svc.Artifact(ctx, r.ID, ev.Step, ev.Attempt); err == nil {
+			printPreview(d.out, body, 12)
+		}
+	}
+	if ev.Status == engine.StepDone {
+		fmt.Fprintln(d.out, "  Advanced (guarded auto).")
+	}
+}
+
+func attemptOf(s *engine.Step, n int) *engine.Attempt {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Attempts {
+		if s.Attempts[i].N == n {
+			return &s.Attempts[i]
+		}
+	}
+	return nil
+}
+
+func printPreview(w io.Writer, body []byte, max int) {
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	more := 0
+	if len(lines) > max {
+		more = len(lines) - max
+		lines = lines[:max]
+	}
+	fmt.Fprintln(w, "  ┌──")
+	for _, l := range lines {
+		fmt.Fprintf(w, "  │ %s\n", clip(strings.TrimRight(l, " \t"), 110))
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "  │ … %d more lines\n", more)
+	}
+	fmt.Fprintln(w, "  └──")
+}
+
+// draw repaints the live progress line of the running step, on a terminal.
+func (d *driver) draw(r *engine.Run) {
+	if !d.tty || d.progStep == 0 {
+		return
+	}
+	s := r.Step(d.progStep)
+	if s == nil || s.Status != engine.StepRunning {
+		return
+	}
+	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+	d.spin = (d.spin + 1) % len(frames)
+	line := fmt.Sprintf("%s %s  %s", frames[d.spin], stepTitle(r, s), time.Since(d.progStart).Round(time.Second))
+	if p := d.progress; p != nil {
+		line += fmt.Sprintf("  turns %d  tools %d", p.Turns, p.ToolCalls)
+		if p.LastTool != "" {
+			line += " (" + p.LastTool + ")"
+		}
+		if p.CostUSD > 0 {
+			line += fmt.Sprintf("  $%.2f", p.CostUSD)
+		}
+	}
+	fmt.Fprintf(d.out, "\r\033[K%s", clip(line, 140))
+	d.drawn = true
+}
+
+func (d *driver) clearLine() {
+	if d.drawn {
+		fmt.Fprint(d.out, "\r\033[K")
+		d.drawn = false
+	}
+}
+
+// checkpoint asks for a decision on the first step that waits for one.
+func (d *driver) checkpoint(ctx context.Context, r *engine.Run) (*engine.Run, int, bool) {
+	var s *engine.Step
+	for i := range r.Steps {
+		if st := r.Steps[i].Status; st == engine.StepWaiting || st == engine.StepInterrupted {
+			s = &r.Steps[i]
+			break
+		}
+	}
+	if s == nil {
+		return nil, 0, false
+	}
+	allowed := engine.Allowed(s)
+	l := s.Latest()
+	for {
+		if d.tty {
+			fmt.Fprintf(d.out, "%s %s > ", stepTitle(r, s), promptFor(allowed))
+		}
+		line, err := d.in.ReadString('\n')
+		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+			return nil, d.leave(r, s), true
+		}
+		dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
+		if err != nil {
+			fmt.Fprintln(d.e.stderr, "gonogo:", err)
+			if d.tty {
+				continue
+			}
+			fmt.Fprintf(d.e.stderr, "The run is kept, waiting: gonogo resume %s\n", r.ID)
+			return nil, exitUsage, true
+		}
+		if dec == nil {
+			continue
+		}
+		dec.Step, dec.Attempt, dec.Actor = s.N, attemptN(l), d.actor
+		dec.Key = "cli:" + randomKey()
+		next, err := d.svc.Decide(ctx, r.ID, *dec, body)
+		switch {
+		case err == nil:
+			return next, 0, false
+		case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrDuplicate):
+			fmt.Fprintln(d.e.stderr, "gonogo:", err)
+			cur, lerr := d.svc.Load(ctx, r.ID)
+			if lerr != nil {
+				fmt.Fprintln(d.e.stderr, "gonogo:", lerr)
+				return nil, exitUsage, true
+			}
+			return cur, 0, false
+		default:
+			fmt.Fprintf(d.e.stderr, "gonogo: the decision was not recorded: %v\n", err)
+			return nil, exitUsage, true
+		}
+	}
+}
+
+func attemptN(a *engine.Attempt) int {
+	if a == nil {
+		return 0
+	}
+	return a.N
+}
+
+func promptFor(allowed []engine.DecisionKind) string {
+	labels := map[engine.DecisionKind]string{
+		engine.DecideApprove: "[a]pprove", engine.DecideEdit: "[e]dit", engine.DecideSkip: "[s]kip",
+		engine.DecideRedo: "[r]edo", engine.DecideAbort: "a[b]ort",
+	}
+	var parts []string
+	for _, k := range allowed {
+		parts = append(parts, labels[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// parseDecision reads one decision line: approve, skip, redo [feedback],
+// abort, edit PATH; on a terminal also a, s, r, b and e (which opens
+// $EDITOR). An empty line on a terminal asks again.
+func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Step, line string, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
+	if line == "" {
+		if d.tty {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("empty decision line; expected one of: approve, edit PATH, skip, redo [feedback], abort")
+	}
+	word, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	kinds := map[string]engine.DecisionKind{
+		"approve": engine.DecideApprove, "a": engine.DecideApprove, "edit": engine.DecideEdit, "e": engine.DecideEdit,
+		"skip": engine.DecideSkip, "s": engine.DecideSkip, "redo": engine.DecideRedo, "r": engine.DecideRedo,
+		"abort": engine.DecideAbort, "b": engine.DecideAbort,
+	}
+	k, ok := kinds[strings.ToLower(word)]
+	if !ok {
+		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", word, wordsFor(allowed))
+	}
+	if !contains(allowed, k) {
+		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, s.Latest().Result, wordsFor(allowed))
+	}
+	dec := &engine.Decision{Kind: k}
+	switch k {
+	case engine.DecideRedo:
+		dec.Feedback = rest
+		if d.tty && rest == "" {
+			fmt.Fprint(d.out, "Feedback for the agent (optional, Enter to skip): ")
+			fb, _ := d.in.ReadString('\n')
+			dec.Feedback = strings.TrimSpace(fb)
+		}
+	case engine.DecideEdit:
+		body, err := d.editBody(ctx, r, s, rest)
+		if err != nil {
+			return nil, nil, err
+		}
+		return dec, body, nil
+	}
+	return dec, nil, nil
+}
+
+func wordsFor(allowed []engine.DecisionKind) string {
+	var w []string
+	for _, k := range allowed {
+		switch k {
+		case engine.DecideEdit:
+			w = append(w, "edit PATH")
+		case engine.DecideRedo:
+			w = append(w, "redo [feedback]")
+		default:
+			w = append(w, string(k))
+		}
+	}
+	return strings.Join(w, ", ")
+}
+
+func contains(ks []engine.DecisionKind, k engine.DecisionKind) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// editBody reads the replacement artifact: from PATH, or on a terminal from
+// $EDITOR opened on the current artifact.
+func (d *driver) editBody(ctx context.Context, r *engine.Run, s *engine.Step, path string) ([]byte, error) {
+	if path == "" && !d.tty {
+		return nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
+	}
+	if path == "" {
+		cur, _ := d.svc.Artifact(ctx, r.ID, s.N, s.Latest().N)
+		f, err := os.CreateTemp("", fmt.Sprintf("gonogo-%02d-%s-*.md", s.N, s.Skill))
+		if err != nil {
+			return nil, fmt.Errorf("edit: %w", err)
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.Write(cur); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("edit: %w", err)
+		}
+		f.Close()
+		editor := d.e.getenv("VISUAL")
+		if editor == "" {
+			editor = d.e.getenv("EDITOR")
+		}
+		if editor == "" {
+			editor = "vi"
+		}
+		args := append(strings.Fields(editor), f.Name())
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("edit: %s: %w", editor, err)
+		}
+		path = f.Name()
+	}
+	b, err := readLimited(path, d.maxEdit)
+	if err != nil {
+		return nil, fmt.Errorf("edit: %w", err)
+	}
+	if int64(len(b)) > d.maxEdit {
+		return nil, fmt.Errorf("edit: %s is larger than the %d-byte artifact limit (GONOGO_MAX_ARTIFACT)", path, d.maxEdit)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return nil, fmt.Errorf("edit: %s is empty; to move on without an artifact, skip the step", path)
+	}
+	return b, nil
+}
+
+// leave ends the terminal session at a checkpoint stdin did not answer;
+// the run waits in the store.
+func (d *driver) leave(r *engine.Run, s *engine.Step) int {
+	if d.tty {
+		fmt.Fprintln(d.out)
+	}
+	l := s.Latest()
+	if l != nil && l.Result == engine.ResultFailed {
+		fmt.Fprintf(d.out, "Run halted at %s: FAILED - %s\nContinue with: gonogo resume %s (redo or abort)\n", stepTitle(r, s), l.Reason, r.ID)
+		return exitRefused
+	}
+	if s.Status == engine.StepInterrupted {
+		fmt.Fprintf(d.out, "Run halted at %s: interrupted\nContinue with: gonogo resume %s (redo or abort)\n", stepTitle(r, s), r.ID)
+		return exitWaiting
+	}
+	fmt.Fprintf(d.out, "Run waiting for a decision at %s\nContinue with: gonogo resume %s\n", stepTitle(r, s), r.ID)
+	return exitWaiting
+}
+
+// finish prints the end of a run: the completion table, or the abort.
+func (d *driver) finish(r *engine.Run) int {
+	d.clearLine()
+	fmt.Fprintln(d.out)
+	code := exitOK
+	if r.State == engine.RunAborted {
+		fmt.Fprintf(d.out, "Run aborted: %s (%s)\n", r.ID, r.Halt)
+		code = exitRefused
+	} else {
+		fmt.Fprintf(d.out, "Run complete: %s\n", r.ID)
+	}
+	printSteps(d.out, r, d.data)
+	printLeftovers(d.out, r.Plan)
+	if r.CostUSD > 0 {
+		fmt.Fprintf(d.out, "Total cost: $%.2f\n", r.CostUSD)
+	}
+	return code
+}
+
+func printSteps(w io.Writer, r *engine.Run, data string) {
+	fmt.Fprintf(w, "  %-3s %-32s %-14s %-9s %s\n", "#", "step", "result", "decision", "artifact")
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		res, dec, art := "-", "-", "-"
+		if l := s.Latest(); l != nil {
+			res = string(l.Result)
+			if l.File != "" {
+				art = filepath.Join(data, filepath.FromSlash(l.File))
+			} else if l.Artifact {
+				art = "(in the store)"
+			}
+		}
+		if s.Status == engine.StepSkipped {
+			art = "-"
+		}
+		if ld := s.LastDecision(); ld != nil {
+			dec = string(ld.Kind)
+		} else if s.Status == engine.StepDone {
+			dec = "auto"
+		}
+		if s.Status == engine.StepAborted || s.Status == engine.StepPending {
+			res = string(s.Status)
+		}
+		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, clip(s.Skill, 32), res, dec, art)
+	}
+}
+
+func printLeftovers(w io.Writer, p engine.Plan) {
+	for _, b := range p.Manual {
+		fmt.Fprintf(w, "  manual   %s%s: %s\n", orDash(b.Skill), effortSuffix(b.Effort, b.PTokens), b.Reason)
+	}
+	for _, b := range p.Deferred {
+		fmt.Fprintf(w, "  deferred %s%s\n", b.Skill, effortSuffix(b.Effort, b.PTokens))
+	}
+}
+
+func randomKey() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// app is an open store and a service over it, for run, resume and demo.
+type app struct {
+	db   *storage.DB
+	svc  *engine.Service
+	done chan struct{}
+	stop context.CancelFunc
+}
+
+func newLogger(e env, cfg config) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func openStore(dataDir string) (*storage.DB, error) {
+	db, err := storage.Open(dataDir, storage.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open the store: %w", err)
+	}
+	return db, nil
+}
+
+// startApp opens the store (recovering it after a crash) and starts the
+// service. The caller must call close.
+func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Catalog, n engine.Notifier) (*app, error) {
+	name := f.runner
+	if f.DryRun {
+		name = "dry-run"
+	}
+	rcfg := runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact)}
+	if name == "command" && rcfg.Cmd == "" {
+		return nil, usagef("the command runner needs an executable: set GONOGO_RUNNER_CMD or --runner-cmd")
+	}
+	var r engine.Runner = f.runnerOverride
+	if r == nil || f.DryRun {
+		var err error
+		if r, err = runner.New(name, rcfg); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	db, err := openStore(f.data)
+	if err != nil {
+		return nil, err
+	}
+	svc := engine.NewService(engine.ServiceConfig{
+		Store: db, Catalog: cat, Runner: r, Notifier: n,
+		MaxParallel: cfg.MaxParallel, Log: newLogger(e, cfg),
+	})
+	rctx, stop := context.WithCancel(ctx)
+	a := &app{db: db, svc: svc, done: make(chan struct{}), stop: stop}
+	go func() {
+		defer close(a.done)
+		_ = svc.Run(rctx)
+	}()
+	return a, nil
+}
+
+func (a *app) close() {
+	a.stop()
+	<-a.done
+	_ = a.db.Close()
+}
+
+// actor names the person deciding in a terminal.
+func actor(e env) string {
+	for _, k := range []string{"GONOGO_ACTOR", "USER", "LOGNAME"} {
+		if v := strings.TrimSpace(e.getenv(k)); v != "" {
+			return v
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		return "terminal@" + h
+	}
+	return "terminal"
+}

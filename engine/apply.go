@@ -1,0 +1,167 @@
+package engine
+
+import "fmt"
+
+// Apply folds one journal event into r. It is the only code that changes a
+// run, for live transitions and for rebuilding a run from its journal alike.
+// It trusts the event (transition functions validated it) but refuses an
+// event out of sequence, so a gap in a journal is never papered over.
+func Apply(r *Run, ev Event) error {
+	if ev.Seq != r.Seq+1 {
+		return fmt.Errorf("run %s: event %d (%s) does not follow event %d", r.ID, ev.Seq, ev.Type, r.Seq)
+	}
+	if ev.Type != EvRunStarted && r.ID == "" {
+		return fmt.Errorf("event %d (%s) before run-started", ev.Seq, ev.Type)
+	}
+	var s *Step
+	if ev.Step != 0 {
+		if s = r.Step(ev.Step); s == nil {
+			return fmt.Errorf("run %s: event %d names step %d of %d", r.ID, ev.Seq, ev.Step, len(r.Steps))
+		}
+	}
+	switch ev.Type {
+	case EvRunStarted:
+		if ev.Start == nil {
+			return fmt.Errorf("run-started event %d carries no run", ev.Seq)
+		}
+		start(r, ev)
+	case EvStepQueued:
+		s.Status = ev.Status
+	case EvStepStarted:
+		s.Status = ev.Status
+		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Started: ev.Time, Feedback: ev.Feedback})
+	case EvStepFinished:
+		a := attempt(s, ev.Attempt)
+		if a == nil {
+			return fmt.Errorf("run %s: step %d finished attempt %d it never started", r.ID, ev.Step, ev.Attempt)
+		}
+		a.Result, a.Reason, a.Summary = ev.Result, ev.Reason, ev.Summary
+		a.Artifact, a.Size, a.File = ev.Artifact, ev.Size, ev.File
+		a.CostUSD, a.Usage, a.Finished = ev.CostUSD, ev.Usage, ev.Time
+		r.CostUSD += ev.CostUSD
+		s.Status = ev.Status
+		if ev.Status == StepWaiting {
+			r.Halt = ev.Reason
+		}
+	case EvStepInterrupted:
+		s.Status = ev.Status
+		if a := attempt(s, ev.Attempt); a != nil {
+			a.Result, a.Reason, a.Finished = ResultFailed, ev.Reason, ev.Time
+		}
+		r.Halt = ev.Reason
+	case EvDecision:
+		s.Decisions = append(s.Decisions, Decision{
+			Kind: ev.Decision, Actor: ev.Actor, Time: ev.Time,
+			Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
+		})
+		s.Status = ev.Status
+		if ev.Decision == DecideEdit {
+			if a := attempt(s, ev.Attempt); a != nil {
+				a.Edited, a.Artifact, a.Size = true, true, ev.Size
+				if ev.File != "" {
+					a.File = ev.File
+				}
+				if ev.Summary != "" {
+					a.Summary = ev.Summary
+				}
+			}
+		}
+		r.Halt = ""
+	case EvModeChanged:
+		r.Mode = ev.Mode
+	case EvRunFinished:
+		for i := range r.Steps {
+			if st := &r.Steps[i]; !st.Settled() && st.Status != StepAborted && ev.State == RunAborted {
+				st.Status = StepAborted
+			}
+		}
+		r.State = ev.State
+		if ev.Reason != "" {
+			r.Halt = ev.Reason
+		}
+	default:
+		return fmt.Errorf("run %s: unknown event type %q", r.ID, ev.Type)
+	}
+	// An earlier attempt's file made way for the newer one: it was renamed.
+	if ev.Type == EvStepFinished && ev.File != "" {
+		for i := range s.Attempts {
+			if a := &s.Attempts[i]; a.N != ev.Attempt && a.File == ev.File {
+				a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
+			}
+		}
+	}
+	r.Seq = ev.Seq
+	r.Updated = ev.Time
+	if ev.Type != EvRunFinished && !r.Finished() {
+		r.State = derivedState(r)
+	}
+	return nil
+}
+
+func start(r *Run, ev Event) {
+	st := ev.Start
+	*r = Run{
+		ID: st.ID, State: RunRunning, Input: st.Plan.Input, Mode: st.Mode,
+		DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
+		Plan: clonePlan(st.Plan), StartedBy: st.StartedBy, Origin: st.Origin,
+		Created: ev.Time, Updated: ev.Time,
+	}
+	ids := map[string]int{}
+	for i, ps := range st.Plan.Steps {
+		if ps.ID != "" {
+			ids[ps.ID] = i + 1
+		}
+	}
+	r.Steps = make([]Step, len(st.Plan.Steps))
+	for i, ps := range st.Plan.Steps {
+		s := Step{
+			N: i + 1, ID: ps.ID, Skill: ps.Skill, Effort: ps.Effort, Prompt: ps.Prompt,
+			Category: ps.Category, Execution: ps.Execution, Leaf: ps.Leaf, Gate: ps.Gate,
+			Status: StepPending,
+		}
+		if len(ps.DependsOn) > 0 {
+			for _, d := range ps.DependsOn {
+				if n, ok := ids[d]; ok {
+					s.DependsOn = append(s.DependsOn, n)
+				}
+			}
+		} else if i > 0 && st.Plan.Input != InputWorkflow {
+			// Plans and chains run one step after another: each checkpoint
+			// is settled before the next step starts.
+			s.DependsOn = []int{i}
+		}
+		if st.Thread && i > 0 && st.Plan.Input != InputPlan {
+			s.ThreadFrom = i
+		}
+		r.Steps[i] = s
+	}
+}
+
+func attempt(s *Step, n int) *Attempt {
+	for i := range s.Attempts {
+		if s.Attempts[i].N == n {
+			return &s.Attempts[i]
+		}
+	}
+	return nil
+}
+
+// derivedState is the state of a run that has not finished: running while
+// any step is queued or running, waiting while a step needs a decision and
+// nothing runs, running otherwise (the service is about to start the next
+// step or finish the run).
+func derivedState(r *Run) RunState {
+	waiting := false
+	for i := range r.Steps {
+		switch r.Steps[i].Status {
+		case StepQueued, StepRunning:
+			return RunRunning
+		case StepWaiting, StepInterrupted:
+			waiting = true
+		}
+	}
+	if waiting {
+		return RunWaiting
+	}
+	return RunRunning
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// PromptInput is everything a step's prompt is composed from.
+type PromptInput struct {
+	Run      *Run
+	Step     *Step
+	Skill    Skill
+	Leaf     string // a dispatch skill's leaf agent instructions, inlined
+	Threaded []byte // the confirmed artifact of the step this one is threaded from
+	Feedback string // the reviewer's redo feedback
+	Previous []byte // the artifact of the attempt being redone, when there is one
+}
+
+// ComposePrompt builds the prompt an agent receives on stdin: what gonogo
+// asks, the skill's own instructions (or, for a dispatch skill, its leaf
+// agent's, inlined), the step's prompt or the chain's shared context, the
+// threaded artifact when asked, and the reviewer's feedback on a redo.
+func ComposePrompt(in PromptInput) string {
+	var b strings.Builder
+	s, r := in.Step, in.Run
+	fmt.Fprintf(&b, "You are carrying out step %d of %d of a run, using the skill `%s`.\n", s.N, len(r.Steps), s.Skill)
+	b.WriteString("Follow the skill's instructions below and reply with the finished artifact only, as Markdown: no preamble, no questions. ")
+	b.WriteString("If you cannot do the task, reply with a single line that starts with `ERROR:` and says why.\n\n")
+	if in.Leaf != "" {
+		fmt.Fprintf(&b, "<agent name=%q>\nThis step runs the `%s` agent's instructions inline, in your own context; do not start a sub-agent.\n\n%s\n</agent>\n\n", s.Leaf, s.Leaf, strings.TrimSpace(in.Leaf))
+	}
+	if ins := strings.TrimSpace(in.Skill.Instructions); ins != "" {
+		fmt.Fprintf(&b, "<skill name=%q>\n%s\n</skill>\n\n", s.Skill, ins)
+	}
+	b.WriteString("## Task\n\n")
+	task := strings.TrimSpace(s.Prompt)
+	if task == "" {
+		task = strings.TrimSpace(r.Plan.Context)
+	} else if c := strings.TrimSpace(r.Plan.Context); c != "" {
+		task += "\n\nShared context: " + c
+	}
+	if task == "" {
+		task = fmt.Sprintf("Produce the `%s` artifact.", s.Skill)
+	}
+	b.WriteString(task)
+	b.WriteString("\n")
+	if len(in.Threaded) > 0 {
+		from := r.Step(s.ThreadFrom)
+		fmt.Fprintf(&b, "\n## Input: the confirmed artifact of step %d (`%s`)\n\n%s\n", from.N, from.Skill, strings.TrimSpace(string(in.Threaded)))
+	}
+	if len(in.Previous) > 0 && strings.TrimSpace(in.Feedback) != "" {
+		fmt.Fprintf(&b, "\n## Your previous attempt\n\n%s\n", strings.TrimSpace(string(in.Previous)))
+	}
+	if f := strings.TrimSpace(in.Feedback); f != "" {
+		fmt.Fprintf(&b, "\n## Reviewer feedback on the previous attempt\n\n%s\n", f)
+	}
+	return b.String()
+}

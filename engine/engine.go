@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// The functions in this file are gonogo's transitions. Each validates a move
+// against the run as it stands and returns the journal events describing it,
+// stamped with the next sequence numbers; it changes nothing. Fold applies
+// them. The Service commits them before it acts on them.
+
+// StartOptions are the facts of a run that do not come from its plan.
+type StartOptions struct {
+	StartedBy string
+	Origin    Origin
+	BudgetUSD float64
+}
+
+// ResolveMode returns the mode a plan runs in for its flags, and a warning
+// when the flags asked for more autonomy than the plan allows. --force-auto
+// implies --auto. The Cynefin floor keeps Complex and Chaotic plans, plans
+// whose domain is unknown or ambiguous, and every chain checkpointed unless
+// --force-auto is given. A FAILED step halts and an EMPTY step pauses in
+// every mode; no flag overrides that.
+func ResolveMode(p Plan) (Mode, string) {
+	f := p.Flags
+	if !f.Auto && !f.ForceAuto {
+		return ModeCheckpointed, ""
+	}
+	if f.ForceAuto {
+		return ModeGuardedAuto, ""
+	}
+	switch {
+	case p.Input == InputChain:
+		return ModeCheckpointed, "--auto ignored: chains stay checkpointed unless --force-auto"
+	case p.Input == InputPlan && p.DomainAmbiguous:
+		return ModeCheckpointed, "--auto ignored: the plan's Cynefin domain is ambiguous, so the run stays checkpointed unless --force-auto"
+	case p.Input == InputPlan && p.Domain == "":
+		return ModeCheckpointed, "--auto ignored: the plan names no Cynefin domain, so the run stays checkpointed unless --force-auto"
+	case p.Input == InputPlan && (p.Domain == DomainComplex || p.Domain == DomainChaotic):
+		return ModeCheckpointed, fmt.Sprintf("--auto ignored: %s plans stay checkpointed unless --force-auto", p.Domain)
+	}
+	return ModeGuardedAuto, ""
+}
+
+// RunModeName is the run mode as the check output and the run header name
+// it: "dry-run" for dry runs, else the mode.
+func RunModeName(m Mode, dryRun bool) string {
+	if dryRun {
+		return "dry-run"
+	}
+	return string(m)
+}
+
+func stamp(r *Run, now time.Time, evs ...Event) []Event {
+	for i := range evs {
+		evs[i].Seq = r.Seq + uint64(i) + 1
+		evs[i].Time = now
+	}
+	return evs
+}
+
+// Fold returns a copy of r with evs applied; r is not changed.
+func Fold(r *Run, evs []Event) (*Run, error) {
+	c := r.Clone()
+	for _, ev := range evs {
+		if err := Apply(c, ev); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Rebuild folds a whole journal into a run.
+func Rebuild(journal []Event) (*Run, error) {
+	r := &Run{}
+	for _, ev := range journal {
+		if err := Apply(r, ev); err != nil {
+			return nil, err
+		}
+	}
+	if r.ID == "" {
+		return nil, fmt.Errorf("journal has no run-started event: %w", ErrNotFound)
+	}
+	return r, nil
+}
+
+// NewRun returns the event that starts a run of p.
+func NewRun(id RunID, p Plan, opt StartOptions, now time.Time) ([]Event, error) {
+	if len(p.Steps) == 0 {
+		return nil, &Refusal{Reason: RefuseNoRunnableSteps, Source: p.Source, Message: "nothing to run: no runnable step"}
+	}
+	mode, _ := ResolveMode(p)
+	st := &RunStart{
+		ID: id, Plan: clonePlan(p), Mode: mode, DryRun: p.Flags.DryRun, Thread: p.Flags.Thread,
+		ForceAuto: p.Flags.ForceAuto, BudgetUSD: opt.BudgetUSD, StartedBy: opt.StartedBy, Origin: opt.Origin,
+	}
+	return stamp(&Run{}, now, Event{Type: EvRunStarted, Actor: opt.StartedBy, Start: st}), nil
+}
+
+// Ready lists the steps that may start now, in order: pending or queued
+// steps whose dependencies are all settled, in a run that is not over.
+func Ready(r *Run) []int {
+	if r.Finished() {
+		return nil
+	}
+	var out []int
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Status != StepPending && s.Status != StepQueued {
+			continue
+		}
+		ok := true
+		for _, d := range s.DependsOn {
+			if dep := r.Step(d); dep == nil || !dep.Settled() {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, s.N)
+		}
+	}
+	return out
+}
+
+func step(r *Run, n int) (*Step, error) {
+	s := r.Step(n)
+	if s == nil {
+		return nil, fmt.Errorf("run %s has no step %d: %w", r.ID, n, ErrNotFound)
+	}
+	return s, nil
+}
+
+// Queue marks a ready step as waiting for a free runner slot.
+func Queue(r *Run, n int, now time.Time) ([]Event, error) {
+	s, err := step(r, n)
+	if err != nil {
+		return nil, err
+	}
+	to, err := next(s, trQueue)
+	if err != nil {
+		return nil, err
+	}
+	return stamp(r, now, Event{Type: EvStepQueued, Step: n, Status: to}), nil
+}
+
+// Start begins a new attempt at step n. The attempt carries the feedback of
+// the redo that asked for it, if any.
+func Start(r *Run, n int, now time.Time) ([]Event, error) {
+	if r.Finished() {
+		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrStale)
+	}
+	s, err := step(r, n)
+	if err != nil {
+		return nil, err
+	}
+	to, err := next(s, trStart)
+	if err != nil {
+		return nil, err
+	}
+	ev := Event{Type: EvStepStarted, Step: n, Attempt: len(s.Attempts) + 1, Status: to}
+	if d := s.LastDecision(); d != nil && d.Kind == DecideRedo {
+		ev.Feedback = d.Feedback
+	}
+	return stamp(r, now, ev), nil
+}
+
+// Finished is what became of an attempt, as the service judged it.
+type Finished struct {
+	Result   Result
+	Reason   string
+	Summary  string
+	Artifact bool
+	Size     int
+	File     string
+	CostUSD  float64
+	Usage    Usage
+}
+
+// Finish records the end of attempt a of step n. The step then waits for a
+// decision (a checkpoint, a FAILED halt, an EMPTY pause, or a budget pause)
+// or, in guarded auto, advances; when that settles the last step, the run
+// completes in the same change.
+func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
+	s, err := step(r, n)
+	if err != nil {
+		return nil, err
+	}
+	if l := s.Latest(); s.Status != StepRunning || l == nil || l.N != a {
+		return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
+	}
+	ev := Event{
+		Type: EvStepFinished, Step: n, Attempt: a, Result: f.Result, Reason: f.Reason, Summary: f.Summary,
+		Artifact: f.Artifact, Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: f.Usage,
+	}
+	pause := pauses(r, s, f.Result)
+	if !pause && r.BudgetUSD > 0 && r.CostUSD+f.CostUSD > r.BudgetUSD {
+		pause = true
+		ev.Reason = fmt.Sprintf("budget exceeded: the run has cost $%.2f of its $%.2f budget", r.CostUSD+f.CostUSD, r.BudgetUSD)
+	}
+	t := trAdvance
+	if pause {
+		t = trPause
+	}
+	if ev.Status, err = next(s, t); err != nil {
+		return nil, err
+	}
+	return withSettle(r, now, ev)
+}
+
+// pauses says whether a step's result needs a decision before the run goes
+// on: always for FAILED and EMPTY, and for anything else when the step's gate
+// (or, without one, the run's mode) asks for a checkpoint.
+func pauses(r *Run, s *Step, res Result) bool {
+	switch {
+	case res == ResultFailed || res == ResultEmpty:
+		return true
+	case s.Gate == GateAlways:
+		return true
+	case s.Gate == "":
+		return r.Mode != ModeGuardedAuto
+	}
+	return false
+}
+
+// withSettle appends run-finished when evs leave every step settled.
+func withSettle(r *Run, now time.Time, evs ...Event) ([]Event, error) {
+	evs = stamp(r, now, evs...)
+	after, err := Fold(r, evs)
+	if err != nil {
+		return nil, err
+	}
+	if after.StepsDone() == len(after.Steps) && !after.Finished() {
+		evs = append(evs, stamp(after, now, Event{Type: EvRunFinished, State: RunCompleted})...)
+	}
+	return evs, nil
+}
+
+// Edit is the replacement artifact an edit decision brings.
+type Edit struct {
+	Size    int
+	File    string
+	Summary string
+}
+
+// Decide applies a person's decision to the step it names. It refuses, with
+// ErrDuplicate, a key that was already applied; with ErrStale, a decision for
+// an attempt that is not the step's latest; with ErrNotWaiting, a step that
+// is not waiting for a decision; and a decision the step's result does not
+// allow (approving a FAILED step). Abort ends the run, keeping everything
+// produced.
+func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
+	s, err := step(r, d.Step)
+	if err != nil {
+		return nil, err
+	}
+	if d.Key != "" {
+		for i := range r.Steps {
+			for _, old := range r.Steps[i].Decisions {
+				if old.Key == d.Key {
+					return nil, fmt.Errorf("decision %s was already applied: %w", d.Key, ErrDuplicate)
+				}
+			}
+		}
+	}
+	if r.Finished() {
+		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrStale)
+	}
+	if l := s.Latest(); l == nil || l.N != d.Attempt {
+		return nil, fmt.Errorf("step %d: the decision was for attempt %d, the step is at attempt %d: %w", d.Step, d.Attempt, len(s.Attempts), ErrStale)
+	}
+	to, err := next(s, trigger(d.Kind))
+	if err != nil {
+		return nil, err
+	}
+	if !allows(s, d.Kind) {
+		return nil, fmt.Errorf("step %d (%s) %s: %s is not possible, only %v: %w", s.N, s.Skill, s.Latest().Result, d.Kind, Allowed(s), ErrNotWaiting)
+	}
+	ev := Event{Type: EvDecision, Step: d.Step, Attempt: d.Attempt, Actor: d.Actor, Decision: d.Kind, Key: d.Key, Feedback: d.Feedback, Status: to}
+	if d.Kind == DecideEdit {
+		if edit == nil || edit.Size == 0 {
+			return nil, fmt.Errorf("step %d: an edit needs a replacement artifact", d.Step)
+		}
+		ev.Artifact, ev.Size, ev.File, ev.Summary = true, edit.Size, edit.File, edit.Summary
+	}
+	if d.Kind == DecideAbort {
+		evs := stamp(r, now, ev)
+		after, err := Fold(r, evs)
+		if err != nil {
+			return nil, err
+		}
+		return append(evs, stamp(after, now, Event{Type: EvRunFinished, State: RunAborted, Actor: d.Actor,
+			Reason: fmt.Sprintf("aborted by %s at step %d", d.Actor, d.Step)})...), nil
+	}
+	return withSettle(r, now, ev)
+}
+
+// Interrupt marks every step that was running as interrupted: after a crash
+// no process can still be running it. The run then waits for redo or abort.
+func Interrupt(r *Run, now time.Time) []Event {
+	var evs []Event
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Status != StepRunning {
+			continue
+		}
+		ev := Event{Type: EvStepInterrupted, Step: s.N, Status: StepInterrupted,
+			Reason: "interrupted: gonogo stopped while this step was running"}
+		if l := s.Latest(); l != nil {
+			ev.Attempt = l.N
+		}
+		evs = append(evs, ev)
+	}
+	return stamp(r, now, evs...)
+}
+
+// SetMode changes how a run advances (resume with --auto or --force-auto).
+// It returns nothing when the mode is unchanged.
+func SetMode(r *Run, m Mode, now time.Time) []Event {
+	if r.Mode == m || r.Finished() {
+		return nil
+	}
+	return stamp(r, now, Event{Type: EvModeChanged, Mode: m})
+}
+
+// AbortRun ends a run on an actor's word when no step is waiting to take the
+// decision (for example while steps are still pending or running).
+func AbortRun(r *Run, actor, reason string, now time.Time) ([]Event, error) {
+	if r.Finished() {
+		return nil, fmt.Errorf("run %s is already %s: %w", r.ID, r.State, ErrStale)
+	}
+	return stamp(r, now, Event{Type: EvRunFinished, State: RunAborted, Actor: actor, Reason: reason}), nil
+}
+
+// ArtifactFile is where an attempt's artifact is written, relative to the
+// data directory: runs/<id>/NN-<skill>.md for the step's latest artifact and
+// runs/<id>/NN-<skill>.attempt-K.md for the earlier ones.
+func ArtifactFile(id RunID, n int, skill string, attempt int, latest bool) string {
+	if latest {
+		return fmt.Sprintf("runs/%s/%02d-%s.md", id, n, skill)
+	}
+	return fmt.Sprintf("runs/%s/%02d-%s.attempt-%d.md", id, n, skill, attempt)
+}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors callers branch on. Wrap them with context; compare with
+// errors.Is.
+var (
+	ErrNotFound   = errors.New("not found")
+	ErrForbidden  = errors.New("not allowed to decide on this run")
+	ErrStale      = errors.New("this step has moved on")
+	ErrDuplicate  = errors.New("already applied")
+	ErrNotWaiting = errors.New("not waiting for a decision")
+	ErrLocked     = errors.New("the data directory is in use by another gonogo")
+)
+
+// Commit is one durable change to a run: journal events, the artifacts they
+// store, the files to write under the data directory once the change is
+// committed, an optional idempotency key and the run as it stands after the
+// events. A Store applies a Commit in one fsynced transaction.
+type Commit struct {
+	Run    *Run // the run after Events were applied; Run.Seq is the last event's Seq
+	Events []Event
+	// After is the Seq the change was computed against; a Store refuses the
+	// commit with ErrStale when the stored journal has moved past it.
+	After     uint64
+	Artifacts []ArtifactWrite
+	Files     []FileWrite
+	Key       string // idempotency key; a Store refuses a seen key with ErrDuplicate
+}
+
+// ArtifactWrite stores the body of one attempt's artifact. A later write for
+// the same step and attempt (an edit) replaces it; the agent's original is
+// kept as the first version.
+type ArtifactWrite struct {
+	Step    int
+	Attempt int
+	Body    []byte
+}
+
+// FileWrite places an artifact on disk under the data directory, written
+// atomically (temp file, then rename) after the commit. Path is relative to
+// the data directory and uses forward slashes. A FileWrite with From set
+// renames an existing file instead (an earlier attempt making way for a new
+// one).
+type FileWrite struct {
+	Path string
+	Body []byte
+	From string
+}
+
+// RunSummary is one line of a run listing.
+type RunSummary struct {
+	ID         RunID
+	State      RunState
+	Input      InputKind
+	Source     string
+	Origin     Origin
+	Created    time.Time
+	Updated    time.Time
+	StepsTotal int
+	StepsDone  int
+}
+
+// Store keeps runs durably. Every method is one transaction.
+type Store interface {
+	// Commit applies a change in one fsynced transaction (see Commit).
+	Commit(ctx context.Context, c Commit) error
+	// Load returns the current snapshot of a run, or ErrNotFound.
+	Load(ctx context.Context, id RunID) (*Run, error)
+	// Artifact returns the current body of an attempt's artifact.
+	Artifact(ctx context.Context, id RunID, step, attempt int) ([]byte, error)
+}
+
+// Job is one attempt handed to a runner.
+type Job struct {
+	Run     RunID
+	Step    int // 1-based
+	Attempt int
+	Skill   string
+	Prompt  string // the composed prompt, given to the agent on stdin
+	DryRun  bool
+}
+
+// Progress is live news from a running agent.
+type Progress struct {
+	Turns     int
+	ToolCalls int
+	LastTool  string
+	CostUSD   float64
+	Elapsed   time.Duration
+}
+
+// Outcome is what a runner brings back. Err set (or ExitCode non-zero, or
+// AgentError set) makes the attempt FAILED; otherwise the rubric judges
+// Artifact.
+type Outcome struct {
+	Artifact   []byte
+	Err        error  // the runner could not run the agent, or it timed out or was cancelled
+	ExitCode   int    // the agent's exit code
+	AgentError string // an error the agent itself reported
+	Stderr     string // the end of the agent's stderr, for the reason
+	Truncated  bool   // output went past the cap
+	CostUSD    float64
+	Usage      Usage
+	NotRun     bool // the dry-run runner: nothing was executed
+}
+
+// Runner executes one attempt. Run blocks until the agent is done, the
+// step's timeout passes or ctx is cancelled (an abort or a cancel); in every
+// case the agent's whole process group is gone when it returns. progress may
+// be called from another goroutine while Run is under way.
+type Runner interface {
+	Run(ctx context.Context, job Job, progress func(Progress)) Outcome
+}
+
+// Notice tells a front end that something visible happened to a run.
+type Notice struct {
+	Run      *Run // a snapshot, safe to keep
+	Event    Event
+	Progress *Progress // set for live progress of a running step
+	// Err is set when the service could not record a step's result (the
+	// store failed, say the disk is full); the run stays as it was stored.
+	Err error
+}
+
+// Notifier is told about every committed change (after it is durable) and
+// about live progress. It must not block for long.
+type Notifier interface {
+	Notify(n Notice)
+}

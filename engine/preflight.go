@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// MaxPlanSteps is how many runnable plan blocks a run takes, in document
+// order; later runnable blocks are deferred and reported, not run.
+const MaxPlanSteps = 3
+
+// chainWarnAfter is the chain length past which gonogo warns that each
+// step's context adds up.
+const chainWarnAfter = 3
+
+// PreflightPlan turns a parsed plan document into the Plan a run executes,
+// or refuses it before any step runs: no Section 7, a block that cannot be
+// parsed, a step naming the orchestrator or the plan producer, a maintenance
+// skill, or no runnable block at all. A block whose skill does not resolve,
+// is a placeholder or a whole workflow is manual: shown, never run.
+func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan, error) {
+	p := Plan{
+		Input: InputPlan, Source: doc.Source, Domain: doc.Domain, DomainSource: doc.DomainSource,
+		DomainAmbiguous: doc.DomainAmbiguous, Confidence: doc.Confidence, ConfidenceReason: doc.ConfidenceReason,
+		Flags: flags, Warnings: append([]string(nil), doc.Warnings...),
+	}
+	if !doc.HasSection7 {
+		return p, &Refusal{Reason: RefuseNoSection7, Source: doc.Source,
+			Message: "no Section 7 found: gonogo runs the `#### To execute ...` blocks under a `## Section 7` (or `### Section 7.`) heading"}
+	}
+	for _, b := range doc.Blocks {
+		if b.Err != "" {
+			return p, &Refusal{Reason: RefuseParseError, Source: doc.Source, Line: b.Line,
+				Message: fmt.Sprintf("Section 7 block %q: %s", b.Heading, b.Err)}
+		}
+	}
+	// Refusals come first and cover every block, past the cap too: a plan
+	// that names the orchestrator anywhere in Section 7 is refused whole.
+	for _, b := range doc.Blocks {
+		if !ValidSkillName(b.Skill) {
+			continue
+		}
+		switch class, _, why := pol.Classify(b.Skill); class {
+		case ClassSelf:
+			return p, &Refusal{Reason: RefuseSelfReference, Source: doc.Source, Line: b.Line,
+				Message: fmt.Sprintf("Section 7 block %q names `%s`: %s", b.Heading, b.Skill, why)}
+		case ClassRefused:
+			return p, &Refusal{Reason: RefuseRefusedSkill, Source: doc.Source, Line: b.Line,
+				Message: fmt.Sprintf("Section 7 block %q names `%s`: %s", b.Heading, b.Skill, why)}
+		}
+	}
+	for _, b := range doc.Blocks {
+		block := Block{Effort: b.Effort, PTokens: append([]string(nil), b.PTokens...), Skill: b.Skill, Prompt: b.Prompt, Line: b.Line}
+		ps, reason := resolve(b.Skill, cat, pol)
+		if reason != "" {
+			block.Reason = reason
+			if !ValidSkillName(b.Skill) {
+				block.Skill = ""
+			}
+			p.Manual = append(p.Manual, block)
+			continue
+		}
+		if len(p.Steps) >= MaxPlanSteps {
+			block.Reason = fmt.Sprintf("past the first %d runnable blocks", MaxPlanSteps)
+			p.Deferred = append(p.Deferred, block)
+			continue
+		}
+		ps.Effort, ps.PTokens, ps.Prompt, ps.Line = b.Effort, block.PTokens, b.Prompt, b.Line
+		p.Steps = append(p.Steps, ps)
+	}
+	if len(p.Steps) == 0 {
+		msg := "no runnable step: Section 7 has no `#### To execute ...` block"
+		if n := len(p.Manual); n > 0 {
+			msg = fmt.Sprintf("no runnable step: all %d Section 7 blocks are manual (%s)", n, p.Manual[0].Reason)
+		}
+		line := doc.Section7Line
+		return p, &Refusal{Reason: RefuseNoRunnableSteps, Source: doc.Source, Line: line, Message: msg}
+	}
+	if doc.DomainAmbiguous {
+		p.Warnings = append(p.Warnings, "the plan's Cynefin domain is ambiguous; the run stays checkpointed")
+	} else if doc.Domain == "" {
+		p.Warnings = append(p.Warnings, "the plan names no Cynefin domain; the run stays checkpointed")
+	}
+	if _, w := ResolveMode(p); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
+	return p, nil
+}
+
+// resolve classifies one plan block's skill: a runnable step, or the reason
+// it is manual.
+func resolve(name string, cat Catalog, pol Policy) (PlanStep, string) {
+	switch {
+	case name == "":
+		return PlanStep{}, "names no skill"
+	case !ValidSkillName(name):
+		return PlanStep{}, fmt.Sprintf("`%s` is a placeholder, not a skill name", name)
+	}
+	class, leaf, why := pol.Classify(name)
+	if class == ClassComposite {
+		return PlanStep{}, fmt.Sprintf("`%s` is %s", name, why)
+	}
+	if _, err := cat.Skill(name); err != nil {
+		reason := fmt.Sprintf("`%s` is not an installed skill", name)
+		if s := Suggest(name, cat.Names()); len(s) > 0 {
+			reason += fmt.Sprintf(" (did you mean `%s`?)", s[0])
+		}
+		return PlanStep{}, reason
+	}
+	ps := PlanStep{Skill: name, Category: CategoryContent, Execution: ExecDelegate}
+	if class == ClassDispatch {
+		if _, err := cat.Agent(leaf); err != nil {
+			return PlanStep{}, fmt.Sprintf("`%s` runs its leaf agent `%s`, which is not installed", name, leaf)
+		}
+		ps.Category, ps.Execution, ps.Leaf = CategoryDispatch, ExecInlineLeaf, leaf
+	}
+	return ps, ""
+}
+
+// PreflightChain turns a parsed chain into the Plan a run executes. Every
+// name must be an installed skill, exactly: one miss refuses the whole chain
+// and offers close names, never substitutes them. Refused and self-naming
+// skills refuse the chain too.
+func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
+	p := Plan{Input: InputChain, Source: c.Source, Context: c.Context, Flags: c.Flags}
+	if len(c.Names) == 0 {
+		return p, &Refusal{Reason: RefuseEmptyChain, Source: c.Source, Line: 1, Message: "the chain names no skill"}
+	}
+	var unknown []string
+	suggestions := map[string][]string{}
+	for _, name := range c.Names {
+		if !ValidSkillName(name) {
+			return p, &Refusal{Reason: RefuseInvalidSkillName, Source: c.Source, Line: 1,
+				Message: fmt.Sprintf("%q is not a valid skill name (lower-case letters, digits and dashes)", name)}
+		}
+		switch class, _, why := pol.Classify(name); class {
+		case ClassSelf:
+			return p, &Refusal{Reason: RefuseSelfReference, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
+		case ClassRefused:
+			return p, &Refusal{Reason: RefuseRefusedSkill, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
+		}
+		if _, err := cat.Skill(name); err != nil {
+			if _, seen := suggestions[name]; !seen {
+				unknown = append(unknown, name)
+				suggestions[name] = Suggest(name, cat.Names())
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		var parts []string
+		for _, n := range unknown {
+			part := fmt.Sprintf("`%s`", n)
+			if s := suggestions[n]; len(s) > 0 {
+				part += fmt.Sprintf(" (did you mean `%s`?)", strings.Join(s, "`, `"))
+			}
+			parts = append(parts, part)
+		}
+		noun := "unknown skill"
+		if len(unknown) > 1 {
+			noun = "unknown skills"
+		}
+		return p, &Refusal{Reason: RefuseUnknownSkill, Source: c.Source, Line: 1, Suggestions: suggestions,
+			Message: fmt.Sprintf("%s %s; nothing was run", noun, strings.Join(parts, ", "))}
+	}
+	for _, name := range c.Names {
+		ps, reason := resolve(name, cat, pol)
+		if reason != "" {
+			p.Manual = append(p.Manual, Block{Skill: name, Reason: reason})
+			continue
+		}
+		p.Steps = append(p.Steps, ps)
+	}
+	if len(p.Steps) == 0 {
+		return p, &Refusal{Reason: RefuseNoRunnableSteps, Source: c.Source, Line: 1,
+			Message: fmt.Sprintf("no runnable step: %s", p.Manual[0].Reason)}
+	}
+	if len(p.Steps) > chainWarnAfter {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d steps: every step's context adds up; past %d steps consider splitting the chain", len(p.Steps), chainWarnAfter))
+	}
+	if strings.TrimSpace(c.Context) == "" {
+		p.Warnings = append(p.Warnings, "no shared context: each step gets only its skill's instructions")
+	}
+	if _, w := ResolveMode(p); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
+	return p, nil
+}
+
+// Suggest returns up to three installed names close to name, closest first:
+// names containing it (or contained in it), and names within a small edit
+// distance. It only offers; callers never substitute.
+func Suggest(name string, names []string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	limit := max(2, len(name)/3)
+	for _, n := range names {
+		d := editDistance(name, n)
+		switch {
+		case d <= limit:
+		case len(name) >= 3 && (strings.Contains(n, name) || strings.Contains(name, n)):
+			d = limit + 1 + abs(len(n)-len(name))
+		case sharesSegment(name, n):
+			d = limit + 20 + d
+		default:
+			continue
+		}
+		cs = append(cs, cand{n, d})
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].name < cs[j].name
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+func sharesSegment(a, b string) bool {
+	for _, x := range strings.Split(a, "-") {
+		if len(x) < 4 {
+			continue
+		}
+		for _, y := range strings.Split(b, "-") {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

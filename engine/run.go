@@ -1,0 +1,206 @@
+package engine
+
+import "time"
+
+// RunID identifies a run. IDs sort by creation time.
+type RunID string
+
+// Origin is where a run was started and where its messages go: a Slack
+// channel and thread, or nothing for the terminal.
+type Origin struct {
+	Channel string
+	Thread  string // the thread's root message ts
+}
+
+// Usage is the token usage an agent reported for one attempt.
+type Usage struct {
+	InputTokens  int64
+	OutputTokens int64
+	CacheRead    int64
+	CacheCreate  int64
+	Turns        int
+}
+
+// Run is one execution of a plan, a chain or a workflow. It keeps its own
+// copy of the plan it started with, so editing the source document later
+// changes nothing about the run.
+type Run struct {
+	ID        RunID
+	State     RunState
+	Input     InputKind
+	Mode      Mode
+	DryRun    bool
+	Thread    bool // chain steps receive the previous step's confirmed artifact
+	ForceAuto bool
+	BudgetUSD float64 // 0: no budget
+	Plan      Plan
+	Steps     []Step
+	StartedBy string
+	Origin    Origin
+	Created   time.Time
+	Updated   time.Time
+	CostUSD   float64
+	Seq       uint64 // sequence number of the last journal event applied
+	Halt      string // why the run is waiting on a step it cannot pass by itself
+}
+
+// Step is one step of a run with every attempt at it.
+type Step struct {
+	N          int // 1-based
+	ID         string
+	Skill      string
+	Effort     string
+	Prompt     string
+	Category   Category
+	Execution  Execution
+	Leaf       string
+	DependsOn  []int // steps (1-based) that must be settled before this one starts
+	ThreadFrom int   // step whose confirmed artifact is handed in; 0 for none
+	Gate       Gate
+	Status     StepStatus
+	Attempts   []Attempt
+	Decisions  []Decision
+}
+
+// Attempt is one execution of a step.
+type Attempt struct {
+	N        int // 1-based
+	Result   Result
+	Reason   string
+	Summary  string // one line describing the artifact
+	Feedback string // reviewer feedback the attempt was started with (redo)
+	Artifact bool   // an artifact is stored for this attempt
+	Edited   bool   // the artifact was replaced by a person
+	Size     int    // artifact size in bytes
+	File     string // artifact path relative to the data dir, empty when not on disk
+	CostUSD  float64
+	Usage    Usage
+	Started  time.Time
+	Finished time.Time
+}
+
+// Decision is one person's go / no-go on one step attempt.
+type Decision struct {
+	Kind     DecisionKind
+	Actor    string
+	Time     time.Time
+	Step     int
+	Attempt  int
+	Key      string // external idempotency key
+	Feedback string // redo feedback
+}
+
+// Event is one entry of a run's append-only journal. Seq numbers are
+// contiguous from 1. Every change to a run is an event; Apply folds events
+// into a Run, so the journal alone rebuilds it.
+type Event struct {
+	Seq     uint64
+	Time    time.Time
+	Type    EventType
+	Step    int // 1-based; 0 for run-level events
+	Attempt int
+
+	Actor    string       // who acted, for decisions and starts
+	Decision DecisionKind // for EvDecision
+	Key      string       // idempotency key of a decision
+	Feedback string
+
+	Status   StepStatus // the step's status after the event, for step events
+	Result   Result     // for EvStepFinished
+	Reason   string
+	Summary  string
+	Size     int    // artifact bytes stored with this event
+	Artifact bool   // the event stored an artifact (finished, or an edit)
+	File     string // where that artifact was written on disk, if it was
+	CostUSD  float64
+	Usage    Usage
+
+	Mode  Mode      // for EvModeChanged
+	State RunState  // for EvRunFinished: completed or aborted
+	Start *RunStart // for EvRunStarted
+}
+
+// RunStart is everything a run-started event records: enough to rebuild the
+// run from nothing.
+type RunStart struct {
+	ID        RunID
+	Plan      Plan
+	Mode      Mode
+	DryRun    bool
+	Thread    bool
+	ForceAuto bool
+	BudgetUSD float64
+	StartedBy string
+	Origin    Origin
+}
+
+// Step returns the 1-based step n, or nil.
+func (r *Run) Step(n int) *Step {
+	if n < 1 || n > len(r.Steps) {
+		return nil
+	}
+	return &r.Steps[n-1]
+}
+
+// Latest returns the step's latest attempt, or nil before the first.
+func (s *Step) Latest() *Attempt {
+	if len(s.Attempts) == 0 {
+		return nil
+	}
+	return &s.Attempts[len(s.Attempts)-1]
+}
+
+// LastDecision returns the step's last decision, or nil.
+func (s *Step) LastDecision() *Decision {
+	if len(s.Decisions) == 0 {
+		return nil
+	}
+	return &s.Decisions[len(s.Decisions)-1]
+}
+
+// Settled reports whether a step needs nothing more: done or skipped.
+func (s *Step) Settled() bool {
+	return s.Status == StepDone || s.Status == StepSkipped
+}
+
+// Finished reports whether the run has ended.
+func (r *Run) Finished() bool {
+	return r.State == RunCompleted || r.State == RunAborted
+}
+
+// StepsDone counts settled steps.
+func (r *Run) StepsDone() int {
+	n := 0
+	for i := range r.Steps {
+		if r.Steps[i].Settled() {
+			n++
+		}
+	}
+	return n
+}
+
+// Clone returns a deep copy, so a caller can hand a run to another goroutine.
+func (r *Run) Clone() *Run {
+	c := *r
+	c.Plan = clonePlan(r.Plan)
+	c.Steps = make([]Step, len(r.Steps))
+	for i, s := range r.Steps {
+		s.DependsOn = append([]int(nil), s.DependsOn...)
+		s.Attempts = append([]Attempt(nil), s.Attempts...)
+		s.Decisions = append([]Decision(nil), s.Decisions...)
+		c.Steps[i] = s
+	}
+	return &c
+}
+
+func clonePlan(p Plan) Plan {
+	p.Steps = append([]PlanStep(nil), p.Steps...)
+	for i := range p.Steps {
+		p.Steps[i].PTokens = append([]string(nil), p.Steps[i].PTokens...)
+		p.Steps[i].DependsOn = append([]string(nil), p.Steps[i].DependsOn...)
+	}
+	p.Manual = append([]Block(nil), p.Manual...)
+	p.Deferred = append([]Block(nil), p.Deferred...)
+	p.Warnings = append([]string(nil), p.Warnings...)
+	return p
+}

@@ -1,0 +1,284 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// ioGrace bounds how long Run waits, once the agent's process group is dead,
+// for the rest of its output. Only a process that left the group can still
+// hold the pipes open by then, and its output is not the agent's.
+var ioGrace = time.Second
+
+// spec is one agent process to run.
+type spec struct {
+	cmd     string // as configured, for messages
+	args    []string
+	env     []string
+	dir     string
+	stdin   string
+	timeout time.Duration
+	grace   time.Duration
+}
+
+// exit is how an agent process ended.
+type exit struct {
+	// err is set when the process could not run or gonogo stopped it: a
+	// start failure, ErrTimeout, ErrCancelled or ErrOutputTooLarge.
+	err    error
+	code   int    // exit code; -1 when it died from a signal or never ran
+	signal string // the signal it died from, when gonogo did not stop it
+	stderr string // the end of its stderr
+}
+
+// outcome is the part of an Outcome every process runner fills the same way.
+func (x exit) outcome(cmd string) engine.Outcome {
+	o := engine.Outcome{Err: x.err, ExitCode: x.code, Stderr: x.stderr}
+	if o.Err == nil && x.signal != "" {
+		o.Err = fmt.Errorf("agent %s was killed by %s%s", filepath.Base(cmd), x.signal, lastLine(x.stderr))
+	}
+	o.Truncated = errors.Is(o.Err, ErrOutputTooLarge)
+	return o
+}
+
+// stopError is why gonogo stopped an agent: a timeout or a cancellation. It
+// matches both the runner sentinel and the context error behind it.
+type stopError struct {
+	kind error // ErrTimeout or ErrCancelled
+	ctx  error // context.DeadlineExceeded or context.Canceled
+	msg  string
+}
+
+func (e *stopError) Error() string   { return e.msg }
+func (e *stopError) Unwrap() []error { return []error{e.kind, e.ctx} }
+
+func timeoutError(d time.Duration) error {
+	return &stopError{kind: ErrTimeout, ctx: context.DeadlineExceeded,
+		msg: fmt.Sprintf("timed out after %s (GONOGO_STEP_TIMEOUT)", d)}
+}
+
+// cancelError describes the end of the caller's context. Its cause (an
+// abort, a shutdown) is added when the caller gave one.
+func cancelError(ctx context.Context) error {
+	msg := "cancelled"
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		msg += ": " + cause.Error()
+	}
+	return &stopError{kind: ErrCancelled, ctx: ctx.Err(), msg: msg}
+}
+
+// startError turns a failure to start the agent into a message that names
+// the executable and the settings that choose it.
+func startError(cmd string, err error) error {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		where := ""
+		if !strings.ContainsRune(cmd, filepath.Separator) {
+			where = " in PATH"
+		}
+		return fmt.Errorf("%w: %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", ErrCommandNotFound, cmd, where)
+	}
+	return fmt.Errorf("cannot start agent %q (GONOGO_RUNNER_CMD or --runner-cmd): %w", cmd, err)
+}
+
+// runProcess runs one agent to its end and hands its stdout to consume,
+// which runs on its own goroutine and has returned by the time runProcess
+// does. consume returns an error wrapping ErrOutputTooLarge to have the
+// agent stopped. Whatever happens, the agent's process group has been killed
+// when runProcess returns.
+func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit {
+	if ctx.Err() != nil {
+		return exit{err: cancelError(ctx), code: -1}
+	}
+	cmd := exec.Command(s.cmd, s.args...)
+	if cmd.Err != nil {
+		return exit{err: startError(s.cmd, cmd.Err), code: -1}
+	}
+	cmd.Dir = s.dir
+	cmd.Env = s.env
+	cmd.Stdin = strings.NewReader(s.stdin)
+	stderr := &tail{max: stderrKeep}
+	cmd.Stderr = stderr
+	// The stdin and stderr copies may be held up by a process that left the
+	// group; WaitDelay keeps them from holding up Wait.
+	cmd.WaitDelay = ioGrace
+	ownGroup(cmd)
+
+	// stdout is a pipe of our own rather than cmd.StdoutPipe, so it can be
+	// read while the process runs and given a deadline after it is gone.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return exit{err: fmt.Errorf("creating the agent's stdout pipe: %w", err), code: -1}
+	}
+	defer pr.Close()
+	cmd.Stdout = pw
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return exit{err: startError(s.cmd, err), code: -1}
+	}
+	pgid := cmd.Process.Pid
+
+	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, timeoutError(s.timeout))
+	defer cancel()
+
+	readDone := make(chan error, 1)
+	go func() { readDone <- consume(pr) }()
+
+	// exited reports the leader's exit without reaping it, so its pid, which
+	// is also the group's id, cannot be reused before the group is killed.
+	// Should that wait fail, Wait reaps it instead.
+	type leaderExit struct {
+		reaped  bool
+		waitErr error
+	}
+	exited := make(chan leaderExit, 1)
+	go func() {
+		if waitExited(pgid) == nil {
+			exited <- leaderExit{}
+			return
+		}
+		exited <- leaderExit{reaped: true, waitErr: cmd.Wait()}
+	}()
+
+	var (
+		stopped  error // why gonogo stopped the agent; nil when it ended by itself
+		killAt   <-chan time.Time
+		reading  = readDone
+		done     = ctx.Done()
+		leader   leaderExit
+		finished bool
+	)
+	stop := func(why error) {
+		if stopped != nil {
+			return
+		}
+		stopped = why
+		done = nil
+		signalGroup(pgid, false)
+		killAt = time.After(s.grace)
+	}
+	for !finished {
+		select {
+		case err := <-reading:
+			reading = nil
+			if errors.Is(err, ErrOutputTooLarge) {
+				stop(err)
+			}
+		case <-done:
+			if errors.Is(context.Cause(ctx), ErrTimeout) {
+				stop(context.Cause(ctx))
+			} else {
+				stop(cancelError(ctx))
+			}
+		case <-killAt:
+			killAt = nil
+			signalGroup(pgid, true)
+		case leader = <-exited:
+			finished = true
+		}
+	}
+	// Whatever the agent left running dies with it; when gonogo stopped the
+	// agent, the rest of the group still gets its grace after SIGTERM.
+	if killAt != nil && !leader.reaped {
+		<-killAt
+	}
+	signalGroup(pgid, true)
+	if reading != nil {
+		// The writers in the group are dead, so the reader soon sees EOF;
+		// the deadline only matters for a process that left the group.
+		_ = pr.SetReadDeadline(time.Now().Add(ioGrace))
+	}
+	if !leader.reaped {
+		leader.waitErr = cmd.Wait()
+	}
+	if reading != nil {
+		<-reading
+	}
+
+	x := exit{err: stopped, code: -1, stderr: stderr.String()}
+	if ps := cmd.ProcessState; ps != nil {
+		x.code = ps.ExitCode()
+		if sig := deathSignal(ps); sig != "" && stopped == nil {
+			x.signal = sig
+		}
+	} else if x.err == nil && leader.waitErr != nil {
+		x.err = fmt.Errorf("waiting for agent %s: %w", filepath.Base(s.cmd), leader.waitErr)
+	}
+	return x
+}
+
+// tail keeps the last max bytes written to it. The agent's stderr goes
+// through it, so a chatty agent costs a bounded amount of memory.
+type tail struct {
+	mu      sync.Mutex
+	max     int
+	buf     []byte
+	dropped bool
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) >= t.max {
+		t.dropped = t.dropped || len(t.buf) > 0 || len(p) > t.max
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.dropped = true
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return n, nil
+}
+
+// String returns the kept end, starting at a whole character.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+		t.dropped = true
+	}
+	if t.dropped {
+		for i := 0; i < utf8.UTFMax && i < len(b) && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return string(b)
+}
+
+// lastLine returns the last non-blank line of stderr as a suffix for an
+// error message ("" when there is none), shortened to a readable length.
+func lastLine(stderr string) string {
+	const max = 300
+	s := strings.TrimSpace(stderr)
+	if s == "" {
+		return ""
+	}
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
+	}
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return ": " + s
+}

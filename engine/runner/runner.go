@@ -1,0 +1,170 @@
+// Package runner owns gonogo's agent runners: the adapters that carry out one
+// step attempt (an engine.Job) by running an agent and bring back an
+// engine.Outcome.
+//
+//   - claude runs Claude Code in print mode with stream-json output, reads its
+//     events for live progress and takes the artifact, cost and usage from the
+//     final result event.
+//   - command runs any executable; its stdout is the artifact.
+//   - dry-run runs nothing.
+//
+// Every runner that starts a process gives it the composed prompt on stdin
+// (never on the command line, where other users could read it), starts it in a
+// process group of its own and, however the attempt ends (normally, on the
+// step timeout, on cancellation or when the output passes its cap), kills the
+// whole group before Run returns, so nothing the agent started outlives the
+// attempt. Run blocks for at most Timeout plus a few seconds of grace.
+//
+// Caveats: the process handling is Linux-specific (process groups, waitid). A
+// process the agent detaches into a session of its own escapes the group kill;
+// the runner stops waiting for its output after a short grace instead of
+// hanging, but cannot stop it.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultTimeout   = 30 * time.Minute
+	DefaultMaxOutput = 1 << 20
+	DefaultKillGrace = time.Second
+	DefaultClaudeCmd = "claude"
+)
+
+// stderrKeep is how much of the end of an agent's stderr an Outcome carries.
+const stderrKeep = 4 << 10
+
+// Sentinel errors an Outcome.Err wraps; compare with errors.Is. A timeout
+// also matches context.DeadlineExceeded and a cancellation context.Canceled.
+var (
+	ErrTimeout         = errors.New("timed out")
+	ErrCancelled       = errors.New("cancelled")
+	ErrOutputTooLarge  = errors.New("output too large")
+	ErrCommandNotFound = errors.New("agent executable not found")
+)
+
+// Config configures a runner. The zero value of every field is usable.
+type Config struct {
+	Cmd       string        // executable (GONOGO_RUNNER_CMD); for claude "" means "claude"
+	Args      []string      // extra arguments, appended after the runner's own
+	Timeout   time.Duration // per-step limit (GONOGO_STEP_TIMEOUT); 0 means 30m
+	MaxOutput int64         // cap on stdout (GONOGO_MAX_ARTIFACT); 0 means 1 MiB
+	Dir       string        // working directory; "" means gonogo's own
+	Env       []string      // extra environment (KEY=VALUE), added to gonogo's
+	// KillGrace is how long the agent's process group has between SIGTERM
+	// and SIGKILL when gonogo stops it (timeout, cancel, output cap); 0
+	// means 1s.
+	KillGrace time.Duration
+}
+
+// names lists the runners New knows, in the order help text shows them.
+var names = []string{"claude", "command", "dry-run"}
+
+// Names returns the runner names New accepts.
+func Names() []string { return append([]string(nil), names...) }
+
+// New returns the runner called name ("claude", "command" or "dry-run")
+// configured by cfg. It refuses an unknown name, a negative limit, and the
+// command runner without an executable.
+func New(name string, cfg Config) (engine.Runner, error) {
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("runner %s: step timeout %s is negative", name, cfg.Timeout)
+	}
+	if cfg.MaxOutput < 0 {
+		return nil, fmt.Errorf("runner %s: output cap %d is negative", name, cfg.MaxOutput)
+	}
+	if cfg.KillGrace < 0 {
+		return nil, fmt.Errorf("runner %s: kill grace %s is negative", name, cfg.KillGrace)
+	}
+	switch name {
+	case "claude":
+		return NewClaude(cfg), nil
+	case "command":
+		if strings.TrimSpace(cfg.Cmd) == "" {
+			return nil, errors.New("runner command: no executable given; set GONOGO_RUNNER_CMD or --runner-cmd")
+		}
+		return NewCommand(cfg), nil
+	case "dry-run":
+		return DryRun{}, nil
+	}
+	return nil, fmt.Errorf("unknown runner %q (valid: %s)", name, strings.Join(names, ", "))
+}
+
+// DryRun runs nothing: every attempt comes back NotRun.
+type DryRun struct{}
+
+// Run implements engine.Runner.
+func (DryRun) Run(context.Context, engine.Job, func(engine.Progress)) engine.Outcome {
+	return engine.Outcome{NotRun: true}
+}
+
+func (c Config) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return c.Timeout
+}
+
+func (c Config) maxOutput() int64 {
+	if c.MaxOutput <= 0 {
+		return DefaultMaxOutput
+	}
+	return c.MaxOutput
+}
+
+func (c Config) killGrace() time.Duration {
+	if c.KillGrace <= 0 {
+		return DefaultKillGrace
+	}
+	return c.KillGrace
+}
+
+// withheld are variables of gonogo's own environment an agent never sees:
+// an agent that can run shell commands could otherwise read the bot's Slack
+// tokens. Config.Env can still pass them on purpose.
+var withheld = map[string]bool{
+	"SLACK_APP_TOKEN": true,
+	"SLACK_BOT_TOKEN": true,
+}
+
+// environ is the agent's environment: gonogo's own minus the withheld
+// variables, then cfg.Env, then the job's GONOGO_* variables, later entries
+// winning.
+func environ(extra []string, job engine.Job) []string {
+	base := os.Environ()
+	env := make([]string, 0, len(base)+len(extra)+4)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !withheld[k] {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, extra...)
+	return append(env,
+		"GONOGO_RUN_ID="+string(job.Run),
+		"GONOGO_STEP="+strconv.Itoa(job.Step),
+		"GONOGO_ATTEMPT="+strconv.Itoa(job.Attempt),
+		"GONOGO_SKILL="+job.Skill,
+	)
+}
+
+// sizeText renders a byte count for messages.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// fakeAgent is the path of the fake agent executable built for the tests.
+var fakeAgent string
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "gonogo-runner-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fakeAgent = filepath.Join(dir, "fakeagent")
+	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if p, err := exec.LookPath("go"); err == nil {
+		gocmd = p
+	}
+	build := exec.Command(gocmd, "build", "-o", fakeAgent, "../../testdata/agents-fake/fakeagent")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the fake agent: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// testdata returns the path of a file in the module's testdata/agents-fake.
+func testdata(name string) string {
+	return filepath.Join("..", "..", "testdata", "agents-fake", name)
+}
+
+// corpus returns the path of a real capture in the shared corpus next to the
+// module, skipping the test when it is absent.
+func corpus(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	p := filepath.Join(filepath.Dir(dir), "shared", "corpus", "agent-output", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("corpus capture absent: %v", err)
+	}
+	return p
+}
+
+func job() engine.Job {
+	return engine.Job{Run: "r-20250101-abc", Step: 2, Attempt: 1, Skill: "deliver-prd", Prompt: "Write the PRD for the export button.\nKeep it short."}
+}
+
+// fast is a config for the fake agent with limits that keep tests short.
+func fast(args ...string) Config {
+	return Config{Cmd: fakeAgent, Args: args, Timeout: 10 * time.Second, KillGrace: 100 * time.Millisecond}
+}
+
+// readPid reads a pid the fake agent wrote.
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the child's pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %s: %v", path, err)
+	}
+	return pid
+}
+
+// alive reports whether pid is a live process; a zombie waiting for its
+// reaper counts as dead.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
+
+// assertDead waits briefly for pid to die (its reaper may lag) and fails the
+// test if it does not.
+func assertDead(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d outlived the attempt", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestNew(t *testing.T) {
+	for _, name := range Names() {
+		cfg := Config{Cmd: fakeAgent}
+		r, err := New(name, cfg)
+		if err != nil {
+			t.Fatalf("New(%q): %v", name, err)
+		}
+		var want string
+		switch r.(type) {
+		case *Claude:
+			want = "claude"
+		case *Command:
+			want = "command"
+		case DryRun:
+			want = "dry-run"
+		}
+		if want != name {
+			t.Errorf("New(%q) returned %T", name, r)
+		}
+	}
+	if c := NewClaude(Config{}); c.cfg.Cmd != "claude" {
+		t.Errorf("claude's default command is %q, want claude", c.cfg.Cmd)
+	}
+
+	bad := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"codex", Config{}, `unknown runner "codex" (valid: claude, command, dry-run)`},
+		{"command", Config{}, "GONOGO_RUNNER_CMD"},
+		{"claude", Config{Timeout: -time.Second}, "negative"},
+		{"claude", Config{MaxOutput: -1}, "negative"},
+	}
+	for _, tc := range bad {
+		if _, err := New(tc.name, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%q, %+v) error = %v, want one containing %q", tc.name, tc.cfg, err, tc.want)
+		}
+	}
+}
+
+func TestDryRunRunsNothing(t *testing.T) {
+	argv := filepath.Join(t.TempDir(), "argv")
+	j := job()
+	j.DryRun = true
+	runners := map[string]engine.Runner{
+		"dry-run": DryRun{},
+		"claude":  NewClaude(fast("--argv-to", argv)),
+		"command": NewCommand(fast("--argv-to", argv)),
+	}
+	for name, r := range runners {
+		o := r.Run(context.Background(), j, nil)
+		if !o.NotRun || o.Err != nil || o.Artifact != nil {
+			t.Errorf("%s: dry run gave %+v, want NotRun only", name, o)
+		}
+	}
+	if _, err := os.Stat(argv); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dry run started the agent (stat: %v)", err)
+	}
+}
+
+func TestEnvironWithholdsSlackTokens(t *testing.T) {
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-not-for-agents")
+	t.Setenv("SLACK_APP_TOKEN", "xapp-not-for-agents")
+	t.Setenv("SLACK_API_URL", "http://slack.invalid/api/")
+	env := environ([]string{"FAKE_EXTRA=1", "GONOGO_STEP=99"}, job())
+	joined := "\n" + strings.Join(env, "\n") + "\n"
+	for _, want := range []string{"\nFAKE_EXTRA=1\n", "\nGONOGO_RUN_ID=r-20250101-abc\n", "\nSLACK_API_URL=http://slack.invalid/api/\n"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("environment lacks %q", strings.TrimSpace(want))
+		}
+	}
+	if strings.Contains(joined, "xoxb-") || strings.Contains(joined, "xapp-") {
+		t.Error("environment passes a Slack token to the agent")
+	}
+	// The job's own variables come last, so they win over Config.Env.
+	if env[len(env)-3] != "GONOGO_STEP=2" {
+		t.Errorf("GONOGO_STEP is not the job's: %q", env[len(env)-3])
+	}
+}

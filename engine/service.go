@@ -1,0 +1,484 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// ServiceConfig wires a Service to its adapters.
+type ServiceConfig struct {
+	Store       Store
+	Catalog     Catalog
+	Runner      Runner
+	Notifier    Notifier // may be nil
+	MaxParallel int      // steps executing at once across all runs; 0 = number of CPUs
+	Now         func() time.Time
+	Log         *slog.Logger
+}
+
+// Service carries out transitions: it commits each one to the Store before
+// it acts on it (starts a runner, tells the Notifier), runs steps on the
+// Runner with at most MaxParallel at a time across all runs, and queues the
+// rest. Run owns the executions it starts; they end before Run returns.
+type Service struct {
+	store    Store
+	catalog  Catalog
+	runner   Runner
+	notifier Notifier
+	now      func() time.Time
+	log      *slog.Logger
+
+	slots chan struct{}
+
+	mu      sync.Mutex
+	live    map[RunID]*sync.Mutex
+	queue   []queued // steps waiting for a slot, oldest first
+	running map[execKey]context.CancelCauseFunc
+	base    context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+type queued struct {
+	run  RunID
+	step int
+}
+
+type execKey struct {
+	run     RunID
+	step    int
+	attempt int
+}
+
+// NewService returns a Service; call Run to let it execute steps.
+func NewService(cfg ServiceConfig) *Service {
+	n := cfg.MaxParallel
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = func() time.Time { return time.Now().UTC() }
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &Service{
+		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
+		now: now, log: log, slots: make(chan struct{}, n),
+		live: map[RunID]*sync.Mutex{}, running: map[execKey]context.CancelCauseFunc{},
+		base: base, stop: stop,
+	}
+}
+
+// Run lets the service execute steps until ctx ends, then stops every
+// execution it started and waits for them. A step stopped this way is not
+// recorded as finished: the store marks it interrupted when it is next
+// opened, and it is offered for redo.
+func (s *Service) Run(ctx context.Context) error {
+	<-ctx.Done()
+	s.Close()
+	return nil
+}
+
+// Close stops the executions the service started and waits for them.
+func (s *Service) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	s.wg.Wait()
+}
+
+// NewRunID returns a new run id: the UTC time, so ids sort by creation, and
+// random bits so two runs started in the same second never collide.
+func NewRunID(now time.Time) RunID {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return RunID(now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:]))
+}
+
+func (s *Service) lock(id RunID) func() {
+	s.mu.Lock()
+	m, ok := s.live[id]
+	if !ok {
+		m = &sync.Mutex{}
+		s.live[id] = m
+	}
+	s.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// commit folds evs into r, commits the change, tells the notifier, and
+// returns the run as it now stands.
+func (s *Service) commit(ctx context.Context, r *Run, evs []Event, c Commit) (*Run, error) {
+	if len(evs) == 0 {
+		return r, nil
+	}
+	after, err := Fold(r, evs)
+	if err != nil {
+		return nil, err
+	}
+	c.Run, c.Events, c.After = after, evs, r.Seq
+	if err := s.store.Commit(ctx, c); err != nil {
+		return nil, err
+	}
+	if s.notifier != nil {
+		for _, ev := range evs {
+			s.notifier.Notify(Notice{Run: after.Clone(), Event: ev})
+		}
+	}
+	return after, nil
+}
+
+// Start records a new run of p and begins its first step.
+func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, error) {
+	id := NewRunID(s.now())
+	evs, err := NewRun(id, p, opt, s.now())
+	if err != nil {
+		return nil, err
+	}
+	unlock := s.lock(id)
+	_, err = s.commit(ctx, &Run{}, evs, Commit{})
+	unlock()
+	if err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	return s.advance(ctx, id)
+}
+
+// Resume picks a run up again after gonogo restarted: it starts the steps
+// that are ready, and with a mode given (resume --auto) changes how the run
+// advances. Steps waiting for a decision keep waiting.
+func (s *Service) Resume(ctx context.Context, id RunID, mode Mode) (*Run, error) {
+	unlock := s.lock(id)
+	r, err := s.store.Load(ctx, id)
+	if err == nil && mode != "" {
+		r, err = s.commit(ctx, r, SetMode(r, mode, s.now()), Commit{})
+	}
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.advance(ctx, id)
+}
+
+// Load returns the current state of a run.
+func (s *Service) Load(ctx context.Context, id RunID) (*Run, error) {
+	return s.store.Load(ctx, id)
+}
+
+// Artifact returns the current artifact of a step attempt.
+func (s *Service) Artifact(ctx context.Context, id RunID, step, attempt int) ([]byte, error) {
+	return s.store.Artifact(ctx, id, step, attempt)
+}
+
+// Decide applies a decision and, when the run can go on, starts what comes
+// next. body is the replacement artifact of an edit. The decision is
+// durable before Decide returns; a repeated key or a stale attempt is
+// refused (ErrDuplicate, ErrStale) and changes nothing.
+func (s *Service) Decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
+	unlock := s.lock(id)
+	r, err := s.decide(ctx, id, d, body)
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	if d.Kind == DecideAbort {
+		s.cancelRun(id, fmt.Errorf("run aborted by %s", d.Actor))
+		return r, nil
+	}
+	return s.advance(ctx, id)
+}
+
+func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.Time.IsZero() {
+		d.Time = s.now()
+	}
+	var edit *Edit
+	c := Commit{Key: d.Key}
+	if d.Kind == DecideEdit {
+		st := r.Step(d.Step)
+		if st == nil {
+			return nil, fmt.Errorf("run %s has no step %d: %w", id, d.Step, ErrNotFound)
+		}
+		if !hasContent(body) {
+			return nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
+		}
+		edit = &Edit{Size: len(body), Summary: Summarize(body)}
+		if len(r.Steps) > 1 {
+			edit.File = ArtifactFile(id, st.N, st.Skill, d.Attempt, true)
+			c.Files = []FileWrite{{Path: edit.File, Body: body}}
+		}
+		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
+	}
+	evs, err := Decide(r, d, edit, d.Time)
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, r, evs, c)
+}
+
+// Cancel stops a running step attempt (the Cancel button). The attempt ends
+// FAILED with the reason, and the run halts on it for redo or abort.
+func (s *Service) Cancel(id RunID, step, attempt int, actor string) error {
+	s.mu.Lock()
+	cancel, ok := s.running[execKey{id, step, attempt}]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("step %d attempt %d is not running: %w", step, attempt, ErrStale)
+	}
+	cancel(fmt.Errorf("cancelled by %s", actor))
+	return nil
+}
+
+func (s *Service) cancelRun(id RunID, cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, cancel := range s.running {
+		if k.run == id {
+			cancel(cause)
+		}
+	}
+	kept := s.queue[:0]
+	for _, q := range s.queue {
+		if q.run != id {
+			kept = append(kept, q)
+		}
+	}
+	s.queue = kept
+}
+
+// advance starts every ready step of a run that can have a runner slot and
+// queues the others; it returns the run as it then stands.
+func (s *Service) advance(ctx context.Context, id RunID) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range Ready(r) {
+		if !s.acquire() {
+			if r.Step(n).Status == StepPending {
+				evs, err := Queue(r, n, s.now())
+				if err != nil {
+					return nil, err
+				}
+				if r, err = s.commit(ctx, r, evs, Commit{}); err != nil {
+					return nil, err
+				}
+			}
+			s.enqueue(queued{id, n})
+			continue
+		}
+		if r, err = s.startStep(ctx, r, n); err != nil {
+			s.release()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (s *Service) enqueue(q queued) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range s.queue {
+		if x == q {
+			return
+		}
+	}
+	s.queue = append(s.queue, q)
+}
+
+func (s *Service) acquire() bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// release frees a runner slot and hands it to the oldest queued step.
+func (s *Service) release() {
+	<-s.slots
+	s.mu.Lock()
+	if s.closed || len(s.queue) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	q := s.queue[0]
+	s.queue = s.queue[1:]
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		if _, err := s.advance(s.base, q.run); err != nil {
+			s.log.Error("start queued step", "run", q.run, "step", q.step, "err", err)
+		}
+	}()
+}
+
+// startStep commits the start of an attempt (the caller holds a slot and
+// the run's lock) and hands the execution to a goroutine the service owns.
+func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errors.New("gonogo is shutting down")
+	}
+	evs, err := Start(r, n, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if r, err = s.commit(ctx, r, evs, Commit{}); err != nil {
+		return nil, err
+	}
+	st := r.Step(n)
+	attempt := st.Latest().N
+	job, ferr := s.prepare(ctx, r, st)
+	ectx, cancel := context.WithCancelCause(s.base)
+	key := execKey{r.ID, n, attempt}
+	s.mu.Lock()
+	s.running[key] = cancel
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		recorded := s.execute(ectx, r, n, attempt, job, ferr)
+		s.mu.Lock()
+		delete(s.running, key)
+		s.mu.Unlock()
+		cancel(nil)
+		s.release()
+		if recorded {
+			if _, err := s.advance(s.base, r.ID); err != nil && s.base.Err() == nil {
+				s.log.Error("advance run", "run", r.ID, "err", err)
+			}
+		}
+	}()
+	return r, nil
+}
+
+// prepare composes the job for an attempt. An error here (a threaded step
+// that produced nothing, a skill that vanished) fails the attempt without
+// running anything.
+func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
+	job := Job{Run: r.ID, Step: st.N, Attempt: st.Latest().N, Skill: st.Skill, DryRun: r.DryRun}
+	in := PromptInput{Run: r, Step: st, Feedback: st.Latest().Feedback}
+	sk, err := s.catalog.Skill(st.Skill)
+	if err != nil && !r.DryRun {
+		return job, fmt.Errorf("skill `%s` is no longer installed: %w", st.Skill, err)
+	}
+	in.Skill = sk
+	if st.Leaf != "" && !r.DryRun {
+		if in.Leaf, err = s.catalog.Agent(st.Leaf); err != nil {
+			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
+		}
+	}
+	if st.ThreadFrom > 0 {
+		from := r.Step(st.ThreadFrom)
+		l := from.Latest()
+		if from.Status != StepDone || l == nil || !l.Artifact {
+			return job, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which produced none (it was %s)",
+				st.N, st.Skill, from.N, from.Skill, from.Status)
+		}
+		if in.Threaded, err = s.store.Artifact(ctx, r.ID, from.N, l.N); err != nil {
+			return job, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
+		}
+	}
+	if len(st.Attempts) > 1 && in.Feedback != "" {
+		prev := st.Attempts[len(st.Attempts)-2]
+		if prev.Artifact {
+			in.Previous, _ = s.store.Artifact(ctx, r.ID, st.N, prev.N)
+		}
+	}
+	job.Prompt = ComposePrompt(in)
+	return job, nil
+}
+
+// execute runs one attempt, judges it and records the result; it reports
+// whether the result was recorded.
+func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, prepErr error) bool {
+	st := r.Step(n)
+	var out Outcome
+	switch {
+	case prepErr != nil:
+		out.Err = prepErr
+	case r.DryRun:
+		out.NotRun = true
+	default:
+		started := s.now()
+		out = s.runner.Run(ctx, job, func(p Progress) {
+			if s.notifier == nil {
+				return
+			}
+			if p.Elapsed == 0 {
+				p.Elapsed = s.now().Sub(started)
+			}
+			s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepStarted, Step: n, Attempt: attempt}, Progress: &p})
+		})
+	}
+	if s.base.Err() != nil {
+		// gonogo is stopping: leave the step running in the store, so it is
+		// marked interrupted and offered for redo when the store reopens.
+		return false
+	}
+	if cause := context.Cause(ctx); cause != nil && out.Err != nil && !errors.Is(cause, context.Canceled) {
+		out.Err = cause
+	}
+	sk, _ := s.catalog.Skill(st.Skill)
+	res, reason := Judge(out, sk)
+	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage}
+	var c Commit
+	if len(out.Artifact) > 0 && (res == ResultProduced || res == ResultEmpty) {
+		f.Artifact, f.Size, f.Summary = true, len(out.Artifact), Summarize(out.Artifact)
+		c.Artifacts = []ArtifactWrite{{Step: n, Attempt: attempt, Body: out.Artifact}}
+		if len(r.Steps) > 1 {
+			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, true)
+			for _, a := range st.Attempts {
+				if a.N != attempt && a.File == f.File {
+					c.Files = append(c.Files, FileWrite{From: f.File, Path: ArtifactFile(r.ID, n, st.Skill, a.N, false)})
+				}
+			}
+			c.Files = append(c.Files, FileWrite{Path: f.File, Body: out.Artifact})
+		}
+	}
+	unlock := s.lock(r.ID)
+	cur, err := s.store.Load(s.base, r.ID)
+	if err == nil {
+		var evs []Event
+		if evs, err = Finish(cur, n, attempt, f, s.now()); err == nil {
+			_, err = s.commit(s.base, cur, evs, c)
+		}
+	}
+	unlock()
+	if err != nil {
+		if !errors.Is(err, ErrStale) {
+			s.log.Error("record step result", "run", r.ID, "step", n, "attempt", attempt, "err", err)
+			if s.notifier != nil {
+				s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepFinished, Step: n, Attempt: attempt},
+					Err: fmt.Errorf("step %d: could not record its result: %w", n, err)})
+			}
+		}
+		return false
+	}
+	return true
+}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"path"
+	"regexp"
+)
+
+// Skill is one installed skill: <skills>/<name>/SKILL.md and, optionally,
+// references/TEMPLATE.md whose "##" sections describe the artifact the skill
+// is expected to produce.
+type Skill struct {
+	Name             string
+	Description      string
+	Instructions     string   // SKILL.md after its front matter
+	TemplateSections []string // "##" headings of references/TEMPLATE.md, in order
+	Template         string   // references/TEMPLATE.md itself, to recognise unfilled stubs
+	Path             string   // the SKILL.md file, for messages
+}
+
+// Catalog is the set of installed skills a run may use.
+type Catalog interface {
+	// Skill returns the named skill, or an error wrapping ErrNotFound.
+	Skill(name string) (Skill, error)
+	// Names lists every installed skill name, sorted.
+	Names() []string
+	// Agent returns the instructions of a leaf agent (agents/<name>.md), for
+	// dispatch skills that are run by inlining their leaf.
+	Agent(name string) (string, error)
+}
+
+var skillNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// ValidSkillName reports whether name is safe to use as a skill name: lower
+// case letters, digits and dashes, starting with a letter or digit. Names are
+// checked before they ever touch the file system.
+func ValidSkillName(name string) bool {
+	return len(name) <= 128 && skillNameRE.MatchString(name)
+}
+
+// SkillClass is what the policy says about a skill name.
+type SkillClass int
+
+const (
+	ClassContent   SkillClass = iota + 1 // delegate as it is
+	ClassDispatch                        // run by inlining its leaf agent
+	ClassComposite                       // a whole workflow: surfaced as a manual step
+	ClassRefused                         // maintenance machinery: refused
+	ClassSelf                            // the orchestrator or the plan producer: refused
+)
+
+// PolicyRule matches skill names by exact name or glob pattern (path.Match).
+type PolicyRule struct {
+	Pattern string
+	Reason  string
+}
+
+func (r PolicyRule) matches(name string) bool {
+	ok, err := path.Match(r.Pattern, name)
+	return err == nil && ok
+}
+
+// Policy says which skill names are refused, which are dispatch skills run
+// by inlining a leaf agent, and which are composite workflows surfaced as
+// manual steps. DefaultPolicy is built in; a YAML file can replace it.
+type Policy struct {
+	Self      []PolicyRule      // the orchestrator itself and the plan producer
+	Refused   []PolicyRule      // maintenance machinery
+	Dispatch  map[string]string // dispatch skill -> leaf agent name
+	Composite []PolicyRule      // whole workflows, surfaced as manual
+}
+
+// DefaultPolicy is pm-skills' policy: its maintenance machinery is refused,
+// the orchestrator and the plan producer never run as steps, utility-pm-critic
+// runs by inlining the pm-critic agent, and workflow-* are surfaced as manual.
+func DefaultPolicy() Policy {
+	return Policy{
+		Self: []PolicyRule{
+			{Pattern: "utility-pm-workflow-orchestrator", Reason: "the orchestrator does not run itself as a step"},
+			{Pattern: "foundation-prioritized-action-plan", Reason: "the plan producer hands plans in; it is not a step a run executes"},
+		},
+		Refused: []PolicyRule{
+			{Pattern: "utility-pm-skill-*", Reason: "library-maintenance machinery, not a work product"},
+			{Pattern: "utility-pm-release-conductor", Reason: "library-maintenance machinery, not a work product"},
+			{Pattern: "utility-pm-changelog-curator", Reason: "library-maintenance machinery, not a work product"},
+			{Pattern: "utility-update-pm-skills", Reason: "library-maintenance machinery, not a work product"},
+		},
+		Dispatch: map[string]string{"utility-pm-critic": "pm-critic"},
+		Composite: []PolicyRule{
+			{Pattern: "workflow-*", Reason: "a whole workflow: run it separately, it is not nested inside a run"},
+		},
+	}
+}
+
+// Classify returns the class of a skill name and, for dispatch skills, the
+// leaf agent to inline; reason explains a refusal or a composite.
+func (p Policy) Classify(name string) (class SkillClass, leaf, reason string) {
+	for _, r := range p.Self {
+		if r.matches(name) {
+			return ClassSelf, "", r.Reason
+		}
+	}
+	for _, r := range p.Refused {
+		if r.matches(name) {
+			return ClassRefused, "", r.Reason
+		}
+	}
+	for _, r := range p.Composite {
+		if r.matches(name) {
+			return ClassComposite, "", r.Reason
+		}
+	}
+	if leaf, ok := p.Dispatch[name]; ok {
+		return ClassDispatch, leaf, ""
+	}
+	return ClassContent, "", ""
+}

@@ -1,0 +1,107 @@
+package engine
+
+import "fmt"
+
+// This file is gonogo's one transition table: every way a step may change
+// state, and which decisions a checkpoint accepts. Transition functions in
+// engine.go consult it before they emit an event; Apply trusts the events.
+
+// trigger is what moves a step from one status to another.
+type trigger string
+
+const (
+	trQueue     trigger = "queue"     // ready, but no runner slot is free
+	trStart     trigger = "start"     // a runner slot was taken
+	trPause     trigger = "pause"     // finished; a decision is needed
+	trAdvance   trigger = "advance"   // finished well; no decision needed
+	trInterrupt trigger = "interrupt" // gonogo stopped while the step ran
+	trCancel    trigger = "cancel"    // the run was aborted around this step
+	trApprove   trigger = trigger(DecideApprove)
+	trEdit      trigger = trigger(DecideEdit)
+	trSkip      trigger = trigger(DecideSkip)
+	trRedo      trigger = trigger(DecideRedo)
+	trAbort     trigger = trigger(DecideAbort)
+)
+
+// stepTable maps a status and a trigger to the next status. A missing entry
+// is a move that is not allowed.
+var stepTable = map[StepStatus]map[trigger]StepStatus{
+	StepPending: {
+		trQueue:  StepQueued,
+		trStart:  StepRunning,
+		trCancel: StepAborted,
+	},
+	StepQueued: {
+		trStart:  StepRunning,
+		trCancel: StepAborted,
+	},
+	StepRunning: {
+		trPause:     StepWaiting,
+		trAdvance:   StepDone,
+		trInterrupt: StepInterrupted,
+		trCancel:    StepAborted,
+	},
+	StepWaiting: {
+		trApprove: StepDone,
+		trEdit:    StepDone,
+		trSkip:    StepSkipped,
+		trRedo:    StepQueued,
+		trAbort:   StepAborted,
+		trCancel:  StepAborted,
+	},
+	StepInterrupted: {
+		trRedo:   StepQueued,
+		trAbort:  StepAborted,
+		trCancel: StepAborted,
+	},
+	// Done, skipped and aborted are final.
+	StepDone:    {},
+	StepSkipped: {},
+	StepAborted: {},
+}
+
+// decisionsAfter lists the decisions a waiting step accepts, by the result of
+// its latest attempt. A FAILED step (and an interrupted one) can only be
+// redone or aborted: approving or skipping past a failure is not a go.
+var decisionsAfter = map[Result][]DecisionKind{
+	ResultProduced:    {DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort},
+	ResultEmpty:       {DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort},
+	ResultNotExecuted: {DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort},
+	ResultFailed:      {DecideRedo, DecideAbort},
+}
+
+// next returns the status a step moves to on t, or an error naming the
+// refused move.
+func next(s *Step, t trigger) (StepStatus, error) {
+	to, ok := stepTable[s.Status][t]
+	if !ok {
+		if t == trApprove || t == trEdit || t == trSkip || t == trRedo || t == trAbort {
+			return "", fmt.Errorf("step %d (%s) is %s: %w", s.N, s.Skill, s.Status, ErrNotWaiting)
+		}
+		return "", fmt.Errorf("step %d (%s): cannot %s a %s step", s.N, s.Skill, t, s.Status)
+	}
+	return to, nil
+}
+
+// Allowed lists the decisions step s accepts now; nil when it is not waiting.
+func Allowed(s *Step) []DecisionKind {
+	switch s.Status {
+	case StepInterrupted:
+		return []DecisionKind{DecideRedo, DecideAbort}
+	case StepWaiting:
+		if a := s.Latest(); a != nil {
+			return decisionsAfter[a.Result]
+		}
+		return []DecisionKind{DecideRedo, DecideAbort}
+	}
+	return nil
+}
+
+func allows(s *Step, k DecisionKind) bool {
+	for _, a := range Allowed(s) {
+		if a == k {
+			return true
+		}
+	}
+	return false
+}

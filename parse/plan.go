@@ -1,0 +1,977 @@
+package parse
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// DefaultMaxPlanBytes is the largest plan Plan reads unless told otherwise.
+// Real plans are tens of kilobytes; the cap keeps a stray upload (a log, an
+// export) from being parsed at all.
+const DefaultMaxPlanBytes = 1 << 20
+
+// PlanOptions tunes Plan.
+type PlanOptions struct {
+	// MaxBytes is the largest plan accepted; 0 (or less) means
+	// DefaultMaxPlanBytes. Front ends set it from --max-plan-bytes or
+	// GONOGO_MAX_PLAN_BYTES.
+	MaxBytes int
+}
+
+// Plan reads a prioritized-action-plan Markdown document: the Section 7
+// "To execute" blocks, the Cynefin domain and the overall plan confidence.
+// name is used in messages only.
+//
+// The only error is an *engine.Refusal (reason engine.RefuseInvalidInput,
+// Source name, Line >= 1) for input that cannot be read as text at all:
+// empty or whitespace only, larger than the limit, UTF-16, not UTF-8, or
+// binary (a NUL byte, or control characters making up more than a tenth of
+// the characters). Anything a plan can get wrong is reported in the document
+// instead: HasSection7 false, a block with Err set (pre-flight refuses naming
+// its line), DomainAmbiguous, or a line in Warnings. Skill names are kept as
+// written; the engine resolves and classifies them.
+//
+// Pasted text is tolerated: CRLF and CR line ends, a UTF-8 byte order mark,
+// non-breaking spaces (U+00A0, U+202F), trailing spaces, YAML front matter
+// (skipped; line numbers stay those of the file), single or double emphasis
+// around markers (**Skill:**, *Skill:*, __Skill__:), quotes around a marker
+// (“**Skill:**”) and quotes in place of backticks around a skill name
+// (‘deliver-prd’, “deliver-prd”, 'deliver-prd').
+//
+// Structure comes from the goldmark block tree, so headings in fenced code,
+// HTML blocks or quotes never count:
+//
+//   - Sections are top-level headings of level 2 or 3 whose text begins
+//     "Section <n>" (leading emphasis allowed). A section ends at the next
+//     heading of its level or above, or at the next "Section <m>" heading.
+//     The first Section 0, 2 and 7 are read; a repeat is ignored with a
+//     warning.
+//   - A block is a level-4 heading in Section 7 whose text begins
+//     "To execute" and runs to the next heading of level 4 or above, or to
+//     the end of Section 7. Other headings of level 4 or above inside
+//     Section 7 end the block and are ignored with a warning, as are
+//     "To execute" headings at another level or outside Section 7.
+//   - A block heading is "To execute <P-tokens>: <effort>". The P-token set
+//     is one or more P<n> joined by "and", "," (optionally ", and") or "&",
+//     case-insensitive, returned as "P<n>" in the order written, repeats and
+//     gaps kept. A heading without P-tokens, without the colon or without an
+//     effort title sets Err.
+//   - **Skill:** is read from a paragraph line of the block (lists
+//     included, quotes and code not): the code span or quoted name after the
+//     marker, kept as written (a placeholder such as `[exact-skill-name]`
+//     stays). A bare name is not taken (a warning says how to fix it when it
+//     looks like a skill name), and neither is a missing line: Skill "".
+//   - **Prompt:** starts the prompt: the text after the marker on its line
+//     and the rest of its paragraph, then the block quote directly after
+//     that paragraph (every line, one ">" stripped, inline markup kept as
+//     written). A fenced or indented code block directly after a bare marker
+//     is taken verbatim instead. No marker, or a marker followed by nothing,
+//     sets Err ("no prompt body ...").
+//   - The domain comes from the first **Domain:** line of Section 2 or, only
+//     when Section 2 has no such line, the first **Situation
+//     classification:** line of Section 0. The text after the marker, up to
+//     an inline **Source:** clause, is searched for the whole words Clear,
+//     Complicated, Complex and Chaotic, case-insensitive. Exactly one
+//     distinct domain (repeats allowed) sets Domain; none or several sets
+//     DomainAmbiguous and leaves Domain empty. A Section 2 line that exists
+//     but is ambiguous is not overridden by Section 0: a contradiction in the
+//     primary statement is reported, never resolved by a guess, and the
+//     ambiguous domain keeps the run checkpointed.
+//   - The confidence comes from the first **Overall plan confidence:** line
+//     in Section 0, else the first one anywhere outside Section 7. Its value
+//     is High, Medium or Low, or two of them joined by a hyphen, slash or
+//     dash with no spaces (Medium-High), case-insensitive, returned
+//     capitalised; the reason is what follows after an optional separator
+//     (" - ", ".", ":", ",", ";", en or em dash). A bracketed template value
+//     or anything else leaves Confidence empty with a warning. Other
+//     confidence labels (an effort's **Confidence:**, "Confidence: High" in
+//     prose, "Inferred (Low confidence)") are never read.
+func Plan(src []byte, name string, opt PlanOptions) (engine.PlanDocument, error) {
+	limit := opt.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxPlanBytes
+	}
+	if r := planCheckInput(src, name, limit); r != nil {
+		return engine.PlanDocument{}, r
+	}
+	norm := planNormalize(src)
+	base := planFrontMatter(norm)
+	root, err := planParseMarkdown(norm[base:])
+	if err != nil {
+		return engine.PlanDocument{}, &engine.Refusal{
+			Reason: engine.RefuseParseError, Source: name, Line: 1,
+			Message: fmt.Sprintf("cannot read the plan as Markdown: %v", err),
+		}
+	}
+	b := &planBuilder{
+		text:  norm,
+		md:    norm[base:],
+		base:  base,
+		lines: planLineStarts(norm),
+		doc:   engine.PlanDocument{Source: name},
+		sec:   -1,
+		seen:  map[int]int{},
+	}
+	b.walk(root)
+	return b.doc, nil
+}
+
+// planMarkdown parses block structure only. Every marker of the plan format
+// is read from the source text of one paragraph line and prompts are
+// returned as written, so inline parsing (emphasis, links, code spans) would
+// build trees nobody reads; CommonMark settles blocks before inlines, so the
+// block tree is the same either way.
+var planMarkdown = parser.NewParser(
+	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+)
+
+// planParseMarkdown keeps a panic inside the third-party Markdown parser
+// from taking down a bot that parses uploads from strangers.
+func planParseMarkdown(md []byte) (root ast.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("markdown parser failed: %v", r)
+		}
+	}()
+	return planMarkdown.Parse(text.NewReader(md)), nil
+}
+
+var planBOM = []byte("\xef\xbb\xbf")
+
+// planCheckInput refuses input that is not a readable text document.
+func planCheckInput(src []byte, name string, limit int) *engine.Refusal {
+	refuse := func(off int, format string, args ...any) *engine.Refusal {
+		return &engine.Refusal{
+			Reason:  engine.RefuseInvalidInput,
+			Source:  name,
+			Line:    planLineAt(src, off),
+			Message: fmt.Sprintf(format, args...),
+		}
+	}
+	if len(src) > limit {
+		return refuse(0, "the plan is %s, over the %s limit; raise the limit with --max-plan-bytes or GONOGO_MAX_PLAN_BYTES",
+			planSize(len(src)), planSize(limit))
+	}
+	if bytes.HasPrefix(src, []byte{0xff, 0xfe}) || bytes.HasPrefix(src, []byte{0xfe, 0xff}) {
+		return refuse(0, "the plan is UTF-16 text; save it as UTF-8 and try again")
+	}
+	skip := 0
+	if bytes.HasPrefix(src, planBOM) {
+		skip = len(planBOM)
+	}
+	body := src[skip:]
+	if len(body) == 0 {
+		return refuse(0, "the plan is empty")
+	}
+	if i := bytes.IndexByte(body, 0); i >= 0 {
+		return refuse(skip+i, "the plan contains a NUL byte: it looks like a binary file, not a Markdown plan")
+	}
+	if !utf8.Valid(body) {
+		i := planFirstInvalid(body)
+		return refuse(skip+i, "the plan is not valid UTF-8 (byte 0x%02x is not part of a UTF-8 character); save it as UTF-8 text", body[i])
+	}
+	if planBlank(body) {
+		return refuse(0, "the plan contains only whitespace")
+	}
+	if first, controls, chars := planControls(body); controls*10 > chars {
+		return refuse(skip+first, "the plan is mostly control characters (%d of %d characters): it looks like a binary file, not a Markdown plan", controls, chars)
+	}
+	return nil
+}
+
+// planLineAt is the 1-based line of byte offset off, counting LF, CRLF and a
+// lone CR as one line end each, the same way planNormalize rewrites them.
+func planLineAt(src []byte, off int) int {
+	off = min(off, len(src))
+	line := 1
+	for i := 0; i < off; i++ {
+		switch src[i] {
+		case '\n':
+			line++
+		case '\r':
+			if i+1 >= len(src) || src[i+1] != '\n' {
+				line++
+			}
+		}
+	}
+	return line
+}
+
+func planFirstInvalid(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return 0
+}
+
+func planBlank(b []byte) bool {
+	for i := 0; i < len(b); {
+		if c := b[i]; c < utf8.RuneSelf {
+			if c != ' ' && (c < '\t' || c > '\r') {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if !unicode.IsSpace(r) && r != '\ufeff' {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// planControls counts the control characters of valid UTF-8 text other than
+// tab, line feed, form feed and carriage return (C0, DEL and C1), the
+// characters of the text, and where the first control character is.
+func planControls(b []byte) (first, controls, chars int) {
+	first = -1
+	for i, c := range b {
+		if c&0xc0 != 0x80 {
+			chars++
+		}
+		ctl := false
+		switch {
+		case c < 0x20:
+			ctl = c != '\t' && c != '\n' && c != '\f' && c != '\r'
+		case c == 0x7f:
+			ctl = true
+		case c == 0xc2:
+			ctl = i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f
+		}
+		if ctl {
+			controls++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	return max(first, 0), controls, chars
+}
+
+func planSize(n int) string {
+	unit := func(v float64, u string) string {
+		return strconv.FormatFloat(v, 'f', 1, 64) + " " + u
+	}
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%s (%d bytes)", strings.Replace(unit(float64(n)/(1<<20), "MiB"), ".0 ", " ", 1), n)
+	case n >= 1<<10:
+		return fmt.Sprintf("%s (%d bytes)", strings.Replace(unit(float64(n)/(1<<10), "KiB"), ".0 ", " ", 1), n)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// planNormalize drops a byte order mark and rewrites what chat clients and
+// editors put into pasted text: CRLF and CR become LF, non-breaking spaces
+// become spaces. The line count never changes, so lines of the result are
+// lines of the file. src itself is never modified.
+func planNormalize(src []byte) []byte {
+	src = bytes.TrimPrefix(src, planBOM)
+	if bytes.IndexByte(src, '\r') < 0 && !bytes.Contains(src, []byte("\u00a0")) && !bytes.Contains(src, []byte("\u202f")) {
+		return src
+	}
+	out := make([]byte, 0, len(src))
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\r':
+			out = append(out, '\n')
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i++
+			}
+		case c == 0xc2 && i+1 < len(src) && src[i+1] == 0xa0:
+			out = append(out, ' ')
+			i++
+		case c == 0xe2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2] == 0xaf:
+			out = append(out, ' ')
+			i += 2
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+var planYAMLKeyRE = regexp.MustCompile(`^[A-Za-z0-9_"'][^:]*:(\s|$)`)
+
+// planFrontMatter returns the length of the YAML front matter at the top of
+// t, or 0. A "---" line followed by something that is not a YAML key is a
+// thematic break, not front matter, so a plan that opens with a rule keeps
+// its first section.
+func planFrontMatter(t []byte) int {
+	line, off := planNextLine(t, 0)
+	if string(bytes.TrimRight(line, " \t")) != "---" {
+		return 0
+	}
+	sawKey := false
+	for off < len(t) {
+		line, next := planNextLine(t, off)
+		s := bytes.TrimRight(line, " \t")
+		switch {
+		case string(s) == "---" || string(s) == "...":
+			if sawKey {
+				return next
+			}
+			return 0
+		case !sawKey && len(bytes.TrimSpace(s)) > 0:
+			if !planYAMLKeyRE.Match(s) {
+				return 0
+			}
+			sawKey = true
+		}
+		off = next
+	}
+	return 0
+}
+
+// planNextLine returns the line starting at off (without its LF) and the
+// offset of the line after it.
+func planNextLine(t []byte, off int) ([]byte, int) {
+	i := bytes.IndexByte(t[off:], '\n')
+	if i < 0 {
+		return t[off:], len(t)
+	}
+	return t[off : off+i], off + i + 1
+}
+
+func planLineStarts(t []byte) []int {
+	starts := make([]int, 1, bytes.Count(t, []byte{'\n'})+1)
+	for off := 0; ; {
+		i := bytes.IndexByte(t[off:], '\n')
+		if i < 0 {
+			return starts
+		}
+		off += i + 1
+		starts = append(starts, off)
+	}
+}
+
+// planBuilder walks the top level of the block tree once, tracking the open
+// section and block.
+type planBuilder struct {
+	text  []byte // the normalized plan
+	md    []byte // text after any front matter: what goldmark parsed
+	base  int    // offset of md in text
+	lines []int  // offsets in text where each line starts
+	doc   engine.PlanDocument
+
+	sec      int         // number of the open Section 0, 2 or 7, or -1
+	secLevel int         // its heading level
+	seen     map[int]int // section number -> line of the heading that was read
+	block    *planSpan   // the open Section 7 block
+
+	domain2, domain0 *planMarked // Section 2 **Domain:**, Section 0 **Situation classification:**
+	conf0, conf      *planMarked // **Overall plan confidence:** in Section 0, anywhere
+	warnings         []planWarning
+}
+
+// planSpan is a Section 7 block being collected.
+type planSpan struct {
+	line    int
+	heading string
+	nodes   []ast.Node
+}
+
+// planMarked is a marker line found in the plan: where, and what follows
+// the marker.
+type planMarked struct {
+	line int
+	rest string
+}
+
+// lineOf is the 1-based file line of offset off in md.
+func (b *planBuilder) lineOf(off int) int {
+	return sort.SearchInts(b.lines, b.base+off+1)
+}
+
+func (b *planBuilder) nodeLine(n ast.Node) int {
+	off := n.Pos()
+	if off < 0 {
+		if l := n.Lines(); l.Len() > 0 {
+			off = l.At(0).Start
+		} else {
+			off = 0
+		}
+	}
+	return b.lineOf(off)
+}
+
+func (b *planBuilder) warn(line int, format string, args ...any) {
+	b.warnings = append(b.warnings, planWarning{line, fmt.Sprintf(format, args...)})
+}
+
+type planWarning struct {
+	line int
+	msg  string
+}
+
+func (b *planBuilder) walk(root ast.Node) {
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		if h, ok := n.(*ast.Heading); ok {
+			b.heading(h)
+			continue
+		}
+		switch {
+		case b.block != nil:
+			b.block.nodes = append(b.block.nodes, n)
+		case b.sec != 7:
+			b.eachLine(n, b.sectionMarker)
+		}
+	}
+	if b.block != nil {
+		b.finishBlock()
+	}
+	b.finishDomain()
+	b.finishConfidence()
+	// Warnings are found section by section; the user reads them top down.
+	sort.SliceStable(b.warnings, func(i, j int) bool { return b.warnings[i].line < b.warnings[j].line })
+	for _, w := range b.warnings {
+		b.doc.Warnings = append(b.doc.Warnings, fmt.Sprintf("line %d: %s", w.line, w.msg))
+	}
+}
+
+var planExecuteRE = regexp.MustCompile(`(?i)^to\s+execute\b`)
+
+func (b *planBuilder) heading(h *ast.Heading) {
+	txt := b.headingText(h)
+	line := b.nodeLine(h)
+	if b.block != nil && h.Level <= 4 {
+		b.finishBlock()
+	}
+	num, isSection := -1, false
+	if h.Level == 2 || h.Level == 3 {
+		num, isSection = planSectionNumber(txt)
+	}
+	if b.sec >= 0 && (h.Level <= b.secLevel || isSection) {
+		b.sec = -1
+	}
+	if isSection {
+		b.openSection(num, h.Level, line)
+		return
+	}
+	exec := planExecuteRE.MatchString(txt)
+	switch {
+	case b.sec == 7 && exec && h.Level == 4:
+		b.block = &planSpan{line: line, heading: txt}
+	case b.sec == 7 && exec:
+		b.warn(line, "%q is a level-%d heading; Section 7 blocks are level-4 headings (`#### To execute ...`), so it is ignored", txt, h.Level)
+	case exec:
+		b.warn(line, "%q is outside Section 7 and is ignored", txt)
+	case b.sec == 7 && h.Level <= 4:
+		b.warn(line, "heading %q inside Section 7 is not a `To execute` block; it ends the block above it and is otherwise ignored", txt)
+	}
+}
+
+func (b *planBuilder) openSection(num, level, line int) {
+	if num != 0 && num != 2 && num != 7 {
+		return
+	}
+	if first, ok := b.seen[num]; ok {
+		b.warn(line, "a second Section %d heading; only the first (line %d) is read", num, first)
+		return
+	}
+	b.seen[num] = line
+	b.sec, b.secLevel = num, level
+	if num == 7 {
+		b.doc.HasSection7 = true
+		b.doc.Section7Line = line
+	}
+}
+
+func (b *planBuilder) headingText(h *ast.Heading) string {
+	l := h.Lines()
+	if l.Len() == 1 {
+		seg := l.At(0)
+		return string(planTrimLine(seg.Value(b.md)))
+	}
+	parts := make([]string, 0, l.Len())
+	for i := 0; i < l.Len(); i++ {
+		seg := l.At(i)
+		parts = append(parts, strings.TrimSpace(string(seg.Value(b.md))))
+	}
+	return strings.Join(parts, " ")
+}
+
+// planSectionNumber reads "Section <n>" at the start of a heading; "Section
+// 7.1" is a subsection, not Section 7.
+func planSectionNumber(txt string) (int, bool) {
+	s := strings.TrimLeft(txt, "*_ ")
+	const word = "section"
+	if len(s) <= len(word) || !strings.EqualFold(s[:len(word)], word) {
+		return 0, false
+	}
+	t := strings.TrimLeft(s[len(word):], " \t")
+	if len(t) == len(s)-len(word) {
+		return 0, false
+	}
+	j := 0
+	for j < len(t) && j < 4 && t[j] >= '0' && t[j] <= '9' {
+		j++
+	}
+	if j == 0 || (j < len(t) && t[j] >= '0' && t[j] <= '9') {
+		return 0, false
+	}
+	if rest := t[j:]; len(rest) > 1 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(t[:j])
+	return n, err == nil
+}
+
+// eachLine calls fn for every line of every paragraph in n, descending into
+// lists but not into quotes or code: markers are plan structure, while a
+// quote or a code block is content (a prompt, an example).
+func (b *planBuilder) eachLine(n ast.Node, fn func(p ast.Node, i, off int, line []byte)) {
+	switch n.Kind() {
+	case ast.KindParagraph, ast.KindTextBlock:
+		l := n.Lines()
+		for i := 0; i < l.Len(); i++ {
+			seg := l.At(i)
+			fn(n, i, seg.Start, planTrimLine(seg.Value(b.md)))
+		}
+	case ast.KindList, ast.KindListItem:
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			b.eachLine(c, fn)
+		}
+	}
+}
+
+func planTrimLine(s []byte) []byte {
+	return bytes.TrimRight(s, " \t\r\n")
+}
+
+// planMaybeMarker is a cheap filter before planMarker: a marker line starts
+// with emphasis or a quote.
+func planMaybeMarker(line []byte) bool {
+	for _, c := range line {
+		switch c {
+		case ' ', '\t':
+			continue
+		case '*', '_', '"', '\'', '`', 0xe2, 0xc2:
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+func planIsQuote(r rune) bool {
+	switch r {
+	case '\'', '"', '`', '\u2018', '\u2019', '\u201c', '\u201d', '\u00b4':
+		return true
+	}
+	return false
+}
+
+// planMarker reports whether line starts with the bold label (such as
+// "Skill" for **Skill:**) and returns the trimmed text after it. It accepts
+// * or _ emphasis, single or double, the colon inside or just after it, and
+// a quote around the whole marker.
+func planMarker(line, label string) (string, bool) {
+	s := strings.TrimLeft(line, " \t")
+	quoted := false
+	if r, n := utf8.DecodeRuneInString(s); planIsQuote(r) {
+		quoted, s = true, s[n:]
+	}
+	d := 0
+	for d < len(s) && d < 2 && (s[d] == '*' || s[d] == '_') {
+		d++
+	}
+	if d == 0 {
+		return "", false
+	}
+	delim := s[:d]
+	s = strings.TrimLeft(s[d:], " ")
+	if len(s) < len(label) || !strings.EqualFold(s[:len(label)], label) {
+		return "", false
+	}
+	s = strings.TrimLeft(s[len(label):], " ")
+	switch {
+	case strings.HasPrefix(s, ":"):
+		s = strings.TrimLeft(s[1:], " ")
+		if !strings.HasPrefix(s, delim) {
+			return "", false
+		}
+		s = s[len(delim):]
+	case strings.HasPrefix(s, delim):
+		s = strings.TrimLeft(s[len(delim):], " ")
+		if !strings.HasPrefix(s, ":") {
+			return "", false
+		}
+		s = s[1:]
+	default:
+		return "", false
+	}
+	if quoted {
+		if r, n := utf8.DecodeRuneInString(s); planIsQuote(r) {
+			s = s[n:]
+		}
+	}
+	return strings.TrimSpace(s), true
+}
+
+// sectionMarker records the Section 0 and Section 2 markers and the overall
+// confidence, first occurrence of each.
+func (b *planBuilder) sectionMarker(_ ast.Node, _, off int, raw []byte) {
+	if !planMaybeMarker(raw) {
+		return
+	}
+	line := string(raw)
+	if b.sec == 2 && b.domain2 == nil {
+		if rest, ok := planMarker(line, "Domain"); ok {
+			b.domain2 = &planMarked{line: b.lineOf(off), rest: rest}
+			return
+		}
+	}
+	if b.sec == 0 && b.domain0 == nil {
+		if rest, ok := planMarker(line, "Situation classification"); ok {
+			b.domain0 = &planMarked{line: b.lineOf(off), rest: rest}
+			return
+		}
+	}
+	if b.conf0 == nil && (b.sec == 0 || b.conf == nil) {
+		if rest, ok := planMarker(line, "Overall plan confidence"); ok {
+			m := &planMarked{line: b.lineOf(off), rest: rest}
+			if b.sec == 0 {
+				b.conf0 = m
+			}
+			if b.conf == nil {
+				b.conf = m
+			}
+		}
+	}
+}
+
+var (
+	planBlockHeadingRE = regexp.MustCompile(`(?i)^to\s+execute\s+(p\d+(?:(?:\s*,\s*(?:and\s+)?|\s*&\s*|\s+and\s+)p\d+)*)(\s*:)?\s*(.*)$`)
+	planPTokenRE       = regexp.MustCompile(`(?i)p(\d+)`)
+)
+
+const planHeadingForm = "expected `#### To execute P<n>: <effort>`"
+
+// planHeading splits a block heading into its P-token set and effort title.
+func planHeading(txt string) (tokens []string, effort, problem string) {
+	m := planBlockHeadingRE.FindStringSubmatch(txt)
+	if m == nil {
+		return nil, "", fmt.Sprintf("malformed heading %q: no P-token such as P1 after `To execute` (%s)", txt, planHeadingForm)
+	}
+	for _, t := range planPTokenRE.FindAllStringSubmatch(m[1], -1) {
+		tokens = append(tokens, "P"+t[1])
+	}
+	effort = strings.TrimSpace(m[3])
+	switch {
+	case m[2] == "":
+		return tokens, "", fmt.Sprintf("malformed heading %q: no `:` after the P-tokens (%s)", txt, planHeadingForm)
+	case effort == "":
+		return tokens, "", fmt.Sprintf("malformed heading %q: no effort title after the colon (%s)", txt, planHeadingForm)
+	}
+	return tokens, effort, ""
+}
+
+func (b *planBuilder) finishBlock() {
+	sp := b.block
+	b.block = nil
+	pb := engine.PlanBlock{Line: sp.line, Heading: sp.heading}
+	var problems []string
+	var problem string
+	pb.PTokens, pb.Effort, problem = planHeading(sp.heading)
+	if problem != "" {
+		problems = append(problems, problem)
+	}
+	skillLine, promptLine := 0, 0
+	for _, n := range sp.nodes {
+		b.eachLine(n, func(p ast.Node, i, off int, raw []byte) {
+			if !planMaybeMarker(raw) {
+				return
+			}
+			line := string(raw)
+			if rest, ok := planMarker(line, "Skill"); ok {
+				at := b.lineOf(off)
+				if skillLine != 0 {
+					b.warn(at, "a second `**Skill:**` line in the block at line %d is ignored", sp.line)
+					return
+				}
+				skillLine = at
+				pb.Skill = b.skillName(rest, at)
+				return
+			}
+			if rest, ok := planMarker(line, "Prompt"); ok {
+				at := b.lineOf(off)
+				if promptLine != 0 {
+					b.warn(at, "a second `**Prompt:**` line in the block at line %d is ignored", sp.line)
+					return
+				}
+				promptLine = at
+				pb.Prompt = b.promptBody(p, i, rest)
+			}
+		})
+	}
+	switch {
+	case promptLine == 0:
+		problems = append(problems, "no prompt body: the block has no `**Prompt:**` line")
+	case pb.Prompt == "":
+		problems = append(problems, fmt.Sprintf("no prompt body: `**Prompt:**` (line %d) is followed by neither text nor a `>` quote", promptLine))
+	}
+	pb.Err = strings.Join(problems, "; ")
+	b.doc.Blocks = append(b.doc.Blocks, pb)
+}
+
+// skillName reads the name after **Skill:**: a code span, or a name in
+// quotes where a chat client replaced the backticks.
+func (b *planBuilder) skillName(rest string, line int) string {
+	if rest == "" {
+		return ""
+	}
+	if rest[0] == '`' {
+		n := len(rest) - len(strings.TrimLeft(rest, "`"))
+		if end := strings.Index(rest[n:], rest[:n]); end >= 0 {
+			return strings.TrimSpace(rest[n : n+end])
+		}
+	} else if r, n := utf8.DecodeRuneInString(rest); planIsQuote(r) {
+		if end := strings.IndexFunc(rest[n:], planIsQuote); end >= 0 {
+			return strings.TrimSpace(rest[n : n+end])
+		}
+	}
+	if f := strings.Fields(rest); len(f) > 0 {
+		if w := strings.TrimRight(f[0], ".,;:"); engine.ValidSkillName(w) && strings.Contains(w, "-") {
+			b.warn(line, "`**Skill:** %s` names the skill without backticks, so the block names no skill; write `**Skill:** `%s`` for it to run", rest, w)
+		}
+	}
+	return ""
+}
+
+// promptBody collects the prompt that starts at line i of paragraph p: the
+// rest of that line and paragraph, then the quotes right after the
+// paragraph (or, for a bare marker, a code block).
+func (b *planBuilder) promptBody(p ast.Node, i int, rest string) string {
+	lines := []string{strings.TrimSpace(strings.TrimPrefix(rest, ">"))}
+	l := p.Lines()
+	for j := i + 1; j < l.Len(); j++ {
+		seg := l.At(j)
+		lines = append(lines, string(planTrimLine(seg.Value(b.md))))
+	}
+	inline := strings.TrimSpace(strings.Join(lines, "\n"))
+	var quotes []string
+	next := p.NextSibling()
+	// A blank line without ">" splits a quote in two; pasted prompts often
+	// lose those markers, so consecutive quotes are one prompt.
+	for ; next != nil && next.Kind() == ast.KindBlockquote; next = next.NextSibling() {
+		if q := b.quoteText(next); q != "" {
+			quotes = append(quotes, q)
+		}
+	}
+	after := strings.Join(quotes, "\n\n")
+	if inline == "" && after == "" && next != nil && (next.Kind() == ast.KindFencedCodeBlock || next.Kind() == ast.KindCodeBlock) {
+		after = b.codeText(next)
+	}
+	switch {
+	case inline == "":
+		return after
+	case after == "":
+		return inline
+	}
+	return inline + "\n\n" + after
+}
+
+// quoteText is the source of a block quote with one ">" marker (and the
+// space after it) stripped from each line, so the prompt keeps its
+// paragraphs, lists and inline markup as written.
+func (b *planBuilder) quoteText(q ast.Node) string {
+	start := q.Pos()
+	if start < 0 {
+		start = planFirstOffset(q)
+	}
+	if start < 0 {
+		return ""
+	}
+	first := b.lineOf(start)
+	last := max(first, b.lineOf(max(planLastOffset(q), start)))
+	// A quote's last lines can hold no segment (a closing code fence, a bare
+	// ">"); they still start with ">".
+	for last < len(b.lines) {
+		next, _ := planNextLine(b.text, b.lines[last])
+		if t := bytes.TrimLeft(next, " \t"); len(t) == 0 || t[0] != '>' {
+			break
+		}
+		last++
+	}
+	var sb strings.Builder
+	for ln := first; ln <= last; ln++ {
+		from := b.lines[ln-1]
+		if ln == first {
+			from = b.base + start
+		}
+		line, _ := planNextLine(b.text, from)
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) > 0 && line[0] == '>' {
+			line = line[1:]
+			if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+				line = line[1:]
+			}
+		}
+		if ln > first {
+			sb.WriteByte('\n')
+		}
+		sb.Write(planTrimLine(line))
+	}
+	return strings.Trim(sb.String(), "\n")
+}
+
+func planFirstOffset(n ast.Node) int {
+	if n.Type() == ast.TypeBlock {
+		if l := n.Lines(); l.Len() > 0 {
+			return l.At(0).Start
+		}
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if off := planFirstOffset(c); off >= 0 {
+			return off
+		}
+	}
+	return -1
+}
+
+func planLastOffset(n ast.Node) int {
+	last := n.Pos()
+	if n.Type() != ast.TypeBlock {
+		return last
+	}
+	if l := n.Lines(); l.Len() > 0 {
+		last = max(last, l.At(l.Len()-1).Start)
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		last = max(last, planLastOffset(c))
+	}
+	return last
+}
+
+func (b *planBuilder) codeText(n ast.Node) string {
+	var sb strings.Builder
+	l := n.Lines()
+	for i := 0; i < l.Len(); i++ {
+		seg := l.At(i)
+		sb.Write(seg.Value(b.md))
+	}
+	return strings.TrimRight(sb.String(), " \t\n")
+}
+
+func (b *planBuilder) finishDomain() {
+	found, source, label := b.domain2, "section-2", "Section 2 `**Domain:**`"
+	if found == nil {
+		found, source, label = b.domain0, "section-0", "Section 0 `**Situation classification:**`"
+	}
+	if found == nil {
+		return
+	}
+	ds := planDomains(found.rest)
+	b.doc.DomainLine = found.line
+	switch len(ds) {
+	case 1:
+		b.doc.Domain, b.doc.DomainSource = ds[0], source
+	case 0:
+		b.doc.DomainAmbiguous = true
+		b.warn(found.line, "the %s line names no Cynefin domain (Clear, Complicated, Complex or Chaotic); the domain is unknown", label)
+	default:
+		b.doc.DomainAmbiguous = true
+		b.warn(found.line, "the %s line names several Cynefin domains (%s); the domain is left unknown rather than guessed", label, planJoinDomains(ds))
+	}
+	if source != "section-2" || b.domain0 == nil {
+		return
+	}
+	if d0 := planDomains(b.domain0.rest); len(d0) == 1 && (len(ds) != 1 || ds[0] != d0[0]) {
+		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but the Section 2 domain line (line %d) is the one read", d0[0], found.line)
+	}
+}
+
+// planDomains lists the distinct Cynefin domains named as whole words in a
+// domain line, in order, ignoring an inline **Source:** clause.
+func planDomains(rest string) []engine.Domain {
+	low := strings.ToLower(rest)
+	for _, m := range []string{"**source", "__source", "*source", "_source"} {
+		if i := strings.Index(low, m); i >= 0 {
+			rest, low = rest[:i], low[:i]
+		}
+	}
+	var found []engine.Domain
+	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		for _, d := range engine.Domains {
+			if strings.EqualFold(w, string(d)) && !planHasDomain(found, d) {
+				found = append(found, d)
+			}
+		}
+	}
+	return found
+}
+
+func planHasDomain(ds []engine.Domain, d engine.Domain) bool {
+	for _, x := range ds {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+func planJoinDomains(ds []engine.Domain) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = string(d)
+	}
+	return strings.Join(s, ", ")
+}
+
+var planConfidenceRE = regexp.MustCompile(`(?i)^(high|medium|low)(?:[-‐‑–—/](high|medium|low))?(?:$|[^\pL\pN])`)
+
+var planLevels = map[string]string{"high": "High", "medium": "Medium", "low": "Low"}
+
+func (b *planBuilder) finishConfidence() {
+	found := b.conf0
+	if found == nil {
+		found = b.conf
+	}
+	if found == nil {
+		return
+	}
+	v := strings.TrimLeft(found.rest, "*_ ")
+	if strings.HasPrefix(v, "[") {
+		b.warn(found.line, "the overall plan confidence is an unfilled template value (%s); no confidence is read", found.rest)
+		return
+	}
+	m := planConfidenceRE.FindStringSubmatchIndex(v)
+	if m == nil {
+		b.warn(found.line, "the overall plan confidence %q is not High, Medium, Low or a pair such as Medium-High; no confidence is read", found.rest)
+		return
+	}
+	conf := planLevels[strings.ToLower(v[m[2]:m[3]])]
+	end := m[3]
+	if m[4] >= 0 {
+		if second := planLevels[strings.ToLower(v[m[4]:m[5]])]; second != conf {
+			conf += "-" + second
+		}
+		end = m[5]
+	}
+	reason := strings.TrimLeft(v[end:], "*_")
+	reason = strings.TrimSpace(reason)
+	reason = strings.TrimLeft(reason, "-–—.:,;")
+	b.doc.Confidence = conf
+	b.doc.ConfidenceReason = strings.TrimSpace(reason)
+}

@@ -1,0 +1,319 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// prepared is a Commit checked and encoded before its transaction begins,
+// so the transaction itself only reads and puts bytes.
+type prepared struct {
+	id      []byte
+	run     engine.RunID
+	after   uint64
+	key     string
+	keyRec  []byte
+	seqs    [][]byte
+	events  [][]byte
+	snap    []byte
+	plan    []byte // set when the commit starts the run
+	summary []byte
+	active  bool
+	running bool
+	arts    []engine.ArtifactWrite
+	files   []engine.FileWrite
+}
+
+// committed is what a commit's transaction leaves for after it.
+type committed struct {
+	fileIDs []uint64
+}
+
+// Commit applies c in one fsynced transaction: the journal events, the
+// snapshot, the artifacts, the idempotency key and the pending file writes;
+// then writes the files. It refuses, writing nothing, a change computed
+// against an older journal (engine.ErrStale), a key already applied
+// (engine.ErrDuplicate) and events that do not continue the journal.
+//
+// Commit keeps none of c's slices after it returns, but they must not change
+// while it runs.
+//
+// When the transaction committed but a file could not be written, Commit
+// returns an error wrapping ErrFilesPending: the change stands, and the file
+// is written the next time the store is opened.
+func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
+	if err := live(ctx); err != nil {
+		return err
+	}
+	p, err := prepare(c)
+	if err != nil {
+		return err
+	}
+	var done committed
+	err = db.update(func(tx *bbolt.Tx) error {
+		done, err = commitTx(tx, p)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(p.files) == 0 {
+		return nil
+	}
+	pending := make([]pendingFile, len(p.files))
+	for i, f := range p.files {
+		pending[i] = pendingFile{id: done.fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body}
+	}
+	if err := db.writeFiles(pending); err != nil {
+		return fmt.Errorf("commit run %s: %w: %w", p.run, ErrFilesPending, err)
+	}
+	return nil
+}
+
+// prepare checks c and encodes its records.
+func prepare(c engine.Commit) (*prepared, error) {
+	r := c.Run
+	if r == nil || r.ID == "" {
+		return nil, errors.New("commit: no run")
+	}
+	if len(c.Events) == 0 {
+		return nil, fmt.Errorf("commit run %s: no events: every change to a run is a journal event", r.ID)
+	}
+	if err := checkStates(r); err != nil {
+		return nil, fmt.Errorf("commit run %s: %w", r.ID, err)
+	}
+	p := &prepared{
+		id: []byte(r.ID), run: r.ID, after: c.After, key: c.Key, arts: c.Artifacts, files: c.Files,
+		active: !r.Finished(), running: hasRunning(r),
+	}
+	for i, ev := range c.Events {
+		if want := c.After + uint64(i) + 1; ev.Seq != want {
+			return nil, fmt.Errorf("commit run %s: event %d (%s) has seq %d, want %d: events must continue the journal without gaps",
+				r.ID, i+1, ev.Type, ev.Seq, want)
+		}
+		if _, err := engine.ParseEventType(string(ev.Type)); err != nil {
+			return nil, fmt.Errorf("commit run %s: event %d: %w", r.ID, ev.Seq, err)
+		}
+		if ev.Start != nil && ev.Start.ID != r.ID {
+			return nil, fmt.Errorf("commit run %s: event %d starts run %s", r.ID, ev.Seq, ev.Start.ID)
+		}
+		b, err := json.Marshal(toEventRecord(ev))
+		if err != nil {
+			return nil, fmt.Errorf("commit run %s: encode event %d: %w", r.ID, ev.Seq, err)
+		}
+		p.seqs = append(p.seqs, seqKey(ev.Seq))
+		p.events = append(p.events, b)
+	}
+	if last := c.Events[len(c.Events)-1].Seq; r.Seq != last {
+		return nil, fmt.Errorf("commit run %s: the run is at seq %d but the last event is %d", r.ID, r.Seq, last)
+	}
+	if len(c.Key) > bbolt.MaxKeySize {
+		return nil, fmt.Errorf("commit run %s: idempotency key of %d bytes is too long", r.ID, len(c.Key))
+	}
+	for _, a := range c.Artifacts {
+		if a.Step < 1 || a.Step > len(r.Steps) || a.Attempt < 1 {
+			return nil, fmt.Errorf("commit run %s: artifact for step %d attempt %d: no such step attempt", r.ID, a.Step, a.Attempt)
+		}
+	}
+	for _, f := range c.Files {
+		if err := checkFileWrite(f); err != nil {
+			return nil, fmt.Errorf("commit run %s: %w", r.ID, err)
+		}
+	}
+
+	var err error
+	if p.snap, err = json.Marshal(toRunRecord(r)); err != nil {
+		return nil, fmt.Errorf("commit run %s: encode snapshot: %w", r.ID, err)
+	}
+	if p.summary, err = json.Marshal(toSummaryRecord(r)); err != nil {
+		return nil, fmt.Errorf("commit run %s: encode summary: %w", r.ID, err)
+	}
+	// The plan is the run's own copy and never changes once the run has
+	// started, so it is written with the run's first change only.
+	if c.After == 0 {
+		if p.plan, err = json.Marshal(toPlanRecord(r.Plan)); err != nil {
+			return nil, fmt.Errorf("commit run %s: encode plan: %w", r.ID, err)
+		}
+	}
+	if c.Key != "" {
+		if p.keyRec, err = json.Marshal(keyRecord{V: recordVersion, Run: string(r.ID), Seq: r.Seq}); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// checkStates refuses a run whose typed states this store could not read
+// back: better to refuse the change than to keep a run no one can load.
+func checkStates(r *engine.Run) error {
+	if _, err := engine.ParseRunState(string(r.State)); err != nil {
+		return err
+	}
+	if _, err := engine.ParseMode(string(r.Mode)); err != nil {
+		return err
+	}
+	for i := range r.Steps {
+		if _, err := engine.ParseStepStatus(string(r.Steps[i].Status)); err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func hasRunning(r *engine.Run) bool {
+	for i := range r.Steps {
+		if r.Steps[i].Status == engine.StepRunning {
+			return true
+		}
+	}
+	return false
+}
+
+// commitTx writes a prepared commit in tx after checking it against what is
+// stored.
+func commitTx(tx *bbolt.Tx, p *prepared) (committed, error) {
+	var out committed
+	runs := tx.Bucket(bucketRuns)
+	exists := runs.Get(p.id) != nil
+	journal, err := tx.Bucket(bucketJournal).CreateBucketIfNotExists(p.id)
+	if err != nil {
+		return out, fmt.Errorf("run %s: journal: %w", p.run, err)
+	}
+	// The journal's append-only keys pack best into full pages.
+	journal.FillPercent = 1
+	var last uint64
+	if k, _ := journal.Cursor().Last(); k != nil {
+		last = binary.BigEndian.Uint64(k)
+	}
+	switch {
+	case !exists && p.after != 0:
+		return out, fmt.Errorf("run %s is not in the store, but the change follows its event %d: %w: %w",
+			p.run, p.after, engine.ErrStale, engine.ErrNotFound)
+	case exists && p.after == 0:
+		return out, fmt.Errorf("run %s already exists: %w", p.run, engine.ErrStale)
+	case last != p.after:
+		return out, fmt.Errorf("run %s is at event %d, the change was made at event %d: %w", p.run, last, p.after, engine.ErrStale)
+	}
+	if p.key != "" {
+		keys := tx.Bucket(bucketKeys)
+		if v := keys.Get([]byte(p.key)); v != nil {
+			var k keyRecord
+			where := ""
+			if json.Unmarshal(v, &k) == nil {
+				where = fmt.Sprintf(" to run %s at event %d", k.Run, k.Seq)
+			}
+			return out, fmt.Errorf("run %s: key %q was already applied%s: %w", p.run, p.key, where, engine.ErrDuplicate)
+		}
+		if err := keys.Put([]byte(p.key), p.keyRec); err != nil {
+			return out, err
+		}
+	}
+	for i := range p.events {
+		if err := journal.Put(p.seqs[i], p.events[i]); err != nil {
+			return out, fmt.Errorf("run %s: journal: %w", p.run, err)
+		}
+	}
+	if err := runs.Put(p.id, p.snap); err != nil {
+		return out, fmt.Errorf("run %s: snapshot: %w", p.run, err)
+	}
+	if err := tx.Bucket(bucketSummaries).Put(p.id, p.summary); err != nil {
+		return out, fmt.Errorf("run %s: summary: %w", p.run, err)
+	}
+	if p.plan != nil {
+		if err := tx.Bucket(bucketPlans).Put(p.id, p.plan); err != nil {
+			return out, fmt.Errorf("run %s: plan: %w", p.run, err)
+		}
+	}
+	if err := index(tx.Bucket(bucketActive), p.id, p.active); err != nil {
+		return out, err
+	}
+	if err := index(tx.Bucket(bucketRunning), p.id, p.running); err != nil {
+		return out, err
+	}
+	versions := make([]int, len(p.arts))
+	if len(p.arts) > 0 {
+		arts, err := tx.Bucket(bucketArtifacts).CreateBucketIfNotExists(p.id)
+		if err != nil {
+			return out, fmt.Errorf("run %s: artifacts: %w", p.run, err)
+		}
+		for i, a := range p.arts {
+			if versions[i], err = putArtifact(arts, a); err != nil {
+				return out, fmt.Errorf("run %s: step %d attempt %d artifact: %w", p.run, a.Step, a.Attempt, err)
+			}
+		}
+	}
+	if len(p.files) > 0 {
+		files := tx.Bucket(bucketFiles)
+		files.FillPercent = 1
+		for _, f := range p.files {
+			rec := fileRecord{V: recordVersion, Run: string(p.run), Path: f.Path, From: f.From}
+			body := f.Body
+			// A file that holds an artifact of this commit refers to it
+			// rather than storing its body twice.
+			for i, a := range p.arts {
+				if f.From == "" && len(f.Body) > 0 && bytes.Equal(a.Body, f.Body) {
+					rec.Ref, body = &artRef{Step: a.Step, Attempt: a.Attempt, Version: versions[i]}, nil
+					break
+				}
+			}
+			id, err := files.NextSequence()
+			if err != nil {
+				return out, err
+			}
+			v, err := frame(rec, body)
+			if err != nil {
+				return out, err
+			}
+			if err := files.Put(seqKey(id), v); err != nil {
+				return out, fmt.Errorf("run %s: pending file %s: %w", p.run, f.Path, err)
+			}
+			out.fileIDs = append(out.fileIDs, id)
+		}
+	}
+	return out, nil
+}
+
+func index(b *bbolt.Bucket, id []byte, in bool) error {
+	if in {
+		if b.Get(id) != nil {
+			return nil
+		}
+		return b.Put(id, []byte{})
+	}
+	return b.Delete(id)
+}
+
+// putArtifact adds a version of an attempt's artifact and returns its number
+// (1 for the agent's original).
+func putArtifact(b *bbolt.Bucket, a engine.ArtifactWrite) (int, error) {
+	prefix := artPrefix(a.Step, a.Attempt)
+	version := 1
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		version = int(binary.BigEndian.Uint32(k[8:])) + 1
+	}
+	return version, b.Put(artKey(a.Step, a.Attempt, version), a.Body)
+}
+
+func seqKey(n uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 8), n) }
+
+func seqNum(k []byte) uint64 { return binary.BigEndian.Uint64(k) }
+
+func artPrefix(step, attempt int) []byte {
+	k := make([]byte, 8, 12)
+	binary.BigEndian.PutUint32(k, uint32(step))
+	binary.BigEndian.PutUint32(k[4:], uint32(attempt))
+	return k
+}
+
+func artKey(step, attempt, version int) []byte {
+	return binary.BigEndian.AppendUint32(artPrefix(step, attempt), uint32(version))
+}

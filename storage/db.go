@@ -1,0 +1,218 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// FileName is the database file inside the data directory.
+const FileName = "gonogo.db"
+
+// Options tune Open. The zero value is right for gonogo itself.
+type Options struct {
+	// LockTimeout is how long Open waits for another gonogo to let go of
+	// the file; 0 means one second.
+	LockTimeout time.Duration
+	// Now is the clock recovery stamps events with; nil means time.Now.
+	Now func() time.Time
+	// NoSync skips fsync on commit. For tests and benchmarks only: a crash
+	// can lose or damage what was committed.
+	NoSync bool
+}
+
+// DB is gonogo's store: one bbolt file and the artifact files beside it.
+// It is safe for concurrent use.
+type DB struct {
+	bolt      *bbolt.DB
+	dir       string
+	path      string
+	root      *os.Root // the data directory; file writes cannot leave it
+	now       func() time.Time
+	recovered []engine.RunID
+	opening   bool // errors name the file once, in Open's own message
+
+	// fileMu keeps file writes in commit order: a rename and the write that
+	// takes its place must not interleave with another commit's.
+	fileMu sync.Mutex
+}
+
+var _ engine.Store = (*DB)(nil)
+
+// ErrDamaged marks a file that is not a gonogo database or is damaged.
+var ErrDamaged = errors.New("not a gonogo database, or damaged")
+
+// Open opens (creating if needed) the store in dataDir and brings it to a
+// state every reader can trust: the schema migrated, artifact files left
+// pending by a crash written, and steps that were running when gonogo
+// stopped marked interrupted.
+func Open(dataDir string, opt Options) (*DB, error) {
+	return open(dataDir, opt, migrations)
+}
+
+func open(dataDir string, opt Options, steps []migration) (*DB, error) {
+	if dataDir == "" {
+		return nil, errors.New("open store: no data directory given")
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("open store: create data directory: %w", err)
+	}
+	path := filepath.Join(dataDir, FileName)
+	timeout := opt.LockTimeout
+	if timeout <= 0 {
+		timeout = time.Second
+	}
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+
+	bdb, err := openBolt(path, &bbolt.Options{Timeout: timeout, NoSync: opt.NoSync, FreelistType: bbolt.FreelistMapType})
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dataDir)
+	if err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	db := &DB{bolt: bdb, dir: dataDir, path: path, root: root, now: now, opening: true}
+	if err := db.prepare(steps); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	db.opening = false
+	return db, nil
+}
+
+// openBolt opens the bbolt file, turning a lock held elsewhere, a file that
+// is not a bbolt database, and a panic on a damaged one into errors that
+// name the file.
+func openBolt(path string, o *bbolt.Options) (db *bbolt.DB, err error) {
+	// bbolt can panic on a damaged file after it has opened and locked it;
+	// keep hold of the file so the lock can be let go.
+	var file *os.File
+	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if file != nil {
+				_ = file.Close()
+			}
+			db, err = nil, fmt.Errorf("open %s: %w (%v)", path, ErrDamaged, r)
+		}
+	}()
+	db, err = bbolt.Open(path, 0o600, o)
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("%s is in use by another gonogo (pid unknown); stop it or use another --data directory: %w", path, engine.ErrLocked)
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch),
+		errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrInvalidMapping):
+		return nil, fmt.Errorf("open %s: %w: %w", path, ErrDamaged, err)
+	}
+	return nil, fmt.Errorf("open %s: %w", path, err)
+}
+
+// prepare runs, in order, what must happen before anything reads the store.
+func (db *DB) prepare(steps []migration) error {
+	var pending bool
+	err := db.view(func(tx *bbolt.Tx) (err error) {
+		pending, err = needsMigration(tx, steps)
+		return err
+	})
+	if err != nil {
+		return db.openError(err)
+	}
+	if pending {
+		if err := db.update(func(tx *bbolt.Tx) error { return migrate(tx, steps) }); err != nil {
+			return db.openError(err)
+		}
+	}
+	if err := db.view(checkBuckets); err != nil {
+		return db.openError(err)
+	}
+	if err := db.replayFiles(); err != nil {
+		return db.openError(err)
+	}
+	if err := db.recoverRunning(); err != nil {
+		return db.openError(err)
+	}
+	return nil
+}
+
+func (db *DB) openError(err error) error {
+	return fmt.Errorf("open %s: %w", db.path, err)
+}
+
+func checkBuckets(tx *bbolt.Tx) error {
+	for _, name := range [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
+		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox} {
+		if tx.Bucket(name) == nil {
+			return fmt.Errorf("bucket %s is missing: %w", name, ErrDamaged)
+		}
+	}
+	return nil
+}
+
+// Close releases the file and its lock.
+func (db *DB) Close() error {
+	err := db.bolt.Close()
+	if rerr := db.root.Close(); err == nil && rerr != nil && !errors.Is(rerr, os.ErrClosed) {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Path is the bbolt file.
+func (db *DB) Path() string { return db.path }
+
+// Recovered lists the runs whose running steps this Open marked interrupted.
+func (db *DB) Recovered() []engine.RunID {
+	return append([]engine.RunID(nil), db.recovered...)
+}
+
+// view and update run fn in a transaction and turn a panic (bbolt panics
+// on some damaged pages) into an error naming the file.
+func (db *DB) view(fn func(tx *bbolt.Tx) error) (err error) {
+	defer db.catch(&err)
+	return db.bolt.View(fn)
+}
+
+func (db *DB) update(fn func(tx *bbolt.Tx) error) (err error) {
+	defer db.catch(&err)
+	return db.bolt.Update(fn)
+}
+
+func (db *DB) catch(err *error) {
+	if r := recover(); r != nil {
+		if db.opening {
+			*err = fmt.Errorf("%w (%v)", ErrDamaged, r)
+		} else {
+			*err = fmt.Errorf("%s: %w (%v)", db.path, ErrDamaged, r)
+		}
+	}
+}
+
+func live(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package storage owns gonogo's durable state: the bbolt file
+// <data>/gonogo.db with every run's snapshot, its append-only journal, the
+// artifacts each attempt produced (every version), the idempotency keys
+// already applied, the outbox of effects still to deliver, the schema version
+// and its migrations; and the artifact files written under the data
+// directory once a change is committed.
+//
+// # Layout
+//
+// Every top-level bucket, and what its keys and values are:
+//
+//	meta       "schema" -> schema version, 8-byte big-endian
+//	runs       run id -> snapshot record: the run without its plan (JSON)
+//	plans      run id -> the run's plan copy (JSON), written once, when the run starts
+//	summaries  run id -> summary record (JSON): one line of a listing
+//	journal    run id -> nested bucket: seq (8-byte big-endian) -> event record (JSON)
+//	artifacts  run id -> nested bucket: step|attempt|version (3 x 4-byte big-endian) -> body
+//	keys       idempotency key -> key record (JSON): run id and seq of the change it made
+//	active     run id -> empty: runs neither completed nor aborted
+//	running    run id -> empty: runs with a step whose status is running
+//	files      id (8-byte big-endian, bucket sequence) -> pending file write
+//	outbox     id (8-byte big-endian, bucket sequence) -> outbox item
+//
+// Run ids sort by creation time, so runs, summaries and active iterate
+// oldest first. Records are private structs with a version field, kept apart
+// from the engine's types so the engine can change without rewriting the
+// file; typed states are stored as their text.
+//
+// The plan is stored on its own because it never changes after a run starts
+// (the run keeps its own copy) and is the largest part of a run: keeping it
+// out of the snapshot keeps every later transition small. Load puts the two
+// back together.
+//
+// # Durability
+//
+// Commit is one read-write transaction, fsynced by bbolt when it commits.
+// Files cannot join that transaction, so a commit records them as pending
+// writes inside it and carries them out after it: if gonogo stops in
+// between, Open carries them out before anything else. Open then marks every
+// step the file says was running as interrupted, which is true because
+// bbolt's exclusive lock means no other process can still be running it.
+//
+// Caveats: the lock is advisory (flock), so it keeps out other gonogo
+// processes, not other programs; a damaged file is reported, not repaired.
+package storage

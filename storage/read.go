@@ -1,0 +1,205 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Load returns the run as its last commit left it, or an error wrapping
+// engine.ErrNotFound. The run is the caller's own: nothing in it points into
+// the store.
+func (db *DB) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+	if err := live(ctx); err != nil {
+		return nil, err
+	}
+	var r *engine.Run
+	err := db.view(func(tx *bbolt.Tx) (err error) {
+		r, err = loadTx(tx, id)
+		return err
+	})
+	return r, err
+}
+
+// loadTx decodes a run's snapshot and plan. JSON decoding copies every
+// string and slice, so the run outlives tx.
+func loadTx(tx *bbolt.Tx, id engine.RunID) (*engine.Run, error) {
+	snap := tx.Bucket(bucketRuns).Get([]byte(id))
+	if snap == nil {
+		return nil, fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
+	}
+	var rec runRecord
+	if err := json.Unmarshal(snap, &rec); err != nil {
+		return nil, fmt.Errorf("run %s: stored snapshot: %w", id, err)
+	}
+	var plan engine.Plan
+	if v := tx.Bucket(bucketPlans).Get([]byte(id)); v != nil {
+		var prec planRecord
+		if err := json.Unmarshal(v, &prec); err != nil {
+			return nil, fmt.Errorf("run %s: stored plan: %w", id, err)
+		}
+		var err error
+		if plan, err = fromPlanRecord(&prec); err != nil {
+			return nil, fmt.Errorf("run %s: stored %w", id, err)
+		}
+	}
+	r, err := fromRunRecord(&rec, plan)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: stored %w", id, err)
+	}
+	return r, nil
+}
+
+// Artifact returns the current body of an attempt's artifact: the last edit,
+// or the agent's original when nobody edited it.
+func (db *DB) Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error) {
+	vs, err := db.artifacts(ctx, id, step, attempt, true)
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// ArtifactVersions returns every version of an attempt's artifact, the
+// agent's original first, then each edit in order.
+func (db *DB) ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error) {
+	return db.artifacts(ctx, id, step, attempt, false)
+}
+
+func (db *DB) artifacts(ctx context.Context, id engine.RunID, step, attempt int, latest bool) ([][]byte, error) {
+	if err := live(ctx); err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	err := db.view(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketArtifacts).Bucket([]byte(id))
+		if b == nil {
+			return nil
+		}
+		prefix := artPrefix(step, attempt)
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if latest {
+				out = [][]byte{v}
+			} else {
+				out = append(out, bytes.Clone(v))
+			}
+		}
+		if latest && out != nil {
+			out[0] = bytes.Clone(out[0])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s step %d attempt %d artifact: %w", id, step, attempt, err)
+	}
+	if out == nil {
+		return nil, fmt.Errorf("run %s step %d attempt %d: no artifact stored: %w", id, step, attempt, engine.ErrNotFound)
+	}
+	return out, nil
+}
+
+// Journal returns a run's events in sequence order.
+func (db *DB) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, error) {
+	if err := live(ctx); err != nil {
+		return nil, err
+	}
+	var out []engine.Event
+	err := db.view(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketJournal).Bucket([]byte(id))
+		if b == nil {
+			return fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var rec eventRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("run %s: stored event %d: %w", id, seqNum(k), err)
+			}
+			ev, err := fromEventRecord(&rec)
+			if err != nil {
+				return fmt.Errorf("run %s: stored %w", id, err)
+			}
+			out = append(out, ev)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Rebuild folds the stored journal of a run into a run: what the snapshot
+// should say, derived from the events alone.
+func (db *DB) Rebuild(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+	j, err := db.Journal(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := engine.Rebuild(j)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// List returns a summary of every run, newest first. It reads only the small
+// summary records, not the runs.
+func (db *DB) List(ctx context.Context) ([]engine.RunSummary, error) {
+	if err := live(ctx); err != nil {
+		return nil, err
+	}
+	var out []engine.RunSummary
+	err := db.view(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketSummaries)
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			id := engine.RunID(k)
+			var rec summaryRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("run %s: stored summary: %w", id, err)
+			}
+			s, err := fromSummaryRecord(id, &rec)
+			if err != nil {
+				return fmt.Errorf("run %s: stored %w", id, err)
+			}
+			out = append(out, s)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Active lists the runs that are neither completed nor aborted, oldest
+// first.
+func (db *DB) Active(ctx context.Context) ([]engine.RunID, error) {
+	if err := live(ctx); err != nil {
+		return nil, err
+	}
+	var out []engine.RunID
+	err := db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
+			out = append(out, engine.RunID(k))
+			return nil
+		})
+	})
+	return out, err
+}
+
+// SeenKey reports whether an idempotency key was already applied.
+func (db *DB) SeenKey(ctx context.Context, key string) (bool, error) {
+	if err := live(ctx); err != nil {
+		return false, err
+	}
+	if key == "" {
+		return false, nil
+	}
+	var seen bool
+	err := db.view(func(tx *bbolt.Tx) error {
+		seen = tx.Bucket(bucketKeys).Get([]byte(key)) != nil
+		return nil
+	})
+	return seen, err
+}

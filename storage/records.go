@@ -1,0 +1,566 @@
+package storage
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// recordVersion is the version every record is written with. A reader
+// refuses a record from a newer gonogo rather than guess at its fields.
+const recordVersion = 1
+
+// Slices are encoded without omitempty so that nil and empty survive a round
+// trip: what Load returns is what was committed.
+
+type runRecord struct {
+	V         int          `json:"v"`
+	ID        string       `json:"id"`
+	State     string       `json:"state"`
+	Input     string       `json:"input"`
+	Mode      string       `json:"mode"`
+	DryRun    bool         `json:"dry_run,omitempty"`
+	Thread    bool         `json:"thread,omitempty"`
+	ForceAuto bool         `json:"force_auto,omitempty"`
+	BudgetUSD float64      `json:"budget_usd,omitempty"`
+	Steps     []stepRecord `json:"steps"`
+	StartedBy string       `json:"started_by,omitempty"`
+	Origin    originRecord `json:"origin,omitzero"`
+	Created   time.Time    `json:"created,omitzero"`
+	Updated   time.Time    `json:"updated,omitzero"`
+	CostUSD   float64      `json:"cost_usd,omitempty"`
+	Seq       uint64       `json:"seq"`
+	Halt      string       `json:"halt,omitempty"`
+}
+
+type originRecord struct {
+	Channel string `json:"channel,omitempty"`
+	Thread  string `json:"thread,omitempty"`
+}
+
+type stepRecord struct {
+	N          int              `json:"n"`
+	ID         string           `json:"id,omitempty"`
+	Skill      string           `json:"skill"`
+	Effort     string           `json:"effort,omitempty"`
+	Prompt     string           `json:"prompt,omitempty"`
+	Category   string           `json:"category,omitempty"`
+	Execution  string           `json:"execution,omitempty"`
+	Leaf       string           `json:"leaf,omitempty"`
+	DependsOn  []int            `json:"depends_on"`
+	ThreadFrom int              `json:"thread_from,omitempty"`
+	Gate       string           `json:"gate,omitempty"`
+	Status     string           `json:"status"`
+	Attempts   []attemptRecord  `json:"attempts"`
+	Decisions  []decisionRecord `json:"decisions"`
+}
+
+type attemptRecord struct {
+	N        int         `json:"n"`
+	Result   string      `json:"result,omitempty"`
+	Reason   string      `json:"reason,omitempty"`
+	Summary  string      `json:"summary,omitempty"`
+	Feedback string      `json:"feedback,omitempty"`
+	Artifact bool        `json:"artifact,omitempty"`
+	Edited   bool        `json:"edited,omitempty"`
+	Size     int         `json:"size,omitempty"`
+	File     string      `json:"file,omitempty"`
+	CostUSD  float64     `json:"cost_usd,omitempty"`
+	Usage    usageRecord `json:"usage,omitzero"`
+	Started  time.Time   `json:"started,omitzero"`
+	Finished time.Time   `json:"finished,omitzero"`
+}
+
+type usageRecord struct {
+	InputTokens  int64 `json:"in,omitempty"`
+	OutputTokens int64 `json:"out,omitempty"`
+	CacheRead    int64 `json:"cache_read,omitempty"`
+	CacheCreate  int64 `json:"cache_create,omitempty"`
+	Turns        int   `json:"turns,omitempty"`
+}
+
+type decisionRecord struct {
+	Kind     string    `json:"kind"`
+	Actor    string    `json:"actor,omitempty"`
+	Time     time.Time `json:"time,omitzero"`
+	Step     int       `json:"step"`
+	Attempt  int       `json:"attempt"`
+	Key      string    `json:"key,omitempty"`
+	Feedback string    `json:"feedback,omitempty"`
+}
+
+type planRecord struct {
+	V                int              `json:"v"`
+	Input            string           `json:"input"`
+	Source           string           `json:"source,omitempty"`
+	Domain           string           `json:"domain,omitempty"`
+	DomainSource     string           `json:"domain_source,omitempty"`
+	DomainAmbiguous  bool             `json:"domain_ambiguous,omitempty"`
+	Confidence       string           `json:"confidence,omitempty"`
+	ConfidenceReason string           `json:"confidence_reason,omitempty"`
+	Context          string           `json:"context,omitempty"`
+	Flags            flagsRecord      `json:"flags,omitzero"`
+	Steps            []planStepRecord `json:"steps"`
+	Manual           []blockRecord    `json:"manual"`
+	Deferred         []blockRecord    `json:"deferred"`
+	Warnings         []string         `json:"warnings"`
+}
+
+type flagsRecord struct {
+	Auto      bool `json:"auto,omitempty"`
+	ForceAuto bool `json:"force_auto,omitempty"`
+	DryRun    bool `json:"dry_run,omitempty"`
+	Thread    bool `json:"thread,omitempty"`
+}
+
+type planStepRecord struct {
+	Skill     string   `json:"skill"`
+	Effort    string   `json:"effort,omitempty"`
+	PTokens   []string `json:"p_tokens"`
+	Prompt    string   `json:"prompt,omitempty"`
+	Category  string   `json:"category,omitempty"`
+	Execution string   `json:"execution,omitempty"`
+	Leaf      string   `json:"leaf,omitempty"`
+	Line      int      `json:"line,omitempty"`
+	ID        string   `json:"id,omitempty"`
+	DependsOn []string `json:"depends_on"`
+	Gate      string   `json:"gate,omitempty"`
+}
+
+type blockRecord struct {
+	Effort  string   `json:"effort,omitempty"`
+	PTokens []string `json:"p_tokens"`
+	Skill   string   `json:"skill,omitempty"`
+	Prompt  string   `json:"prompt,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Line    int      `json:"line,omitempty"`
+}
+
+type eventRecord struct {
+	V        int          `json:"v"`
+	Seq      uint64       `json:"seq"`
+	Time     time.Time    `json:"time,omitzero"`
+	Type     string       `json:"type"`
+	Step     int          `json:"step,omitempty"`
+	Attempt  int          `json:"attempt,omitempty"`
+	Actor    string       `json:"actor,omitempty"`
+	Decision string       `json:"decision,omitempty"`
+	Key      string       `json:"key,omitempty"`
+	Feedback string       `json:"feedback,omitempty"`
+	Status   string       `json:"status,omitempty"`
+	Result   string       `json:"result,omitempty"`
+	Reason   string       `json:"reason,omitempty"`
+	Summary  string       `json:"summary,omitempty"`
+	Size     int          `json:"size,omitempty"`
+	Artifact bool         `json:"artifact,omitempty"`
+	File     string       `json:"file,omitempty"`
+	CostUSD  float64      `json:"cost_usd,omitempty"`
+	Usage    usageRecord  `json:"usage,omitzero"`
+	Mode     string       `json:"mode,omitempty"`
+	State    string       `json:"state,omitempty"`
+	Start    *startRecord `json:"start,omitempty"`
+}
+
+type startRecord struct {
+	ID        string       `json:"id"`
+	Plan      planRecord   `json:"plan"`
+	Mode      string       `json:"mode"`
+	DryRun    bool         `json:"dry_run,omitempty"`
+	Thread    bool         `json:"thread,omitempty"`
+	ForceAuto bool         `json:"force_auto,omitempty"`
+	BudgetUSD float64      `json:"budget_usd,omitempty"`
+	StartedBy string       `json:"started_by,omitempty"`
+	Origin    originRecord `json:"origin,omitzero"`
+}
+
+type summaryRecord struct {
+	V          int          `json:"v"`
+	State      string       `json:"state"`
+	Input      string       `json:"input"`
+	Source     string       `json:"source,omitempty"`
+	Origin     originRecord `json:"origin,omitzero"`
+	Created    time.Time    `json:"created,omitzero"`
+	Updated    time.Time    `json:"updated,omitzero"`
+	StepsTotal int          `json:"steps_total"`
+	StepsDone  int          `json:"steps_done"`
+}
+
+// keyRecord remembers which change an idempotency key made.
+type keyRecord struct {
+	V   int    `json:"v"`
+	Run string `json:"run"`
+	Seq uint64 `json:"seq"`
+}
+
+// fileRecord is a pending file write. Its body follows the record in the
+// stored value (see frame), unless it is the body of an artifact stored in
+// the same commit, which Ref names instead of storing it twice.
+type fileRecord struct {
+	V    int     `json:"v"`
+	Run  string  `json:"run"`
+	Path string  `json:"path"`
+	From string  `json:"from,omitempty"`
+	Ref  *artRef `json:"ref,omitempty"`
+}
+
+type artRef struct {
+	Step    int `json:"step"`
+	Attempt int `json:"attempt"`
+	Version int `json:"version"`
+}
+
+type outboxRecord struct {
+	V       int       `json:"v"`
+	Kind    string    `json:"kind"`
+	Created time.Time `json:"created,omitzero"`
+}
+
+// errNewerRecord marks a record written by a gonogo newer than this one.
+var errNewerRecord = errors.New("written by a newer gonogo")
+
+func checkVersion(v int) error {
+	switch {
+	case v == 0:
+		return errors.New("record has no version")
+	case v > recordVersion:
+		return fmt.Errorf("record version %d: %w", v, errNewerRecord)
+	}
+	return nil
+}
+
+// frame stores a JSON header and a raw body in one value: the header's
+// length (4 bytes, big-endian), the header, the body. Bodies of up to
+// megabytes stay raw instead of growing by a third in base64.
+func frame(header any, body []byte) ([]byte, error) {
+	h, err := json.Marshal(header)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 4, 4+len(h)+len(body))
+	binary.BigEndian.PutUint32(out, uint32(len(h)))
+	out = append(out, h...)
+	return append(out, body...), nil
+}
+
+// unframe splits a framed value, decoding the header into header. The body
+// aliases v: copy it before the transaction ends.
+func unframe(v []byte, header any) ([]byte, error) {
+	if len(v) < 4 {
+		return nil, errors.New("framed record too short")
+	}
+	n := binary.BigEndian.Uint32(v)
+	if uint64(n) > uint64(len(v)-4) {
+		return nil, errors.New("framed record header runs past its end")
+	}
+	if err := json.Unmarshal(v[4:4+n], header); err != nil {
+		return nil, err
+	}
+	return v[4+n:], nil
+}
+
+// Encoding: engine values to records.
+
+func toOrigin(o engine.Origin) originRecord {
+	return originRecord{Channel: o.Channel, Thread: o.Thread}
+}
+
+func toUsage(u engine.Usage) usageRecord {
+	return usageRecord{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheRead: u.CacheRead, CacheCreate: u.CacheCreate, Turns: u.Turns}
+}
+
+func toRunRecord(r *engine.Run) runRecord {
+	rec := runRecord{
+		V: recordVersion, ID: string(r.ID), State: string(r.State), Input: string(r.Input),
+		Mode: string(r.Mode), DryRun: r.DryRun, Thread: r.Thread, ForceAuto: r.ForceAuto,
+		BudgetUSD: r.BudgetUSD, StartedBy: r.StartedBy, Origin: toOrigin(r.Origin),
+		Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD, Seq: r.Seq, Halt: r.Halt,
+	}
+	if r.Steps != nil {
+		rec.Steps = make([]stepRecord, len(r.Steps))
+	}
+	for i, s := range r.Steps {
+		sr := stepRecord{
+			N: s.N, ID: s.ID, Skill: s.Skill, Effort: s.Effort, Prompt: s.Prompt,
+			Category: string(s.Category), Execution: string(s.Execution), Leaf: s.Leaf,
+			DependsOn: s.DependsOn, ThreadFrom: s.ThreadFrom, Gate: string(s.Gate), Status: string(s.Status),
+		}
+		if s.Attempts != nil {
+			sr.Attempts = make([]attemptRecord, len(s.Attempts))
+		}
+		for j, a := range s.Attempts {
+			sr.Attempts[j] = attemptRecord{
+				N: a.N, Result: string(a.Result), Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback,
+				Artifact: a.Artifact, Edited: a.Edited, Size: a.Size, File: a.File, CostUSD: a.CostUSD,
+				Usage: toUsage(a.Usage), Started: a.Started, Finished: a.Finished,
+			}
+		}
+		if s.Decisions != nil {
+			sr.Decisions = make([]decisionRecord, len(s.Decisions))
+		}
+		for j, d := range s.Decisions {
+			sr.Decisions[j] = decisionRecord{Kind: string(d.Kind), Actor: d.Actor, Time: d.Time,
+				Step: d.Step, Attempt: d.Attempt, Key: d.Key, Feedback: d.Feedback}
+		}
+		rec.Steps[i] = sr
+	}
+	return rec
+}
+
+func toPlanRecord(p engine.Plan) planRecord {
+	rec := planRecord{
+		V: recordVersion, Input: string(p.Input), Source: p.Source, Domain: string(p.Domain),
+		DomainSource: p.DomainSource, DomainAmbiguous: p.DomainAmbiguous, Confidence: p.Confidence,
+		ConfidenceReason: p.ConfidenceReason, Context: p.Context,
+		Flags:    flagsRecord{Auto: p.Flags.Auto, ForceAuto: p.Flags.ForceAuto, DryRun: p.Flags.DryRun, Thread: p.Flags.Thread},
+		Manual:   toBlockRecords(p.Manual),
+		Deferred: toBlockRecords(p.Deferred),
+		Warnings: p.Warnings,
+	}
+	if p.Steps != nil {
+		rec.Steps = make([]planStepRecord, len(p.Steps))
+	}
+	for i, s := range p.Steps {
+		rec.Steps[i] = planStepRecord{
+			Skill: s.Skill, Effort: s.Effort, PTokens: s.PTokens, Prompt: s.Prompt,
+			Category: string(s.Category), Execution: string(s.Execution), Leaf: s.Leaf, Line: s.Line,
+			ID: s.ID, DependsOn: s.DependsOn, Gate: string(s.Gate),
+		}
+	}
+	return rec
+}
+
+func toBlockRecords(bs []engine.Block) []blockRecord {
+	if bs == nil {
+		return nil
+	}
+	out := make([]blockRecord, len(bs))
+	for i, b := range bs {
+		out[i] = blockRecord{Effort: b.Effort, PTokens: b.PTokens, Skill: b.Skill, Prompt: b.Prompt, Reason: b.Reason, Line: b.Line}
+	}
+	return out
+}
+
+func toEventRecord(ev engine.Event) eventRecord {
+	rec := eventRecord{
+		V: recordVersion, Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt,
+		Actor: ev.Actor, Decision: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback,
+		Status: string(ev.Status), Result: string(ev.Result), Reason: ev.Reason, Summary: ev.Summary,
+		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
+		Mode: string(ev.Mode), State: string(ev.State),
+	}
+	if st := ev.Start; st != nil {
+		rec.Start = &startRecord{
+			ID: string(st.ID), Plan: toPlanRecord(st.Plan), Mode: string(st.Mode), DryRun: st.DryRun,
+			Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD, StartedBy: st.StartedBy,
+			Origin: toOrigin(st.Origin),
+		}
+	}
+	return rec
+}
+
+func toSummaryRecord(r *engine.Run) summaryRecord {
+	return summaryRecord{
+		V: recordVersion, State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
+		Origin: toOrigin(r.Origin), Created: r.Created, Updated: r.Updated,
+		StepsTotal: len(r.Steps), StepsDone: r.StepsDone(),
+	}
+}
+
+// Decoding: records to engine values. Typed states go through the engine's
+// parsers, so a state this gonogo does not know is an error, never a guess.
+
+// stateReader collects the first parse error, so conversion code reads as a
+// list of fields rather than a ladder of ifs.
+type stateReader struct{ err error }
+
+func (p *stateReader) fail(what string, err error) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%s: %w", what, err)
+	}
+}
+
+func parseReq[T ~string](p *stateReader, what, s string, parse func(string) (T, error)) T {
+	v, err := parse(s)
+	if err != nil {
+		p.fail(what, err)
+	}
+	return v
+}
+
+// parseOpt reads a state that may be absent (the empty string).
+func parseOpt[T ~string](p *stateReader, what, s string, parse func(string) (T, error)) T {
+	if s == "" {
+		return ""
+	}
+	return parseReq(p, what, s, parse)
+}
+
+func fromOrigin(o originRecord) engine.Origin {
+	return engine.Origin{Channel: o.Channel, Thread: o.Thread}
+}
+
+func fromUsage(u usageRecord) engine.Usage {
+	return engine.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheRead: u.CacheRead, CacheCreate: u.CacheCreate, Turns: u.Turns}
+}
+
+// fromRunRecord builds a run from its snapshot and plan records.
+func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
+	if err := checkVersion(rec.V); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	var p stateReader
+	r := &engine.Run{
+		ID:        engine.RunID(rec.ID),
+		State:     parseReq(&p, "state", rec.State, engine.ParseRunState),
+		Input:     engine.InputKind(rec.Input),
+		Mode:      parseReq(&p, "mode", rec.Mode, engine.ParseMode),
+		DryRun:    rec.DryRun,
+		Thread:    rec.Thread,
+		ForceAuto: rec.ForceAuto,
+		BudgetUSD: rec.BudgetUSD,
+		Plan:      plan,
+		StartedBy: rec.StartedBy,
+		Origin:    fromOrigin(rec.Origin),
+		Created:   rec.Created,
+		Updated:   rec.Updated,
+		CostUSD:   rec.CostUSD,
+		Seq:       rec.Seq,
+		Halt:      rec.Halt,
+	}
+	if rec.Steps != nil {
+		r.Steps = make([]engine.Step, len(rec.Steps))
+	}
+	for i, sr := range rec.Steps {
+		where := fmt.Sprintf("step %d", i+1)
+		s := engine.Step{
+			N: sr.N, ID: sr.ID, Skill: sr.Skill, Effort: sr.Effort, Prompt: sr.Prompt,
+			Category: engine.Category(sr.Category), Execution: engine.Execution(sr.Execution), Leaf: sr.Leaf,
+			DependsOn: sr.DependsOn, ThreadFrom: sr.ThreadFrom,
+			Gate:   parseOpt(&p, where+" gate", sr.Gate, engine.ParseGate),
+			Status: parseReq(&p, where+" status", sr.Status, engine.ParseStepStatus),
+		}
+		if sr.Attempts != nil {
+			s.Attempts = make([]engine.Attempt, len(sr.Attempts))
+		}
+		for j, a := range sr.Attempts {
+			s.Attempts[j] = engine.Attempt{
+				N:      a.N,
+				Result: parseOpt(&p, fmt.Sprintf("%s attempt %d result", where, a.N), a.Result, engine.ParseResult),
+				Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback, Artifact: a.Artifact,
+				Edited: a.Edited, Size: a.Size, File: a.File, CostUSD: a.CostUSD, Usage: fromUsage(a.Usage),
+				Started: a.Started, Finished: a.Finished,
+			}
+		}
+		if sr.Decisions != nil {
+			s.Decisions = make([]engine.Decision, len(sr.Decisions))
+		}
+		for j, d := range sr.Decisions {
+			s.Decisions[j] = engine.Decision{
+				Kind:  parseReq(&p, where+" decision", d.Kind, engine.ParseDecisionKind),
+				Actor: d.Actor, Time: d.Time, Step: d.Step, Attempt: d.Attempt, Key: d.Key, Feedback: d.Feedback,
+			}
+		}
+		r.Steps[i] = s
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return r, nil
+}
+
+func fromPlanRecord(rec *planRecord) (engine.Plan, error) {
+	if err := checkVersion(rec.V); err != nil {
+		return engine.Plan{}, fmt.Errorf("plan: %w", err)
+	}
+	var p stateReader
+	plan := engine.Plan{
+		Input: engine.InputKind(rec.Input), Source: rec.Source, Domain: engine.Domain(rec.Domain),
+		DomainSource: rec.DomainSource, DomainAmbiguous: rec.DomainAmbiguous, Confidence: rec.Confidence,
+		ConfidenceReason: rec.ConfidenceReason, Context: rec.Context,
+		Flags:    engine.Flags{Auto: rec.Flags.Auto, ForceAuto: rec.Flags.ForceAuto, DryRun: rec.Flags.DryRun, Thread: rec.Flags.Thread},
+		Manual:   fromBlockRecords(rec.Manual),
+		Deferred: fromBlockRecords(rec.Deferred),
+		Warnings: rec.Warnings,
+	}
+	if rec.Steps != nil {
+		plan.Steps = make([]engine.PlanStep, len(rec.Steps))
+	}
+	for i, s := range rec.Steps {
+		plan.Steps[i] = engine.PlanStep{
+			Skill: s.Skill, Effort: s.Effort, PTokens: s.PTokens, Prompt: s.Prompt,
+			Category: engine.Category(s.Category), Execution: engine.Execution(s.Execution), Leaf: s.Leaf,
+			Line: s.Line, ID: s.ID, DependsOn: s.DependsOn,
+			Gate: parseOpt(&p, fmt.Sprintf("plan step %d gate", i+1), s.Gate, engine.ParseGate),
+		}
+	}
+	return plan, p.err
+}
+
+func fromBlockRecords(bs []blockRecord) []engine.Block {
+	if bs == nil {
+		return nil
+	}
+	out := make([]engine.Block, len(bs))
+	for i, b := range bs {
+		out[i] = engine.Block{Effort: b.Effort, PTokens: b.PTokens, Skill: b.Skill, Prompt: b.Prompt, Reason: b.Reason, Line: b.Line}
+	}
+	return out
+}
+
+func fromEventRecord(rec *eventRecord) (engine.Event, error) {
+	if err := checkVersion(rec.V); err != nil {
+		return engine.Event{}, fmt.Errorf("event %d: %w", rec.Seq, err)
+	}
+	var p stateReader
+	ev := engine.Event{
+		Seq: rec.Seq, Time: rec.Time,
+		Type:    parseReq(&p, "type", rec.Type, engine.ParseEventType),
+		Step:    rec.Step,
+		Attempt: rec.Attempt, Actor: rec.Actor,
+		Decision: parseOpt(&p, "decision", rec.Decision, engine.ParseDecisionKind),
+		Key:      rec.Key, Feedback: rec.Feedback,
+		Status: parseOpt(&p, "status", rec.Status, engine.ParseStepStatus),
+		Result: parseOpt(&p, "result", rec.Result, engine.ParseResult),
+		Reason: rec.Reason, Summary: rec.Summary, Size: rec.Size, Artifact: rec.Artifact, File: rec.File,
+		CostUSD: rec.CostUSD, Usage: fromUsage(rec.Usage),
+		Mode:  parseOpt(&p, "mode", rec.Mode, engine.ParseMode),
+		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
+	}
+	if st := rec.Start; st != nil {
+		plan, err := fromPlanRecord(&st.Plan)
+		if err != nil {
+			p.fail("start", err)
+		}
+		ev.Start = &engine.RunStart{
+			ID: engine.RunID(st.ID), Plan: plan,
+			Mode:   parseReq(&p, "start mode", st.Mode, engine.ParseMode),
+			DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
+			StartedBy: st.StartedBy, Origin: fromOrigin(st.Origin),
+		}
+	}
+	if p.err != nil {
+		return engine.Event{}, fmt.Errorf("event %d: %w", rec.Seq, p.err)
+	}
+	return ev, nil
+}
+
+func fromSummaryRecord(id engine.RunID, rec *summaryRecord) (engine.RunSummary, error) {
+	if err := checkVersion(rec.V); err != nil {
+		return engine.RunSummary{}, fmt.Errorf("summary: %w", err)
+	}
+	state, err := engine.ParseRunState(rec.State)
+	if err != nil {
+		return engine.RunSummary{}, fmt.Errorf("summary: %w", err)
+	}
+	return engine.RunSummary{
+		ID: id, State: state, Input: engine.InputKind(rec.Input), Source: rec.Source,
+		Origin: fromOrigin(rec.Origin), Created: rec.Created, Updated: rec.Updated,
+		StepsTotal: rec.StepsTotal, StepsDone: rec.StepsDone,
+	}, nil
+}

@@ -1,0 +1,118 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the layout this gonogo writes. Open migrates an older
+// file up to it and refuses a newer one.
+const SchemaVersion = 1
+
+var (
+	bucketMeta      = []byte("meta")
+	bucketRuns      = []byte("runs")
+	bucketPlans     = []byte("plans")
+	bucketSummaries = []byte("summaries")
+	bucketJournal   = []byte("journal")
+	bucketArtifacts = []byte("artifacts")
+	bucketKeys      = []byte("keys")
+	bucketActive    = []byte("active")
+	bucketRunning   = []byte("running")
+	bucketFiles     = []byte("files")
+	bucketOutbox    = []byte("outbox")
+
+	keySchema = []byte("schema")
+)
+
+// migration moves the file from one schema version to the next. migrations[i]
+// takes version i to version i+1. All pending migrations run in one
+// transaction, so a failing one leaves the file as it was.
+type migration struct {
+	name string
+	up   func(tx *bbolt.Tx) error
+}
+
+var migrations = []migration{
+	{name: "create the version 1 buckets", up: createV1Buckets},
+}
+
+func init() {
+	if len(migrations) != SchemaVersion {
+		panic(fmt.Sprintf("storage: %d migrations for schema version %d", len(migrations), SchemaVersion))
+	}
+}
+
+// errNewerSchema is returned for a file written by a newer gonogo.
+var errNewerSchema = errors.New("written by a newer gonogo")
+
+// createV1Buckets creates the version 1 layout. Version 0 is a file with no
+// meta bucket: a new, empty file, or one from before versions were recorded;
+// buckets that exist already are kept.
+func createV1Buckets(tx *bbolt.Tx) error {
+	for _, name := range [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
+		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// schemaVersion reads the stored version; a file without a meta bucket is
+// version 0.
+func schemaVersion(tx *bbolt.Tx) (uint64, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return 0, nil
+	}
+	v := meta.Get(keySchema)
+	if v == nil {
+		return 0, nil
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("schema version is %d bytes, want 8", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// migrate brings the file up to len(steps), in tx.
+func migrate(tx *bbolt.Tx, steps []migration) error {
+	have, err := schemaVersion(tx)
+	if err != nil {
+		return err
+	}
+	want := uint64(len(steps))
+	if have > want {
+		return fmt.Errorf("schema version %d, this gonogo knows up to %d: %w; upgrade gonogo", have, want, errNewerSchema)
+	}
+	for v := have; v < want; v++ {
+		if err := steps[v].up(tx); err != nil {
+			return fmt.Errorf("migration %d to %d (%s): %w", v, v+1, steps[v].name, err)
+		}
+	}
+	if have == want {
+		return nil
+	}
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	return meta.Put(keySchema, binary.BigEndian.AppendUint64(nil, want))
+}
+
+// needsMigration reports whether migrate would write.
+func needsMigration(tx *bbolt.Tx, steps []migration) (bool, error) {
+	have, err := schemaVersion(tx)
+	if err != nil {
+		return false, err
+	}
+	want := uint64(len(steps))
+	if have > want {
+		return false, fmt.Errorf("schema version %d, this gonogo knows up to %d: %w; upgrade gonogo", have, want, errNewerSchema)
+	}
+	return have < want, nil
+}
