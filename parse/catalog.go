@@ -227,6 +227,7 @@ func (c *Catalog) load(dir, name string) (engine.Skill, error) {
 		return engine.Skill{}, fmt.Errorf("skill %q: %w", name, err)
 	default:
 		skill.TemplateSections = catalogTemplateSections(tsrc)
+		skill.Template = string(tsrc)
 	}
 	return skill, nil
 }

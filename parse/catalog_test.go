@@ -96,6 +96,9 @@ func TestCatalogAgent(t *testing.T) {
 	if !strings.HasPrefix(body, "You are pm-critic.") {
 		t.Errorf("Agent body starts %q, want the instructions after the front matter", catalogFirstLine(body))
 	}
+	if body, err := c.WithAgents(map[string]string{"pm-critic": "Overridden."}).Agent("pm-critic"); err != nil || body != "Overridden." {
+		t.Errorf("WithAgents on a loaded catalog: Agent = %q, %v; want the given body", body, err)
+	}
 	for _, name := range []string{"no-such-agent", "../skills/deliver-prd/SKILL", "PM-Critic", ""} {
 		if _, err := c.Agent(name); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("Agent(%q) err = %v, want ErrNotFound", name, err)

@@ -22,12 +22,11 @@ import (
 //     separators in a row is refused, because a name is missing between them.
 //     "then" is reserved: it is never a skill name.
 //   - Flags (--auto, --force-auto, --dry-run, --thread) are taken out first,
-//     wherever they stand, even between steps ("a -> --thread b"). A flag
-//     written with an em or en dash ("—thread", as phone and desktop
-//     keyboards turn "--" into), counts as the flag, so a typed --dry-run
-//     never silently becomes context and a real run. Any other word starting
-//     with "--" before the context marker is refused as an unknown flag: a
-//     mistyped --dry-run must not run for real.
+//     wherever they stand, even between steps ("a -> --thread b"). Since
+//     phone and desktop keyboards often turn "--" into a dash, "—thread" and
+//     "–thread" count as --thread: a typed --dry-run must never silently
+//     become context and a real run. For the same reason any other word
+//     starting with "--" (before a lone "--") is refused as an unknown flag.
 //   - The chain ends after the first name that is not followed by a
 //     separator. Everything after it is the shared context, even words that
 //     look like skill names, with flags taken out. A lone "--" ends the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ type config struct {
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: l}); err != nil {
-		return c, fmt.Errorf("configuration: %w", err)
+		return c, fmt.Errorf("configuration: %s", envNames(err.Error()))
 	}
 	if c.StepTimeout <= 0 {
 		return c, fmt.Errorf("configuration: GONOGO_STEP_TIMEOUT must be positive, got %s", c.StepTimeout)
@@ -43,6 +44,18 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 		return c, fmt.Errorf("configuration: GONOGO_RUN_BUDGET_USD must not be negative")
 	}
 	return c, nil
+}
+
+// envNames replaces the Go field names go-envconfig puts in its errors with
+// the variables people actually set.
+func envNames(msg string) string {
+	t := reflect.TypeOf(config{})
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		msg = strings.ReplaceAll(msg, f.Name+":", name+":")
+	}
+	return msg
 }
 
 // skillsDir is the skills directory: the flag, GONOGO_SKILLS_DIR, or

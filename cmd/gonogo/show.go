@@ -244,4 +244,3 @@ func writeJSON(e env, cmd string, v any) int {
 	}
 	return exitOK
 }
-

@@ -70,6 +70,7 @@ type driver struct {
 	spin      int
 	drawn     bool
 	shown     map[string]bool
+	started   string // the attempt whose start line was printed last
 }
 
 func newDriver(e env, a *app, box *inbox, data string, maxEdit int64) *driver {
@@ -142,6 +143,7 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 			attempt = fmt.Sprintf(" (attempt %d)", ev.Attempt)
 		}
 		fmt.Fprintf(d.out, "\n▶ %s%s\n", stepTitle(r, s), attempt)
+		d.started = fmt.Sprintf("%d/%d", ev.Step, ev.Attempt)
 	case engine.EvStepFinished:
 		d.clearLine()
 		d.progress = nil
@@ -152,6 +154,9 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 	case engine.EvDecision:
 		d.clearLine()
 		what := string(ev.Decision)
+		if ev.Attempt > 1 {
+			what += fmt.Sprintf(" (attempt %d)", ev.Attempt)
+		}
 		if ev.Feedback != "" {
 			what += fmt.Sprintf(" with feedback %q", clip(oneLine(ev.Feedback), 80))
 		}
@@ -180,7 +185,10 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		return
 	}
 	d.shown[key] = true
-	fmt.Fprintf(d.out, "%s\n", stepTitle(r, s))
+	if d.started != key {
+		fmt.Fprintf(d.out, "%s\n", stepTitle(r, s))
+	}
+	d.started = ""
 	res := string(ev.Result)
 	if ev.Reason != "" {
 		res += " - " + ev.Reason

@@ -53,20 +53,20 @@ func (x exit) outcome(cmd string) engine.Outcome {
 	return o
 }
 
-// stopError is why gonogo stopped an agent: a timeout or a cancellation. It
-// matches both the runner sentinel and the context error behind it.
-type stopError struct {
-	kind error // ErrTimeout or ErrCancelled
-	ctx  error // context.DeadlineExceeded or context.Canceled
-	msg  string
+// runError is a runner failure with a message of its own that still
+// matches, through errors.Is, the sentinels and causes it lists: a timeout
+// matches ErrTimeout and context.DeadlineExceeded.
+type runError struct {
+	msg string
+	is  []error
 }
 
-func (e *stopError) Error() string   { return e.msg }
-func (e *stopError) Unwrap() []error { return []error{e.kind, e.ctx} }
+func (e *runError) Error() string   { return e.msg }
+func (e *runError) Unwrap() []error { return e.is }
 
 func timeoutError(d time.Duration) error {
-	return &stopError{kind: ErrTimeout, ctx: context.DeadlineExceeded,
-		msg: fmt.Sprintf("timed out after %s (GONOGO_STEP_TIMEOUT)", d)}
+	return &runError{msg: fmt.Sprintf("timed out after %s (GONOGO_STEP_TIMEOUT)", d),
+		is: []error{ErrTimeout, context.DeadlineExceeded}}
 }
 
 // cancelError describes the end of the caller's context. Its cause (an
@@ -76,7 +76,13 @@ func cancelError(ctx context.Context) error {
 	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 		msg += ": " + cause.Error()
 	}
-	return &stopError{kind: ErrCancelled, ctx: ctx.Err(), msg: msg}
+	return &runError{msg: msg, is: []error{ErrCancelled, ctx.Err()}}
+}
+
+// tooLargeError says what passed the output cap.
+func tooLargeError(what string, max int64) error {
+	return &runError{msg: fmt.Sprintf("%s passed the cap of %s (GONOGO_MAX_ARTIFACT); the agent was stopped", what, sizeText(max)),
+		is: []error{ErrOutputTooLarge}}
 }
 
 // startError turns a failure to start the agent into a message that names
@@ -87,7 +93,8 @@ func startError(cmd string, err error) error {
 		if !strings.ContainsRune(cmd, filepath.Separator) {
 			where = " in PATH"
 		}
-		return fmt.Errorf("%w: %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", ErrCommandNotFound, cmd, where)
+		return &runError{msg: fmt.Sprintf("agent executable %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", cmd, where),
+			is: []error{ErrCommandNotFound, err}}
 	}
 	return fmt.Errorf("cannot start agent %q (GONOGO_RUNNER_CMD or --runner-cmd): %w", cmd, err)
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -135,8 +134,7 @@ func readLines(r io.Reader, max int64, fn func([]byte)) error {
 		frag, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if int64(len(long)+len(frag)) > max {
-				return fmt.Errorf("%w: a stream-json event was longer than %s (the cap is GONOGO_MAX_ARTIFACT)",
-					ErrOutputTooLarge, sizeText(max))
+				return tooLargeError("a stream-json event", max)
 			}
 			long = append(long, frag...)
 			continue
@@ -148,8 +146,7 @@ func readLines(r io.Reader, max int64, fn func([]byte)) error {
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		if int64(len(line)) > max {
-			return fmt.Errorf("%w: a stream-json event was longer than %s (the cap is GONOGO_MAX_ARTIFACT)",
-				ErrOutputTooLarge, sizeText(max))
+			return tooLargeError("a stream-json event", max)
 		}
 		if len(line) > 0 {
 			fn(line)
@@ -170,8 +167,7 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(r, max+1))
 	if n > max {
-		return buf.Bytes()[:max], fmt.Errorf("%w: the agent wrote more than %s to stdout (the cap is GONOGO_MAX_ARTIFACT)",
-			ErrOutputTooLarge, sizeText(max))
+		return buf.Bytes()[:max], tooLargeError("the agent's output", max)
 	}
 	return buf.Bytes(), err
 }
