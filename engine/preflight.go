@@ -161,7 +161,7 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 			noun = "unknown skills"
 		}
 		return p, &Refusal{Reason: RefuseUnknownSkill, Source: c.Source, Line: 1, Suggestions: suggestions,
-			Message: fmt.Sprintf("%s %s; nothing was run", noun, strings.Join(parts, ", "))}
+			Message: fmt.Sprintf("%s %s", noun, strings.Join(parts, ", "))}
 	}
 	for _, name := range c.Names {
 		ps, reason := resolve(name, cat, pol)

@@ -897,8 +897,13 @@ func (b *planBuilder) finishDomain() {
 	if source != "section-2" || b.domain0 == nil {
 		return
 	}
-	if d0 := planDomains(b.domain0.rest); len(d0) == 1 && (len(ds) != 1 || ds[0] != d0[0]) {
-		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but the Section 2 domain line (line %d) is the one read", d0[0], found.line)
+	d0 := planDomains(b.domain0.rest)
+	switch {
+	case len(d0) != 1:
+	case len(ds) != 1:
+		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2's domain line (line %d) is ambiguous and takes precedence, so the domain stays unknown", d0[0], found.line)
+	case ds[0] != d0[0]:
+		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2 (line %d) says %s, which is the one used", d0[0], found.line, ds[0])
 	}
 }
 

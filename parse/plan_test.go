@@ -315,7 +315,7 @@ func TestPlanFixtures(t *testing.T) {
 	t.Run("last block ends at an H3 Section 8", func(t *testing.T) {
 		doc, _ := readPlan(t, "last-block-h3-section8.md")
 		checkBlocks(t, doc.Blocks, []wantBlock{
-			{9, []string{"P1"}, "fix the Harborline label printer queue", "deliver-user-stories", "Write user stories"},
+			{11, []string{"P1"}, "fix the Harborline label printer queue", "deliver-user-stories", "Write user stories"},
 		})
 		if p := doc.Blocks[0].Prompt; strings.Contains(p, "Section 8") || strings.Contains(p, "leak") {
 			t.Errorf("Section 8 leaked into the prompt: %q", p)
@@ -413,8 +413,8 @@ func TestPlanFixtures(t *testing.T) {
 		}
 		wantErr := []string{
 			"no prompt body: the block has no `**Prompt:**` line",
-			"no prompt body: `**Prompt:**` (line 14) is followed by neither text nor a `>` quote",
-			"no prompt body: `**Prompt:**` (line 20) is followed by neither text nor a `>` quote",
+			"no prompt body: `**Prompt:**` (line 12) is followed by neither text nor a `>` quote",
+			"no prompt body: `**Prompt:**` (line 18) is followed by neither text nor a `>` quote",
 			"",
 		}
 		for i, w := range wantErr {
@@ -460,7 +460,7 @@ func TestPlanFixtures(t *testing.T) {
 		if doc.HasSection7 || len(doc.Blocks) != 0 {
 			t.Errorf("HasSection7 %v, %d blocks", doc.HasSection7, len(doc.Blocks))
 		}
-		if !hasWarning(doc, "line 15:", "outside Section 7") {
+		if !hasWarning(doc, "line 16:", "outside Section 7") {
 			t.Errorf("no warning for the stray block heading: %q", doc.Warnings)
 		}
 		if doc.Domain != engine.DomainChaotic || doc.Confidence != "Low" || doc.ConfidenceReason != "" {
@@ -479,7 +479,7 @@ func TestPlanFixtures(t *testing.T) {
 		if want := []string{"[exact-skill-name]", "", "", ""}; !slices.Equal(skills, want) {
 			t.Errorf("skills = %q, want %q", skills, want)
 		}
-		if len(doc.Warnings) != 1 || !hasWarning(doc, "line 26:", "without backticks", "`**Skill:** `deliver-prd``") {
+		if len(doc.Warnings) != 1 || !hasWarning(doc, "line 25:", "without backticks", "`**Skill:** `deliver-prd``") {
 			t.Errorf("want one warning for the bare name: %q", doc.Warnings)
 		}
 	})
@@ -493,7 +493,7 @@ func TestPlanFixtures(t *testing.T) {
 		doc, _ := readPlan(t, "orchestrator-mentions.md")
 		checkBlocks(t, doc.Blocks, []wantBlock{
 			{13, []string{"P1"}, "run the Nimbus plan automatically", "utility-pm-workflow-orchestrator", "Run this Nimbus plan"},
-			{21, []string{"P2"}, "spec the Nimbus billing export", "deliver-prd", "Write a PRD for Nimbus"},
+			{20, []string{"P2"}, "spec the Nimbus billing export", "deliver-prd", "Write a PRD for Nimbus"},
 		})
 		if doc.Confidence != "Medium-High" || !strings.HasPrefix(doc.ConfidenceReason, "mentions of") {
 			t.Errorf("confidence %q %q", doc.Confidence, doc.ConfidenceReason)
@@ -556,9 +556,9 @@ func TestPlanFixtures(t *testing.T) {
 	t.Run("smart quotes and single emphasis around markers", func(t *testing.T) {
 		doc, _ := readPlan(t, "smart-quotes.md")
 		checkBlocks(t, doc.Blocks, []wantBlock{
-			{9, []string{"P1"}, "spec the Vellum reading-list sync", "deliver-prd", "Write a PRD for syncing Vellum"},
-			{17, []string{"P2"}, "double quotes instead of backticks", "deliver-user-stories", "“Write stories for Vellum’s offline reading mode.”"},
-			{23, []string{"P3"}, "straight quotes and single emphasis", "define-hypothesis", "State a hypothesis"},
+			{11, []string{"P1"}, "spec the Vellum reading-list sync", "deliver-prd", "Write a PRD for syncing Vellum"},
+			{19, []string{"P2"}, "double quotes instead of backticks", "deliver-user-stories", "“Write stories for Vellum’s offline reading mode.”"},
+			{25, []string{"P3"}, "straight quotes and single emphasis", "define-hypothesis", "State a hypothesis"},
 		})
 		if !strings.HasSuffix(doc.Blocks[0].Prompt, "Keep the “read later” label.") {
 			t.Errorf("quotes inside a prompt must be kept: %q", doc.Blocks[0].Prompt)
@@ -567,7 +567,7 @@ func TestPlanFixtures(t *testing.T) {
 	t.Run("trailing spaces", func(t *testing.T) {
 		doc, _ := readPlan(t, "trailing-spaces.md")
 		checkBlocks(t, doc.Blocks, []wantBlock{
-			{9, []string{"P1"}, "speed up Lattice report builds", "measure-instrumentation-spec", ""},
+			{11, []string{"P1"}, "speed up Lattice report builds", "measure-instrumentation-spec", ""},
 		})
 		if want := "Specify timing events for Lattice report builds.\nEvery line of this prompt ends with spaces."; doc.Blocks[0].Prompt != want {
 			t.Errorf("prompt = %q", doc.Blocks[0].Prompt)
@@ -607,8 +607,8 @@ func TestPlanFixtures(t *testing.T) {
 		}
 		for _, w := range [][]string{
 			{"line 5:", "outside Section 7"},
-			{"line 15:", "not a `To execute` block"},
-			{"line 22:", "level-3 heading"},
+			{"line 16:", "not a `To execute` block"},
+			{"line 23:", "level-3 heading"},
 			{"line 33:", "second `**Skill:**`"},
 			{"line 38:", "second `**Prompt:**`"},
 			{"line 41:", "level-5 heading"},

@@ -109,6 +109,7 @@ func openBolt(path string, o *bbolt.Options) (db *bbolt.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if file != nil {
+				unlock(file)
 				_ = file.Close()
 			}
 			db, err = nil, fmt.Errorf("open %s: %w (%v)", path, ErrDamaged, r)

@@ -153,13 +153,7 @@ func blockJSON(b engine.Block) jsonBlock {
 func printCheck(w io.Writer, in input, ref *engine.Refusal) {
 	p := in.plan
 	if ref != nil {
-		fmt.Fprintf(w, "REFUSED (%s): %s\n", ref.Reason, ref.Error())
-		for name, s := range ref.Suggestions {
-			if len(s) > 0 {
-				fmt.Fprintf(w, "  %s: did you mean %s?\n", name, "`"+strings.Join(s, "`, `")+"`")
-			}
-		}
-		fmt.Fprintln(w, "Nothing was run.")
+		printRefusal(w, in.kind, ref)
 		return
 	}
 	printHeader(w, p, "")
@@ -191,6 +185,17 @@ func printCheck(w io.Writer, in input, ref *engine.Refusal) {
 			fmt.Fprintf(w, "  ! %s\n", s)
 		}
 	}
+}
+
+// printRefusal says why an input was refused and where: the file and line
+// of a plan, the expression of a chain.
+func printRefusal(w io.Writer, kind engine.InputKind, ref *engine.Refusal) {
+	if kind == engine.InputChain {
+		fmt.Fprintf(w, "REFUSED (%s): %s\n  chain: %s\n", ref.Reason, ref.Message, ref.Source)
+	} else {
+		fmt.Fprintf(w, "REFUSED (%s): %s\n", ref.Reason, ref.Error())
+	}
+	fmt.Fprintln(w, "Nothing was run.")
 }
 
 // printHeader prints what a run is: its input, mode, domain and confidence.

@@ -42,6 +42,10 @@ func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
 		return fail(e, "run", err)
 	}
 	in, err := loadInput(f, cfg)
+	if ref, ok := refusal(err); ok {
+		printRefusal(e.stderr, in.kind, ref)
+		return exitRefused
+	}
 	if err != nil {
 		return fail(e, "run", err)
 	}

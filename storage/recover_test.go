@@ -1,0 +1,145 @@
+package storage
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+func TestOpenInterruptsRunningSteps(t *testing.T) {
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{})
+	c := newClock()
+	running := startRun(t, db, "r0001", testPlan(2), c)
+	running.start(1)
+	waiting := startRun(t, db, "r0002", testPlan(2), c)
+	waiting.start(1)
+	waiting.finish(1, engine.ResultProduced, "ready for review\n")
+	db.Close() // gonogo stops with step 1 of r0001 running
+
+	restart := time.Date(2025, 3, 15, 8, 0, 0, 0, time.UTC)
+	db = openStore(t, dir, Options{Now: func() time.Time { return restart }})
+	if got := db.Recovered(); !reflect.DeepEqual(got, []engine.RunID{"r0001"}) {
+		t.Fatalf("Recovered() = %v, want [r0001]", got)
+	}
+	r, err := db.Load(ctx, "r0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Step(1); s.Status != engine.StepInterrupted || s.Latest().Result != engine.ResultFailed || !s.Latest().Finished.Equal(restart) {
+		t.Fatalf("step 1 after restart: status %s, attempt %+v", s.Status, s.Latest())
+	}
+	if r.State != engine.RunWaiting || r.Halt == "" {
+		t.Fatalf("run after restart: state %s, halt %q; want waiting with a reason", r.State, r.Halt)
+	}
+	j, err := db.Journal(ctx, "r0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := j[len(j)-1]
+	if last.Type != engine.EvStepInterrupted || last.Step != 1 || last.Attempt != 1 || last.Seq != r.Seq || !last.Time.Equal(restart) {
+		t.Fatalf("last journal event = %+v, want step-interrupted for step 1 attempt 1", last)
+	}
+	rebuilt, err := db.Rebuild(ctx, "r0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "rebuilt after recovery", rebuilt, r)
+
+	// The waiting run is left exactly as it was.
+	loadEquals(t, db, waiting, "waiting run after restart")
+
+	// The interrupted step is offered for redo, and the redo commits.
+	running.run, running.db = r, db
+	running.decide(1, engine.DecideRedo, "redo-after-crash", "", "")
+	running.start(1)
+	db.Close()
+
+	// Recovery is not repeated for what it already handled, and handles the
+	// new attempt.
+	db = openStore(t, dir, Options{Now: func() time.Time { return restart.Add(time.Hour) }})
+	if got := db.Recovered(); !reflect.DeepEqual(got, []engine.RunID{"r0001"}) {
+		t.Fatalf("second restart: Recovered() = %v", got)
+	}
+	r, _ = db.Load(ctx, "r0001")
+	if s := r.Step(1); s.Status != engine.StepInterrupted || len(s.Attempts) != 2 {
+		t.Fatalf("second restart: step 1 is %s with %d attempts", s.Status, len(s.Attempts))
+	}
+	db.Close()
+	db = openStore(t, dir, Options{})
+	if got := db.Recovered(); len(got) != 0 {
+		t.Fatalf("third open with nothing running: Recovered() = %v", got)
+	}
+}
+
+// Recovery reads only the running index: in a store of many runs, only the
+// runs that had a running step change.
+func TestReopenTouchesOnlyRunningRuns(t *testing.T) {
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{NoSync: true})
+	c := newClock()
+	seqs := map[engine.RunID]uint64{}
+	var want, wantActive []engine.RunID
+	for i := range 500 {
+		id := engine.RunID(fmt.Sprintf("r%05d", i))
+		r := startRun(t, db, id, testPlan(2), c)
+		r.start(1)
+		switch {
+		case i%50 == 7:
+			want = append(want, id) // left running
+			wantActive = append(wantActive, id)
+		case i%3 == 0:
+			r.finish(1, engine.ResultProduced, "one\n")
+			wantActive = append(wantActive, id)
+		default:
+			r.finish(1, engine.ResultProduced, "one\n")
+			r.decide(1, engine.DecideApprove, "", "", "")
+			r.start(2)
+			r.finish(2, engine.ResultProduced, "two\n")
+			r.decide(2, engine.DecideApprove, "", "", "")
+		}
+		seqs[id] = r.run.Seq
+	}
+	db.Close()
+
+	db = openStore(t, dir, Options{})
+	if got := db.Recovered(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Recovered() = %v, want %v", got, want)
+	}
+	recovered := map[engine.RunID]bool{}
+	for _, id := range want {
+		recovered[id] = true
+	}
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
+		if n := tx.Bucket(bucketRunning).Stats().KeyN; n != 0 {
+			t.Errorf("running index holds %d runs after recovery", n)
+		}
+		return tx.Bucket(bucketJournal).ForEach(func(k, _ []byte) error {
+			id := engine.RunID(k)
+			last, _ := tx.Bucket(bucketJournal).Bucket(k).Cursor().Last()
+			got, wantSeq := seqNum(last), seqs[id]
+			if recovered[id] {
+				wantSeq++
+			}
+			if got != wantSeq {
+				t.Errorf("run %s at event %d after reopen, want %d", id, got, wantSeq)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, err := db.Active(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(active, wantActive) {
+		t.Fatalf("Active() = %d runs, want the %d waiting or recovered ones", len(active), len(wantActive))
+	}
+}
