@@ -55,6 +55,11 @@ func Apply(r *Run, ev Event) error {
 			Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
 		})
 		s.Status = ev.Status
+		if ev.Decision == DecideSkip {
+			if a := attempt(s, ev.Attempt); a != nil && a.File != "" && a.File == ArtifactFile(r.ID, s.N, s.Skill, a.N, true) {
+				a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
+			}
+		}
 		if ev.Decision == DecideEdit {
 			if a := attempt(s, ev.Attempt); a != nil {
 				a.Edited, a.Artifact, a.Size = true, true, ev.Size

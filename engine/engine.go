@@ -268,7 +268,7 @@ func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
 	if r.Finished() {
 		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrStale)
 	}
-	if l := s.Latest(); l == nil || l.N != d.Attempt {
+	if l := s.Latest(); l != nil && l.N != d.Attempt {
 		return nil, fmt.Errorf("step %d: the decision was for attempt %d, the step is at attempt %d: %w", d.Step, d.Attempt, len(s.Attempts), ErrStale)
 	}
 	to, err := next(s, trigger(d.Kind))

@@ -77,13 +77,19 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 		line := doc.Section7Line
 		return p, &Refusal{Reason: RefuseNoRunnableSteps, Source: doc.Source, Line: line, Message: msg}
 	}
-	if doc.DomainAmbiguous {
-		p.Warnings = append(p.Warnings, "the plan's Cynefin domain is ambiguous; the run stays checkpointed")
-	} else if doc.Domain == "" {
-		p.Warnings = append(p.Warnings, "the plan names no Cynefin domain; the run stays checkpointed")
+	floor := "; the run stays checkpointed"
+	if flags.ForceAuto {
+		floor = "; --force-auto runs it guarded-auto anyway"
 	}
-	if _, w := ResolveMode(p); w != "" {
-		p.Warnings = append(p.Warnings, w)
+	_, autoWarning := ResolveMode(p)
+	switch {
+	case autoWarning != "":
+		// The --auto warning already names the domain problem.
+		p.Warnings = append(p.Warnings, autoWarning)
+	case doc.DomainAmbiguous:
+		p.Warnings = append(p.Warnings, "the plan's Cynefin domain is ambiguous"+floor)
+	case doc.Domain == "":
+		p.Warnings = append(p.Warnings, "the plan names no Cynefin domain"+floor)
 	}
 	return p, nil
 }

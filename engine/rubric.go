@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -156,17 +157,10 @@ func normHeading(s string) string {
 func contentLines(s string) []string {
 	var out []string
 	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	inComment, inFront := false, false
+	inComment, end := false, frontMatterEnd(lines)
 	for i, l := range lines {
 		t := strings.Join(strings.Fields(l), " ")
-		if i == 0 && t == "---" {
-			inFront = true
-			continue
-		}
-		if inFront {
-			if t == "---" {
-				inFront = false
-			}
+		if i <= end {
 			continue
 		}
 		if inComment {
@@ -234,17 +228,11 @@ func Summarize(b []byte) string {
 
 func contentOrHeadings(s string) []string {
 	var out []string
-	inFront := false
-	for i, l := range strings.Split(s, "\n") {
+	lines := strings.Split(s, "\n")
+	end := frontMatterEnd(lines)
+	for i, l := range lines {
 		t := strings.TrimSpace(l)
-		if i == 0 && t == "---" {
-			inFront = true
-			continue
-		}
-		if inFront {
-			if t == "---" {
-				inFront = false
-			}
+		if i <= end {
 			continue
 		}
 		if t == "" || strings.HasPrefix(t, "<!--") || strings.HasPrefix(t, "```") {
@@ -254,3 +242,27 @@ func contentOrHeadings(s string) []string {
 	}
 	return out
 }
+
+// frontMatterEnd returns the index of the line closing a YAML front matter
+// block at the top of lines, or -1 when there is none. A leading "---" that
+// is never closed, or that encloses lines which are not YAML keys, is a
+// thematic break and the text under it is content.
+func frontMatterEnd(lines []string) int {
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		return -1
+	}
+	for i := 1; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		switch {
+		case t == "---" || t == "...":
+			return i
+		case t == "", strings.HasPrefix(lines[i], " "), strings.HasPrefix(t, "- "):
+		case yamlKeyRE.MatchString(t):
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+var yamlKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+:( |$)`)

@@ -128,6 +128,9 @@ func TestJudge(t *testing.T) {
 			want: ResultProduced},
 		{name: "short real answer", out: Outcome{Artifact: []byte("Ship it on Tuesday.")},
 			want: ResultProduced},
+		{name: "filled artifact opening with a rule, not front matter", out: Outcome{Artifact: []byte(
+			"---\n\n## Summary\n\nSaved carts ship in April for every signed-in shopper.\n\n## Risks\n\n- Cart storage grows; carts expire after 30 days.\n")},
+			want: ResultProduced},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -35,9 +36,10 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 
-	slots chan struct{}
+	slots int // runner slots; busy counts the taken ones
 
 	mu      sync.Mutex
+	busy    int
 	live    map[RunID]*sync.Mutex
 	queue   []queued // steps waiting for a slot, oldest first
 	running map[execKey]context.CancelCauseFunc
@@ -75,7 +77,7 @@ func NewService(cfg ServiceConfig) *Service {
 	base, stop := context.WithCancel(context.Background())
 	return &Service{
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
-		now: now, log: log, slots: make(chan struct{}, n),
+		now: now, log: log, slots: n,
 		live: map[RunID]*sync.Mutex{}, running: map[execKey]context.CancelCauseFunc{},
 		base: base, stop: stop,
 	}
@@ -227,11 +229,39 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 		}
 		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
 	}
+	if d.Kind == DecideSkip {
+		// A skipped step has no artifact file; the attempt's file is kept
+		// under its attempt name, like an earlier attempt's.
+		if st := r.Step(d.Step); st != nil {
+			if l := st.Latest(); l != nil && l.File != "" && l.File == ArtifactFile(id, st.N, st.Skill, l.N, true) {
+				c.Files = []FileWrite{{From: l.File, Path: ArtifactFile(id, st.N, st.Skill, l.N, false)}}
+			}
+		}
+	}
 	evs, err := Decide(r, d, edit, d.Time)
 	if err != nil {
 		return nil, err
 	}
 	return s.commit(ctx, r, evs, c)
+}
+
+// Abort ends a run on an actor's word whatever its steps are doing: running
+// steps are stopped, and everything produced is kept.
+func (s *Service) Abort(ctx context.Context, id RunID, actor string) (*Run, error) {
+	unlock := s.lock(id)
+	r, err := s.store.Load(ctx, id)
+	if err == nil {
+		var evs []Event
+		if evs, err = AbortRun(r, actor, "aborted by "+actor, s.now()); err == nil {
+			r, err = s.commit(ctx, r, evs, Commit{})
+		}
+	}
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	s.cancelRun(id, fmt.Errorf("run aborted by %s", actor))
+	return r, nil
 }
 
 // Cancel stops a running step attempt (the Cancel button). The attempt ends
@@ -274,7 +304,7 @@ func (s *Service) advance(ctx context.Context, id RunID) (*Run, error) {
 		return nil, err
 	}
 	for _, n := range Ready(r) {
-		if !s.acquire() {
+		if !s.take(queued{id, n}) {
 			if r.Step(n).Status == StepPending {
 				evs, err := Queue(r, n, s.now())
 				if err != nil {
@@ -284,7 +314,6 @@ func (s *Service) advance(ctx context.Context, id RunID) (*Run, error) {
 					return nil, err
 				}
 			}
-			s.enqueue(queued{id, n})
 			continue
 		}
 		if r, err = s.startStep(ctx, r, n); err != nil {
@@ -295,43 +324,50 @@ func (s *Service) advance(ctx context.Context, id RunID) (*Run, error) {
 	return r, nil
 }
 
-func (s *Service) enqueue(q queued) {
+// take claims a runner slot for q or, when none is free, queues q for the
+// next one. Both happen under s.mu, so a slot released meanwhile always
+// finds q in the queue.
+func (s *Service) take(q queued) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, x := range s.queue {
-		if x == q {
-			return
-		}
-	}
-	s.queue = append(s.queue, q)
-}
-
-func (s *Service) acquire() bool {
-	select {
-	case s.slots <- struct{}{}:
+	if s.busy < s.slots {
+		s.busy++
+		// The step may have been queued earlier; it no longer waits.
+		s.queue = slices.DeleteFunc(s.queue, func(x queued) bool { return x == q })
 		return true
-	default:
-		return false
 	}
+	if !slices.Contains(s.queue, q) {
+		s.queue = append(s.queue, q)
+	}
+	return false
 }
 
 // release frees a runner slot and hands it to the oldest queued step.
 func (s *Service) release() {
-	<-s.slots
 	s.mu.Lock()
-	if s.closed || len(s.queue) == 0 {
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.busy--
+	s.dispatchLocked()
+}
+
+// dispatchLocked starts the oldest queued step's run when a slot is free.
+// A queued entry may be spent already (its step started another way, or
+// its run ended) and take no slot, so the slot is offered again after.
+func (s *Service) dispatchLocked() {
+	if s.closed || s.busy >= s.slots || len(s.queue) == 0 {
 		return
 	}
 	q := s.queue[0]
 	s.queue = s.queue[1:]
 	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		if _, err := s.advance(s.base, q.run); err != nil {
 			s.log.Error("start queued step", "run", q.run, "step", q.step, "err", err)
 		}
+		s.mu.Lock()
+		s.dispatchLocked()
+		s.mu.Unlock()
 	}()
 }
 
@@ -393,12 +429,16 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
 		}
 	}
-	if st.ThreadFrom > 0 {
+	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
 		from := r.Step(st.ThreadFrom)
 		l := from.Latest()
 		if from.Status != StepDone || l == nil || !l.Artifact {
-			return job, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which produced none (it was %s)",
-				st.N, st.Skill, from.N, from.Skill, from.Status)
+			why := "has no confirmed artifact"
+			if from.Status == StepSkipped {
+				why = "was skipped and has no artifact"
+			}
+			return job, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which %s; redo step %d or abort",
+				st.N, st.Skill, from.N, from.Skill, why, st.N)
 		}
 		if in.Threaded, err = s.store.Artifact(ctx, r.ID, from.N, l.N); err != nil {
 			return job, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
@@ -448,7 +488,7 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 	res, reason := Judge(out, sk)
 	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage}
 	var c Commit
-	if len(out.Artifact) > 0 && (res == ResultProduced || res == ResultEmpty) {
+	if hasContent(out.Artifact) && (res == ResultProduced || res == ResultEmpty) {
 		f.Artifact, f.Size, f.Summary = true, len(out.Artifact), Summarize(out.Artifact)
 		c.Artifacts = []ArtifactWrite{{Step: n, Attempt: attempt, Body: out.Artifact}}
 		if len(r.Steps) > 1 {

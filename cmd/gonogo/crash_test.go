@@ -83,7 +83,11 @@ printf '# %s, attempt %s\n\nA paragraph of real work.\n' "$GONOGO_SKILL" "$GONOG
 		}
 		final := i == kills
 		if final {
+			// No more kills: answer what the run is waiting on, then approve.
 			stdin.Reset()
+			if id != "" && needsRedo(t, data, engine.RunID(id)) {
+				stdin.WriteString("redo\n")
+			}
 			stdin.WriteString(strings.Repeat("approve\n", 12))
 		}
 		cmd := exec.Command(self, args...)
@@ -124,6 +128,27 @@ printf '# %s, attempt %s\n\nA paragraph of real work.\n' "$GONOGO_SKILL" "$GONOG
 		verifyStore(t, data, engine.RunID(id), acked, final)
 	}
 	verifyAgentLog(t, log)
+}
+
+// needsRedo reports whether the run waits on a step that only redo or
+// abort can move (a FAILED or interrupted one).
+func needsRedo(t *testing.T, data string, id engine.RunID) bool {
+	t.Helper()
+	db, err := storage.Open(data, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r, err := db.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Steps {
+		if a := engine.Allowed(&r.Steps[i]); len(a) > 0 {
+			return !contains(a, engine.DecideApprove)
+		}
+	}
+	return false
 }
 
 // verifyStore opens the store as a restart would and checks its promises.
