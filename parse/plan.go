@@ -38,7 +38,8 @@ type PlanOptions struct {
 // Source name, Line >= 1) for input that cannot be read as text at all:
 // empty or whitespace only, larger than the limit, UTF-16, not UTF-8, or
 // binary (a NUL byte, or control characters making up more than a tenth of
-// the characters). Anything a plan can get wrong is reported in the document
+// the characters). Should the Markdown parser itself fail, the refusal is
+// engine.RefuseParseError at line 1 instead of a crash. Anything a plan can get wrong is reported in the document
 // instead: HasSection7 false, a block with Err set (pre-flight refuses naming
 // its line), DomainAmbiguous, or a line in Warnings. Skill names are kept as
 // written; the engine resolves and classifies them.
@@ -245,27 +246,29 @@ func planBlank(b []byte) bool {
 func planControls(b []byte) (first, controls, chars int) {
 	first = -1
 	for i, c := range b {
-		if c&0xc0 != 0x80 {
-			chars++
+		if !planControlByte[c] || c == 0xc2 && (i+1 >= len(b) || b[i+1] > 0x9f) {
+			continue
 		}
-		ctl := false
-		switch {
-		case c < 0x20:
-			ctl = c != '\t' && c != '\n' && c != '\f' && c != '\r'
-		case c == 0x7f:
-			ctl = true
-		case c == 0xc2:
-			ctl = i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f
-		}
-		if ctl {
-			controls++
-			if first < 0 {
-				first = i
-			}
+		controls++
+		if first < 0 {
+			first = i
 		}
 	}
-	return max(first, 0), controls, chars
+	if controls == 0 {
+		return 0, 0, len(b)
+	}
+	return first, controls, utf8.RuneCount(b)
 }
+
+// planControlByte marks the bytes that start a control character; 0xc2
+// starts one only when a byte from 0x80 to 0x9f follows (C1).
+var planControlByte = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = c != '\t' && c != '\n' && c != '\f' && c != '\r'
+	}
+	t[0x7f], t[0xc2] = true, true
+	return t
+}()
 
 func planSize(n int) string {
 	unit := func(v float64, u string) string {
@@ -433,7 +436,7 @@ func (b *planBuilder) walk(root ast.Node) {
 		switch {
 		case b.block != nil:
 			b.block.nodes = append(b.block.nodes, n)
-		case b.sec != 7:
+		case b.sec != 7 && b.wantMarkers():
 			b.eachLine(n, b.sectionMarker)
 		}
 	}
@@ -449,12 +452,11 @@ func (b *planBuilder) walk(root ast.Node) {
 	}
 }
 
-var planExecuteRE = regexp.MustCompile(`(?i)^to\s+execute\b`)
-
 func (b *planBuilder) heading(h *ast.Heading) {
 	txt := b.headingText(h)
 	line := b.nodeLine(h)
-	if b.block != nil && h.Level <= 4 {
+	endsBlock := b.block != nil && h.Level <= 4
+	if endsBlock {
 		b.finishBlock()
 	}
 	num, isSection := -1, false
@@ -468,7 +470,7 @@ func (b *planBuilder) heading(h *ast.Heading) {
 		b.openSection(num, h.Level, line)
 		return
 	}
-	exec := planExecuteRE.MatchString(txt)
+	_, exec := planCutExecute(txt)
 	switch {
 	case b.sec == 7 && exec && h.Level == 4:
 		b.block = &planSpan{line: line, heading: txt}
@@ -476,8 +478,10 @@ func (b *planBuilder) heading(h *ast.Heading) {
 		b.warn(line, "%q is a level-%d heading; Section 7 blocks are level-4 headings (`#### To execute ...`), so it is ignored", txt, h.Level)
 	case exec:
 		b.warn(line, "%q is outside Section 7 and is ignored", txt)
-	case b.sec == 7 && h.Level <= 4:
+	case b.sec == 7 && h.Level <= 4 && endsBlock:
 		b.warn(line, "heading %q inside Section 7 is not a `To execute` block; it ends the block above it and is otherwise ignored", txt)
+	case b.sec == 7 && h.Level <= 4:
+		b.warn(line, "heading %q inside Section 7 is not a `To execute` block and is ignored", txt)
 	}
 }
 
@@ -586,10 +590,10 @@ func planIsQuote(r rune) bool {
 // "Skill" for **Skill:**) and returns the trimmed text after it. It accepts
 // * or _ emphasis, single or double, the colon inside or just after it, and
 // a quote around the whole marker.
-func planMarker(line, label string) (string, bool) {
-	s := strings.TrimLeft(line, " \t")
+func planMarker(line []byte, label string) (string, bool) {
+	s := bytes.TrimLeft(line, " \t")
 	quoted := false
-	if r, n := utf8.DecodeRuneInString(s); planIsQuote(r) {
+	if r, n := utf8.DecodeRune(s); planIsQuote(r) {
 		quoted, s = true, s[n:]
 	}
 	d := 0
@@ -600,21 +604,21 @@ func planMarker(line, label string) (string, bool) {
 		return "", false
 	}
 	delim := s[:d]
-	s = strings.TrimLeft(s[d:], " ")
-	if len(s) < len(label) || !strings.EqualFold(s[:len(label)], label) {
+	s = bytes.TrimLeft(s[d:], " ")
+	if len(s) < len(label) || !bytes.EqualFold(s[:len(label)], []byte(label)) {
 		return "", false
 	}
-	s = strings.TrimLeft(s[len(label):], " ")
+	s = bytes.TrimLeft(s[len(label):], " ")
 	switch {
-	case strings.HasPrefix(s, ":"):
-		s = strings.TrimLeft(s[1:], " ")
-		if !strings.HasPrefix(s, delim) {
+	case bytes.HasPrefix(s, []byte(":")):
+		s = bytes.TrimLeft(s[1:], " ")
+		if !bytes.HasPrefix(s, delim) {
 			return "", false
 		}
 		s = s[len(delim):]
-	case strings.HasPrefix(s, delim):
-		s = strings.TrimLeft(s[len(delim):], " ")
-		if !strings.HasPrefix(s, ":") {
+	case bytes.HasPrefix(s, delim):
+		s = bytes.TrimLeft(s[len(delim):], " ")
+		if !bytes.HasPrefix(s, []byte(":")) {
 			return "", false
 		}
 		s = s[1:]
@@ -622,20 +626,19 @@ func planMarker(line, label string) (string, bool) {
 		return "", false
 	}
 	if quoted {
-		if r, n := utf8.DecodeRuneInString(s); planIsQuote(r) {
+		if r, n := utf8.DecodeRune(s); planIsQuote(r) {
 			s = s[n:]
 		}
 	}
-	return strings.TrimSpace(s), true
+	return string(bytes.TrimSpace(s)), true
 }
 
 // sectionMarker records the Section 0 and Section 2 markers and the overall
 // confidence, first occurrence of each.
-func (b *planBuilder) sectionMarker(_ ast.Node, _, off int, raw []byte) {
-	if !planMaybeMarker(raw) {
+func (b *planBuilder) sectionMarker(_ ast.Node, _, off int, line []byte) {
+	if !planMaybeMarker(line) {
 		return
 	}
-	line := string(raw)
 	if b.sec == 2 && b.domain2 == nil {
 		if rest, ok := planMarker(line, "Domain"); ok {
 			b.domain2 = &planMarked{line: b.lineOf(off), rest: rest}
@@ -648,7 +651,7 @@ func (b *planBuilder) sectionMarker(_ ast.Node, _, off int, raw []byte) {
 			return
 		}
 	}
-	if b.conf0 == nil && (b.sec == 0 || b.conf == nil) {
+	if b.wantConfidence() {
 		if rest, ok := planMarker(line, "Overall plan confidence"); ok {
 			m := &planMarked{line: b.lineOf(off), rest: rest}
 			if b.sec == 0 {
@@ -661,27 +664,114 @@ func (b *planBuilder) sectionMarker(_ ast.Node, _, off int, raw []byte) {
 	}
 }
 
-var (
-	planBlockHeadingRE = regexp.MustCompile(`(?i)^to\s+execute\s+(p\d+(?:(?:\s*,\s*(?:and\s+)?|\s*&\s*|\s+and\s+)p\d+)*)(\s*:)?\s*(.*)$`)
-	planPTokenRE       = regexp.MustCompile(`(?i)p(\d+)`)
-)
+// wantMarkers reports whether the open section can still hold a marker
+// not yet found, so the bulk of a plan is not scanned line by line.
+func (b *planBuilder) wantMarkers() bool {
+	return b.sec == 2 && b.domain2 == nil || b.sec == 0 && b.domain0 == nil || b.wantConfidence()
+}
+
+// wantConfidence: Section 0's marker wins over an earlier one elsewhere.
+func (b *planBuilder) wantConfidence() bool {
+	return b.conf0 == nil && (b.sec == 0 || b.conf == nil)
+}
 
 const planHeadingForm = "expected `#### To execute P<n>: <effort>`"
 
+// planCutExecute reports whether a heading begins with the words "To
+// execute" (any case, any spacing) and returns what follows them.
+func planCutExecute(txt string) (string, bool) {
+	if len(txt) < 2 || !strings.EqualFold(txt[:2], "to") {
+		return "", false
+	}
+	s := planTrimLeft(txt[2:])
+	if len(s) == len(txt)-2 || len(s) < 7 || !strings.EqualFold(s[:7], "execute") {
+		return "", false
+	}
+	s = s[7:]
+	if s != "" && planWordByte(s[0]) {
+		return "", false
+	}
+	return s, true
+}
+
+func planWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func planTrimLeft(s string) string {
+	return strings.TrimLeft(s, " \t")
+}
+
+// planPToken returns the length of a P-token (P or p, then digits) at the
+// start of s, or 0.
+func planPToken(s string) int {
+	if s == "" || s[0] != 'P' && s[0] != 'p' {
+		return 0
+	}
+	n := 1
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 1 {
+		return 0
+	}
+	return n
+}
+
+// planTokenSeparator returns what follows a separator between two P-tokens
+// (" and ", ",", ", and ", "&") at the start of s.
+func planTokenSeparator(s string) (string, bool) {
+	t := planTrimLeft(s)
+	switch {
+	case strings.HasPrefix(t, ","):
+		t = planTrimLeft(t[1:])
+		if u, ok := planCutAnd(t); ok {
+			t = u
+		}
+		return t, true
+	case strings.HasPrefix(t, "&"):
+		return planTrimLeft(t[1:]), true
+	case len(t) < len(s):
+		return planCutAnd(t)
+	}
+	return "", false
+}
+
+func planCutAnd(t string) (string, bool) {
+	if len(t) > 3 && strings.EqualFold(t[:3], "and") && (t[3] == ' ' || t[3] == '\t') {
+		return planTrimLeft(t[3:]), true
+	}
+	return "", false
+}
+
 // planHeading splits a block heading into its P-token set and effort title.
 func planHeading(txt string) (tokens []string, effort, problem string) {
-	m := planBlockHeadingRE.FindStringSubmatch(txt)
-	if m == nil {
+	s, _ := planCutExecute(txt)
+	if t := planTrimLeft(s); len(t) < len(s) {
+		s = t
+		for {
+			n := planPToken(s)
+			if n == 0 {
+				break
+			}
+			tokens = append(tokens, "P"+s[1:n])
+			s = s[n:]
+			// A separator counts only when another token follows it.
+			next, ok := planTokenSeparator(s)
+			if !ok || planPToken(next) == 0 {
+				break
+			}
+			s = next
+		}
+	}
+	if len(tokens) == 0 {
 		return nil, "", fmt.Sprintf("malformed heading %q: no P-token such as P1 after `To execute` (%s)", txt, planHeadingForm)
 	}
-	for _, t := range planPTokenRE.FindAllStringSubmatch(m[1], -1) {
-		tokens = append(tokens, "P"+t[1])
-	}
-	effort = strings.TrimSpace(m[3])
-	switch {
-	case m[2] == "":
+	s = planTrimLeft(s)
+	if !strings.HasPrefix(s, ":") {
 		return tokens, "", fmt.Sprintf("malformed heading %q: no `:` after the P-tokens (%s)", txt, planHeadingForm)
-	case effort == "":
+	}
+	if effort = strings.TrimSpace(s[1:]); effort == "" {
 		return tokens, "", fmt.Sprintf("malformed heading %q: no effort title after the colon (%s)", txt, planHeadingForm)
 	}
 	return tokens, effort, ""
@@ -699,11 +789,10 @@ func (b *planBuilder) finishBlock() {
 	}
 	skillLine, promptLine := 0, 0
 	for _, n := range sp.nodes {
-		b.eachLine(n, func(p ast.Node, i, off int, raw []byte) {
-			if !planMaybeMarker(raw) {
+		b.eachLine(n, func(p ast.Node, i, off int, line []byte) {
+			if !planMaybeMarker(line) {
 				return
 			}
-			line := string(raw)
 			if rest, ok := planMarker(line, "Skill"); ok {
 				at := b.lineOf(off)
 				if skillLine != 0 {

@@ -14,7 +14,7 @@ import (
 // refusals that name a line, and blocks come out in page order with lines.
 // Seeds are the plan fixtures plus testdata/fuzz/FuzzPlan.
 func FuzzPlan(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join(plansDir(f), "*.md"))
+	files, err := filepath.Glob(filepath.Join(planFixturesDir(f), "*.md"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -10,17 +10,33 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// The -update flag rewrites golden files. Every golden test of the package
+// shares it, so it is registered by whichever test file initializes first.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
 
-// moduleRoot finds the directory holding go.mod, so tests do not depend on
+func planUpdate() bool {
+	g, ok := flag.Lookup("update").Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	v, _ := g.Get().(bool)
+	return v
+}
+
+// planModuleRoot finds the directory holding go.mod, so tests do not depend on
 // where `go test` runs from.
-func moduleRoot(t testing.TB) string {
+func planModuleRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -38,24 +54,24 @@ func moduleRoot(t testing.TB) string {
 	}
 }
 
-// corpusDir is the shared third-party corpus next to the module; tests that
+// planCorpusDir is the shared third-party corpus next to the module; tests that
 // read it skip when it is not there.
-func corpusDir(t *testing.T) string {
+func planCorpusDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(filepath.Dir(moduleRoot(t)), "shared", "corpus", "pm-skills")
+	dir := filepath.Join(filepath.Dir(planModuleRoot(t)), "shared", "corpus", "pm-skills")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("corpus not available: %v", err)
 	}
 	return dir
 }
 
-func plansDir(t testing.TB) string {
-	return filepath.Join(moduleRoot(t), "testdata", "plans")
+func planFixturesDir(t testing.TB) string {
+	return filepath.Join(planModuleRoot(t), "testdata", "plans")
 }
 
-func readPlan(t *testing.T, name string) (engine.PlanDocument, []byte) {
+func planRead(t *testing.T, name string) (engine.PlanDocument, []byte) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(plansDir(t), name))
+	src, err := os.ReadFile(filepath.Join(planFixturesDir(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +82,7 @@ func readPlan(t *testing.T, name string) (engine.PlanDocument, []byte) {
 	return doc, src
 }
 
-type wantBlock struct {
+type planWant struct {
 	line   int
 	tokens []string
 	effort string
@@ -74,7 +90,7 @@ type wantBlock struct {
 	prompt string // the first characters of the prompt
 }
 
-func checkBlocks(t *testing.T, got []engine.PlanBlock, want []wantBlock) {
+func planCheckBlocks(t *testing.T, got []engine.PlanBlock, want []planWant) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d blocks, want %d: %+v", len(got), len(want), got)
@@ -94,8 +110,8 @@ func checkBlocks(t *testing.T, got []engine.PlanBlock, want []wantBlock) {
 	}
 }
 
-// noQuoteMarkers fails when a prompt line still starts with a ">" marker.
-func noQuoteMarkers(t *testing.T, blocks []engine.PlanBlock) {
+// planNoQuoteMarkers fails when a prompt line still starts with a ">" marker.
+func planNoQuoteMarkers(t *testing.T, blocks []engine.PlanBlock) {
 	t.Helper()
 	for i, b := range blocks {
 		for _, l := range strings.Split(b.Prompt, "\n") {
@@ -107,12 +123,12 @@ func noQuoteMarkers(t *testing.T, blocks []engine.PlanBlock) {
 }
 
 func TestPlanCorpus(t *testing.T) {
-	corpus := corpusDir(t)
+	corpus := planCorpusDir(t)
 	const samples = "library/skill-output-samples/foundation-prioritized-action-plan/"
 	const skill = "skills/foundation-prioritized-action-plan/"
 	tests := []struct {
 		file       string
-		blocks     []wantBlock
+		blocks     []planWant
 		domain     engine.Domain
 		ambiguous  bool
 		domainLine int
@@ -121,7 +137,7 @@ func TestPlanCorpus(t *testing.T) {
 	}{
 		{
 			file: samples + "sample_foundation-prioritized-action-plan_storevine_campaigns.md",
-			blocks: []wantBlock{
+			blocks: []planWant{
 				{153, []string{"P1"}, "diagnose the drop-off", "measure-experiment-results", "Analyze the Storevine Campaigns first-to"},
 				{162, []string{"P2"}, "spec the post-send fix", "deliver-prd", "Write a PRD for an in-product post-campa"},
 			},
@@ -130,7 +146,7 @@ func TestPlanCorpus(t *testing.T) {
 		},
 		{
 			file: samples + "sample_foundation-prioritized-action-plan_brainshelf_resurface.md",
-			blocks: []wantBlock{
+			blocks: []planWant{
 				{155, []string{"P2", "P3"}, "design the probes", "measure-experiment-design", "Design two safe-to-fail experiments for "},
 				{164, []string{"P1"}, "synthesize the cohort interviews", "discover-interview-synthesis", "Synthesize 8 to 10 short interviews with"},
 			},
@@ -139,7 +155,7 @@ func TestPlanCorpus(t *testing.T) {
 		},
 		{
 			file: samples + "sample_foundation-prioritized-action-plan_workbench_blueprints.md",
-			blocks: []wantBlock{
+			blocks: []planWant{
 				{157, []string{"P1"}, "instrument the funnel", "measure-instrumentation-spec", "Write an instrumentation spec for the Wo"},
 				{166, []string{"P2"}, "spec the targeted fix", "deliver-prd", "Write a PRD for a Blueprints approval-co"},
 			},
@@ -148,7 +164,7 @@ func TestPlanCorpus(t *testing.T) {
 		},
 		{
 			file: skill + "references/EXAMPLE.md",
-			blocks: []wantBlock{
+			blocks: []planWant{
 				{134, []string{"P1"}, "decide format and delivery", "define-problem-statement", "Frame the problem behind a Q3 enterprise"},
 				{143, []string{"P3"}, "scope the build", "deliver-prd", "Write a PRD for an enterprise bulk-expor"},
 			},
@@ -157,7 +173,7 @@ func TestPlanCorpus(t *testing.T) {
 		},
 		{
 			file: skill + "examples/02-interview-transcript.md",
-			blocks: []wantBlock{
+			blocks: []planWant{
 				{130, []string{"P3"}, "interview synthesis on the Tasks failure", "discover-interview-synthesis", "Synthesize 4 to 6 interviews with teams "},
 				{139, []string{"P1", "P2"}, "design the probes as experiments", "measure-experiment-design", "Design two safe-to-fail experiments. Exp"},
 			},
@@ -166,7 +182,7 @@ func TestPlanCorpus(t *testing.T) {
 		},
 		{
 			file: skill + "examples/03-executive-ask.md",
-			blocks: []wantBlock{
+			blocks: []planWant{
 				{125, []string{"P1"}, "define the SMB problem", "define-problem-statement", "Frame the problem behind a CEO ask to be"},
 				{134, []string{"P1"}, "diagnose why SMB deals are lost", "discover-competitive-analysis", "Build a competitive analysis focused on "},
 			},
@@ -175,7 +191,7 @@ func TestPlanCorpus(t *testing.T) {
 		},
 		{
 			file: skill + "references/TEMPLATE.md",
-			blocks: []wantBlock{
+			blocks: []planWant{
 				{114, []string{"P1"}, "[effort name]", "[exact-skill-name]", "[Full prompt with the user's actual cont"},
 				{123, []string{"P2"}, "[effort name]", "[exact-skill-name]", "[Full prompt with the user's actual cont"},
 			},
@@ -195,8 +211,8 @@ func TestPlanCorpus(t *testing.T) {
 			if !doc.HasSection7 || doc.Source != tt.file {
 				t.Errorf("HasSection7 = %v, Source = %q", doc.HasSection7, doc.Source)
 			}
-			checkBlocks(t, doc.Blocks, tt.blocks)
-			noQuoteMarkers(t, doc.Blocks)
+			planCheckBlocks(t, doc.Blocks, tt.blocks)
+			planNoQuoteMarkers(t, doc.Blocks)
 			for i, b := range doc.Blocks {
 				// Every corpus prompt is one quoted paragraph: the body is
 				// that paragraph exactly as written.
@@ -215,7 +231,7 @@ func TestPlanCorpus(t *testing.T) {
 			if doc.Confidence != tt.conf || doc.ConfidenceReason != tt.reason {
 				t.Errorf("confidence = %q %q, want %q %q", doc.Confidence, doc.ConfidenceReason, tt.conf, tt.reason)
 			}
-			if tt.conf == "" && !hasWarning(doc, "line 28:", "unfilled template value") {
+			if tt.conf == "" && !planHasWarning(doc, "line 28:", "unfilled template value") {
 				t.Errorf("no warning about the template confidence: %q", doc.Warnings)
 			}
 			if tt.conf != "" && len(doc.Warnings) != 0 {
@@ -225,7 +241,7 @@ func TestPlanCorpus(t *testing.T) {
 	}
 }
 
-func hasWarning(doc engine.PlanDocument, parts ...string) bool {
+func planHasWarning(doc engine.PlanDocument, parts ...string) bool {
 	for _, w := range doc.Warnings {
 		ok := true
 		for _, p := range parts {
@@ -241,7 +257,7 @@ func hasWarning(doc engine.PlanDocument, parts ...string) bool {
 // TestPlanGolden pins the whole document read from every fixture; run with
 // -update after an intended change and review the diff.
 func TestPlanGolden(t *testing.T) {
-	dir := plansDir(t)
+	dir := planFixturesDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*.md"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures in %s: %v", dir, err)
@@ -263,7 +279,7 @@ func TestPlanGolden(t *testing.T) {
 			}
 			got = append(got, '\n')
 			golden := strings.TrimSuffix(file, ".md") + ".golden.json"
-			if *update {
+			if planUpdate() {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -284,8 +300,8 @@ func TestPlanGolden(t *testing.T) {
 // golden files, so regenerating them cannot quietly accept a regression.
 func TestPlanFixtures(t *testing.T) {
 	t.Run("h2 sections", func(t *testing.T) {
-		doc, _ := readPlan(t, "h2-sections.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "h2-sections.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{24, []string{"P1"}, "collapse duplicate alerts", "deliver-prd", "Write a PRD for collapsing duplicate Tidepool"},
 			{33, []string{"P2"}, "measure alert trust", "measure-instrumentation-spec", "Specify the events"},
 		})
@@ -300,8 +316,8 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("h3 sections wrapped in front matter, H1 and Output", func(t *testing.T) {
-		doc, _ := readPlan(t, "h3-wrapped-frontmatter.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "h3-wrapped-frontmatter.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{29, []string{"P1"}, "learn which conflicts hurt", "discover-interview-synthesis", "Synthesize six interviews"},
 			{38, []string{"P2"}, "probe a merge preview", "measure-experiment-design", "Design a two-week experiment"},
 		})
@@ -313,8 +329,8 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("last block ends at an H3 Section 8", func(t *testing.T) {
-		doc, _ := readPlan(t, "last-block-h3-section8.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "last-block-h3-section8.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{11, []string{"P1"}, "fix the Harborline label printer queue", "deliver-user-stories", "Write user stories"},
 		})
 		if p := doc.Blocks[0].Prompt; strings.Contains(p, "Section 8") || strings.Contains(p, "leak") {
@@ -325,7 +341,7 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("Section 7 only inside fenced code", func(t *testing.T) {
-		doc, _ := readPlan(t, "fence-section7.md")
+		doc, _ := planRead(t, "fence-section7.md")
 		if doc.HasSection7 || doc.Section7Line != 0 || len(doc.Blocks) != 0 || len(doc.Warnings) != 0 {
 			t.Errorf("fenced Section 7 was read: %+v", doc)
 		}
@@ -334,8 +350,8 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("To execute inside a code fence", func(t *testing.T) {
-		doc, _ := readPlan(t, "fence-to-execute.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "fence-to-execute.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{7, []string{"P1"}, "document the Lumenfeed export format", "deliver-technical-spec", "Write a technical spec for Lumenfeed"},
 			{22, []string{"P2"}, "check the export with two partners", "discover-interview-synthesis", "Synthesize feedback"},
 		})
@@ -344,8 +360,8 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("compound P-tokens", func(t *testing.T) {
-		doc, _ := readPlan(t, "compound-ptokens.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "compound-ptokens.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{7, []string{"P1", "P2"}, "design the Gristmill onboarding probes", "measure-experiment-design", "Design two probes"},
 			{14, []string{"P3", "P4"}, "size the wholesale tier", "define-opportunity-tree", "Map opportunities"},
 			{21, []string{"P1", "P5"}, "align the founders", "define-problem-statement", "Frame the disagreement"},
@@ -357,7 +373,7 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("duplicate and gapped tokens keep page order", func(t *testing.T) {
-		doc, _ := readPlan(t, "duplicate-gapped-tokens.md")
+		doc, _ := planRead(t, "duplicate-gapped-tokens.md")
 		var got [][]string
 		for _, b := range doc.Blocks {
 			got = append(got, b.PTokens)
@@ -367,7 +383,7 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("prompt on the marker line", func(t *testing.T) {
-		doc, _ := readPlan(t, "prompt-same-line.md")
+		doc, _ := planRead(t, "prompt-same-line.md")
 		want := []string{
 			"Write a PRD for ingredient-first recipe search in the Saltmarsh cooking app.",
 			"Write user stories for saving a Saltmarsh search.\nInclude the offline case, and keep **bold** and `code` as written.",
@@ -383,7 +399,7 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("multi-paragraph quote prompt", func(t *testing.T) {
-		doc, _ := readPlan(t, "prompt-multi-paragraph.md")
+		doc, _ := planRead(t, "prompt-multi-paragraph.md")
 		want := "Write a PRD for trail-closure alerts in the Fernway hiking app.\n\n" +
 			"Context: rangers post closures on a website that hikers rarely check. *Two* rescues last\n" +
 			"season involved closed trails; see [the ranger notes](https://example.invalid/notes).\n\n" +
@@ -404,10 +420,10 @@ func TestPlanFixtures(t *testing.T) {
 		if want := "Specify the events for Fernway closure alerts:\n  alert_shown, alert_opened, route_changed"; doc.Blocks[2].Prompt != want {
 			t.Errorf("code block prompt = %q", doc.Blocks[2].Prompt)
 		}
-		noQuoteMarkers(t, doc.Blocks)
+		planNoQuoteMarkers(t, doc.Blocks)
 	})
 	t.Run("missing prompt body", func(t *testing.T) {
-		doc, _ := readPlan(t, "missing-prompt-body.md")
+		doc, _ := planRead(t, "missing-prompt-body.md")
 		if len(doc.Blocks) != 4 {
 			t.Fatalf("got %d blocks", len(doc.Blocks))
 		}
@@ -427,7 +443,7 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("malformed heading", func(t *testing.T) {
-		doc, _ := readPlan(t, "malformed-heading.md")
+		doc, _ := planRead(t, "malformed-heading.md")
 		want := []struct {
 			line   int
 			tokens []string
@@ -456,11 +472,11 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("no Section 7", func(t *testing.T) {
-		doc, _ := readPlan(t, "no-section7.md")
+		doc, _ := planRead(t, "no-section7.md")
 		if doc.HasSection7 || len(doc.Blocks) != 0 {
 			t.Errorf("HasSection7 %v, %d blocks", doc.HasSection7, len(doc.Blocks))
 		}
-		if !hasWarning(doc, "line 16:", "outside Section 7") {
+		if !planHasWarning(doc, "line 16:", "outside Section 7") {
 			t.Errorf("no warning for the stray block heading: %q", doc.Warnings)
 		}
 		if doc.Domain != engine.DomainChaotic || doc.Confidence != "Low" || doc.ConfidenceReason != "" {
@@ -468,7 +484,7 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("placeholder, none, missing and bare skills", func(t *testing.T) {
-		doc, _ := readPlan(t, "placeholder-skill.md")
+		doc, _ := planRead(t, "placeholder-skill.md")
 		var skills []string
 		for _, b := range doc.Blocks {
 			skills = append(skills, b.Skill)
@@ -479,19 +495,19 @@ func TestPlanFixtures(t *testing.T) {
 		if want := []string{"[exact-skill-name]", "", "", ""}; !slices.Equal(skills, want) {
 			t.Errorf("skills = %q, want %q", skills, want)
 		}
-		if len(doc.Warnings) != 1 || !hasWarning(doc, "line 25:", "without backticks", "`**Skill:** `deliver-prd``") {
+		if len(doc.Warnings) != 1 || !planHasWarning(doc, "line 25:", "without backticks", "`**Skill:** `deliver-prd``") {
 			t.Errorf("want one warning for the bare name: %q", doc.Warnings)
 		}
 	})
 	t.Run("workflow skill kept as written", func(t *testing.T) {
-		doc, _ := readPlan(t, "workflow-skill.md")
+		doc, _ := planRead(t, "workflow-skill.md")
 		if len(doc.Blocks) != 2 || doc.Blocks[0].Skill != "workflow-feature-kickoff" || doc.Blocks[0].Err != "" {
 			t.Errorf("blocks = %+v", doc.Blocks)
 		}
 	})
 	t.Run("orchestrator only where Section 7 names it", func(t *testing.T) {
-		doc, _ := readPlan(t, "orchestrator-mentions.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "orchestrator-mentions.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{13, []string{"P1"}, "run the Nimbus plan automatically", "utility-pm-workflow-orchestrator", "Run this Nimbus plan"},
 			{20, []string{"P2"}, "spec the Nimbus billing export", "deliver-prd", "Write a PRD for Nimbus"},
 		})
@@ -515,19 +531,19 @@ func TestPlanFixtures(t *testing.T) {
 	}
 	for _, tt := range domainTests {
 		t.Run("domain "+tt.file, func(t *testing.T) {
-			doc, _ := readPlan(t, tt.file)
+			doc, _ := planRead(t, tt.file)
 			if doc.Domain != tt.domain || doc.DomainSource != tt.source || doc.DomainAmbiguous != tt.ambiguous || doc.DomainLine != tt.line {
 				t.Errorf("domain %q from %q ambiguous %v line %d; want %q from %q ambiguous %v line %d",
 					doc.Domain, doc.DomainSource, doc.DomainAmbiguous, doc.DomainLine, tt.domain, tt.source, tt.ambiguous, tt.line)
 			}
-			if tt.warning != "" && !hasWarning(doc, tt.warning) {
+			if tt.warning != "" && !planHasWarning(doc, tt.warning) {
 				t.Errorf("no warning %q in %q", tt.warning, doc.Warnings)
 			}
 		})
 	}
 	t.Run("ambiguous Section 2 is not overridden by Section 0", func(t *testing.T) {
-		doc, _ := readPlan(t, "domain-two-domains.md")
-		if !hasWarning(doc, "line 3:", "Section 0 classifies the situation as Complicated") {
+		doc, _ := planRead(t, "domain-two-domains.md")
+		if !planHasWarning(doc, "line 3:", "Section 0 classifies the situation as Complicated") {
 			t.Errorf("the Section 0 disagreement is not reported: %q", doc.Warnings)
 		}
 	})
@@ -541,21 +557,21 @@ func TestPlanFixtures(t *testing.T) {
 	}
 	for _, tt := range confTests {
 		t.Run("confidence "+tt.file, func(t *testing.T) {
-			doc, _ := readPlan(t, tt.file)
+			doc, _ := planRead(t, tt.file)
 			if doc.Confidence != tt.conf || doc.ConfidenceReason != tt.reason {
 				t.Errorf("confidence %q %q, want %q %q", doc.Confidence, doc.ConfidenceReason, tt.conf, tt.reason)
 			}
 		})
 	}
 	t.Run("NBSP", func(t *testing.T) {
-		doc, _ := readPlan(t, "nbsp.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "nbsp.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{7, []string{"P1"}, "map the Sorrel dispatch delays", "define-opportunity-tree", "Map why Sorrel courier dispatch runs 12 minutes late"},
 		})
 	})
 	t.Run("smart quotes and single emphasis around markers", func(t *testing.T) {
-		doc, _ := readPlan(t, "smart-quotes.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "smart-quotes.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{11, []string{"P1"}, "spec the Vellum reading-list sync", "deliver-prd", "Write a PRD for syncing Vellum"},
 			{19, []string{"P2"}, "double quotes instead of backticks", "deliver-user-stories", "“Write stories for Vellum’s offline reading mode.”"},
 			{25, []string{"P3"}, "straight quotes and single emphasis", "define-hypothesis", "State a hypothesis"},
@@ -565,8 +581,8 @@ func TestPlanFixtures(t *testing.T) {
 		}
 	})
 	t.Run("trailing spaces", func(t *testing.T) {
-		doc, _ := readPlan(t, "trailing-spaces.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "trailing-spaces.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{11, []string{"P1"}, "speed up Lattice report builds", "measure-instrumentation-spec", ""},
 		})
 		if want := "Specify timing events for Lattice report builds.\nEvery line of this prompt ends with spaces."; doc.Blocks[0].Prompt != want {
@@ -578,8 +594,8 @@ func TestPlanFixtures(t *testing.T) {
 	})
 	for _, name := range []string{"crlf.md", "bom-cr-only.md"} {
 		t.Run("line ends "+name, func(t *testing.T) {
-			doc, _ := readPlan(t, name)
-			checkBlocks(t, doc.Blocks, []wantBlock{
+			doc, _ := planRead(t, name)
+			planCheckBlocks(t, doc.Blocks, []planWant{
 				{11, []string{"P1"}, "understand Pinecrest's no-show rate", "discover-interview-synthesis", "Synthesize interviews"},
 				{21, []string{"P2"}, "test reminder timing", "measure-experiment-design", "Design an experiment"},
 			})
@@ -597,8 +613,8 @@ func TestPlanFixtures(t *testing.T) {
 		})
 	}
 	t.Run("stray headings", func(t *testing.T) {
-		doc, _ := readPlan(t, "stray-headings.md")
-		checkBlocks(t, doc.Blocks, []wantBlock{
+		doc, _ := planRead(t, "stray-headings.md")
+		planCheckBlocks(t, doc.Blocks, []planWant{
 			{9, []string{"P1"}, "price the Ridgeback add-on", "define-problem-statement", "Frame the pricing question"},
 			{30, []string{"P3"}, "still inside Section 7", "deliver-prd", "Write a PRD for the Ridgeback collar subscription."},
 		})
@@ -615,7 +631,7 @@ func TestPlanFixtures(t *testing.T) {
 			{"line 43:", "a second Section 7 heading; only the first (line 7) is read"},
 			{"line 45:", "outside Section 7"},
 		} {
-			if !hasWarning(doc, w...) {
+			if !planHasWarning(doc, w...) {
 				t.Errorf("no warning %q in\n%s", w, strings.Join(doc.Warnings, "\n"))
 			}
 		}
@@ -632,7 +648,7 @@ func TestPlanFixtures(t *testing.T) {
 // expects the same document, line numbers included.
 func TestPlanLineEndings(t *testing.T) {
 	for _, name := range []string{"h2-sections.md", "prompt-multi-paragraph.md", "h3-wrapped-frontmatter.md"} {
-		lf, err := os.ReadFile(filepath.Join(plansDir(t), name))
+		lf, err := os.ReadFile(filepath.Join(planFixturesDir(t), name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -741,5 +757,76 @@ func TestPlanFrontMatter(t *testing.T) {
 	doc, err = parse.Plan([]byte(src), "p.md", parse.PlanOptions{})
 	if err != nil || doc.Section7Line != 4 || len(doc.Blocks) != 1 || doc.Blocks[0].Line != 5 || doc.Blocks[0].Prompt != "y" {
 		t.Errorf("got %+v, err %v", doc, err)
+	}
+}
+
+// TestPlanConcurrent parses plans from several goroutines, as the bot does
+// with uploads; run with -race it checks that the shared Markdown parser
+// keeps no per-call state.
+func TestPlanConcurrent(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(planFixturesDir(t), "*.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	srcs := make([][]byte, len(files))
+	want := make([]engine.PlanDocument, len(files))
+	for i, f := range files {
+		if srcs[i], err = os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+		want[i], _ = parse.Plan(srcs[i], f, parse.PlanOptions{})
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range files {
+				j := (i + g) % len(files)
+				if got, _ := parse.Plan(srcs[j], files[j], parse.PlanOptions{}); !reflect.DeepEqual(got, want[j]) {
+					t.Errorf("%s read differently under concurrency", files[j])
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestPlanBlockHeadings(t *testing.T) {
+	tests := []struct {
+		heading string
+		tokens  []string
+		effort  string
+		err     string // part of Err; "" for none
+	}{
+		{"To execute P1: a", []string{"P1"}, "a", ""},
+		{"To execute P1,P2: a", []string{"P1", "P2"}, "a", ""},
+		{"To  execute   P10  and  P2 :  spaced out", []string{"P10", "P2"}, "spaced out", ""},
+		{"TO EXECUTE P1 & p3: shouting", []string{"P1", "P3"}, "shouting", ""},
+		{"To execute P1: a: b", []string{"P1"}, "a: b", ""},
+		{"To execute P1 and: a", []string{"P1"}, "", "no `:` after the P-tokens"},
+		{"To execute P1 andP2: a", []string{"P1"}, "", "no `:` after the P-tokens"},
+		{"To execute P: a", nil, "", "no P-token"},
+		{"To execute: P1 a", nil, "", "no P-token"},
+		{"To execute P1 -- a", []string{"P1"}, "", "no `:`"},
+	}
+	for _, tt := range tests {
+		src := "## Section 7\n\n#### " + tt.heading + "\n\n**Prompt:** go\n"
+		doc, err := parse.Plan([]byte(src), "p.md", parse.PlanOptions{})
+		if err != nil || len(doc.Blocks) != 1 {
+			t.Errorf("%q: %d blocks, err %v", tt.heading, len(doc.Blocks), err)
+			continue
+		}
+		b := doc.Blocks[0]
+		if !slices.Equal(b.PTokens, tt.tokens) || b.Effort != tt.effort || !strings.Contains(b.Err, tt.err) || (tt.err == "") != (b.Err == "") {
+			t.Errorf("%q = tokens %q effort %q err %q; want %q %q err containing %q", tt.heading, b.PTokens, b.Effort, b.Err, tt.tokens, tt.effort, tt.err)
+		}
+		if b.Heading != strings.TrimSpace(tt.heading) || b.Line != 3 || b.Prompt != "go" {
+			t.Errorf("%q: heading %q line %d prompt %q", tt.heading, b.Heading, b.Line, b.Prompt)
+		}
+	}
+	// Headings that only look like blocks.
+	src := "## Section 7\n\n#### Notes\n\n#### To executed P1: no\n\n#### Tomorrow P1: no\n"
+	doc, _ := parse.Plan([]byte(src), "p.md", parse.PlanOptions{})
+	if len(doc.Blocks) != 0 || len(doc.Warnings) != 3 || !planHasWarning(doc, "line 3:", "\"Notes\"", "is ignored") || planHasWarning(doc, "block above") {
+		t.Errorf("blocks %+v, warnings %q", doc.Blocks, doc.Warnings)
 	}
 }
