@@ -32,19 +32,15 @@ type prepared struct {
 	files   []engine.FileWrite
 }
 
-// committed is what a commit's transaction leaves for after it.
-type committed struct {
-	fileIDs []uint64
-}
-
 // Commit applies c in one fsynced transaction: the journal events, the
 // snapshot, the artifacts, the idempotency key and the pending file writes;
 // then writes the files. It refuses, writing nothing, a change computed
 // against an older journal (engine.ErrStale), a key already applied
 // (engine.ErrDuplicate) and events that do not continue the journal.
 //
-// Commit keeps none of c's slices after it returns, but they must not change
-// while it runs.
+// The run's Plan is stored with its first commit only (After 0): a run's
+// plan never changes once it has started. Commit keeps none of c's slices
+// after it returns, but they must not change while it runs.
 //
 // When the transaction committed but a file could not be written, Commit
 // returns an error wrapping ErrFilesPending: the change stands, and the file
@@ -53,13 +49,13 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	if err := live(ctx); err != nil {
 		return err
 	}
-	p, err := prepare(c)
+	p, err := encodeCommit(c)
 	if err != nil {
 		return err
 	}
-	var done committed
-	err = db.update(func(tx *bbolt.Tx) error {
-		done, err = commitTx(tx, p)
+	var fileIDs []uint64
+	err = db.update(func(tx *bbolt.Tx) (err error) {
+		fileIDs, err = commitTx(tx, p)
 		return err
 	})
 	if err != nil {
@@ -70,7 +66,7 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	}
 	pending := make([]pendingFile, len(p.files))
 	for i, f := range p.files {
-		pending[i] = pendingFile{id: done.fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body}
+		pending[i] = pendingFile{id: fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body}
 	}
 	if err := db.writeFiles(pending); err != nil {
 		return fmt.Errorf("commit run %s: %w: %w", p.run, ErrFilesPending, err)
@@ -78,8 +74,8 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	return nil
 }
 
-// prepare checks c and encodes its records.
-func prepare(c engine.Commit) (*prepared, error) {
+// encodeCommit checks c and encodes its records.
+func encodeCommit(c engine.Commit) (*prepared, error) {
 	r := c.Run
 	if r == nil || r.ID == "" {
 		return nil, errors.New("commit: no run")
@@ -105,7 +101,11 @@ func prepare(c engine.Commit) (*prepared, error) {
 		if ev.Start != nil && ev.Start.ID != r.ID {
 			return nil, fmt.Errorf("commit run %s: event %d starts run %s", r.ID, ev.Seq, ev.Start.ID)
 		}
-		b, err := json.Marshal(toEventRecord(ev))
+		var stored *engine.Plan
+		if c.After == 0 {
+			stored = &r.Plan // written with this commit, below
+		}
+		b, err := json.Marshal(toEventRecord(ev, stored))
 		if err != nil {
 			return nil, fmt.Errorf("commit run %s: encode event %d: %w", r.ID, ev.Seq, err)
 		}
@@ -178,14 +178,14 @@ func hasRunning(r *engine.Run) bool {
 }
 
 // commitTx writes a prepared commit in tx after checking it against what is
-// stored.
-func commitTx(tx *bbolt.Tx, p *prepared) (committed, error) {
-	var out committed
+// stored. It returns the ids of the pending file writes it recorded.
+func commitTx(tx *bbolt.Tx, p *prepared) ([]uint64, error) {
+	var fileIDs []uint64
 	runs := tx.Bucket(bucketRuns)
 	exists := runs.Get(p.id) != nil
 	journal, err := tx.Bucket(bucketJournal).CreateBucketIfNotExists(p.id)
 	if err != nil {
-		return out, fmt.Errorf("run %s: journal: %w", p.run, err)
+		return nil, fmt.Errorf("run %s: journal: %w", p.run, err)
 	}
 	// The journal's append-only keys pack best into full pages.
 	journal.FillPercent = 1
@@ -195,12 +195,12 @@ func commitTx(tx *bbolt.Tx, p *prepared) (committed, error) {
 	}
 	switch {
 	case !exists && p.after != 0:
-		return out, fmt.Errorf("run %s is not in the store, but the change follows its event %d: %w: %w",
+		return nil, fmt.Errorf("run %s is not in the store, but the change follows its event %d: %w: %w",
 			p.run, p.after, engine.ErrStale, engine.ErrNotFound)
 	case exists && p.after == 0:
-		return out, fmt.Errorf("run %s already exists: %w", p.run, engine.ErrStale)
+		return nil, fmt.Errorf("run %s already exists: %w", p.run, engine.ErrStale)
 	case last != p.after:
-		return out, fmt.Errorf("run %s is at event %d, the change was made at event %d: %w", p.run, last, p.after, engine.ErrStale)
+		return nil, fmt.Errorf("run %s is at event %d, the change was made at event %d: %w", p.run, last, p.after, engine.ErrStale)
 	}
 	if p.key != "" {
 		keys := tx.Bucket(bucketKeys)
@@ -210,43 +210,43 @@ func commitTx(tx *bbolt.Tx, p *prepared) (committed, error) {
 			if json.Unmarshal(v, &k) == nil {
 				where = fmt.Sprintf(" to run %s at event %d", k.Run, k.Seq)
 			}
-			return out, fmt.Errorf("run %s: key %q was already applied%s: %w", p.run, p.key, where, engine.ErrDuplicate)
+			return nil, fmt.Errorf("run %s: key %q was already applied%s: %w", p.run, p.key, where, engine.ErrDuplicate)
 		}
 		if err := keys.Put([]byte(p.key), p.keyRec); err != nil {
-			return out, err
+			return nil, err
 		}
 	}
 	for i := range p.events {
 		if err := journal.Put(p.seqs[i], p.events[i]); err != nil {
-			return out, fmt.Errorf("run %s: journal: %w", p.run, err)
+			return nil, fmt.Errorf("run %s: journal: %w", p.run, err)
 		}
 	}
 	if err := runs.Put(p.id, p.snap); err != nil {
-		return out, fmt.Errorf("run %s: snapshot: %w", p.run, err)
+		return nil, fmt.Errorf("run %s: snapshot: %w", p.run, err)
 	}
 	if err := tx.Bucket(bucketSummaries).Put(p.id, p.summary); err != nil {
-		return out, fmt.Errorf("run %s: summary: %w", p.run, err)
+		return nil, fmt.Errorf("run %s: summary: %w", p.run, err)
 	}
 	if p.plan != nil {
 		if err := tx.Bucket(bucketPlans).Put(p.id, p.plan); err != nil {
-			return out, fmt.Errorf("run %s: plan: %w", p.run, err)
+			return nil, fmt.Errorf("run %s: plan: %w", p.run, err)
 		}
 	}
 	if err := index(tx.Bucket(bucketActive), p.id, p.active); err != nil {
-		return out, err
+		return nil, err
 	}
 	if err := index(tx.Bucket(bucketRunning), p.id, p.running); err != nil {
-		return out, err
+		return nil, err
 	}
 	versions := make([]int, len(p.arts))
 	if len(p.arts) > 0 {
 		arts, err := tx.Bucket(bucketArtifacts).CreateBucketIfNotExists(p.id)
 		if err != nil {
-			return out, fmt.Errorf("run %s: artifacts: %w", p.run, err)
+			return nil, fmt.Errorf("run %s: artifacts: %w", p.run, err)
 		}
 		for i, a := range p.arts {
 			if versions[i], err = putArtifact(arts, a); err != nil {
-				return out, fmt.Errorf("run %s: step %d attempt %d artifact: %w", p.run, a.Step, a.Attempt, err)
+				return nil, fmt.Errorf("run %s: step %d attempt %d artifact: %w", p.run, a.Step, a.Attempt, err)
 			}
 		}
 	}
@@ -266,19 +266,19 @@ func commitTx(tx *bbolt.Tx, p *prepared) (committed, error) {
 			}
 			id, err := files.NextSequence()
 			if err != nil {
-				return out, err
+				return nil, err
 			}
 			v, err := frame(rec, body)
 			if err != nil {
-				return out, err
+				return nil, err
 			}
 			if err := files.Put(seqKey(id), v); err != nil {
-				return out, fmt.Errorf("run %s: pending file %s: %w", p.run, f.Path, err)
+				return nil, fmt.Errorf("run %s: pending file %s: %w", p.run, f.Path, err)
 			}
-			out.fileIDs = append(out.fileIDs, id)
+			fileIDs = append(fileIDs, id)
 		}
 	}
-	return out, nil
+	return fileIDs, nil
 }
 
 func index(b *bbolt.Bucket, id []byte, in bool) error {

@@ -25,8 +25,8 @@ type Options struct {
 	LockTimeout time.Duration
 	// Now is the clock recovery stamps events with; nil means time.Now.
 	Now func() time.Time
-	// NoSync skips fsync on commit. For tests and benchmarks only: a crash
-	// can lose or damage what was committed.
+	// NoSync skips fsync, of the database and of artifact files. For tests
+	// and benchmarks only: a crash can lose or damage what was committed.
 	NoSync bool
 }
 
@@ -34,9 +34,8 @@ type Options struct {
 // It is safe for concurrent use.
 type DB struct {
 	bolt      *bbolt.DB
-	dir       string
 	path      string
-	root      *os.Root // the data directory; file writes cannot leave it
+	files     dataFiles
 	now       func() time.Time
 	recovered []engine.RunID
 	opening   bool // errors name the file once, in Open's own message
@@ -85,8 +84,8 @@ func open(dataDir string, opt Options, steps []migration) (*DB, error) {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	db := &DB{bolt: bdb, dir: dataDir, path: path, root: root, now: now, opening: true}
-	if err := db.prepare(steps); err != nil {
+	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync}, now: now, opening: true}
+	if err := db.ready(steps); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -128,17 +127,19 @@ func openBolt(path string, o *bbolt.Options) (db *bbolt.DB, err error) {
 	return nil, fmt.Errorf("open %s: %w", path, err)
 }
 
-// prepare runs, in order, what must happen before anything reads the store.
-func (db *DB) prepare(steps []migration) error {
-	var pending bool
+// ready runs, in order, what must happen before anything reads the store.
+func (db *DB) ready(steps []migration) error {
+	// Look before migrating: an update commits (and fsyncs) even when it
+	// changes nothing.
+	var migrating bool
 	err := db.view(func(tx *bbolt.Tx) (err error) {
-		pending, err = needsMigration(tx, steps)
+		migrating, err = needsMigration(tx, steps)
 		return err
 	})
 	if err != nil {
 		return db.openError(err)
 	}
-	if pending {
+	if migrating {
 		if err := db.update(func(tx *bbolt.Tx) error { return migrate(tx, steps) }); err != nil {
 			return db.openError(err)
 		}
@@ -159,9 +160,10 @@ func (db *DB) openError(err error) error {
 	return fmt.Errorf("open %s: %w", db.path, err)
 }
 
+// checkBuckets refuses a file that claims the current schema but lacks part
+// of it, rather than fail later on a missing bucket.
 func checkBuckets(tx *bbolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
-		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox} {
+	for _, name := range layout {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s is missing: %w", name, ErrDamaged)
 		}
@@ -172,7 +174,7 @@ func checkBuckets(tx *bbolt.Tx) error {
 // Close releases the file and its lock.
 func (db *DB) Close() error {
 	err := db.bolt.Close()
-	if rerr := db.root.Close(); err == nil && rerr != nil && !errors.Is(rerr, os.ErrClosed) {
+	if rerr := db.files.root.Close(); err == nil && rerr != nil && !errors.Is(rerr, os.ErrClosed) {
 		err = rerr
 	}
 	if err != nil {

@@ -11,25 +11,34 @@
 //
 //	meta       "schema" -> schema version, 8-byte big-endian
 //	runs       run id -> snapshot record: the run without its plan (JSON)
-//	plans      run id -> the run's plan copy (JSON), written once, when the run starts
+//	plans      run id -> the run's plan copy (JSON), written with the run's first commit
 //	summaries  run id -> summary record (JSON): one line of a listing
 //	journal    run id -> nested bucket: seq (8-byte big-endian) -> event record (JSON)
 //	artifacts  run id -> nested bucket: step|attempt|version (3 x 4-byte big-endian) -> body
 //	keys       idempotency key -> key record (JSON): run id and seq of the change it made
 //	active     run id -> empty: runs neither completed nor aborted
 //	running    run id -> empty: runs with a step whose status is running
-//	files      id (8-byte big-endian, bucket sequence) -> pending file write
-//	outbox     id (8-byte big-endian, bucket sequence) -> outbox item
+//	files      id (8-byte big-endian, bucket sequence) -> pending file write (framed)
+//	outbox     id (8-byte big-endian, bucket sequence) -> outbox item (framed)
 //
-// Run ids sort by creation time, so runs, summaries and active iterate
-// oldest first. Records are private structs with a version field, kept apart
+// A framed value is a 4-byte big-endian length, a JSON header of that
+// length, then the raw body (artifacts run to a megabyte; base64 would add a
+// third). A pending file write whose body is an artifact stored by the same
+// commit names that artifact's version instead of holding a second copy.
+//
+// Run ids sort by creation time (the engine makes them so), so runs,
+// summaries and active iterate oldest first and List walks summaries
+// backwards for newest first. Records are private structs with a version field, kept apart
 // from the engine's types so the engine can change without rewriting the
 // file; typed states are stored as their text.
 //
 // The plan is stored on its own because it never changes after a run starts
 // (the run keeps its own copy) and is the largest part of a run: keeping it
-// out of the snapshot keeps every later transition small. Load puts the two
-// back together.
+// out of the snapshot keeps every later transition small. For the same
+// reason a snapshot's step leaves out the fields it copied from its plan step
+// (skill, prompt, ...) when they are unchanged, and the run-started event
+// refers to the stored plan instead of repeating it. Load and Journal put
+// the pieces back together: what they return equals what was committed.
 //
 // # Durability
 //

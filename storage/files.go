@@ -102,9 +102,9 @@ func (db *DB) writeFiles(files []pendingFile) error {
 
 func (db *DB) perform(f pendingFile) error {
 	if f.from != "" {
-		return renameFile(db.root, f.from, f.path)
+		return db.files.rename(f.from, f.path)
 	}
-	return writeAtomic(db.root, f.path, f.body)
+	return db.files.write(f.path, f.body)
 }
 
 // replayFiles carries out file writes a crash left pending. Every operation
@@ -163,12 +163,19 @@ func readPending(arts *bbolt.Bucket, k, v []byte) (pendingFile, error) {
 	}, nil
 }
 
-// writeAtomic replaces name with body so that a reader (or a crash) sees
+// dataFiles writes artifact files inside the data directory.
+type dataFiles struct {
+	root   *os.Root // file names cannot leave it, not even through a symlink
+	noSync bool     // tests only
+}
+
+// write replaces name with body so that a reader (or a crash) sees
 // either the old file or the new one: a temp file in the same directory,
 // fsynced, renamed over name, and the directory fsynced.
-func writeAtomic(root *os.Root, name string, body []byte) error {
+func (d dataFiles) write(name string, body []byte) error {
+	root := d.root
 	dir := path.Dir(name)
-	if err := ensureDir(root, dir); err != nil {
+	if err := d.ensureDir(dir); err != nil {
 		return err
 	}
 	tmp := path.Join(dir, fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
@@ -177,7 +184,7 @@ func writeAtomic(root *os.Root, name string, body []byte) error {
 		return err
 	}
 	_, err = f.Write(body)
-	if err == nil {
+	if err == nil && !d.noSync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -190,13 +197,14 @@ func writeAtomic(root *os.Root, name string, body []byte) error {
 		_ = root.Remove(tmp)
 		return err
 	}
-	return syncDir(root, dir)
+	return d.syncDir(dir)
 }
 
-// renameFile moves from to to. When to already exists the rename is taken
+// rename moves from to to. When to already exists the rename is taken
 // as done: after a crash it may have happened already, and a newer file may
 // now stand at from, which must not be moved.
-func renameFile(root *os.Root, from, to string) error {
+func (d dataFiles) rename(from, to string) error {
+	root := d.root
 	if _, err := root.Lstat(to); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -205,7 +213,7 @@ func renameFile(root *os.Root, from, to string) error {
 	if _, err := root.Lstat(from); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err := ensureDir(root, path.Dir(to)); err != nil {
+	if err := d.ensureDir(path.Dir(to)); err != nil {
 		return err
 	}
 	if err := root.Rename(from, to); err != nil {
@@ -214,41 +222,44 @@ func renameFile(root *os.Root, from, to string) error {
 		}
 		return err
 	}
-	if err := syncDir(root, path.Dir(to)); err != nil {
+	if err := d.syncDir(path.Dir(to)); err != nil {
 		return err
 	}
 	if path.Dir(from) != path.Dir(to) {
-		return syncDir(root, path.Dir(from))
+		return d.syncDir(path.Dir(from))
 	}
 	return nil
 }
 
 // ensureDir creates dir when it is missing and fsyncs the directories above
 // it, so the new entries survive a crash too.
-func ensureDir(root *os.Root, dir string) error {
+func (d dataFiles) ensureDir(dir string) error {
 	if dir == "." {
 		return nil
 	}
-	if st, err := root.Stat(dir); err == nil {
+	if st, err := d.root.Stat(dir); err == nil {
 		if !st.IsDir() {
 			return fmt.Errorf("%s is not a directory", dir)
 		}
 		return nil
 	}
-	if err := root.MkdirAll(dir, 0o700); err != nil {
+	if err := d.root.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	for d := dir; d != "."; {
-		d = path.Dir(d)
-		if err := syncDir(root, d); err != nil {
+	for up := dir; up != "."; {
+		up = path.Dir(up)
+		if err := d.syncDir(up); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func syncDir(root *os.Root, dir string) error {
-	f, err := root.Open(dir)
+func (d dataFiles) syncDir(dir string) error {
+	if d.noSync {
+		return nil
+	}
+	f, err := d.root.Open(dir)
 	if err != nil {
 		return err
 	}

@@ -78,43 +78,62 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-// A file whose meta pages are intact but whose other pages are garbage:
-// bbolt may panic reading it; Open must report it instead.
+// Files whose meta pages are intact but whose other pages are garbage:
+// bbolt may panic reading them; Open must report it instead, and let go of
+// the file.
 func TestDamagedPagesAreRefused(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(dir, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newClock()
-	for i := range 20 {
-		r := startRun(t, db, engine.RunID(fmt.Sprintf("r%04d", i)), testPlan(2), c)
-		r.start(1)
-	}
-	path := db.Path()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
 	page := os.Getpagesize()
-	content, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	cases := map[string]func(content []byte){
+		"every page after the metas": func(content []byte) {
+			copy(content[2*page:], randomBytes(len(content)-2*page))
+		},
+		"root pages": func(content []byte) {
+			// Each meta page names the root bucket's page 32 bytes in (a
+			// 16-byte page header, then magic, version, page size, flags).
+			for m := range 2 {
+				root := binary.LittleEndian.Uint64(content[m*page+32:])
+				if off := int(root) * page; off > 0 && off+page <= len(content) {
+					copy(content[off:off+page], randomBytes(page))
+				}
+			}
+		},
 	}
-	copy(content[2*page:], randomBytes(len(content)-2*page))
-	if err := os.WriteFile(path, content, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		db2, err := Open(dir, Options{LockTimeout: 100 * time.Millisecond})
-		if err == nil {
-			db2.Close()
-			t.Fatal("Open accepted a file with garbage pages")
-		}
-		t.Logf("Open: %v", err)
-		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) {
-			t.Fatalf("Open: %v; want ErrDamaged naming %s", err, path)
-		}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(dir, Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newClock()
+			for i := range 20 {
+				r := startRun(t, db, engine.RunID(fmt.Sprintf("r%04d", i)), testPlan(2), c)
+				r.start(1)
+			}
+			path := db.Path()
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			content, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damage(content)
+			if err := os.WriteFile(path, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				db, err := Open(dir, Options{LockTimeout: 100 * time.Millisecond})
+				if err == nil {
+					db.Close()
+					t.Fatal("Open accepted a file with garbage pages")
+				}
+				t.Logf("%v", err)
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) {
+					t.Fatalf("Open: %v; want ErrDamaged naming %s", err, path)
+				}
+			}
+		})
 	}
 }
 

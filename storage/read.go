@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/bbolt"
@@ -37,22 +38,32 @@ func loadTx(tx *bbolt.Tx, id engine.RunID) (*engine.Run, error) {
 	if err := json.Unmarshal(snap, &rec); err != nil {
 		return nil, fmt.Errorf("run %s: stored snapshot: %w", id, err)
 	}
-	var plan engine.Plan
-	if v := tx.Bucket(bucketPlans).Get([]byte(id)); v != nil {
-		var prec planRecord
-		if err := json.Unmarshal(v, &prec); err != nil {
-			return nil, fmt.Errorf("run %s: stored plan: %w", id, err)
-		}
-		var err error
-		if plan, err = fromPlanRecord(&prec); err != nil {
-			return nil, fmt.Errorf("run %s: stored %w", id, err)
-		}
+	plan, err := loadPlan(tx, id)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	r, err := fromRunRecord(&rec, plan)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: stored %w", id, err)
 	}
 	return r, nil
+}
+
+// loadPlan decodes a run's stored plan copy.
+func loadPlan(tx *bbolt.Tx, id engine.RunID) (engine.Plan, error) {
+	v := tx.Bucket(bucketPlans).Get([]byte(id))
+	if v == nil {
+		return engine.Plan{}, errors.New("stored plan is missing")
+	}
+	var rec planRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return engine.Plan{}, fmt.Errorf("stored plan: %w", err)
+	}
+	plan, err := fromPlanRecord(&rec)
+	if err != nil {
+		return engine.Plan{}, fmt.Errorf("stored %w", err)
+	}
+	return plan, nil
 }
 
 // Artifact returns the current body of an attempt's artifact: the last edit,
@@ -115,12 +126,13 @@ func (db *DB) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, err
 		if b == nil {
 			return fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
 		}
+		plan := func() (engine.Plan, error) { return loadPlan(tx, id) }
 		return b.ForEach(func(k, v []byte) error {
 			var rec eventRecord
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("run %s: stored event %d: %w", id, seqNum(k), err)
 			}
-			ev, err := fromEventRecord(&rec)
+			ev, err := fromEventRecord(&rec, plan)
 			if err != nil {
 				return fmt.Errorf("run %s: stored %w", id, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
@@ -42,10 +43,14 @@ type originRecord struct {
 	Thread  string `json:"thread,omitempty"`
 }
 
+// stepRecord leaves out the fields a step copies from its plan step when
+// they are the same (FromPlan), which they are for every run the engine
+// starts: the prompts are most of a run's size, and the plan is stored once.
 type stepRecord struct {
 	N          int              `json:"n"`
+	FromPlan   bool             `json:"from_plan,omitempty"`
 	ID         string           `json:"id,omitempty"`
-	Skill      string           `json:"skill"`
+	Skill      string           `json:"skill,omitempty"`
 	Effort     string           `json:"effort,omitempty"`
 	Prompt     string           `json:"prompt,omitempty"`
 	Category   string           `json:"category,omitempty"`
@@ -165,16 +170,20 @@ type eventRecord struct {
 	Start    *startRecord `json:"start,omitempty"`
 }
 
+// startRecord leaves the plan out when it is the run's own copy, stored
+// once in the plans bucket (PlanStored): the journal stays small, and
+// appending to it does not rewrite the plan every time.
 type startRecord struct {
-	ID        string       `json:"id"`
-	Plan      planRecord   `json:"plan"`
-	Mode      string       `json:"mode"`
-	DryRun    bool         `json:"dry_run,omitempty"`
-	Thread    bool         `json:"thread,omitempty"`
-	ForceAuto bool         `json:"force_auto,omitempty"`
-	BudgetUSD float64      `json:"budget_usd,omitempty"`
-	StartedBy string       `json:"started_by,omitempty"`
-	Origin    originRecord `json:"origin,omitzero"`
+	ID         string       `json:"id"`
+	Plan       *planRecord  `json:"plan,omitempty"`
+	PlanStored bool         `json:"plan_stored,omitempty"`
+	Mode       string       `json:"mode"`
+	DryRun     bool         `json:"dry_run,omitempty"`
+	Thread     bool         `json:"thread,omitempty"`
+	ForceAuto  bool         `json:"force_auto,omitempty"`
+	BudgetUSD  float64      `json:"budget_usd,omitempty"`
+	StartedBy  string       `json:"started_by,omitempty"`
+	Origin     originRecord `json:"origin,omitzero"`
 }
 
 type summaryRecord struct {
@@ -273,6 +282,12 @@ func toUsage(u engine.Usage) usageRecord {
 		CacheRead: u.CacheRead, CacheCreate: u.CacheCreate, Turns: u.Turns}
 }
 
+// samePlanStep reports whether a step's copied fields equal its plan step's.
+func samePlanStep(s *engine.Step, p *engine.PlanStep) bool {
+	return s.ID == p.ID && s.Skill == p.Skill && s.Effort == p.Effort && s.Prompt == p.Prompt &&
+		s.Category == p.Category && s.Execution == p.Execution && s.Leaf == p.Leaf && s.Gate == p.Gate
+}
+
 func toRunRecord(r *engine.Run) runRecord {
 	rec := runRecord{
 		V: recordVersion, ID: string(r.ID), State: string(r.State), Input: string(r.Input),
@@ -284,10 +299,12 @@ func toRunRecord(r *engine.Run) runRecord {
 		rec.Steps = make([]stepRecord, len(r.Steps))
 	}
 	for i, s := range r.Steps {
-		sr := stepRecord{
-			N: s.N, ID: s.ID, Skill: s.Skill, Effort: s.Effort, Prompt: s.Prompt,
-			Category: string(s.Category), Execution: string(s.Execution), Leaf: s.Leaf,
-			DependsOn: s.DependsOn, ThreadFrom: s.ThreadFrom, Gate: string(s.Gate), Status: string(s.Status),
+		sr := stepRecord{N: s.N, DependsOn: s.DependsOn, ThreadFrom: s.ThreadFrom, Status: string(s.Status)}
+		if i < len(r.Plan.Steps) && samePlanStep(&s, &r.Plan.Steps[i]) {
+			sr.FromPlan = true
+		} else {
+			sr.ID, sr.Skill, sr.Effort, sr.Prompt = s.ID, s.Skill, s.Effort, s.Prompt
+			sr.Category, sr.Execution, sr.Leaf, sr.Gate = string(s.Category), string(s.Execution), s.Leaf, string(s.Gate)
 		}
 		if s.Attempts != nil {
 			sr.Attempts = make([]attemptRecord, len(s.Attempts))
@@ -345,7 +362,9 @@ func toBlockRecords(bs []engine.Block) []blockRecord {
 	return out
 }
 
-func toEventRecord(ev engine.Event) eventRecord {
+// toEventRecord encodes an event. stored is the plan kept in the plans
+// bucket for the event's run, nil when none is.
+func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 	rec := eventRecord{
 		V: recordVersion, Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt,
 		Actor: ev.Actor, Decision: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback,
@@ -355,9 +374,15 @@ func toEventRecord(ev engine.Event) eventRecord {
 	}
 	if st := ev.Start; st != nil {
 		rec.Start = &startRecord{
-			ID: string(st.ID), Plan: toPlanRecord(st.Plan), Mode: string(st.Mode), DryRun: st.DryRun,
+			ID: string(st.ID), Mode: string(st.Mode), DryRun: st.DryRun,
 			Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD, StartedBy: st.StartedBy,
 			Origin: toOrigin(st.Origin),
+		}
+		if stored != nil && reflect.DeepEqual(st.Plan, *stored) {
+			rec.Start.PlanStored = true
+		} else {
+			pr := toPlanRecord(st.Plan)
+			rec.Start.Plan = &pr
 		}
 	}
 	return rec
@@ -438,6 +463,14 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 	}
 	for i, sr := range rec.Steps {
 		where := fmt.Sprintf("step %d", i+1)
+		if sr.FromPlan {
+			if i >= len(plan.Steps) {
+				return nil, fmt.Errorf("%s refers to plan step %d of %d", where, i+1, len(plan.Steps))
+			}
+			ps := plan.Steps[i]
+			sr.ID, sr.Skill, sr.Effort, sr.Prompt = ps.ID, ps.Skill, ps.Effort, ps.Prompt
+			sr.Category, sr.Execution, sr.Leaf, sr.Gate = string(ps.Category), string(ps.Execution), ps.Leaf, string(ps.Gate)
+		}
 		s := engine.Step{
 			N: sr.N, ID: sr.ID, Skill: sr.Skill, Effort: sr.Effort, Prompt: sr.Prompt,
 			Category: engine.Category(sr.Category), Execution: engine.Execution(sr.Execution), Leaf: sr.Leaf,
@@ -513,7 +546,9 @@ func fromBlockRecords(bs []blockRecord) []engine.Block {
 	return out
 }
 
-func fromEventRecord(rec *eventRecord) (engine.Event, error) {
+// fromEventRecord decodes an event; stored reads the run's plan from the
+// plans bucket, for a run-started event that refers to it.
+func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engine.Event, error) {
 	if err := checkVersion(rec.V); err != nil {
 		return engine.Event{}, fmt.Errorf("event %d: %w", rec.Seq, err)
 	}
@@ -533,7 +568,14 @@ func fromEventRecord(rec *eventRecord) (engine.Event, error) {
 		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
 	}
 	if st := rec.Start; st != nil {
-		plan, err := fromPlanRecord(&st.Plan)
+		var plan engine.Plan
+		var err error
+		switch {
+		case st.PlanStored:
+			plan, err = stored()
+		case st.Plan != nil:
+			plan, err = fromPlanRecord(st.Plan)
+		}
 		if err != nil {
 			p.fail("start", err)
 		}

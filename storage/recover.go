@@ -45,7 +45,7 @@ func (db *DB) recoverRunning() error {
 			if err != nil {
 				return fmt.Errorf("recover run %s: %w", run.ID, err)
 			}
-			p, err := prepare(engine.Commit{Run: after, Events: evs, After: run.Seq})
+			p, err := encodeCommit(engine.Commit{Run: after, Events: evs, After: run.Seq})
 			if err != nil {
 				return fmt.Errorf("recover: %w", err)
 			}

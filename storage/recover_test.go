@@ -88,6 +88,7 @@ func TestReopenTouchesOnlyRunningRuns(t *testing.T) {
 	for i := range 500 {
 		id := engine.RunID(fmt.Sprintf("r%05d", i))
 		r := startRun(t, db, id, testPlan(2), c)
+		r.noFiles = true
 		r.start(1)
 		switch {
 		case i%50 == 7:

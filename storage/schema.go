@@ -26,6 +26,10 @@ var (
 	bucketOutbox    = []byte("outbox")
 
 	keySchema = []byte("schema")
+
+	// layout is every bucket of schema version SchemaVersion.
+	layout = [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
+		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox}
 )
 
 // migration moves the file from one schema version to the next. migrations[i]
@@ -51,7 +55,8 @@ var errNewerSchema = errors.New("written by a newer gonogo")
 
 // createV1Buckets creates the version 1 layout. Version 0 is a file with no
 // meta bucket: a new, empty file, or one from before versions were recorded;
-// buckets that exist already are kept.
+// buckets that exist already are kept. The list is this migration's own,
+// not layout: a migration does what it did when it was written.
 func createV1Buckets(tx *bbolt.Tx) error {
 	for _, name := range [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
 		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox} {
@@ -79,40 +84,39 @@ func schemaVersion(tx *bbolt.Tx) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
+// versions returns the stored schema version and the one steps lead to,
+// refusing a file newer than this gonogo.
+func versions(tx *bbolt.Tx, steps []migration) (have, want uint64, err error) {
+	if have, err = schemaVersion(tx); err != nil {
+		return 0, 0, err
+	}
+	want = uint64(len(steps))
+	if have > want {
+		return 0, 0, fmt.Errorf("schema version %d, this gonogo knows up to %d: %w; upgrade gonogo", have, want, errNewerSchema)
+	}
+	return have, want, nil
+}
+
+// needsMigration reports whether migrate would write.
+func needsMigration(tx *bbolt.Tx, steps []migration) (bool, error) {
+	have, want, err := versions(tx, steps)
+	return have < want, err
+}
+
 // migrate brings the file up to len(steps), in tx.
 func migrate(tx *bbolt.Tx, steps []migration) error {
-	have, err := schemaVersion(tx)
-	if err != nil {
+	have, want, err := versions(tx, steps)
+	if err != nil || have == want {
 		return err
-	}
-	want := uint64(len(steps))
-	if have > want {
-		return fmt.Errorf("schema version %d, this gonogo knows up to %d: %w; upgrade gonogo", have, want, errNewerSchema)
 	}
 	for v := have; v < want; v++ {
 		if err := steps[v].up(tx); err != nil {
 			return fmt.Errorf("migration %d to %d (%s): %w", v, v+1, steps[v].name, err)
 		}
 	}
-	if have == want {
-		return nil
-	}
 	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 	if err != nil {
 		return err
 	}
 	return meta.Put(keySchema, binary.BigEndian.AppendUint64(nil, want))
-}
-
-// needsMigration reports whether migrate would write.
-func needsMigration(tx *bbolt.Tx, steps []migration) (bool, error) {
-	have, err := schemaVersion(tx)
-	if err != nil {
-		return false, err
-	}
-	want := uint64(len(steps))
-	if have > want {
-		return false, fmt.Errorf("schema version %d, this gonogo knows up to %d: %w; upgrade gonogo", have, want, errNewerSchema)
-	}
-	return have < want, nil
 }

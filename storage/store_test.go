@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.etcd.io/bbolt"
@@ -388,5 +390,32 @@ func TestOutbox(t *testing.T) {
 	if len(items) != 1 || items[0].ID != id2 || items[0].Kind != "slack-upload" ||
 		!bytes.Equal(items[0].Payload, bytes.Repeat([]byte{0, 1, 2, 0xff}, 1000)) || items[0].Created.IsZero() {
 		t.Fatalf("outbox after reopen = %+v", items)
+	}
+}
+
+// Runs advance side by side: commits to different runs, and readers, do not
+// get in each other's way.
+func TestConcurrentRuns(t *testing.T) {
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{NoSync: true})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			c := newClock()
+			r := startRun(t, db, engine.RunID(fmt.Sprintf("r%04d", g)), testPlan(2), c)
+			for n := 1; n <= 2; n++ {
+				r.start(n)
+				r.finish(n, engine.ResultProduced, fmt.Sprintf("run %d step %d\n", g, n))
+				r.decide(n, engine.DecideApprove, fmt.Sprintf("key-%d-%d", g, n), "", "")
+				if _, err := db.List(ctx); err != nil {
+					t.Error(err)
+				}
+			}
+			loadEquals(t, db, r, "after concurrent commits")
+		})
+	}
+	wg.Wait()
+	if active, err := db.Active(ctx); err != nil || len(active) != 0 {
+		t.Fatalf("Active() = %v, %v after every run completed", active, err)
 	}
 }
