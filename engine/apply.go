@@ -108,6 +108,7 @@ func start(r *Run, ev Event) {
 	*r = Run{
 		ID: st.ID, State: RunRunning, Input: st.Plan.Input, Mode: st.Mode,
 		DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
+		Quorum: max(st.Quorum, 1), ExcludeStarter: st.ExcludeStarter,
 		Plan: clonePlan(st.Plan), StartedBy: st.StartedBy, Origin: st.Origin,
 		Created: ev.Time, Updated: ev.Time,
 	}

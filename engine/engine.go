@@ -15,6 +15,11 @@ type StartOptions struct {
 	StartedBy string
 	Origin    Origin
 	BudgetUSD float64
+	// Quorum is how many distinct people must approve a checkpoint; 0 and
+	// 1 mean one. ExcludeStarter keeps the starter's own approval from
+	// counting toward it.
+	Quorum         int
+	ExcludeStarter bool
 }
 
 // ResolveMode returns the mode a plan runs in for its flags, and a warning
@@ -95,6 +100,7 @@ func NewRun(id RunID, p Plan, opt StartOptions, now time.Time) ([]Event, error) 
 	st := &RunStart{
 		ID: id, Plan: clonePlan(p), Mode: mode, DryRun: p.Flags.DryRun, Thread: p.Flags.Thread,
 		ForceAuto: p.Flags.ForceAuto, BudgetUSD: opt.BudgetUSD, StartedBy: opt.StartedBy, Origin: opt.Origin,
+		Quorum: max(opt.Quorum, 1), ExcludeStarter: opt.ExcludeStarter,
 	}
 	return stamp(&Run{}, now, Event{Type: EvRunStarted, Actor: opt.StartedBy, Start: st}), nil
 }
@@ -279,6 +285,17 @@ func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
 		return nil, fmt.Errorf("step %d (%s) %s: %s is not possible, only %v: %w", s.N, s.Skill, s.Latest().Result, d.Kind, Allowed(s), ErrNotWaiting)
 	}
 	ev := Event{Type: EvDecision, Step: d.Step, Attempt: d.Attempt, Actor: d.Actor, Decision: d.Kind, Key: d.Key, Feedback: d.Feedback, Status: to}
+	if d.Kind == DecideApprove && r.Quorum > 1 {
+		votes, err := vote(r, s, d.Actor)
+		if err != nil {
+			return nil, err
+		}
+		if votes < r.Quorum {
+			// A vote short of the quorum is recorded; the step keeps waiting.
+			ev.Status = s.Status
+			return stamp(r, now, ev), nil
+		}
+	}
 	if d.Kind == DecideEdit {
 		if edit == nil || edit.Size == 0 {
 			return nil, fmt.Errorf("step %d: an edit needs a replacement artifact", d.Step)
@@ -295,6 +312,37 @@ func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
 			Reason: fmt.Sprintf("aborted by %s at step %d", d.Actor, d.Step)})...), nil
 	}
 	return withSettle(r, now, ev)
+}
+
+// vote counts the distinct approvals of a step's latest attempt with actor's
+// added. The same person approving twice, or the starter when the starter's
+// approval does not count, is refused.
+func vote(r *Run, s *Step, actor string) (int, error) {
+	if r.ExcludeStarter && actor == r.StartedBy {
+		return 0, fmt.Errorf("the run's starter cannot approve toward the quorum of %d: %w", r.Quorum, ErrForbidden)
+	}
+	voters := Approvals(s)
+	for _, v := range voters {
+		if v == actor {
+			return 0, fmt.Errorf("%s already approved step %d: %w", actor, s.N, ErrDuplicate)
+		}
+	}
+	return len(voters) + 1, nil
+}
+
+// Approvals lists who approved the step's latest attempt so far, in order.
+func Approvals(s *Step) []string {
+	l := s.Latest()
+	if l == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range s.Decisions {
+		if d.Kind == DecideApprove && d.Attempt == l.N {
+			out = append(out, d.Actor)
+		}
+	}
+	return out
 }
 
 // Interrupt marks every step that was running as interrupted: after a crash

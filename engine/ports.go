@@ -15,6 +15,10 @@ var (
 	ErrDuplicate  = errors.New("already applied")
 	ErrNotWaiting = errors.New("not waiting for a decision")
 	ErrLocked     = errors.New("the data directory is in use by another gonogo")
+	// ErrFilesPending is returned by a Store whose commit is durable but
+	// whose artifact files could not be written yet; the change stands and
+	// the files are written when the store is next opened.
+	ErrFilesPending = errors.New("the change is committed, but an artifact file is not written yet (it is written when the store is next opened)")
 )
 
 // Commit is one durable change to a run: journal events, the artifacts they

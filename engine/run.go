@@ -33,7 +33,11 @@ type Run struct {
 	Thread    bool // chain steps receive the previous step's confirmed artifact
 	ForceAuto bool
 	BudgetUSD float64 // 0: no budget
-	Plan      Plan
+	// Quorum is how many distinct approvals a checkpoint needs (at least 1);
+	// with ExcludeStarter the starter's own approval does not count.
+	Quorum         int
+	ExcludeStarter bool
+	Plan           Plan
 	Steps     []Step
 	StartedBy string
 	Origin    Origin
@@ -132,6 +136,9 @@ type RunStart struct {
 	BudgetUSD float64
 	StartedBy string
 	Origin    Origin
+	// Quorum and ExcludeStarter as in Run.
+	Quorum         int
+	ExcludeStarter bool
 }
 
 // Step returns the 1-based step n, or nil.

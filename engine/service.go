@@ -134,7 +134,11 @@ func (s *Service) commit(ctx context.Context, r *Run, evs []Event, c Commit) (*R
 	}
 	c.Run, c.Events, c.After = after, evs, r.Seq
 	if err := s.store.Commit(ctx, c); err != nil {
-		return nil, err
+		if !errors.Is(err, ErrFilesPending) {
+			return nil, err
+		}
+		// The change is durable; only its files wait for the next open.
+		s.log.Warn("artifact file not written", "run", r.ID, "err", err)
 	}
 	if s.notifier != nil {
 		for _, ev := range evs {

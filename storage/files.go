@@ -19,7 +19,7 @@ import (
 // ErrFilesPending is wrapped by a Commit whose change is durable but whose
 // artifact files could not all be written. The change stands; the files are
 // written the next time the store is opened.
-var ErrFilesPending = errors.New("the change is committed, but an artifact file is not written yet (it is written when the store is next opened)")
+var ErrFilesPending = engine.ErrFilesPending
 
 // pendingFile is one file write recorded by a commit.
 type pendingFile struct {

@@ -28,6 +28,8 @@ type runRecord struct {
 	Thread    bool         `json:"thread,omitempty"`
 	ForceAuto bool         `json:"force_auto,omitempty"`
 	BudgetUSD float64      `json:"budget_usd,omitempty"`
+	Quorum    int          `json:"quorum,omitempty"`
+	ExclStart bool         `json:"exclude_starter,omitempty"`
 	Steps     []stepRecord `json:"steps"`
 	StartedBy string       `json:"started_by,omitempty"`
 	Origin    originRecord `json:"origin,omitzero"`
@@ -182,6 +184,8 @@ type startRecord struct {
 	Thread     bool         `json:"thread,omitempty"`
 	ForceAuto  bool         `json:"force_auto,omitempty"`
 	BudgetUSD  float64      `json:"budget_usd,omitempty"`
+	Quorum     int          `json:"quorum,omitempty"`
+	ExclStart  bool         `json:"exclude_starter,omitempty"`
 	StartedBy  string       `json:"started_by,omitempty"`
 	Origin     originRecord `json:"origin,omitzero"`
 }
@@ -292,7 +296,7 @@ func toRunRecord(r *engine.Run) runRecord {
 	rec := runRecord{
 		V: recordVersion, ID: string(r.ID), State: string(r.State), Input: string(r.Input),
 		Mode: string(r.Mode), DryRun: r.DryRun, Thread: r.Thread, ForceAuto: r.ForceAuto,
-		BudgetUSD: r.BudgetUSD, StartedBy: r.StartedBy, Origin: toOrigin(r.Origin),
+		BudgetUSD: r.BudgetUSD, Quorum: r.Quorum, ExclStart: r.ExcludeStarter, StartedBy: r.StartedBy, Origin: toOrigin(r.Origin),
 		Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD, Seq: r.Seq, Halt: r.Halt,
 	}
 	if r.Steps != nil {
@@ -376,6 +380,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		rec.Start = &startRecord{
 			ID: string(st.ID), Mode: string(st.Mode), DryRun: st.DryRun,
 			Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD, StartedBy: st.StartedBy,
+			Quorum: st.Quorum, ExclStart: st.ExcludeStarter,
 			Origin: toOrigin(st.Origin),
 		}
 		if stored != nil && reflect.DeepEqual(st.Plan, *stored) {
@@ -448,7 +453,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 		DryRun:    rec.DryRun,
 		Thread:    rec.Thread,
 		ForceAuto: rec.ForceAuto,
-		BudgetUSD: rec.BudgetUSD,
+		BudgetUSD: rec.BudgetUSD, Quorum: rec.Quorum, ExcludeStarter: rec.ExclStart,
 		Plan:      plan,
 		StartedBy: rec.StartedBy,
 		Origin:    fromOrigin(rec.Origin),
@@ -583,6 +588,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 			ID: engine.RunID(st.ID), Plan: plan,
 			Mode:   parseReq(&p, "start mode", st.Mode, engine.ParseMode),
 			DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
+			Quorum: st.Quorum, ExcludeStarter: st.ExclStart,
 			StartedBy: st.StartedBy, Origin: fromOrigin(st.Origin),
 		}
 	}

@@ -1,0 +1,76 @@
+package bot
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Identifiers gonogo puts in Block Kit payloads, and reads back from the
+// interactions Slack delivers. A button's value names the run, the step
+// and the attempt it was rendered for, so a click after a restart (or on a
+// message from an earlier attempt) finds everything it needs in the store.
+const (
+	ActionApprove = "gonogo_approve"
+	ActionEdit    = "gonogo_edit"
+	ActionSkip    = "gonogo_skip"
+	ActionRedo    = "gonogo_redo"
+	ActionAbort   = "gonogo_abort"
+	ActionCancel  = "gonogo_cancel"
+	// ActionSaveWorkflow is offered on a chain's completion message.
+	ActionSaveWorkflow = "gonogo_save_workflow"
+
+	// Modals: callback ids, and the input blocks inside them.
+	ModalEdit         = "gonogo_edit_modal"       // the artifact in a multiline input
+	ModalEditReply    = "gonogo_edit_reply_modal" // the artifact is too long: use a reply in the thread
+	ModalRedo         = "gonogo_redo_modal"       // optional feedback for the agent
+	BlockArtifact     = "gonogo_artifact"
+	InputArtifact     = "gonogo_artifact_input"
+	BlockFeedback     = "gonogo_feedback"
+	InputFeedback     = "gonogo_feedback_input"
+	valueVersion      = "v1"
+	maxModalInputText = 3000 // Slack's limit for a plain_text_input's value
+)
+
+// StepRef names one step attempt of one run.
+type StepRef struct {
+	Run     engine.RunID
+	Step    int
+	Attempt int
+}
+
+// Value encodes a StepRef as a button value or a modal's private_metadata.
+func (r StepRef) Value() string {
+	return fmt.Sprintf("%s|%s|%d|%d", valueVersion, r.Run, r.Step, r.Attempt)
+}
+
+// ParseStepRef reads a value written by StepRef.Value. Anything else (a
+// forged or truncated value, another app's button) is an error, never a
+// guess.
+func ParseStepRef(v string) (StepRef, error) {
+	parts := strings.Split(v, "|")
+	if len(parts) != 4 || parts[0] != valueVersion {
+		return StepRef{}, fmt.Errorf("not a gonogo button value: %q", clipValue(v))
+	}
+	id := parts[1]
+	if id == "" || len(id) > 64 || strings.ContainsFunc(id, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r == '-')
+	}) {
+		return StepRef{}, fmt.Errorf("not a gonogo run id: %q", clipValue(id))
+	}
+	step, err1 := strconv.Atoi(parts[2])
+	attempt, err2 := strconv.Atoi(parts[3])
+	if err1 != nil || err2 != nil || step < 1 || step > 10000 || attempt < 0 || attempt > 100000 {
+		return StepRef{}, fmt.Errorf("not a gonogo step reference: %q", clipValue(v))
+	}
+	return StepRef{Run: engine.RunID(id), Step: step, Attempt: attempt}, nil
+}
+
+func clipValue(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
