@@ -79,6 +79,20 @@ type Store interface {
 	Artifact(ctx context.Context, id RunID, step, attempt int) ([]byte, error)
 }
 
+// Lister lists the runs in a store, newest first.
+type Lister interface {
+	List(ctx context.Context) ([]RunSummary, error)
+}
+
+// Notes are small facts a front end keeps with a run (the Slack messages it
+// posted, the last journal event it has shown), so that after a restart it
+// updates what it posted instead of posting again. They are not part of
+// the run's journal and change nothing about the run.
+type Notes interface {
+	Notes(ctx context.Context, id RunID) (map[string]string, error)
+	SetNotes(ctx context.Context, id RunID, set map[string]string) error
+}
+
 // Job is one attempt handed to a runner.
 type Job struct {
 	Run     RunID

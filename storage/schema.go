@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the layout this gonogo writes. Open migrates an older
 // file up to it and refuses a newer one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var (
 	bucketMeta      = []byte("meta")
@@ -24,12 +24,13 @@ var (
 	bucketRunning   = []byte("running")
 	bucketFiles     = []byte("files")
 	bucketOutbox    = []byte("outbox")
+	bucketNotes     = []byte("notes")
 
 	keySchema = []byte("schema")
 
 	// layout is every bucket of schema version SchemaVersion.
 	layout = [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
-		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox}
+		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox, bucketNotes}
 )
 
 // migration moves the file from one schema version to the next. migrations[i]
@@ -42,6 +43,7 @@ type migration struct {
 
 var migrations = []migration{
 	{name: "create the version 1 buckets", up: createV1Buckets},
+	{name: "add the notes bucket", up: createNotesBucket},
 }
 
 func init() {
@@ -63,6 +65,15 @@ func createV1Buckets(tx *bbolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// createNotesBucket adds version 2's notes: small facts a front end keeps
+// with a run, such as the Slack messages it posted.
+func createNotesBucket(tx *bbolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bucketNotes); err != nil {
+		return fmt.Errorf("bucket %s: %w", bucketNotes, err)
 	}
 	return nil
 }
