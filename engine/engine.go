@@ -20,6 +20,9 @@ type StartOptions struct {
 	// counting toward it.
 	Quorum         int
 	ExcludeStarter bool
+	// Key is an idempotency key for the start itself (a redelivered Slack
+	// command): a key the store has seen refuses the start with ErrDuplicate.
+	Key string
 }
 
 // ResolveMode returns the mode a plan runs in for its flags, and a warning

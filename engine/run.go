@@ -38,14 +38,14 @@ type Run struct {
 	Quorum         int
 	ExcludeStarter bool
 	Plan           Plan
-	Steps     []Step
-	StartedBy string
-	Origin    Origin
-	Created   time.Time
-	Updated   time.Time
-	CostUSD   float64
-	Seq       uint64 // sequence number of the last journal event applied
-	Halt      string // why the run is waiting on a step it cannot pass by itself
+	Steps          []Step
+	StartedBy      string
+	Origin         Origin
+	Created        time.Time
+	Updated        time.Time
+	CostUSD        float64
+	Seq            uint64 // sequence number of the last journal event applied
+	Halt           string // why the run is waiting on a step it cannot pass by itself
 }
 
 // Step is one step of a run with every attempt at it.

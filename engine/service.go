@@ -155,8 +155,9 @@ func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, er
 	if err != nil {
 		return nil, err
 	}
+	evs[0].Key = opt.Key
 	unlock := s.lock(id)
-	_, err = s.commit(ctx, &Run{}, evs, Commit{})
+	_, err = s.commit(ctx, &Run{}, evs, Commit{Key: opt.Key})
 	unlock()
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)

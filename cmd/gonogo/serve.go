@@ -2,12 +2,173 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gonogo/gonogo/bot"
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/parse"
 )
 
-// cmdServe is the Slack bot. This version of gonogo has no Slack front end
-// yet; the terminal (gonogo run) drives the same engine.
-func cmdServe(_ context.Context, e env, _ config, _ []string) int {
-	fmt.Fprintln(e.stderr, "gonogo serve: the Slack bot is not part of this version yet; use gonogo run in a terminal")
-	return exitUsage
+// slackConfig is the environment of gonogo serve.
+type slackConfig struct {
+	AppToken        string        `env:"SLACK_APP_TOKEN"`
+	BotToken        string        `env:"SLACK_BOT_TOKEN"`
+	APIURL          string        `env:"SLACK_API_URL"`
+	SlashCommand    string        `env:"GONOGO_SLASH_COMMAND, default=/gonogo"`
+	Approvers       []string      `env:"GONOGO_APPROVERS"`
+	Quorum          int           `env:"GONOGO_QUORUM, default=1"`
+	ExcludeStarter  bool          `env:"GONOGO_QUORUM_EXCLUDE_STARTER, default=false"`
+	RemindAfter     time.Duration `env:"GONOGO_REMIND_AFTER"`
+	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT"`
+	TimeoutAction   string        `env:"GONOGO_DECISION_TIMEOUT_ACTION, default=wait"`
+	HTTPAddr        string        `env:"GONOGO_HTTP_ADDR"`
+}
+
+// lateNotifier hands the engine's notices to the bot, which is built after
+// the engine it needs.
+type lateNotifier struct{ b atomic.Pointer[bot.Bot] }
+
+func (l *lateNotifier) Notify(n engine.Notice) {
+	if b := l.b.Load(); b != nil {
+		b.Notify(n)
+	}
+}
+
+// cmdServe is the Slack bot: the store is opened and recovered first, then
+// the bot connects over Socket Mode and serves until a signal.
+func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
+	f, err := parseFlags("serve", args, cfg, false)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	if len(f.positional) > 0 {
+		return fail(e, "serve", usagef("serve takes no arguments (got %q)", f.positional[0]))
+	}
+	var sc slackConfig
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &sc, Lookuper: e.lookup}); err != nil {
+		return fail(e, "serve", fmt.Errorf("configuration: %s", err))
+	}
+	var approvers []string
+	for _, a := range sc.Approvers {
+		if a = strings.TrimSpace(a); a != "" {
+			approvers = append(approvers, a)
+		}
+	}
+	cat, err := parse.LoadSkills(f.skills)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	pol, err := parse.LoadPolicy(cfg.Policy)
+	if err != nil {
+		return fail(e, "serve", fmt.Errorf("policy: %w", err))
+	}
+	log := newLogger(e, cfg)
+	bcfg := bot.Config{
+		AppToken: sc.AppToken, BotToken: sc.BotToken, APIURL: sc.APIURL, SlashCommand: sc.SlashCommand,
+		Approvers: approvers, Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
+		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
+		Catalog: cat, Policy: pol, MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,
+	}
+	// Check the tokens before anything opens, so a bad one stops serve at
+	// once; the bot is built for real once the engine is up.
+	if _, err := bot.New(bcfg, nil); err != nil && errors.Is(err, bot.ErrToken) {
+		return fail(e, "serve", err)
+	} else if err != nil {
+		return fail(e, "serve", usagef("%v", err))
+	}
+	name := f.runner
+	if f.DryRun {
+		name = "dry-run"
+	}
+	run, err := runner.New(name, runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact)})
+	if err != nil {
+		return fail(e, "serve", usagef("%v", err))
+	}
+	db, err := openStore(f.data)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	defer db.Close()
+	notifier := &lateNotifier{}
+	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
+		MaxParallel: cfg.MaxParallel, Log: log})
+	b, err := bot.New(bcfg, svc)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	notifier.b.Store(b)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return svc.Run(gctx) })
+	g.Go(func() error { return b.Run(gctx) })
+	if sc.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", sc.HTTPAddr)
+		if err != nil {
+			return fail(e, "serve", fmt.Errorf("GONOGO_HTTP_ADDR: %w", err))
+		}
+		srv := &http.Server{Handler: httpHandler(b, svc), ReadHeaderTimeout: 5 * time.Second}
+		g.Go(func() error {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(sctx)
+		})
+		log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
+	}
+	log.Info("gonogo serve starting", "data", f.data, "skills", f.skills, "runner", name)
+	if err := g.Wait(); err != nil && ctx.Err() == nil {
+		return fail(e, "serve", err)
+	}
+	return exitOK
+}
+
+// httpHandler serves /healthz (connected to Slack, store open) and
+// /metrics (Prometheus text).
+func httpHandler(b *bot.Bot, svc *engine.Service) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		_, err := svc.List(r.Context())
+		switch {
+		case err != nil:
+			http.Error(w, "store: "+err.Error(), http.StatusServiceUnavailable)
+		case !b.Metrics().Connected():
+			http.Error(w, "not connected to Slack", http.StatusServiceUnavailable)
+		default:
+			fmt.Fprintln(w, "ok")
+		}
+	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		list, err := svc.List(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		var active []*engine.Run
+		for _, s := range list {
+			if s.State == engine.RunRunning || s.State == engine.RunWaiting {
+				if run, err := svc.Load(r.Context(), s.ID); err == nil {
+					active = append(active, run)
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		b.Metrics().Write(w, list, active)
+	})
+	return mux
 }

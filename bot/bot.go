@@ -1,0 +1,336 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Runs is the slice of the engine that starts runs and takes decisions.
+type Runs interface {
+	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)
+	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
+	Cancel(id engine.RunID, step, attempt int, actor string) error
+	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
+}
+
+// Reader is the slice of the engine that reads runs back.
+type Reader interface {
+	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
+	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
+	List(ctx context.Context) ([]engine.RunSummary, error)
+}
+
+// Engine is everything the bot asks of the engine: runs, reading them, and
+// the notes it keeps with a run (where its messages are).
+type Engine interface {
+	Runs
+	Reader
+	engine.Notes
+}
+
+// Bot is the Slack front end. It acknowledges every Socket Mode envelope
+// at once and hands the work to a queue, so Slack never waits on gonogo;
+// it keeps each run's thread in step with the run (the journal is its
+// outbox: what the thread does not show yet is posted, with retries, until
+// Slack accepts it, also after a restart).
+type Bot struct {
+	cfg  Config
+	eng  Engine
+	api  *slack.Client
+	sm   *socketmode.Client
+	send *sender
+
+	work  *queue[envelope]
+	syncs *queue[engine.RunID]
+
+	mu       sync.Mutex
+	syncing  map[engine.RunID]*syncState
+	progress map[engine.RunID]*engine.Progress
+	rendered map[string]string // message key -> what was last sent, to skip identical updates
+	seen     *recent           // envelope ids already handled
+	groups   map[string]groupCache
+	botUser  string
+}
+
+type envelope struct {
+	evt      socketmode.Event
+	received time.Time
+}
+
+type syncState struct {
+	queued, running, dirty bool
+	lastProgress           time.Time
+	progressTimer          *time.Timer
+}
+
+type groupCache struct {
+	members []string
+	fetched time.Time
+}
+
+// New checks the configuration and returns a bot; nothing connects until
+// Run. A missing or malformed token is an error wrapping ErrToken.
+func New(cfg Config, eng Engine) (*Bot, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	opts := []slack.Option{slack.OptionAppLevelToken(cfg.AppToken)}
+	if cfg.APIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
+	}
+	api := slack.New(cfg.BotToken, opts...)
+	b := &Bot{
+		cfg: cfg, eng: eng, api: api,
+		sm:      socketmode.New(api),
+		send:    newSender(api, cfg.Metrics, cfg.PostInterval),
+		work:    newQueue[envelope](),
+		syncs:   newQueue[engine.RunID](),
+		syncing: map[engine.RunID]*syncState{}, progress: map[engine.RunID]*engine.Progress{},
+		rendered: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
+	}
+	return b, nil
+}
+
+// Metrics returns the bot's metrics.
+func (b *Bot) Metrics() *Metrics { return b.cfg.Metrics }
+
+// Run connects to Slack and serves until ctx ends. The engine's store must
+// be open (and recovered) before Run is called, so a click that arrives the
+// instant the bot connects finds its run.
+func (b *Bot) Run(ctx context.Context) error {
+	resp, err := b.api.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("Slack refused SLACK_BOT_TOKEN (auth.test): %w", err)
+	}
+	b.botUser = resp.UserID
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		err := b.sm.RunContext(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("Socket Mode: %w", err)
+	})
+	g.Go(func() error { return b.consume(ctx) })
+	for range 4 {
+		g.Go(func() error { b.handleLoop(ctx); return nil })
+		g.Go(func() error { b.syncLoop(ctx); return nil })
+	}
+	g.Go(func() error { b.tickLoop(ctx); return nil })
+	g.Go(func() error { return b.catchUp(ctx) })
+	return g.Wait()
+}
+
+// consume is the Socket Mode loop: it acknowledges each envelope before
+// anything else, then hands it off. It never blocks on Slack or the store.
+func (b *Bot) consume(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case evt, ok := <-b.sm.Events:
+			if !ok {
+				return nil
+			}
+			now := time.Now()
+			switch {
+			case evt.Request != nil && evt.Request.EnvelopeID != "":
+				_ = b.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+				b.cfg.Metrics.acked(time.Since(now))
+			case evt.Type == socketmode.EventTypeErrorBadMessage:
+				// An envelope slack-go could not parse is acknowledged
+				// too, from its raw envelope_id, or Slack redelivers it.
+				if bad, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
+					var raw struct {
+						EnvelopeID string `json:"envelope_id"`
+					}
+					if json.Unmarshal(bad.Message, &raw) == nil && raw.EnvelopeID != "" {
+						_ = b.sm.AckCtx(ctx, raw.EnvelopeID, nil)
+						b.cfg.Metrics.acked(time.Since(now))
+					}
+					b.cfg.Log.Warn("Slack sent an envelope gonogo cannot read", "err", bad.Cause)
+				}
+			}
+			switch evt.Type {
+			case socketmode.EventTypeConnected:
+				b.cfg.Metrics.setConnected(true)
+				b.cfg.Log.Info("connected to Slack")
+			case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
+				b.cfg.Metrics.setConnected(false)
+			case socketmode.EventTypeInvalidAuth:
+				b.cfg.Metrics.setConnected(false)
+				return errors.New("Slack refused SLACK_APP_TOKEN (invalid_auth): check the app-level token and its connections:write scope")
+			case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
+				b.work.push(envelope{evt: evt, received: now})
+			}
+		}
+	}
+}
+
+func (b *Bot) handleLoop(ctx context.Context) {
+	for {
+		env, ok := b.work.pop(ctx)
+		if !ok {
+			return
+		}
+		if env.evt.Request != nil && !b.seen.add(env.evt.Request.EnvelopeID) {
+			continue // a redelivery of an envelope already handled
+		}
+		b.handle(ctx, env)
+	}
+}
+
+// Notify is the engine's notifier: every committed change of a Slack run
+// brings its thread up to date; live progress is coalesced.
+func (b *Bot) Notify(n engine.Notice) {
+	if n.Run == nil || n.Run.Origin.Channel == "" {
+		return
+	}
+	id := n.Run.ID
+	if n.Progress != nil {
+		b.mu.Lock()
+		p := *n.Progress
+		b.progress[id] = &p
+		st := b.state(id)
+		wait := time.Until(st.lastProgress.Add(b.cfg.ProgressInterval))
+		if st.progressTimer == nil {
+			if wait <= 0 {
+				st.lastProgress = time.Now()
+				b.mu.Unlock()
+				b.schedule(id)
+				return
+			}
+			st.progressTimer = time.AfterFunc(wait, func() {
+				b.mu.Lock()
+				st.progressTimer, st.lastProgress = nil, time.Now()
+				b.mu.Unlock()
+				b.schedule(id)
+			})
+		}
+		b.mu.Unlock()
+		return
+	}
+	if n.Event.Type == engine.EvStepFinished || n.Event.Type == engine.EvRunFinished {
+		b.mu.Lock()
+		delete(b.progress, id)
+		b.mu.Unlock()
+	}
+	b.schedule(id)
+}
+
+func (b *Bot) state(id engine.RunID) *syncState {
+	st, ok := b.syncing[id]
+	if !ok {
+		st = &syncState{}
+		b.syncing[id] = st
+	}
+	return st
+}
+
+// schedule asks for a run's thread to be brought up to date. A run is
+// synced by one goroutine at a time; a change meanwhile syncs it again.
+func (b *Bot) schedule(id engine.RunID) {
+	b.mu.Lock()
+	st := b.state(id)
+	switch {
+	case st.running:
+		st.dirty = true
+	case !st.queued:
+		st.queued = true
+		b.mu.Unlock()
+		b.syncs.push(id)
+		return
+	}
+	b.mu.Unlock()
+}
+
+func (b *Bot) syncLoop(ctx context.Context) {
+	for {
+		id, ok := b.syncs.pop(ctx)
+		if !ok {
+			return
+		}
+		b.mu.Lock()
+		st := b.state(id)
+		st.queued, st.running, st.dirty = false, true, false
+		b.mu.Unlock()
+		if err := b.sync(ctx, id); err != nil && ctx.Err() == nil {
+			b.cfg.Log.Error("update the run's thread", "run", id, "err", err)
+		}
+		b.mu.Lock()
+		st.running = false
+		again := st.dirty
+		if again {
+			st.dirty, st.queued = false, true
+		}
+		b.mu.Unlock()
+		if again {
+			b.syncs.push(id)
+		}
+	}
+}
+
+// catchUp brings every unfinished Slack run's thread up to date after a
+// start: steps found interrupted are announced, queued steps resume.
+func (b *Bot) catchUp(ctx context.Context) error {
+	list, err := b.eng.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list runs: %w", err)
+	}
+	for _, s := range list {
+		if s.Origin.Channel == "" {
+			continue
+		}
+		notes, err := b.eng.Notes(ctx, s.ID)
+		if err != nil {
+			continue
+		}
+		finished := s.State == engine.RunCompleted || s.State == engine.RunAborted
+		if finished && notes[noteFinal] != "" {
+			continue
+		}
+		if !finished {
+			if _, err := b.eng.Resume(ctx, s.ID, ""); err != nil {
+				b.cfg.Log.Error("resume run", "run", s.ID, "err", err)
+			}
+		}
+		b.schedule(s.ID)
+	}
+	return nil
+}
+
+// recent remembers the last n keys added.
+type recent struct {
+	mu    sync.Mutex
+	set   map[string]bool
+	order []string
+	n     int
+}
+
+func newRecent(n int) *recent { return &recent{set: map[string]bool{}, n: n} }
+
+// add reports whether key is new.
+func (r *recent) add(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.set[key] {
+		return false
+	}
+	r.set[key] = true
+	r.order = append(r.order, key)
+	if len(r.order) > r.n {
+		delete(r.set, r.order[0])
+		r.order = r.order[1:]
+	}
+	return true
+}

@@ -1,0 +1,123 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Config is what the bot needs besides the engine.
+type Config struct {
+	AppToken string // xapp-..., scope connections:write
+	BotToken string // xoxb-...
+	APIURL   string // a Slack-compatible Web API base URL ending in "/"; "" is Slack's
+
+	SlashCommand string   // "/gonogo"
+	Approvers    []string // user (U…, W…) and user group (S…) ids who may decide besides a run's starter
+	Quorum       int      // distinct approvals a checkpoint needs
+	// ExcludeStarter keeps a run's starter's approval from counting toward
+	// the quorum.
+	ExcludeStarter bool
+
+	RemindAfter     time.Duration // remind the thread of a waiting checkpoint; 0: never
+	DecisionTimeout time.Duration // act on a checkpoint left waiting this long; 0: never
+	TimeoutAction   string        // "abort" or "wait" (post a note and leave it waiting)
+
+	Catalog      engine.Catalog
+	Policy       engine.Policy
+	MaxPlanBytes int64 // largest plan file accepted from an upload
+	BudgetUSD    float64
+
+	// PostInterval paces posts to one channel (Slack allows about one a
+	// second); ProgressInterval is the least time between two live
+	// progress updates of one step message. Zero means the defaults.
+	PostInterval     time.Duration
+	ProgressInterval time.Duration
+	// TickInterval is how often reminders and timeouts are checked.
+	TickInterval time.Duration
+
+	Log     *slog.Logger
+	Metrics *Metrics
+}
+
+// Defaults of Config's zero values.
+const (
+	DefaultPostInterval     = time.Second
+	DefaultProgressInterval = 5 * time.Second
+	DefaultTickInterval     = 30 * time.Second
+)
+
+// ErrToken is wrapped by New for a missing or malformed token.
+var ErrToken = errors.New("Slack token")
+
+func (c *Config) validate() error {
+	if c.AppToken == "" {
+		return fmt.Errorf("%w: SLACK_APP_TOKEN is not set (an app-level token, xapp-..., with connections:write)", ErrToken)
+	}
+	if !strings.HasPrefix(c.AppToken, "xapp-") {
+		return fmt.Errorf("%w: SLACK_APP_TOKEN does not look like an app-level token (it should start with xapp-)", ErrToken)
+	}
+	if c.BotToken == "" {
+		return fmt.Errorf("%w: SLACK_BOT_TOKEN is not set (the bot token, xoxb-...)", ErrToken)
+	}
+	if !strings.HasPrefix(c.BotToken, "xoxb-") {
+		return fmt.Errorf("%w: SLACK_BOT_TOKEN does not look like a bot token (it should start with xoxb-)", ErrToken)
+	}
+	if c.APIURL != "" && !strings.HasSuffix(c.APIURL, "/") {
+		return fmt.Errorf("SLACK_API_URL must end with \"/\" (got %q)", c.APIURL)
+	}
+	for _, a := range c.Approvers {
+		if !validSlackID(a) {
+			return fmt.Errorf("GONOGO_APPROVERS: %q is not a Slack user (U…) or user group (S…) id", a)
+		}
+	}
+	switch c.TimeoutAction {
+	case "", "abort", "wait":
+	default:
+		return fmt.Errorf("GONOGO_DECISION_TIMEOUT_ACTION must be abort or wait, got %q", c.TimeoutAction)
+	}
+	if c.Catalog == nil {
+		return errors.New("bot: no skill catalog")
+	}
+	if c.SlashCommand == "" {
+		c.SlashCommand = "/gonogo"
+	}
+	if c.Quorum < 1 {
+		c.Quorum = 1
+	}
+	if c.PostInterval == 0 {
+		c.PostInterval = DefaultPostInterval
+	}
+	if c.ProgressInterval == 0 {
+		c.ProgressInterval = DefaultProgressInterval
+	}
+	if c.TickInterval == 0 {
+		c.TickInterval = DefaultTickInterval
+	}
+	if c.MaxPlanBytes <= 0 {
+		c.MaxPlanBytes = 1 << 20
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics()
+	}
+	return nil
+}
+
+func validSlackID(s string) bool {
+	if len(s) < 2 || len(s) > 32 || !strings.ContainsRune("UWS", rune(s[0])) {
+		return false
+	}
+	for _, r := range s[1:] {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}

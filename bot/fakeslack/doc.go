@@ -1,0 +1,77 @@
+// Package fakeslack is a fake Slack for gonogo's tests. It serves the Web API
+// over httptest and the Socket Mode websocket, so that the real slack-go
+// clients (slack.Client and socketmode.Client) talk to it exactly as they
+// talk to Slack: apps.connections.open, hello, envelopes and acks, WebSocket
+// pings, disconnects, form and JSON bodies, 429s with Retry-After, the
+// three-step file upload and the token-protected file download.
+//
+// It owns the fake workspace's state (messages, threads, ephemerals, modals,
+// files, user groups), the record of every call, the Block Kit limit checks
+// applied to everything the bot sends, and the faults a test injects.
+//
+// # Use
+//
+//	srv := fakeslack.New()
+//	defer srv.Close()
+//	api := slack.New(srv.BotToken(),
+//		slack.OptionAPIURL(srv.APIURL()), // or SLACK_API_URL=srv.APIURL()
+//		slack.OptionAppLevelToken(srv.AppToken()))
+//	client := socketmode.New(api)
+//	go client.RunContext(ctx) // and read client.Events, or it stalls
+//
+//	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U1", ChannelID: "C1", Text: "chain a -> b"})
+//	ack, err := srv.WaitAck(ctx, env) // ack.Latency: envelope written to ack read
+//
+//	root, err := srv.WaitMessage(ctx, "C1", func(m fakeslack.Message) bool {
+//		return strings.Contains(m.Rendered, "Step 1 of 2")
+//	})
+//	env, err = srv.Click("U1", "C1", root.TS, "Approve") // by action_id or label
+//
+//	err = srv.WaitFor(ctx, func(st *fakeslack.State) bool {
+//		return len(st.Files("C1", root.ThreadTS)) == 2
+//	})
+//	if v := srv.Violations(); len(v) > 0 {
+//		t.Errorf("Block Kit limits broken: %v", v)
+//	}
+//
+// Users act through AddUserMessage, AddFile, SendMention, SendSlashCommand,
+// Click and SubmitView; SendInteraction, SendEvent and SendRaw deliver
+// hand-made payloads. Envelopes wait in a queue until a client is connected.
+// Faults: RateLimit, Fail, FailStatus, Redeliver, Disconnect, DropConnection.
+//
+// # Fidelity
+//
+// Tokens: apps.connections.open takes only the app-level token, every other
+// method only the bot token. A missing token answers not_authed, the other
+// kind of token not_allowed_token_type, anything else invalid_auth (which
+// socketmode.Client treats as fatal: RunContext returns it).
+//
+// Web API methods implemented: auth.test, apps.connections.open,
+// chat.postMessage, chat.update, chat.postEphemeral, chat.delete, views.open,
+// views.push, views.update, files.getUploadURLExternal,
+// files.completeUploadExternal, files.info, conversations.replies,
+// usergroups.users.list and users.info. Others answer unknown_method (and are
+// recorded). Uploads, downloads and response_url posts are recorded as the
+// calls "upload_url", "url_private" and "response_url".
+//
+// Block Kit: every message, ephemeral, modal and response_url answer is
+// checked against Slack's documented limits (50 blocks per message, 100 per
+// modal; section text 3,000 characters, fields 10 of 2,000; header 150;
+// context 10 elements; actions 25 elements; button label 75, value 2,000;
+// action_id and block_id 255, block_ids unique; modal title, submit and close
+// 24; private_metadata 3,000; plain_text_input max_length 1 to 3,000 and
+// initial_value 3,000; message text 40,000; options, confirm dialogs,
+// placeholders, labels, images). Lengths count Unicode code points. A payload
+// that breaks one is recorded as a Violation and refused as Slack refuses it
+// (invalid_blocks, msg_too_long, or invalid_arguments for views), unless the
+// server was made WithLenientBlocks. An upload whose size differs from the
+// length declared to files.getUploadURLExternal is refused (HTTP 400) and
+// recorded too, and so is a call made before the Retry-After of its 429 ran
+// out.
+//
+// Simplifications: one workspace; any channel id exists; thread_ts is not
+// checked against known messages; envelopes are delivered to the newest
+// connection only, and one delivered but never acked is not redelivered
+// unless the test calls Redeliver; trigger_ids never expire; views.update
+// honours hash; Retry-After is whole seconds.
+package fakeslack

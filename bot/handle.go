@@ -1,0 +1,495 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/parse"
+)
+
+// handle carries out one acknowledged envelope.
+func (b *Bot) handle(ctx context.Context, env envelope) {
+	id := ""
+	if env.evt.Request != nil {
+		id = env.evt.Request.EnvelopeID
+	}
+	switch env.evt.Type {
+	case socketmode.EventTypeSlashCommand:
+		if sc, ok := env.evt.Data.(slack.SlashCommand); ok {
+			b.onCommand(ctx, sc, id)
+		}
+	case socketmode.EventTypeInteractive:
+		cb, ok := env.evt.Data.(slack.InteractionCallback)
+		if !ok {
+			return
+		}
+		switch cb.Type {
+		case slack.InteractionTypeBlockActions:
+			b.onAction(ctx, cb)
+		case slack.InteractionTypeViewSubmission:
+			b.onSubmit(ctx, cb)
+		}
+	case socketmode.EventTypeEventsAPI:
+		ev, ok := env.evt.Data.(slackevents.EventsAPIEvent)
+		if !ok {
+			return
+		}
+		if m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent); ok {
+			b.onMention(ctx, m, ev.TeamID)
+		}
+	}
+}
+
+// tell shows a person a message only they see; failures are logged, as
+// there is no one else to tell.
+func (b *Bot) tell(ctx context.Context, channel, thread, user, text string, blocks []slack.Block) {
+	if err := b.send.ephemeral(ctx, channel, thread, user, text, blocks); err != nil {
+		b.cfg.Log.Error("ephemeral message", "channel", channel, "err", err)
+	}
+}
+
+func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID string) {
+	cmd, err := ParseCommand(sc)
+	if err != nil {
+		b.refuse(ctx, sc.ChannelID, "", sc.UserID, engine.InputChain, err, Usage(sc.Command, CmdChain))
+		return
+	}
+	switch cmd.Kind {
+	case CmdHelp:
+		blocks := HelpBlocks(cmd.Slash)
+		b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
+	case CmdRuns:
+		b.listRuns(ctx, cmd)
+	case CmdRun:
+		b.tell(ctx, cmd.Channel, "", cmd.User, fmt.Sprintf("Named workflows are not available in this version of gonogo; use %s chain.", cmd.Slash), nil)
+	case CmdChain:
+		expr := cmd.Chain
+		expr.Flags = engine.Flags{
+			Auto: expr.Flags.Auto || cmd.Flags.Auto, ForceAuto: expr.Flags.ForceAuto || cmd.Flags.ForceAuto,
+			DryRun: expr.Flags.DryRun || cmd.Flags.DryRun, Thread: expr.Flags.Thread || cmd.Flags.Thread,
+		}
+		plan, err := engine.PreflightChain(expr, b.cfg.Catalog, b.cfg.Policy)
+		if err != nil {
+			b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputChain, err, "")
+			return
+		}
+		b.start(ctx, plan, cmd.User, engine.Origin{Channel: cmd.Channel}, "slack-command:"+envelopeID)
+	}
+}
+
+// refuse tells the person why their input starts nothing.
+func (b *Bot) refuse(ctx context.Context, channel, thread, user string, kind engine.InputKind, err error, usage string) {
+	var ref *engine.Refusal
+	var in *InputError
+	switch {
+	case errors.As(err, &ref):
+		blocks := Refusal(ref, kind)
+		b.tell(ctx, channel, thread, user, FallbackText(blocks), blocks)
+	case errors.As(err, &in):
+		b.tell(ctx, channel, thread, user, in.Error(), nil)
+	case errors.Is(err, ErrBadPayload):
+		b.cfg.Log.Warn("a Slack payload gonogo cannot use", "err", err)
+	default:
+		b.tell(ctx, channel, thread, user, "gonogo could not do that: "+err.Error(), nil)
+	}
+}
+
+func (b *Bot) start(ctx context.Context, p engine.Plan, user string, origin engine.Origin, key string) {
+	_, err := b.eng.Start(ctx, p, engine.StartOptions{
+		StartedBy: user, Origin: origin, Key: key, BudgetUSD: b.cfg.BudgetUSD,
+		Quorum: b.cfg.Quorum, ExcludeStarter: b.cfg.ExcludeStarter,
+	})
+	switch {
+	case errors.Is(err, engine.ErrDuplicate):
+		// A redelivered command: the run it started is already going.
+	case err != nil:
+		b.refuse(ctx, origin.Channel, origin.Thread, user, p.Input, err, "")
+	}
+}
+
+func (b *Bot) listRuns(ctx context.Context, cmd Command) {
+	all, err := b.eng.List(ctx)
+	if err != nil {
+		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo could not list the runs: "+err.Error(), nil)
+		return
+	}
+	var here []engine.RunSummary
+	links := map[engine.RunID]string{}
+	for _, s := range all {
+		if s.Origin.Channel != cmd.Channel {
+			continue
+		}
+		here = append(here, s)
+		if notes, err := b.eng.Notes(ctx, s.ID); err == nil && notes[noteThread] != "" {
+			links[s.ID] = permalink(s.Origin.Channel, notes[noteThread])
+		}
+	}
+	blocks := RunsList(here, links)
+	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
+}
+
+// permalink is a link to a message that Slack resolves in any workspace.
+func permalink(channel, ts string) string {
+	p := make([]byte, 0, len(ts))
+	for i := 0; i < len(ts); i++ {
+		if ts[i] != '.' {
+			p = append(p, ts[i])
+		}
+	}
+	return "https://slack.com/archives/" + channel + "/p" + string(p)
+}
+
+// mayDecide says whether user may decide on r: its starter, the approvers,
+// and the members of the approver user groups.
+func (b *Bot) mayDecide(ctx context.Context, r *engine.Run, user string) bool {
+	if user == "" {
+		return false
+	}
+	if user == r.StartedBy || slices.Contains(b.cfg.Approvers, user) {
+		return true
+	}
+	for _, g := range b.cfg.Approvers {
+		if g[0] != 'S' {
+			continue
+		}
+		if slices.Contains(b.groupMembers(ctx, g), user) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Bot) groupMembers(ctx context.Context, group string) []string {
+	b.mu.Lock()
+	c, ok := b.groups[group]
+	b.mu.Unlock()
+	if ok && time.Since(c.fetched) < 5*time.Minute {
+		return c.members
+	}
+	var members []string
+	err := b.send.do(ctx, "usergroups.users.list", func() error {
+		var err error
+		members, err = b.api.GetUserGroupMembersContext(ctx, group)
+		return err
+	})
+	if err != nil {
+		b.cfg.Log.Error("read user group members", "group", group, "err", err)
+		return c.members
+	}
+	b.mu.Lock()
+	b.groups[group] = groupCache{members: members, fetched: time.Now()}
+	b.mu.Unlock()
+	return members
+}
+
+func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
+	a, err := ParseAction(cb)
+	if err != nil {
+		b.refuse(ctx, cb.Channel.ID, "", cb.User.ID, "", err, "")
+		return
+	}
+	r, err := b.eng.Load(ctx, a.Ref.Run)
+	if err != nil {
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "This run is not in gonogo's store.", nil)
+		return
+	}
+	if a.Kind == ActSaveWorkflow {
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "Saving a chain as a named workflow is not available in this version of gonogo.", nil)
+		return
+	}
+	if !b.mayDecide(ctx, r, a.User) {
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf(
+			"Only <@%s>, who started this run, and the approvers can decide on it. Nothing changed.", r.StartedBy), nil)
+		return
+	}
+	switch a.Kind {
+	case ActCancel:
+		if err := b.eng.Cancel(a.Ref.Run, a.Ref.Step, a.Ref.Attempt, a.User); err != nil {
+			b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, err)
+		}
+	case ActEdit:
+		b.openEdit(ctx, r, a)
+	case ActRedo:
+		s := r.Step(a.Ref.Step)
+		if s == nil || s.Latest() == nil || s.Latest().N != a.Ref.Attempt || !slices.Contains(engine.Allowed(s), engine.DecideRedo) {
+			b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, engine.ErrStale)
+			return
+		}
+		if err := b.send.openView(ctx, a.TriggerID, RedoModal(a.Ref, s.Skill)); err != nil {
+			b.cfg.Log.Error("open the redo modal", "err", err)
+		}
+	default:
+		kind, _ := a.Kind.Decision()
+		b.decide(ctx, r, a.Channel, a.ThreadTS, engine.Decision{
+			Kind: kind, Actor: a.User, Step: a.Ref.Step, Attempt: a.Ref.Attempt, Key: a.Key(),
+		}, nil)
+	}
+}
+
+// decide applies a decision and tells the person when it was refused.
+func (b *Bot) decide(ctx context.Context, r *engine.Run, channel, thread string, d engine.Decision, body []byte) {
+	if s := r.Step(d.Step); s != nil {
+		if l := s.Latest(); l != nil && !l.Finished.IsZero() {
+			b.cfg.Metrics.decided(time.Since(l.Finished))
+		}
+	}
+	if _, err := b.eng.Decide(ctx, r.ID, d, body); err != nil {
+		b.decisionFailed(ctx, channel, thread, d.Actor, err)
+	}
+}
+
+func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, err error) {
+	var msg string
+	switch {
+	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting):
+		msg = "This step has moved on: the buttons you clicked were for an earlier moment. Nothing changed."
+	case errors.Is(err, engine.ErrDuplicate):
+		msg = "Already done: " + err.Error()
+	case errors.Is(err, engine.ErrForbidden):
+		msg = "Not counted: " + err.Error()
+	default:
+		msg = "gonogo could not record that: " + err.Error()
+	}
+	b.tell(ctx, channel, thread, user, msg, nil)
+}
+
+// openEdit opens the edit modal: the artifact in an input when it fits
+// Slack's 3,000 characters, else an offer of the person's latest reply in
+// the thread, else how to give the new artifact as a reply.
+func (b *Bot) openEdit(ctx context.Context, r *engine.Run, a Action) {
+	s := r.Step(a.Ref.Step)
+	if s == nil || s.Latest() == nil || s.Latest().N != a.Ref.Attempt || !slices.Contains(engine.Allowed(s), engine.DecideEdit) {
+		b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, engine.ErrStale)
+		return
+	}
+	body, err := b.eng.Artifact(ctx, r.ID, s.N, a.Ref.Attempt)
+	if err != nil {
+		body = nil
+	}
+	var view slack.ModalViewRequest
+	if n := utf8.RuneCount(body); n <= maxModalInputText {
+		view = EditModal(a.Ref, s.Skill, string(body))
+	} else if reply, ok := b.findReply(ctx, r, s, a.User); ok {
+		view = EditFromReplyModal(a.Ref, s.Skill, reply)
+	} else {
+		view = EditTooLongModal(a.Ref, s.Skill, n)
+	}
+	if err := b.send.openView(ctx, a.TriggerID, view); err != nil {
+		b.cfg.Log.Error("open the edit modal", "err", err)
+	}
+}
+
+// findReply finds user's latest reply in the run's thread after the step's
+// message: a file, or text.
+func (b *Bot) findReply(ctx context.Context, r *engine.Run, s *engine.Step, user string) (Reply, bool) {
+	notes, err := b.eng.Notes(ctx, r.ID)
+	if err != nil || notes[noteThread] == "" {
+		return Reply{}, false
+	}
+	var msgs []slack.Message
+	err = b.send.do(ctx, "conversations.replies", func() error {
+		var err error
+		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: r.Origin.Channel, Timestamp: notes[noteThread], Limit: 1000,
+		})
+		return err
+	})
+	if err != nil {
+		b.cfg.Log.Error("read the run's thread", "run", r.ID, "err", err)
+		return Reply{}, false
+	}
+	after := notes[noteStep(s.N)]
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.User != user || m.BotID != "" || tsBefore(m.Timestamp, after) {
+			continue
+		}
+		rep := Reply{User: user, TS: m.Timestamp, Time: tsTime(m.Timestamp)}
+		if len(m.Files) > 0 {
+			rep.File, rep.FileID, rep.Chars = m.Files[0].Name, m.Files[0].ID, m.Files[0].Size
+			return rep, true
+		}
+		if m.Text != "" {
+			rep.Chars = utf8.RuneCountInString(m.Text)
+			return rep, true
+		}
+	}
+	return Reply{}, false
+}
+
+func tsBefore(a, b string) bool {
+	ta, tb := tsTime(a), tsTime(b)
+	return !ta.After(tb)
+}
+
+func tsTime(ts string) time.Time {
+	var sec, usec int64
+	fmt.Sscanf(ts, "%d.%d", &sec, &usec)
+	return time.Unix(sec, usec*1000)
+}
+
+func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback) {
+	sub, err := ParseSubmission(cb)
+	if err != nil {
+		var in *InputError
+		if errors.As(err, &in) {
+			b.cfg.Log.Info("modal input refused", "err", in.Problem)
+		} else {
+			b.cfg.Log.Warn("a modal submission gonogo cannot use", "err", err)
+		}
+		return
+	}
+	r, err := b.eng.Load(ctx, sub.Ref.Run)
+	if err != nil {
+		return
+	}
+	notes, _ := b.eng.Notes(ctx, r.ID)
+	channel, thread := r.Origin.Channel, notes[noteThread]
+	if !b.mayDecide(ctx, r, sub.User) {
+		b.tell(ctx, channel, thread, sub.User, fmt.Sprintf("Only <@%s>, who started this run, and the approvers can decide on it. Nothing changed.", r.StartedBy), nil)
+		return
+	}
+	d := engine.Decision{Actor: sub.User, Step: sub.Ref.Step, Attempt: sub.Ref.Attempt, Key: sub.Key()}
+	switch sub.Kind {
+	case SubmitEdit:
+		d.Kind = engine.DecideEdit
+		b.decide(ctx, r, channel, thread, d, []byte(sub.Artifact))
+	case SubmitRedo:
+		d.Kind, d.Feedback = engine.DecideRedo, sub.Feedback
+		b.decide(ctx, r, channel, thread, d, nil)
+	case SubmitEditReply:
+		body, err := b.replyBody(ctx, channel, thread, sub.Reply)
+		if err != nil {
+			b.tell(ctx, channel, thread, sub.User, "gonogo could not read your reply: "+err.Error(), nil)
+			return
+		}
+		d.Kind = engine.DecideEdit
+		b.decide(ctx, r, channel, thread, d, body)
+	}
+}
+
+// replyBody reads the reply offered as a new artifact: its file, or text.
+func (b *Bot) replyBody(ctx context.Context, channel, thread string, rep ReplyRef) ([]byte, error) {
+	if rep.File != "" {
+		return b.download(ctx, FileRef{ID: rep.File, NeedsInfo: true}, b.cfg.MaxPlanBytes)
+	}
+	var msgs []slack.Message
+	err := b.send.do(ctx, "conversations.replies", func() error {
+		var err error
+		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: channel, Timestamp: thread, Limit: 1000,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		if m.Timestamp == rep.TS {
+			return []byte(m.Text), nil
+		}
+	}
+	return nil, errors.New("the reply is no longer in the thread")
+}
+
+// download fetches a user's file with the bot token, up to max bytes.
+func (b *Bot) download(ctx context.Context, f FileRef, max int64) ([]byte, error) {
+	if f.NeedsInfo {
+		var info *slack.File
+		err := b.send.do(ctx, "files.info", func() error {
+			var err error
+			info, _, _, err = b.api.GetFileInfoContext(ctx, f.ID, 0, 0)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("files.info %s: %w", f.ID, err)
+		}
+		f = FileRefFrom(*info)
+	}
+	if err := CheckPlanFile(f, max); err != nil {
+		return nil, err
+	}
+	url := f.URLPrivateDownload
+	if url == "" {
+		url = f.URLPrivate
+	}
+	var buf bytes.Buffer
+	w := &limitWriter{w: &buf, n: max + 1}
+	err := b.send.do(ctx, "files.download", func() error {
+		buf.Reset()
+		w.n = max + 1
+		return b.api.GetFileContext(ctx, url, w)
+	})
+	if err != nil && !errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("download %s: %w", f.label(), err)
+	}
+	if int64(buf.Len()) > max || errors.Is(err, errTooLarge) {
+		return nil, &InputError{Problem: fmt.Sprintf("%s is larger than %d bytes", f.label(), max)}
+	}
+	if err := CheckPlanContent(f, buf.Bytes(), max); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+var errTooLarge = errors.New("too large")
+
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.n {
+		return 0, errTooLarge
+	}
+	l.n -= int64(len(p))
+	return l.w.Write(p)
+}
+
+func (b *Bot) onMention(ctx context.Context, ev *slackevents.AppMentionEvent, team string) {
+	m, err := ParseMention(ev)
+	if err != nil {
+		b.refuse(ctx, ev.Channel, threadOf(ev), ev.User, engine.InputPlan, err, "")
+		return
+	}
+	f := m.Files[0]
+	body, err := b.download(ctx, f, b.cfg.MaxPlanBytes)
+	if err != nil {
+		b.refuse(ctx, m.Channel, m.ThreadTS, m.User, engine.InputPlan, err, "")
+		return
+	}
+	name := f.Name
+	if name == "" {
+		name = f.ID
+	}
+	doc, err := parse.Plan(body, name, parse.PlanOptions{MaxBytes: int(b.cfg.MaxPlanBytes)})
+	if err != nil {
+		b.refuse(ctx, m.Channel, m.ThreadTS, m.User, engine.InputPlan, err, "")
+		return
+	}
+	plan, err := engine.PreflightPlan(doc, b.cfg.Catalog, b.cfg.Policy, m.Flags)
+	if err != nil {
+		b.refuse(ctx, m.Channel, m.ThreadTS, m.User, engine.InputPlan, err, "")
+		return
+	}
+	b.start(ctx, plan, m.User, engine.Origin{Channel: m.Channel, Thread: m.ThreadTS}, "slack-mention:"+m.Channel+":"+m.TS)
+}
+
+func threadOf(ev *slackevents.AppMentionEvent) string {
+	if ev.ThreadTimeStamp != "" {
+		return ev.ThreadTimeStamp
+	}
+	return ev.TimeStamp
+}

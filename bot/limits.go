@@ -1,0 +1,513 @@
+package bot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+)
+
+// Block Kit's limits. Slack refuses a whole message or modal that breaks any
+// of them (invalid_blocks), so a run's thread would silently miss a step:
+// every text gonogo renders is cut to fit, and CheckBlocks / CheckModal verify
+// the result before it is sent.
+const (
+	rdMaxMessageBlocks   = 50
+	rdMaxModalBlocks     = 100
+	rdMaxSectionText     = 3000
+	rdMaxFieldText       = 2000
+	rdMaxFields          = 10
+	rdMaxHeaderText      = 150
+	rdMaxContextElements = 10
+	rdMaxContextText     = 3000
+	rdMaxActionElements  = 25
+	rdMaxButtonText      = 75
+	rdMaxButtonValue     = 2000
+	rdMaxURL             = 3000
+	rdMaxID              = 255 // action_id, block_id, callback_id, external_id
+	rdMaxModalTitle      = 24  // title, submit and close of a modal
+	rdMaxMetadata        = 3000
+	rdMaxLabel           = 2000
+	rdMaxPlaceholder     = 150
+	rdMaxConfirmTitle    = 100
+	rdMaxConfirmText     = 300
+	rdMaxConfirmButton   = 30
+	rdMaxOptions         = 10 // radio buttons
+	rdMaxOptionText      = 75 // an option's text and description
+	rdMaxOptionValue     = 150
+)
+
+// ErrLimit is wrapped by every error CheckBlocks and CheckModal return.
+var ErrLimit = errors.New("breaks a Block Kit limit")
+
+// CheckBlocks reports the first way blocks would be refused by Slack as a
+// message: more than 50 blocks, a text, label, value or id over its length
+// limit, an empty text, too many fields, context elements or buttons, a
+// duplicate block_id or action_id, or a block or element type gonogo does not
+// check. It works on the JSON Slack would receive, so it sees exactly what is
+// sent.
+func CheckBlocks(blocks []slack.Block) error {
+	return rdCheckBlockList(blocks, rdMaxMessageBlocks, "message")
+}
+
+// CheckModal is CheckBlocks for a modal view: up to 100 blocks, input
+// blocks allowed, and the view's own title, buttons, callback id and
+// private_metadata within their limits.
+func CheckModal(m slack.ModalViewRequest) error {
+	if m.Type != slack.VTModal {
+		return fmt.Errorf("modal: type is %q, not %q: %w", m.Type, slack.VTModal, ErrLimit)
+	}
+	for _, t := range []struct {
+		name string
+		obj  *slack.TextBlockObject
+		need bool
+	}{{"title", m.Title, true}, {"submit", m.Submit, false}, {"close", m.Close, false}} {
+		if t.obj == nil {
+			if t.need {
+				return fmt.Errorf("modal: no %s: %w", t.name, ErrLimit)
+			}
+			continue
+		}
+		if err := rdCheckTextObject(rdToMap(t.obj), rdMaxModalTitle, true); err != nil {
+			return fmt.Errorf("modal %s: %w", t.name, err)
+		}
+	}
+	if n := rdTextLen(m.PrivateMetadata); n > rdMaxMetadata {
+		return fmt.Errorf("modal: private_metadata is %d characters, over the limit of %d: %w", n, rdMaxMetadata, ErrLimit)
+	}
+	if n := rdTextLen(m.CallbackID); n > rdMaxID {
+		return fmt.Errorf("modal: callback_id is %d characters, over the limit of %d: %w", n, rdMaxID, ErrLimit)
+	}
+	if n := rdTextLen(m.ExternalID); n > rdMaxID {
+		return fmt.Errorf("modal: external_id is %d characters, over the limit of %d: %w", n, rdMaxID, ErrLimit)
+	}
+	if err := rdCheckBlockList(m.Blocks.BlockSet, rdMaxModalBlocks, "modal"); err != nil {
+		return err
+	}
+	if m.Submit == nil {
+		for i, b := range m.Blocks.BlockSet {
+			if b.BlockType() == slack.MBTInput {
+				return fmt.Errorf("modal block %d (input): a modal with an input needs a submit button: %w", i, ErrLimit)
+			}
+		}
+	}
+	return nil
+}
+
+func rdCheckBlockList(blocks []slack.Block, max int, surface string) error {
+	if len(blocks) == 0 {
+		if surface == "modal" {
+			return fmt.Errorf("%s: no blocks: %w", surface, ErrLimit)
+		}
+		return nil // a message of text alone
+	}
+	if len(blocks) > max {
+		return fmt.Errorf("%s: %d blocks, over the limit of %d: %w", surface, len(blocks), max, ErrLimit)
+	}
+	raw, err := json.Marshal(blocks)
+	if err != nil {
+		return fmt.Errorf("%s: encoding the blocks: %w", surface, err)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return fmt.Errorf("%s: decoding the blocks: %w", surface, err)
+	}
+	ids := map[string]bool{}
+	for i, b := range list {
+		typ, _ := b["type"].(string)
+		id, _ := b["block_id"].(string)
+		where := fmt.Sprintf("%s block %d (%s)", surface, i, typ)
+		if id != "" {
+			where = fmt.Sprintf("%s block %d (%s, block_id %q)", surface, i, typ, clipValue(id))
+			if ids[id] {
+				return fmt.Errorf("%s: block_id used twice: %w", where, ErrLimit)
+			}
+			ids[id] = true
+		}
+		if err := rdCheckLen("block_id", id, rdMaxID); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if err := rdCheckBlock(typ, b, surface == "modal"); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	return nil
+}
+
+func rdCheckBlock(typ string, b map[string]any, rdModal bool) error {
+	switch typ {
+	case "divider":
+		return nil
+	case "header":
+		return rdCheckText(b, "text", rdMaxHeaderText, true, true)
+	case "section":
+		_, hasText := b["text"]
+		fields, _ := b["fields"].([]any)
+		if !hasText && len(fields) == 0 {
+			return fmt.Errorf("a section needs a text or fields: %w", ErrLimit)
+		}
+		if hasText {
+			if err := rdCheckText(b, "text", rdMaxSectionText, false, true); err != nil {
+				return err
+			}
+		}
+		if len(fields) > rdMaxFields {
+			return fmt.Errorf("%d fields, over the limit of %d: %w", len(fields), rdMaxFields, ErrLimit)
+		}
+		for j, f := range fields {
+			if err := rdCheckTextObject(f, rdMaxFieldText, false); err != nil {
+				return fmt.Errorf("field %d: %w", j, err)
+			}
+		}
+		if acc, ok := b["accessory"]; ok {
+			if err := rdCheckElement(acc, rdModal); err != nil {
+				return fmt.Errorf("accessory: %w", err)
+			}
+		}
+		return nil
+	case "context":
+		els, _ := b["elements"].([]any)
+		if len(els) == 0 || len(els) > rdMaxContextElements {
+			return fmt.Errorf("%d elements, the limit is 1 to %d: %w", len(els), rdMaxContextElements, ErrLimit)
+		}
+		for j, e := range els {
+			if err := rdCheckTextObject(e, rdMaxContextText, false); err != nil {
+				return fmt.Errorf("element %d: %w", j, err)
+			}
+		}
+		return nil
+	case "actions":
+		els, _ := b["elements"].([]any)
+		if len(els) == 0 || len(els) > rdMaxActionElements {
+			return fmt.Errorf("%d elements, the limit is 1 to %d: %w", len(els), rdMaxActionElements, ErrLimit)
+		}
+		seen := map[string]bool{}
+		for j, e := range els {
+			if err := rdCheckElement(e, rdModal); err != nil {
+				return fmt.Errorf("element %d: %w", j, err)
+			}
+			if id, _ := e.(map[string]any)["action_id"].(string); id != "" {
+				if seen[id] {
+					return fmt.Errorf("element %d: action_id %q used twice in the block: %w", j, clipValue(id), ErrLimit)
+				}
+				seen[id] = true
+			}
+		}
+		return nil
+	case "input":
+		if !rdModal {
+			return fmt.Errorf("an input block belongs in a modal: %w", ErrLimit)
+		}
+		if err := rdCheckText(b, "label", rdMaxLabel, true, true); err != nil {
+			return err
+		}
+		if err := rdCheckText(b, "hint", rdMaxLabel, true, false); err != nil {
+			return err
+		}
+		el, ok := b["element"]
+		if !ok {
+			return fmt.Errorf("an input block needs an element: %w", ErrLimit)
+		}
+		return rdCheckElement(el, rdModal)
+	}
+	return fmt.Errorf("block type %q is not one gonogo checks: %w", typ, ErrLimit)
+}
+
+func rdCheckElement(v any, rdModal bool) error {
+	e, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("not an element: %w", ErrLimit)
+	}
+	typ, _ := e["type"].(string)
+	if err := rdCheckString(e, "action_id", rdMaxID); err != nil {
+		return fmt.Errorf("%s: %w", typ, err)
+	}
+	switch typ {
+	case "button":
+		if err := rdCheckText(e, "text", rdMaxButtonText, true, true); err != nil {
+			return fmt.Errorf("button: %w", err)
+		}
+		if err := rdCheckString(e, "value", rdMaxButtonValue); err != nil {
+			return fmt.Errorf("button: %w", err)
+		}
+		if err := rdCheckString(e, "url", rdMaxURL); err != nil {
+			return fmt.Errorf("button: %w", err)
+		}
+		switch st, _ := e["style"].(string); st {
+		case "", "primary", "danger":
+		default:
+			return fmt.Errorf("button: style %q: %w", st, ErrLimit)
+		}
+		if c, ok := e["confirm"].(map[string]any); ok {
+			if err := rdCheckConfirm(c); err != nil {
+				return fmt.Errorf("button confirm: %w", err)
+			}
+		}
+		return nil
+	case "plain_text_input":
+		if !rdModal {
+			return fmt.Errorf("a plain_text_input belongs in a modal: %w", ErrLimit)
+		}
+		if err := rdCheckText(e, "placeholder", rdMaxPlaceholder, true, false); err != nil {
+			return fmt.Errorf("plain_text_input: %w", err)
+		}
+		maxLen := rdIntField(e, "max_length")
+		minLen := rdIntField(e, "min_length")
+		if maxLen < 0 || maxLen > maxModalInputText || minLen < 0 || minLen > maxModalInputText || (maxLen > 0 && minLen > maxLen) {
+			return fmt.Errorf("plain_text_input: min_length %d, max_length %d: the limit is 0 to %d: %w", minLen, maxLen, maxModalInputText, ErrLimit)
+		}
+		limit := maxModalInputText
+		if maxLen > 0 {
+			limit = maxLen
+		}
+		if err := rdCheckString(e, "initial_value", limit); err != nil {
+			return fmt.Errorf("plain_text_input: %w", err)
+		}
+		return nil
+	case "radio_buttons":
+		opts, _ := e["options"].([]any)
+		if len(opts) == 0 || len(opts) > rdMaxOptions {
+			return fmt.Errorf("radio_buttons: %d options, the limit is 1 to %d: %w", len(opts), rdMaxOptions, ErrLimit)
+		}
+		values := map[string]bool{}
+		for j, o := range opts {
+			om, _ := o.(map[string]any)
+			if err := rdCheckOption(om); err != nil {
+				return fmt.Errorf("radio_buttons option %d: %w", j, err)
+			}
+			v, _ := om["value"].(string)
+			if values[v] {
+				return fmt.Errorf("radio_buttons option %d: value %q used twice: %w", j, clipValue(v), ErrLimit)
+			}
+			values[v] = true
+		}
+		if init, ok := e["initial_option"].(map[string]any); ok {
+			if v, _ := init["value"].(string); !values[v] {
+				return fmt.Errorf("radio_buttons: initial_option %q is not one of the options: %w", clipValue(v), ErrLimit)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("element type %q is not one gonogo checks: %w", typ, ErrLimit)
+}
+
+func rdCheckOption(o map[string]any) error {
+	if o == nil {
+		return fmt.Errorf("not an option: %w", ErrLimit)
+	}
+	if err := rdCheckText(o, "text", rdMaxOptionText, false, true); err != nil {
+		return err
+	}
+	if err := rdCheckText(o, "description", rdMaxOptionText, false, false); err != nil {
+		return err
+	}
+	v, _ := o["value"].(string)
+	if v == "" {
+		return fmt.Errorf("empty value: %w", ErrLimit)
+	}
+	return rdCheckLen("value", v, rdMaxOptionValue)
+}
+
+func rdCheckConfirm(c map[string]any) error {
+	if err := rdCheckText(c, "title", rdMaxConfirmTitle, true, true); err != nil {
+		return err
+	}
+	if err := rdCheckText(c, "text", rdMaxConfirmText, false, true); err != nil {
+		return err
+	}
+	if err := rdCheckText(c, "confirm", rdMaxConfirmButton, true, true); err != nil {
+		return err
+	}
+	return rdCheckText(c, "deny", rdMaxConfirmButton, true, false)
+}
+
+// rdCheckText checks the text object under key of m.
+func rdCheckText(m map[string]any, key string, max int, plainOnly, required bool) error {
+	v, ok := m[key]
+	if !ok || v == nil {
+		if required {
+			return fmt.Errorf("no %s: %w", key, ErrLimit)
+		}
+		return nil
+	}
+	if err := rdCheckTextObject(v, max, plainOnly); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+func rdCheckTextObject(v any, max int, plainOnly bool) error {
+	o, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("not a text object: %w", ErrLimit)
+	}
+	typ, _ := o["type"].(string)
+	switch {
+	case typ != "plain_text" && typ != "mrkdwn":
+		return fmt.Errorf("text type %q: %w", typ, ErrLimit)
+	case plainOnly && typ != "plain_text":
+		return fmt.Errorf("text must be plain_text, not %s: %w", typ, ErrLimit)
+	case typ == "mrkdwn" && o["emoji"] != nil:
+		return fmt.Errorf("a mrkdwn text cannot set emoji: %w", ErrLimit)
+	}
+	s, _ := o["text"].(string)
+	if s == "" {
+		return fmt.Errorf("empty text: %w", ErrLimit)
+	}
+	return rdCheckLen("text", s, max)
+}
+
+func rdCheckString(m map[string]any, key string, max int) error {
+	s, _ := m[key].(string)
+	return rdCheckLen(key, s, max)
+}
+
+func rdCheckLen(what, s string, max int) error {
+	if n := rdTextLen(s); n > max {
+		return fmt.Errorf("%s is %d characters, over the limit of %d: %w", what, n, max, ErrLimit)
+	}
+	return nil
+}
+
+func rdIntField(m map[string]any, key string) int {
+	f, _ := m[key].(float64)
+	return int(f)
+}
+
+func rdToMap(v any) map[string]any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+// rdTextLen counts s the strictest way Slack might: in UTF-16 code units, so
+// an emoji outside the Basic Multilingual Plane counts twice. Cutting to
+// this count keeps a text within the limit however Slack counts.
+func rdTextLen(s string) int {
+	n := 0
+	for _, r := range s {
+		n += rdRuneLen(r)
+	}
+	return n
+}
+
+func rdRuneLen(r rune) int {
+	if r >= 0x10000 {
+		return 2
+	}
+	return 1
+}
+
+// rdClean makes text from a run (an artifact, a skill name, an agent's
+// reason) safe to place in a payload: valid UTF-8, no control characters
+// but newline and tab, no carriage returns, and none of the bidirectional
+// overrides that could make a line read differently from what it says.
+func rdClean(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, rdUnwanted) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if rdUnwanted(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func rdUnwanted(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029, r == 0xfeff:
+		return true
+	}
+	return false
+}
+
+var rdEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// rdEscape keeps user text from being read as Slack markup: with &, < and >
+// escaped, an artifact cannot mention <!channel>, a user or a link.
+func rdEscape(s string) string { return rdEscaper.Replace(s) }
+
+// rdMd is user text for a mrkdwn field: cleaned, escaped, and cut to max.
+func rdMd(s string, max int) string { return rdCut(rdEscape(rdClean(s)), max) }
+
+// rdMdLine is rdMd on one line: runs of white space, newlines included, become
+// one space.
+func rdMdLine(s string, max int) string { return rdMd(rdOneLine(s, max*4+16), max) }
+
+// rdPlain is user text for a plain_text field, which Slack does not parse:
+// cleaned and cut, not escaped.
+func rdPlain(s string, max int) string {
+	s = rdClean(s)
+	if rdTextLen(s) <= max {
+		return s
+	}
+	if max <= 0 {
+		return ""
+	}
+	return s[:rdPrefix(s, max-1)] + "…"
+}
+
+// rdPrefix returns the length in bytes of the longest prefix of s that is
+// at most max characters long.
+func rdPrefix(s string, max int) int {
+	n := 0
+	for i, r := range s {
+		if n+rdRuneLen(r) > max {
+			return i
+		}
+		n += rdRuneLen(r)
+	}
+	return len(s)
+}
+
+// rdOneLine collapses white space. It looks at no more than about limit
+// bytes of s, so a megabyte of artifact costs nothing when a line is
+// wanted.
+func rdOneLine(s string, limit int) string {
+	if limit > 0 && len(s) > limit {
+		i := limit
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + " …"
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// rdCut shortens composed mrkdwn to at most max characters, ending in an
+// ellipsis when it cuts. It cuts on a rune boundary and never inside an
+// entity (&amp;) or a Slack token (<@U123>, <!date^...>, <url|label>): user
+// text is escaped, so every raw < and & comes from gonogo's own markup.
+func rdCut(s string, max int) string {
+	if rdTextLen(s) <= max {
+		return s
+	}
+	if max <= 0 {
+		return ""
+	}
+	head := s[:rdPrefix(s, max-1)]
+	for {
+		lt, amp := strings.LastIndexByte(head, '<'), strings.LastIndexByte(head, '&')
+		switch {
+		case lt > strings.LastIndexByte(head, '>'):
+			head = head[:lt]
+		case amp > strings.LastIndexByte(head, ';'):
+			head = head[:amp]
+		default:
+			return head + "…"
+		}
+	}
+}

@@ -1,0 +1,1151 @@
+package bot
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+var rdUpdate = flag.Bool("update", false, "rewrite golden files")
+
+var rdT0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+
+const (
+	rdStarter = "U0STARTER"
+	rdAlice   = "U0ALICE1"
+	rdBob     = "U0BOB22"
+	rdRunID   = engine.RunID("20260302-140000-a1b2c3d4")
+)
+
+// rdScript drives a run through the engine's own transitions with a fixed
+// clock, the way the service does without a store.
+type rdScript struct {
+	t    testing.TB
+	r    *engine.Run
+	now  time.Time
+	keys int
+}
+
+func rdNewRun(t testing.TB, id engine.RunID, p engine.Plan, opt engine.StartOptions) *rdScript {
+	t.Helper()
+	s := &rdScript{t: t, r: &engine.Run{}, now: rdT0}
+	if opt.StartedBy == "" {
+		opt.StartedBy = rdStarter
+	}
+	evs, err := engine.NewRun(id, p, opt, s.now)
+	s.apply(evs, err)
+	return s
+}
+
+func (s *rdScript) tick() time.Time {
+	s.now = s.now.Add(97 * time.Second)
+	return s.now
+}
+
+func (s *rdScript) apply(evs []engine.Event, err error) {
+	s.t.Helper()
+	if err != nil {
+		s.t.Fatalf("transition refused: %v", err)
+	}
+	r, err := engine.Fold(s.r, evs)
+	if err != nil {
+		s.t.Fatalf("fold: %v", err)
+	}
+	s.r = r
+}
+
+func (s *rdScript) latest(n int) int {
+	if l := s.r.Step(n).Latest(); l != nil {
+		return l.N
+	}
+	return 0
+}
+
+func (s *rdScript) start(n int) { s.t.Helper(); s.apply(engine.Start(s.r, n, s.tick())) }
+
+func (s *rdScript) finish(n int, f engine.Finished) {
+	s.t.Helper()
+	s.apply(engine.Finish(s.r, n, s.latest(n), f, s.tick()))
+}
+
+// produce runs step n to a PRODUCED artifact written to disk.
+func (s *rdScript) produce(n int, summary string) {
+	s.t.Helper()
+	st := s.r.Step(n)
+	s.start(n)
+	s.finish(n, engine.Finished{Result: engine.ResultProduced, Summary: summary, Artifact: true, Size: 4321,
+		File: engine.ArtifactFile(s.r.ID, n, st.Skill, len(st.Attempts)+1, true), CostUSD: 0.42,
+		Usage: engine.Usage{Turns: 7, InputTokens: 1200, OutputTokens: 800}})
+}
+
+func (s *rdScript) fail(n int, reason string) {
+	s.t.Helper()
+	s.start(n)
+	s.finish(n, engine.Finished{Result: engine.ResultFailed, Reason: reason, CostUSD: 0.05})
+}
+
+func (s *rdScript) decide(n int, kind engine.DecisionKind, actor, feedback string) {
+	s.t.Helper()
+	s.keys++
+	d := engine.Decision{Kind: kind, Actor: actor, Step: n, Attempt: s.latest(n), Key: fmt.Sprintf("k%d", s.keys), Feedback: feedback}
+	var edit *engine.Edit
+	if kind == engine.DecideEdit {
+		st := s.r.Step(n)
+		edit = &engine.Edit{Size: 2048, File: engine.ArtifactFile(s.r.ID, n, st.Skill, s.latest(n), true), Summary: "edited by hand"}
+	}
+	s.apply(engine.Decide(s.r, d, edit, s.tick()))
+}
+
+func (s *rdScript) interrupt() { s.apply(engine.Interrupt(s.r, s.tick()), nil) }
+
+func (s *rdScript) abortRun(actor string) {
+	s.t.Helper()
+	s.apply(engine.AbortRun(s.r, actor, "aborted by "+actor, s.tick()))
+}
+
+func (s *rdScript) view() View { return View{Now: s.now.Add(30 * time.Second)} }
+
+func rdPlanInput() engine.Plan {
+	return engine.Plan{
+		Input: engine.InputPlan, Source: "q3-action-plan.md", Domain: engine.DomainComplicated, DomainSource: "section-2",
+		Confidence: "Medium-High", ConfidenceReason: "two interview rounds agree on the drop-off",
+		Steps: []engine.PlanStep{
+			{Skill: "deliver-prd", Effort: "Spec the post-send fix", PTokens: []string{"P1"}, Prompt: "Write the PRD.", Category: engine.CategoryContent, Execution: engine.ExecDelegate, Line: 40},
+			{Skill: "discover-interview-synthesis", Effort: "Synthesize churn interviews", PTokens: []string{"P1", "P2"}, Prompt: "Synthesize.", Category: engine.CategoryContent, Execution: engine.ExecDelegate, Line: 52},
+			{Skill: "deliver-user-stories", Effort: "Stories for the fix", PTokens: []string{"P2"}, Prompt: "Stories.", Category: engine.CategoryContent, Execution: engine.ExecDelegate, Line: 63},
+		},
+		Manual: []engine.Block{
+			{Effort: "Align with legal on retention", PTokens: []string{"P2"}, Reason: "names no skill", Line: 70},
+			{Effort: "Run the launch", PTokens: []string{"P3"}, Skill: "workflow-launch", Reason: "`workflow-launch` is a whole workflow: run it separately", Line: 78},
+		},
+		Deferred: []engine.Block{{Effort: "Instrument the funnel", PTokens: []string{"P4"}, Skill: "measure-dashboard", Line: 85}},
+	}
+}
+
+func rdChainInput(names ...string) engine.Plan {
+	p := engine.Plan{Input: engine.InputChain, Source: strings.Join(names, " -> ") + " --thread -- mobile checkout",
+		Context: "mobile checkout", Flags: engine.Flags{Thread: true}}
+	for _, n := range names {
+		p.Steps = append(p.Steps, engine.PlanStep{Skill: n, Category: engine.CategoryContent, Execution: engine.ExecDelegate})
+	}
+	return p
+}
+
+// rdArtifact is a Markdown artifact with the things a preview must defuse:
+// a mention, a link, an ampersand and a code fence.
+const rdArtifact = "# PRD: post-send fix\n\n## Problem\nR&D says <!channel> should see <https://evil.example|this> <@UEVIL>.\n" +
+	"```go\nfmt.Println(\"hi\")\n```\n\n## Goals\n- cut drop-off by 20%\n- keep send latency < 2s\n\n## Non-goals\n- redesign\n\n" +
+	"## Metrics\n- conversion\n- retention\n- support tickets\n\n## Risks\n- none known\n"
+
+type rdCase struct {
+	name   string
+	render func(t *testing.T) any
+}
+
+// rdMessage is how a message golden file holds a message: the fallback
+// text and the blocks, as Slack receives them.
+type rdMessage struct {
+	Text   string        `json:"text"`
+	Blocks []slack.Block `json:"blocks"`
+}
+
+func rdMsg(blocks []slack.Block) any { return rdMessage{Text: FallbackText(blocks), Blocks: blocks} }
+
+func rdGoldenCases() []rdCase {
+	msg := func(name string, f func(t *testing.T) []slack.Block) rdCase {
+		return rdCase{name, func(t *testing.T) any { return rdMsg(f(t)) }}
+	}
+	mod := func(name string, f func(t *testing.T) slack.ModalViewRequest) rdCase {
+		return rdCase{name, func(t *testing.T) any { return f(t) }}
+	}
+	planWaiting := func(t *testing.T) *rdScript {
+		s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{})
+		s.produce(1, "A one-page PRD for the post-send fix with goals, metrics and risks.")
+		return s
+	}
+	chain := func(t *testing.T) *rdScript {
+		return rdNewRun(t, rdRunID, rdChainInput("deliver-prd", "deliver-user-stories", "deliver-acceptance-criteria"), engine.StartOptions{})
+	}
+	stepView := func(s *rdScript) View {
+		v := s.view()
+		v.Preview = rdArtifact
+		v.ArtifactLink = "https://example.slack.com/files/U0BOT/F0123/01-deliver-prd.md"
+		return v
+	}
+	return []rdCase{
+		msg("header_plan_waiting", func(t *testing.T) []slack.Block { s := planWaiting(t); return Header(s.r, s.view()) }),
+		msg("header_chain_running", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.start(2)
+			return Header(s.r, s.view())
+		}),
+		msg("header_200_steps", func(t *testing.T) []slack.Block {
+			names := make([]string, 200)
+			for i := range names {
+				names[i] = fmt.Sprintf("skill-%03d", i+1)
+			}
+			s := rdNewRun(t, rdRunID, rdChainInput(names...), engine.StartOptions{})
+			for n := 1; n <= 57; n++ {
+				s.produce(n, "ok")
+				s.decide(n, engine.DecideApprove, rdAlice, "")
+			}
+			s.produce(58, "waiting")
+			return Header(s.r, s.view())
+		}),
+		msg("step_running", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.start(2)
+			v := s.view()
+			v.Progress = &engine.Progress{Turns: 4, ToolCalls: 9, LastTool: "Read", CostUSD: 0.08, Elapsed: 95 * time.Second}
+			return StepMessage(s.r, 2, v)
+		}),
+		msg("step_waiting_produced", func(t *testing.T) []slack.Block { s := planWaiting(t); return StepMessage(s.r, 1, stepView(s)) }),
+		msg("step_waiting_failed", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.fail(1, "the agent exited with code 1: rate limited | retry later")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_waiting_empty", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.start(1)
+			s.finish(1, engine.Finished{Result: engine.ResultEmpty, Reason: "the agent produced no artifact"})
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_quorum_one_vote", func(t *testing.T) []slack.Block {
+			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2, ExcludeStarter: true})
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			v := stepView(s)
+			v.RemindedAt = s.now.Add(-10 * time.Minute)
+			v.Deadline = s.now.Add(2 * time.Hour)
+			v.AbortAtDeadline = true
+			return StepMessage(s.r, 1, v)
+		}),
+		msg("step_quorum_approved", func(t *testing.T) []slack.Block {
+			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2})
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.decide(1, engine.DecideApprove, rdBob, "")
+			return StepMessage(s.r, 1, stepView(s))
+		}),
+		msg("step_edited", func(t *testing.T) []slack.Block {
+			s := planWaiting(t)
+			s.decide(1, engine.DecideEdit, rdAlice, "")
+			return StepMessage(s.r, 1, stepView(s))
+		}),
+		msg("step_skipped", func(t *testing.T) []slack.Block {
+			s := planWaiting(t)
+			s.decide(1, engine.DecideSkip, rdBob, "")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_redo_first_attempt", func(t *testing.T) []slack.Block {
+			s := planWaiting(t)
+			s.decide(1, engine.DecideRedo, rdAlice, "Cover the Android flow too; <!here> & cite the interviews.")
+			s.start(1)
+			v := stepView(s)
+			v.Attempt = 1
+			return StepMessage(s.r, 1, v)
+		}),
+		msg("step_second_attempt", func(t *testing.T) []slack.Block {
+			s := planWaiting(t)
+			s.decide(1, engine.DecideRedo, rdAlice, "Cover the Android flow too.")
+			s.produce(1, "PRD with Android")
+			return StepMessage(s.r, 1, stepView(s))
+		}),
+		msg("step_aborted", func(t *testing.T) []slack.Block {
+			s := planWaiting(t)
+			s.decide(1, engine.DecideAbort, rdBob, "")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_votes_then_run_aborted", func(t *testing.T) []slack.Block {
+			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2})
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.abortRun(rdBob)
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_pending_after_abort", func(t *testing.T) []slack.Block {
+			s := planWaiting(t)
+			s.decide(1, engine.DecideAbort, rdBob, "")
+			return StepMessage(s.r, 3, s.view())
+		}),
+		msg("step_dry_run", func(t *testing.T) []slack.Block {
+			p := rdChainInput("deliver-prd", "deliver-user-stories")
+			p.Flags.DryRun = true
+			s := rdNewRun(t, rdRunID, p, engine.StartOptions{})
+			s.start(1)
+			s.finish(1, engine.Finished{Result: engine.ResultNotExecuted, Reason: "NOT EXECUTED - dry run"})
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_auto_advanced", func(t *testing.T) []slack.Block {
+			p := rdPlanInput()
+			p.Domain, p.Flags.Auto = engine.DomainClear, true
+			s := rdNewRun(t, rdRunID, p, engine.StartOptions{})
+			s.produce(1, "PRD")
+			return StepMessage(s.r, 1, stepView(s))
+		}),
+		msg("step_interrupted", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.start(1)
+			s.interrupt()
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("interrupted", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.start(1)
+			s.interrupt()
+			return Interrupted(s.r, 1, s.view())
+		}),
+		msg("reminder", func(t *testing.T) []slack.Block {
+			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2})
+			s.produce(1, "PRD")
+			v := s.view()
+			v.Deadline = s.now.Add(26 * time.Hour)
+			return Reminder(s.r, 1, v)
+		}),
+		msg("completion_chain", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.produce(2, "Stories")
+			s.decide(2, engine.DecideEdit, rdBob, "")
+			s.produce(3, "Criteria")
+			s.decide(3, engine.DecideSkip, rdAlice, "")
+			return Completion(s.r, s.view())
+		}),
+		msg("completion_plan", func(t *testing.T) []slack.Block {
+			s := planWaiting(t)
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.fail(2, "timeout after 30m")
+			s.decide(2, engine.DecideRedo, rdAlice, "")
+			s.produce(2, "Synthesis")
+			s.decide(2, engine.DecideApprove, rdBob, "")
+			s.produce(3, "Stories")
+			s.decide(3, engine.DecideApprove, rdBob, "")
+			return Completion(s.r, s.view())
+		}),
+		msg("halt_failed", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.fail(2, "the agent reported an error: context window exceeded")
+			return Halt(s.r, s.view())
+		}),
+		msg("halt_aborted", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.produce(1, "PRD")
+			s.decide(1, engine.DecideAbort, rdBob, "")
+			return Halt(s.r, s.view())
+		}),
+		msg("halt_aborted_while_running", func(t *testing.T) []slack.Block {
+			s := chain(t)
+			s.start(1)
+			s.abortRun(rdAlice)
+			v := s.view()
+			v.AbortedBy = rdAlice
+			return Halt(s.r, v)
+		}),
+		msg("refusal_unknown_skill", func(t *testing.T) []slack.Block {
+			return Refusal(&engine.Refusal{Reason: engine.RefuseUnknownSkill, Source: "prd -> storeis", Line: 1,
+				Message:     "unknown skills `prd` (did you mean `deliver-prd`?), `storeis` (did you mean `deliver-user-stories`?)",
+				Suggestions: map[string][]string{"prd": {"deliver-prd"}, "storeis": {"deliver-user-stories"}}}, engine.InputChain)
+		}),
+		msg("refusal_no_runnable", func(t *testing.T) []slack.Block {
+			return Refusal(&engine.Refusal{Reason: engine.RefuseNoRunnableSteps, Source: "plan.md", Line: 31,
+				Message: "no runnable step: all 2 Section 7 blocks are manual (names no skill)"}, engine.InputPlan)
+		}),
+		msg("input_problem_binary", func(t *testing.T) []slack.Block {
+			return InputProblem(&InputError{Problem: "plan.pdf is a PDF document, not a plan: attach the plan as a Markdown (.md) or plain-text (.txt) file"})
+		}),
+		msg("input_problem_usage", func(t *testing.T) []slack.Block {
+			return InputProblem(&InputError{Problem: "`chain` needs at least one skill name", Usage: Usage("/gonogo", CmdChain)})
+		}),
+		msg("help", func(t *testing.T) []slack.Block { return HelpBlocks("/gonogo") }),
+		msg("runs", func(t *testing.T) []slack.Block {
+			sums := []engine.RunSummary{
+				{ID: rdRunID, State: engine.RunWaiting, Input: engine.InputChain, Source: "deliver-prd -> deliver-user-stories", Created: rdT0, StepsTotal: 2, StepsDone: 1},
+				{ID: "20260301-090000-00ff00ff", State: engine.RunCompleted, Input: engine.InputPlan, Source: "q3-action-plan.md", Created: rdT0.Add(-29 * time.Hour), StepsTotal: 3, StepsDone: 3},
+				{ID: "20260228-170000-deadbeef", State: engine.RunAborted, Input: engine.InputWorkflow, Source: "weekly-discovery", Created: rdT0.Add(-70 * time.Hour), StepsTotal: 4, StepsDone: 1},
+			}
+			links := map[engine.RunID]string{rdRunID: "https://example.slack.com/archives/C0123/p1772460000000100"}
+			return RunsList(sums, links)
+		}),
+		msg("runs_empty", func(t *testing.T) []slack.Block { return RunsList(nil, nil) }),
+		mod("modal_edit", func(t *testing.T) slack.ModalViewRequest {
+			return EditModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "deliver-prd", rdArtifact)
+		}),
+		mod("modal_edit_too_long", func(t *testing.T) slack.ModalViewRequest {
+			return EditModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "deliver-prd", strings.Repeat("long line of the artifact\n", 500))
+		}),
+		mod("modal_edit_reply", func(t *testing.T) slack.ModalViewRequest {
+			return EditFromReplyModal(StepRef{Run: rdRunID, Step: 1, Attempt: 2}, "deliver-prd",
+				Reply{User: rdAlice, TS: "1772460300.000200", Time: rdT0.Add(5 * time.Minute), File: "plan.md", FileID: "F0ABC123", Chars: 12345},
+				Reply{User: rdBob, TS: "1772460100.000100", Time: rdT0.Add(2 * time.Minute), Chars: 4200})
+		}),
+		mod("modal_edit_reply_none", func(t *testing.T) slack.ModalViewRequest {
+			return EditFromReplyModal(StepRef{Run: rdRunID, Step: 1, Attempt: 2}, "deliver-prd")
+		}),
+		mod("modal_redo", func(t *testing.T) slack.ModalViewRequest {
+			return RedoModal(StepRef{Run: rdRunID, Step: 2, Attempt: 1}, "deliver-user-stories")
+		}),
+	}
+}
+
+// TestGolden compares every kind of message and modal with its golden
+// file (go test -update rewrites them), and checks each against Block
+// Kit's limits.
+func TestGolden(t *testing.T) {
+	for _, c := range rdGoldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			out := c.render(t)
+			switch x := out.(type) {
+			case rdMessage:
+				if err := CheckBlocks(x.Blocks); err != nil {
+					t.Fatalf("CheckBlocks: %v", err)
+				}
+			case slack.ModalViewRequest:
+				if err := CheckModal(x); err != nil {
+					t.Fatalf("CheckModal: %v", err)
+				}
+			}
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(out); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "render", c.name+".json")
+			if *rdUpdate {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to write it)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", path, buf.String())
+			}
+		})
+	}
+}
+
+// TestWords checks the words people and scripts look for (DESIGN.md).
+func TestWords(t *testing.T) {
+	texts := map[string]string{}
+	for _, c := range rdGoldenCases() {
+		raw, err := json.Marshal(c.render(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []string
+		rdWalk(rdDecode(t, raw), "", func(key, s string) { all = append(all, s) })
+		texts[c.name] = strings.Join(all, "\n")
+	}
+	for name, want := range map[string][]string{
+		"step_running":                {"Step 2 of 3", "deliver-user-stories", "Cancel"},
+		"step_waiting_produced":       {"Step 1 of 3", "deliver-prd", "(Spec the post-send fix)", "PRODUCED", "01-deliver-prd.md", "Approve", "Edit", "Skip", "Redo", "Abort", "Abort the run?"},
+		"step_waiting_failed":         {"FAILED", "Redo", "Abort"},
+		"step_interrupted":            {"interrupted", "Redo", "Abort"},
+		"interrupted":                 {"Step 1 of 3", "interrupted", "Redo", "Abort"},
+		"step_quorum_one_vote":        {"Approvals: 1 of 2 (<@U0ALICE1>)", "own approval does not count"},
+		"step_quorum_approved":        {"✅ Approved by <@U0ALICE1> and <@U0BOB22> at <!date^"},
+		"step_edited":                 {"✏️ Edited by <@U0ALICE1> at <!date^"},
+		"step_skipped":                {"⏭ Skipped by <@U0BOB22> at"},
+		"step_redo_first_attempt":     {"🔁 Redo requested by <@U0ALICE1>", "with feedback: “Cover the Android flow too; &lt;!here&gt; &amp; cite the interviews.”"},
+		"step_second_attempt":         {"attempt 2", "Earlier attempts: 1 PRODUCED (redo requested by <@U0ALICE1>"},
+		"step_aborted":                {"🛑 Aborted by <@U0BOB22>"},
+		"step_votes_then_run_aborted": {"👍 Approved by <@U0ALICE1> (1 of the 2 approvals needed)", "🛑 Run aborted"},
+		"step_dry_run":                {"NOT-EXECUTED - dry run"},
+		"step_auto_advanced":          {"Advanced automatically"},
+		"completion_chain":            {"Run complete", "Save as workflow", "approved by <@U0ALICE1>", "edited by <@U0BOB22>", "skipped by <@U0ALICE1>", "Total cost"},
+		"completion_plan":             {"Run complete", "Manual", "SKIPPED-MANUAL", "Align with legal", "Deferred", "measure-dashboard"},
+		"halt_failed":                 {"Run halted", "FAILED", "Redo", "Abort"},
+		"halt_aborted":                {"Run halted", "aborted", "Run aborted by <@U0BOB22>"},
+		"halt_aborted_while_running":  {"Run halted", "Run aborted by <@U0ALICE1>"},
+		"help":                        {"chain", "run WORKFLOW", "runs"},
+		"refusal_unknown_skill":       {"Refused", "did you mean `deliver-prd`?", "Nothing was run"},
+		"header_plan_waiting":         {"Complicated (section-2)", "Medium-High - two interview rounds", "<@U0STARTER>", "Manual", "Deferred", "Cost so far"},
+		"header_200_steps":            {"200 steps: 57 done, 1 waiting, 142 pending", "… steps 1 to"},
+		"modal_edit_reply":            {"Use <@U0ALICE1>'s reply from <!date^", "file `plan.md`, 12,345 characters"},
+		"modal_edit_too_long":         {"13,000 characters", "reply in this run's thread"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(texts[name], w) {
+				t.Errorf("%s does not say %q:\n%s", name, w, texts[name])
+			}
+		}
+	}
+}
+
+// TestButtonsMatchAllowed checks that a checkpoint offers exactly the
+// decisions engine.Allowed allows, with the exact labels, the action ids
+// of ids.go and values naming the step's latest attempt.
+func TestButtonsMatchAllowed(t *testing.T) {
+	cases := []struct {
+		name   string
+		build  func(s *rdScript)
+		step   int
+		render func(r *engine.Run, n int, v View) []slack.Block
+	}{
+		{"produced", func(s *rdScript) { s.produce(1, "x") }, 1, StepMessage},
+		{"empty", func(s *rdScript) {
+			s.start(1)
+			s.finish(1, engine.Finished{Result: engine.ResultEmpty, Reason: "nothing"})
+		}, 1, StepMessage},
+		{"failed", func(s *rdScript) { s.fail(1, "boom") }, 1, StepMessage},
+		{"not-executed", func(s *rdScript) {
+			s.start(1)
+			s.finish(1, engine.Finished{Result: engine.ResultNotExecuted, Reason: "NOT EXECUTED - dry run"})
+		}, 1, StepMessage},
+		{"interrupted", func(s *rdScript) { s.start(1); s.interrupt() }, 1, StepMessage},
+		{"interrupted notice", func(s *rdScript) { s.start(1); s.interrupt() }, 1, Interrupted},
+		{"second attempt", func(s *rdScript) {
+			s.fail(1, "boom")
+			s.decide(1, engine.DecideRedo, rdAlice, "")
+			s.produce(1, "y")
+		}, 1, StepMessage},
+		{"halt on failed", func(s *rdScript) { s.fail(1, "boom") }, 1, func(r *engine.Run, _ int, v View) []slack.Block { return Halt(r, v) }},
+		{"done", func(s *rdScript) { s.produce(1, "x"); s.decide(1, engine.DecideApprove, rdAlice, "") }, 1, StepMessage},
+		{"skipped", func(s *rdScript) { s.produce(1, "x"); s.decide(1, engine.DecideSkip, rdAlice, "") }, 1, StepMessage},
+		{"aborted", func(s *rdScript) { s.produce(1, "x"); s.decide(1, engine.DecideAbort, rdAlice, "") }, 1, StepMessage},
+		{"pending", func(s *rdScript) {}, 2, StepMessage},
+		{"running", func(s *rdScript) { s.start(1) }, 1, StepMessage},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := rdNewRun(t, rdRunID, rdChainInput("deliver-prd", "deliver-user-stories"), engine.StartOptions{})
+			c.build(s)
+			st := s.r.Step(c.step)
+			var want []string
+			for _, k := range engine.Allowed(st) {
+				want = append(want, rdButtonID(k))
+			}
+			if st.Status == engine.StepRunning {
+				want = []string{ActionCancel}
+			}
+			raw, err := json.Marshal(c.render(s.r, c.step, s.view()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, b := range rdButtons(t, raw) {
+				got = append(got, b.ActionID)
+				ref, err := ParseStepRef(b.Value)
+				if err != nil {
+					t.Fatalf("button %s: %v", b.ActionID, err)
+				}
+				if wantRef := (StepRef{Run: s.r.ID, Step: st.N, Attempt: s.latest(st.N)}); ref != wantRef {
+					t.Errorf("button %s carries %+v, want %+v", b.ActionID, ref, wantRef)
+				}
+				if label := rdLabels[b.ActionID]; b.Text != label {
+					t.Errorf("button %s is labelled %q, want %q", b.ActionID, b.Text, label)
+				}
+				if (b.ActionID == ActionAbort || b.ActionID == ActionCancel) != b.Confirm {
+					t.Errorf("button %s: confirm dialog %v", b.ActionID, b.Confirm)
+				}
+				if b.ActionID == ActionAbort && b.ConfirmTitle != "Abort the run?" {
+					t.Errorf("abort confirm title %q", b.ConfirmTitle)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("buttons %v, want %v (engine.Allowed %v, status %s)", got, want, engine.Allowed(st), st.Status)
+			}
+		})
+	}
+}
+
+var rdLabels = map[string]string{
+	ActionApprove: "Approve", ActionEdit: "Edit", ActionSkip: "Skip", ActionRedo: "Redo", ActionAbort: "Abort", ActionCancel: "Cancel",
+}
+
+func rdButtonID(k engine.DecisionKind) string {
+	return map[engine.DecisionKind]string{engine.DecideApprove: ActionApprove, engine.DecideEdit: ActionEdit,
+		engine.DecideSkip: ActionSkip, engine.DecideRedo: ActionRedo, engine.DecideAbort: ActionAbort}[k]
+}
+
+type rdButton struct {
+	ActionID, Value, Text string
+	Confirm               bool
+	ConfirmTitle          string
+}
+
+func rdButtons(t testing.TB, raw []byte) []rdButton {
+	var out []rdButton
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if x["type"] == "button" {
+				b := rdButton{}
+				b.ActionID, _ = x["action_id"].(string)
+				b.Value, _ = x["value"].(string)
+				if txt, ok := x["text"].(map[string]any); ok {
+					b.Text, _ = txt["text"].(string)
+				}
+				if c, ok := x["confirm"].(map[string]any); ok {
+					b.Confirm = true
+					if title, ok := c["title"].(map[string]any); ok {
+						b.ConfirmTitle, _ = title["text"].(string)
+					}
+				}
+				out = append(out, b)
+				return
+			}
+			for _, k := range slices.Sorted(rdMapKeys(x)) {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(rdDecode(t, raw))
+	return out
+}
+
+func rdMapKeys(m map[string]any) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func rdDecode(t testing.TB, raw []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// rdWalk calls fn for every string in decoded JSON, with its key.
+func rdWalk(v any, key string, fn func(key, s string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			rdWalk(e, k, fn)
+		}
+	case []any:
+		for _, e := range x {
+			rdWalk(e, key, fn)
+		}
+	case string:
+		fn(key, x)
+	}
+}
+
+// rdCheckMarkup fails when a text Slack parses carries markup gonogo did
+// not write: every "<" must open a mention of a known person, a date, or a
+// link gonogo made, and every "&" an entity. The input's initial value is
+// the artifact itself, shown as typed, and is not parsed.
+func rdCheckMarkup(t testing.TB, raw []byte, known ...string) {
+	t.Helper()
+	allowed := []string{"<!date^", "<https://example.slack.com/"}
+	for _, k := range known {
+		allowed = append(allowed, "<@"+k+">")
+	}
+	rdWalk(rdDecode(t, raw), "", func(key, s string) {
+		if key != "text" {
+			return
+		}
+		for i := 0; i < len(s); i++ {
+			switch s[i] {
+			case '<':
+				if !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(s[i:], a) }) {
+					t.Errorf("text carries markup gonogo did not write at %d: %q", i, rdAround(s, i))
+				}
+				if end := strings.IndexByte(s[i:], '>'); end > 0 {
+					i += end
+				}
+			case '>':
+				t.Errorf("text carries a bare > at %d: %q", i, rdAround(s, i))
+			case '&':
+				if !strings.HasPrefix(s[i:], "&amp;") && !strings.HasPrefix(s[i:], "&lt;") && !strings.HasPrefix(s[i:], "&gt;") {
+					t.Errorf("text carries a bare & at %d: %q", i, rdAround(s, i))
+				}
+			}
+		}
+	})
+}
+
+func rdAround(s string, i int) string {
+	lo, hi := max(0, i-20), min(len(s), i+40)
+	return strings.ToValidUTF8(s[lo:hi], "?")
+}
+
+// TestEscape puts markup in every piece of user text a run carries and
+// checks none of it reaches Slack as markup.
+func TestEscape(t *testing.T) {
+	const evil = "<!channel> <@UEVIL> <https://evil.example|click> R&D <#C0EVIL> &amp;"
+	p := rdPlanInput()
+	p.Source = "plan " + evil + ".md"
+	p.Confidence, p.ConfidenceReason = "High "+evil, evil
+	p.Steps[0].Skill, p.Steps[0].Effort = "deliver-prd"+evil, evil
+	p.Manual[0].Effort, p.Manual[0].Reason = evil, evil
+	p.Deferred[0].Skill = evil
+	p.Warnings = []string{evil}
+	p.Context = evil
+	s := rdNewRun(t, rdRunID, p, engine.StartOptions{StartedBy: "alice " + evil})
+	s.start(1)
+	s.finish(1, engine.Finished{Result: engine.ResultFailed, Reason: evil, Summary: evil})
+	s.decide(1, engine.DecideRedo, rdAlice, evil)
+	s.produce(1, evil)
+	v := s.view()
+	v.Preview, v.ArtifactName, v.ArtifactLink = evil, evil, "https://evil.example/x|<!channel>"
+	v.AbortedBy = evil
+	ref := StepRef{Run: rdRunID, Step: 1, Attempt: 2}
+	outs := []any{Header(s.r, v), StepMessage(s.r, 1, v), Interrupted(s.r, 1, v), Reminder(s.r, 1, v), Halt(s.r, v),
+		Refusal(&engine.Refusal{Reason: engine.RefuseUnknownSkill, Message: evil, Source: evil, Suggestions: map[string][]string{evil: {evil}}}, engine.InputChain),
+		InputProblem(&InputError{Problem: evil, Usage: evil}),
+		RunsList([]engine.RunSummary{{ID: engine.RunID(evil), Source: evil, State: engine.RunState(evil), Input: engine.InputKind(evil)}}, map[engine.RunID]string{engine.RunID(evil): evil}),
+		EditModal(ref, evil, evil), RedoModal(ref, evil), EditTooLongModal(ref, evil, 5000),
+		EditFromReplyModal(ref, evil, Reply{User: evil, TS: evil, File: evil, FileID: evil, Chars: 10}),
+	}
+	s.decide(1, engine.DecideAbort, rdBob, "")
+	outs = append(outs, StepMessage(s.r, 1, v), Completion(s.r, v), Halt(s.r, v))
+	for i, out := range outs {
+		raw, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdCheckMarkup(t, raw, rdAlice, rdBob, rdStarter)
+		switch x := out.(type) {
+		case []slack.Block:
+			if err := CheckBlocks(x); err != nil {
+				t.Errorf("output %d: %v", i, err)
+			}
+			if fb := FallbackText(x); strings.Contains(fb, "<!channel>") || strings.Contains(fb, "<@UEVIL>") {
+				t.Errorf("output %d: fallback text carries markup: %q", i, fb)
+			}
+		case slack.ModalViewRequest:
+			if err := CheckModal(x); err != nil {
+				t.Errorf("output %d: %v", i, err)
+			}
+		}
+	}
+	// Escaped, not dropped: the reader still sees what the text says.
+	if raw, _ := json.Marshal(StepMessage(s.r, 1, v)); !bytes.Contains(raw, []byte(`R\u0026amp;D`)) {
+		t.Errorf("the step message does not show R&D escaped: %s", raw)
+	}
+	// The edit modal shows the artifact as it is, for editing.
+	if got := EditModal(ref, "deliver-prd", evil).Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).InitialValue; got != evil {
+		t.Errorf("edit modal initial value %q, want the artifact unchanged", got)
+	}
+}
+
+// TestCheckBlocksCatches feeds CheckBlocks and CheckModal one broken limit
+// at a time.
+func TestCheckBlocksCatches(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("x", n) }
+	sec := func(text string) slack.Block { return slack.NewSectionBlock(rdMrkdwnText(text), nil, nil) }
+	btn := func(id, val, label string) *slack.ButtonBlockElement {
+		return slack.NewButtonBlockElement(id, val, rdPlainText(label))
+	}
+	many := func(n int, b func(i int) slack.Block) []slack.Block {
+		out := make([]slack.Block, n)
+		for i := range out {
+			out[i] = b(i)
+		}
+		return out
+	}
+	ctxEls := make([]slack.MixedElement, 11)
+	for i := range ctxEls {
+		ctxEls[i] = rdMrkdwnText("x")
+	}
+	btns := make([]slack.BlockElement, 26)
+	for i := range btns {
+		btns[i] = btn(fmt.Sprintf("a%d", i), "v", "b")
+	}
+	emojiText := strings.Repeat("😀", 1501) // 1,501 runes, 3,002 UTF-16 units
+	for _, c := range []struct {
+		name   string
+		blocks []slack.Block
+		want   string
+	}{
+		{"51 blocks", many(51, func(int) slack.Block { return slack.NewDividerBlock() }), "51 blocks"},
+		{"section text", []slack.Block{sec(long(3001))}, "3001 characters, over the limit of 3000"},
+		{"section text in UTF-16", []slack.Block{sec(emojiText)}, "3002 characters"},
+		{"empty section", []slack.Block{slack.NewSectionBlock(nil, nil, nil)}, "needs a text or fields"},
+		{"empty text", []slack.Block{slack.NewSectionBlock(&slack.TextBlockObject{Type: "mrkdwn"}, nil, nil)}, "empty text"},
+		{"header text", []slack.Block{slack.NewHeaderBlock(rdPlainText(long(151)))}, "over the limit of 150"},
+		{"mrkdwn header", []slack.Block{slack.NewHeaderBlock(rdMrkdwnText("x"))}, "must be plain_text"},
+		{"button label", []slack.Block{slack.NewActionBlock("", btn("a", "v", long(76)))}, "over the limit of 75"},
+		{"button value", []slack.Block{slack.NewActionBlock("", btn("a", long(2001), "b"))}, "value is 2001 characters"},
+		{"action id", []slack.Block{slack.NewActionBlock("", btn(long(256), "v", "b"))}, "action_id is 256"},
+		{"same action id", []slack.Block{slack.NewActionBlock("", btn("a", "v", "b"), btn("a", "w", "c"))}, "used twice"},
+		{"block id", []slack.Block{slack.NewActionBlock(long(256), btn("a", "v", "b"))}, "block_id is 256"},
+		{"same block id", []slack.Block{slack.NewActionBlock("x", btn("a", "v", "b")), slack.NewActionBlock("x", btn("a", "v", "b"))}, "block_id used twice"},
+		{"26 buttons", []slack.Block{slack.NewActionBlock("", btns...)}, "26 elements"},
+		{"11 context elements", []slack.Block{slack.NewContextBlock("", ctxEls...)}, "11 elements"},
+		{"11 fields", []slack.Block{slack.NewSectionBlock(nil, []*slack.TextBlockObject{
+			rdMrkdwnText("1"), rdMrkdwnText("2"), rdMrkdwnText("3"), rdMrkdwnText("4"), rdMrkdwnText("5"), rdMrkdwnText("6"),
+			rdMrkdwnText("7"), rdMrkdwnText("8"), rdMrkdwnText("9"), rdMrkdwnText("10"), rdMrkdwnText("11")}, nil)}, "11 fields"},
+		{"field text", []slack.Block{slack.NewSectionBlock(nil, []*slack.TextBlockObject{rdMrkdwnText(long(2001))}, nil)}, "over the limit of 2000"},
+		{"confirm text", []slack.Block{slack.NewActionBlock("", btn("a", "v", "b").WithConfirm(
+			slack.NewConfirmationBlockObject(rdPlainText("t"), rdPlainText(long(301)), rdPlainText("y"), rdPlainText("n"))))}, "over the limit of 300"},
+		{"input in a message", []slack.Block{slack.NewInputBlock("b", rdPlainText("l"), nil, slack.NewPlainTextInputBlockElement(nil, "a"))}, "belongs in a modal"},
+		{"unknown block", []slack.Block{slack.NewImageBlock("https://x", "alt", "", nil)}, "not one gonogo checks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckBlocks(c.blocks)
+			if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("CheckBlocks: %v, want an ErrLimit saying %q", err, c.want)
+			}
+		})
+	}
+	okModal := func() slack.ModalViewRequest { return RedoModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "x") }
+	for _, c := range []struct {
+		name string
+		edit func(m *slack.ModalViewRequest)
+		want string
+	}{
+		{"title", func(m *slack.ModalViewRequest) { m.Title = rdPlainText(long(25)) }, "title"},
+		{"submit", func(m *slack.ModalViewRequest) { m.Submit = rdPlainText(long(25)) }, "submit"},
+		{"no submit with an input", func(m *slack.ModalViewRequest) { m.Submit = nil }, "needs a submit"},
+		{"metadata", func(m *slack.ModalViewRequest) { m.PrivateMetadata = long(3001) }, "private_metadata is 3001"},
+		{"callback id", func(m *slack.ModalViewRequest) { m.CallbackID = long(256) }, "callback_id is 256"},
+		{"101 blocks", func(m *slack.ModalViewRequest) {
+			m.Blocks.BlockSet = many(101, func(int) slack.Block { return slack.NewDividerBlock() })
+		}, "101 blocks"},
+		{"initial value", func(m *slack.ModalViewRequest) {
+			m.Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).InitialValue = long(3001)
+		}, "initial_value is 3001"},
+		{"max length", func(m *slack.ModalViewRequest) {
+			m.Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).MaxLength = 3001
+		}, "max_length 3001"},
+		{"label", func(m *slack.ModalViewRequest) {
+			m.Blocks.BlockSet[1].(*slack.InputBlock).Label = rdPlainText(long(2001))
+		}, "label"},
+		{"radio option", func(m *slack.ModalViewRequest) {
+			m.Blocks.BlockSet[1] = slack.NewInputBlock("r", rdPlainText("l"), nil,
+				slack.NewRadioButtonsBlockElement("a", slack.NewOptionBlockObject("v", rdPlainText(long(76)), nil)))
+		}, "option 0"},
+		{"radio initial option", func(m *slack.ModalViewRequest) {
+			radio := slack.NewRadioButtonsBlockElement("a", slack.NewOptionBlockObject("v", rdPlainText("x"), nil))
+			radio.InitialOption = slack.NewOptionBlockObject("w", rdPlainText("x"), nil)
+			m.Blocks.BlockSet[1] = slack.NewInputBlock("r", rdPlainText("l"), nil, radio)
+		}, "initial_option"},
+	} {
+		t.Run("modal "+c.name, func(t *testing.T) {
+			m := okModal()
+			if err := CheckModal(m); err != nil {
+				t.Fatalf("the unbroken modal: %v", err)
+			}
+			c.edit(&m)
+			err := CheckModal(m)
+			if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("CheckModal: %v, want an ErrLimit saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestFit checks the last guard on a message's block count: the tail
+// (buttons, decisions) stays, the body says what it lost.
+func TestFit(t *testing.T) {
+	var body []slack.Block
+	for i := 0; i < 60; i++ {
+		body = append(body, rdSection(fmt.Sprintf("line %d", i)))
+	}
+	tail := []slack.Block{rdDecisionButtons(rdNewRunWaiting(t), &rdNewRunWaiting(t).Steps[0])}
+	got := rdFit(body, tail, rdMaxMessageBlocks)
+	if len(got) != rdMaxMessageBlocks || got[len(got)-1] != tail[0] {
+		t.Fatalf("fit: %d blocks, last %T", len(got), got[len(got)-1])
+	}
+	if txt := got[len(got)-2].(*slack.ContextBlock).ContextElements.Elements[0].(*slack.TextBlockObject).Text; txt != "… 12 more blocks not shown." {
+		t.Errorf("fit note %q", txt)
+	}
+	if err := CheckBlocks(got); err != nil {
+		t.Error(err)
+	}
+	if got := rdFit(body[:3], tail, rdMaxMessageBlocks); len(got) != 4 {
+		t.Errorf("fit changed a message within the limit: %d blocks", len(got))
+	}
+}
+
+func rdNewRunWaiting(t *testing.T) *engine.Run {
+	s := rdNewRun(t, rdRunID, rdChainInput("deliver-prd"), engine.StartOptions{})
+	s.produce(1, "x")
+	return s.r
+}
+
+// TestCut checks the cutter on composed mrkdwn: within the limit, valid
+// UTF-8, and never inside an entity or a token.
+func TestCut(t *testing.T) {
+	s := "ab &amp; <@U0ALICE1> 😀😀 <!date^1^{time}|14:05 UTC> end"
+	for max := 0; max <= rdTextLen(s)+1; max++ {
+		got := rdCut(s, max)
+		if n := rdTextLen(got); n > max {
+			t.Fatalf("cut(%d) = %q, %d characters", max, got, n)
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("cut(%d) = %q: not UTF-8", max, got)
+		}
+		head := strings.TrimSuffix(got, "…")
+		if strings.Count(head, "<") != strings.Count(head, ">") || strings.Count(head, "&") != strings.Count(head, ";") {
+			t.Fatalf("cut(%d) = %q splits a token or an entity", max, got)
+		}
+		if max >= rdTextLen(s) && got != s {
+			t.Fatalf("cut(%d) = %q, want it whole", max, got)
+		}
+	}
+	if got := rdPlain("a<b & c😀d", 6); got != "a<b &…" {
+		t.Errorf("plain = %q", got)
+	}
+	if got := rdClean("a\x00b\r\nc\u202ed\te"); got != "ab\ncd\te" {
+		t.Errorf("clean = %q", got)
+	}
+}
+
+// rdRandomText is text that makes rendering hard: long, multi-line,
+// astral emoji, control characters, markup, invalid UTF-8.
+func rdRandomText(rng *rand.Rand, maxLen int) string {
+	pieces := []string{"a", "word ", "\n", "<!channel>", "<@UEVIL>", "&", "<", ">", "```", "😀", "é", "\x00", "\x1b[31m",
+		"\u202e", "\xff", "*bold*", "|", "<https://evil.example|x>", "\t", strings.Repeat("long", 50), "ß", "字"}
+	n := rng.IntN(maxLen + 1)
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+func rdRandomName(rng *rand.Rand) string {
+	switch rng.IntN(4) {
+	case 0:
+		return fmt.Sprintf("skill-%d", rng.IntN(1000))
+	case 1:
+		return strings.Repeat("very-long-skill-name-", 1+rng.IntN(20))
+	}
+	return rdRandomText(rng, 300)
+}
+
+// rdRandomRun walks a run of up to steps steps through random transitions
+// and stops at a random point: running, waiting, interrupted, complete or
+// aborted.
+func rdRandomRun(t testing.TB, rng *rand.Rand, steps int) *rdScript {
+	p := engine.Plan{Input: []engine.InputKind{engine.InputPlan, engine.InputChain, engine.InputWorkflow}[rng.IntN(3)],
+		Source: rdRandomText(rng, 500), Context: rdRandomText(rng, 400), Confidence: rdRandomText(rng, 20),
+		ConfidenceReason: rdRandomText(rng, 3000), Warnings: []string{rdRandomText(rng, 2000)}}
+	for i := 0; i < steps; i++ {
+		p.Steps = append(p.Steps, engine.PlanStep{Skill: rdRandomName(rng), Effort: rdRandomText(rng, 400)})
+	}
+	for i := rng.IntN(30); i > 0; i-- {
+		p.Manual = append(p.Manual, engine.Block{Skill: rdRandomName(rng), Effort: rdRandomText(rng, 300), Reason: rdRandomText(rng, 500), PTokens: []string{"P1"}})
+		p.Deferred = append(p.Deferred, engine.Block{Skill: rdRandomName(rng), Effort: rdRandomText(rng, 300)})
+	}
+	s := rdNewRun(t, engine.RunID(fmt.Sprintf("20260302-140000-%08x", rng.Uint32())), p,
+		engine.StartOptions{StartedBy: []string{rdStarter, "terminal-user", rdRandomText(rng, 40)}[rng.IntN(3)], Quorum: rng.IntN(3)})
+	actors := []string{rdAlice, rdBob, rdStarter}
+	for n := 1; n <= steps; n++ {
+		for {
+			if rng.IntN(40) == 0 {
+				return s
+			}
+			s.start(n)
+			if rng.IntN(30) == 0 {
+				if rng.IntN(2) == 0 {
+					s.interrupt()
+				}
+				return s
+			}
+			res := []engine.Result{engine.ResultProduced, engine.ResultProduced, engine.ResultEmpty, engine.ResultFailed, engine.ResultNotExecuted}[rng.IntN(5)]
+			st := s.r.Step(n)
+			s.finish(n, engine.Finished{Result: res, Reason: rdRandomText(rng, 2000), Summary: rdRandomText(rng, 1000),
+				Artifact: res != engine.ResultFailed, Size: rng.IntN(1 << 20), CostUSD: rng.Float64(),
+				File: engine.ArtifactFile(s.r.ID, n, st.Skill, s.latest(n), true), Usage: engine.Usage{Turns: rng.IntN(50)}})
+			if s.r.Step(n).Status != engine.StepWaiting {
+				break
+			}
+			if rng.IntN(25) == 0 {
+				return s
+			}
+			allowed := engine.Allowed(s.r.Step(n))
+			k := allowed[rng.IntN(len(allowed))]
+			for k == engine.DecideApprove && s.r.Step(n).Status == engine.StepWaiting && len(engine.Approvals(s.r.Step(n))) < len(actors) {
+				actor := actors[len(engine.Approvals(s.r.Step(n)))]
+				if s.r.ExcludeStarter && actor == s.r.StartedBy {
+					break
+				}
+				s.decide(n, k, actor, "")
+			}
+			if k != engine.DecideApprove {
+				s.decide(n, k, actors[rng.IntN(len(actors))], rdRandomText(rng, 4000))
+			}
+			if s.r.Finished() || s.r.Step(n).Settled() {
+				break
+			}
+		}
+		if s.r.Finished() {
+			return s
+		}
+	}
+	return s
+}
+
+// rdCheckAll renders everything for a run and checks every output
+// against Block Kit's limits and for foreign markup.
+func rdCheckAll(t testing.TB, rng *rand.Rand, s *rdScript, artifact string) {
+	t.Helper()
+	v := s.view()
+	v.Preview, v.ArtifactName = artifact, rdRandomText(rng, 300)
+	v.ArtifactLink = "https://example.slack.com/files/F1"
+	v.RemindedAt, v.Deadline = s.now, s.now.Add(time.Hour)
+	if s.r.Step(1) != nil && rng.IntN(2) == 0 {
+		v.Progress = &engine.Progress{Turns: rng.IntN(100), ToolCalls: rng.IntN(1000), LastTool: rdRandomText(rng, 200), CostUSD: rng.Float64()}
+	}
+	check := func(what string, blocks []slack.Block) {
+		if err := CheckBlocks(blocks); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		raw, err := json.Marshal(blocks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdCheckMarkup(t, raw, rdAlice, rdBob, rdStarter)
+		if fb := FallbackText(blocks); rdTextLen(fb) > 300 || !utf8.ValidString(fb) {
+			t.Fatalf("%s: fallback text %q", what, fb)
+		}
+	}
+	check("header", Header(s.r, v))
+	check("completion", Completion(s.r, v))
+	check("halt", Halt(s.r, v))
+	ns := []int{1, len(s.r.Steps), 1 + rng.IntN(len(s.r.Steps))}
+	for i := range s.r.Steps {
+		if st := s.r.Steps[i].Status; st == engine.StepWaiting || st == engine.StepRunning || st == engine.StepInterrupted {
+			ns = append(ns, i+1)
+		}
+	}
+	for _, n := range ns {
+		st := s.r.Step(n)
+		sv := v
+		if len(st.Attempts) > 1 && rng.IntN(2) == 0 {
+			sv.Attempt = 1
+		}
+		blocks := StepMessage(s.r, n, sv)
+		check(fmt.Sprintf("step %d", n), blocks)
+		if !strings.Contains(FallbackText(blocks), fmt.Sprintf("Step %d of %d", n, len(s.r.Steps))) {
+			t.Fatalf("step %d: fallback %q lacks Step i of N", n, FallbackText(blocks))
+		}
+		check("interrupted", Interrupted(s.r, n, v))
+		check("reminder", Reminder(s.r, n, v))
+		ref := StepRef{Run: s.r.ID, Step: n, Attempt: s.latest(n)}
+		for _, m := range []slack.ModalViewRequest{
+			EditModal(ref, st.Skill, artifact), RedoModal(ref, st.Skill), EditTooLongModal(ref, st.Skill, rng.IntN(1<<30)),
+			EditFromReplyModal(ref, st.Skill, Reply{User: rdAlice, TS: "1.2", File: rdRandomText(rng, 300), FileID: "F1", Chars: rng.Int(), Time: s.now},
+				Reply{User: rdRandomText(rng, 30), TS: "1.3", Chars: -1}),
+		} {
+			if err := CheckModal(m); err != nil {
+				t.Fatalf("modal for step %d: %v", n, err)
+			}
+			raw, err := json.Marshal(m.Blocks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdCheckMarkup(t, raw, rdAlice, rdBob, rdStarter)
+		}
+	}
+}
+
+// TestManyRuns renders many generated runs (long names, 200 steps,
+// artifacts up to 100 KB, control characters, markup) and checks that
+// every message and modal stays within Block Kit's limits.
+func TestManyRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	runs := 60
+	if testing.Short() {
+		runs = 15
+	}
+	for i := 0; i < runs; i++ {
+		steps := 1 + rng.IntN(8)
+		if i%10 == 0 {
+			steps = 200
+		}
+		s := rdRandomRun(t, rng, steps)
+		artifact := rdRandomText(rng, 3500)
+		if i%4 == 0 {
+			artifact = rdRandomText(rng, 100<<10)
+		}
+		rdCheckAll(t, rng, s, artifact)
+	}
+	var sums []engine.RunSummary
+	links := map[engine.RunID]string{}
+	for i := 0; i < 300; i++ {
+		id := engine.RunID(rdRandomText(rng, 100))
+		sums = append(sums, engine.RunSummary{ID: id, Source: rdRandomText(rng, 2000), State: engine.RunWaiting, Input: engine.InputChain, StepsTotal: i})
+		links[id] = "https://example.slack.com/archives/C1/p" + fmt.Sprint(i)
+	}
+	if err := CheckBlocks(RunsList(sums, links)); err != nil {
+		t.Fatal(err)
+	}
+	suggest := map[string][]string{}
+	for i := 0; i < 500; i++ {
+		suggest[rdRandomText(rng, 200)] = []string{rdRandomText(rng, 200), rdRandomText(rng, 200)}
+	}
+	for _, b := range [][]slack.Block{
+		Refusal(&engine.Refusal{Reason: engine.RefuseUnknownSkill, Message: rdRandomText(rng, 20000), Source: rdRandomText(rng, 5000), Line: 3, Suggestions: suggest}, engine.InputPlan),
+		Refusal(nil, engine.InputChain),
+		InputProblem(&InputError{Problem: rdRandomText(rng, 20000), Usage: rdRandomText(rng, 5000)}),
+		HelpBlocks(rdRandomText(rng, 50)),
+		Header(nil, View{}), StepMessage(nil, 1, View{}), Completion(nil, View{}),
+	} {
+		if err := CheckBlocks(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// FuzzRender renders a run whose skill name, effort, artifact, summary and
+// feedback are arbitrary: nothing panics, every output stays within Block
+// Kit's limits, and no user text becomes markup.
+func FuzzRender(f *testing.F) {
+	f.Add("deliver-prd", "Spec the fix", rdArtifact, "A PRD.", "more detail")
+	f.Add("", "", "", "", "")
+	f.Add(strings.Repeat("x", 5000), "<!channel>", strings.Repeat("😀", 3001), "\x00\xff", "&amp;<@U1>")
+	f.Add("a|b", "```", "```\n```\n", "*_~`", "<https://x|y>")
+	f.Fuzz(func(t *testing.T, skill, effort, artifact, summary, feedback string) {
+		p := rdChainInput(skill, "deliver-user-stories")
+		p.Steps[0].Effort = effort
+		s := rdNewRun(t, rdRunID, p, engine.StartOptions{Quorum: 2})
+		s.start(1)
+		s.finish(1, engine.Finished{Result: engine.ResultProduced, Summary: summary, Reason: feedback, Artifact: true, Size: len(artifact)})
+		s.decide(1, engine.DecideApprove, rdAlice, "")
+		s.decide(1, engine.DecideRedo, rdBob, feedback)
+		s.start(1)
+		s.finish(1, engine.Finished{Result: engine.ResultFailed, Reason: feedback, Summary: summary})
+		rng := rand.New(rand.NewPCG(uint64(len(skill)), uint64(len(artifact))))
+		rdCheckAll(t, rng, s, artifact)
+		s.decide(1, engine.DecideAbort, rdAlice, "")
+		rdCheckAll(t, rng, s, artifact)
+	})
+}

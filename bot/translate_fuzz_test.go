@@ -1,0 +1,194 @@
+package bot
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// The fuzz targets below hold every payload handler to the same promise:
+// whatever arrives, the answer is a usable request or an error that says
+// something and is of a kind the bot knows how to answer. More seeds live
+// under testdata/fuzz/<target>/; run one long with, for example,
+//
+//	go test ./bot -run '^$' -fuzz FuzzParseCommand -fuzztime 5m
+
+// trCheckErr fails unless err is one of the kinds a caller branches on.
+func trCheckErr(t *testing.T, err error, refusalOK bool) {
+	t.Helper()
+	if err.Error() == "" {
+		t.Fatal("empty error message")
+	}
+	var ie *InputError
+	var r *engine.Refusal
+	switch {
+	case errors.As(err, &ie):
+		if ie.Problem == "" {
+			t.Fatalf("InputError without a problem: %#v", ie)
+		}
+	case refusalOK && errors.As(err, &r):
+		if r.Message == "" || r.Reason == "" {
+			t.Fatalf("refusal without reason or message: %#v", r)
+		}
+	case errors.Is(err, ErrBadPayload):
+	default:
+		t.Fatalf("error %T %q is neither bad input nor a bad payload", err, err)
+	}
+}
+
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{
+		"", "help", "runs", "runs x",
+		"chain deliver-prd -> deliver-user-stories --thread -- mobile checkout",
+		"Chain a, b then c &lt;x&gt; <https://x.io|x> <@U1|ana>",
+		"chain a —dry-run — b --auto",
+		`run wf --arg k="a b" --arg=j=“c d” -- ctx`,
+		"run ../x", "run wf --arg", `run wf --arg k="`, "chain a\x00", "\u202e", "\xff",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cmd, err := ParseCommand(trCommand(text))
+		if err != nil {
+			trCheckErr(t, err, true)
+			return
+		}
+		if !utf8.ValidString(cmd.Text) {
+			t.Fatalf("accepted text is not UTF-8: %q", cmd.Text)
+		}
+		switch cmd.Kind {
+		case CmdHelp, CmdRuns:
+		case CmdChain:
+			if len(cmd.Chain.Names) == 0 || cmd.Flags != cmd.Chain.Flags || cmd.Context != cmd.Chain.Context {
+				t.Fatalf("chain %#v", cmd)
+			}
+			for _, n := range cmd.Chain.Names {
+				if !engine.ValidSkillName(n) {
+					t.Fatalf("invalid skill name %q accepted", n)
+				}
+			}
+		case CmdRun:
+			if err := trCheckWorkflowName(cmd.Workflow); err != nil {
+				t.Fatalf("workflow %q accepted: %v", cmd.Workflow, err)
+			}
+			for k := range cmd.Args {
+				if !trArgKeyRE.MatchString(k) {
+					t.Fatalf("argument name %q accepted", k)
+				}
+			}
+		default:
+			t.Fatalf("unknown kind %q", cmd.Kind)
+		}
+	})
+}
+
+func FuzzParseAction(f *testing.F) {
+	f.Add(trRef.Value(), ActionApprove)
+	f.Add("v1|"+string(trRun)+"|+1|01", ActionAbort)
+	f.Add("v1|../x|1|1", ActionEdit)
+	f.Add("v1|a|1|1|1", ActionSkip)
+	f.Add(trRef.Value(), "other_app_button")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, value, actionID string) {
+		cb := slack.InteractionCallback{
+			Type:      slack.InteractionTypeBlockActions,
+			User:      slack.User{ID: trUser, TeamID: trTeam},
+			Container: slack.Container{Type: "message", ChannelID: trChan, MessageTs: "1743854300.000200"},
+			ActionCallback: slack.ActionCallbacks{BlockActions: []*slack.BlockAction{{
+				ActionID: actionID, Value: value, Type: "button", ActionTs: "1743854400.123456",
+			}}},
+		}
+		a, err := ParseAction(cb)
+		if err != nil {
+			trCheckErr(t, err, false)
+			return
+		}
+		if _, ok := trActionKinds[actionID]; !ok {
+			t.Fatalf("action id %q accepted", actionID)
+		}
+		if back, err := ParseStepRef(a.Ref.Value()); err != nil || back != a.Ref {
+			t.Fatalf("ref %#v does not round-trip: %v", a.Ref, err)
+		}
+	})
+}
+
+func FuzzParseSubmission(f *testing.F) {
+	f.Add(ModalEdit, trRef.Value(), "# PRD\n\nShip it.")
+	f.Add(ModalEdit, trRef.Value(), " \t\n")
+	f.Add(ModalEdit, trRef.Value(), strings.Repeat("é", 3001))
+	f.Add(ModalRedo, trRef.Value(), "  shorter  ")
+	f.Add(ModalEditReply, trRef.Value(), ReplyRef{TS: "1743854500.000400", File: "F1"}.Value())
+	f.Add(ModalEditReply, trRef.Value(), "v1|reply|1.1|../x")
+	f.Add(ModalEdit, "v1|x|1", "x")
+	f.Add("other_modal", trRef.Value(), "x")
+	f.Fuzz(func(t *testing.T, callbackID, metadata, input string) {
+		cb := slack.InteractionCallback{
+			Type: slack.InteractionTypeViewSubmission,
+			User: slack.User{ID: trUser, TeamID: trTeam},
+			View: slack.View{
+				ID: "V0EDIT", Type: slack.VTModal, CallbackID: callbackID, PrivateMetadata: metadata,
+				State: &slack.ViewState{Values: map[string]map[string]slack.BlockAction{
+					BlockArtifact: {InputArtifact: {Value: input}},
+					BlockFeedback: {InputFeedback: {Value: input}},
+					BlockReply:    {InputReply: {SelectedOption: slack.OptionBlockObject{Value: input}}},
+				}},
+			},
+		}
+		s, err := ParseSubmission(cb)
+		if err != nil {
+			trCheckErr(t, err, false)
+			return
+		}
+		if back, err := ParseStepRef(s.Ref.Value()); err != nil || back != s.Ref {
+			t.Fatalf("ref %#v does not round-trip: %v", s.Ref, err)
+		}
+		switch s.Kind {
+		case SubmitEdit:
+			if s.Artifact != input || trTrimSpace(input) == "" || utf8.RuneCountInString(input) > maxModalInputText {
+				t.Fatalf("edit %q accepted as %q", input, s.Artifact)
+			}
+		case SubmitRedo:
+			if s.Feedback != trTrimSpace(input) {
+				t.Fatalf("feedback %q read as %q", input, s.Feedback)
+			}
+		case SubmitEditReply:
+			if back, err := ParseReplyRef(s.Reply.Value()); err != nil || back != s.Reply {
+				t.Fatalf("reply %#v does not round-trip: %v", s.Reply, err)
+			}
+		default:
+			t.Fatalf("unknown kind %q", s.Kind)
+		}
+	})
+}
+
+func FuzzParseMention(f *testing.F) {
+	for _, s := range []string{
+		"<@U0BOT> --auto run this", "<@U0BOT|gonogo> —dry-run — --thread", "--", "--x", "<@", "&amp;lt;@U1&gt;",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ev := &slackevents.AppMentionEvent{
+			User: trUser, Channel: trChan, TimeStamp: "1743854400.000300", Text: text,
+			Files: []slack.File{{ID: "F0PLAN", Name: "plan.md", Mimetype: "text/plain", Filetype: "markdown", Size: 10,
+				URLPrivate: "https://files.slack.com/x"}},
+		}
+		m, err := ParseMention(ev)
+		if err != nil {
+			trCheckErr(t, err, false)
+			return
+		}
+		if !utf8.ValidString(m.Text) || m.Text != trTrimSpace(m.Text) {
+			t.Fatalf("text %q", m.Text)
+		}
+		if _, err := m.PlanFile(1 << 20); err != nil {
+			t.Fatalf("PlanFile: %v", err)
+		}
+	})
+}
