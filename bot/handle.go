@@ -97,7 +97,8 @@ func (b *Bot) refuse(ctx context.Context, channel, thread, user string, kind eng
 		blocks := Refusal(ref, kind)
 		b.tell(ctx, channel, thread, user, FallbackText(blocks), blocks)
 	case errors.As(err, &in):
-		b.tell(ctx, channel, thread, user, in.Error(), nil)
+		blocks := InputProblem(in)
+		b.tell(ctx, channel, thread, user, FallbackText(blocks), blocks)
 	case errors.Is(err, ErrBadPayload):
 		b.cfg.Log.Warn("a Slack payload gonogo cannot use", "err", err)
 	default:
@@ -343,10 +344,18 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback) {
 	sub, err := ParseSubmission(cb)
 	if err != nil {
 		var in *InputError
-		if errors.As(err, &in) {
-			b.cfg.Log.Info("modal input refused", "err", in.Problem)
-		} else {
+		if !errors.As(err, &in) {
 			b.cfg.Log.Warn("a modal submission gonogo cannot use", "err", err)
+			return
+		}
+		// The modal is closed by the time gonogo reads it (every envelope
+		// is acknowledged first), so the person is told in the thread.
+		if ref, rerr := ParseStepRef(cb.View.PrivateMetadata); rerr == nil {
+			if r, lerr := b.eng.Load(ctx, ref.Run); lerr == nil {
+				notes, _ := b.eng.Notes(ctx, r.ID)
+				blocks := InputProblem(in)
+				b.tell(ctx, r.Origin.Channel, notes[noteThread], cb.User.ID, "Nothing changed: "+FallbackText(blocks), blocks)
+			}
 		}
 		return
 	}
