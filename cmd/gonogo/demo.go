@@ -41,6 +41,30 @@ func (x exampleRunner) Run(ctx context.Context, job engine.Job, progress func(en
 	return engine.Outcome{Artifact: body}
 }
 
+// demoSource names the built-in example as a run's source, so that
+// gonogo resume continues a demo run with the demo's stand-in agent.
+const demoSource = "built-in example (gonogo demo)"
+
+// exampleCatalog unpacks the example into a temporary directory and loads
+// its skills; cleanup removes the directory.
+func exampleCatalog() (cat *parse.Catalog, dir string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp("", "gonogo-example-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if err := os.CopyFS(dir, exampleFS); err != nil {
+		cleanup()
+		return nil, "", nil, fmt.Errorf("unpack the example: %w", err)
+	}
+	cat, err = parse.LoadSkills(filepath.Join(dir, "example", "skills"))
+	if err != nil {
+		cleanup()
+		return nil, "", nil, err
+	}
+	return cat, dir, cleanup, nil
+}
+
 // cmdDemo runs the built-in example plan. Its steps are answered by the
 // skills' sample artifacts, so it needs no agent and no Slack; everything
 // else (checkpoints, the store, files on disk, resume) is the real thing.
@@ -53,24 +77,16 @@ func cmdDemo(ctx context.Context, e env, cfg config, args []string) int {
 	if len(f.positional) > 0 || f.chainSet || f.workflow != "" {
 		return fail(e, "demo", usagef("demo runs the built-in example; use gonogo run for your own plan"))
 	}
-	dir, err := os.MkdirTemp("", "gonogo-example-")
+	cat, dir, cleanup, err := exampleCatalog()
 	if err != nil {
 		return fail(e, "demo", err)
 	}
-	defer os.RemoveAll(dir)
-	if err := os.CopyFS(dir, exampleFS); err != nil {
-		return fail(e, "demo", fmt.Errorf("unpack the example: %w", err))
-	}
-	planPath := filepath.Join(dir, "example", "plan.md")
-	src, err := os.ReadFile(planPath)
+	defer cleanup()
+	src, err := os.ReadFile(filepath.Join(dir, "example", "plan.md"))
 	if err != nil {
 		return fail(e, "demo", err)
 	}
-	doc, err := parse.Plan(src, "example/plan.md", parse.PlanOptions{})
-	if err != nil {
-		return fail(e, "demo", err)
-	}
-	cat, err := parse.LoadSkills(filepath.Join(dir, "example", "skills"))
+	doc, err := parse.Plan(src, demoSource, parse.PlanOptions{})
 	if err != nil {
 		return fail(e, "demo", err)
 	}

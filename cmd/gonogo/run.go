@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"golang.org/x/term"
 
@@ -70,6 +71,21 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	return newDriver(e, a, box, f.data, int64(cfg.MaxArtifact)).drive(ctx, r)
 }
 
+// isDemoRun reports whether a stored run was started by gonogo demo. A
+// run that is not there is left for resume to report.
+func isDemoRun(ctx context.Context, data string, id engine.RunID) (bool, error) {
+	db, err := openStore(data)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	r, err := db.Load(ctx, id)
+	if err != nil {
+		return false, nil
+	}
+	return r.Input == engine.InputPlan && r.Plan.Source == demoSource, nil
+}
+
 func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 	f, err := parseFlags("resume", args, cfg, false)
 	if err != nil {
@@ -80,7 +96,17 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 	}
 	id := engine.RunID(f.positional[0])
 	var cat engine.Catalog = parse.NewCatalog(nil)
-	if c, err := parse.LoadSkills(f.skills); err == nil {
+	if demo, err := isDemoRun(ctx, f.data, id); err != nil {
+		return fail(e, "resume", err)
+	} else if demo {
+		// A demo run goes on with the demo's stand-in agent and skills.
+		c, _, cleanup, err := exampleCatalog()
+		if err != nil {
+			return fail(e, "resume", err)
+		}
+		defer cleanup()
+		cat, f.runnerOverride = c, exampleRunner{delay: 900 * time.Millisecond}
+	} else if c, err := parse.LoadSkills(f.skills); err == nil {
 		cat = c
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fail(e, "resume", err)
