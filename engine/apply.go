@@ -88,7 +88,7 @@ func Apply(r *Run, ev Event) error {
 		return fmt.Errorf("run %s: unknown event type %q", r.ID, ev.Type)
 	}
 	// An earlier attempt's file made way for the newer one: it was renamed.
-	if ev.Type == EvStepFinished && ev.File != "" {
+	if (ev.Type == EvStepFinished || ev.Type == EvDecision && ev.Decision == DecideEdit) && ev.File != "" {
 		for i := range s.Attempts {
 			if a := &s.Attempts[i]; a.N != ev.Attempt && a.File == ev.File {
 				a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)

@@ -197,12 +197,21 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l := s.Latest(); s.Status != StepRunning || l == nil || l.N != a {
+	l := s.Latest()
+	if l == nil || l.N != a || !l.Finished.IsZero() || (s.Status != StepRunning && s.Status != StepAborted) {
 		return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
 	}
 	ev := Event{
 		Type: EvStepFinished, Step: n, Attempt: a, Result: f.Result, Reason: f.Reason, Summary: f.Summary,
 		Artifact: f.Artifact, Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: f.Usage,
+	}
+	if s.Status == StepAborted {
+		// The run was aborted while this attempt ran: its result and the
+		// money it cost are kept; nothing moves on.
+		if ev.Status, err = next(s, trRecord); err != nil {
+			return nil, err
+		}
+		return stamp(r, now, ev), nil
 	}
 	pause := pauses(r, s, f.Result)
 	if !pause && r.BudgetUSD > 0 && r.CostUSD+f.CostUSD > r.BudgetUSD {
@@ -357,7 +366,11 @@ func Interrupt(r *Run, now time.Time) []Event {
 		if s.Status != StepRunning {
 			continue
 		}
-		ev := Event{Type: EvStepInterrupted, Step: s.N, Status: StepInterrupted,
+		to, err := next(s, trInterrupt)
+		if err != nil {
+			continue
+		}
+		ev := Event{Type: EvStepInterrupted, Step: s.N, Status: to,
 			Reason: "interrupted: gonogo stopped while this step was running"}
 		if l := s.Latest(); l != nil {
 			ev.Attempt = l.N

@@ -90,7 +90,9 @@ func oneLine(s string, max int) string {
 	return s
 }
 
-var refusalPrefixes = []string{"ERROR:", "FAILED:", "REFUSED:", "ERROR -", "FAILED -"}
+// refusalPrefixes open an agent's explicit error or refusal line. Only the
+// colon forms count: "Error - checkout timeout postmortem" is a title.
+var refusalPrefixes = []string{"ERROR:", "FAILED:", "REFUSED:"}
 
 func refusalLine(b []byte) (string, bool) {
 	for _, line := range strings.Split(string(b), "\n") {

@@ -157,12 +157,12 @@ func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, er
 	}
 	evs[0].Key = opt.Key
 	unlock := s.lock(id)
-	_, err = s.commit(ctx, &Run{}, evs, Commit{Key: opt.Key})
+	r, err := s.commit(ctx, &Run{}, evs, Commit{Key: opt.Key})
 	unlock()
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	return s.advance(ctx, id)
+	return s.advanceAfter(ctx, r), nil
 }
 
 // Resume picks a run up again after gonogo restarted: it starts the steps
@@ -178,7 +178,7 @@ func (s *Service) Resume(ctx context.Context, id RunID, mode Mode) (*Run, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.advance(ctx, id)
+	return s.advanceAfter(ctx, r), nil
 }
 
 // Load returns the current state of a run.
@@ -233,7 +233,7 @@ func (s *Service) Decide(ctx context.Context, id RunID, d Decision, body []byte)
 		s.cancelRun(id, fmt.Errorf("run aborted by %s", d.Actor))
 		return r, nil
 	}
-	return s.advance(ctx, id)
+	return s.advanceAfter(ctx, r), nil
 }
 
 func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
@@ -257,7 +257,7 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 		edit = &Edit{Size: len(body), Summary: Summarize(body)}
 		if len(r.Steps) > 1 {
 			edit.File = ArtifactFile(id, st.N, st.Skill, d.Attempt, true)
-			c.Files = []FileWrite{{Path: edit.File, Body: body}}
+			c.Files = append(makeWay(id, st, d.Attempt, edit.File), FileWrite{Path: edit.File, Body: body})
 		}
 		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
 	}
@@ -296,6 +296,19 @@ func (s *Service) Abort(ctx context.Context, id RunID, actor string) (*Run, erro
 	return r, nil
 }
 
+// makeWay renames the file of any other attempt of st that sits at path,
+// the step's latest-artifact name, to its attempt name, before attempt's
+// artifact is written there. Apply makes the same move in the run.
+func makeWay(id RunID, st *Step, attempt int, path string) []FileWrite {
+	var out []FileWrite
+	for _, a := range st.Attempts {
+		if a.N != attempt && a.File == path {
+			out = append(out, FileWrite{From: path, Path: ArtifactFile(id, st.N, st.Skill, a.N, false)})
+		}
+	}
+	return out
+}
+
 // Cancel stops a running step attempt (the Cancel button). The attempt ends
 // FAILED with the reason, and the run halts on it for redo or abort.
 func (s *Service) Cancel(id RunID, step, attempt int, actor string) error {
@@ -326,17 +339,50 @@ func (s *Service) cancelRun(id RunID, cause error) {
 	s.queue = kept
 }
 
+// advanceAfter advances a run after a change that is already durable: the
+// change stands whatever happens next, so a failure to start the next step
+// (gonogo is stopping, say) is logged and the run returned as committed;
+// resume picks the step up.
+func (s *Service) advanceAfter(ctx context.Context, r *Run) *Run {
+	next, err := s.advance(ctx, r.ID)
+	if err != nil {
+		if s.base.Err() == nil && ctx.Err() == nil {
+			s.log.Error("start the next step", "run", r.ID, "err", err)
+		}
+		return r
+	}
+	return next
+}
+
 // advance starts every ready step of a run that can have a runner slot and
 // queues the others; it returns the run as it then stands.
 func (s *Service) advance(ctx context.Context, id RunID) (*Run, error) {
+	return s.advanceHeld(ctx, id, 0)
+}
+
+// advanceHeld is advance for a run whose step held already has a runner
+// slot reserved for it (it was at the head of the queue when a slot came
+// free); a reservation the step cannot use is handed on.
+func (s *Service) advanceHeld(ctx context.Context, id RunID, held int) (*Run, error) {
 	unlock := s.lock(id)
 	defer unlock()
+	defer func() {
+		if held != 0 {
+			s.release()
+		}
+	}()
 	r, err := s.store.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range Ready(r) {
-		if !s.take(queued{id, n}) {
+		got := n == held
+		if got {
+			held = 0
+		} else {
+			got = s.take(queued{id, n})
+		}
+		if !got {
 			if r.Step(n).Status == StepPending {
 				evs, err := Queue(r, n, s.now())
 				if err != nil {
@@ -353,24 +399,36 @@ func (s *Service) advance(ctx context.Context, id RunID) (*Run, error) {
 			return nil, err
 		}
 	}
+	if r.Finished() {
+		s.forget(id)
+	}
 	return r, nil
 }
 
-// take claims a runner slot for q or, when none is free, queues q for the
-// next one. Both happen under s.mu, so a slot released meanwhile always
-// finds q in the queue.
+// forget drops the lock of a finished run; a late caller that still holds
+// the old lock is refused by the store (its change is stale).
+func (s *Service) forget(id RunID) {
+	s.mu.Lock()
+	delete(s.live, id)
+	s.mu.Unlock()
+}
+
+// take claims a runner slot for q when one is free and no step queued
+// before q waits for it; otherwise it queues q (once) and hands free slots
+// to the queue's head. Slots go to queued steps oldest first, so a run that
+// keeps advancing cannot starve the others.
 func (s *Service) take(q queued) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.busy < s.slots {
+	if s.busy < s.slots && (len(s.queue) == 0 || s.queue[0] == q) {
 		s.busy++
-		// The step may have been queued earlier; it no longer waits.
 		s.queue = slices.DeleteFunc(s.queue, func(x queued) bool { return x == q })
 		return true
 	}
 	if !slices.Contains(s.queue, q) {
 		s.queue = append(s.queue, q)
 	}
+	s.dispatchLocked()
 	return false
 }
 
@@ -382,41 +440,43 @@ func (s *Service) release() {
 	s.dispatchLocked()
 }
 
-// dispatchLocked starts the oldest queued step's run when a slot is free.
-// A queued entry may be spent already (its step started another way, or
-// its run ended) and take no slot, so the slot is offered again after.
+// dispatchLocked reserves free slots for the oldest queued steps and
+// advances their runs. A queued entry may be spent already (its step
+// started another way, or its run ended): advanceHeld then hands the slot
+// on.
 func (s *Service) dispatchLocked() {
-	if s.closed || s.busy >= s.slots || len(s.queue) == 0 {
-		return
+	for !s.closed && s.busy < s.slots && len(s.queue) > 0 {
+		q := s.queue[0]
+		s.queue = s.queue[1:]
+		s.busy++
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if _, err := s.advanceHeld(s.base, q.run, q.step); err != nil && s.base.Err() == nil {
+				s.log.Error("start queued step", "run", q.run, "step", q.step, "err", err)
+			}
+		}()
 	}
-	q := s.queue[0]
-	s.queue = s.queue[1:]
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if _, err := s.advance(s.base, q.run); err != nil {
-			s.log.Error("start queued step", "run", q.run, "step", q.step, "err", err)
-		}
-		s.mu.Lock()
-		s.dispatchLocked()
-		s.mu.Unlock()
-	}()
 }
 
 // startStep commits the start of an attempt (the caller holds a slot and
 // the run's lock) and hands the execution to a goroutine the service owns.
 func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
+	// The execution is owned before its start is committed, so Close
+	// either refuses it here or waits for it.
 	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.closed {
+		s.mu.Unlock()
 		return nil, errors.New("gonogo is shutting down")
 	}
+	s.wg.Add(1)
+	s.mu.Unlock()
 	evs, err := Start(r, n, s.now())
-	if err != nil {
-		return nil, err
+	if err == nil {
+		r, err = s.commit(ctx, r, evs, Commit{})
 	}
-	if r, err = s.commit(ctx, r, evs, Commit{}); err != nil {
+	if err != nil {
+		s.wg.Done()
 		return nil, err
 	}
 	st := r.Step(n)
@@ -426,7 +486,6 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 	key := execKey{r.ID, n, attempt}
 	s.mu.Lock()
 	s.running[key] = cancel
-	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
@@ -525,12 +584,7 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 		c.Artifacts = []ArtifactWrite{{Step: n, Attempt: attempt, Body: out.Artifact}}
 		if len(r.Steps) > 1 {
 			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, true)
-			for _, a := range st.Attempts {
-				if a.N != attempt && a.File == f.File {
-					c.Files = append(c.Files, FileWrite{From: f.File, Path: ArtifactFile(r.ID, n, st.Skill, a.N, false)})
-				}
-			}
-			c.Files = append(c.Files, FileWrite{Path: f.File, Body: out.Artifact})
+			c.Files = append(makeWay(r.ID, st, attempt, f.File), FileWrite{Path: f.File, Body: out.Artifact})
 		}
 	}
 	unlock := s.lock(r.ID)

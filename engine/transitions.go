@@ -16,6 +16,7 @@ const (
 	trAdvance   trigger = "advance"   // finished well; no decision needed
 	trInterrupt trigger = "interrupt" // gonogo stopped while the step ran
 	trCancel    trigger = "cancel"    // the run was aborted around this step
+	trRecord    trigger = "record"    // an aborted step's attempt came back: keep its result and cost
 	trApprove   trigger = trigger(DecideApprove)
 	trEdit      trigger = trigger(DecideEdit)
 	trSkip      trigger = trigger(DecideSkip)
@@ -57,7 +58,7 @@ var stepTable = map[StepStatus]map[trigger]StepStatus{
 	// Done, skipped and aborted are final.
 	StepDone:    {},
 	StepSkipped: {},
-	StepAborted: {},
+	StepAborted: {trRecord: StepAborted},
 }
 
 // decisionsAfter lists the decisions a waiting step accepts, by the result of

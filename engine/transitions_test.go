@@ -15,7 +15,7 @@ var t0 = time.Date(2031, 4, 2, 9, 0, 0, 0, time.UTC)
 var allStatuses = []StepStatus{StepPending, StepQueued, StepRunning, StepWaiting,
 	StepDone, StepSkipped, StepInterrupted, StepAborted}
 
-var allTriggers = []trigger{trQueue, trStart, trPause, trAdvance, trInterrupt, trCancel,
+var allTriggers = []trigger{trQueue, trStart, trPause, trAdvance, trInterrupt, trCancel, trRecord,
 	trApprove, trEdit, trSkip, trRedo, trAbort}
 
 var allDecisions = []DecisionKind{DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort}
@@ -135,6 +135,7 @@ func TestNext(t *testing.T) {
 		StepRunning:     {trPause: StepWaiting, trAdvance: StepDone, trInterrupt: StepInterrupted, trCancel: StepAborted},
 		StepWaiting:     {trApprove: StepDone, trEdit: StepDone, trSkip: StepSkipped, trRedo: StepQueued, trAbort: StepAborted, trCancel: StepAborted},
 		StepInterrupted: {trRedo: StepQueued, trAbort: StepAborted, trCancel: StepAborted},
+		StepAborted:     {trRecord: StepAborted},
 	}
 	isDecision := func(tr trigger) bool {
 		return slices.Contains(allDecisions, DecisionKind(tr))
@@ -264,8 +265,9 @@ func TestTransitionsByStatus(t *testing.T) {
 		"done":                 settled,
 		"skipped":              settled,
 		"interrupted":          redoOrAbort,
-		// The run ended: nothing may start or be decided any more.
-		"aborted": {"queue": refused, "start": stale, "finish": stale,
+		// The run ended while step 1 ran: nothing may start or be decided
+		// any more, but the attempt's result (and cost) is still recorded.
+		"aborted": {"queue": refused, "start": stale, "finish": ok(StepAborted),
 			"approve": stale, "edit": stale, "skip": stale, "redo": stale, "abort": stale},
 	}
 	ops := []string{"queue", "start", "finish", "approve", "edit", "skip", "redo", "abort"}

@@ -68,6 +68,14 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	for i, f := range p.files {
 		pending[i] = pendingFile{id: fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body}
 	}
+	if db.behind.Load() {
+		// Earlier writes failed: carry out every pending one, in commit
+		// order, this commit's included.
+		if err := db.replayFiles(); err != nil {
+			return fmt.Errorf("commit run %s: %w: %w", p.run, ErrFilesPending, err)
+		}
+		return nil
+	}
 	if err := db.writeFiles(pending); err != nil {
 		return fmt.Errorf("commit run %s: %w: %w", p.run, ErrFilesPending, err)
 	}

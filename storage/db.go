@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -43,7 +44,18 @@ type DB struct {
 	// fileMu keeps file writes in commit order: a rename and the write that
 	// takes its place must not interleave with another commit's.
 	fileMu sync.Mutex
+	// behind is set while earlier file writes are still pending (they
+	// failed); later writes then carry them out first, in commit order, so
+	// an old body never lands on top of a newer one.
+	behind atomic.Bool
+	// filesErr is why pending file writes could not be done at Open.
+	filesErr error
 }
+
+// FilesPending reports why artifact files left pending by an earlier
+// failure could not be written when the store was opened; nil when every
+// file is on disk.
+func (db *DB) FilesPending() error { return db.filesErr }
 
 var _ engine.Store = (*DB)(nil)
 
@@ -148,7 +160,12 @@ func (db *DB) ready(steps []migration) error {
 		return db.openError(err)
 	}
 	if err := db.replayFiles(); err != nil {
-		return db.openError(err)
+		// The changes stand; only files wait. They are written, in order,
+		// before the next commit's own, or at the next open.
+		if errors.Is(err, ErrDamaged) {
+			return db.openError(err)
+		}
+		db.filesErr = err
 	}
 	if err := db.recoverRunning(); err != nil {
 		return db.openError(err)

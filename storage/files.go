@@ -74,11 +74,16 @@ func checkPath(p string) error {
 func (db *DB) writeFiles(files []pendingFile) error {
 	db.fileMu.Lock()
 	defer db.fileMu.Unlock()
+	return db.writeFilesLocked(files)
+}
+
+func (db *DB) writeFilesLocked(files []pendingFile) error {
 	var done [][]byte
 	var ferr error
 	for _, f := range files {
 		if err := db.perform(f); err != nil {
 			ferr = fmt.Errorf("run %s: file %s: %w", f.run, f.path, err)
+			db.behind.Store(true)
 			break
 		}
 		done = append(done, seqKey(f.id))
@@ -110,6 +115,10 @@ func (db *DB) perform(f pendingFile) error {
 // replayFiles carries out file writes a crash left pending. Every operation
 // is safe to repeat, so a file written just before the crash is harmless.
 func (db *DB) replayFiles() error {
+	// The list is read under fileMu, so a write done meanwhile by another
+	// commit is never done again from a stale list.
+	db.fileMu.Lock()
+	defer db.fileMu.Unlock()
 	var pending []pendingFile
 	err := db.view(func(tx *bbolt.Tx) error {
 		arts := tx.Bucket(bucketArtifacts)
@@ -122,12 +131,17 @@ func (db *DB) replayFiles() error {
 			return nil
 		})
 	})
-	if err != nil || len(pending) == 0 {
+	if err != nil {
 		return err
 	}
-	if err := db.writeFiles(pending); err != nil {
+	if len(pending) == 0 {
+		db.behind.Store(false)
+		return nil
+	}
+	if err := db.writeFilesLocked(pending); err != nil {
 		return fmt.Errorf("write pending files: %w", err)
 	}
+	db.behind.Store(false)
 	return nil
 }
 

@@ -24,7 +24,7 @@ func (db *DB) Notes(ctx context.Context, id engine.RunID) (map[string]string, er
 		return nil, err
 	}
 	out := map[string]string{}
-	err := db.bolt.View(func(tx *bbolt.Tx) error {
+	err := db.view(func(tx *bbolt.Tx) error {
 		rec, err := readNotes(tx, id)
 		if err != nil {
 			return err
@@ -41,7 +41,7 @@ func (db *DB) SetNotes(ctx context.Context, id engine.RunID, set map[string]stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bolt.Update(func(tx *bbolt.Tx) error {
+	return db.update(func(tx *bbolt.Tx) error {
 		rec, err := readNotes(tx, id)
 		if err != nil {
 			return err

@@ -156,7 +156,8 @@ func printCheck(w io.Writer, in input, ref *engine.Refusal) {
 		printRefusal(w, in.kind, ref)
 		return
 	}
-	printHeader(w, p, "")
+	mode, _ := engine.ResolveMode(p)
+	printHeader(w, p, "", engine.RunModeName(mode, p.Flags.DryRun))
 	fmt.Fprintf(w, "\nSteps (%d):\n", len(p.Steps))
 	for i, s := range p.Steps {
 		fmt.Fprintf(w, "  %d. %s%s\n", i+1, s.Skill, effortSuffix(s.Effort, s.PTokens))
@@ -199,13 +200,12 @@ func printRefusal(w io.Writer, kind engine.InputKind, ref *engine.Refusal) {
 }
 
 // printHeader prints what a run is: its input, mode, domain and confidence.
-func printHeader(w io.Writer, p engine.Plan, id engine.RunID) {
-	mode, _ := engine.ResolveMode(p)
+func printHeader(w io.Writer, p engine.Plan, id engine.RunID, mode string) {
 	if id != "" {
 		fmt.Fprintf(w, "gonogo run %s\n", id)
 	}
 	fmt.Fprintf(w, "Input:      %s %s\n", p.Input, p.Source)
-	fmt.Fprintf(w, "Mode:       %s\n", engine.RunModeName(mode, p.Flags.DryRun))
+	fmt.Fprintf(w, "Mode:       %s\n", mode)
 	if p.Input == engine.InputPlan {
 		d := string(p.Domain)
 		switch {

@@ -246,7 +246,7 @@ func TestFailedStepHaltsThenAbort(t *testing.T) {
 		t.Fatalf("approve on FAILED: exit %d\n%s", res.code, res.stderr)
 	}
 	res = gonogo(t, vars, "abort\n", "resume", id)
-	if res.code != exitRefused || !strings.Contains(res.stdout, "Run aborted") {
+	if res.code != exitRefused || !strings.Contains(res.stdout, "Run halted") || !strings.Contains(res.stdout, "aborted by tester") {
 		t.Fatalf("abort: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	list := gonogo(t, vars, "", "runs", "--json")

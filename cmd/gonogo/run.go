@@ -67,23 +67,24 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	if err != nil {
 		return fail(e, "run", err)
 	}
-	printHeader(e.stdout, r.Plan, r.ID)
+	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	return newDriver(e, a, box, f.data, int64(cfg.MaxArtifact)).drive(ctx, r)
 }
 
-// isDemoRun reports whether a stored run was started by gonogo demo. A
-// run that is not there is left for resume to report.
-func isDemoRun(ctx context.Context, data string, id engine.RunID) (bool, error) {
+// peekRun reads a stored run before resume starts anything: whether it is
+// a dry run and whether gonogo demo started it. A run that is not there
+// is nil, left for resume to report.
+func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
 	db, err := openStore(data)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	defer db.Close()
 	r, err := db.Load(ctx, id)
 	if err != nil {
-		return false, nil
+		return nil, nil
 	}
-	return r.Input == engine.InputPlan && r.Plan.Source == demoSource, nil
+	return r, nil
 }
 
 func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
@@ -96,9 +97,19 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 	}
 	id := engine.RunID(f.positional[0])
 	var cat engine.Catalog = parse.NewCatalog(nil)
-	if demo, err := isDemoRun(ctx, f.data, id); err != nil {
+	peek, err := peekRun(ctx, f.data, id)
+	if err != nil {
 		return fail(e, "resume", err)
-	} else if demo {
+	}
+	if peek != nil && f.DryRun != peek.DryRun {
+		// A run keeps the kind it started as: a real run is never
+		// continued dry, and a dry run never reaches an agent.
+		if f.DryRun {
+			fmt.Fprintln(e.stderr, "warning: --dry-run ignored: this run was started for real")
+		}
+		f.DryRun = peek.DryRun
+	}
+	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
 		// A demo run goes on with the demo's stand-in agent and skills.
 		c, _, cleanup, err := exampleCatalog()
 		if err != nil {
@@ -125,7 +136,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 		}
 		return fail(e, "resume", err)
 	}
-	printHeader(e.stdout, r.Plan, r.ID)
+	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	d := newDriver(e, a, box, f.data, int64(cfg.MaxArtifact))
 	if r.Finished() {
 		return d.finish(r)

@@ -137,7 +137,7 @@ func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
 	if f.json {
 		return writeJSON(e, "show", runJSON(r, journal, f.data))
 	}
-	printHeader(e.stdout, r.Plan, r.ID)
+	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	fmt.Fprintf(e.stdout, "State:      %s", r.State)
 	if r.Halt != "" {
 		fmt.Fprintf(e.stdout, " (%s)", r.Halt)

@@ -50,13 +50,58 @@ func (b *inbox) drain() []engine.Notice {
 	return out
 }
 
+// lineReader reads stdin one line at a time on request, so a wait for a
+// decision can give way to Ctrl-C, and nothing reads stdin while $EDITOR
+// has the terminal.
+type lineReader struct {
+	in      *bufio.Reader
+	req     chan struct{}
+	resp    chan lineResult
+	started bool
+	pending bool
+}
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{in: bufio.NewReader(r), req: make(chan struct{}), resp: make(chan lineResult, 1)}
+}
+
+// read returns the next line, or ctx's error when ctx ends first; the line
+// being read then is returned by the next call.
+func (l *lineReader) read(ctx context.Context) (string, error) {
+	if !l.started {
+		l.started = true
+		go func() {
+			for range l.req {
+				s, err := l.in.ReadString('\n')
+				l.resp <- lineResult{s, err}
+			}
+		}()
+	}
+	if !l.pending {
+		l.req <- struct{}{}
+		l.pending = true
+	}
+	select {
+	case r := <-l.resp:
+		l.pending = false
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
 // driver walks one run in the terminal: it prints what happens and asks for
 // a decision at each checkpoint, from a person on a terminal or line by
 // line from a script.
 type driver struct {
 	e       env
 	out     io.Writer
-	in      *bufio.Reader
+	in      *lineReader
 	tty     bool
 	svc     *engine.Service
 	data    string
@@ -75,7 +120,7 @@ type driver struct {
 
 func newDriver(e env, a *app, box *inbox, data string, maxEdit int64) *driver {
 	return &driver{
-		e: e, out: e.stdout, in: bufio.NewReader(e.stdin), tty: isTerminal(e.stdin) && isTerminal(e.stdout),
+		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin) && isTerminal(e.stdout),
 		svc: a.svc, data: data, actor: actor(e), box: box, maxEdit: maxEdit, shown: map[string]bool{},
 	}
 }
@@ -304,7 +349,11 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run) (*engine.Run, in
 		if d.tty {
 			fmt.Fprintf(d.out, "%s %s > ", stepTitle(r, s), promptFor(allowed))
 		}
-		line, err := d.in.ReadString('\n')
+		line, err := d.in.read(ctx)
+		if ctx.Err() != nil {
+			fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s: gonogo resume %s\n", stepTitle(r, s), r.ID)
+			return nil, exitWaiting, true
+		}
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 			return nil, d.leave(r, s), true
 		}
@@ -390,7 +439,7 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 		dec.Feedback = rest
 		if d.tty && rest == "" {
 			fmt.Fprint(d.out, "Feedback for the agent (optional, Enter to skip): ")
-			fb, _ := d.in.ReadString('\n')
+			fb, _ := d.in.read(ctx)
 			dec.Feedback = strings.TrimSpace(fb)
 		}
 	case engine.DecideEdit:
@@ -498,7 +547,7 @@ func (d *driver) finish(r *engine.Run) int {
 	fmt.Fprintln(d.out)
 	code := exitOK
 	if r.State == engine.RunAborted {
-		fmt.Fprintf(d.out, "Run aborted: %s (%s)\n", r.ID, r.Halt)
+		fmt.Fprintf(d.out, "Run halted: %s (%s)\n", r.ID, r.Halt)
 		code = exitRefused
 	} else {
 		fmt.Fprintf(d.out, "Run complete: %s\n", r.ID)

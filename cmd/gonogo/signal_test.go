@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+)
+
+// lockedBuffer is a writer several goroutines may use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// SIGINT/SIGTERM cancel realMain's context (signal.NotifyContext in main),
+// so the signal no longer kills the process. At a checkpoint the driver
+// blocks in ReadString and never looks at ctx: a `gonogo run` waiting for a
+// decision ignores Ctrl-C and `kill`, until its stdin says something.
+func TestSignalAtCheckpointEndsRun(t *testing.T) {
+	vars := baseVars(t)
+	m := map[string]string{"USER": "tester"}
+	for k, v := range vars {
+		m[k] = v
+	}
+	stdin, feed := io.Pipe() // a script (or a person) that has not answered yet
+	defer feed.Close()
+	var out, errb lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- realMain(ctx, env{
+			args:  []string{"run", "--dry-run", filepath.Join(exampleDir(t), "plan.md")},
+			stdin: stdin, stdout: &out, stderr: &errb,
+			lookup: envconfig.MapLookuper(m), getenv: func(k string) string { return m[k] },
+		})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "NOT-EXECUTED") {
+		if time.Now().After(deadline) {
+			t.Fatalf("never reached the first checkpoint; stdout %s stderr %s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel() // what SIGINT or SIGTERM does through signal.NotifyContext
+	select {
+	case code := <-done:
+		if code != exitWaiting {
+			t.Fatalf("exit %d after the signal, want %d (left waiting)", code, exitWaiting)
+		}
+	case <-time.After(3 * time.Second):
+		feed.Close() // let the stuck driver go, so the test can end
+		<-done
+		t.Fatalf("gonogo run ignored the signal at a checkpoint for 3s; it only ended when stdin closed\nstdout:\n%s", out.String())
+	}
+}

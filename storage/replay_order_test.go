@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// A file write that failed at commit time (ErrFilesPending) stays pending and
+// is replayed at the next Open, even when a later commit has since written
+// the same path. The replay then puts the older body back: here an edit on
+// disk is silently reverted to the agent's original while the store says the
+// step was edited.
+func TestPendingReplayRevertsLaterWrite(t *testing.T) {
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{})
+	c := newClock()
+	r := startRun(t, db, "r0001", testPlan(2), c)
+	r.start(1)
+
+	s := r.run.Step(1)
+	file := engine.ArtifactFile(r.run.ID, 1, s.Skill, 1, true)
+	// Something stands where the file goes, so the write fails the way a
+	// full disk or a permission problem would make it fail.
+	block := filepath.Join(dir, filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Join(block, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	orig := "# The agent's original\n\nFirst draft.\n"
+	f := engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: len(orig), File: file}
+	evs, err := engine.Finish(r.run, 1, 1, f, c.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := engine.Fold(r.run, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Commit(ctx, engine.Commit{Run: after, Events: evs, After: r.run.Seq,
+		Artifacts: []engine.ArtifactWrite{{Step: 1, Attempt: 1, Body: []byte(orig)}},
+		Files:     []engine.FileWrite{{Path: file, Body: []byte(orig)}}})
+	if !errors.Is(err, ErrFilesPending) {
+		t.Fatalf("commit = %v, want ErrFilesPending", err)
+	}
+	r.run = after // the change stands
+
+	// The obstacle is gone; a person edits the artifact, and that write works.
+	if err := os.RemoveAll(block); err != nil {
+		t.Fatal(err)
+	}
+	edited := "# Edited by a person\n\nThe version the team approved.\n"
+	r.decide(1, engine.DecideEdit, "k-edit", "", edited)
+	if got, _ := os.ReadFile(block); string(got) != edited {
+		t.Fatalf("after the edit the file holds %q", got)
+	}
+
+	db.Close()
+	db = openStore(t, dir, Options{})
+	got, _ := os.ReadFile(block)
+	if string(got) != edited {
+		t.Fatalf("after reopening, %s holds %q; the store's current artifact is the edit %q", file, got, edited)
+	}
+}
+
+// A pending file write that still cannot be done makes Open fail, so one
+// unwritable artifact file (a full disk at start-up, a directory in the
+// way) locks every command out of the store: runs, show and resume alike.
+// DESIGN: the change stands and the file is written when it can be.
+func TestPendingFileThatStillFailsBlocksOpen(t *testing.T) {
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{})
+	c := newClock()
+	r := startRun(t, db, "r0001", testPlan(2), c)
+	r.start(1)
+	file := engine.ArtifactFile(r.run.ID, 1, r.run.Step(1).Skill, 1, true)
+	block := filepath.Join(dir, filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Join(block, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := "# Draft\n\nText.\n"
+	f := engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: len(body), File: file}
+	evs, err := engine.Finish(r.run, 1, 1, f, c.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := engine.Fold(r.run, evs)
+	err = db.Commit(ctx, engine.Commit{Run: after, Events: evs, After: r.run.Seq,
+		Artifacts: []engine.ArtifactWrite{{Step: 1, Attempt: 1, Body: []byte(body)}},
+		Files:     []engine.FileWrite{{Path: file, Body: []byte(body)}}})
+	if !errors.Is(err, ErrFilesPending) {
+		t.Fatalf("commit = %v, want ErrFilesPending", err)
+	}
+	db.Close()
+	db2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("the store cannot be opened at all while one artifact file cannot be written: %v", err)
+	}
+	db2.Close()
+}
