@@ -7,10 +7,9 @@ import (
 )
 
 // Attempt 1 of step 1 is written to NN-skill.md. A redo brings back nothing
-// (EMPTY, no artifact), so no rename happens and attempt 1 keeps the
-// latest-file name. An edit of attempt 2 then writes NN-skill.md: the file
-// that attempt 1 still points to is overwritten, and attempt 1's artifact
-// exists nowhere on disk.
+// (EMPTY, no artifact), and attempt 2 is then edited: the edit is written to
+// NN-skill.md, so attempt 1's file must make way first (renamed to its
+// attempt name), never be overwritten.
 func TestEditAfterEmptyRedoOverwritesEarlierAttemptFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, 4, false)
@@ -35,11 +34,9 @@ func TestEditAfterEmptyRedoOverwritesEarlierAttemptFile(t *testing.T) {
 	})
 }
 
-// release() hands a freed slot to the oldest queued step by spawning a
-// goroutine, but does not reserve the slot for it. The goroutine that freed
-// the slot goes straight on to advance its own run and takes the slot back;
-// the queued step is pushed to the end of the queue. With one slot, a step
-// queued behind a guarded-auto run waits for that whole run.
+// A freed runner slot goes to the oldest queued step: the run that freed it
+// cannot take it straight back, so with one slot a step queued behind a
+// guarded-auto run does not wait for that whole run.
 func TestQueuedStepLosesFreedSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, 1, true)
@@ -68,8 +65,8 @@ func TestQueuedStepLosesFreedSlot(t *testing.T) {
 }
 
 // An artifact whose title happens to start "Error -" (a postmortem, an
-// error-handling spec) is judged FAILED, and a FAILED step can only be
-// redone or aborted: the team cannot approve or edit a good artifact.
+// error-handling spec) is content, judged PRODUCED: only "ERROR:"-style lines
+// are an agent's refusal, and a FAILED step could not be approved.
 func TestTitleStartingWithErrorIsNotARefusal(t *testing.T) {
 	body := "# Error - checkout timeout postmortem\n\nOn 3 March the payment call timed out for 14 minutes. Root cause: ...\n"
 	if res, reason := Judge(Outcome{Artifact: []byte(body)}, Skill{}); res != ResultProduced {

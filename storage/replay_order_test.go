@@ -9,11 +9,10 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// A file write that failed at commit time (ErrFilesPending) stays pending and
-// is replayed at the next Open, even when a later commit has since written
-// the same path. The replay then puts the older body back: here an edit on
-// disk is silently reverted to the agent's original while the store says the
-// step was edited.
+// A file write that failed at commit time (ErrFilesPending) stays pending.
+// A later commit writing the same path carries it out first, in commit
+// order, so reopening never puts an older body back: an edit on disk stays
+// the edit the store records.
 func TestPendingReplayRevertsLaterWrite(t *testing.T) {
 	dir := t.TempDir()
 	db := openStore(t, dir, Options{})
@@ -65,10 +64,9 @@ func TestPendingReplayRevertsLaterWrite(t *testing.T) {
 	}
 }
 
-// A pending file write that still cannot be done makes Open fail, so one
-// unwritable artifact file (a full disk at start-up, a directory in the
-// way) locks every command out of the store: runs, show and resume alike.
-// DESIGN: the change stands and the file is written when it can be.
+// A pending file write that still cannot be done (a full disk at start-up,
+// a directory in the way) does not lock anyone out of the store: Open
+// succeeds, reports the pending files, and the change stands.
 func TestPendingFileThatStillFailsBlocksOpen(t *testing.T) {
 	dir := t.TempDir()
 	db := openStore(t, dir, Options{})

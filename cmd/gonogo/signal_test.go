@@ -30,10 +30,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// SIGINT/SIGTERM cancel realMain's context (signal.NotifyContext in main),
-// so the signal no longer kills the process. At a checkpoint the driver
-// blocks in ReadString and never looks at ctx: a `gonogo run` waiting for a
-// decision ignores Ctrl-C and `kill`, until its stdin says something.
+// SIGINT and SIGTERM cancel realMain's context (signal.NotifyContext in
+// main). A gonogo run waiting for a decision must then stop at once, keeping
+// the run waiting in the store, not wait for its stdin to say something.
 func TestSignalAtCheckpointEndsRun(t *testing.T) {
 	vars := baseVars(t)
 	m := map[string]string{"USER": "tester"}
