@@ -99,6 +99,7 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 		return fail(e, "serve", err)
 	}
 	defer db.Close()
+	warnPendingFiles(e, db)
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
 		MaxParallel: cfg.MaxParallel, Log: log})

@@ -36,6 +36,14 @@ func openStore(dataDir string) (*storage.DB, error) {
 	return db, nil
 }
 
+// warnPendingFiles says when artifact files a failure left unwritten still
+// could not be written; the runs themselves are safe in the database.
+func warnPendingFiles(e env, db *storage.DB) {
+	if err := db.FilesPending(); err != nil {
+		fmt.Fprintf(e.stderr, "warning: some artifact files are not on disk yet (the runs are safe in the database; they are written once the cause is fixed): %v\n", err)
+	}
+}
+
 // startApp opens the store (recovering it after a crash) and starts the
 // service. The caller must call close.
 func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Catalog, n engine.Notifier) (*app, error) {
@@ -58,6 +66,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	if err != nil {
 		return nil, err
 	}
+	warnPendingFiles(e, db)
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: newLogger(e, cfg),
