@@ -55,6 +55,9 @@ type View struct {
 	// AbortAtDeadline says the run is aborted then, rather than left waiting.
 	Deadline        time.Time
 	AbortAtDeadline bool
+	// OfferSaveWorkflow adds "Save as workflow" to a chain's completion,
+	// where named workflows are available.
+	OfferSaveWorkflow bool
 	// AbortedBy is who aborted a run that was aborted while no step was
 	// waiting (no step decision records it); a Slack user id.
 	AbortedBy string
@@ -276,7 +279,7 @@ func Completion(r *engine.Run, v View) []slack.Block {
 	body = append(body, rdLeftovers(r.Plan)...)
 	body = append(body, rdContextBlock("Run `"+rdMdLine(string(r.ID), 100)+"` finished "+rdWhen(r.Updated, now)+"."))
 	var tail []slack.Block
-	if r.Input == engine.InputChain && len(r.Steps) > 0 {
+	if v.OfferSaveWorkflow && r.Input == engine.InputChain && len(r.Steps) > 0 {
 		ref := StepRef{Run: r.ID, Step: len(r.Steps)}
 		if l := r.Steps[len(r.Steps)-1].Latest(); l != nil {
 			ref.Attempt = l.N

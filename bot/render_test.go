@@ -329,7 +329,9 @@ func rdGoldenCases() []rdCase {
 			s.decide(2, engine.DecideEdit, rdBob, "")
 			s.produce(3, "Criteria")
 			s.decide(3, engine.DecideSkip, rdAlice, "")
-			return Completion(s.r, s.view())
+			v := s.view()
+			v.OfferSaveWorkflow = true
+			return Completion(s.r, v)
 		}),
 		msg("completion_plan", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
