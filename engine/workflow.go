@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+)
+
+// WorkflowSpec is a named workflow file as read: a reusable chain or graph
+// of steps the team keeps in git and runs by name. PreflightWorkflow checks
+// it against the installed skills and the arguments given, and turns it
+// into the Plan a run executes.
+type WorkflowSpec struct {
+	Name        string
+	Description string
+	Source      string // the file, for messages
+	Args        []WorkflowArg
+	Steps       []WorkflowStep
+}
+
+// WorkflowArg is one declared argument.
+type WorkflowArg struct {
+	Name       string
+	Required   bool
+	Default    string
+	HasDefault bool
+	Line       int
+}
+
+// WorkflowStep is one step of a workflow file.
+type WorkflowStep struct {
+	ID        string
+	Skill     string
+	Prompt    string // may hold {{var}} references: args, {{steps.ID.output}}, {{run.id}}, {{today}}
+	DependsOn []string
+	Gate      Gate // "" means the run's mode decides
+
+	Pre  []Condition // checked before the step runs
+	Post []Condition // checked on its output
+
+	OnError  ErrorPolicy
+	Timeout  time.Duration // 0: the runner's default
+	Optional bool          // a failure is recorded and the run goes on
+	Fallback string        // a skill to try when this one fails
+	Options  map[string]string
+
+	// Route: the step's output names another workflow (a name, or JSON
+	// {"workflow": "..."}) whose steps continue the run.
+	Route bool
+	// Decompose: the step's output is JSON {"tasks": [{"name", "group",
+	// "depends_on"}]}, expanded into one step per task run with this skill.
+	Decompose string
+
+	Line int // where the step starts in the file
+}
+
+// ErrorKind is what a workflow step does when it fails.
+type ErrorKind string
+
+const (
+	OnErrorStop  ErrorKind = "stop"  // halt the run (the default)
+	OnErrorRetry ErrorKind = "retry" // run it again, up to Retries times, waiting Backoff (doubling)
+	OnErrorGate  ErrorKind = "gate"  // ask the team: fix and continue, or abort
+)
+
+// ErrorPolicy is a step's on_error.
+type ErrorPolicy struct {
+	Kind    ErrorKind
+	Retries int
+	Backoff time.Duration
+}
+
+// ConditionKind names a pre- or postcondition.
+type ConditionKind string
+
+const (
+	CondFileExists     ConditionKind = "file-exists"     // Path exists under the working directory
+	CondFileAbsent     ConditionKind = "file-absent"     // Path does not
+	CondOutputContains ConditionKind = "output-contains" // the step's output contains Text
+	CondOutputMatches  ConditionKind = "output-matches"  // the step's output matches the regexp Pattern
+	CondJSONField      ConditionKind = "json-field"      // the JSON output's Field (dotted path) equals Value
+	CondCommand        ConditionKind = "command"         // Command (argv, no shell) exits 0
+)
+
+// Condition is one pre- or postcondition of a workflow step.
+type Condition struct {
+	Kind    ConditionKind
+	Path    string
+	Text    string
+	Pattern string
+	Field   string
+	Value   string
+	Command []string
+	Line    int
+}
+
+// Problem is one thing wrong with an input, and where.
+type Problem struct {
+	Line    int
+	Message string
+}
+
+// Problems is every problem found in one input, reported at once.
+type Problems struct {
+	Source string
+	List   []Problem
+}
+
+func (p *Problems) Error() string {
+	s := p.Source + ": "
+	if len(p.List) == 1 {
+		return s + problemText(p.List[0])
+	}
+	s += strconv.Itoa(len(p.List)) + " problems:"
+	for _, x := range p.List {
+		s += "\n  " + problemText(x)
+	}
+	return s
+}
+
+func problemText(p Problem) string {
+	if p.Line > 0 {
+		return "line " + strconv.Itoa(p.Line) + ": " + p.Message
+	}
+	return p.Message
+}
