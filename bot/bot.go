@@ -119,6 +119,10 @@ func (b *Bot) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) && refusedToken[se.Err] {
+			return fmt.Errorf("Slack refused SLACK_APP_TOKEN (apps.connections.open): %w: check the app-level token (xapp-...) and its connections:write scope", err)
+		}
 		return fmt.Errorf("Socket Mode: %w", err)
 	})
 	g.Go(func() error { return b.consume(ctx) })
@@ -129,6 +133,12 @@ func (b *Bot) Run(ctx context.Context) error {
 	g.Go(func() error { b.tickLoop(ctx); return nil })
 	g.Go(func() error { return b.catchUp(ctx) })
 	return g.Wait()
+}
+
+// refusedToken are the errors with which Slack refuses a token, and after
+// which slack-go's Socket Mode client stops for good.
+var refusedToken = map[string]bool{
+	"invalid_auth": true, "not_authed": true, "account_inactive": true, "token_revoked": true,
 }
 
 // consume is the Socket Mode loop: it acknowledges each envelope before
@@ -264,9 +274,11 @@ func (b *Bot) syncLoop(ctx context.Context) {
 		st := b.state(id)
 		st.queued, st.running, st.dirty = false, true, false
 		b.mu.Unlock()
-		if err := b.sync(ctx, id); err != nil && ctx.Err() == nil {
+		sctx, done := lingering(ctx, shutdownGrace)
+		if err := b.sync(sctx, id); err != nil && sctx.Err() == nil {
 			b.cfg.Log.Error("update the run's thread", "run", id, "err", err)
 		}
+		done()
 		b.mu.Lock()
 		st.running = false
 		again := st.dirty
@@ -278,6 +290,23 @@ func (b *Bot) syncLoop(ctx context.Context) {
 			b.syncs.push(id)
 		}
 	}
+}
+
+// shutdownGrace is how long a thread update under way may go on once the
+// bot is told to stop.
+const shutdownGrace = 5 * time.Second
+
+// lingering returns a context that ends grace after ctx does (or when done
+// is called). A thread update runs under it, so that stopping the bot lets
+// a post Slack is accepting finish and be noted with the run; cut off
+// between the two, the post would be made again after the restart.
+func lingering(ctx context.Context, grace time.Duration) (_ context.Context, done func()) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(grace, cancel)
+		context.AfterFunc(c, func() { t.Stop() })
+	})
+	return c, func() { stop(); cancel() }
 }
 
 // catchUp brings every unfinished Slack run's thread up to date after a

@@ -132,6 +132,12 @@ func (b *Bot) listRuns(ctx context.Context, cmd Command) {
 			continue
 		}
 		here = append(here, s)
+		// Only the runs the list shows get a link: a channel's older runs
+		// are counted, and reading where each one's thread is would cost a
+		// read per run in the store.
+		if len(here) > rdRunsListMax {
+			continue
+		}
 		if notes, err := b.eng.Notes(ctx, s.ID); err == nil && notes[noteThread] != "" {
 			links[s.ID] = permalink(s.Origin.Channel, notes[noteThread])
 		}
@@ -322,7 +328,7 @@ func (b *Bot) findReply(ctx context.Context, r *engine.Run, s *engine.Step, user
 			return rep, true
 		}
 		if m.Text != "" {
-			rep.Chars = utf8.RuneCountInString(m.Text)
+			rep.Chars = utf8.RuneCountInString(trSlackText(m.Text, false))
 			return rep, true
 		}
 	}
@@ -388,11 +394,31 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback) {
 	}
 }
 
-// replyBody reads the reply offered as a new artifact: its file, or text.
+// replyBody reads the reply offered as a new artifact: its file, or its
+// text as the person typed it (Slack stores "<", ">" and "&" as entities
+// and mentions as markup). Either is checked like an edit in the modal.
 func (b *Bot) replyBody(ctx context.Context, channel, thread string, rep ReplyRef) ([]byte, error) {
+	var body []byte
 	if rep.File != "" {
-		return b.download(ctx, FileRef{ID: rep.File, NeedsInfo: true}, b.cfg.MaxPlanBytes)
+		var err error
+		if body, err = b.download(ctx, FileRef{ID: rep.File, NeedsInfo: true}, min(b.cfg.MaxPlanBytes, MaxEditBytes)); err != nil {
+			return nil, err
+		}
+	} else {
+		text, err := b.replyText(ctx, channel, thread, rep.TS)
+		if err != nil {
+			return nil, err
+		}
+		body = []byte(text)
 	}
+	if err := CheckArtifact(string(body), MaxEditBytes); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// replyText is the text of the reply ts in the thread, as typed.
+func (b *Bot) replyText(ctx context.Context, channel, thread, ts string) (string, error) {
 	var msgs []slack.Message
 	err := b.send.do(ctx, "conversations.replies", func() error {
 		var err error
@@ -402,14 +428,14 @@ func (b *Bot) replyBody(ctx context.Context, channel, thread string, rep ReplyRe
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	for _, m := range msgs {
-		if m.Timestamp == rep.TS {
-			return []byte(m.Text), nil
+		if m.Timestamp == ts {
+			return trSlackText(m.Text, false), nil
 		}
 	}
-	return nil, errors.New("the reply is no longer in the thread")
+	return "", errors.New("the reply is no longer in the thread")
 }
 
 // download fetches a user's file with the bot token, up to max bytes.

@@ -24,9 +24,13 @@ func (b *Bot) tickLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := b.checkWaiting(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			// Under a lingering context, like thread updates: a reminder
+			// Slack is accepting at shutdown is still noted, not repeated.
+			cctx, done := lingering(ctx, shutdownGrace)
+			if err := b.checkWaiting(cctx, time.Now()); err != nil && cctx.Err() == nil {
 				b.cfg.Log.Error("check waiting runs", "err", err)
 			}
+			done()
 		}
 	}
 }

@@ -14,6 +14,17 @@ import (
 // (Retry-After) and the call made again; a server error or a network
 // failure is retried with backoff; nothing is dropped while ctx lives.
 // Posts to one channel are paced to Slack's one a second.
+//
+// A 429's Retry-After holds every call Slack would count against the same
+// limit, not only the call that got it: the method (chat.update is limited
+// app-wide), or the method in that channel for chat.postMessage, whose
+// limit is per channel. Otherwise two threads updated at once would call
+// again inside the window, get another 429, and look like a client that
+// ignores Retry-After. For the same reason chat.update and chat.postMessage
+// calls under one limit are made one at a time: a call already in flight
+// when another gets its 429 would land inside the window too. (Both limits
+// are low, about 50 updates a minute and one post a second per channel, so
+// calling in parallel gains nothing.)
 type sender struct {
 	api      *slack.Client
 	metrics  *Metrics
@@ -21,7 +32,13 @@ type sender struct {
 
 	mu       sync.Mutex
 	channels map[string]*channelPace
+	blocked  map[string]time.Time // limit key -> no call before then (Retry-After)
+	serial   map[string]*sync.Mutex
 }
+
+// serialMethods are the methods whose calls under one limit are made one
+// at a time.
+var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true}
 
 type channelPace struct {
 	mu   sync.Mutex
@@ -29,26 +46,58 @@ type channelPace struct {
 }
 
 func newSender(api *slack.Client, m *Metrics, interval time.Duration) *sender {
-	return &sender{api: api, metrics: m, interval: interval, channels: map[string]*channelPace{}}
+	return &sender{api: api, metrics: m, interval: interval, channels: map[string]*channelPace{},
+		blocked: map[string]time.Time{}, serial: map[string]*sync.Mutex{}}
 }
 
-// do calls fn until it succeeds, fails for good, or ctx ends.
+// do calls fn until it succeeds, fails for good, or ctx ends; a 429 holds
+// every call of method.
 func (s *sender) do(ctx context.Context, method string, fn func() error) error {
+	return s.limited(ctx, method, method, fn)
+}
+
+// limited is do with the key of the rate limit a 429 applies to.
+func (s *sender) limited(ctx context.Context, method, key string, fn func() error) error {
+	var one *sync.Mutex
+	if serialMethods[method] {
+		s.mu.Lock()
+		if one = s.serial[key]; one == nil {
+			one = &sync.Mutex{}
+			s.serial[key] = one
+		}
+		s.mu.Unlock()
+	}
 	backoff := 500 * time.Millisecond
 	for {
+		if err := s.waitLimit(ctx, key); err != nil {
+			return err
+		}
+		if one != nil {
+			one.Lock()
+			if s.isBlocked(key) { // a 429 arrived while this call waited its turn
+				one.Unlock()
+				continue
+			}
+		}
 		s.metrics.call(method)
 		err := fn()
+		var rl *slack.RateLimitedError
+		if errors.As(err, &rl) {
+			s.metrics.rateLimited(method)
+			s.block(key, time.Now().Add(max(rl.RetryAfter, 100*time.Millisecond)))
+		}
+		if one != nil {
+			one.Unlock()
+		}
 		if err == nil {
 			return nil
 		}
 		var wait time.Duration
-		var rl *slack.RateLimitedError
 		var sc slack.StatusCodeError
 		var ne net.Error
 		switch {
-		case errors.As(err, &rl):
-			s.metrics.rateLimited(method)
-			wait = max(rl.RetryAfter, 100*time.Millisecond)
+		case rl != nil:
+			continue
 		case errors.As(err, &sc) && sc.Code >= 500, errors.As(err, &ne):
 			wait, backoff = backoff, min(backoff*2, 30*time.Second)
 		default:
@@ -59,6 +108,44 @@ func (s *sender) do(ctx context.Context, method string, fn func() error) error {
 		case <-ctx.Done():
 			t.Stop()
 			return errors.Join(ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// block holds the calls under key until until.
+func (s *sender) block(key string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if until.After(s.blocked[key]) {
+		s.blocked[key] = until
+	}
+}
+
+func (s *sender) isBlocked(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Now().Before(s.blocked[key])
+}
+
+// waitLimit waits until no 429 holds the calls under key, or ctx ends.
+func (s *sender) waitLimit(ctx context.Context, key string) error {
+	for {
+		s.mu.Lock()
+		until, ok := s.blocked[key]
+		if ok && !time.Now().Before(until) {
+			delete(s.blocked, key)
+		}
+		s.mu.Unlock()
+		wait := time.Until(until)
+		if !ok || wait <= 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
 		case <-t.C:
 		}
 	}
@@ -98,7 +185,7 @@ func (s *sender) post(ctx context.Context, channel, thread, text string, blocks 
 	}
 	var ts string
 	err := s.paced(ctx, channel, func() error {
-		return s.do(ctx, "chat.postMessage", func() error {
+		return s.limited(ctx, "chat.postMessage", "chat.postMessage "+channel, func() error {
 			var err error
 			_, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 			return err

@@ -101,13 +101,26 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 				return err
 			}
 		}
-		if l := s.Latest(); s.Status == engine.StepInterrupted && notes[noteInterrupted(s.N, l.N)] == "" {
-			msg := Interrupted(r, s.N, sv)
-			if _, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg); err != nil {
-				return fmt.Errorf("announce the interrupted step %d: %w", s.N, err)
-			}
-			if err := note(noteInterrupted(s.N, l.N), "1"); err != nil {
-				return err
+		// An interrupted attempt is announced once; the announcement is
+		// noted by its ts and kept current, so that once the step is redone
+		// or the run aborted its buttons give way.
+		for _, a := range s.Attempts {
+			key, latest := noteInterrupted(s.N, a.N), a.N == s.Latest().N
+			switch ts := notes[key]; {
+			case ts == "" && latest && s.Status == engine.StepInterrupted:
+				msg := Interrupted(r, s.N, sv)
+				ts, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg)
+				if err != nil {
+					return fmt.Errorf("announce the interrupted step %d: %w", s.N, err)
+				}
+				b.remember(channel, ts, msg)
+				if err := note(key, ts); err != nil {
+					return err
+				}
+			case ts != "" && ts != "1": // "1": noted without its ts by an earlier version
+				if err := b.updateIfChanged(ctx, channel, ts, Interrupted(r, s.N, sv)); err != nil {
+					return fmt.Errorf("update the announcement of interrupted step %d: %w", s.N, err)
+				}
 			}
 		}
 		if l := s.Latest(); s.Status == engine.StepWaiting && l.Result == engine.ResultFailed && notes[noteHalt(s.N, l.N)] == "" {

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/bot/fakeslack"
+)
+
+// gonogo serve, in-process, against the fake Slack: the wiring of the
+// environment, the store, the engine, the bot and the HTTP endpoints.
+
+// serving is a gonogo serve running in the background.
+type serving struct {
+	stdout, stderr *syncBuffer
+	cancel         context.CancelFunc
+	code           chan int
+}
+
+func startServe(vars map[string]string) *serving {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, code: make(chan int, 1)}
+	go func() {
+		s.code <- realMain(ctx, env{
+			args: []string{"serve"}, stdin: strings.NewReader(""), stdout: s.stdout, stderr: s.stderr,
+			lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] },
+		})
+	}()
+	return s
+}
+
+// stop ends serve as a signal does and returns its exit code.
+func (s *serving) stop(t *testing.T) int {
+	t.Helper()
+	s.cancel()
+	select {
+	case c := <-s.code:
+		return c
+	case <-time.After(15 * time.Second):
+		t.Fatal("gonogo serve did not stop")
+		return -1
+	}
+}
+
+var httpAddrRE = regexp.MustCompile(`msg="serving /healthz and /metrics" addr=(\S+)`)
+
+// httpAddr waits for the log line that names the bound address.
+func (s *serving) httpAddr(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := httpAddrRE.FindStringSubmatch(s.stderr.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case c := <-s.code:
+			t.Fatalf("gonogo serve exited %d before serving HTTP:\n%s", c, s.stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	t.Fatalf("gonogo serve never logged its HTTP address:\n%s", s.stderr.String())
+	return ""
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+func serveVars(t *testing.T, srv *fakeslack.Server) map[string]string {
+	return map[string]string{
+		"USER":              "tester",
+		"SLACK_API_URL":     srv.APIURL(),
+		"SLACK_APP_TOKEN":   srv.AppToken(),
+		"SLACK_BOT_TOKEN":   srv.BotToken(),
+		"GONOGO_DATA_DIR":   t.TempDir(),
+		"GONOGO_SKILLS_DIR": filepath.Join(exampleDir(t), "skills"),
+		"GONOGO_RUNNER":     "dry-run",
+		"GONOGO_HTTP_ADDR":  "127.0.0.1:0",
+		"GONOGO_LOG_LEVEL":  "debug",
+	}
+}
+
+func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
+	srv := fakeslack.New()
+	defer srv.Close()
+	vars := serveVars(t, srv)
+	s := startServe(vars)
+	defer s.cancel()
+	addr := s.httpAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.WaitConnected(ctx); err != nil {
+		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
+	}
+	if code, body := get(t, "http://"+addr+"/healthz"); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
+	}
+
+	const ch = "C0SERVE"
+	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U0SERVE", ChannelID: ch, Text: "chain deliver-prd -> measure-experiment-design"})
+	if _, err := srv.WaitAck(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 2; n++ {
+		prefix := fmt.Sprintf("*Step %d of 2", n)
+		m, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool {
+			return strings.HasPrefix(m.Text, prefix) && len(m.Buttons()) > 0 && m.Buttons()[0].Text == "Approve"
+		})
+		if err != nil {
+			t.Fatalf("no step %d message: %v\n%s", n, err, s.stderr.String())
+		}
+		env, err := srv.Click("U0SERVE", ch, m.TS, "Approve")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.WaitAck(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.Contains(m.Rendered, "Run complete") }); err != nil {
+		t.Fatalf("the run did not complete: %v", err)
+	}
+
+	code, metrics := get(t, "http://"+addr+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics = %d", code)
+	}
+	for _, want := range []string{
+		`gonogo_runs{state="completed"} 1`,
+		`gonogo_slack_connected 1`,
+		`gonogo_slack_calls_total{method="chat.postMessage"}`,
+		`gonogo_ack_latency_seconds_count 3`, // the command and two clicks
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, metrics)
+		}
+	}
+	if v := srv.Violations(); len(v) > 0 {
+		t.Errorf("Block Kit limits broken: %v", v)
+	}
+
+	if code := s.stop(t); code != exitOK {
+		t.Errorf("serve exited %d after a signal, want 0:\n%s", code, s.stderr.String())
+	}
+	out := s.stdout.String() + s.stderr.String()
+	for _, tok := range []string{vars["SLACK_APP_TOKEN"], vars["SLACK_BOT_TOKEN"]} {
+		if strings.Contains(out, tok) {
+			t.Errorf("a token appears in serve's output")
+		}
+	}
+}
+
+func TestServeRefusesBadTokensAtStart(t *testing.T) {
+	srv := fakeslack.New()
+	defer srv.Close()
+	const secret = "s3cr3t-t0ken-value"
+	cases := []struct {
+		name     string
+		set      map[string]string
+		wantWord string
+	}{
+		{"no app token", map[string]string{"SLACK_APP_TOKEN": ""}, "SLACK_APP_TOKEN is not set"},
+		{"no bot token", map[string]string{"SLACK_BOT_TOKEN": ""}, "SLACK_BOT_TOKEN is not set"},
+		{"bot token as app token", map[string]string{"SLACK_APP_TOKEN": "xoxb-" + secret}, "SLACK_APP_TOKEN does not look like an app-level token"},
+		{"user token as bot token", map[string]string{"SLACK_BOT_TOKEN": "xoxp-" + secret}, "SLACK_BOT_TOKEN does not look like a bot token"},
+		{"bot token Slack refuses", map[string]string{"SLACK_BOT_TOKEN": "xoxb-" + secret}, "Slack refused SLACK_BOT_TOKEN"},
+		{"app token Slack refuses", map[string]string{"SLACK_APP_TOKEN": "xapp-" + secret}, "Slack refused SLACK_APP_TOKEN"},
+		{"API URL without its slash", map[string]string{"SLACK_API_URL": strings.TrimSuffix(srv.APIURL(), "/")}, `SLACK_API_URL must end with "/"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vars := serveVars(t, srv)
+			for k, v := range c.set {
+				if v == "" {
+					delete(vars, k)
+				} else {
+					vars[k] = v
+				}
+			}
+			s := startServe(vars)
+			defer s.cancel()
+			var code int
+			select {
+			case code = <-s.code:
+			case <-time.After(15 * time.Second):
+				t.Fatalf("serve did not stop on a bad token:\n%s", s.stderr.String())
+			}
+			out := s.stdout.String() + s.stderr.String()
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d:\n%s", code, exitUsage, out)
+			}
+			if !strings.Contains(out, c.wantWord) {
+				t.Errorf("the message does not say %q:\n%s", c.wantWord, out)
+			}
+			if strings.Contains(out, secret) {
+				t.Errorf("the token appears in the output:\n%s", out)
+			}
+		})
+	}
+}
