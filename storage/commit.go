@@ -61,6 +61,7 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	if err != nil {
 		return err
 	}
+	db.remember(c.Run)
 	if len(p.files) == 0 {
 		return nil
 	}

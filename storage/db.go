@@ -50,6 +50,12 @@ type DB struct {
 	behind atomic.Bool
 	// filesErr is why pending file writes could not be done at Open.
 	filesErr error
+
+	// sums caches every run's summary once List has read them, kept up to
+	// date by Commit, so listing runs decodes nothing after the first time.
+	sumMu  sync.Mutex
+	sums   map[engine.RunID]engine.RunSummary
+	sumIDs []engine.RunID // ascending: ids sort by creation time
 }
 
 // FilesPending reports why artifact files left pending by an earlier

@@ -63,3 +63,46 @@ func TestMigrationFromVersion1(t *testing.T) {
 		t.Fatalf("notes after migration: %v", err)
 	}
 }
+
+// TestListCacheMatchesStore lists runs, commits more changes (a new run,
+// steps finishing), and checks the listing kept in memory equals the one a
+// fresh open decodes from the file.
+func TestListCacheMatchesStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{NoSync: true})
+	c := newClock()
+	r1 := startRun(t, db, "r0001", testPlan(2), c)
+	if _, err := db.List(ctx); err != nil { // loads the cache
+		t.Fatal(err)
+	}
+	r1.start(1)
+	r1.finish(1, engine.ResultProduced, "# one\n\nbody\n")
+	r1.decide(1, engine.DecideApprove, "k1", "", "")
+	startRun(t, db, "r0002", testPlan(1), c)
+	startRun(t, db, "r0000", testPlan(3), c) // sorts before the others
+	cached, err := db.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := openStore(t, dir, Options{NoSync: true}).List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cached) != 3 || len(fresh) != 3 {
+		t.Fatalf("cached %d runs, fresh %d", len(cached), len(fresh))
+	}
+	for i := range fresh {
+		a, b := cached[i], fresh[i]
+		if a.ID != b.ID || a.State != b.State || a.StepsDone != b.StepsDone || a.StepsTotal != b.StepsTotal ||
+			a.Source != b.Source || a.Origin != b.Origin || !a.Created.Equal(b.Created) || !a.Updated.Equal(b.Updated) {
+			t.Errorf("run %d: cached %+v, fresh %+v", i, a, b)
+		}
+	}
+	if fresh[0].ID != "r0002" || fresh[2].ID != "r0000" {
+		t.Errorf("order: %s %s %s, want newest id first", fresh[0].ID, fresh[1].ID, fresh[2].ID)
+	}
+}

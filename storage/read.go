@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/bbolt"
 
@@ -163,11 +164,26 @@ func (db *DB) List(ctx context.Context) ([]engine.RunSummary, error) {
 	if err := live(ctx); err != nil {
 		return nil, err
 	}
-	var out []engine.RunSummary
+	db.sumMu.Lock()
+	defer db.sumMu.Unlock()
+	if db.sums == nil {
+		if err := db.loadSummaries(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]engine.RunSummary, 0, len(db.sumIDs))
+	for i := len(db.sumIDs) - 1; i >= 0; i-- {
+		out = append(out, db.sums[db.sumIDs[i]])
+	}
+	return out, nil
+}
+
+// loadSummaries reads every run's summary into the cache; db.sumMu is held.
+func (db *DB) loadSummaries() error {
+	sums := map[engine.RunID]engine.RunSummary{}
+	var ids []engine.RunID
 	err := db.view(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketSummaries)
-		c := b.Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		return tx.Bucket(bucketSummaries).ForEach(func(k, v []byte) error {
 			id := engine.RunID(k)
 			var rec summaryRecord
 			if err := json.Unmarshal(v, &rec); err != nil {
@@ -177,11 +193,34 @@ func (db *DB) List(ctx context.Context) ([]engine.RunSummary, error) {
 			if err != nil {
 				return fmt.Errorf("run %s: stored %w", id, err)
 			}
-			out = append(out, s)
-		}
-		return nil
+			sums[id] = s
+			ids = append(ids, id)
+			return nil
+		})
 	})
-	return out, err
+	if err != nil {
+		return err
+	}
+	db.sums, db.sumIDs = sums, ids
+	return nil
+}
+
+// remember updates the summary cache after a commit of r, if List has
+// loaded it.
+func (db *DB) remember(r *engine.Run) {
+	db.sumMu.Lock()
+	defer db.sumMu.Unlock()
+	if db.sums == nil {
+		return
+	}
+	if _, ok := db.sums[r.ID]; !ok {
+		i, _ := slices.BinarySearch(db.sumIDs, r.ID)
+		db.sumIDs = slices.Insert(db.sumIDs, i, r.ID)
+	}
+	db.sums[r.ID] = engine.RunSummary{
+		ID: r.ID, State: r.State, Input: r.Input, Source: r.Plan.Source, Origin: r.Origin,
+		Created: r.Created, Updated: r.Updated, StepsTotal: len(r.Steps), StepsDone: r.StepsDone(),
+	}
 }
 
 // Active lists the runs that are neither completed nor aborted, oldest
