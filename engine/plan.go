@@ -120,6 +120,7 @@ const (
 	RefuseInvalidWorkflow   RefusalReason = "invalid-workflow"
 	RefuseMissingArg        RefusalReason = "missing-arg"
 	RefuseConflictingFlags  RefusalReason = "conflicting-flags"
+	RefuseUnknownWorkflow   RefusalReason = "unknown-workflow"
 )
 
 // Refusal is the error returned when an input cannot start a run. It says

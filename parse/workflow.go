@@ -41,7 +41,7 @@ const (
 
 // refuseUnknownWorkflow is the refusal reason for a workflow name with no
 // file behind it.
-const refuseUnknownWorkflow engine.RefusalReason = "unknown-workflow"
+const refuseUnknownWorkflow = engine.RefuseUnknownWorkflow
 
 // Workflow reads a workflow file: a named, reusable graph of skill steps.
 // name is the file name, used in messages and, when the file has no "name"
@@ -81,6 +81,10 @@ const refuseUnknownWorkflow engine.RefusalReason = "unknown-workflow"
 //
 // Decisions a workflow author should know:
 //
+//   - Argument names are what --arg accepts (letters, digits, '_' and '-',
+//     starting with a letter or '_'); steps, run and today are taken by
+//     {{steps.ID.output}}, {{run.id}} and {{today}}. A required argument
+//     cannot also have a default.
 //   - A condition is a list item with exactly one key. output_contains,
 //     output_matches and json_field check the step's output, so they are
 //     postconditions only. Paths are relative to the run's working directory
@@ -105,9 +109,9 @@ const refuseUnknownWorkflow engine.RefusalReason = "unknown-workflow"
 // library stops at the first), unknown keys (naming the valid ones, with a
 // close match offered), repeated keys, wrong types, bad values, duplicate
 // ids and missing required fields. Past 200 problems the list ends with a
-// count of the rest. A file that cannot be read as text at all (empty, over
-// WorkflowMaxBytes, not UTF-8) is an *engine.Refusal with reason
-// engine.RefuseInvalidInput.
+// count of the rest, on the line of the first of them. A file that cannot
+// be read as text at all (empty, over WorkflowMaxBytes, not UTF-8) is an
+// *engine.Refusal with reason engine.RefuseInvalidInput.
 func Workflow(src []byte, name string) (engine.WorkflowSpec, error) {
 	return workflowRead(src, name, "")
 }
@@ -133,7 +137,8 @@ func LoadWorkflow(dir, name string) (engine.WorkflowSpec, error) {
 		case err != nil:
 			return engine.WorkflowSpec{}, fmt.Errorf("workflow %q: %w", name, err)
 		case !info.Mode().IsRegular():
-			return engine.WorkflowSpec{}, fmt.Errorf("workflow %q: %s is not a regular file", name, p)
+			// A directory or device named like a workflow is not one;
+			// ListWorkflows leaves it out too.
 		default:
 			found = append(found, p)
 		}
@@ -296,11 +301,28 @@ var (
 // on the first line.
 func workflowYAMLProblem(src []byte, err error) engine.Problem {
 	msg := err.Error()
+	line, problem := 0, strings.TrimPrefix(msg, "yaml: ")
 	if m := workflowYAMLLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return engine.Problem{Line: max(line, 1), Message: "invalid YAML: " + m[2]}
+		line, _ = strconv.Atoi(m[1])
+		problem = m[2]
 	}
-	p := engine.Problem{Line: 1, Message: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	switch {
+	case slices.Contains(workflowYAMLParserProblems, problem):
+		// The YAML parser (not its scanner) counts lines from 0, leaving
+		// the number out for line 0, and names the line where the
+		// unfinished construct starts; at the end of the file that can be
+		// the line after the last.
+		last := planLineAt(src, len(src))
+		if bytes.HasSuffix(src, []byte("\n")) || bytes.HasSuffix(src, []byte("\r")) {
+			last--
+		}
+		return engine.Problem{Line: max(min(line+1, last), 1), Message: "invalid YAML: " + problem}
+	case line > 0 && strings.Contains(problem, "tab character"):
+		return engine.Problem{Line: workflowTabLine(src, line), Message: "invalid YAML: " + problem}
+	case line > 0:
+		return engine.Problem{Line: line, Message: "invalid YAML: " + problem}
+	}
+	p := engine.Problem{Line: 1, Message: "invalid YAML: " + problem}
 	switch m := workflowYAMLAnchorRE.FindStringSubmatch(msg); {
 	case m != nil:
 		p.Message = fmt.Sprintf("invalid YAML: unknown anchor '%s' referenced (a value starting with * is an alias; quote it: \"*%s\")", m[1], m[1])
@@ -313,6 +335,36 @@ func workflowYAMLProblem(src []byte, err error) engine.Problem {
 		}
 	}
 	return p
+}
+
+// workflowYAMLParserProblems are the errors of the YAML library's parser
+// stage, whose line numbers count from 0.
+var workflowYAMLParserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"found undefined tag handle",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
+// workflowTabLine is the first line, from the one the YAML library named
+// on, indented with a tab: the library names the line before it.
+func workflowTabLine(src []byte, from int) int {
+	n := 0
+	for line := range strings.Lines(string(src)) {
+		n++
+		indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+		if n >= from && strings.Contains(indent, "\t") {
+			return n
+		}
+	}
+	return from
 }
 
 // workflowIsBadControl reports the characters YAML refuses in a file.
@@ -357,16 +409,28 @@ type wfReader struct {
 	problems []engine.Problem
 	visits   int
 	overrun  bool // the visit budget ran out
+
+	dropped     int // problems past the cap, counted only
+	droppedLine int // where the first of them is
 }
 
+// add records a problem. Past the cap only the count is kept, with the
+// line of the first problem left out.
 func (r *wfReader) add(line int, format string, args ...any) {
+	if r.full() {
+		if r.dropped == 0 {
+			r.droppedLine = max(line, 1)
+		}
+		r.dropped++
+		return
+	}
 	r.problems = append(r.problems, engine.Problem{Line: max(line, 1), Message: fmt.Sprintf(format, args...)})
 }
 
-// full reports whether the problem list is past its cap, so that costly
-// messages (close-name suggestions) are not built for nothing.
+// full reports whether the problem list is at its cap, so that messages
+// are not built for nothing.
 func (r *wfReader) full() bool {
-	return len(r.problems) > workflowMaxProblems
+	return len(r.problems) >= workflowMaxProblems
 }
 
 // visit counts one value read and reports whether the budget allows it.
@@ -382,14 +446,13 @@ func (r *wfReader) visit(n *yaml.Node) bool {
 	return true
 }
 
-// list returns the problems in line order, capped.
+// list returns the problems in line order, and how many more there were.
 func (r *wfReader) list() []engine.Problem {
 	list := slices.Clone(r.problems)
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Line < list[j].Line })
-	if len(list) > workflowMaxProblems {
-		rest := len(list) - workflowMaxProblems
-		list = append(list[:workflowMaxProblems], engine.Problem{Line: list[workflowMaxProblems].Line,
-			Message: fmt.Sprintf("%d more problems not shown", rest)})
+	if r.dropped > 0 {
+		list = append(list, engine.Problem{Line: r.droppedLine,
+			Message: fmt.Sprintf("%d more problems not shown (the first on this line)", r.dropped)})
 	}
 	return list
 }
@@ -429,9 +492,11 @@ func (r *wfReader) entries(m *yaml.Node, valid []string, where string) []wfEntry
 		}
 		seen[k.Value] = k.Line
 		if !slices.Contains(valid, k.Value) {
-			if !r.full() {
-				r.add(k.Line, "%s: unknown key %q%s; the keys are %s", where, workflowClip(k.Value), workflowDidYouMean(k.Value, valid), strings.Join(valid, ", "))
+			if r.full() {
+				r.add(k.Line, "")
+				continue
 			}
+			r.add(k.Line, "%s: unknown key %q%s; the keys are %s", where, workflowClip(k.Value), workflowDidYouMean(k.Value, valid), strings.Join(valid, ", "))
 			continue
 		}
 		out = append(out, wfEntry{key: k.Value, k: k, v: v})
@@ -661,10 +726,10 @@ func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
 	}
 	switch n := len(e.v.Content); {
 	case n == 0:
-		r.add(e.v.Line, "workflow: the steps list is empty: a workflow needs at least one step")
+		r.add(e.k.Line, "workflow: the steps list is empty: a workflow needs at least one step")
 		return nil
 	case n > WorkflowMaxSteps:
-		r.add(e.v.Line, "workflow: %d steps, over the limit of %d: split the workflow", n, WorkflowMaxSteps)
+		r.add(e.k.Line, "workflow: %d steps, over the limit of %d: split the workflow", n, WorkflowMaxSteps)
 		return nil
 	}
 	var out []engine.WorkflowStep
@@ -696,12 +761,13 @@ func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
 func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
 	s := engine.WorkflowStep{Line: m.Line}
 	where := fmt.Sprintf("step %d", n)
-	entries := r.entries(m, workflowStepKeys, where)
 	// The id names the step in every other message, so it is read first.
-	for _, e := range entries {
-		if e.key != "id" {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], catalogDeref(m.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.Value != "id" {
 			continue
 		}
+		e := wfEntry{key: "id", k: k, v: v}
 		id, ok := r.text(e, where)
 		switch {
 		case !ok:
@@ -711,7 +777,9 @@ func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
 			s.ID = id
 			where = fmt.Sprintf("step %q", id)
 		}
+		break // a repeated id key is reported by entries
 	}
+	entries := r.entries(m, workflowStepKeys, where)
 	has := map[string]bool{}
 	for _, e := range entries {
 		has[e.key] = true

@@ -55,6 +55,7 @@ type jsonCheck struct {
 	Manual           []jsonBlock     `json:"manual"`
 	Deferred         []jsonBlock     `json:"deferred"`
 	Warnings         []string        `json:"warnings"`
+	Levels           [][]string      `json:"levels,omitempty"` // workflows: steps (by id) that may run in parallel, level by level
 }
 
 type jsonRefusal struct {
@@ -141,6 +142,9 @@ func checkJSON(in input, f *runFlags, ref *engine.Refusal) jsonCheck {
 		for _, b := range p.Deferred {
 			out.Deferred = append(out.Deferred, blockJSON(b))
 		}
+		if p.Input == engine.InputWorkflow {
+			out.Levels = engine.WorkflowLevels(p)
+		}
 	}
 	return out
 }
@@ -166,6 +170,12 @@ func printCheck(w io.Writer, in input, ref *engine.Refusal) {
 		}
 		if s.Prompt != "" {
 			fmt.Fprintf(w, "     %s\n", clip(oneLine(s.Prompt), 110))
+		}
+	}
+	if p.Input == engine.InputWorkflow {
+		fmt.Fprintln(w, "\nLevels (steps on one level may run in parallel):")
+		for i, l := range engine.WorkflowLevels(p) {
+			fmt.Fprintf(w, "  %d. %s\n", i+1, strings.Join(l, ", "))
 		}
 	}
 	if len(p.Manual) > 0 {

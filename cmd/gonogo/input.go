@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
@@ -35,7 +36,26 @@ func loadInput(f *runFlags, cfg config) (input, error) {
 	switch {
 	case f.workflow != "":
 		in.kind = engine.InputWorkflow
-		return in, usagef("named workflows are not available in this version of gonogo (--workflow %s)", f.workflow)
+		in.plan = engine.Plan{Input: engine.InputWorkflow, Source: f.workflow, Flags: f.Flags}
+		args, err := workflowArgs(f.args)
+		if err != nil {
+			return in, err
+		}
+		spec, err := parse.LoadWorkflow(cfg.WorkflowsDir, f.workflow)
+		if err != nil {
+			return in, asRefusal(err)
+		}
+		cat, err := parse.LoadSkills(f.skills)
+		if err != nil {
+			return in, err
+		}
+		in.catalog = cat
+		p, err := engine.PreflightWorkflow(spec, args, "", f.Flags, cat, pol)
+		if err != nil {
+			return in, asRefusal(err)
+		}
+		in.plan = p
+		return in, nil
 	case f.chainSet:
 		in.kind = engine.InputChain
 		expr, err := parse.Chain(f.chain)
@@ -92,6 +112,36 @@ func readLimited(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("read plan %s: %w", path, err)
 	}
 	return b, nil
+}
+
+// workflowArgs reads --arg k=v flags.
+func workflowArgs(list []string) (map[string]string, error) {
+	args := map[string]string{}
+	for _, a := range list {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usagef("--arg %q: expected NAME=VALUE", a)
+		}
+		if _, dup := args[k]; dup {
+			return nil, usagef("--arg %s given twice", k)
+		}
+		args[k] = v
+	}
+	return args, nil
+}
+
+// asRefusal turns every problem found in a workflow into one refusal
+// (reason invalid-workflow) that lists them all, each with its line.
+func asRefusal(err error) error {
+	var ps *engine.Problems
+	if !errors.As(err, &ps) {
+		return err
+	}
+	ref := &engine.Refusal{Reason: engine.RefuseInvalidWorkflow, Source: ps.Source, Message: strings.TrimPrefix(ps.Error(), ps.Source+": ")}
+	if len(ps.List) > 0 {
+		ref.Line = ps.List[0].Line
+	}
+	return ref
 }
 
 // refusal returns err as a refusal, if it is one.

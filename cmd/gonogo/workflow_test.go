@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func workflowVars(t *testing.T) map[string]string {
+	root := filepath.Join(exampleDir(t), "..", "..", "..")
+	return map[string]string{
+		"GONOGO_DATA_DIR":      t.TempDir(),
+		"GONOGO_SKILLS_DIR":    filepath.Join(root, "testdata", "skills"),
+		"GONOGO_WORKFLOWS_DIR": filepath.Join(root, "testdata", "workflows", "examples"),
+	}
+}
+
+func TestCheckWorkflowShowsLevels(t *testing.T) {
+	res := gonogo(t, workflowVars(t), "", "check", "--json", "--workflow", "feature-kickoff", "--arg", "feature=checkout")
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var got jsonCheck
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Input != "workflow" || len(got.Steps) == 0 || len(got.Levels) == 0 {
+		t.Fatalf("input %q, %d steps, levels %v", got.Input, len(got.Steps), got.Levels)
+	}
+	if !strings.Contains(got.Steps[0].Prompt, "checkout") {
+		t.Errorf("the argument was not filled into the first prompt: %q", got.Steps[0].Prompt)
+	}
+}
+
+func TestWorkflowRefusals(t *testing.T) {
+	vars := workflowVars(t)
+	res := gonogo(t, vars, "", "check", "--json", "--workflow", "feature-kickof")
+	var got jsonCheck
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, res.stdout)
+	}
+	if res.code != exitRefused || got.Refusal == nil || got.Refusal.Reason != "unknown-workflow" ||
+		len(got.Refusal.Suggestions["feature-kickof"]) == 0 {
+		t.Fatalf("exit %d refusal %+v", res.code, got.Refusal)
+	}
+	vars["GONOGO_WORKFLOWS_DIR"] = filepath.Join(filepath.Dir(vars["GONOGO_WORKFLOWS_DIR"]))
+	res = gonogo(t, vars, "", "check", "--workflow", "unknown-keys")
+	if res.code != exitRefused || !strings.Contains(res.stdout, "invalid-workflow") || !strings.Contains(res.stdout, "line 2:") {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	res = gonogo(t, workflowVars(t), "", "run", "--workflow", "feature-kickoff", "--arg", "feature=x")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "not available in this version") {
+		t.Fatalf("run --workflow: exit %d\n%s", res.code, res.stderr)
+	}
+	res = gonogo(t, workflowVars(t), "", "check", "--workflow", "feature-kickoff", "--arg", "novalue")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "NAME=VALUE") {
+		t.Fatalf("bad --arg: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -1,0 +1,623 @@
+package engine
+
+import (
+	"container/heap"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// PreflightWorkflow checks a workflow against the installed skills, the
+// policy and the arguments given, and turns it into the Plan a run
+// executes. Nothing runs unless every check passes; every problem found is
+// reported at once as a *Problems (Source: the workflow's file), each with
+// the line of the step or argument it is about (0 for an argument given on
+// the command line that the workflow does not declare):
+//
+//   - a step, fallback or decompose skill that is not installed (close names
+//     are offered, never substituted), that the policy refuses or that names
+//     the orchestrator or plan producer, a whole workflow (workflow-*: run it
+//     separately), or a dispatch skill whose leaf agent is missing;
+//   - a missing or repeated step id, a dependency on no step, a dependency
+//     cycle, printed in the order the run would flow: "a -> b -> a" means b
+//     depends on a and a on b;
+//   - a required argument not given (or given blank), an argument given that
+//     the workflow does not declare, an argument value holding "{{";
+//   - a {{...}} reference in a prompt that is malformed or unclosed, names no
+//     declared argument, or reads {{steps.ID.output}} of a step that is not
+//     upstream of it (a dependency, directly or through other steps);
+//   - for specs not read from a file: a gate, error policy or condition the
+//     run could not carry out (an unknown gate, retry without a count, a
+//     pattern that does not compile, a command with no program).
+//
+// Problems come in line order.
+//
+// Arguments are interpolated now: a step's Prompt holds their values (a
+// declared argument not given takes its default, or ""). The references the
+// run fills in are kept as written: {{steps.ID.output}} (the confirmed
+// output of an upstream step), {{run.id}} and {{today}}. Since argument
+// values may not contain "{{", nothing a person types can become a
+// reference.
+//
+// Steps come out in a topological order that keeps file order wherever the
+// dependencies allow: the next step is always the earliest one in the file
+// whose dependencies are all placed. Each PlanStep's Effort is its id.
+func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, flags Flags, cat Catalog, pol Policy) (Plan, error) {
+	p := Plan{Input: InputWorkflow, Source: w.Name, Context: context, Flags: flags}
+	c := &wfCheck{w: w, cat: cat, pol: pol, ids: map[string]int{}}
+	c.graph()
+	values := c.args(args)
+	resolved := make([]PlanStep, len(w.Steps))
+	for i, s := range w.Steps {
+		what := fmt.Sprintf("step %q", s.ID)
+		ps, ok := c.skill(s.Skill, what, s.Line, true)
+		if ok {
+			resolved[i] = ps
+		}
+		if s.Fallback != "" {
+			c.skill(s.Fallback, what+" fallback", s.Line, false)
+		}
+		if s.Decompose != "" {
+			c.skill(s.Decompose, what+" decompose", s.Line, false)
+		}
+		c.conditions(s)
+	}
+	c.cycles()
+	c.upstream()
+	prompts := make([]string, len(w.Steps))
+	for i, s := range w.Steps {
+		prompts[i] = c.prompt(i, s, values)
+	}
+	if len(w.Steps) == 0 {
+		c.add(0, "the workflow has no steps")
+	}
+	if len(c.problems) > 0 {
+		sort.SliceStable(c.problems, func(i, j int) bool { return c.problems[i].Line < c.problems[j].Line })
+		src := w.Source
+		if src == "" {
+			src = w.Name
+		}
+		return p, &Problems{Source: src, List: c.problems}
+	}
+	for _, i := range c.order() {
+		s := w.Steps[i]
+		ps := resolved[i]
+		ps.ID, ps.Effort, ps.Prompt, ps.Line, ps.Gate = s.ID, s.ID, prompts[i], s.Line, s.Gate
+		ps.DependsOn = slices.Clone(s.DependsOn)
+		p.Steps = append(p.Steps, ps)
+	}
+	if flags.Thread && !wfLinear(p.Steps) {
+		p.Warnings = append(p.Warnings, "--thread gives each step the artifact of the step before it in run order, "+
+			"which in a branching workflow may be another branch's: {{steps.ID.output}} in a prompt names the output it needs")
+	}
+	if _, warn := ResolveMode(p); warn != "" {
+		p.Warnings = append(p.Warnings, warn)
+	}
+	return p, nil
+}
+
+// WorkflowLevels groups a plan's steps into levels that may run in
+// parallel: level 0 holds the steps with no dependency, level k the steps
+// whose latest dependency is on level k-1. Steps are named by id and keep
+// plan order within a level; p.Steps must be in topological order, as
+// PreflightWorkflow returns them. Plans and chains run one step after
+// another, so each of their steps (named by skill) is a level of its own.
+func WorkflowLevels(p Plan) [][]string {
+	var levels [][]string
+	level := map[string]int{}
+	for i, s := range p.Steps {
+		l, name := i, s.Skill
+		if p.Input == InputWorkflow {
+			l, name = 0, s.ID
+			for _, d := range s.DependsOn {
+				if ld, ok := level[d]; ok {
+					l = max(l, ld+1)
+				}
+			}
+			level[s.ID] = l
+		}
+		for len(levels) <= l {
+			levels = append(levels, nil)
+		}
+		levels[l] = append(levels[l], name)
+	}
+	return levels
+}
+
+// wfCheck collects the problems of one workflow and the graph it forms.
+type wfCheck struct {
+	w        WorkflowSpec
+	cat      Catalog
+	pol      Policy
+	problems []Problem
+
+	ids   map[string]int // step id -> index, first occurrence
+	deps  [][]int        // step -> the steps it depends on
+	up    [][]uint64     // step -> bit set of the steps upstream of it
+	comps [][]int        // strongly connected components, dependencies first
+}
+
+func (c *wfCheck) add(line int, format string, args ...any) {
+	c.problems = append(c.problems, Problem{Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+// graph indexes the step ids and reads the dependencies.
+func (c *wfCheck) graph() {
+	n := len(c.w.Steps)
+	c.deps = make([][]int, n)
+	for i, s := range c.w.Steps {
+		switch at, dup := c.ids[s.ID]; {
+		case s.ID == "":
+			c.add(s.Line, "step %d has no id", i+1)
+		case dup:
+			c.add(s.Line, "step %q: the id is already used by the step at line %d", s.ID, c.w.Steps[at].Line)
+		default:
+			c.ids[s.ID] = i
+		}
+	}
+	for i, s := range c.w.Steps {
+		for _, d := range s.DependsOn {
+			j, ok := c.ids[d]
+			if !ok {
+				c.add(s.Line, "step %q depends on %q, which is not a step of this workflow%s", s.ID, d, wfDidYouMean(d, c.idNames(), 1))
+				continue
+			}
+			if !slices.Contains(c.deps[i], j) {
+				c.deps[i] = append(c.deps[i], j)
+			}
+		}
+	}
+}
+
+func (c *wfCheck) idNames() []string {
+	names := make([]string, 0, len(c.ids))
+	for id := range c.ids {
+		names = append(names, id)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// wfDidYouMean offers the names close to name: up to three skill names,
+// as a chain does, but only the closest id or argument, since short names
+// are all close to each other.
+func wfDidYouMean(name string, names []string, most int) string {
+	s := Suggest(name, names)
+	if len(s) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean `%s`?)", strings.Join(s[:min(most, len(s))], "`, `"))
+}
+
+// args resolves the argument values: given, else the default, else "".
+func (c *wfCheck) args(given map[string]string) map[string]string {
+	values := map[string]string{}
+	declared := make([]string, 0, len(c.w.Args))
+	for _, a := range c.w.Args {
+		declared = append(declared, a.Name)
+		v, ok := given[a.Name]
+		switch {
+		case ok && a.Required && strings.TrimSpace(v) == "":
+			c.add(a.Line, "argument %q is required and was given empty", a.Name)
+		case ok:
+			if strings.Contains(v, "{{") {
+				c.add(a.Line, "the value of argument %q contains \"{{\", which prompts read as a reference; leave it out", a.Name)
+			}
+			values[a.Name] = v
+		case a.Required:
+			c.add(a.Line, "missing required argument %q: give it with --arg %s=VALUE", a.Name, a.Name)
+		default:
+			values[a.Name] = a.Default
+		}
+	}
+	extra := make([]string, 0, len(given))
+	for name := range given {
+		if !slices.Contains(declared, name) {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	for _, name := range extra {
+		if len(declared) == 0 {
+			c.add(0, "argument %q was given, but the workflow takes no arguments", name)
+			continue
+		}
+		c.add(0, "argument %q was given, but the workflow does not declare it%s; its arguments are %s",
+			name, wfDidYouMean(name, declared, 1), strings.Join(declared, ", "))
+	}
+	return values
+}
+
+// skill checks one skill name; runnable says the name is a step's own
+// skill, whose resolved PlanStep (category, execution, leaf) is returned.
+func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, bool) {
+	if name == "" {
+		if runnable {
+			c.add(line, "%s names no skill", what)
+		}
+		return PlanStep{}, false
+	}
+	if !ValidSkillName(name) {
+		c.add(line, "%s: %q is not a valid skill name (lower-case letters, digits and dashes)", what, name)
+		return PlanStep{}, false
+	}
+	switch class, _, why := c.pol.Classify(name); class {
+	case ClassSelf, ClassRefused:
+		c.add(line, "%s names `%s`: %s", what, name, why)
+		return PlanStep{}, false
+	}
+	if _, err := c.cat.Skill(name); err != nil {
+		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
+		return PlanStep{}, false
+	}
+	ps, reason := resolve(name, c.cat, c.pol)
+	if reason != "" {
+		c.add(line, "%s: %s", what, reason)
+		return PlanStep{}, false
+	}
+	return ps, true
+}
+
+// conditions re-checks what the run relies on, for specs not read by the
+// parser (a saved chain, a test): the gate, the error policy and the
+// conditions.
+func (c *wfCheck) conditions(s WorkflowStep) {
+	if s.Gate != "" {
+		if _, err := ParseGate(string(s.Gate)); err != nil {
+			c.add(s.Line, "step %q: gate %q is not one of always, never, on-failure, on-empty", s.ID, s.Gate)
+		}
+	}
+	switch e := s.OnError; {
+	case e.Kind == "" || e.Kind == OnErrorStop || e.Kind == OnErrorGate:
+	case e.Kind == OnErrorRetry && e.Retries >= 1 && e.Backoff >= 0:
+	default:
+		c.add(s.Line, "step %q: on_error %s with %d retries and backoff %s cannot be carried out", s.ID, e.Kind, e.Retries, e.Backoff)
+	}
+	for _, cond := range append(slices.Clone(s.Pre), s.Post...) {
+		line := cond.Line
+		if line == 0 {
+			line = s.Line
+		}
+		switch cond.Kind {
+		case CondOutputMatches:
+			if _, err := regexp.Compile(cond.Pattern); err != nil {
+				c.add(line, "step %q: output_matches %q is not a valid regular expression: %v", s.ID, cond.Pattern, err)
+			}
+		case CondCommand:
+			if len(cond.Command) == 0 || cond.Command[0] == "" {
+				c.add(line, "step %q: a command condition needs a program to run", s.ID)
+			}
+		case CondFileExists, CondFileAbsent, CondOutputContains, CondJSONField:
+		default:
+			c.add(line, "step %q: unknown condition %q", s.ID, cond.Kind)
+		}
+	}
+}
+
+// cycles reports every dependency cycle once, from the strongly connected
+// components of the graph.
+func (c *wfCheck) cycles() {
+	c.comps = c.components()
+	for _, comp := range c.comps {
+		if len(comp) == 1 && !slices.Contains(c.deps[comp[0]], comp[0]) {
+			continue
+		}
+		start := slices.Min(comp)
+		s := c.w.Steps[start]
+		if len(comp) == 1 {
+			c.add(s.Line, "step %q depends on itself", s.ID)
+			continue
+		}
+		path := c.cycleFrom(start, comp)
+		names := make([]string, 0, len(path)+1)
+		for _, i := range path {
+			names = append(names, c.w.Steps[i].ID)
+		}
+		names = append(names, s.ID)
+		c.add(s.Line, "dependency cycle: %s (each step depends on the one before it)", strings.Join(names, " -> "))
+	}
+}
+
+// components returns the strongly connected components of the dependency
+// graph (Tarjan), dependencies before the steps that need them.
+func (c *wfCheck) components() [][]int {
+	n := len(c.w.Steps)
+	index := make([]int, n)
+	low := make([]int, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	var comps [][]int
+	next := 0
+	var visit func(v int)
+	visit = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		on[v] = true
+		for _, w := range c.deps[v] {
+			switch {
+			case index[w] < 0:
+				visit(w)
+				low[v] = min(low[v], low[w])
+			case on[w]:
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] != index[v] {
+			return
+		}
+		var comp []int
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			on[w] = false
+			comp = append(comp, w)
+			if w == v {
+				break
+			}
+		}
+		sort.Ints(comp)
+		comps = append(comps, comp)
+	}
+	for v := range n {
+		if index[v] < 0 {
+			visit(v)
+		}
+	}
+	return comps
+}
+
+// cycleFrom returns a shortest cycle through start inside comp, in the
+// order the run would flow (each step depends on the one before it),
+// beginning with start.
+func (c *wfCheck) cycleFrom(start int, comp []int) []int {
+	in := map[int]bool{}
+	for _, i := range comp {
+		in[i] = true
+	}
+	// Breadth first along dependencies, so the cycle printed is a
+	// shortest one.
+	prev := map[int]int{start: -1}
+	queue := []int{start}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, d := range c.deps[v] {
+			if d == start {
+				// Following prev from v gives v, ..., x1, each a dependency
+				// of the next: with start before v (v depends on it) and
+				// x1 before start, that is the cycle in run order.
+				var path []int
+				for x := v; x != start; x = prev[x] {
+					path = append(path, x)
+				}
+				return append([]int{start}, path...)
+			}
+			if _, seen := prev[d]; !seen && in[d] {
+				prev[d] = v
+				queue = append(queue, d)
+			}
+		}
+	}
+	return []int{start}
+}
+
+// upstream computes, for every step, the set of steps it depends on
+// directly or through others.
+func (c *wfCheck) upstream() {
+	n := len(c.w.Steps)
+	words := (n + 63) / 64
+	c.up = make([][]uint64, n)
+	// Components come dependencies first, so each set is complete when a
+	// step that needs it is reached. Inside a cycle every member is
+	// upstream of every other.
+	for _, comp := range c.comps {
+		set := make([]uint64, words)
+		for _, v := range comp {
+			for _, d := range c.deps[v] {
+				set[d/64] |= 1 << (d % 64)
+				if c.up[d] != nil {
+					for k := range set {
+						set[k] |= c.up[d][k]
+					}
+				}
+			}
+		}
+		for _, v := range comp {
+			c.up[v] = set
+		}
+	}
+}
+
+func (c *wfCheck) isUpstream(of, step int) bool {
+	return c.up[of][step/64]&(1<<(step%64)) != 0
+}
+
+// prompt checks the references of a step's prompt and returns it with the
+// arguments filled in.
+func (c *wfCheck) prompt(i int, s WorkflowStep, values map[string]string) string {
+	refs, bad := promptRefs(s.Prompt)
+	for _, b := range bad {
+		c.add(s.Line, "step %q prompt: %s", s.ID, b)
+	}
+	declared := make([]string, 0, len(c.w.Args))
+	for _, a := range c.w.Args {
+		declared = append(declared, a.Name)
+	}
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if seen[r.name] {
+			continue
+		}
+		seen[r.name] = true
+		c.checkRef(i, s, r.name, declared)
+	}
+	return expandPromptRefs(s.Prompt, func(name string) (string, bool) {
+		if slices.Contains(declared, name) {
+			v, ok := values[name]
+			return v, ok
+		}
+		return "", false
+	})
+}
+
+func (c *wfCheck) checkRef(i int, s WorkflowStep, name string, declared []string) {
+	switch {
+	case name == "run.id" || name == "today":
+	case strings.HasPrefix(name, "steps."):
+		id, rest, _ := strings.Cut(strings.TrimPrefix(name, "steps."), ".")
+		if rest != "output" {
+			c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: a step's output is {{steps.ID.output}}", s.ID, name)
+			return
+		}
+		j, ok := c.ids[id]
+		switch {
+		case !ok:
+			c.add(s.Line, "step %q prompt: {{%s}} names no step of this workflow%s", s.ID, name, wfDidYouMean(id, c.idNames(), 1))
+		case j == i:
+			c.add(s.Line, "step %q prompt: {{%s}} is the step's own output, which does not exist while it runs", s.ID, name)
+		case !c.isUpstream(i, j):
+			c.add(s.Line, "step %q prompt: {{%s}} reads step %q, which is not upstream of %q: add %q to its depends_on (directly or through a step it depends on)",
+				s.ID, name, id, s.ID, id)
+		}
+	case strings.HasPrefix(name, "run."):
+		c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: the run's own values are {{run.id}} and {{today}}", s.ID, name)
+	case !slices.Contains(declared, name):
+		msg := fmt.Sprintf("step %q prompt: {{%s}} is not a declared argument%s", s.ID, name, wfDidYouMean(name, declared, 1))
+		if len(declared) == 0 {
+			msg += "; declare it under args:"
+		} else {
+			msg += "; the arguments are " + strings.Join(declared, ", ")
+		}
+		c.add(s.Line, "%s", msg)
+	}
+}
+
+// order returns the step indexes in topological order, the earliest step in
+// the file first among those whose dependencies are all placed.
+func (c *wfCheck) order() []int {
+	n := len(c.w.Steps)
+	waiting := make([]int, n)
+	users := make([][]int, n)
+	for i, ds := range c.deps {
+		waiting[i] = len(ds)
+		for _, d := range ds {
+			users[d] = append(users[d], i)
+		}
+	}
+	ready := &wfReady{}
+	for i := range n {
+		if waiting[i] == 0 {
+			heap.Push(ready, i)
+		}
+	}
+	out := make([]int, 0, n)
+	for ready.Len() > 0 {
+		v := heap.Pop(ready).(int)
+		out = append(out, v)
+		for _, u := range users[v] {
+			if waiting[u]--; waiting[u] == 0 {
+				heap.Push(ready, u)
+			}
+		}
+	}
+	return out
+}
+
+// wfReady is a min-heap of step indexes.
+type wfReady []int
+
+func (h wfReady) Len() int           { return len(h) }
+func (h wfReady) Less(i, j int) bool { return h[i] < h[j] }
+func (h wfReady) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *wfReady) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *wfReady) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// wfLinear reports whether every step depends exactly on the one before it.
+func wfLinear(steps []PlanStep) bool {
+	for i, s := range steps {
+		if i == 0 && len(s.DependsOn) != 0 {
+			return false
+		}
+		if i > 0 && (len(s.DependsOn) != 1 || s.DependsOn[0] != steps[i-1].ID) {
+			return false
+		}
+	}
+	return true
+}
+
+// A reference in a prompt is "{{", optional spaces, a name of letters,
+// digits, '_', '-' and '.', optional spaces, "}}". There is no escape: a
+// prompt cannot hold a literal "{{".
+var promptRefNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+
+type promptRef struct {
+	start, end int // byte offsets of "{{" and just past "}}"
+	name       string
+}
+
+// promptRefs returns the well-formed references of a prompt, in order, and
+// a description of each malformed one.
+func promptRefs(s string) (refs []promptRef, bad []string) {
+	for off := 0; ; {
+		i := strings.Index(s[off:], "{{")
+		if i < 0 {
+			return refs, bad
+		}
+		start := off + i
+		j := strings.Index(s[start+2:], "}}")
+		if j < 0 {
+			bad = append(bad, fmt.Sprintf("%q is never closed with \"}}\"", wfClip(s[start:], 30)))
+			return refs, bad
+		}
+		end := start + 2 + j + 2
+		name := strings.Trim(s[start+2:end-2], " \t")
+		if !promptRefNameRE.MatchString(name) {
+			bad = append(bad, fmt.Sprintf("%q is not a reference: write {{ARG}}, {{steps.ID.output}}, {{run.id}} or {{today}}", wfClip(s[start:end], 40)))
+		} else {
+			refs = append(refs, promptRef{start: start, end: end, name: name})
+		}
+		off = end
+	}
+}
+
+// expandPromptRefs replaces each reference that value knows, in one pass:
+// text put in is never read again as a reference. Other references, and
+// anything malformed, are left as written.
+func expandPromptRefs(s string, value func(name string) (string, bool)) string {
+	refs, _ := promptRefs(s)
+	if len(refs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, r := range refs {
+		v, ok := value(r.name)
+		if !ok {
+			continue
+		}
+		b.WriteString(s[last:r.start])
+		b.WriteString(v)
+		last = r.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func wfClip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-3]) + "..."
+}
