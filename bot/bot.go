@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 // Runs is the slice of the engine that starts runs and takes decisions.
 type Runs interface {
 	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)
+	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
 	Cancel(id engine.RunID, step, attempt int, actor string) error
 	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
@@ -50,8 +52,9 @@ type Bot struct {
 	sm   *socketmode.Client
 	send *sender
 
-	work  *queue[envelope]
-	syncs *queue[engine.RunID]
+	work    *queue[envelope]
+	syncs   *queue[engine.RunID]
+	replies *queue[func(context.Context)] // messages to one person: never in a decision's way
 
 	mu       sync.Mutex
 	syncing  map[engine.RunID]*syncState
@@ -60,6 +63,10 @@ type Bot struct {
 	seen     *recent           // envelope ids already handled
 	groups   map[string]groupCache
 	botUser  string
+	team     string // the workspace the bot is installed in
+	// replyURLs holds the response_url of each person's latest slash
+	// command, by channel: it answers them where the bot cannot post.
+	replyURLs map[string]string
 }
 
 type envelope struct {
@@ -69,6 +76,7 @@ type envelope struct {
 
 type syncState struct {
 	queued, running, dirty bool
+	retry                  time.Duration // wait before syncing again after a failure
 	lastProgress           time.Time
 	progressTimer          *time.Timer
 }
@@ -84,7 +92,8 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	opts := []slack.Option{slack.OptionAppLevelToken(cfg.AppToken)}
+	// A hung connection must not hold every update behind it.
+	opts := []slack.Option{slack.OptionAppLevelToken(cfg.AppToken), slack.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second})}
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 	}
@@ -95,8 +104,10 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 		send:    newSender(api, cfg.Metrics, cfg.PostInterval),
 		work:    newQueue[envelope](),
 		syncs:   newQueue[engine.RunID](),
+		replies: newQueue[func(context.Context)](),
 		syncing: map[engine.RunID]*syncState{}, progress: map[engine.RunID]*engine.Progress{},
 		rendered: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
+		replyURLs: map[string]string{},
 	}
 	return b, nil
 }
@@ -112,7 +123,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("Slack refused SLACK_BOT_TOKEN (auth.test): %w", err)
 	}
-	b.botUser = resp.UserID
+	b.botUser, b.team = resp.UserID, resp.TeamID
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		err := b.sm.RunContext(ctx)
@@ -129,6 +140,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	for range 4 {
 		g.Go(func() error { b.handleLoop(ctx); return nil })
 		g.Go(func() error { b.syncLoop(ctx); return nil })
+	}
+	for range 2 {
+		g.Go(func() error { b.replyLoop(ctx); return nil })
 	}
 	g.Go(func() error { b.tickLoop(ctx); return nil })
 	g.Go(func() error { return b.catchUp(ctx) })
@@ -187,16 +201,34 @@ func (b *Bot) consume(ctx context.Context) error {
 	}
 }
 
+// handleLoop carries out acknowledged envelopes. Slack never redelivers an
+// envelope once it is acknowledged, so when the bot is told to stop, what
+// is still queued is carried out, within shutdownGrace, rather than lost.
 func (b *Bot) handleLoop(ctx context.Context) {
+	work, done := lingering(ctx, shutdownGrace)
+	defer done()
 	for {
-		env, ok := b.work.pop(ctx)
-		if !ok {
+		env, ok := b.work.pop(ctx) // queued envelopes come out even after ctx ends
+		if !ok || work.Err() != nil {
 			return
 		}
 		if env.evt.Request != nil && !b.seen.add(env.evt.Request.EnvelopeID) {
 			continue // a redelivery of an envelope already handled
 		}
-		b.handle(ctx, env)
+		b.handle(work, env)
+	}
+}
+
+// replyLoop sends the messages meant for one person (refusals, help,
+// "this step has moved on"), apart from the handlers, so a person's
+// decision never waits behind a reply that Slack is rate-limiting.
+func (b *Bot) replyLoop(ctx context.Context) {
+	for {
+		send, ok := b.replies.pop(ctx)
+		if !ok || ctx.Err() != nil {
+			return
+		}
+		send(ctx)
 	}
 }
 
@@ -275,10 +307,12 @@ func (b *Bot) syncLoop(ctx context.Context) {
 		st.queued, st.running, st.dirty = false, true, false
 		b.mu.Unlock()
 		sctx, done := lingering(ctx, shutdownGrace)
-		if err := b.sync(sctx, id); err != nil && sctx.Err() == nil {
+		err := b.sync(sctx, id)
+		if err != nil && sctx.Err() == nil {
 			b.cfg.Log.Error("update the run's thread", "run", id, "err", err)
 		}
 		done()
+		b.retryLater(ctx, id, err)
 		b.mu.Lock()
 		st.running = false
 		again := st.dirty
@@ -290,6 +324,25 @@ func (b *Bot) syncLoop(ctx context.Context) {
 			b.syncs.push(id)
 		}
 	}
+}
+
+// retryLater syncs a run again after a failure, waiting longer each time
+// (up to a minute), so a thread that Slack refused an update for catches
+// up without waiting for the run's next change; a success resets the wait.
+func (b *Bot) retryLater(ctx context.Context, id engine.RunID, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.state(id)
+	if err == nil || ctx.Err() != nil {
+		st.retry = 0
+		return
+	}
+	st.retry = min(max(2*st.retry, time.Second), time.Minute)
+	time.AfterFunc(st.retry, func() {
+		if ctx.Err() == nil {
+			b.schedule(id)
+		}
+	})
 }
 
 // shutdownGrace is how long a thread update under way may go on once the

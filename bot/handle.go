@@ -53,16 +53,52 @@ func (b *Bot) handle(ctx context.Context, env envelope) {
 
 // tell shows a person a message only they see; failures are logged, as
 // there is no one else to tell.
-func (b *Bot) tell(ctx context.Context, channel, thread, user, text string, blocks []slack.Block) {
-	if err := b.send.ephemeral(ctx, channel, thread, user, text, blocks); err != nil {
+func (b *Bot) tell(_ context.Context, channel, thread, user, text string, blocks []slack.Block) {
+	b.replies.push(func(ctx context.Context) { b.tellNow(ctx, channel, thread, user, text, blocks) })
+}
+
+func (b *Bot) tellNow(ctx context.Context, channel, thread, user, text string, blocks []slack.Block) {
+	err := b.send.ephemeral(ctx, channel, thread, user, text, blocks)
+	if err != nil && unreachable(err) {
+		// The bot is not in the channel: answer through the person's
+		// latest slash command there, which needs no membership.
+		b.mu.Lock()
+		url := b.replyURLs[channel+"/"+user]
+		b.mu.Unlock()
+		if url != "" {
+			msg := &slack.WebhookMessage{Text: text, ResponseType: slack.ResponseTypeEphemeral}
+			if len(blocks) > 0 {
+				msg.Blocks = &slack.Blocks{BlockSet: blocks}
+			}
+			err = b.send.do(ctx, "response_url", func() error { return slack.PostWebhookContext(ctx, url, msg) })
+		}
+	}
+	if err != nil {
 		b.cfg.Log.Error("ephemeral message", "channel", channel, "err", err)
 	}
 }
 
+// unreachableErrors say the bot cannot post in a channel at all.
+var unreachableErrors = map[string]bool{"not_in_channel": true, "channel_not_found": true, "is_archived": true}
+
+func unreachable(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && unreachableErrors[se.Err]
+}
+
 func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID string) {
+	if sc.ResponseURL != "" && sc.ChannelID != "" && sc.UserID != "" {
+		b.mu.Lock()
+		b.replyURLs[sc.ChannelID+"/"+sc.UserID] = sc.ResponseURL
+		b.mu.Unlock()
+	}
 	cmd, err := ParseCommand(sc)
 	if err != nil {
 		b.refuse(ctx, sc.ChannelID, "", sc.UserID, engine.InputChain, err, Usage(sc.Command, CmdChain))
+		return
+	}
+	if cmd.Kind == CmdChain && b.outsider(cmd.User, cmd.Team) {
+		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo starts runs only for people of its own workspace (or listed approvers).", nil)
 		return
 	}
 	switch cmd.Kind {
@@ -157,10 +193,20 @@ func permalink(channel, ts string) string {
 	return "https://slack.com/archives/" + channel + "/p" + string(p)
 }
 
+// outsider reports whether a user comes from another organization (a Slack
+// Connect channel) and is not listed as an approver: such users may not
+// start runs or decide, even as a run's starter.
+func (b *Bot) outsider(user, team string) bool {
+	return team != "" && b.team != "" && team != b.team && !slices.Contains(b.cfg.Approvers, user)
+}
+
 // mayDecide says whether user may decide on r: its starter, the approvers,
 // and the members of the approver user groups.
-func (b *Bot) mayDecide(ctx context.Context, r *engine.Run, user string) bool {
+func (b *Bot) mayDecide(ctx context.Context, r *engine.Run, user, team string) bool {
 	if user == "" {
+		return false
+	}
+	if b.outsider(user, team) {
 		return false
 	}
 	if user == r.StartedBy || slices.Contains(b.cfg.Approvers, user) {
@@ -215,7 +261,7 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "Saving a chain as a named workflow is not available in this version of gonogo.", nil)
 		return
 	}
-	if !b.mayDecide(ctx, r, a.User) {
+	if !b.mayDecide(ctx, r, a.User, a.Team) {
 		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf(
 			"Only <@%s>, who started this run, and the approvers can decide on it. Nothing changed.", r.StartedBy), nil)
 		return
@@ -246,13 +292,14 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 
 // decide applies a decision and tells the person when it was refused.
 func (b *Bot) decide(ctx context.Context, r *engine.Run, channel, thread string, d engine.Decision, body []byte) {
+	if _, err := b.eng.Decide(ctx, r.ID, d, body); err != nil {
+		b.decisionFailed(ctx, channel, thread, d.Actor, err)
+		return
+	}
 	if s := r.Step(d.Step); s != nil {
 		if l := s.Latest(); l != nil && !l.Finished.IsZero() {
 			b.cfg.Metrics.decided(time.Since(l.Finished))
 		}
-	}
-	if _, err := b.eng.Decide(ctx, r.ID, d, body); err != nil {
-		b.decisionFailed(ctx, channel, thread, d.Actor, err)
 	}
 }
 
@@ -371,7 +418,7 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback) {
 	}
 	notes, _ := b.eng.Notes(ctx, r.ID)
 	channel, thread := r.Origin.Channel, notes[noteThread]
-	if !b.mayDecide(ctx, r, sub.User) {
+	if !b.mayDecide(ctx, r, sub.User, sub.Team) {
 		b.tell(ctx, channel, thread, sub.User, fmt.Sprintf("Only <@%s>, who started this run, and the approvers can decide on it. Nothing changed.", r.StartedBy), nil)
 		return
 	}
@@ -497,6 +544,10 @@ func (b *Bot) onMention(ctx context.Context, ev *slackevents.AppMentionEvent, te
 	m, err := ParseMention(ev)
 	if err != nil {
 		b.refuse(ctx, ev.Channel, threadOf(ev), ev.User, engine.InputPlan, err, "")
+		return
+	}
+	if userTeam := m.Team; b.outsider(m.User, userTeam) || (userTeam == "" && b.outsider(m.User, team)) {
+		b.tell(ctx, m.Channel, m.ThreadTS, m.User, "gonogo starts runs only for people of its own workspace (or listed approvers).", nil)
 		return
 	}
 	f := m.Files[0]

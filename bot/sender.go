@@ -36,9 +36,28 @@ type sender struct {
 	serial   map[string]*sync.Mutex
 }
 
+// transientErrors are the errors Slack answers with HTTP 200 and ok:false
+// that a later call may not get: worth retrying, like a 5xx.
+var transientErrors = map[string]bool{"internal_error": true, "fatal_error": true, "request_timeout": true,
+	"service_unavailable": true}
+
+func transient(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && transientErrors[se.Err]
+}
+
+// goneErrors say a message the bot posted is not there any more (deleted,
+// or past the workspace's retention).
+var goneErrors = map[string]bool{"message_not_found": true, "cant_update_message": true}
+
+func gone(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && goneErrors[se.Err]
+}
+
 // serialMethods are the methods whose calls under one limit are made one
 // at a time.
-var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true}
+var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true, "chat.postEphemeral": true}
 
 type channelPace struct {
 	mu   sync.Mutex
@@ -98,7 +117,7 @@ func (s *sender) limited(ctx context.Context, method, key string, fn func() erro
 		switch {
 		case rl != nil:
 			continue
-		case errors.As(err, &sc) && sc.Code >= 500, errors.As(err, &ne):
+		case errors.As(err, &sc) && sc.Code >= 500, errors.As(err, &ne), transient(err):
 			wait, backoff = backoff, min(backoff*2, 30*time.Second)
 		default:
 			return err

@@ -21,6 +21,8 @@ const (
 	noteThread = "thread" // the thread's root ts
 	noteHeader = "header" // the header message
 	noteFinal  = "final"  // the completion or abort message
+	// noteUnreachable marks a run whose channel the bot cannot post in.
+	noteUnreachable = "unreachable"
 )
 
 func noteStep(n int) string { return fmt.Sprintf("step/%d", n) }
@@ -54,12 +56,26 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		notes[k] = v
 		return b.eng.SetNotes(ctx, id, map[string]string{k: v})
 	}
+	if notes[noteUnreachable] != "" {
+		return nil
+	}
 	channel := r.Origin.Channel
 	v := b.view(ctx, r, 0)
+	// The header changes with the run, not with the clock: its elapsed
+	// time is measured to the run's last change, so progress alone never
+	// spends an update on it.
+	hv := v
+	hv.Now = r.Updated
+	if r.Finished() || hv.Now.IsZero() {
+		hv.Now = v.Now
+	}
 
-	hdr := Header(r, v)
+	hdr := Header(r, hv)
 	if notes[noteHeader] == "" {
 		ts, err := b.send.post(ctx, channel, r.Origin.Thread, FallbackText(hdr), hdr)
+		if unreachable(err) {
+			return b.giveUp(ctx, r, note, err)
+		}
 		if err != nil {
 			return fmt.Errorf("post the run's header: %w", err)
 		}
@@ -72,7 +88,17 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 			return err
 		}
 		notes[noteHeader], notes[noteThread] = ts, thread
-	} else if err := b.updateIfChanged(ctx, channel, notes[noteHeader], hdr); err != nil {
+	} else if err := b.updateIfChanged(ctx, channel, notes[noteHeader], hdr); gone(err) {
+		// The header was deleted: post it again, in the run's thread.
+		ts, err := b.send.post(ctx, channel, notes[noteThread], FallbackText(hdr), hdr)
+		if err != nil {
+			return fmt.Errorf("post the run's header again: %w", err)
+		}
+		b.remember(channel, ts, hdr)
+		if err := note(noteHeader, ts); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return fmt.Errorf("update the run's header: %w", err)
 	}
 	thread := notes[noteThread]
@@ -93,7 +119,17 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 			if err := note(noteStep(s.N), ts); err != nil {
 				return err
 			}
-		} else if err := b.updateIfChanged(ctx, channel, ts, blocks); err != nil {
+		} else if err := b.updateIfChanged(ctx, channel, ts, blocks); gone(err) {
+			// The step's message was deleted: post it again.
+			ts, err := b.send.post(ctx, channel, thread, FallbackText(blocks), blocks)
+			if err != nil {
+				return fmt.Errorf("post step %d again: %w", s.N, err)
+			}
+			b.remember(channel, ts, blocks)
+			if err := note(noteStep(s.N), ts); err != nil {
+				return err
+			}
+		} else if err != nil {
 			return fmt.Errorf("update step %d: %w", s.N, err)
 		}
 		for _, a := range s.Attempts {
@@ -123,13 +159,25 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 				}
 			}
 		}
-		if l := s.Latest(); s.Status == engine.StepWaiting && l.Result == engine.ResultFailed && notes[noteHalt(s.N, l.N)] == "" {
-			msg := Halt(r, v)
-			if _, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg); err != nil {
-				return fmt.Errorf("post the halt of step %d: %w", s.N, err)
-			}
-			if err := note(noteHalt(s.N, l.N), "1"); err != nil {
-				return err
+		// A FAILED halt is announced once, noted by its ts and kept current,
+		// so its Redo and Abort give way once the step moves on.
+		for _, a := range s.Attempts {
+			key := noteHalt(s.N, a.N)
+			switch ts := notes[key]; {
+			case ts == "" && a.N == s.Latest().N && s.Status == engine.StepWaiting && a.Result == engine.ResultFailed:
+				msg := Halt(r, v)
+				ts, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg)
+				if err != nil {
+					return fmt.Errorf("post the halt of step %d: %w", s.N, err)
+				}
+				b.remember(channel, ts, msg)
+				if err := note(key, ts); err != nil {
+					return err
+				}
+			case ts != "" && ts != "1":
+				if err := b.updateIfChanged(ctx, channel, ts, Halt(r, v)); err != nil && !gone(err) {
+					return fmt.Errorf("update the halt of step %d: %w", s.N, err)
+				}
 			}
 		}
 	}
@@ -148,6 +196,24 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// giveUp aborts a run whose thread cannot be posted at all (the bot is not
+// in the channel): a run nobody can see or decide must not go on spending.
+// The starter is told through their slash command's response_url.
+func (b *Bot) giveUp(ctx context.Context, r *engine.Run, note func(k, v string) error, cause error) error {
+	b.cfg.Log.Warn("cannot post in the run's channel; aborting the run", "run", r.ID, "channel", r.Origin.Channel, "err", cause)
+	if err := note(noteUnreachable, "1"); err != nil {
+		return err
+	}
+	if !r.Finished() {
+		if _, err := b.eng.Abort(ctx, r.ID, "gonogo (cannot post in this channel)"); err != nil {
+			return fmt.Errorf("abort the run: %w", err)
+		}
+	}
+	b.tell(ctx, r.Origin.Channel, "", r.StartedBy, fmt.Sprintf(
+		"gonogo cannot post in this channel, so run %s was stopped. Invite the bot (/invite @gonogo) and start it again.", r.ID), nil)
 	return nil
 }
 
