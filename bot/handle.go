@@ -138,7 +138,8 @@ func (b *Bot) refuse(ctx context.Context, channel, thread, user string, kind eng
 	case errors.Is(err, ErrBadPayload):
 		b.cfg.Log.Warn("a Slack payload gonogo cannot use", "err", err)
 	default:
-		b.tell(ctx, channel, thread, user, "gonogo could not do that: "+err.Error(), nil)
+		b.cfg.Log.Error("a request could not be carried out", "err", err)
+		b.tell(ctx, channel, thread, user, "gonogo could not do that; nothing was started. The operator can find why in gonogo's log.", nil)
 	}
 }
 
@@ -158,7 +159,8 @@ func (b *Bot) start(ctx context.Context, p engine.Plan, user string, origin engi
 func (b *Bot) listRuns(ctx context.Context, cmd Command) {
 	all, err := b.eng.List(ctx)
 	if err != nil {
-		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo could not list the runs: "+err.Error(), nil)
+		b.cfg.Log.Error("list runs", "err", err)
+		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo could not list the runs; the operator can find why in gonogo's log.", nil)
 		return
 	}
 	var here []engine.RunSummary
@@ -313,7 +315,9 @@ func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, 
 	case errors.Is(err, engine.ErrForbidden):
 		msg = "Not counted: " + err.Error()
 	default:
-		msg = "gonogo could not record that: " + err.Error()
+		// The details (paths, store errors) go to the log, not to Slack.
+		b.cfg.Log.Error("a decision could not be recorded", "err", err)
+		msg = "gonogo could not record that decision; nothing changed. The operator can find why in gonogo's log."
 	}
 	b.tell(ctx, channel, thread, user, msg, nil)
 }
@@ -433,7 +437,14 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback) {
 	case SubmitEditReply:
 		body, err := b.replyBody(ctx, channel, thread, sub.Reply)
 		if err != nil {
-			b.tell(ctx, channel, thread, sub.User, "gonogo could not read your reply: "+err.Error(), nil)
+			msg := "gonogo could not read your reply; nothing changed."
+			var in *InputError
+			if errors.As(err, &in) {
+				msg = "Your reply cannot replace the artifact: " + in.Problem
+			} else {
+				b.cfg.Log.Error("read a reply in a run's thread", "run", r.ID, "err", err)
+			}
+			b.tell(ctx, channel, thread, sub.User, msg, nil)
 			return
 		}
 		d.Kind = engine.DecideEdit

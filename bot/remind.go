@@ -64,13 +64,14 @@ func (b *Bot) checkWaiting(ctx context.Context, now time.Time) error {
 				continue
 			}
 			if b.cfg.RemindAfter > 0 && waited >= b.cfg.RemindAfter && notes[noteRemind(s.N, l.N)] == "" {
-				msg := Reminder(r, s.N, b.view(ctx, r, s.N))
+				msg := Reminder(r, s.N, b.view(ctx, r, s.N, notes))
 				if _, err := b.send.post(ctx, r.Origin.Channel, notes[noteThread], FallbackText(msg), msg); err != nil {
 					return err
 				}
 				if err := b.eng.SetNotes(ctx, r.ID, map[string]string{noteRemind(s.N, l.N): now.UTC().Format(time.RFC3339)}); err != nil {
 					return err
 				}
+				b.schedule(r.ID) // the step message shows the reminder
 			}
 		}
 	}

@@ -60,7 +60,7 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		return nil
 	}
 	channel := r.Origin.Channel
-	v := b.view(ctx, r, 0)
+	v := b.view(ctx, r, 0, notes)
 	// The header changes with the run, not with the clock: its elapsed
 	// time is measured to the run's last change, so progress alone never
 	// spends an update on it.
@@ -108,7 +108,7 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		if len(s.Attempts) == 0 {
 			continue
 		}
-		sv := b.view(ctx, r, s.N)
+		sv := b.view(ctx, r, s.N, notes)
 		blocks := StepMessage(r, s.N, sv)
 		if ts := notes[noteStep(s.N)]; ts == "" {
 			ts, err := b.send.post(ctx, channel, thread, FallbackText(blocks), blocks)
@@ -196,7 +196,24 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 			return err
 		}
 	}
+	if r.Finished() && notes[noteFinal] != "" {
+		b.forgetRun(r.ID, channel, notes)
+	}
 	return nil
+}
+
+// forgetRun drops what the bot keeps in memory for a run whose thread is
+// final: a long-lived bot does not grow with every run it has shown.
+func (b *Bot) forgetRun(id engine.RunID, channel string, notes map[string]string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.progress, id)
+	for _, ts := range notes {
+		delete(b.rendered, channel+"/"+ts)
+	}
+	if st, ok := b.syncing[id]; ok && !st.queued && st.progressTimer == nil {
+		delete(b.syncing, id)
+	}
 }
 
 // giveUp aborts a run whose thread cannot be posted at all (the bot is not
@@ -247,7 +264,7 @@ func (b *Bot) attach(ctx context.Context, r *engine.Run, s *engine.Step, a engin
 
 // view gathers what a message shows beyond the run: live progress, votes,
 // the artifact's preview, reminder and deadline.
-func (b *Bot) view(ctx context.Context, r *engine.Run, n int) View {
+func (b *Bot) view(ctx context.Context, r *engine.Run, n int, notes map[string]string) View {
 	v := View{Now: time.Now()}
 	b.mu.Lock()
 	if p := b.progress[r.ID]; p != nil {
@@ -259,14 +276,21 @@ func (b *Bot) view(ctx context.Context, r *engine.Run, n int) View {
 	if s == nil {
 		return v
 	}
-	if l := s.Latest(); l != nil && l.Artifact {
+	l := s.Latest()
+	if l == nil {
+		return v
+	}
+	if l.Artifact {
 		if body, err := b.eng.Artifact(ctx, r.ID, s.N, l.N); err == nil {
 			v.Preview = previewOf(body)
 		}
-		if s.Status == engine.StepWaiting && b.cfg.DecisionTimeout > 0 {
-			v.Deadline = l.Finished.Add(b.cfg.DecisionTimeout)
-			v.AbortAtDeadline = b.cfg.TimeoutAction == "abort"
-		}
+	}
+	if s.Status == engine.StepWaiting && b.cfg.DecisionTimeout > 0 && !l.Finished.IsZero() {
+		v.Deadline = l.Finished.Add(b.cfg.DecisionTimeout)
+		v.AbortAtDeadline = b.cfg.TimeoutAction == "abort"
+	}
+	if at, err := time.Parse(time.RFC3339, notes[noteRemind(s.N, l.N)]); err == nil {
+		v.RemindedAt = at
 	}
 	return v
 }
