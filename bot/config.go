@@ -54,7 +54,20 @@ const (
 // ErrToken is wrapped by New for a missing or malformed token.
 var ErrToken = errors.New("Slack token")
 
+// CheckTokens checks the tokens' presence and shape only, for a front end
+// that must refuse bad ones before it opens anything.
+func CheckTokens(c Config) error {
+	return c.checkTokens()
+}
+
 func (c *Config) validate() error {
+	if err := c.checkTokens(); err != nil {
+		return err
+	}
+	return c.validateRest()
+}
+
+func (c *Config) checkTokens() error {
 	if c.AppToken == "" {
 		return fmt.Errorf("%w: SLACK_APP_TOKEN is not set (an app-level token, xapp-..., with connections:write)", ErrToken)
 	}
@@ -67,6 +80,10 @@ func (c *Config) validate() error {
 	if !strings.HasPrefix(c.BotToken, "xoxb-") {
 		return fmt.Errorf("%w: SLACK_BOT_TOKEN does not look like a bot token (it should start with xoxb-)", ErrToken)
 	}
+	return nil
+}
+
+func (c *Config) validateRest() error {
 	if c.APIURL != "" && !strings.HasSuffix(c.APIURL, "/") {
 		return fmt.Errorf("SLACK_API_URL must end with \"/\" (got %q)", c.APIURL)
 	}

@@ -64,6 +64,18 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 			approvers = append(approvers, a)
 		}
 	}
+	log := newLogger(e, cfg)
+	bcfg := bot.Config{
+		AppToken: sc.AppToken, BotToken: sc.BotToken, APIURL: sc.APIURL, SlashCommand: sc.SlashCommand,
+		Approvers: approvers, Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
+		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
+		MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,
+	}
+	// Check the tokens before anything else, so a bad one stops serve at
+	// once; the bot is built for real once the engine is up.
+	if err := bot.CheckTokens(bcfg); err != nil {
+		return fail(e, "serve", err)
+	}
 	cat, err := parse.LoadSkills(f.skills)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -72,18 +84,8 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 	if err != nil {
 		return fail(e, "serve", fmt.Errorf("policy: %w", err))
 	}
-	log := newLogger(e, cfg)
-	bcfg := bot.Config{
-		AppToken: sc.AppToken, BotToken: sc.BotToken, APIURL: sc.APIURL, SlashCommand: sc.SlashCommand,
-		Approvers: approvers, Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
-		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
-		Catalog: cat, Policy: pol, MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,
-	}
-	// Check the tokens before anything opens, so a bad one stops serve at
-	// once; the bot is built for real once the engine is up.
-	if _, err := bot.New(bcfg, nil); err != nil && errors.Is(err, bot.ErrToken) {
-		return fail(e, "serve", err)
-	} else if err != nil {
+	bcfg.Catalog, bcfg.Policy = cat, pol
+	if _, err := bot.New(bcfg, nil); err != nil {
 		return fail(e, "serve", usagef("%v", err))
 	}
 	name := f.runner
