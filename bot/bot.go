@@ -244,7 +244,11 @@ func (b *Bot) Notify(n engine.Notice) {
 		p := *n.Progress
 		b.progress[id] = &p
 		st := b.state(id)
-		wait := time.Until(st.lastProgress.Add(b.cfg.ProgressInterval))
+		// Live progress shares Slack's app-wide chat.update budget (about 50
+		// a minute) across every running step: about 30 a minute for
+		// progress in all, the rest left for state changes.
+		interval := max(b.cfg.ProgressInterval, time.Duration(len(b.progress))*time.Minute/progressPerMinute)
+		wait := time.Until(st.lastProgress.Add(interval))
 		if st.progressTimer == nil {
 			if wait <= 0 {
 				st.lastProgress = time.Now()
@@ -344,6 +348,10 @@ func (b *Bot) retryLater(ctx context.Context, id engine.RunID, err error) {
 		}
 	})
 }
+
+// progressPerMinute is how many live-progress updates the bot makes a
+// minute across all running steps.
+const progressPerMinute = 30
 
 // shutdownGrace is how long a thread update under way may go on once the
 // bot is told to stop.

@@ -57,7 +57,7 @@ func gone(err error) bool {
 
 // serialMethods are the methods whose calls under one limit are made one
 // at a time.
-var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true, "chat.postEphemeral": true}
+var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true, "chat.postEphemeral": true, "files.upload": true}
 
 type channelPace struct {
 	mu   sync.Mutex

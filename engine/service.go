@@ -40,7 +40,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	busy    int
-	live    map[RunID]*sync.Mutex
+	live    map[RunID]*runLock
 	queue   []queued // steps waiting for a slot, oldest first
 	running map[execKey]context.CancelCauseFunc
 	base    context.Context
@@ -78,7 +78,7 @@ func NewService(cfg ServiceConfig) *Service {
 	return &Service{
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
 		now: now, log: log, slots: n,
-		live: map[RunID]*sync.Mutex{}, running: map[execKey]context.CancelCauseFunc{},
+		live: map[RunID]*runLock{}, running: map[execKey]context.CancelCauseFunc{},
 		base: base, stop: stop,
 	}
 }
@@ -103,23 +103,40 @@ func (s *Service) Close() {
 }
 
 // NewRunID returns a new run id: the UTC time, so ids sort by creation, and
-// random bits so two runs started in the same second never collide.
+// 48 random bits so two runs started in the same second almost never
+// collide (Start draws again when they do).
 func NewRunID(now time.Time) RunID {
-	var b [3]byte
+	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return RunID(now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:]))
 }
 
+// runLock serializes the transitions of one run. It lives only while
+// someone holds or waits for it, so the map does not grow with every run
+// (or every unknown id) ever named.
+type runLock struct {
+	mu    sync.Mutex
+	users int
+}
+
 func (s *Service) lock(id RunID) func() {
 	s.mu.Lock()
-	m, ok := s.live[id]
+	l, ok := s.live[id]
 	if !ok {
-		m = &sync.Mutex{}
-		s.live[id] = m
+		l = &runLock{}
+		s.live[id] = l
 	}
+	l.users++
 	s.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(s.live, id)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // commit folds evs into r, commits the change, tells the notifier, and
@@ -150,17 +167,25 @@ func (s *Service) commit(ctx context.Context, r *Run, evs []Event, c Commit) (*R
 
 // Start records a new run of p and begins its first step.
 func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, error) {
-	id := NewRunID(s.now())
-	evs, err := NewRun(id, p, opt, s.now())
-	if err != nil {
-		return nil, err
-	}
-	evs[0].Key = opt.Key
-	unlock := s.lock(id)
-	r, err := s.commit(ctx, &Run{}, evs, Commit{Key: opt.Key})
-	unlock()
-	if err != nil {
-		return nil, fmt.Errorf("start run: %w", err)
+	var r *Run
+	for try := 0; ; try++ {
+		id := NewRunID(s.now())
+		evs, err := NewRun(id, p, opt, s.now())
+		if err != nil {
+			return nil, err
+		}
+		evs[0].Key = opt.Key
+		unlock := s.lock(id)
+		r, err = s.commit(ctx, &Run{}, evs, Commit{Key: opt.Key})
+		unlock()
+		if err == nil {
+			break
+		}
+		// The store refuses a new run whose id it holds already (ErrStale):
+		// two starts drew the same id; draw another.
+		if !errors.Is(err, ErrStale) || errors.Is(err, ErrDuplicate) || try == 3 {
+			return nil, fmt.Errorf("start run: %w", err)
+		}
 	}
 	return s.advanceAfter(ctx, r), nil
 }
@@ -399,18 +424,7 @@ func (s *Service) advanceHeld(ctx context.Context, id RunID, held int) (*Run, er
 			return nil, err
 		}
 	}
-	if r.Finished() {
-		s.forget(id)
-	}
 	return r, nil
-}
-
-// forget drops the lock of a finished run; a late caller that still holds
-// the old lock is refused by the store (its change is stale).
-func (s *Service) forget(id RunID) {
-	s.mu.Lock()
-	delete(s.live, id)
-	s.mu.Unlock()
 }
 
 // take claims a runner slot for q when one is free and no step queued

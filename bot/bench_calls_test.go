@@ -1,0 +1,501 @@
+package bot_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/bot"
+	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// ---- memory per run ----
+
+// BenchmarkServeMemoryPerRun measures the heap `gonogo serve` holds per
+// run: a store, an engine.Service and a bot connected to the fake Slack,
+// in one process. The issue's target is under 20 KB per waiting run.
+//
+//   - waiting: 2,000 checkpointed runs of three steps, each waiting at its
+//     first checkpoint, its thread fully posted (header, step message with
+//     its buttons, the artifact attached);
+//   - finished: 1,000 one-step runs approved to completion, their threads
+//     finished. A long-running serve accumulates these; ideally they cost
+//     only their line in the store's listing cache.
+//
+// The fake Slack shares the heap, so what it holds is taken out: the heap
+// is read with gonogo running, then again once gonogo has stopped and
+// nothing references it, with the fake Slack still holding every message.
+// The floor, measured in the same run, is the same process holding no run
+// (gonogo's heap just after it connected). bytes/run is (gonogo's heap with
+// the runs - floor) / runs; what bbolt keeps in its memory map is not heap
+// and is not counted. Each loop iteration is one reading of the heap
+// (after a full collection); the smallest reading counts.
+func BenchmarkServeMemoryPerRun(b *testing.B) {
+	b.Run("waiting", func(b *testing.B) { benchmarkServeMemory(b, 2000, false) })
+	b.Run("finished", func(b *testing.B) { benchmarkServeMemory(b, 1000, true) })
+}
+
+func benchmarkServeMemory(b *testing.B, n int, finish bool) {
+	ctx := context.Background()
+	srv := newSlack(b)
+	slackAlone := liveHeapBytes()
+
+	// Posts are not paced: pacing changes when threads are posted, not
+	// what gonogo keeps.
+	s := startServe(b, srv, b.TempDir(), instantAgent{}, 16, func(c *bot.Config) { c.PostInterval = time.Nanosecond })
+	settle(srv, 100*time.Millisecond, 5*time.Second)
+	floor := liveHeapBytes() - slackAlone
+
+	expr := "deliver-prd -> deliver-user-stories -> measure-experiment-design -- memory"
+	if finish {
+		expr = "deliver-prd -- memory"
+	}
+	plan := chainPlan(b, expr)
+	ids := make([]engine.RunID, 0, n)
+	for i := range n {
+		r, err := startRetrying(ctx, s.svc, plan, engine.StartOptions{StartedBy: starter, Origin: engine.Origin{Channel: channel}, Key: fmt.Sprintf("mem-%d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	// Every thread is posted up to the checkpoint: the artifact attached.
+	waitNotes(b, s, ids, "file/1/1")
+	if finish {
+		for _, id := range ids {
+			if _, err := s.svc.Decide(ctx, id, engine.Decision{Kind: engine.DecideApprove, Actor: starter, Step: 1, Attempt: 1}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		waitNotes(b, s, ids, "final")
+	} else {
+		for _, id := range ids[:10] {
+			if r, err := s.svc.Load(ctx, id); err != nil || r.State != engine.RunWaiting {
+				b.Fatalf("run %s is not waiting at its checkpoint: %v %v", id, r, err)
+			}
+		}
+	}
+	settle(srv, 200*time.Millisecond, 10*time.Second)
+	ids = nil
+
+	withRuns := liveHeapBytes()
+	for b.Loop() {
+		// One collection a reading: the readings before this one already
+		// emptied what outlives one collection.
+		runtime.GC()
+		withRuns = min(withRuns, heapAlloc())
+	}
+	b.StopTimer()
+	s.stop(b)
+	slackWithRuns := liveHeapBytes()
+	held := float64(withRuns) - float64(slackWithRuns)
+	if held <= float64(floor) {
+		// What gonogo held was not let go when it stopped: something still
+		// references it, and the fake Slack's share cannot be told apart.
+		b.Fatalf("gonogo's heap with %d runs (%.0f bytes) is not above its floor (%d bytes)", n, held, floor)
+	}
+	perRun := (held - float64(floor)) / float64(n)
+	b.ReportMetric(perRun, "bytes/run")
+	b.ReportMetric(perRun/(20<<10), "bytes/run/20KB")
+	b.ReportMetric(float64(floor), "floor-bytes")
+	b.ReportMetric(float64(slackWithRuns-slackAlone)/float64(n), "fakeslack-bytes/run")
+	b.ReportMetric(0, "ns/op") // an op is one reading of the heap
+}
+
+// instantAgent answers every step at once with a short artifact. Unlike
+// scriptedRunner it keeps no record of the jobs, whose prompts would be
+// counted as gonogo's memory.
+type instantAgent struct{}
+
+func (instantAgent) Run(_ context.Context, job engine.Job, _ func(engine.Progress)) engine.Outcome {
+	return engine.Outcome{Artifact: []byte(fmt.Sprintf("# %s\n\nThe artifact of step %d, attempt %d.\n", job.Skill, job.Step, job.Attempt)), CostUSD: 0.01}
+}
+
+// liveHeapBytes returns the bytes of live heap objects. Two collections:
+// the second frees what the first only made unreachable (sync.Pool
+// victims, finalized objects).
+func liveHeapBytes() uint64 {
+	runtime.GC()
+	runtime.GC()
+	return heapAlloc()
+}
+
+// heapAlloc returns the bytes of heap objects not yet freed.
+func heapAlloc() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// waitNotes waits until the bot has noted key for every run.
+func waitNotes(b *testing.B, s *liveServe, ids []engine.RunID, key string) {
+	b.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(60 * time.Second)
+	next := 0
+	for next < len(ids) {
+		notes, err := s.svc.Notes(ctx, ids[next])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if notes[key] != "" {
+			next++
+			continue
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the bot noted %q for %d of %d runs in a minute", key, next, len(ids))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// startRetrying starts a run, trying again when the new run's id was
+// already taken: ids are the second plus 24 random bits, so among the
+// thousands of runs started in the same second here two can draw the same
+// id, and the store refuses the second as stale.
+func startRetrying(ctx context.Context, svc *engine.Service, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
+	for try := 0; ; try++ {
+		r, err := svc.Start(ctx, p, opt)
+		if err == nil || !errors.Is(err, engine.ErrStale) || try == 3 {
+			return r, err
+		}
+	}
+}
+
+func chainPlan(b *testing.B, expr string) engine.Plan {
+	b.Helper()
+	chain, err := parse.Chain(expr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan, err := engine.PreflightChain(chain, harnessCatalog(), engine.DefaultPolicy())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return plan
+}
+
+func harnessCatalog() engine.Catalog {
+	var skills []engine.Skill
+	for _, n := range harnessSkills {
+		skills = append(skills, engine.Skill{Name: n, Instructions: "Write the " + n + " artifact."})
+	}
+	return parse.NewCatalog(skills)
+}
+
+// liveServe is `gonogo serve` in process: a store, an engine.Service on
+// the given runner and a bot on the fake Slack. Unlike the harness, it
+// takes any runner, and once stopped it lets go of all three, so that
+// what they held can be collected.
+type liveServe struct {
+	db     *storage.DB
+	svc    *engine.Service
+	bot    *bot.Bot
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startServe(b *testing.B, srv *fakeslack.Server, dir string, r engine.Runner, parallel int, configure func(c *bot.Config)) *liveServe {
+	b.Helper()
+	db, err := storage.Open(dir, storage.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := &lateNotifier{}
+	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: harnessCatalog(), Runner: r, Notifier: n, MaxParallel: parallel})
+	cfg := bot.Config{
+		AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
+		Catalog: harnessCatalog(), Policy: engine.DefaultPolicy(),
+	}
+	configure(&cfg)
+	bt, err := bot.New(cfg, svc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n.set(bt)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &liveServe{db: db, svc: svc, bot: bt, cancel: cancel, done: make(chan struct{})}
+	svcDone := make(chan struct{})
+	go func() { defer close(svcDone); _ = svc.Run(ctx) }()
+	go func() {
+		defer close(s.done)
+		defer func() { <-svcDone }()
+		if err := bt.Run(ctx); err != nil && ctx.Err() == nil {
+			b.Errorf("bot.Run: %v", err)
+		}
+	}()
+	b.Cleanup(func() { s.stop(b) })
+	before := srv.Connections()
+	if err := srv.WaitFor(ctxT(b), func(st *fakeslack.State) bool { return st.Connections() > before && st.Connected() }); err != nil {
+		b.Fatalf("the bot did not connect: %v", err)
+	}
+	return s
+}
+
+// stop stops the bot and the engine, closes the store and drops them.
+func (s *liveServe) stop(b *testing.B) {
+	if s.db == nil {
+		return
+	}
+	s.cancel()
+	<-s.done
+	s.svc.Close()
+	if err := s.db.Close(); err != nil {
+		b.Errorf("close the store: %v", err)
+	}
+	s.db, s.svc, s.bot = nil, nil, nil
+}
+
+// ---- Slack Web API calls per step ----
+
+// BenchmarkSlackCallsPerStep drives runs of three checkpointed steps
+// through the fake Slack, as people use gonogo: each run is started with a
+// slash command in its own channel, and its starter clicks Approve as soon
+// as a checkpoint shows. The agent runs each step for a while and reports
+// live progress as it goes. Every Web API call the bot makes is counted
+// and divided by the number of steps (a run's header and final message
+// are shared among its steps); the process's own calls (auth.test,
+// apps.connections.open) are left out.
+//
+// Rates are measured on chat.update per message (Slack's published limit
+// for chat.update is Tier 3, about 50 a minute for the whole app in a
+// workspace, so that is the figure that counts) and on chat.postMessage
+// per channel (about one a second). All steps run at once
+// (GONOGO_MAX_PARALLEL is the number of runs), the worst case for the
+// app-wide rate.
+//
+//   - defaults: the bot's default intervals (a progress update of a step
+//     message at most every 5 s, posts to a channel paced a second apart);
+//     steps of 1 s with a progress report every 200 ms. Every rate is per
+//     real minute; the whole benchmark fits in one.
+//   - long-steps: one-minute steps with a progress report every second,
+//     run 50 times faster than real: every interval and duration is
+//     divided by 50 (progress interval 100 ms, post pacing 20 ms, steps
+//     1.2 s, progress every 20 ms) and rates are counted in windows of
+//     1.2 s, a minute in the scaled time. This is the steady state of a
+//     long step, which the defaults case is too short to reach.
+//
+// Each loop iteration is one analysis of the recorded calls.
+func BenchmarkSlackCallsPerStep(b *testing.B) {
+	b.Run("defaults", func(b *testing.B) {
+		benchmarkSlackCalls(b, callsScenario{runs: 8, scale: 1, step: time.Second, every: 200 * time.Millisecond})
+	})
+	b.Run("long-steps", func(b *testing.B) {
+		benchmarkSlackCalls(b, callsScenario{runs: 8, scale: 50, step: time.Minute, every: time.Second})
+	})
+}
+
+// callsScenario is a run of the calls benchmark, in real time: the bot's
+// intervals and the agent's timings are divided by scale.
+type callsScenario struct {
+	runs  int
+	scale int
+	step  time.Duration // how long an agent works on a step
+	every time.Duration // between two progress reports
+}
+
+func (c callsScenario) scaled(d time.Duration) time.Duration { return d / time.Duration(c.scale) }
+
+const stepsPerRun = 3
+
+func benchmarkSlackCalls(b *testing.B, sc callsScenario) {
+	srv := newSlack(b)
+	r := progressRunner{step: sc.scaled(sc.step), every: sc.scaled(sc.every)}
+	startServe(b, srv, b.TempDir(), r, sc.runs, func(c *bot.Config) {
+		c.PostInterval = sc.scaled(bot.DefaultPostInterval)
+		c.ProgressInterval = sc.scaled(bot.DefaultProgressInterval)
+	})
+	settle(srv, 100*time.Millisecond, 5*time.Second)
+	begin := time.Now()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clicks := make(chan int, 1)
+	go func() { clicks <- approveCheckpoints(ctx, b, srv) }()
+	for i := range sc.runs {
+		env := srv.SendSlashCommand(slack.SlashCommand{Command: "/gonogo", UserID: starter, ChannelID: callsChannel(i),
+			TeamID: fakeslack.TeamID, Text: "chain deliver-prd -> deliver-user-stories -> measure-experiment-design -- calls benchmark"})
+		if _, err := srv.WaitAck(ctxT(b), env); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The defaults scenario takes about 8 s; leave room for a slow machine.
+	wait, stopWaiting := context.WithTimeout(context.Background(), time.Minute)
+	defer stopWaiting()
+	err := srv.WaitFor(wait, func(st *fakeslack.State) bool {
+		done := 0
+		for _, m := range st.Messages("") {
+			if m.FromBot && strings.Contains(m.Rendered, "Run complete") {
+				done++
+			}
+		}
+		return done == sc.runs
+	})
+	if err != nil {
+		b.Fatalf("not every run completed: %v", err)
+	}
+	settle(srv, 300*time.Millisecond, 10*time.Second)
+	cancel()
+	if n := <-clicks; n != sc.runs*stepsPerRun {
+		b.Fatalf("%d checkpoints approved, want %d", n, sc.runs*stepsPerRun)
+	}
+	calls := srv.Calls("")
+	elapsed := time.Since(begin)
+
+	var st callStats
+	for b.Loop() {
+		st = analyseCalls(calls, time.Minute/time.Duration(sc.scale), time.Second/time.Duration(sc.scale))
+	}
+	b.StopTimer()
+	steps := float64(sc.runs * stepsPerRun)
+	for _, m := range []struct{ unit, method string }{
+		{"postMessage/step", "chat.postMessage"},
+		{"update/step", "chat.update"},
+		{"postEphemeral/step", "chat.postEphemeral"},
+		{"upload-calls/step", "upload"},
+		{"other-calls/step", "other"},
+		{"calls/step", "all"},
+	} {
+		b.ReportMetric(float64(st.count[m.method])/steps, m.unit)
+	}
+	b.ReportMetric(float64(st.peakPerMessage), "peak-updates/min/msg")
+	// In real time also when time is scaled: the closest updates follow
+	// one another as fast as the run changes, at no interval of the bot's.
+	b.ReportMetric(float64(st.minGap)/float64(time.Millisecond), "min-update-gap-ms")
+	b.ReportMetric(float64(st.peakAppWide), "peak-updates/min/app")
+	b.ReportMetric(float64(st.peakAppWide)/50, "peak-updates/min/app/tier3")
+	b.ReportMetric(float64(st.peakPostsPerChannel), "peak-posts/s/channel")
+	b.ReportMetric(elapsed.Seconds()*float64(sc.scale), "scenario-s")
+	b.ReportMetric(0, "ns/op") // an op is one analysis of the calls
+}
+
+func callsChannel(i int) string { return fmt.Sprintf("C0CALLS%02d", i) }
+
+// progressRunner works on each step for a while, reporting progress at
+// a steady pace, then answers with a Markdown artifact.
+type progressRunner struct {
+	step, every time.Duration
+}
+
+func (p progressRunner) Run(ctx context.Context, job engine.Job, progress func(engine.Progress)) engine.Outcome {
+	began := time.Now()
+	tick := time.NewTicker(p.every)
+	defer tick.Stop()
+	for turn := 1; time.Since(began) < p.step; turn++ {
+		select {
+		case <-ctx.Done():
+			return engine.Outcome{Err: fmt.Errorf("cancelled: %w", context.Cause(ctx))}
+		case <-tick.C:
+		}
+		progress(engine.Progress{Turns: turn, ToolCalls: 2 * turn, LastTool: "Read", CostUSD: 0.002 * float64(turn), Elapsed: time.Since(began)})
+	}
+	return engine.Outcome{Artifact: []byte(fmt.Sprintf("# %s\n\nThe artifact of step %d, attempt %d.\n", job.Skill, job.Step, job.Attempt)), CostUSD: 0.05}
+}
+
+// approveCheckpoints clicks Approve, as the run's starter, on every step
+// message that shows it, once per message, until ctx ends; it returns the
+// number of clicks.
+func approveCheckpoints(ctx context.Context, b *testing.B, srv *fakeslack.Server) int {
+	clicked := map[string]bool{}
+	for ctx.Err() == nil {
+		for _, m := range srv.Messages("") {
+			key := m.Channel + " " + m.TS
+			if !m.FromBot || clicked[key] || !strings.HasPrefix(m.Text, "*Step ") ||
+				!slices.ContainsFunc(m.Buttons(), func(x fakeslack.Button) bool { return x.Text == "Approve" }) {
+				continue
+			}
+			clicked[key] = true
+			env, err := srv.Click(starter, m.Channel, m.TS, "Approve")
+			if err != nil {
+				b.Error(err)
+				continue
+			}
+			if _, err := srv.WaitAck(ctx, env); err != nil && ctx.Err() == nil {
+				b.Error(err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return len(clicked)
+}
+
+// callStats is what analyseCalls finds in a record of calls.
+type callStats struct {
+	count               map[string]int // by method; "upload" sums the three upload calls, "all" every call
+	peakPerMessage      int            // most chat.update calls on one message within one window
+	minGap              time.Duration  // least time between two chat.update calls on one message
+	peakAppWide         int            // most chat.update calls within one window
+	peakPostsPerChannel int            // most chat.postMessage calls to one channel within one second window
+}
+
+// analyseCalls counts calls by method and finds the peak rates: window is
+// a minute and second a second, both in the scenario's time.
+func analyseCalls(calls []fakeslack.Call, window, second time.Duration) callStats {
+	st := callStats{count: map[string]int{}, minGap: time.Duration(math.MaxInt64)}
+	updates := map[string][]time.Time{}
+	posts := map[string][]time.Time{}
+	var allUpdates []time.Time
+	for _, c := range calls {
+		switch c.Method {
+		case "auth.test", "apps.connections.open":
+			continue // once per process, not per step
+		case "chat.postMessage":
+			posts[c.Params.Get("channel")] = append(posts[c.Params.Get("channel")], c.Time)
+			st.count[c.Method]++
+		case "chat.update":
+			key := c.Params.Get("channel") + " " + c.Params.Get("ts")
+			updates[key] = append(updates[key], c.Time)
+			allUpdates = append(allUpdates, c.Time)
+			st.count[c.Method]++
+		case "chat.postEphemeral":
+			st.count[c.Method]++
+		case "files.getUploadURLExternal", "upload_url", "files.completeUploadExternal":
+			st.count["upload"]++
+		default:
+			st.count["other"]++
+		}
+		st.count["all"]++
+	}
+	for _, ts := range updates {
+		st.peakPerMessage = max(st.peakPerMessage, peakInWindow(ts, window))
+		for i := 1; i < len(ts); i++ {
+			st.minGap = min(st.minGap, ts[i].Sub(ts[i-1]))
+		}
+	}
+	if st.minGap == time.Duration(math.MaxInt64) {
+		st.minGap = 0
+	}
+	st.peakAppWide = peakInWindow(allUpdates, window)
+	for _, ts := range posts {
+		st.peakPostsPerChannel = max(st.peakPostsPerChannel, peakInWindow(ts, second))
+	}
+	return st
+}
+
+// peakInWindow is the most times within any window-long span.
+func peakInWindow(ts []time.Time, window time.Duration) int {
+	ts = slices.Clone(ts)
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	peak, lo := 0, 0
+	for hi := range ts {
+		for ts[hi].Sub(ts[lo]) >= window {
+			lo++
+		}
+		peak = max(peak, hi-lo+1)
+	}
+	return peak
+}
