@@ -312,6 +312,17 @@ func (b *Bot) syncLoop(ctx context.Context) {
 		b.mu.Unlock()
 		sctx, done := lingering(ctx, shutdownGrace)
 		err := b.sync(sctx, id)
+		var later *laterError
+		if errors.As(err, &later) {
+			// The channel is rate-limited: sync again when Slack allows,
+			// leaving this worker to the other channels meanwhile.
+			time.AfterFunc(time.Until(later.until), func() {
+				if ctx.Err() == nil {
+					b.schedule(id)
+				}
+			})
+			err = nil
+		}
 		if err != nil && sctx.Err() == nil {
 			b.cfg.Log.Error("update the run's thread", "run", id, "err", err)
 		}

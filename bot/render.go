@@ -336,6 +336,20 @@ func Halt(r *engine.Run, v View) []slack.Block {
 	return rdFit(body, tail, rdMaxMessageBlocks)
 }
 
+// HaltHandled is a FAILED halt notice once someone acted on it: what
+// failed, and that the step has moved on; no buttons.
+func HaltHandled(r *engine.Run, n, attempt int) []slack.Block {
+	s := rdStepOf(r, n)
+	if s == nil || attempt < 1 || attempt > len(s.Attempts) {
+		return rdNoStep(r, n)
+	}
+	a := &s.Attempts[attempt-1]
+	body := []slack.Block{rdHeader("🛑 Run halted"),
+		rdSection("Halted at *" + rdStepTitle(r, s) + "*" + rdEffortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + rdResultText(a)),
+		rdContextBlock("This halt was handled: the step is " + rdMdLine(string(s.Status), 40) + " now.")}
+	return rdFit(body, nil, rdMaxMessageBlocks)
+}
+
 // Reminder nudges the approvers of a step that has been waiting for a
 // decision; the buttons stay on the step's own message.
 func Reminder(r *engine.Run, n int, v View) []slack.Block {

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -115,6 +116,8 @@ func (s *sender) limited(ctx context.Context, method, key string, fn func() erro
 		var sc slack.StatusCodeError
 		var ne net.Error
 		switch {
+		case rl != nil && method == "chat.postMessage":
+			return err // post turns it into a *laterError
 		case rl != nil:
 			continue
 		case errors.As(err, &sc) && sc.Code >= 500, errors.As(err, &ne), transient(err):
@@ -202,15 +205,44 @@ func (s *sender) post(ctx context.Context, channel, thread, text string, blocks 
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
+	key := "chat.postMessage " + channel
 	var ts string
 	err := s.paced(ctx, channel, func() error {
-		return s.limited(ctx, "chat.postMessage", "chat.postMessage "+channel, func() error {
+		if until := s.blockedUntil(key); !until.IsZero() {
+			return &laterError{until}
+		}
+		err := s.limited(ctx, "chat.postMessage", key, func() error {
 			var err error
 			_, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 			return err
 		})
+		var rl *slack.RateLimitedError
+		if errors.As(err, &rl) {
+			return &laterError{s.blockedUntil(key)}
+		}
+		return err
 	})
 	return ts, err
+}
+
+// laterError is a post not made because Slack's limit for its channel
+// holds until a time: the caller tries again then, and meanwhile serves
+// other channels instead of waiting.
+type laterError struct{ until time.Time }
+
+func (e *laterError) Error() string {
+	return fmt.Sprintf("Slack asked to wait before posting again (until %s)", e.until.Format(time.RFC3339Nano))
+}
+
+// blockedUntil is when a 429 stops holding the calls under key; zero when
+// none does.
+func (s *sender) blockedUntil(key string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if until := s.blocked[key]; time.Now().Before(until) {
+		return until
+	}
+	return time.Time{}
 }
 
 // update replaces a message's text and blocks.

@@ -175,7 +175,13 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 					return err
 				}
 			case ts != "" && ts != "1":
-				if err := b.updateIfChanged(ctx, channel, ts, Halt(r, v)); err != nil && !gone(err) {
+				msg := Halt(r, v)
+				if a.N != s.Latest().N || s.Status != engine.StepWaiting || r.Finished() {
+					// Acted on: the notice keeps what failed and gives
+					// way, and never becomes a second end of the run.
+					msg = HaltHandled(r, s.N, a.N)
+				}
+				if err := b.updateIfChanged(ctx, channel, ts, msg); err != nil && !gone(err) {
 					return fmt.Errorf("update the halt of step %d: %w", s.N, err)
 				}
 			}
