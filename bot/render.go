@@ -238,7 +238,8 @@ func Interrupted(r *engine.Run, n int, v View) []slack.Block {
 	body := []slack.Block{rdSection("⚠️ *" + rdStepTitle(r, s) + "*" + rdEffortPart(s.Effort) +
 		" was *interrupted*: gonogo stopped while it was running.")}
 	var facts []string
-	if a := s.Latest(); a != nil {
+	a, latest := rdShownAttempt(s, v.Attempt)
+	if a != nil {
 		f := fmt.Sprintf("Attempt %d", a.N)
 		if !a.Started.IsZero() {
 			f += " started " + rdWhen(a.Started, now)
@@ -248,7 +249,7 @@ func Interrupted(r *engine.Run, n int, v View) []slack.Block {
 	facts = append(facts, "*Redo* runs it again from the start; *Abort* ends the run and keeps everything produced so far.")
 	body = append(body, rdContextBlock(strings.Join(facts, " ")))
 	var tail []slack.Block
-	if s.Status == engine.StepInterrupted && !r.Finished() {
+	if latest && s.Status == engine.StepInterrupted && !r.Finished() {
 		if act := rdDecisionButtons(r, s); act != nil {
 			tail = append(tail, act)
 		}

@@ -142,9 +142,11 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		// or the run aborted its buttons give way.
 		for _, a := range s.Attempts {
 			key, latest := noteInterrupted(s.N, a.N), a.N == s.Latest().N
+			av := sv
+			av.Attempt = a.N
 			switch ts := notes[key]; {
 			case ts == "" && latest && s.Status == engine.StepInterrupted:
-				msg := Interrupted(r, s.N, sv)
+				msg := Interrupted(r, s.N, av)
 				ts, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg)
 				if err != nil {
 					return fmt.Errorf("announce the interrupted step %d: %w", s.N, err)
@@ -154,7 +156,7 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 					return err
 				}
 			case ts != "" && ts != "1": // "1": noted without its ts by an earlier version
-				if err := b.updateIfChanged(ctx, channel, ts, Interrupted(r, s.N, sv)); err != nil {
+				if err := b.updateIfChanged(ctx, channel, ts, Interrupted(r, s.N, av)); err != nil {
 					return fmt.Errorf("update the announcement of interrupted step %d: %w", s.N, err)
 				}
 			}
