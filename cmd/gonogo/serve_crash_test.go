@@ -116,9 +116,8 @@ func TestServeCrashCampaign(t *testing.T) {
 }
 
 // TestServeAckedDecisionSurvivesKill kills serve the moment Slack has the
-// ack of an Approve click: the decision must be in the store after the
-// restart, as issue 6 asks ("every acknowledged decision is present
-// exactly once").
+// ack of an Approve click: every acknowledged decision should be in the
+// store, exactly once, after the restart.
 func TestServeAckedDecisionSurvivesKill(t *testing.T) {
 	if os.Getenv("GONOGO_STRICT_ACK") == "" {
 		t.Skip("set GONOGO_STRICT_ACK=1: acked envelopes are held in memory until handled, so a SIGKILL between the ack and the handling loses the click (the buttons stay and it can be clicked again)")
