@@ -3,6 +3,7 @@ package bot_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -124,8 +125,10 @@ type harness struct {
 
 // setup is what options change before the bot starts.
 type setup struct {
-	cfg  *bot.Config
-	wrap func(bot.Engine) bot.Engine // the engine as the bot sees it
+	cfg         *bot.Config
+	wrap        func(bot.Engine) bot.Engine // the engine as the bot sees it
+	runner      engine.Runner               // nil: the scripted runner given to start
+	maxParallel int
 }
 
 type option func(*setup)
@@ -140,6 +143,15 @@ func withApprovers(ids ...string) option {
 func withQuorum(n int, excludeStarter bool) option {
 	return withConfig(func(c *bot.Config) { c.Quorum, c.ExcludeStarter = n, excludeStarter })
 }
+
+// withRunner runs steps on r instead of the scripted runner.
+func withRunner(r engine.Runner) option { return func(s *setup) { s.runner = r } }
+
+// withLog sends the bot's and the engine's logs to log.
+func withLog(log *slog.Logger) option { return func(s *setup) { s.cfg.Log = log } }
+
+// withMaxParallel sets how many steps execute at once.
+func withMaxParallel(n int) option { return func(s *setup) { s.maxParallel = n } }
 
 // withEngine puts wrap between the bot and the engine.
 func withEngine(wrap func(bot.Engine) bot.Engine) option { return func(s *setup) { s.wrap = wrap } }
@@ -158,17 +170,18 @@ func start(t testing.TB, srv *fakeslack.Server, dir string, r *scriptedRunner, o
 		skills = append(skills, engine.Skill{Name: n, Instructions: "Write the " + n + " artifact."})
 	}
 	h := &harness{t: t, srv: srv, db: db, runner: r, dir: dir, done: make(chan struct{})}
-	n := &lateNotifier{}
-	h.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: parse.NewCatalog(skills), Runner: r, Notifier: n, MaxParallel: 4})
 	cfg := bot.Config{
 		AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
 		Catalog: parse.NewCatalog(skills), Policy: engine.DefaultPolicy(),
 		PostInterval: time.Millisecond, ProgressInterval: 50 * time.Millisecond, TickInterval: 20 * time.Millisecond,
 	}
-	su := setup{cfg: &cfg, wrap: func(e bot.Engine) bot.Engine { return e }}
+	su := setup{cfg: &cfg, wrap: func(e bot.Engine) bot.Engine { return e }, runner: r, maxParallel: 4}
 	for _, o := range opts {
 		o(&su)
 	}
+	n := &lateNotifier{}
+	h.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: parse.NewCatalog(skills), Runner: su.runner,
+		Notifier: n, MaxParallel: su.maxParallel, Log: cfg.Log})
 	h.bot, err = bot.New(cfg, su.wrap(h.svc))
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,6 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/bot/fakeslack"
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -149,70 +148,11 @@ func (r *ldRunner) Run(_ context.Context, job engine.Job, progress func(engine.P
 
 // ---- the bot under test ----
 
-// ldRig is a bot on a real store and engine, as the harness builds it,
-// but with the load runner and a logger the test reads.
-type ldRig struct {
-	t      testing.TB
-	db     *storage.DB
-	svc    *engine.Service
-	bot    *bot.Bot
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
-
-func ldStart(t testing.TB, srv *fakeslack.Server, dir string, runner engine.Runner, log *slog.Logger) *ldRig {
+// ldStart is the harness's bot with the load runner, a configured
+// approver and a logger the test reads.
+func ldStart(t testing.TB, srv *fakeslack.Server, dir string, runner engine.Runner, log *slog.Logger) *harness {
 	t.Helper()
-	db, err := storage.Open(dir, storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var skills []engine.Skill
-	for _, n := range harnessSkills {
-		skills = append(skills, engine.Skill{Name: n, Instructions: "Write the " + n + " artifact."})
-	}
-	rig := &ldRig{t: t, db: db, done: make(chan struct{})}
-	n := &lateNotifier{}
-	rig.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: parse.NewCatalog(skills), Runner: runner,
-		Notifier: n, MaxParallel: 8, Log: log})
-	rig.bot, err = bot.New(bot.Config{
-		AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
-		Catalog: parse.NewCatalog(skills), Policy: engine.DefaultPolicy(), Approvers: []string{ldApprover},
-		PostInterval: time.Millisecond, ProgressInterval: 50 * time.Millisecond, TickInterval: 20 * time.Millisecond,
-		Log: log,
-	}, rig.svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.set(rig.bot)
-	ctx, cancel := context.WithCancel(context.Background())
-	rig.cancel = cancel
-	before := srv.Connections()
-	svcDone := make(chan struct{})
-	go func() { defer close(svcDone); _ = rig.svc.Run(ctx) }()
-	go func() {
-		defer close(rig.done)
-		defer func() { <-svcDone }()
-		if err := rig.bot.Run(ctx); err != nil && ctx.Err() == nil {
-			t.Errorf("bot.Run: %v", err)
-		}
-	}()
-	t.Cleanup(rig.stop)
-	if err := srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool { return st.Connections() > before && st.Connected() }); err != nil {
-		t.Fatalf("the bot did not connect: %v", err)
-	}
-	return rig
-}
-
-func (r *ldRig) stop() {
-	r.once.Do(func() {
-		r.cancel()
-		<-r.done
-		r.svc.Close()
-		if err := r.db.Close(); err != nil {
-			r.t.Errorf("close the store: %v", err)
-		}
-	})
+	return start(t, srv, dir, nil, withRunner(runner), withLog(log), withMaxParallel(8), withApprovers(ldApprover))
 }
 
 // ldLog is a log sink safe for concurrent writers.
