@@ -25,6 +25,25 @@ func init() {
 	}
 }
 
+// checkGolden compares got with the golden file, or rewrites the file
+// under -update.
+func checkGolden(t *testing.T, golden string, got []byte, test string) {
+	t.Helper()
+	if planUpdate() {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./parse -run %s -update)", err, test)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("result differs from %s (run with -update and review the diff)\ngot:\n%s", filepath.Base(golden), got)
+	}
+}
+
 func planUpdate() bool {
 	g, ok := flag.Lookup("update").Value.(flag.Getter)
 	if !ok {
@@ -278,20 +297,7 @@ func TestPlanGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(got, '\n')
-			golden := strings.TrimSuffix(file, ".md") + ".golden.json"
-			if planUpdate() {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./parse -run TestPlanGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("document differs from %s (run with -update and review the diff)\ngot:\n%s", filepath.Base(golden), got)
-			}
+			checkGolden(t, strings.TrimSuffix(file, ".md")+".golden.json", got, "TestPlanGolden")
 		})
 	}
 }

@@ -129,20 +129,7 @@ func TestWorkflowGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := strings.TrimSuffix(file, ".yaml") + ".golden"
-			if planUpdate() {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./parse -run TestWorkflowGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("result differs from %s (run with -update and review the diff)\ngot:\n%s", filepath.Base(golden), got)
-			}
+			checkGolden(t, strings.TrimSuffix(file, ".yaml")+".golden", got, "TestWorkflowGolden")
 		})
 	}
 }
