@@ -96,19 +96,29 @@ func (s *Server) checkMessageLocked(method, text string, blocks []any, now time.
 	return errorReply(code, violationMessages(vs)...), true
 }
 
+// newMessageLocked reads and checks the content of a new message, as
+// chat.postMessage and chat.postEphemeral both do.
+func (s *Server) newMessageLocked(req *apiRequest, method string, now time.Time) (messageParams, reply, bool) {
+	p, res, good := parseMessageParams(req)
+	if !good {
+		return p, res, false
+	}
+	if p.textValue == "" && len(p.blocks) == 0 && p.attachment == "" {
+		return p, errorReply("no_text"), false
+	}
+	if res, refused := s.checkMessageLocked(method, p.textValue, p.blocks, now); refused {
+		return p, res, false
+	}
+	return p, reply{}, true
+}
+
 func (s *Server) chatPostMessage(req *apiRequest, now time.Time) reply {
 	channel := req.get("channel")
 	if channel == "" {
 		return errorReply("channel_not_found")
 	}
-	p, res, good := parseMessageParams(req)
+	p, res, good := s.newMessageLocked(req, "chat.postMessage", now)
 	if !good {
-		return res
-	}
-	if p.textValue == "" && len(p.blocks) == 0 && p.attachment == "" {
-		return errorReply("no_text")
-	}
-	if res, refused := s.checkMessageLocked("chat.postMessage", p.textValue, p.blocks, now); refused {
 		return res
 	}
 	m := &Message{
@@ -173,14 +183,8 @@ func (s *Server) chatPostEphemeral(req *apiRequest, now time.Time) reply {
 	if user == "" {
 		return errorReply("user_not_in_channel")
 	}
-	p, res, good := parseMessageParams(req)
+	p, res, good := s.newMessageLocked(req, "chat.postEphemeral", now)
 	if !good {
-		return res
-	}
-	if p.textValue == "" && len(p.blocks) == 0 && p.attachment == "" {
-		return errorReply("no_text")
-	}
-	if res, refused := s.checkMessageLocked("chat.postEphemeral", p.textValue, p.blocks, now); refused {
 		return res
 	}
 	e := &Ephemeral{Channel: channel, User: user, ThreadTS: req.get("thread_ts"), TS: s.newTSLocked(),
