@@ -31,7 +31,7 @@ func waitStepWithin(t *testing.T, srv *fakeslack.Server, d time.Duration, n int,
 // A header message someone deleted (or a retention policy removed) is
 // posted again, and the next checkpoint's message still arrives, so the run
 // can be decided from Slack.
-func TestDeletedHeaderFreezesThread(t *testing.T) {
+func TestDeletedHeaderIsPostedAgain(t *testing.T) {
 	srv := newSlack(t)
 	start(t, srv, t.TempDir(), &scriptedRunner{})
 
@@ -53,7 +53,7 @@ func TestDeletedHeaderFreezesThread(t *testing.T) {
 // A transient Slack error answered as {"ok":false} (internal_error,
 // fatal_error, request_timeout) is retried: the step message gives way
 // from "Running" with Cancel to the checkpoint's Approve.
-func TestTransientErrorLeavesCheckpointWithoutButtons(t *testing.T) {
+func TestTransientErrorIsRetried(t *testing.T) {
 	srv := newSlack(t)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")

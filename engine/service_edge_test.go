@@ -10,7 +10,7 @@ import (
 // (EMPTY, no artifact), and attempt 2 is then edited: the edit is written to
 // NN-skill.md, so attempt 1's file must make way first (renamed to its
 // attempt name), never be overwritten.
-func TestEditAfterEmptyRedoOverwritesEarlierAttemptFile(t *testing.T) {
+func TestEditAfterEmptyRedoKeepsEarlierAttemptFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, 4, false)
 		h.runner.script["deliver-prd"] = []Outcome{
@@ -37,7 +37,7 @@ func TestEditAfterEmptyRedoOverwritesEarlierAttemptFile(t *testing.T) {
 // A freed runner slot goes to the oldest queued step: the run that freed it
 // cannot take it straight back, so with one slot a step queued behind a
 // guarded-auto run does not wait for that whole run.
-func TestQueuedStepLosesFreedSlot(t *testing.T) {
+func TestQueuedStepGetsFreedSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, 1, true)
 		pa := testPlan(InputPlan, "deliver-prd", "deliver-user-stories", "define-problem-statement")

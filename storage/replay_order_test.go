@@ -13,7 +13,7 @@ import (
 // A later commit writing the same path carries it out first, in commit
 // order, so reopening never puts an older body back: an edit on disk stays
 // the edit the store records.
-func TestPendingReplayRevertsLaterWrite(t *testing.T) {
+func TestPendingReplayKeepsLaterWrite(t *testing.T) {
 	dir := t.TempDir()
 	db := openStore(t, dir, Options{})
 	c := newClock()
@@ -67,7 +67,7 @@ func TestPendingReplayRevertsLaterWrite(t *testing.T) {
 // A pending file write that still cannot be done (a full disk at start-up,
 // a directory in the way) does not lock anyone out of the store: Open
 // succeeds, reports the pending files, and the change stands.
-func TestPendingFileThatStillFailsBlocksOpen(t *testing.T) {
+func TestPendingFileThatStillFailsDoesNotBlockOpen(t *testing.T) {
 	dir := t.TempDir()
 	db := openStore(t, dir, Options{})
 	c := newClock()
