@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Apply folds one journal event into r. It is the only code that changes a
 // run, for live transitions and for rebuilding a run from its journal alike.
@@ -29,7 +32,7 @@ func Apply(r *Run, ev Event) error {
 		s.Status = ev.Status
 	case EvStepStarted:
 		s.Status = ev.Status
-		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Started: ev.Time, Feedback: ev.Feedback})
+		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback})
 	case EvStepFinished:
 		a := attempt(s, ev.Attempt)
 		if a == nil {
@@ -40,6 +43,9 @@ func Apply(r *Run, ev Event) error {
 		a.CostUSD, a.Usage, a.Finished = ev.CostUSD, ev.Usage, ev.Time
 		r.CostUSD += ev.CostUSD
 		s.Status = ev.Status
+		if ev.Skill != "" {
+			s.Using = ev.Skill
+		}
 		if ev.Status == StepWaiting {
 			r.Halt = ev.Reason
 		}
@@ -74,6 +80,10 @@ func Apply(r *Run, ev Event) error {
 		r.Halt = ""
 	case EvModeChanged:
 		r.Mode = ev.Mode
+	case EvStepsAdded:
+		if err := addSteps(r, ev.Step, ev.Added); err != nil {
+			return fmt.Errorf("run %s: event %d: %w", r.ID, ev.Seq, err)
+		}
 	case EvRunFinished:
 		for i := range r.Steps {
 			if st := &r.Steps[i]; !st.Settled() && st.Status != StepAborted && ev.State == RunAborted {
@@ -120,11 +130,7 @@ func start(r *Run, ev Event) {
 	}
 	r.Steps = make([]Step, len(st.Plan.Steps))
 	for i, ps := range st.Plan.Steps {
-		s := Step{
-			N: i + 1, ID: ps.ID, Skill: ps.Skill, Effort: ps.Effort, Prompt: ps.Prompt,
-			Category: ps.Category, Execution: ps.Execution, Leaf: ps.Leaf, Gate: ps.Gate,
-			Status: StepPending,
-		}
+		s := newStep(i+1, ps)
 		if len(ps.DependsOn) > 0 {
 			for _, d := range ps.DependsOn {
 				if n, ok := ids[d]; ok {
@@ -136,11 +142,77 @@ func start(r *Run, ev Event) {
 			// is settled before the next step starts.
 			s.DependsOn = []int{i}
 		}
-		if st.Thread && i > 0 && st.Plan.Input != InputPlan {
-			s.ThreadFrom = i
-		}
+		s.ThreadFrom = threadFrom(r, &s)
 		r.Steps[i] = s
 	}
+}
+
+func newStep(n int, ps PlanStep) Step {
+	return Step{
+		N: n, ID: ps.ID, Skill: ps.Skill, Effort: ps.Effort, Prompt: ps.Prompt,
+		Category: ps.Category, Execution: ps.Execution, Leaf: ps.Leaf, Gate: ps.Gate,
+		Rules: ps.Rules, Status: StepPending,
+	}
+}
+
+// threadFrom is the step whose confirmed artifact a threaded run hands to
+// s: a chain's previous step; in a workflow, the one step s depends on
+// (a step that joins branches, or starts one, is handed nothing: its
+// prompt names the outputs it needs with {{steps.ID.output}}).
+func threadFrom(r *Run, s *Step) int {
+	switch {
+	case !r.Thread || r.Input == InputPlan || s.N == 1:
+		return 0
+	case r.Input == InputWorkflow:
+		if len(s.DependsOn) == 1 {
+			return s.DependsOn[0]
+		}
+		return 0
+	}
+	return s.N - 1
+}
+
+// addSteps appends the steps a route or decompose step (from) added. Their
+// dependencies name steps by id, theirs or the run's; every step that
+// depended on from now waits for them too, so the run goes on past from
+// only once its expansion is settled.
+func addSteps(r *Run, from int, added []PlanStep) error {
+	ids := make(map[string]int, len(r.Steps)+len(added))
+	for i := range r.Steps {
+		if id := r.Steps[i].ID; id != "" {
+			ids[id] = r.Steps[i].N
+		}
+	}
+	first := len(r.Steps) + 1
+	for i, ps := range added {
+		if _, dup := ids[ps.ID]; dup || ps.ID == "" {
+			return fmt.Errorf("added step %q: the id is empty or already used", ps.ID)
+		}
+		ids[ps.ID] = first + i
+	}
+	var news []int
+	for i, ps := range added {
+		s := newStep(first+i, ps)
+		s.Parent = from
+		for _, d := range ps.DependsOn {
+			n, ok := ids[d]
+			if !ok || n >= s.N {
+				return fmt.Errorf("added step %q depends on %q, which is not an earlier step of the run", ps.ID, d)
+			}
+			s.DependsOn = append(s.DependsOn, n)
+		}
+		s.ThreadFrom = threadFrom(r, &s)
+		r.Steps = append(r.Steps, s)
+		news = append(news, s.N)
+	}
+	for i := range first - 1 {
+		s := &r.Steps[i]
+		if slices.Contains(s.DependsOn, from) {
+			// A new slice: the old one may be shared with a snapshot.
+			s.DependsOn = append(slices.Clip(s.DependsOn), news...)
+		}
+	}
+	return nil
 }
 
 func attempt(s *Step, n int) *Attempt {

@@ -169,7 +169,7 @@ func Start(r *Run, n int, now time.Time) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := Event{Type: EvStepStarted, Step: n, Attempt: len(s.Attempts) + 1, Status: to}
+	ev := Event{Type: EvStepStarted, Step: n, Attempt: len(s.Attempts) + 1, Status: to, Skill: s.Using}
 	if d := s.LastDecision(); d != nil && d.Kind == DecideRedo {
 		ev.Feedback = d.Feedback
 	}
@@ -186,6 +186,9 @@ type Finished struct {
 	File     string
 	CostUSD  float64
 	Usage    Usage
+	// Added are the steps a route or decompose step's output adds to the
+	// run once the step is done (the service reads them from the output).
+	Added []PlanStep
 }
 
 // Finish records the end of attempt a of step n. The step then waits for a
@@ -222,10 +225,108 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	if pause {
 		t = trPause
 	}
+	if f.Result == ResultFailed {
+		switch onFailure(s, AttemptSkill(s, l)) {
+		case failFallback:
+			t, ev.Skill = trFallback, s.Rules.Fallback
+		case failGiveUp:
+			t = trGiveUp
+		}
+	}
 	if ev.Status, err = next(s, t); err != nil {
 		return nil, err
 	}
-	return withSettle(r, now, ev)
+	return withSettle(r, now, f.Added, ev)
+}
+
+// failure is what becomes of a step whose attempt failed.
+type failure int
+
+const (
+	failHalt     failure = iota // wait for the team (the blocker is named)
+	failRetry                   // wait, and the service redoes it after the backoff
+	failFallback                // run the fallback skill next, at once
+	failGiveUp                  // an optional step: recorded, and the run goes on
+)
+
+// onFailure applies a workflow step's rules to a failed attempt that ran
+// skill, in this order: the retries its on_error allows (for each skill it
+// runs), then its fallback skill, then, for an optional step, going on
+// without it; otherwise the run halts on it (with on_error gate, the team
+// may also edit in the output or skip it).
+func onFailure(s *Step, skill string) failure {
+	switch {
+	case s.Rules.OnError.Kind == OnErrorRetry && retriesUsed(s, skill) < s.Rules.OnError.Retries:
+		return failRetry
+	case s.Rules.Fallback != "" && skill != s.Rules.Fallback:
+		return failFallback
+	case s.Rules.Optional:
+		return failGiveUp
+	}
+	return failHalt
+}
+
+// RetryActor is the actor of the redo decisions gonogo makes itself when a
+// step's on_error asks for retries.
+const RetryActor = "gonogo (retry)"
+
+// maxBackoff caps the doubling wait between retries.
+const maxBackoff = time.Hour
+
+// AttemptSkill is the skill attempt a of s ran: the step's own, or its
+// fallback. A nil attempt is the step's next one.
+func AttemptSkill(s *Step, a *Attempt) string {
+	switch {
+	case a != nil && a.Skill != "":
+		return a.Skill
+	case a == nil && s.Using != "":
+		return s.Using
+	}
+	return s.Skill
+}
+
+// retriesUsed counts the automatic retries of skill on s since a person
+// last decided on the step: a person's redo starts the count again.
+func retriesUsed(s *Step, skill string) int {
+	n := 0
+	for i := len(s.Decisions) - 1; i >= 0; i-- {
+		d := s.Decisions[i]
+		if d.Actor != RetryActor {
+			break
+		}
+		if a := attempt(s, d.Attempt); a != nil && AttemptSkill(s, a) == skill {
+			n++
+		}
+	}
+	return n
+}
+
+// RetryDue reports whether s waits for an automatic retry, when it is due
+// and which retry it is (1-based) of how many. The service redoes the step
+// then; a person may decide first.
+func RetryDue(s *Step) (due time.Time, n, of int, ok bool) {
+	l := s.Latest()
+	if s.Status != StepWaiting || l == nil || l.Result != ResultFailed || s.Rules.OnError.Kind != OnErrorRetry {
+		return time.Time{}, 0, 0, false
+	}
+	used := retriesUsed(s, AttemptSkill(s, l))
+	if used >= s.Rules.OnError.Retries {
+		return time.Time{}, 0, 0, false
+	}
+	wait := s.Rules.OnError.Backoff
+	for range used {
+		if wait *= 2; wait >= maxBackoff {
+			wait = maxBackoff
+			break
+		}
+	}
+	return l.Finished.Add(wait), used + 1, s.Rules.OnError.Retries, true
+}
+
+// RetryKey is the idempotency key of the automatic retry of a step
+// attempt, so a retry is applied once however often it is issued.
+func RetryKey(id RunID, step, attempt int) string {
+	return fmt.Sprintf("retry:%s:%d:%d", id, step, attempt)
 }
 
 // pauses says whether a step's result needs a decision before the run goes
@@ -243,8 +344,14 @@ func pauses(r *Run, s *Step, res Result) bool {
 	return false
 }
 
-// withSettle appends run-finished when evs leave every step settled.
-func withSettle(r *Run, now time.Time, evs ...Event) ([]Event, error) {
+// withSettle stamps ev, adds the steps a route or decompose step's output
+// brings when ev makes it done, and appends run-finished when that leaves
+// every step settled.
+func withSettle(r *Run, now time.Time, added []PlanStep, ev Event) ([]Event, error) {
+	evs := []Event{ev}
+	if ev.Status == StepDone && len(added) > 0 {
+		evs = append(evs, Event{Type: EvStepsAdded, Step: ev.Step, Added: added})
+	}
 	evs = stamp(r, now, evs...)
 	after, err := Fold(r, evs)
 	if err != nil {
@@ -270,6 +377,12 @@ type Edit struct {
 // allow (approving a FAILED step). Abort ends the run, keeping everything
 // produced.
 func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
+	return DecideExpand(r, d, edit, nil, now)
+}
+
+// DecideExpand is Decide for a route or decompose step: added are the steps
+// its confirmed output brings, added when the decision makes it done.
+func DecideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Time) ([]Event, error) {
 	s, err := step(r, d.Step)
 	if err != nil {
 		return nil, err
@@ -323,7 +436,7 @@ func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
 		return append(evs, stamp(after, now, Event{Type: EvRunFinished, State: RunAborted, Actor: d.Actor,
 			Reason: fmt.Sprintf("aborted by %s at step %d", d.Actor, d.Step)})...), nil
 	}
-	return withSettle(r, now, ev)
+	return withSettle(r, now, added, ev)
 }
 
 // vote counts the distinct approvals of a step's latest attempt with actor's

@@ -71,6 +71,7 @@ type PlanStep struct {
 	ID        string
 	DependsOn []string
 	Gate      Gate
+	Rules     StepRules
 }
 
 // Block is a plan block that will not run: a manual block (shown, never
@@ -95,11 +96,14 @@ type Plan struct {
 	Confidence       string
 	ConfidenceReason string
 	Context          string // a chain's shared context
-	Flags            Flags
-	Steps            []PlanStep
-	Manual           []Block
-	Deferred         []Block
-	Warnings         []string
+	// Args are a workflow's argument values, as resolved at the start; a
+	// workflow a route step continues with reads them too.
+	Args     map[string]string
+	Flags    Flags
+	Steps    []PlanStep
+	Manual   []Block
+	Deferred []Block
+	Warnings []string
 }
 
 // RefusalReason is the machine-readable reason a run was refused before any

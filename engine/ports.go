@@ -101,6 +101,11 @@ type Job struct {
 	Skill   string
 	Prompt  string // the composed prompt, given to the agent on stdin
 	DryRun  bool
+	// Timeout is the step's own limit (a workflow's timeout:); 0 leaves the
+	// runner's default.
+	Timeout time.Duration
+	// Options are a workflow step's runner options (model: NAME, ...).
+	Options map[string]string
 }
 
 // Progress is live news from a running agent.

@@ -86,11 +86,16 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 		ps := resolved[i]
 		ps.ID, ps.Effort, ps.Prompt, ps.Line, ps.Gate = s.ID, s.ID, prompts[i], s.Line, s.Gate
 		ps.DependsOn = slices.Clone(s.DependsOn)
+		ps.Rules = StepRules{
+			Pre: s.Pre, Post: s.Post, OnError: s.OnError, Timeout: s.Timeout, Optional: s.Optional,
+			Fallback: s.Fallback, Options: s.Options, Route: s.Route, Decompose: s.Decompose,
+		}
 		p.Steps = append(p.Steps, ps)
 	}
+	p.Args = values
 	if flags.Thread && !wfLinear(p.Steps) {
-		p.Warnings = append(p.Warnings, "--thread gives each step the artifact of the step before it in run order, "+
-			"which in a branching workflow may be another branch's: {{steps.ID.output}} in a prompt names the output it needs")
+		p.Warnings = append(p.Warnings, "--thread hands a step the artifact of the one step it depends on; "+
+			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")
 	}
 	if _, warn := ResolveMode(p); warn != "" {
 		p.Warnings = append(p.Warnings, warn)

@@ -61,14 +61,22 @@ type Step struct {
 	DependsOn  []int // steps (1-based) that must be settled before this one starts
 	ThreadFrom int   // step whose confirmed artifact is handed in; 0 for none
 	Gate       Gate
-	Status     StepStatus
-	Attempts   []Attempt
-	Decisions  []Decision
+	Rules      StepRules // a workflow step's conditions, error policy, timeout and the like
+	// Parent is the step (1-based) whose output added this one: a route
+	// step's workflow, or a decompose step's task. 0 for steps of the plan.
+	Parent int
+	// Using is the skill the step's next attempt runs when it is not Skill:
+	// its fallback, once Skill has failed.
+	Using     string
+	Status    StepStatus
+	Attempts  []Attempt
+	Decisions []Decision
 }
 
 // Attempt is one execution of a step.
 type Attempt struct {
-	N        int // 1-based
+	N        int    // 1-based
+	Skill    string // the skill this attempt ran, when not the step's own (a fallback)
 	Result   Result
 	Reason   string
 	Summary  string // one line describing the artifact
@@ -118,6 +126,9 @@ type Event struct {
 	File     string // where that artifact was written on disk, if it was
 	CostUSD  float64
 	Usage    Usage
+
+	Skill string     // the skill an attempt runs (EvStepStarted) or will run next (EvStepFinished, a fallback)
+	Added []PlanStep // for EvStepsAdded: the steps a route or decompose step's output added
 
 	Mode  Mode      // for EvModeChanged
 	State RunState  // for EvRunFinished: completed or aborted

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,6 +23,14 @@ type ServiceConfig struct {
 	MaxParallel int      // steps executing at once across all runs; 0 = number of CPUs
 	Now         func() time.Time
 	Log         *slog.Logger
+
+	// For workflows: the directory file conditions and command conditions
+	// are relative to ("" is the current directory), the workflows a route
+	// step may continue with (nil: none), and the policy steps added at run
+	// time are checked against (the zero Policy: DefaultPolicy).
+	WorkDir   string
+	Workflows WorkflowSource
+	Policy    *Policy
 }
 
 // Service carries out transitions: it commits each one to the Store before
@@ -36,13 +45,16 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 
-	slots int // runner slots; busy counts the taken ones
+	slots   int // runner slots; busy counts the taken ones
+	workDir string
+	expand  Expander
 
 	mu      sync.Mutex
 	busy    int
 	live    map[RunID]*runLock
 	queue   []queued // steps waiting for a slot, oldest first
 	running map[execKey]context.CancelCauseFunc
+	retries map[execKey]*time.Timer // automatic retries waiting for their backoff
 	base    context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -74,11 +86,16 @@ func NewService(cfg ServiceConfig) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	pol := DefaultPolicy()
+	if cfg.Policy != nil {
+		pol = *cfg.Policy
+	}
 	base, stop := context.WithCancel(context.Background())
 	return &Service{
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
-		now: now, log: log, slots: n,
-		live: map[RunID]*runLock{}, running: map[execKey]context.CancelCauseFunc{},
+		now: now, log: log, slots: n, workDir: cfg.WorkDir,
+		expand: Expander{Workflows: cfg.Workflows, Catalog: cfg.Catalog, Policy: pol},
+		live:   map[RunID]*runLock{}, running: map[execKey]context.CancelCauseFunc{}, retries: map[execKey]*time.Timer{},
 		base: base, stop: stop,
 	}
 }
@@ -97,6 +114,10 @@ func (s *Service) Run(ctx context.Context) error {
 func (s *Service) Close() {
 	s.mu.Lock()
 	s.closed = true
+	for k, t := range s.retries {
+		t.Stop()
+		delete(s.retries, k)
+	}
 	s.mu.Unlock()
 	s.stop()
 	s.wg.Wait()
@@ -295,11 +316,40 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 			}
 		}
 	}
-	evs, err := Decide(r, d, edit, d.Time)
+	var added []PlanStep
+	if st := r.Step(d.Step); st != nil && (d.Kind == DecideApprove || d.Kind == DecideEdit) && (st.Rules.Route || st.Rules.Decompose != "") {
+		if added, err = s.expansion(ctx, r, st, d, body); err != nil {
+			return nil, err
+		}
+	}
+	evs, err := DecideExpand(r, d, edit, added, d.Time)
 	if err != nil {
 		return nil, err
 	}
 	return s.commit(ctx, r, evs, c)
+}
+
+// expansion reads the steps a route or decompose step adds when a person
+// approves its output or edits it: the edited text is read as the agent's
+// would be, and an edit that does not say what to add is refused, so a
+// person can correct an agent's bad JSON.
+func (s *Service) expansion(ctx context.Context, r *Run, st *Step, d Decision, body []byte) ([]PlanStep, error) {
+	out := body
+	if d.Kind == DecideApprove {
+		l := st.Latest()
+		if l == nil || !l.Artifact || r.DryRun {
+			return nil, nil
+		}
+		var err error
+		if out, err = s.store.Artifact(ctx, r.ID, st.N, l.N); err != nil {
+			return nil, fmt.Errorf("step %d: read its output: %w", st.N, err)
+		}
+	}
+	added, err := s.expand.Expand(r, st, out)
+	if err != nil {
+		return nil, fmt.Errorf("step %d (%s): %w", st.N, st.ID, err)
+	}
+	return added, nil
 }
 
 // Abort ends a run on an actor's word whatever its steps are doing: running
@@ -424,7 +474,52 @@ func (s *Service) advanceHeld(ctx context.Context, id RunID, held int) (*Run, er
 			return nil, err
 		}
 	}
+	s.scheduleRetries(r)
 	return r, nil
+}
+
+// scheduleRetries sets a timer for each step of r that waits for an
+// automatic retry; when it fires, the service redoes the step as
+// RetryActor, with a key that makes the redo count once. A retry is due
+// from the stored run, so one that was waiting when gonogo stopped is
+// scheduled again on resume.
+func (s *Service) scheduleRetries(r *Run) {
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		due, _, _, ok := RetryDue(st)
+		if !ok {
+			continue
+		}
+		key := execKey{r.ID, st.N, st.Latest().N}
+		s.mu.Lock()
+		if _, set := s.retries[key]; set || s.closed {
+			s.mu.Unlock()
+			continue
+		}
+		s.retries[key] = time.AfterFunc(max(due.Sub(s.now()), 0), func() { s.retry(key) })
+		s.mu.Unlock()
+	}
+}
+
+func (s *Service) retry(k execKey) {
+	s.mu.Lock()
+	delete(s.retries, k)
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	d := Decision{Kind: DecideRedo, Actor: RetryActor, Step: k.step, Attempt: k.attempt, Key: RetryKey(k.run, k.step, k.attempt)}
+	_, err := s.Decide(s.base, k.run, d, nil)
+	switch {
+	case err == nil, s.base.Err() != nil:
+	case errors.Is(err, ErrDuplicate), errors.Is(err, ErrStale), errors.Is(err, ErrNotWaiting):
+		// A person decided first, or the retry was made already.
+	default:
+		s.log.Error("retry step", "run", k.run, "step", k.step, "err", err)
+	}
 }
 
 // take claims a runner slot for q when one is free and no step queued
@@ -522,8 +617,34 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 // that produced nothing, a skill that vanished) fails the attempt without
 // running anything.
 func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
-	job := Job{Run: r.ID, Step: st.N, Attempt: st.Latest().N, Skill: st.Skill, DryRun: r.DryRun}
-	in := PromptInput{Run: r, Step: st, Feedback: st.Latest().Feedback}
+	l := st.Latest()
+	job := Job{Run: r.ID, Step: st.N, Attempt: l.N, Skill: st.Skill, DryRun: r.DryRun,
+		Timeout: st.Rules.Timeout, Options: st.Rules.Options}
+	if skill := AttemptSkill(st, l); skill != st.Skill {
+		// The fallback runs as the step, with its own instructions.
+		ps, why := resolve(skill, s.catalog, s.expand.Policy)
+		if why != "" && !r.DryRun {
+			return job, fmt.Errorf("fallback skill `%s`: %s", skill, why)
+		}
+		c := *st
+		c.Skill, c.Category, c.Execution, c.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
+		st, job.Skill = &c, skill
+	}
+	if strings.Contains(st.Prompt, "{{") {
+		c := *st
+		prompt, err := s.interpolate(ctx, r, st.Prompt)
+		if err != nil {
+			return job, err
+		}
+		c.Prompt = prompt
+		st = &c
+	}
+	if len(st.Rules.Pre) > 0 && !r.DryRun {
+		if err := CheckConditions(ctx, st.Rules.Pre, s.workDir, nil); err != nil {
+			return job, fmt.Errorf("precondition failed: %w", err)
+		}
+	}
+	in := PromptInput{Run: r, Step: st, Feedback: l.Feedback}
 	sk, err := s.catalog.Skill(st.Skill)
 	if err != nil && !r.DryRun {
 		return job, fmt.Errorf("skill `%s` is no longer installed: %w", st.Skill, err)
@@ -559,6 +680,45 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 	return job, nil
 }
 
+// interpolate fills in the references a workflow prompt keeps until its
+// step runs: {{run.id}}, {{today}} (the UTC date, YYYY-MM-DD) and
+// {{steps.ID.output}}, the confirmed output of an upstream step (empty
+// when that step was skipped or produced nothing).
+func (s *Service) interpolate(ctx context.Context, r *Run, prompt string) (string, error) {
+	var ferr error
+	out := expandPromptRefs(prompt, func(name string) (string, bool) {
+		switch name {
+		case "run.id":
+			return string(r.ID), true
+		case "today":
+			return s.now().UTC().Format("2006-01-02"), true
+		}
+		id, ok := stepRef(name)
+		if !ok {
+			return "", false
+		}
+		var from *Step
+		for i := range r.Steps {
+			if r.Steps[i].ID == id {
+				from = &r.Steps[i]
+			}
+		}
+		if from == nil {
+			return "", false
+		}
+		l := from.Latest()
+		if from.Status != StepDone || l == nil || !l.Artifact || r.DryRun {
+			return "", true
+		}
+		body, err := s.store.Artifact(ctx, r.ID, from.N, l.N)
+		if err != nil && ferr == nil {
+			ferr = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, err)
+		}
+		return strings.TrimSpace(string(body)), true
+	})
+	return out, ferr
+}
+
 // execute runs one attempt, judges it and records the result; it reports
 // whether the result was recorded.
 func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, prepErr error) bool {
@@ -589,11 +749,21 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 	if cause := context.Cause(ctx); cause != nil && out.Err != nil && !errors.Is(cause, context.Canceled) {
 		out.Err = cause
 	}
-	sk, _ := s.catalog.Skill(st.Skill)
+	sk, _ := s.catalog.Skill(job.Skill)
 	res, reason := Judge(out, sk)
 	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage}
+	keep := res == ResultProduced || res == ResultEmpty
+	if res == ResultProduced {
+		// The output was judged good; the step's own checks come next. An
+		// output that fails them is kept, so the team can see why.
+		if err := CheckConditions(ctx, st.Rules.Post, s.workDir, out.Artifact); err != nil {
+			f.Result, f.Reason = ResultFailed, "postcondition failed: "+err.Error()
+		} else if f.Added, err = s.expand.Expand(r, st, out.Artifact); err != nil {
+			f.Result, f.Reason = ResultFailed, err.Error()
+		}
+	}
 	var c Commit
-	if hasContent(out.Artifact) && (res == ResultProduced || res == ResultEmpty) {
+	if hasContent(out.Artifact) && keep {
 		f.Artifact, f.Size, f.Summary = true, len(out.Artifact), Summarize(out.Artifact)
 		c.Artifacts = []ArtifactWrite{{Step: n, Attempt: attempt, Body: out.Artifact}}
 		if len(r.Steps) > 1 {

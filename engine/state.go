@@ -81,6 +81,7 @@ const (
 	EvDecision        EventType = "decision"
 	EvModeChanged     EventType = "mode-changed"
 	EvRunFinished     EventType = "run-finished"
+	EvStepsAdded      EventType = "steps-added" // a route or decompose step's output added steps to the run
 )
 
 func parseOne[T ~string](kind, s string, all ...T) (T, error) {
@@ -129,5 +130,5 @@ func ParseGate(s string) (Gate, error) {
 // ParseEventType reads a stored event type.
 func ParseEventType(s string) (EventType, error) {
 	return parseOne("event type", s, EvRunStarted, EvStepQueued, EvStepStarted, EvStepFinished,
-		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished)
+		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded)
 }

@@ -17,6 +17,8 @@ const (
 	trInterrupt trigger = "interrupt" // gonogo stopped while the step ran
 	trCancel    trigger = "cancel"    // the run was aborted around this step
 	trRecord    trigger = "record"    // an aborted step's attempt came back: keep its result and cost
+	trFallback  trigger = "fallback"  // failed; the step's fallback skill runs next
+	trGiveUp    trigger = "give-up"   // an optional step failed: recorded, and the run goes on without it
 	trApprove   trigger = trigger(DecideApprove)
 	trEdit      trigger = trigger(DecideEdit)
 	trSkip      trigger = trigger(DecideSkip)
@@ -39,6 +41,8 @@ var stepTable = map[StepStatus]map[trigger]StepStatus{
 	StepRunning: {
 		trPause:     StepWaiting,
 		trAdvance:   StepDone,
+		trFallback:  StepQueued,
+		trGiveUp:    StepSkipped,
 		trInterrupt: StepInterrupted,
 		trCancel:    StepAborted,
 	},
@@ -71,6 +75,11 @@ var decisionsAfter = map[Result][]DecisionKind{
 	ResultFailed:      {DecideRedo, DecideAbort},
 }
 
+// gateOnError is what a FAILED step whose on_error is gate accepts: the
+// team fixes it and continues (an edit supplies the output, a redo runs it
+// again, a skip goes on without it), or aborts.
+var gateOnError = []DecisionKind{DecideEdit, DecideSkip, DecideRedo, DecideAbort}
+
 // next returns the status a step moves to on t, or an error naming the
 // refused move.
 func next(s *Step, t trigger) (StepStatus, error) {
@@ -91,6 +100,9 @@ func Allowed(s *Step) []DecisionKind {
 		return []DecisionKind{DecideRedo, DecideAbort}
 	case StepWaiting:
 		if a := s.Latest(); a != nil {
+			if a.Result == ResultFailed && s.Rules.OnError.Kind == OnErrorGate {
+				return gateOnError
+			}
 			return decisionsAfter[a.Result]
 		}
 		return []DecisionKind{DecideRedo, DecideAbort}

@@ -53,6 +53,30 @@ type WorkflowStep struct {
 	Line int // where the step starts in the file
 }
 
+// StepRules is what a workflow file says about how one step runs, beyond
+// its skill and prompt. Plans and chains leave it empty: a FAILED step
+// halts, nothing is retried, and nothing is checked but the rubric.
+type StepRules struct {
+	Pre      []Condition // checked before the agent runs; one failing fails the attempt
+	Post     []Condition // checked on the agent's output; one failing fails the attempt
+	OnError  ErrorPolicy
+	Timeout  time.Duration // 0: the runner's default
+	Optional bool          // a failure is recorded and the run goes on without the step
+	Fallback string        // a skill to try once the step's own has failed (after its retries)
+	Options  map[string]string
+	// Route: the step's output names the workflow whose steps continue the
+	// run. Decompose: the step's output is a task list, one step per task,
+	// each run with this skill.
+	Route     bool
+	Decompose string
+}
+
+// Empty reports whether the rules change nothing about how a step runs.
+func (r StepRules) Empty() bool {
+	return len(r.Pre) == 0 && len(r.Post) == 0 && r.OnError == (ErrorPolicy{}) && r.Timeout == 0 &&
+		!r.Optional && r.Fallback == "" && len(r.Options) == 0 && !r.Route && r.Decompose == ""
+}
+
 // ErrorKind is what a workflow step does when it fails.
 type ErrorKind string
 

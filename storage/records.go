@@ -61,6 +61,9 @@ type stepRecord struct {
 	DependsOn  []int            `json:"depends_on"`
 	ThreadFrom int              `json:"thread_from,omitempty"`
 	Gate       string           `json:"gate,omitempty"`
+	Rules      *rulesRecord     `json:"rules,omitempty"`
+	Parent     int              `json:"parent,omitempty"`
+	Using      string           `json:"using,omitempty"`
 	Status     string           `json:"status"`
 	Attempts   []attemptRecord  `json:"attempts"`
 	Decisions  []decisionRecord `json:"decisions"`
@@ -68,6 +71,7 @@ type stepRecord struct {
 
 type attemptRecord struct {
 	N        int         `json:"n"`
+	Skill    string      `json:"skill,omitempty"`
 	Result   string      `json:"result,omitempty"`
 	Reason   string      `json:"reason,omitempty"`
 	Summary  string      `json:"summary,omitempty"`
@@ -101,20 +105,21 @@ type decisionRecord struct {
 }
 
 type planRecord struct {
-	V                int              `json:"v"`
-	Input            string           `json:"input"`
-	Source           string           `json:"source,omitempty"`
-	Domain           string           `json:"domain,omitempty"`
-	DomainSource     string           `json:"domain_source,omitempty"`
-	DomainAmbiguous  bool             `json:"domain_ambiguous,omitempty"`
-	Confidence       string           `json:"confidence,omitempty"`
-	ConfidenceReason string           `json:"confidence_reason,omitempty"`
-	Context          string           `json:"context,omitempty"`
-	Flags            flagsRecord      `json:"flags,omitzero"`
-	Steps            []planStepRecord `json:"steps"`
-	Manual           []blockRecord    `json:"manual"`
-	Deferred         []blockRecord    `json:"deferred"`
-	Warnings         []string         `json:"warnings"`
+	V                int               `json:"v"`
+	Input            string            `json:"input"`
+	Source           string            `json:"source,omitempty"`
+	Domain           string            `json:"domain,omitempty"`
+	DomainSource     string            `json:"domain_source,omitempty"`
+	DomainAmbiguous  bool              `json:"domain_ambiguous,omitempty"`
+	Confidence       string            `json:"confidence,omitempty"`
+	ConfidenceReason string            `json:"confidence_reason,omitempty"`
+	Context          string            `json:"context,omitempty"`
+	Args             map[string]string `json:"args"`
+	Flags            flagsRecord       `json:"flags,omitzero"`
+	Steps            []planStepRecord  `json:"steps"`
+	Manual           []blockRecord     `json:"manual"`
+	Deferred         []blockRecord     `json:"deferred"`
+	Warnings         []string          `json:"warnings"`
 }
 
 type flagsRecord struct {
@@ -125,17 +130,45 @@ type flagsRecord struct {
 }
 
 type planStepRecord struct {
-	Skill     string   `json:"skill"`
-	Effort    string   `json:"effort,omitempty"`
-	PTokens   []string `json:"p_tokens"`
-	Prompt    string   `json:"prompt,omitempty"`
-	Category  string   `json:"category,omitempty"`
-	Execution string   `json:"execution,omitempty"`
-	Leaf      string   `json:"leaf,omitempty"`
-	Line      int      `json:"line,omitempty"`
-	ID        string   `json:"id,omitempty"`
-	DependsOn []string `json:"depends_on"`
-	Gate      string   `json:"gate,omitempty"`
+	Skill     string       `json:"skill"`
+	Effort    string       `json:"effort,omitempty"`
+	PTokens   []string     `json:"p_tokens"`
+	Prompt    string       `json:"prompt,omitempty"`
+	Category  string       `json:"category,omitempty"`
+	Execution string       `json:"execution,omitempty"`
+	Leaf      string       `json:"leaf,omitempty"`
+	Line      int          `json:"line,omitempty"`
+	ID        string       `json:"id,omitempty"`
+	DependsOn []string     `json:"depends_on"`
+	Gate      string       `json:"gate,omitempty"`
+	Rules     *rulesRecord `json:"rules,omitempty"`
+}
+
+// rulesRecord is a workflow step's rules; nil in a record when the step
+// has none (every plan and chain step).
+type rulesRecord struct {
+	Pre       []conditionRecord `json:"pre"`
+	Post      []conditionRecord `json:"post"`
+	OnError   string            `json:"on_error,omitempty"`
+	Retries   int               `json:"retries,omitempty"`
+	BackoffNS int64             `json:"backoff_ns,omitempty"`
+	TimeoutNS int64             `json:"timeout_ns,omitempty"`
+	Optional  bool              `json:"optional,omitempty"`
+	Fallback  string            `json:"fallback,omitempty"`
+	Options   map[string]string `json:"options"`
+	Route     bool              `json:"route,omitempty"`
+	Decompose string            `json:"decompose,omitempty"`
+}
+
+type conditionRecord struct {
+	Kind    string   `json:"kind"`
+	Path    string   `json:"path,omitempty"`
+	Text    string   `json:"text,omitempty"`
+	Pattern string   `json:"pattern,omitempty"`
+	Field   string   `json:"field,omitempty"`
+	Value   string   `json:"value,omitempty"`
+	Command []string `json:"command"`
+	Line    int      `json:"line,omitempty"`
 }
 
 type blockRecord struct {
@@ -148,28 +181,30 @@ type blockRecord struct {
 }
 
 type eventRecord struct {
-	V        int          `json:"v"`
-	Seq      uint64       `json:"seq"`
-	Time     time.Time    `json:"time,omitzero"`
-	Type     string       `json:"type"`
-	Step     int          `json:"step,omitempty"`
-	Attempt  int          `json:"attempt,omitempty"`
-	Actor    string       `json:"actor,omitempty"`
-	Decision string       `json:"decision,omitempty"`
-	Key      string       `json:"key,omitempty"`
-	Feedback string       `json:"feedback,omitempty"`
-	Status   string       `json:"status,omitempty"`
-	Result   string       `json:"result,omitempty"`
-	Reason   string       `json:"reason,omitempty"`
-	Summary  string       `json:"summary,omitempty"`
-	Size     int          `json:"size,omitempty"`
-	Artifact bool         `json:"artifact,omitempty"`
-	File     string       `json:"file,omitempty"`
-	CostUSD  float64      `json:"cost_usd,omitempty"`
-	Usage    usageRecord  `json:"usage,omitzero"`
-	Mode     string       `json:"mode,omitempty"`
-	State    string       `json:"state,omitempty"`
-	Start    *startRecord `json:"start,omitempty"`
+	V        int              `json:"v"`
+	Seq      uint64           `json:"seq"`
+	Time     time.Time        `json:"time,omitzero"`
+	Type     string           `json:"type"`
+	Step     int              `json:"step,omitempty"`
+	Attempt  int              `json:"attempt,omitempty"`
+	Actor    string           `json:"actor,omitempty"`
+	Decision string           `json:"decision,omitempty"`
+	Key      string           `json:"key,omitempty"`
+	Feedback string           `json:"feedback,omitempty"`
+	Status   string           `json:"status,omitempty"`
+	Result   string           `json:"result,omitempty"`
+	Reason   string           `json:"reason,omitempty"`
+	Summary  string           `json:"summary,omitempty"`
+	Size     int              `json:"size,omitempty"`
+	Artifact bool             `json:"artifact,omitempty"`
+	File     string           `json:"file,omitempty"`
+	CostUSD  float64          `json:"cost_usd,omitempty"`
+	Usage    usageRecord      `json:"usage,omitzero"`
+	Skill    string           `json:"skill,omitempty"`
+	Added    []planStepRecord `json:"added,omitempty"`
+	Mode     string           `json:"mode,omitempty"`
+	State    string           `json:"state,omitempty"`
+	Start    *startRecord     `json:"start,omitempty"`
 }
 
 // startRecord leaves the plan out when it is the run's own copy, stored
@@ -232,6 +267,12 @@ type outboxRecord struct {
 	Created time.Time `json:"created,omitzero"`
 }
 
+// inboxRecord heads a request kept in the inbox; the request is the body.
+type inboxRecord struct {
+	V        int       `json:"v"`
+	Received time.Time `json:"received,omitzero"`
+}
+
 // errNewerRecord marks a record written by a gonogo newer than this one.
 var errNewerRecord = errors.New("written by a newer gonogo")
 
@@ -289,7 +330,56 @@ func toUsage(u engine.Usage) usageRecord {
 // samePlanStep reports whether a step's copied fields equal its plan step's.
 func samePlanStep(s *engine.Step, p *engine.PlanStep) bool {
 	return s.ID == p.ID && s.Skill == p.Skill && s.Effort == p.Effort && s.Prompt == p.Prompt &&
-		s.Category == p.Category && s.Execution == p.Execution && s.Leaf == p.Leaf && s.Gate == p.Gate
+		s.Category == p.Category && s.Execution == p.Execution && s.Leaf == p.Leaf && s.Gate == p.Gate &&
+		reflect.DeepEqual(s.Rules, p.Rules)
+}
+
+func toRulesRecord(r engine.StepRules) *rulesRecord {
+	if reflect.ValueOf(r).IsZero() {
+		return nil
+	}
+	return &rulesRecord{
+		Pre: toConditionRecords(r.Pre), Post: toConditionRecords(r.Post),
+		OnError: string(r.OnError.Kind), Retries: r.OnError.Retries, BackoffNS: int64(r.OnError.Backoff),
+		TimeoutNS: int64(r.Timeout), Optional: r.Optional, Fallback: r.Fallback, Options: r.Options,
+		Route: r.Route, Decompose: r.Decompose,
+	}
+}
+
+func toConditionRecords(cs []engine.Condition) []conditionRecord {
+	if cs == nil {
+		return nil
+	}
+	out := make([]conditionRecord, len(cs))
+	for i, c := range cs {
+		out[i] = conditionRecord{Kind: string(c.Kind), Path: c.Path, Text: c.Text, Pattern: c.Pattern,
+			Field: c.Field, Value: c.Value, Command: c.Command, Line: c.Line}
+	}
+	return out
+}
+
+func fromRulesRecord(r *rulesRecord) engine.StepRules {
+	if r == nil {
+		return engine.StepRules{}
+	}
+	return engine.StepRules{
+		Pre: fromConditionRecords(r.Pre), Post: fromConditionRecords(r.Post),
+		OnError:  engine.ErrorPolicy{Kind: engine.ErrorKind(r.OnError), Retries: r.Retries, Backoff: time.Duration(r.BackoffNS)},
+		Timeout:  time.Duration(r.TimeoutNS),
+		Optional: r.Optional, Fallback: r.Fallback, Options: r.Options, Route: r.Route, Decompose: r.Decompose,
+	}
+}
+
+func fromConditionRecords(cs []conditionRecord) []engine.Condition {
+	if cs == nil {
+		return nil
+	}
+	out := make([]engine.Condition, len(cs))
+	for i, c := range cs {
+		out[i] = engine.Condition{Kind: engine.ConditionKind(c.Kind), Path: c.Path, Text: c.Text, Pattern: c.Pattern,
+			Field: c.Field, Value: c.Value, Command: c.Command, Line: c.Line}
+	}
+	return out
 }
 
 func toRunRecord(r *engine.Run) runRecord {
@@ -303,19 +393,20 @@ func toRunRecord(r *engine.Run) runRecord {
 		rec.Steps = make([]stepRecord, len(r.Steps))
 	}
 	for i, s := range r.Steps {
-		sr := stepRecord{N: s.N, DependsOn: s.DependsOn, ThreadFrom: s.ThreadFrom, Status: string(s.Status)}
+		sr := stepRecord{N: s.N, DependsOn: s.DependsOn, ThreadFrom: s.ThreadFrom, Status: string(s.Status), Parent: s.Parent, Using: s.Using}
 		if i < len(r.Plan.Steps) && samePlanStep(&s, &r.Plan.Steps[i]) {
 			sr.FromPlan = true
 		} else {
 			sr.ID, sr.Skill, sr.Effort, sr.Prompt = s.ID, s.Skill, s.Effort, s.Prompt
 			sr.Category, sr.Execution, sr.Leaf, sr.Gate = string(s.Category), string(s.Execution), s.Leaf, string(s.Gate)
+			sr.Rules = toRulesRecord(s.Rules)
 		}
 		if s.Attempts != nil {
 			sr.Attempts = make([]attemptRecord, len(s.Attempts))
 		}
 		for j, a := range s.Attempts {
 			sr.Attempts[j] = attemptRecord{
-				N: a.N, Result: string(a.Result), Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback,
+				N: a.N, Skill: a.Skill, Result: string(a.Result), Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback,
 				Artifact: a.Artifact, Edited: a.Edited, Size: a.Size, File: a.File, CostUSD: a.CostUSD,
 				Usage: toUsage(a.Usage), Started: a.Started, Finished: a.Finished,
 			}
@@ -336,23 +427,29 @@ func toPlanRecord(p engine.Plan) planRecord {
 	rec := planRecord{
 		V: recordVersion, Input: string(p.Input), Source: p.Source, Domain: string(p.Domain),
 		DomainSource: p.DomainSource, DomainAmbiguous: p.DomainAmbiguous, Confidence: p.Confidence,
-		ConfidenceReason: p.ConfidenceReason, Context: p.Context,
+		ConfidenceReason: p.ConfidenceReason, Context: p.Context, Args: p.Args,
 		Flags:    flagsRecord{Auto: p.Flags.Auto, ForceAuto: p.Flags.ForceAuto, DryRun: p.Flags.DryRun, Thread: p.Flags.Thread},
 		Manual:   toBlockRecords(p.Manual),
 		Deferred: toBlockRecords(p.Deferred),
 		Warnings: p.Warnings,
 	}
-	if p.Steps != nil {
-		rec.Steps = make([]planStepRecord, len(p.Steps))
+	rec.Steps = toPlanStepRecords(p.Steps)
+	return rec
+}
+
+func toPlanStepRecords(steps []engine.PlanStep) []planStepRecord {
+	if steps == nil {
+		return nil
 	}
-	for i, s := range p.Steps {
-		rec.Steps[i] = planStepRecord{
+	out := make([]planStepRecord, len(steps))
+	for i, s := range steps {
+		out[i] = planStepRecord{
 			Skill: s.Skill, Effort: s.Effort, PTokens: s.PTokens, Prompt: s.Prompt,
 			Category: string(s.Category), Execution: string(s.Execution), Leaf: s.Leaf, Line: s.Line,
-			ID: s.ID, DependsOn: s.DependsOn, Gate: string(s.Gate),
+			ID: s.ID, DependsOn: s.DependsOn, Gate: string(s.Gate), Rules: toRulesRecord(s.Rules),
 		}
 	}
-	return rec
+	return out
 }
 
 func toBlockRecords(bs []engine.Block) []blockRecord {
@@ -374,7 +471,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Actor: ev.Actor, Decision: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback,
 		Status: string(ev.Status), Result: string(ev.Result), Reason: ev.Reason, Summary: ev.Summary,
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
-		Mode: string(ev.Mode), State: string(ev.State),
+		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Added: toPlanStepRecords(ev.Added),
 	}
 	if st := ev.Start; st != nil {
 		rec.Start = &startRecord{
@@ -475,11 +572,13 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 			ps := plan.Steps[i]
 			sr.ID, sr.Skill, sr.Effort, sr.Prompt = ps.ID, ps.Skill, ps.Effort, ps.Prompt
 			sr.Category, sr.Execution, sr.Leaf, sr.Gate = string(ps.Category), string(ps.Execution), ps.Leaf, string(ps.Gate)
+			sr.Rules = toRulesRecord(ps.Rules)
 		}
 		s := engine.Step{
 			N: sr.N, ID: sr.ID, Skill: sr.Skill, Effort: sr.Effort, Prompt: sr.Prompt,
 			Category: engine.Category(sr.Category), Execution: engine.Execution(sr.Execution), Leaf: sr.Leaf,
-			DependsOn: sr.DependsOn, ThreadFrom: sr.ThreadFrom,
+			DependsOn: sr.DependsOn, ThreadFrom: sr.ThreadFrom, Rules: fromRulesRecord(sr.Rules),
+			Parent: sr.Parent, Using: sr.Using,
 			Gate:   parseOpt(&p, where+" gate", sr.Gate, engine.ParseGate),
 			Status: parseReq(&p, where+" status", sr.Status, engine.ParseStepStatus),
 		}
@@ -488,7 +587,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 		}
 		for j, a := range sr.Attempts {
 			s.Attempts[j] = engine.Attempt{
-				N:      a.N,
+				N: a.N, Skill: a.Skill,
 				Result: parseOpt(&p, fmt.Sprintf("%s attempt %d result", where, a.N), a.Result, engine.ParseResult),
 				Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback, Artifact: a.Artifact,
 				Edited: a.Edited, Size: a.Size, File: a.File, CostUSD: a.CostUSD, Usage: fromUsage(a.Usage),
@@ -520,24 +619,31 @@ func fromPlanRecord(rec *planRecord) (engine.Plan, error) {
 	plan := engine.Plan{
 		Input: engine.InputKind(rec.Input), Source: rec.Source, Domain: engine.Domain(rec.Domain),
 		DomainSource: rec.DomainSource, DomainAmbiguous: rec.DomainAmbiguous, Confidence: rec.Confidence,
-		ConfidenceReason: rec.ConfidenceReason, Context: rec.Context,
+		ConfidenceReason: rec.ConfidenceReason, Context: rec.Context, Args: rec.Args,
 		Flags:    engine.Flags{Auto: rec.Flags.Auto, ForceAuto: rec.Flags.ForceAuto, DryRun: rec.Flags.DryRun, Thread: rec.Flags.Thread},
 		Manual:   fromBlockRecords(rec.Manual),
 		Deferred: fromBlockRecords(rec.Deferred),
 		Warnings: rec.Warnings,
 	}
-	if rec.Steps != nil {
-		plan.Steps = make([]engine.PlanStep, len(rec.Steps))
+	plan.Steps = fromPlanStepRecords(&p, "plan step", rec.Steps)
+	return plan, p.err
+}
+
+func fromPlanStepRecords(p *stateReader, what string, recs []planStepRecord) []engine.PlanStep {
+	if recs == nil {
+		return nil
 	}
-	for i, s := range rec.Steps {
-		plan.Steps[i] = engine.PlanStep{
+	out := make([]engine.PlanStep, len(recs))
+	for i, s := range recs {
+		out[i] = engine.PlanStep{
 			Skill: s.Skill, Effort: s.Effort, PTokens: s.PTokens, Prompt: s.Prompt,
 			Category: engine.Category(s.Category), Execution: engine.Execution(s.Execution), Leaf: s.Leaf,
 			Line: s.Line, ID: s.ID, DependsOn: s.DependsOn,
-			Gate: parseOpt(&p, fmt.Sprintf("plan step %d gate", i+1), s.Gate, engine.ParseGate),
+			Gate:  parseOpt(p, fmt.Sprintf("%s %d gate", what, i+1), s.Gate, engine.ParseGate),
+			Rules: fromRulesRecord(s.Rules),
 		}
 	}
-	return plan, p.err
+	return out
 }
 
 func fromBlockRecords(bs []blockRecord) []engine.Block {
@@ -571,7 +677,9 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		CostUSD: rec.CostUSD, Usage: fromUsage(rec.Usage),
 		Mode:  parseOpt(&p, "mode", rec.Mode, engine.ParseMode),
 		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
+		Skill: rec.Skill,
 	}
+	ev.Added = fromPlanStepRecords(&p, "added step", rec.Added)
 	if st := rec.Start; st != nil {
 		var plan engine.Plan
 		var err error

@@ -72,8 +72,14 @@ func (f *filler) fill(v reflect.Value) {
 		f.fill(p.Elem())
 		v.Set(p)
 	case reflect.Map:
-		// Refusal suggestions are the only map in the engine, and runs do
-		// not carry them.
+		m := reflect.MakeMap(v.Type())
+		for range 2 {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			f.fill(k)
+			f.fill(e)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
 	default:
 		panic(fmt.Sprintf("filler: no rule for %s", v.Type()))
 	}
@@ -99,7 +105,7 @@ func TestEveryFieldSurvivesARoundTrip(t *testing.T) {
 				for i := range run.Steps {
 					s, p := &run.Steps[i], &run.Plan.Steps[i]
 					s.ID, s.Skill, s.Effort, s.Prompt = p.ID, p.Skill, p.Effort, p.Prompt
-					s.Category, s.Execution, s.Leaf, s.Gate = p.Category, p.Execution, p.Leaf, p.Gate
+					s.Category, s.Execution, s.Leaf, s.Gate, s.Rules = p.Category, p.Execution, p.Leaf, p.Gate, p.Rules
 				}
 				ev.Start.Plan = run.Plan
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -51,17 +52,21 @@ func (c *Claude) Run(ctx context.Context, job engine.Job, progress func(engine.P
 	if job.DryRun {
 		return engine.Outcome{NotRun: true}
 	}
+	opts, err := claudeOptions(job.Options)
+	if err != nil {
+		return engine.Outcome{Err: err}
+	}
 	start := time.Now()
 	var st stream
 	report := throttle(start, progress)
 	max := c.cfg.maxOutput()
 	x := runProcess(ctx, spec{
 		cmd:     c.cfg.Cmd,
-		args:    append(append([]string(nil), claudeArgs...), c.cfg.Args...),
+		args:    append(append(append([]string(nil), claudeArgs...), opts...), c.cfg.Args...),
 		env:     environ(c.cfg.Env, job),
 		dir:     c.cfg.Dir,
 		stdin:   job.Prompt,
-		timeout: c.cfg.timeout(),
+		timeout: c.cfg.stepTimeout(job),
 		grace:   c.cfg.killGrace(),
 	}, func(r io.Reader) error {
 		return readLines(r, max, func(line []byte) {
@@ -104,6 +109,42 @@ func (c *Claude) Run(ctx context.Context, job engine.Job, progress func(engine.P
 		o.Err = noResultError(st, x)
 	}
 	return o
+}
+
+// claudeFlags maps the runner options a workflow step may give to the
+// claude command's flags.
+var claudeFlags = map[string]string{
+	"model":                "--model",
+	"fallback-model":       "--fallback-model",
+	"max-turns":            "--max-turns",
+	"permission-mode":      "--permission-mode",
+	"allowed-tools":        "--allowedTools",
+	"append-system-prompt": "--append-system-prompt",
+}
+
+// claudeOptions turns runner options into claude flags, in name order. An
+// option claude has no flag for fails the attempt rather than being
+// dropped unseen.
+func claudeOptions(opts map[string]string) ([]string, error) {
+	names := make([]string, 0, len(opts))
+	for k := range opts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, k := range names {
+		flag, ok := claudeFlags[k]
+		if !ok {
+			known := make([]string, 0, len(claudeFlags))
+			for n := range claudeFlags {
+				known = append(known, n)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("runner option %q is not one the claude runner knows (%s)", k, strings.Join(known, ", "))
+		}
+		out = append(out, flag, opts[k])
+	}
+	return out, nil
 }
 
 // subtypeError describes a result that did not succeed

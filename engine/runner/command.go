@@ -9,7 +9,8 @@ import (
 
 // Command runs any executable, through no shell, for a step: the prompt on
 // stdin, the job in GONOGO_RUN_ID, GONOGO_STEP (1-based), GONOGO_ATTEMPT and
-// GONOGO_SKILL, and stdout as the artifact. A non-zero exit comes back as
+// GONOGO_SKILL (and a workflow step's runner options as GONOGO_OPT_<NAME>),
+// and stdout as the artifact. A non-zero exit comes back as
 // Outcome.ExitCode with the end of stderr in Outcome.Stderr.
 type Command struct {
 	cfg Config
@@ -37,7 +38,7 @@ func (c *Command) Run(ctx context.Context, job engine.Job, _ func(engine.Progres
 		env:     environ(c.cfg.Env, job),
 		dir:     c.cfg.Dir,
 		stdin:   job.Prompt,
-		timeout: c.cfg.timeout(),
+		timeout: c.cfg.stepTimeout(job),
 		grace:   c.cfg.killGrace(),
 	}, func(r io.Reader) error {
 		var err error

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +116,15 @@ func (c Config) timeout() time.Duration {
 	return c.Timeout
 }
 
+// stepTimeout is the limit of one attempt: the step's own (a workflow's
+// timeout:) when it has one, else the runner's.
+func (c Config) stepTimeout(job engine.Job) time.Duration {
+	if job.Timeout > 0 {
+		return job.Timeout
+	}
+	return c.timeout()
+}
+
 func (c Config) maxOutput() int64 {
 	if c.MaxOutput <= 0 {
 		return DefaultMaxOutput
@@ -150,12 +160,28 @@ func environ(extra []string, job engine.Job) []string {
 		}
 	}
 	env = append(env, extra...)
-	return append(env,
+	env = append(env,
 		"GONOGO_RUN_ID="+string(job.Run),
 		"GONOGO_STEP="+strconv.Itoa(job.Step),
 		"GONOGO_ATTEMPT="+strconv.Itoa(job.Attempt),
 		"GONOGO_SKILL="+job.Skill,
 	)
+	return append(env, optionEnv(job.Options)...)
+}
+
+// optionEnv passes a workflow step's runner options to the agent as
+// GONOGO_OPT_<NAME> (upper case, '-' as '_'), in name order.
+func optionEnv(opts map[string]string) []string {
+	names := make([]string, 0, len(opts))
+	for k := range opts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]string, 0, len(names))
+	for _, k := range names {
+		out = append(out, "GONOGO_OPT_"+strings.ToUpper(strings.ReplaceAll(k, "-", "_"))+"="+opts[k])
+	}
+	return out
 }
 
 // sizeText renders a byte count for messages.
