@@ -1,0 +1,88 @@
+package parse
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+func TestChainWorkflowReadsBackAsTheSameChain(t *testing.T) {
+	for _, tc := range []struct {
+		expr    string
+		ids     []string
+		threads bool
+	}{
+		{"deliver-prd -> deliver-user-stories", []string{"deliver-prd", "deliver-user-stories"}, false},
+		{"deliver-prd -> deliver-prd -> utility-pm-critic --thread -- mobile checkout", []string{"deliver-prd", "deliver-prd-2", "utility-pm-critic"}, true},
+	} {
+		chain, err := Chain(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := ChainWorkflow("kickoff", chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := Workflow(src, "kickoff")
+		if err != nil {
+			t.Fatalf("%s:\n%s\n%v", tc.expr, src, err)
+		}
+		if w.Name != "kickoff" || len(w.Steps) != len(tc.ids) {
+			t.Fatalf("%s: read back as %+v", tc.expr, w)
+		}
+		for i, s := range w.Steps {
+			if s.ID != tc.ids[i] || s.Skill != chain.Names[i] {
+				t.Errorf("%s: step %d is %s/%s, want %s/%s", tc.expr, i, s.ID, s.Skill, tc.ids[i], chain.Names[i])
+			}
+			if i > 0 && (len(s.DependsOn) != 1 || s.DependsOn[0] != tc.ids[i-1]) {
+				t.Errorf("%s: step %s depends on %v", tc.expr, s.ID, s.DependsOn)
+			}
+			if hasRef := strings.Contains(s.Prompt, "{{steps."+tc.ids[max(i-1, 0)]+".output}}"); i > 0 && hasRef != tc.threads {
+				t.Errorf("%s: step %s prompt %q (threaded %v)", tc.expr, s.ID, s.Prompt, tc.threads)
+			}
+		}
+		if strings.Contains(string(src), "mobile checkout") {
+			t.Errorf("the chain's context was saved into the workflow:\n%s", src)
+		}
+	}
+	if _, err := ChainWorkflow("Bad Name", engine.ChainExpr{Names: []string{"a"}}); err == nil || !strings.Contains(err.Error(), `invalid workflow name "Bad Name"`) {
+		t.Errorf("bad name: %v", err)
+	}
+}
+
+func TestSaveWorkflowRefusesToReplace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "flows")
+	chain, _ := Chain("deliver-prd -> deliver-user-stories")
+	src, err := ChainWorkflow("kickoff", chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := SaveWorkflow(dir, "kickoff", src, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(src) {
+		t.Fatalf("%s holds %q", path, got)
+	}
+	if _, err := SaveWorkflow(dir, "kickoff", []byte("other"), false); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a second save replaced the workflow: %v", err)
+	}
+	if _, err := SaveWorkflow(dir, "kickoff", src, true); err != nil {
+		t.Fatalf("replace: %v", err)
+	}
+	if _, err := LoadWorkflow(dir, "kickoff"); err != nil {
+		t.Fatalf("the saved workflow does not load: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+	if _, err := SaveWorkflow(dir, "../escape", src, false); err == nil {
+		t.Fatal("a name with a path in it was saved")
+	}
+}
