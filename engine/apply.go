@@ -148,11 +148,11 @@ func start(r *Run, ev Event) {
 }
 
 func newStep(n int, ps PlanStep) Step {
-	return Step{
+	return Step{StepDef: &StepDef{
 		N: n, ID: ps.ID, Skill: ps.Skill, Effort: ps.Effort, Prompt: ps.Prompt,
 		Category: ps.Category, Execution: ps.Execution, Leaf: ps.Leaf, Gate: ps.Gate,
-		Rules: ps.Rules, Status: StepPending,
-	}
+		Rules: ps.Rules,
+	}, StepState: &StepState{Status: StepPending}}
 }
 
 // threadFrom is the step whose confirmed artifact a threaded run hands to
@@ -208,8 +208,11 @@ func addSteps(r *Run, from int, added []PlanStep) error {
 	for i := range first - 1 {
 		s := &r.Steps[i]
 		if slices.Contains(s.DependsOn, from) {
-			// A new slice: the old one may be shared with a snapshot.
-			s.DependsOn = append(slices.Clip(s.DependsOn), news...)
+			// A new definition: the old one is shared with earlier
+			// versions of the run.
+			d := *s.StepDef
+			d.DependsOn = append(slices.Clip(d.DependsOn), news...)
+			s.StepDef = &d
 		}
 	}
 	return nil

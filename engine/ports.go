@@ -142,7 +142,7 @@ type Runner interface {
 
 // Notice tells a front end that something visible happened to a run.
 type Notice struct {
-	Run      *Run // a snapshot, safe to keep
+	Run      *Run // a snapshot, safe to keep and shared: never change it
 	Event    Event
 	Progress *Progress // set for live progress of a running step
 	// Err is set when the service could not record a step's result (the

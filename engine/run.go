@@ -48,8 +48,32 @@ type Run struct {
 	Halt           string // why the run is waiting on a step it cannot pass by itself
 }
 
-// Step is one step of a run with every attempt at it.
+// Step is one step of a run with every attempt at it: what the step is
+// (its StepDef) and how it stands (its StepState). Both are shared by
+// the versions of a run that did not change them: Fold gives a new run
+// new states only for the steps its events touch, so a transition costs
+// the same in a run of 3 steps and of 300. Never change a step of a run
+// the engine handed out; Clone makes one that may be changed.
 type Step struct {
+	*StepDef
+	*StepState
+}
+
+// StepState is how a step stands: its status and its attempts and
+// decisions so far.
+type StepState struct {
+	Status StepStatus
+	// Using is the skill the step's next attempt runs when it is not Skill:
+	// its fallback, once Skill has failed.
+	Using     string
+	Attempts  []Attempt
+	Decisions []Decision
+}
+
+// StepDef is what a step is, fixed when the step is made. Every version of
+// a run shares it (Fold copies a run's steps, not their definitions), so it
+// is never changed in place: a change makes a new StepDef.
+type StepDef struct {
 	N          int // 1-based
 	ID         string
 	Skill      string
@@ -65,12 +89,6 @@ type Step struct {
 	// Parent is the step (1-based) whose output added this one: a route
 	// step's workflow, or a decompose step's task. 0 for steps of the plan.
 	Parent int
-	// Using is the skill the step's next attempt runs when it is not Skill:
-	// its fallback, once Skill has failed.
-	Using     string
-	Status    StepStatus
-	Attempts  []Attempt
-	Decisions []Decision
 }
 
 // Attempt is one execution of a step.
@@ -203,9 +221,15 @@ func (r *Run) Clone() *Run {
 	c.Plan = clonePlan(r.Plan)
 	c.Steps = make([]Step, len(r.Steps))
 	for i, s := range r.Steps {
-		s.DependsOn = append([]int(nil), s.DependsOn...)
-		s.Attempts = append([]Attempt(nil), s.Attempts...)
-		s.Decisions = append([]Decision(nil), s.Decisions...)
+		if s.StepDef != nil {
+			d := *s.StepDef
+			d.DependsOn = append([]int(nil), d.DependsOn...)
+			s.StepDef = &d
+		}
+		if s.StepState != nil {
+			st := s.StepState.clone()
+			s.StepState = &st
+		}
 		c.Steps[i] = s
 	}
 	return &c
@@ -221,4 +245,12 @@ func clonePlan(p Plan) Plan {
 	p.Deferred = append([]Block(nil), p.Deferred...)
 	p.Warnings = append([]string(nil), p.Warnings...)
 	return p
+}
+
+// clone copies a step state with its own attempts and decisions.
+func (s *StepState) clone() StepState {
+	c := *s
+	c.Attempts = append([]Attempt(nil), s.Attempts...)
+	c.Decisions = append([]Decision(nil), s.Decisions...)
+	return c
 }

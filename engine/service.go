@@ -179,8 +179,10 @@ func (s *Service) commit(ctx context.Context, r *Run, evs []Event, c Commit) (*R
 		s.log.Warn("artifact file not written", "run", r.ID, "err", err)
 	}
 	if s.notifier != nil {
+		// after is never changed again (Fold makes new runs), so every
+		// notice can share it.
 		for _, ev := range evs {
-			s.notifier.Notify(Notice{Run: after.Clone(), Event: ev})
+			s.notifier.Notify(Notice{Run: after, Event: ev})
 		}
 	}
 	return after, nil
@@ -626,17 +628,19 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 		if why != "" && !r.DryRun {
 			return job, fmt.Errorf("fallback skill `%s`: %s", skill, why)
 		}
-		c := *st
-		c.Skill, c.Category, c.Execution, c.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
+		c, d := *st, *st.StepDef
+		d.Skill, d.Category, d.Execution, d.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
+		c.StepDef = &d
 		st, job.Skill = &c, skill
 	}
 	if strings.Contains(st.Prompt, "{{") {
-		c := *st
 		prompt, err := s.interpolate(ctx, r, st.Prompt)
 		if err != nil {
 			return job, err
 		}
-		c.Prompt = prompt
+		c, d := *st, *st.StepDef
+		d.Prompt = prompt
+		c.StepDef = &d
 		st = &c
 	}
 	if len(st.Rules.Pre) > 0 && !r.DryRun {

@@ -143,7 +143,7 @@ func TestNext(t *testing.T) {
 	for _, st := range allStatuses {
 		for _, tr := range allTriggers {
 			t.Run(fmt.Sprintf("%s/%s", st, tr), func(t *testing.T) {
-				s := &Step{N: 2, Skill: "deliver-prd", Status: st}
+				s := &Step{StepDef: &StepDef{N: 2, Skill: "deliver-prd"}, StepState: &StepState{Status: st}}
 				got, err := next(s, tr)
 				want, ok := allowed[st][tr]
 				switch {
@@ -187,7 +187,7 @@ func TestAllowed(t *testing.T) {
 		{StepAborted, ResultProduced, nil},
 	}
 	for _, tt := range tests {
-		s := &Step{N: 1, Status: tt.status}
+		s := &Step{StepDef: &StepDef{N: 1}, StepState: &StepState{Status: tt.status}}
 		if tt.result != "" {
 			s.Attempts = []Attempt{{N: 1, Result: tt.result}}
 		}

@@ -575,12 +575,17 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 			sr.Rules = toRulesRecord(ps.Rules)
 		}
 		s := engine.Step{
-			N: sr.N, ID: sr.ID, Skill: sr.Skill, Effort: sr.Effort, Prompt: sr.Prompt,
-			Category: engine.Category(sr.Category), Execution: engine.Execution(sr.Execution), Leaf: sr.Leaf,
-			DependsOn: sr.DependsOn, ThreadFrom: sr.ThreadFrom, Rules: fromRulesRecord(sr.Rules),
-			Parent: sr.Parent, Using: sr.Using,
-			Gate:   parseOpt(&p, where+" gate", sr.Gate, engine.ParseGate),
-			Status: parseReq(&p, where+" status", sr.Status, engine.ParseStepStatus),
+			StepDef: &engine.StepDef{
+				N: sr.N, ID: sr.ID, Skill: sr.Skill, Effort: sr.Effort, Prompt: sr.Prompt,
+				Category: engine.Category(sr.Category), Execution: engine.Execution(sr.Execution), Leaf: sr.Leaf,
+				DependsOn: sr.DependsOn, ThreadFrom: sr.ThreadFrom, Rules: fromRulesRecord(sr.Rules),
+				Parent: sr.Parent,
+				Gate:   parseOpt(&p, where+" gate", sr.Gate, engine.ParseGate),
+			},
+			StepState: &engine.StepState{
+				Using:  sr.Using,
+				Status: parseReq(&p, where+" status", sr.Status, engine.ParseStepStatus),
+			},
 		}
 		if sr.Attempts != nil {
 			s.Attempts = make([]engine.Attempt, len(sr.Attempts))
