@@ -213,6 +213,7 @@ func (c *wfCheck) args(given map[string]string) map[string]string {
 			values[a.Name] = v
 		case a.Required:
 			c.add(a.Line, "missing required argument %q: give it with --arg %s=VALUE", a.Name, a.Name)
+			c.problems[len(c.problems)-1].Reason = RefuseMissingArg
 		default:
 			values[a.Name] = a.Default
 		}

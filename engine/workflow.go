@@ -121,6 +121,9 @@ type Condition struct {
 type Problem struct {
 	Line    int
 	Message string
+	// Reason is the refusal reason the problem is, when it is more
+	// specific than an invalid workflow (a missing argument).
+	Reason RefusalReason
 }
 
 // Problems is every problem found in one input, reported at once.

@@ -17,6 +17,7 @@ type runFlags struct {
 	chainSet     bool
 	workflow     string
 	args         multiFlag
+	context      string
 	skills       string
 	data         string
 	runner       string
@@ -52,6 +53,7 @@ func parseFlags(name string, args []string, cfg config, withJSON bool) (*runFlag
 	})
 	fs.StringVar(&f.workflow, "workflow", "", "a named workflow")
 	fs.Var(&f.args, "arg", "a workflow argument, k=v (repeatable)")
+	fs.StringVar(&f.context, "context", "", "a workflow's shared context, given to every step")
 	fs.Var(&f.maxPlanBytes, "max-plan-bytes", "largest plan accepted (GONOGO_MAX_PLAN_BYTES)")
 	if withJSON {
 		fs.BoolVar(&f.json, "json", false, "print JSON")
@@ -115,6 +117,8 @@ func oneOf(f *runFlags) error {
 		return usagef("give one input: a plan file, --chain or --workflow (got %s)", strings.Join(inputs(f), " and "))
 	case len(f.positional) > 1:
 		return usagef("one plan file at a time (got %d: %s)", len(f.positional), strings.Join(f.positional, ", "))
+	case f.context != "" && f.workflow == "":
+		return usagef("--context is for --workflow: a chain's context follows \"--\" in the expression, a plan carries its own")
 	}
 	return nil
 }

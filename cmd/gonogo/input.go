@@ -50,7 +50,7 @@ func loadInput(f *runFlags, cfg config) (input, error) {
 			return in, err
 		}
 		in.catalog = cat
-		p, err := engine.PreflightWorkflow(spec, args, "", f.Flags, cat, pol)
+		p, err := engine.PreflightWorkflow(spec, args, f.context, f.Flags, cat, pol)
 		if err != nil {
 			return in, asRefusal(err)
 		}
@@ -140,6 +140,19 @@ func asRefusal(err error) error {
 	ref := &engine.Refusal{Reason: engine.RefuseInvalidWorkflow, Source: ps.Source, Message: strings.TrimPrefix(ps.Error(), ps.Source+": ")}
 	if len(ps.List) > 0 {
 		ref.Line = ps.List[0].Line
+	}
+	if len(ps.List) == 1 {
+		// One problem: its line is the refusal's, said once.
+		ref.Message = ps.List[0].Message
+	}
+	// Problems that are all of one more specific kind (missing arguments)
+	// are refused as that.
+	same := len(ps.List) > 0
+	for _, p := range ps.List {
+		same = same && p.Reason != "" && p.Reason == ps.List[0].Reason
+	}
+	if same {
+		ref.Reason = ps.List[0].Reason
 	}
 	return ref
 }

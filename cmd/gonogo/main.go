@@ -50,7 +50,10 @@ Usage:
   gonogo serve                                 the Slack bot (Socket Mode)
   gonogo run   [flags] PLAN.md                 run a plan in the terminal
   gonogo run   [flags] --chain 'EXPR'          run a chain of skills
-  gonogo check [--json] [flags] PLAN.md | --chain 'EXPR'
+  gonogo run   [flags] --workflow NAME [--arg k=v ...] [--context TEXT]
+  gonogo check [--json] [flags] PLAN.md | --chain 'EXPR' | --workflow NAME
+  gonogo workflow save NAME --chain 'EXPR'     keep a chain as a named workflow
+  gonogo workflow list                         the workflows in GONOGO_WORKFLOWS_DIR
   gonogo runs  [--json]                        runs in the store, newest first
   gonogo show  [--json] RUN                    one run: steps, attempts, journal
   gonogo resume [flags] RUN                    continue a waiting or interrupted run
@@ -90,6 +93,8 @@ func realMain(ctx context.Context, e env) int {
 		return cmdShow(ctx, e, cfg, args)
 	case "serve":
 		return cmdServe(ctx, e, cfg, args)
+	case "workflow":
+		return cmdWorkflow(ctx, e, cfg, args)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return exitOK

@@ -50,13 +50,6 @@ func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
 	if err != nil {
 		return fail(e, "run", err)
 	}
-	if in.kind == engine.InputWorkflow {
-		// Checked and accepted, but the engine does not yet carry out a
-		// workflow's conditions, retries and upstream outputs: running it
-		// without them would be a silent guess.
-		return fail(e, "run", usagef("running named workflows is not available in this version of gonogo; "+
-			"gonogo check --workflow %s validates the file and shows its steps", f.workflow))
-	}
 	return startAndDrive(ctx, e, cfg, f, in)
 }
 

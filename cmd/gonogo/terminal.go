@@ -152,8 +152,11 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 		if r.Finished() {
 			return d.finish(r)
 		}
-		if r.State == engine.RunWaiting {
-			next, code, done := d.checkpoint(ctx, r)
+		// Decisions are asked for once no step runs: a workflow's other
+		// branches run on meanwhile, and their output does not break into
+		// the question. A step gonogo retries by itself is not asked about.
+		if s := askable(r); s != nil {
+			next, code, done := d.checkpoint(ctx, r, s)
 			if done {
 				return code
 			}
@@ -208,7 +211,36 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", stepTitle(r, s), what, ev.Actor, ev.Time.Local().Format("15:04:05"))
 	case engine.EvModeChanged:
 		fmt.Fprintf(d.out, "Mode is now %s\n", ev.Mode)
+	case engine.EvStepsAdded:
+		d.clearLine()
+		what := "added"
+		if s != nil && s.Rules.Decompose != "" {
+			what = "split its work into"
+		}
+		var ids []string
+		for _, a := range ev.Added {
+			ids = append(ids, a.ID)
+		}
+		fmt.Fprintf(d.out, "+ %s %s %d steps: %s\n", stepTitle(r, s), what, len(ev.Added), clip(strings.Join(ids, ", "), 200))
 	}
+}
+
+// askable is the first step a person must decide on now: none while a
+// step runs, and none that gonogo will retry by itself.
+func askable(r *engine.Run) *engine.Step {
+	if r.State != engine.RunWaiting {
+		return nil
+	}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Status != engine.StepWaiting && s.Status != engine.StepInterrupted {
+			continue
+		}
+		if _, _, _, retrying := engine.RetryDue(s); !retrying {
+			return s
+		}
+	}
+	return nil
 }
 
 func stepTitle(r *engine.Run, s *engine.Step) string {
@@ -218,6 +250,9 @@ func stepTitle(r *engine.Run, s *engine.Step) string {
 	t := fmt.Sprintf("Step %d of %d: %s", s.N, len(r.Steps), s.Skill)
 	if s.Effort != "" {
 		t += " (" + s.Effort + ")"
+	}
+	if s.Parent != 0 {
+		t += fmt.Sprintf(" [added by step %d]", s.Parent)
 	}
 	return t
 }
@@ -237,6 +272,9 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 	res := string(ev.Result)
 	if ev.Reason != "" {
 		res += " - " + ev.Reason
+	}
+	if a := attemptOf(s, ev.Attempt); a != nil && a.Skill != "" && s != nil && a.Skill != s.Skill {
+		res += " (ran the fallback `" + a.Skill + "`)"
 	}
 	var facts []string
 	if ev.CostUSD > 0 {
@@ -265,8 +303,17 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 			printPreview(d.out, body, 12)
 		}
 	}
-	if ev.Status == engine.StepDone {
-		fmt.Fprintln(d.out, "  Advanced (guarded auto).")
+	switch {
+	case ev.Status == engine.StepDone:
+		fmt.Fprintln(d.out, "  Advanced.")
+	case ev.Status == engine.StepQueued && ev.Skill != "":
+		fmt.Fprintf(d.out, "  Falling back to `%s`.\n", ev.Skill)
+	case ev.Status == engine.StepSkipped:
+		fmt.Fprintln(d.out, "  Optional step: the run goes on without it.")
+	case s != nil && ev.Status == engine.StepWaiting:
+		if due, n, of, ok := engine.RetryDue(s); ok && s.Latest() != nil && s.Latest().N == ev.Attempt {
+			fmt.Fprintf(d.out, "  Retrying at %s (retry %d of %d).\n", due.Local().Format("15:04:05"), n, of)
+		}
 	}
 }
 
@@ -331,18 +378,8 @@ func (d *driver) clearLine() {
 	}
 }
 
-// checkpoint asks for a decision on the first step that waits for one.
-func (d *driver) checkpoint(ctx context.Context, r *engine.Run) (*engine.Run, int, bool) {
-	var s *engine.Step
-	for i := range r.Steps {
-		if st := r.Steps[i].Status; st == engine.StepWaiting || st == engine.StepInterrupted {
-			s = &r.Steps[i]
-			break
-		}
-	}
-	if s == nil {
-		return nil, 0, false
-	}
+// checkpoint asks for a decision on step s.
+func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) (*engine.Run, int, bool) {
 	allowed := engine.Allowed(s)
 	l := s.Latest()
 	for {

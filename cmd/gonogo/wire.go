@@ -9,6 +9,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -62,6 +63,10 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 			return nil, usagef("%v", err)
 		}
 	}
+	pol, err := parse.LoadPolicy(cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
 	db, err := openStore(f.data)
 	if err != nil {
 		return nil, err
@@ -70,6 +75,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: newLogger(e, cfg),
+		Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
 	})
 	rctx, stop := context.WithCancel(ctx)
 	a := &app{db: db, svc: svc, done: make(chan struct{}), stop: stop}

@@ -49,12 +49,45 @@ func TestWorkflowRefusals(t *testing.T) {
 	if res.code != exitRefused || !strings.Contains(res.stdout, "invalid-workflow") || !strings.Contains(res.stdout, "line 2:") {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
 	}
-	res = gonogo(t, workflowVars(t), "", "run", "--workflow", "feature-kickoff", "--arg", "feature=x")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "not available in this version") {
-		t.Fatalf("run --workflow: exit %d\n%s", res.code, res.stderr)
+	res = gonogo(t, workflowVars(t), "", "run", "--workflow", "feature-kickoff")
+	if res.code != exitRefused || !strings.Contains(res.stderr, "missing-arg") || !strings.Contains(res.stderr, `"feature"`) {
+		t.Fatalf("run --workflow without its required argument: exit %d\n%s", res.code, res.stderr)
+	}
+	res = gonogo(t, workflowVars(t), "", "run", "--chain", "deliver-prd", "--context", "x")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "--context is for --workflow") {
+		t.Fatalf("--context with a chain: exit %d\n%s", res.code, res.stderr)
 	}
 	res = gonogo(t, workflowVars(t), "", "check", "--workflow", "feature-kickoff", "--arg", "novalue")
 	if res.code != exitUsage || !strings.Contains(res.stderr, "NAME=VALUE") {
 		t.Fatalf("bad --arg: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+func TestWorkflowSaveThenRun(t *testing.T) {
+	vars := workflowVars(t)
+	vars["GONOGO_WORKFLOWS_DIR"] = filepath.Join(t.TempDir(), "flows")
+	res := gonogo(t, vars, "", "workflow", "save", "kickoff", "--chain", "define-problem-statement -> deliver-prd --thread -- saved searches")
+	if res.code != exitOK || !strings.Contains(res.stdout, "Saved workflow kickoff") || !strings.Contains(res.stdout, "context was not saved") {
+		t.Fatalf("save: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = gonogo(t, vars, "", "workflow", "list")
+	if res.code != exitOK || !strings.Contains(res.stdout, "kickoff") || !strings.Contains(res.stdout, "2 steps") {
+		t.Fatalf("list: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = gonogo(t, vars, "approve\napprove\n", "run", "--dry-run", "--workflow", "kickoff", "--context", "saved searches")
+	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+		t.Fatalf("run the saved workflow: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = gonogo(t, vars, "", "workflow", "save", "kickoff", "--chain", "deliver-prd")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "exists already") || !strings.Contains(res.stderr, "--replace") {
+		t.Fatalf("second save: exit %d\n%s", res.code, res.stderr)
+	}
+	res = gonogo(t, vars, "", "workflow", "save", "other", "--chain", "deliver-prdd")
+	if res.code != exitRefused || !strings.Contains(res.stderr, "deliver-prd") {
+		t.Fatalf("unknown skill: exit %d\n%s", res.code, res.stderr)
+	}
+	res = gonogo(t, vars, "", "workflow", "save", "Bad_Name", "--chain", "deliver-prd")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "invalid workflow name") {
+		t.Fatalf("bad name: exit %d\n%s", res.code, res.stderr)
 	}
 }
