@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
@@ -81,6 +82,10 @@ type jsonStep struct {
 	Result   *string       `json:"result"`
 	Decision *string       `json:"decision"`
 	Attempts []jsonAttempt `json:"attempts"`
+	// Workflow steps only.
+	ID        string `json:"id,omitempty"`
+	DependsOn []int  `json:"depends_on,omitempty"`
+	Parent    int    `json:"parent,omitempty"` // the step whose output added this one
 }
 
 type jsonAttempt struct {
@@ -93,6 +98,7 @@ type jsonAttempt struct {
 	CostUSD        float64    `json:"cost_usd"`
 	Started        time.Time  `json:"started"`
 	Finished       *time.Time `json:"finished"`
+	Skill          string     `json:"skill,omitempty"` // a fallback skill the attempt ran instead of the step's
 }
 
 type jsonEvent struct {
@@ -187,6 +193,12 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 		return fmt.Sprintf("%s, attempt %d: %s by %s", stepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
 	case engine.EvModeChanged:
 		return string(ev.Mode)
+	case engine.EvStepsAdded:
+		ids := make([]string, 0, len(ev.Added))
+		for _, a := range ev.Added {
+			ids = append(ids, a.ID)
+		}
+		return fmt.Sprintf("%s added %d steps: %s", stepTitle(r, s), len(ev.Added), clip(strings.Join(ids, ", "), 100))
 	case engine.EvRunFinished:
 		if ev.Reason != "" {
 			return string(ev.State) + ": " + ev.Reason
@@ -204,7 +216,11 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 	}
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		js := jsonStep{N: s.N, Skill: s.Skill, Effort: s.Effort, Status: string(s.Status), Attempts: []jsonAttempt{}}
+		js := jsonStep{N: s.N, Skill: s.Skill, Effort: s.Effort, Status: string(s.Status), Attempts: []jsonAttempt{},
+			ID: s.ID, Parent: s.Parent}
+		if r.Input == engine.InputWorkflow {
+			js.DependsOn = s.DependsOn
+		}
 		if l := s.Latest(); l != nil {
 			js.Result = strOrNil(string(l.Result))
 		}
@@ -213,7 +229,7 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 		}
 		for _, a := range s.Attempts {
 			ja := jsonAttempt{N: a.N, Result: strOrNil(string(a.Result)), Reason: a.Reason, ArtifactStored: a.Artifact,
-				Edited: a.Edited, CostUSD: a.CostUSD, Started: a.Started}
+				Edited: a.Edited, CostUSD: a.CostUSD, Started: a.Started, Skill: a.Skill}
 			if a.File != "" {
 				p := filepath.Join(data, filepath.FromSlash(a.File))
 				ja.Artifact = &p

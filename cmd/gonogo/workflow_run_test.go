@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,17 @@ esac`)
 	}
 	if p := read("step-1-1.txt"); !strings.Contains(p, "Frame checkout.") {
 		t.Errorf("the argument was not filled in:\n%s", p)
+	}
+	shown := gonogo(t, vars, "", "show", "--json", runID(t, res.stdout))
+	var js jsonRun
+	if err := json.Unmarshal([]byte(shown.stdout), &js); err != nil || len(js.Steps) != 6 {
+		t.Fatalf("show --json: %v\n%s", err, shown.stdout)
+	}
+	if st := js.Steps[4]; st.ID != "split.checkout-api" || st.Parent != 4 || len(st.DependsOn) != 1 || st.DependsOn[0] != 4 {
+		t.Errorf("show --json gives the added step as %+v", st)
+	}
+	if st := js.Steps[3]; len(st.DependsOn) != 2 {
+		t.Errorf("show --json gives the joining step as %+v", st)
 	}
 	runs, _ := os.ReadFile(log)
 	if got := strings.Fields(string(runs)); len(got) != 14 { // 6 steps, step 3 twice: 7 lines of 2 fields
