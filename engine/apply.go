@@ -40,7 +40,7 @@ func Apply(r *Run, ev Event) error {
 		}
 		a.Result, a.Reason, a.Summary = ev.Result, ev.Reason, ev.Summary
 		a.Artifact, a.Size, a.File = ev.Artifact, ev.Size, ev.File
-		a.CostUSD, a.Usage, a.Finished = ev.CostUSD, ev.Usage, ev.Time
+		a.CostUSD, a.Usage, a.Finished, a.Final = ev.CostUSD, ev.Usage, ev.Time, ev.Final
 		r.CostUSD += ev.CostUSD
 		s.Status = ev.Status
 		if ev.Skill != "" {
@@ -61,6 +61,11 @@ func Apply(r *Run, ev Event) error {
 			Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
 		})
 		s.Status = ev.Status
+		if ev.Decision == DecideRedo && ev.Actor != RetryActor {
+			// A person's redo starts the step over: its own skill, its
+			// retries and its fallback again.
+			s.Using = ""
+		}
 		if ev.Decision == DecideSkip {
 			if a := attempt(s, ev.Attempt); a != nil && a.File != "" && a.File == ArtifactFile(r.ID, s.N, s.Skill, a.N, true) {
 				a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
@@ -201,7 +206,11 @@ func addSteps(r *Run, from int, added []PlanStep) error {
 			}
 			s.DependsOn = append(s.DependsOn, n)
 		}
-		s.ThreadFrom = threadFrom(r, &s)
+		if s.ThreadFrom = threadFrom(r, &s); s.ThreadFrom == from {
+			// The adding step's output is a workflow name or a task
+			// list, not the input of the steps it added.
+			s.ThreadFrom = 0
+		}
 		r.Steps = append(r.Steps, s)
 		news = append(news, s.N)
 	}
@@ -213,6 +222,7 @@ func addSteps(r *Run, from int, added []PlanStep) error {
 			d := *s.StepDef
 			d.DependsOn = append(slices.Clip(d.DependsOn), news...)
 			s.StepDef = &d
+			s.ThreadFrom = threadFrom(r, s)
 		}
 	}
 	return nil

@@ -116,6 +116,7 @@ func checkCommand(ctx context.Context, argv []string, dir string, output []byte)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = AgentEnviron()
 	cmd.Stdin = bytes.NewReader(output)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
@@ -143,6 +144,25 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// IsSecretEnv reports whether an environment variable of gonogo's own is
+// a secret that nothing gonogo starts (an agent, a command condition) may
+// see: an agent that can run shell commands could otherwise read the bot's
+// Slack tokens.
+func IsSecretEnv(name string) bool {
+	return name == "SLACK_APP_TOKEN" || name == "SLACK_BOT_TOKEN"
+}
+
+// AgentEnviron is gonogo's environment without its secrets.
+func AgentEnviron() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !IsSecretEnv(k) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // jsonBody returns the JSON an agent's output carries: the output itself,

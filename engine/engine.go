@@ -215,6 +215,8 @@ type Finished struct {
 	// Added are the steps a route or decompose step's output adds to the
 	// run once the step is done (the service reads them from the output).
 	Added []PlanStep
+	// Cancelled says a person stopped the attempt (the Cancel button).
+	Cancelled bool
 }
 
 // Finish records the end of attempt a of step n. The step then waits for a
@@ -243,15 +245,25 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return stamp(r, now, ev), nil
 	}
 	pause := pauses(r, s, f.Result)
-	if !pause && r.BudgetUSD > 0 && r.CostUSD+f.CostUSD > r.BudgetUSD {
+	overBudget := r.BudgetUSD > 0 && r.CostUSD+f.CostUSD > r.BudgetUSD
+	budget := fmt.Sprintf("budget exceeded: the run has cost $%.2f of its $%.2f budget", r.CostUSD+f.CostUSD, r.BudgetUSD)
+	if !pause && overBudget {
 		pause = true
-		ev.Reason = fmt.Sprintf("budget exceeded: the run has cost $%.2f of its $%.2f budget", r.CostUSD+f.CostUSD, r.BudgetUSD)
+		ev.Reason = budget
 	}
 	t := trAdvance
 	if pause {
 		t = trPause
 	}
 	if f.Result == ResultFailed {
+		// A person's cancel, or a run over its budget, halts on the
+		// failure: no retry, fallback or giving up follows it.
+		ev.Final = f.Cancelled || overBudget
+		if overBudget {
+			ev.Reason += "; " + budget
+		}
+	}
+	if f.Result == ResultFailed && !ev.Final {
 		switch onFailure(s, AttemptSkill(s, l)) {
 		case failFallback:
 			t, ev.Skill = trFallback, s.Rules.Fallback
@@ -332,14 +344,14 @@ func retriesUsed(s *Step, skill string) int {
 // then; a person may decide first.
 func RetryDue(s *Step) (due time.Time, n, of int, ok bool) {
 	l := s.Latest()
-	if s.Status != StepWaiting || l == nil || l.Result != ResultFailed || s.Rules.OnError.Kind != OnErrorRetry {
+	if s.Status != StepWaiting || l == nil || l.Result != ResultFailed || l.Final || s.Rules.OnError.Kind != OnErrorRetry {
 		return time.Time{}, 0, 0, false
 	}
 	used := retriesUsed(s, AttemptSkill(s, l))
 	if used >= s.Rules.OnError.Retries {
 		return time.Time{}, 0, 0, false
 	}
-	wait := s.Rules.OnError.Backoff
+	wait := min(s.Rules.OnError.Backoff, maxBackoff)
 	for range used {
 		if wait *= 2; wait >= maxBackoff {
 			wait = maxBackoff

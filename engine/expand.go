@@ -79,9 +79,16 @@ func (x Expander) route(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route: %w", err)
 	}
-	p, err := PreflightWorkflow(spec, r.Plan.Args, r.Plan.Context, Flags{}, x.Catalog, x.Policy)
+	// The routed workflow is given the run's arguments it declares.
+	args := map[string]string{}
+	for _, a := range spec.Args {
+		if v, ok := r.Plan.Args[a.Name]; ok {
+			args[a.Name] = v
+		}
+	}
+	p, err := PreflightWorkflow(spec, args, r.Plan.Context, Flags{}, x.Catalog, x.Policy)
 	if err != nil {
-		return nil, fmt.Errorf("route: workflow %q cannot run: %w", name, err)
+		return nil, fmt.Errorf("route: the workflow cannot run: %w", err)
 	}
 	return prefixed(s.ID, p.Steps), nil
 }

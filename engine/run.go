@@ -101,6 +101,9 @@ type Attempt struct {
 	Feedback string // reviewer feedback the attempt was started with (redo)
 	Artifact bool   // an artifact is stored for this attempt
 	Edited   bool   // the artifact was replaced by a person
+	// Final says no retry, fallback or giving up followed this failed
+	// attempt: a person cancelled it, or the run went over its budget.
+	Final    bool
 	Size     int    // artifact size in bytes
 	File     string // artifact path relative to the data dir, empty when not on disk
 	CostUSD  float64
@@ -146,6 +149,7 @@ type Event struct {
 	Usage    Usage
 
 	Skill string     // the skill an attempt runs (EvStepStarted) or will run next (EvStepFinished, a fallback)
+	Final bool       // for EvStepFinished: see Attempt.Final
 	Added []PlanStep // for EvStepsAdded: the steps a route or decompose step's output added
 
 	Mode  Mode      // for EvModeChanged

@@ -320,6 +320,11 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	}
 	var added []PlanStep
 	if st := r.Step(d.Step); st != nil && (d.Kind == DecideApprove || d.Kind == DecideEdit) && (st.Rules.Route || st.Rules.Decompose != "") {
+		// A decision the step cannot take is refused as such, before its
+		// output is read.
+		if _, err := Decide(r, d, edit, d.Time); err != nil {
+			return nil, err
+		}
 		if added, err = s.expansion(ctx, r, st, d, body); err != nil {
 			return nil, err
 		}
@@ -402,6 +407,12 @@ func (s *Service) Cancel(id RunID, step, attempt int, actor string) error {
 func (s *Service) cancelRun(id RunID, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for k, t := range s.retries {
+		if k.run == id {
+			t.Stop()
+			delete(s.retries, k)
+		}
+	}
 	for k, cancel := range s.running {
 		if k.run == id {
 			cancel(cause)
@@ -626,7 +637,7 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 		// The fallback runs as the step, with its own instructions.
 		ps, why := resolve(skill, s.catalog, s.expand.Policy)
 		if why != "" && !r.DryRun {
-			return job, fmt.Errorf("fallback skill `%s`: %s", skill, why)
+			return job, fmt.Errorf("the fallback: %s", why)
 		}
 		c, d := *st, *st.StepDef
 		d.Skill, d.Category, d.Execution, d.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
@@ -658,6 +669,11 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 		if in.Leaf, err = s.catalog.Agent(st.Leaf); err != nil {
 			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
 		}
+	}
+	if from := r.Step(st.ThreadFrom); from != nil && from.Status == StepSkipped && from.Rules.Optional {
+		// An optional step that failed was given up on: the run goes on
+		// without its output.
+		st = withoutThread(st)
 	}
 	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
 		from := r.Step(st.ThreadFrom)
@@ -750,12 +766,13 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 		// marked interrupted and offered for redo when the store reopens.
 		return false
 	}
+	cancelled := false
 	if cause := context.Cause(ctx); cause != nil && out.Err != nil && !errors.Is(cause, context.Canceled) {
-		out.Err = cause
+		out.Err, cancelled = cause, true
 	}
 	sk, _ := s.catalog.Skill(job.Skill)
 	res, reason := Judge(out, sk)
-	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage}
+	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage, Cancelled: cancelled}
 	keep := res == ResultProduced || res == ResultEmpty
 	if res == ResultProduced {
 		// The output was judged good; the step's own checks come next. An
@@ -770,7 +787,14 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 	if hasContent(out.Artifact) && keep {
 		f.Artifact, f.Size, f.Summary = true, len(out.Artifact), Summarize(out.Artifact)
 		c.Artifacts = []ArtifactWrite{{Step: n, Attempt: attempt, Body: out.Artifact}}
-		if len(r.Steps) > 1 {
+		switch {
+		case len(r.Steps) == 1:
+		case f.Result == ResultFailed:
+			// Output kept to show why it failed is not the step's
+			// artifact: it goes under the attempt's name.
+			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, false)
+			c.Files = []FileWrite{{Path: f.File, Body: out.Artifact}}
+		default:
 			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, true)
 			c.Files = append(makeWay(r.ID, st, attempt, f.File), FileWrite{Path: f.File, Body: out.Artifact})
 		}
@@ -795,4 +819,12 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 		return false
 	}
 	return true
+}
+
+// withoutThread is a copy of st that is handed no artifact.
+func withoutThread(st *Step) *Step {
+	c, d := *st, *st.StepDef
+	d.ThreadFrom = 0
+	c.StepDef = &d
+	return &c
 }

@@ -701,3 +701,140 @@ func TestCheckConditions(t *testing.T) {
 		t.Errorf("bad JSON: %v", err)
 	}
 }
+
+func TestWorkflowPersonsCancelHaltsWithoutFallback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := newWorkflowHarness(t, 4, true, nil)
+		s := ws("s", "flaky")
+		s.Fallback, s.Optional = "backup", true
+		s.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 2, Backoff: time.Second}
+		id := h.start(h.workflow(Flags{}, nil, s))
+		synctest.Wait()
+		if err := h.svc.Cancel(id, 1, 1, "U-ana"); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		r := h.expect(id, RunWaiting, "waiting/FAILED")
+		if l := r.Step(1).Latest(); !l.Final || !strings.Contains(l.Reason, "cancelled by U-ana") {
+			t.Fatalf("the cancelled attempt is %+v", l)
+		}
+		if n := len(h.runner.calls()); n != 1 {
+			t.Fatalf("%d attempts ran after a person's cancel", n)
+		}
+	})
+}
+
+func TestWorkflowBudgetStopsRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := newWorkflowHarness(t, 4, false, nil)
+		s := ws("s", "flaky")
+		s.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 5, Backoff: time.Second}
+		s.Fallback = "backup"
+		h.script("flaky", Outcome{AgentError: "down", CostUSD: 0.6}, Outcome{AgentError: "down", CostUSD: 0.6})
+		r, err := h.svc.Start(t.Context(), h.workflow(Flags{}, nil, s), StartOptions{StartedBy: "U-ana", BudgetUSD: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		got := h.expect(r.ID, RunWaiting, "waiting/FAILED")
+		if n := len(h.runner.calls()); n != 2 {
+			t.Fatalf("%d attempts ran on a $1 budget at $0.60 each", n)
+		}
+		if l := got.Step(1).Latest(); !l.Final || !strings.Contains(l.Reason, "budget exceeded") {
+			t.Fatalf("the halt is %+v", l)
+		}
+		if _, _, _, ok := RetryDue(got.Step(1)); ok {
+			t.Fatal("a retry is due past the budget")
+		}
+	})
+}
+
+func TestWorkflowPersonsRedoStartsOverWithTheStepsOwnSkill(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := newWorkflowHarness(t, 4, false, nil)
+		s := ws("s", "flaky")
+		s.Fallback = "backup"
+		h.script("flaky", failed("down"), produced("# Up again\n\nThe skill's own output.\n"))
+		h.script("backup", failed("down too"))
+		id := h.start(h.workflow(Flags{}, nil, s))
+		synctest.Wait()
+		h.expect(id, RunWaiting, "waiting/FAILED")
+		h.decide(id, 1, DecideRedo, "", nil)
+		synctest.Wait()
+		h.expect(id, RunCompleted, "done/PRODUCED")
+		var skills []string
+		for _, j := range h.runner.calls() {
+			skills = append(skills, j.Skill)
+		}
+		if !slices.Equal(skills, []string{"flaky", "backup", "flaky"}) {
+			t.Fatalf("ran %v", skills)
+		}
+		h.checkJournal(id)
+	})
+}
+
+func TestWorkflowRouteGivesOnlyDeclaredArgs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		flows := wfSource{"sub": {Name: "sub", Args: []WorkflowArg{{Name: "area"}}, Steps: []WorkflowStep{{ID: "x", Skill: "fix", Gate: GateNever, Prompt: "Fix {{area}}.", Line: 1}}}}
+		h, _ := newWorkflowHarness(t, 4, false, flows)
+		route := ws("t", "triage")
+		route.Route = true
+		p, err := PreflightWorkflow(WorkflowSpec{Name: "intake", Args: []WorkflowArg{{Name: "area"}, {Name: "topic"}}, Steps: []WorkflowStep{route}},
+			map[string]string{"area": "payments", "topic": "refunds"}, "", Flags{}, h.cat, DefaultPolicy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.script("triage", produced("sub"))
+		id := h.start(p)
+		synctest.Wait()
+		h.expect(id, RunCompleted, "done/PRODUCED", "done/PRODUCED")
+		if p := h.jobsFor(2)[0].Prompt; !strings.Contains(p, "Fix payments.") {
+			t.Fatalf("routed prompt:\n%s", p)
+		}
+	})
+}
+
+func TestWorkflowThreadAroundAddedSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := newWorkflowHarness(t, 4, false, nil)
+		split := ws("s", "split")
+		split.Decompose = "task"
+		h.script("split", produced(`{"tasks": [{"name": "one"}]}`))
+		id := h.start(h.workflow(Flags{Thread: true, Auto: true}, nil, split, ws("z", "last", "s")))
+		synctest.Wait()
+		r := h.expect(id, RunCompleted, "done/PRODUCED", "done/PRODUCED", "done/PRODUCED")
+		// The task is not handed the task list; z joins s and the task,
+		// and is handed neither.
+		if r.Step(3).ThreadFrom != 0 || r.Step(2).ThreadFrom != 0 {
+			t.Fatalf("threaded from %d and %d", r.Step(3).ThreadFrom, r.Step(2).ThreadFrom)
+		}
+		h.checkJournal(id)
+	})
+}
+
+func TestWorkflowThreadPastAnOptionalStepThatGaveUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := newWorkflowHarness(t, 4, false, nil)
+		opt := ws("o", "flaky")
+		opt.Optional = true
+		h.script("flaky", failed("no data"))
+		id := h.start(h.workflow(Flags{Thread: true}, nil, ws("a", "plan"), func() WorkflowStep { s := opt; s.DependsOn = []string{"a"}; return s }(), ws("n", "last", "o")))
+		synctest.Wait()
+		h.expect(id, RunCompleted, "done/PRODUCED", "skipped/FAILED", "done/PRODUCED")
+		if p := h.jobsFor(3)[0].Prompt; strings.Contains(p, "## Input") {
+			t.Fatalf("the step after a given-up optional step was handed something:\n%s", p)
+		}
+	})
+}
+
+func TestCommandConditionsDoNotSeeSecrets(t *testing.T) {
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-not-for-conditions")
+	err := CheckConditions(context.Background(), []Condition{{Kind: CondCommand, Command: []string{"sh", "-c", `test -z "$SLACK_BOT_TOKEN" || { echo "saw $SLACK_BOT_TOKEN" >&2; exit 1; }`}}}, t.TempDir(), nil)
+	if err != nil {
+		t.Fatalf("the command saw the token: %v", err)
+	}
+}

@@ -37,13 +37,14 @@ func ChainWorkflow(name string, chain engine.ChainExpr) ([]byte, error) {
 	fmt.Fprintf(&b, "name: %s\n", name)
 	fmt.Fprintf(&b, "description: %s\n\n", yamlString("The chain "+strings.Join(chain.Names, " -> ")+", saved as a workflow."))
 	b.WriteString("steps:\n")
-	used := map[string]int{}
+	taken := map[string]bool{}
 	prev := ""
 	for _, skill := range chain.Names {
 		id := skill
-		if used[skill]++; used[skill] > 1 {
-			id = fmt.Sprintf("%s-%d", skill, used[skill])
+		for n := 2; taken[id]; n++ {
+			id = fmt.Sprintf("%s-%d", skill, n)
 		}
+		taken[id] = true
 		fmt.Fprintf(&b, "  - id: %s\n    skill: %s\n", id, skill)
 		if prev != "" {
 			fmt.Fprintf(&b, "    depends_on: [%s]\n", prev)
@@ -62,8 +63,8 @@ func ChainWorkflow(name string, chain engine.ChainExpr) ([]byte, error) {
 
 // SaveWorkflow writes a workflow file to <dir>/<name>.yaml, atomically. It
 // refuses to replace an existing workflow of that name (as .yaml or .yml)
-// unless replace is set, and creates dir when it is missing. It returns
-// the path written.
+// unless replace is set (then the existing file is the one replaced), and
+// creates dir when it is missing. It returns the path written.
 func SaveWorkflow(dir, name string, src []byte, replace bool) (string, error) {
 	if !engine.ValidSkillName(name) {
 		return "", fmt.Errorf("invalid workflow name %q: use lower-case letters, digits and dashes", name)
@@ -72,12 +73,16 @@ func SaveWorkflow(dir, name string, src []byte, replace bool) (string, error) {
 		return "", errors.New("no workflows directory: set GONOGO_WORKFLOWS_DIR")
 	}
 	path := filepath.Join(dir, name+".yaml")
-	if !replace {
-		for _, ext := range []string{".yaml", ".yml"} {
-			p := filepath.Join(dir, name+ext)
-			if _, err := os.Stat(p); err == nil {
+	for _, ext := range []string{".yaml", ".yml"} {
+		p := filepath.Join(dir, name+ext)
+		if _, err := os.Stat(p); err == nil {
+			if !replace {
 				return "", fmt.Errorf("workflow %q exists already (%s): %w", name, p, fs.ErrExist)
 			}
+			// Replaced where it is: a second file of the same name would
+			// make the workflow ambiguous.
+			path = p
+			break
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

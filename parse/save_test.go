@@ -50,6 +50,13 @@ func TestChainWorkflowReadsBackAsTheSameChain(t *testing.T) {
 			t.Errorf("the chain's context was saved into the workflow:\n%s", src)
 		}
 	}
+	// A skill whose name looks like a repeat's id keeps the ids apart.
+	chain, _ := Chain("deliver-prd -> deliver-prd-2 -> deliver-prd")
+	if src, err := ChainWorkflow("dups", chain); err != nil {
+		t.Fatalf("ids collide: %v", err)
+	} else if w, _ := Workflow(src, "dups"); len(w.Steps) != 3 || w.Steps[2].ID != "deliver-prd-3" {
+		t.Fatalf("ids %+v", w.Steps)
+	}
 	if _, err := ChainWorkflow("Bad Name", engine.ChainExpr{Names: []string{"a"}}); err == nil || !strings.Contains(err.Error(), `invalid workflow name "Bad Name"`) {
 		t.Errorf("bad name: %v", err)
 	}
@@ -78,6 +85,21 @@ func TestSaveWorkflowRefusesToReplace(t *testing.T) {
 	if _, err := LoadWorkflow(dir, "kickoff"); err != nil {
 		t.Fatalf("the saved workflow does not load: %v", err)
 	}
+	// An existing .yml is replaced in place, not shadowed by a .yaml.
+	old, err := ChainWorkflow("old", chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "old.yml"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := SaveWorkflow(dir, "old", old, true); err != nil || filepath.Base(p) != "old.yml" {
+		t.Fatalf("replace a .yml: %s %v", p, err)
+	}
+	if _, err := LoadWorkflow(dir, "old"); err != nil {
+		t.Fatalf("the replaced .yml does not load: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "old.yml"))
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %v", entries)

@@ -78,6 +78,7 @@ type attemptRecord struct {
 	Feedback string      `json:"feedback,omitempty"`
 	Artifact bool        `json:"artifact,omitempty"`
 	Edited   bool        `json:"edited,omitempty"`
+	Final    bool        `json:"final,omitempty"`
 	Size     int         `json:"size,omitempty"`
 	File     string      `json:"file,omitempty"`
 	CostUSD  float64     `json:"cost_usd,omitempty"`
@@ -201,6 +202,7 @@ type eventRecord struct {
 	CostUSD  float64          `json:"cost_usd,omitempty"`
 	Usage    usageRecord      `json:"usage,omitzero"`
 	Skill    string           `json:"skill,omitempty"`
+	Final    bool             `json:"final,omitempty"`
 	Added    []planStepRecord `json:"added,omitempty"`
 	Mode     string           `json:"mode,omitempty"`
 	State    string           `json:"state,omitempty"`
@@ -407,7 +409,7 @@ func toRunRecord(r *engine.Run) runRecord {
 		for j, a := range s.Attempts {
 			sr.Attempts[j] = attemptRecord{
 				N: a.N, Skill: a.Skill, Result: string(a.Result), Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback,
-				Artifact: a.Artifact, Edited: a.Edited, Size: a.Size, File: a.File, CostUSD: a.CostUSD,
+				Artifact: a.Artifact, Edited: a.Edited, Final: a.Final, Size: a.Size, File: a.File, CostUSD: a.CostUSD,
 				Usage: toUsage(a.Usage), Started: a.Started, Finished: a.Finished,
 			}
 		}
@@ -471,7 +473,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Actor: ev.Actor, Decision: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback,
 		Status: string(ev.Status), Result: string(ev.Result), Reason: ev.Reason, Summary: ev.Summary,
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
-		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Added: toPlanStepRecords(ev.Added),
+		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Final: ev.Final, Added: toPlanStepRecords(ev.Added),
 	}
 	if st := ev.Start; st != nil {
 		rec.Start = &startRecord{
@@ -595,7 +597,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 				N: a.N, Skill: a.Skill,
 				Result: parseOpt(&p, fmt.Sprintf("%s attempt %d result", where, a.N), a.Result, engine.ParseResult),
 				Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback, Artifact: a.Artifact,
-				Edited: a.Edited, Size: a.Size, File: a.File, CostUSD: a.CostUSD, Usage: fromUsage(a.Usage),
+				Edited: a.Edited, Final: a.Final, Size: a.Size, File: a.File, CostUSD: a.CostUSD, Usage: fromUsage(a.Usage),
 				Started: a.Started, Finished: a.Finished,
 			}
 		}
@@ -682,7 +684,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		CostUSD: rec.CostUSD, Usage: fromUsage(rec.Usage),
 		Mode:  parseOpt(&p, "mode", rec.Mode, engine.ParseMode),
 		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
-		Skill: rec.Skill,
+		Skill: rec.Skill, Final: rec.Final,
 	}
 	ev.Added = fromPlanStepRecords(&p, "added step", rec.Added)
 	if st := rec.Start; st != nil {

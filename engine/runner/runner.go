@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,27 +138,12 @@ func (c Config) killGrace() time.Duration {
 	return c.KillGrace
 }
 
-// withheld are variables of gonogo's own environment an agent never sees:
-// an agent that can run shell commands could otherwise read the bot's Slack
-// tokens. Config.Env can still pass them on purpose.
-var withheld = map[string]bool{
-	"SLACK_APP_TOKEN": true,
-	"SLACK_BOT_TOKEN": true,
-}
-
-// environ is the agent's environment: gonogo's own minus the withheld
-// variables, then cfg.Env, then the job's GONOGO_* variables, later entries
+// environ is the agent's environment: gonogo's own minus its secrets
+// (engine.IsSecretEnv: the Slack tokens), then cfg.Env (which can still
+// pass them on purpose), then the job's GONOGO_* variables, later entries
 // winning.
 func environ(extra []string, job engine.Job) []string {
-	base := os.Environ()
-	env := make([]string, 0, len(base)+len(extra)+4)
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if !withheld[k] {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, extra...)
+	env := append(engine.AgentEnviron(), extra...)
 	env = append(env,
 		"GONOGO_RUN_ID="+string(job.Run),
 		"GONOGO_STEP="+strconv.Itoa(job.Step),
