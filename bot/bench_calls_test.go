@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,9 +53,11 @@ func benchmarkServeMemory(b *testing.B, n int, finish bool) {
 	srv := newSlack(b)
 	slackAlone := liveHeapBytes()
 
-	// Posts are not paced: pacing changes when threads are posted, not
-	// what gonogo keeps.
-	s := startServe(b, srv, b.TempDir(), instantAgent{}, 16, func(c *bot.Config) { c.PostInterval = time.Nanosecond })
+	// Posts are not paced, nor updates held by the chat.update budget:
+	// pacing changes when threads are posted, not what gonogo keeps.
+	s := startServe(b, srv, b.TempDir(), instantAgent{}, 16, func(c *bot.Config) {
+		c.PostInterval, c.UpdateWindow, c.MessageUpdateInterval = time.Nanosecond, time.Millisecond, time.Nanosecond
+	})
 	settle(srv, 100*time.Millisecond, 5*time.Second)
 	floor := liveHeapBytes() - slackAlone
 
@@ -207,18 +211,41 @@ type liveServe struct {
 }
 
 func startServe(b *testing.B, srv *fakeslack.Server, dir string, r engine.Runner, parallel int, configure func(c *bot.Config)) *liveServe {
+	return startServeOn(b, srv, dir, serveSetup{runner: r, parallel: parallel, configure: configure})
+}
+
+// serveSetup is how startServeOn builds gonogo serve.
+type serveSetup struct {
+	runner   engine.Runner
+	parallel int
+	// fsync makes the store fsync its commits, as gonogo serve does;
+	// inbox keeps the bot's envelopes in an inbox in the same data
+	// directory, as gonogo serve does.
+	fsync, inbox bool
+	configure    func(c *bot.Config)
+}
+
+func startServeOn(b testing.TB, srv *fakeslack.Server, dir string, set serveSetup) *liveServe {
 	b.Helper()
-	db, err := storage.Open(dir, storage.Options{NoSync: true})
+	db, err := storage.Open(dir, storage.Options{NoSync: !set.fsync})
 	if err != nil {
 		b.Fatal(err)
 	}
 	n := &lateNotifier{}
-	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: harnessCatalog(), Runner: r, Notifier: n, MaxParallel: parallel})
+	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: harnessCatalog(), Runner: set.runner, Notifier: n, MaxParallel: set.parallel})
 	cfg := bot.Config{
 		AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
 		Catalog: harnessCatalog(), Policy: engine.DefaultPolicy(),
 	}
-	configure(&cfg)
+	if set.inbox {
+		in, err := storage.OpenInbox(dir, storage.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { in.Close() })
+		cfg.Inbox = storeInbox{in}
+	}
+	set.configure(&cfg)
 	bt, err := bot.New(cfg, svc)
 	if err != nil {
 		b.Fatal(err)
@@ -244,7 +271,7 @@ func startServe(b *testing.B, srv *fakeslack.Server, dir string, r engine.Runner
 }
 
 // stop stops the bot and the engine, closes the store and drops them.
-func (s *liveServe) stop(b *testing.B) {
+func (s *liveServe) stop(b testing.TB) {
 	if s.db == nil {
 		return
 	}
@@ -268,23 +295,30 @@ func (s *liveServe) stop(b *testing.B) {
 // are shared among its steps); the process's own calls (auth.test,
 // apps.connections.open) are left out.
 //
-// Rates are measured on chat.update per message (Slack's published limit
-// for chat.update is Tier 3, about 50 a minute for the whole app in a
-// workspace, so that is the figure that counts) and on chat.postMessage
-// per channel (about one a second). All steps run at once
+// Rates are measured on chat.update, app-wide (Slack's published limit for
+// chat.update is Tier 3, about 50 a minute for the whole app in a
+// workspace, so that is the figure that counts) and per message, and on
+// chat.postMessage per channel (about one a second). All steps run at once
 // (GONOGO_MAX_PARALLEL is the number of runs), the worst case for the
-// app-wide rate.
+// app-wide rate. max-checkpoint-lag-ms is the longest a checkpoint's
+// buttons took to show after its step ended: what the chat.update budget
+// costs when the runs ask for more updates than the tier allows.
 //
 //   - defaults: the bot's default intervals (a progress update of a step
-//     message at most every 5 s, posts to a channel paced a second apart);
-//     steps of 1 s with a progress report every 200 ms. Every rate is per
-//     real minute; the whole benchmark fits in one.
+//     message at most every 5 s, posts to a channel paced a second apart,
+//     chat.update budget of 50 a minute); steps of 1 s with a progress
+//     report every 200 ms. Every rate is per real minute. The budget
+//     spreads the updates, so this takes a minute or two.
 //   - long-steps: one-minute steps with a progress report every second,
 //     run 50 times faster than real: every interval and duration is
-//     divided by 50 (progress interval 100 ms, post pacing 20 ms, steps
-//     1.2 s, progress every 20 ms) and rates are counted in windows of
-//     1.2 s, a minute in the scaled time. This is the steady state of a
-//     long step, which the defaults case is too short to reach.
+//     divided by 50 (progress interval 100 ms, post pacing 20 ms, budget
+//     window 1.2 s, steps 1.2 s, progress every 20 ms) and rates are
+//     counted in windows of 1.2 s, a minute in the scaled time. This is
+//     the steady state of a long step, which the defaults case is too
+//     short to reach.
+//
+// TestUpdatesStayInsideSlacksTier asserts the tier on the defaults
+// scenario run twenty times faster.
 //
 // Each loop iteration is one analysis of the recorded calls.
 func BenchmarkSlackCallsPerStep(b *testing.B) {
@@ -310,52 +344,10 @@ func (c callsScenario) scaled(d time.Duration) time.Duration { return d / time.D
 const stepsPerRun = 3
 
 func benchmarkSlackCalls(b *testing.B, sc callsScenario) {
-	srv := newSlack(b)
-	r := progressRunner{step: sc.scaled(sc.step), every: sc.scaled(sc.every)}
-	startServe(b, srv, b.TempDir(), r, sc.runs, func(c *bot.Config) {
-		c.PostInterval = sc.scaled(bot.DefaultPostInterval)
-		c.ProgressInterval = sc.scaled(bot.DefaultProgressInterval)
-	})
-	settle(srv, 100*time.Millisecond, 5*time.Second)
-	begin := time.Now()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	clicks := make(chan int, 1)
-	go func() { clicks <- approveCheckpoints(ctx, b, srv) }()
-	for i := range sc.runs {
-		env := srv.SendSlashCommand(slack.SlashCommand{Command: "/gonogo", UserID: starter, ChannelID: callsChannel(i),
-			TeamID: fakeslack.TeamID, Text: "chain deliver-prd -> deliver-user-stories -> measure-experiment-design -- calls benchmark"})
-		if _, err := srv.WaitAck(ctxT(b), env); err != nil {
-			b.Fatal(err)
-		}
-	}
-	// The defaults scenario takes about 8 s; leave room for a slow machine.
-	wait, stopWaiting := context.WithTimeout(context.Background(), time.Minute)
-	defer stopWaiting()
-	err := srv.WaitFor(wait, func(st *fakeslack.State) bool {
-		done := 0
-		for _, m := range st.Messages("") {
-			if m.FromBot && strings.Contains(m.Rendered, "Run complete") {
-				done++
-			}
-		}
-		return done == sc.runs
-	})
-	if err != nil {
-		b.Fatalf("not every run completed: %v", err)
-	}
-	settle(srv, 300*time.Millisecond, 10*time.Second)
-	cancel()
-	if n := <-clicks; n != sc.runs*stepsPerRun {
-		b.Fatalf("%d checkpoints approved, want %d", n, sc.runs*stepsPerRun)
-	}
-	calls := srv.Calls("")
-	elapsed := time.Since(begin)
-
+	calls, elapsed, lag := runCallsScenario(b, sc)
 	var st callStats
 	for b.Loop() {
-		st = analyseCalls(calls, time.Minute/time.Duration(sc.scale), time.Second/time.Duration(sc.scale))
+		st = analyseCalls(calls, sc.scaled(time.Minute), sc.scaled(time.Second))
 	}
 	b.StopTimer()
 	steps := float64(sc.runs * stepsPerRun)
@@ -374,18 +366,171 @@ func benchmarkSlackCalls(b *testing.B, sc callsScenario) {
 	// one another as fast as the run changes, at no interval of the bot's.
 	b.ReportMetric(float64(st.minGap)/float64(time.Millisecond), "min-update-gap-ms")
 	b.ReportMetric(float64(st.peakAppWide), "peak-updates/min/app")
-	b.ReportMetric(float64(st.peakAppWide)/50, "peak-updates/min/app/tier3")
+	b.ReportMetric(float64(st.peakAppWide)/tier3, "peak-updates/min/app/tier3")
 	b.ReportMetric(float64(st.peakPostsPerChannel), "peak-posts/s/channel")
+	b.ReportMetric(float64(lag)/float64(time.Millisecond)*float64(sc.scale), "max-checkpoint-lag-ms")
 	b.ReportMetric(elapsed.Seconds()*float64(sc.scale), "scenario-s")
 	b.ReportMetric(0, "ns/op") // an op is one analysis of the calls
+}
+
+// tier3 is Slack's published rate for chat.update: about 50 a minute for
+// the whole app in a workspace.
+const tier3 = 50
+
+// TestUpdatesStayInsideSlacksTier runs the many-one-second-steps scenario
+// (8 runs of three checkpointed steps at once, progress every 200 ms, each
+// checkpoint approved the moment it shows), twenty times faster than real
+// time: every interval of the bot's, its chat.update budget window among
+// them, and every duration of the agent's is divided by 20, and rates are
+// counted in windows of 3 s, a minute in the scenario's time. The bot's
+// chat.update calls must stay within Slack's Tier 3 (50 a minute) in every
+// window, and once the runs are over every step message must show its
+// final state: updates put off are coalesced, never lost.
+func TestUpdatesStayInsideSlacksTier(t *testing.T) {
+	sc := callsScenario{runs: 8, scale: 20, step: time.Second, every: 200 * time.Millisecond}
+	srv, calls, _, lag := runCallsScenarioOn(t, sc) // which waits for every step message to show its approval
+	st := analyseCalls(calls, sc.scaled(time.Minute), sc.scaled(time.Second))
+	t.Logf("chat.update: %d calls, peak %d a minute app-wide (tier: %d), %d a minute on one message; checkpoints lagged their step's end by %v at most (scenario time)",
+		st.count["chat.update"], st.peakAppWide, tier3, st.peakPerMessage, lag*time.Duration(sc.scale))
+	if st.peakAppWide > tier3 {
+		t.Errorf("%d chat.update calls within one minute (scenario time); Slack's tier allows %d", st.peakAppWide, tier3)
+	}
+	if st.count["chat.update"] == 0 {
+		t.Fatal("no chat.update call was recorded: the scenario measured nothing")
+	}
+	steps := 0
+	for _, m := range srv.Messages("") {
+		if m.FromBot && strings.HasPrefix(m.Text, "*Step ") {
+			steps++
+		}
+	}
+	if steps != sc.runs*stepsPerRun {
+		t.Errorf("%d step messages, want %d: the scenario did not run as written", steps, sc.runs*stepsPerRun)
+	}
+}
+
+// runCallsScenario runs a calls scenario and returns every Web API call
+// the bot made and how long the scenario took.
+func runCallsScenario(b *testing.B, sc callsScenario) ([]fakeslack.Call, time.Duration, time.Duration) {
+	_, calls, elapsed, lag := runCallsScenarioOn(b, sc)
+	return calls, elapsed, lag
+}
+
+func runCallsScenarioOn(tb testing.TB, sc callsScenario) (*fakeslack.Server, []fakeslack.Call, time.Duration, time.Duration) {
+	srv := newSlack(tb)
+	finished := &finishLog{at: map[string]time.Time{}}
+	r := progressRunner{step: sc.scaled(sc.step), every: sc.scaled(sc.every), finished: finished}
+	startServeOn(tb, srv, tb.TempDir(), serveSetup{runner: r, parallel: sc.runs, configure: func(c *bot.Config) {
+		c.PostInterval = sc.scaled(bot.DefaultPostInterval)
+		c.ProgressInterval = sc.scaled(bot.DefaultProgressInterval)
+		c.UpdateWindow = sc.scaled(bot.DefaultUpdateWindow)
+		c.MessageUpdateInterval = sc.scaled(bot.DefaultMessageUpdateInterval)
+	}})
+	settle(srv, 100*time.Millisecond, 5*time.Second)
+	begin := time.Now()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clicks := make(chan int, 1)
+	go func() { clicks <- approveCheckpoints(ctx, tb, srv) }()
+	for i := range sc.runs {
+		env := srv.SendSlashCommand(slack.SlashCommand{Command: "/gonogo", UserID: starter, ChannelID: callsChannel(i),
+			TeamID: fakeslack.TeamID, Text: "chain deliver-prd -> deliver-user-stories -> measure-experiment-design -- calls benchmark"})
+		if _, err := srv.WaitAck(ctxT(tb), env); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// The defaults scenario takes over a minute (the budget spreads its
+	// updates); leave room for a slow machine.
+	wait, stopWaiting := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer stopWaiting()
+	err := srv.WaitFor(wait, func(st *fakeslack.State) bool {
+		done := 0
+		for _, m := range st.Messages("") {
+			if m.FromBot && strings.Contains(m.Rendered, "Run complete") {
+				done++
+			}
+		}
+		return done == sc.runs
+	})
+	if err != nil {
+		tb.Fatalf("not every run completed: %v", err)
+	}
+	// Updates put off by the budget land later: every step message comes
+	// to show its approval, and its buttons give way.
+	err = srv.WaitFor(wait, func(st *fakeslack.State) bool {
+		for _, m := range st.Messages("") {
+			if m.FromBot && strings.HasPrefix(m.Text, "*Step ") && (len(m.Buttons()) > 0 || !strings.Contains(m.Rendered, "Approved by")) {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		tb.Fatalf("the step messages never all showed their approval: %v", err)
+	}
+	settle(srv, sc.scaled(3*bot.DefaultMessageUpdateInterval)+300*time.Millisecond, sc.scaled(bot.DefaultUpdateWindow)+10*time.Second)
+	cancel()
+	if n := <-clicks; n != sc.runs*stepsPerRun {
+		tb.Fatalf("%d checkpoints approved, want %d", n, sc.runs*stepsPerRun)
+	}
+	elapsed := time.Since(begin)
+	calls := srv.Calls("")
+	finished.mu.Lock()
+	defer finished.mu.Unlock()
+	return srv, calls, elapsed, checkpointLag(calls, finished.at)
+}
+
+var buttonValueRE = regexp.MustCompile(`"value":"(v1\|[^"|]+\|\d+\|\d+)"`)
+
+// checkpointLag is the longest time between an attempt's end and the
+// first post or update that shows its Approve button.
+func checkpointLag(calls []fakeslack.Call, finished map[string]time.Time) time.Duration {
+	var lag time.Duration
+	shown := map[string]bool{}
+	for _, c := range calls {
+		if c.Method != "chat.postMessage" && c.Method != "chat.update" {
+			continue
+		}
+		blocks := c.Params.Get("blocks")
+		if !strings.Contains(blocks, bot.ActionApprove) {
+			continue
+		}
+		for _, m := range buttonValueRE.FindAllStringSubmatch(blocks, -1) {
+			at, ok := finished[m[1]]
+			if !ok || shown[m[1]] {
+				continue
+			}
+			shown[m[1]] = true
+			lag = max(lag, c.Time.Sub(at))
+		}
+	}
+	return lag
 }
 
 func callsChannel(i int) string { return fmt.Sprintf("C0CALLS%02d", i) }
 
 // progressRunner works on each step for a while, reporting progress at
-// a steady pace, then answers with a Markdown artifact.
+// a steady pace, then answers with a Markdown artifact; it notes when each
+// attempt ended in finished, when given.
 type progressRunner struct {
 	step, every time.Duration
+	finished    *finishLog
+}
+
+// finishLog is when each attempt ended, by its buttons' value.
+type finishLog struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (f *finishLog) note(job engine.Job) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.at[bot.StepRef{Run: job.Run, Step: job.Step, Attempt: job.Attempt}.Value()] = time.Now()
 }
 
 func (p progressRunner) Run(ctx context.Context, job engine.Job, progress func(engine.Progress)) engine.Outcome {
@@ -400,13 +545,14 @@ func (p progressRunner) Run(ctx context.Context, job engine.Job, progress func(e
 		}
 		progress(engine.Progress{Turns: turn, ToolCalls: 2 * turn, LastTool: "Read", CostUSD: 0.002 * float64(turn), Elapsed: time.Since(began)})
 	}
+	p.finished.note(job)
 	return engine.Outcome{Artifact: []byte(fmt.Sprintf("# %s\n\nThe artifact of step %d, attempt %d.\n", job.Skill, job.Step, job.Attempt)), CostUSD: 0.05}
 }
 
 // approveCheckpoints clicks Approve, as the run's starter, on every step
 // message that shows it, once per message, until ctx ends; it returns the
 // number of clicks.
-func approveCheckpoints(ctx context.Context, b *testing.B, srv *fakeslack.Server) int {
+func approveCheckpoints(ctx context.Context, b testing.TB, srv *fakeslack.Server) int {
 	clicked := map[string]bool{}
 	for ctx.Err() == nil {
 		for _, m := range srv.Messages("") {

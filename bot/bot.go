@@ -41,10 +41,11 @@ type Engine interface {
 }
 
 // Bot is the Slack front end. It acknowledges every Socket Mode envelope
-// at once and hands the work to a queue, so Slack never waits on gonogo;
-// it keeps each run's thread in step with the run (the journal is its
-// outbox: what the thread does not show yet is posted, with retries, until
-// Slack accepts it, also after a restart).
+// at once, once it is kept in the inbox (Config.Inbox), and hands the work
+// to a queue, so Slack never waits on gonogo and nothing acknowledged is
+// lost; it keeps each run's thread in step with the run (the journal is
+// its outbox: what the thread does not show yet is posted, with retries,
+// until Slack accepts it, also after a restart).
 type Bot struct {
 	cfg  Config
 	eng  Engine
@@ -52,14 +53,16 @@ type Bot struct {
 	sm   *socketmode.Client
 	send *sender
 
-	work    *queue[envelope]
-	syncs   *queue[engine.RunID]
-	replies *queue[func(context.Context)] // messages to one person: never in a decision's way
+	work     *queue[envelope]
+	finished *queue[uint64] // inbox ids of envelopes carried out, to mark done
+	syncs    *queue[engine.RunID]
+	replies  *queue[func(context.Context)] // messages to one person: never in a decision's way
 
 	mu       sync.Mutex
 	syncing  map[engine.RunID]*syncState
 	progress map[engine.RunID]*engine.Progress
 	rendered map[string]string // message key -> what was last sent, to skip identical updates
+	phases   map[string]string // running step's message key -> the attempt and status it was last sent showing
 	seen     *recent           // envelope ids already handled
 	groups   map[string]groupCache
 	botUser  string
@@ -72,6 +75,8 @@ type Bot struct {
 type envelope struct {
 	evt      socketmode.Event
 	received time.Time
+	kept     uint64 // its id in the inbox; 0 when not kept
+	replayed bool   // kept before a restart, carried out after it
 }
 
 type syncState struct {
@@ -79,6 +84,8 @@ type syncState struct {
 	retry                  time.Duration // wait before syncing again after a failure
 	lastProgress           time.Time
 	progressTimer          *time.Timer
+	wake                   *time.Timer // syncs the run again once a rate limit allows
+	wakeAt                 time.Time
 }
 
 type groupCache struct {
@@ -100,13 +107,15 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 	api := slack.New(cfg.BotToken, opts...)
 	b := &Bot{
 		cfg: cfg, eng: eng, api: api,
-		sm:      socketmode.New(api),
-		send:    newSender(api, cfg.Metrics, cfg.PostInterval),
-		work:    newQueue[envelope](),
-		syncs:   newQueue[engine.RunID](),
-		replies: newQueue[func(context.Context)](),
-		syncing: map[engine.RunID]*syncState{}, progress: map[engine.RunID]*engine.Progress{},
-		rendered: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
+		sm: socketmode.New(api),
+		send: newSender(api, cfg.Metrics, cfg.PostInterval,
+			newUpdateBudget(cfg.UpdateLimit, cfg.UpdateBurst, cfg.UpdateWindow, cfg.MessageUpdateInterval)),
+		work:     newQueue[envelope](),
+		finished: newQueue[uint64](),
+		syncs:    newQueue[engine.RunID](),
+		replies:  newQueue[func(context.Context)](),
+		syncing:  map[engine.RunID]*syncState{}, progress: map[engine.RunID]*engine.Progress{},
+		rendered: map[string]string{}, phases: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
 		replyURLs: map[string]string{},
 	}
 	return b, nil
@@ -124,6 +133,9 @@ func (b *Bot) Run(ctx context.Context) error {
 		return fmt.Errorf("Slack refused SLACK_BOT_TOKEN (auth.test): %w", err)
 	}
 	b.botUser, b.team = resp.UserID, resp.TeamID
+	// What was acknowledged before a restart and not carried out comes
+	// first, ahead of anything Slack sends on the new connection.
+	b.replay(ctx)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		err := b.sm.RunContext(ctx)
@@ -146,7 +158,17 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	g.Go(func() error { b.tickLoop(ctx); return nil })
 	g.Go(func() error { return b.catchUp(ctx) })
-	return g.Wait()
+	if b.cfg.Inbox != nil {
+		g.Go(func() error { b.doneLoop(ctx); return nil })
+	}
+	err = g.Wait()
+	if b.cfg.Inbox != nil {
+		// What the handlers finished while stopping.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		b.markDone(fctx, b.finished.drain())
+		cancel()
+	}
+	return err
 }
 
 // refusedToken are the errors with which Slack refuses a token, and after
@@ -156,8 +178,15 @@ var refusedToken = map[string]bool{
 }
 
 // consume is the Socket Mode loop: it acknowledges each envelope before
-// anything else, then hands it off. It never blocks on Slack or the store.
+// anything else, then hands it off. An envelope that asks for work is
+// first kept in the inbox: Slack never sends an acknowledged envelope
+// again, so it must be on disk before the ack. Each is kept and acked by a
+// goroutine of its own, so that envelopes arriving together share the
+// inbox's fsync rather than queue for one each. It never blocks on Slack
+// or the runs.
 func (b *Bot) consume(ctx context.Context) error {
+	var keeping sync.WaitGroup
+	defer keeping.Wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -167,9 +196,13 @@ func (b *Bot) consume(ctx context.Context) error {
 				return nil
 			}
 			now := time.Now()
+			if b.cfg.Inbox != nil && worthKeeping(evt) {
+				keeping.Go(func() { b.keep(ctx, evt, now) })
+				continue
+			}
 			switch {
 			case evt.Request != nil && evt.Request.EnvelopeID != "":
-				_ = b.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+				_ = b.sm.AckCtx(ctx, evt.Request.EnvelopeID, b.ackPayload(evt))
 				b.cfg.Metrics.acked(time.Since(now))
 			case evt.Type == socketmode.EventTypeErrorBadMessage:
 				// An envelope slack-go could not parse is acknowledged
@@ -203,7 +236,9 @@ func (b *Bot) consume(ctx context.Context) error {
 
 // handleLoop carries out acknowledged envelopes. Slack never redelivers an
 // envelope once it is acknowledged, so when the bot is told to stop, what
-// is still queued is carried out, within shutdownGrace, rather than lost.
+// is still queued is carried out, within shutdownGrace, rather than lost;
+// what is cut off stays in the inbox for the next start. An envelope is
+// marked done in the inbox only once it was carried out in full.
 func (b *Bot) handleLoop(ctx context.Context) {
 	work, done := lingering(ctx, shutdownGrace)
 	defer done()
@@ -212,10 +247,18 @@ func (b *Bot) handleLoop(ctx context.Context) {
 		if !ok || work.Err() != nil {
 			return
 		}
-		if env.evt.Request != nil && !b.seen.add(env.evt.Request.EnvelopeID) {
-			continue // a redelivery of an envelope already handled
+		switch {
+		case env.evt.Request != nil && !b.seen.add(env.evt.Request.EnvelopeID):
+			// A redelivery of an envelope already handled.
+		case b.carriedOut(work, env):
+			// Kept before a restart, or sent again by Slack, and applied
+			// already: it is not applied twice, and nobody is told twice.
+		default:
+			b.handle(work, env)
 		}
-		b.handle(work, env)
+		if work.Err() == nil {
+			b.done(env)
+		}
 	}
 }
 
@@ -244,10 +287,12 @@ func (b *Bot) Notify(n engine.Notice) {
 		p := *n.Progress
 		b.progress[id] = &p
 		st := b.state(id)
-		// Live progress shares Slack's app-wide chat.update budget (about 50
-		// a minute) across every running step: about 30 a minute for
-		// progress in all, the rest left for state changes.
-		interval := max(b.cfg.ProgressInterval, time.Duration(len(b.progress))*time.Minute/progressPerMinute)
+		// Live progress shares the app-wide chat.update budget across every
+		// running step: at most three fifths of it for progress in all, the
+		// rest left for state changes. (The budget holds either way; this
+		// spares the syncs it would turn away.)
+		perWindow := max(1, b.cfg.UpdateLimit*progressShare/5)
+		interval := max(b.cfg.ProgressInterval, time.Duration(len(b.progress))*b.cfg.UpdateWindow/time.Duration(perWindow))
 		wait := time.Until(st.lastProgress.Add(interval))
 		if st.progressTimer == nil {
 			if wait <= 0 {
@@ -314,13 +359,10 @@ func (b *Bot) syncLoop(ctx context.Context) {
 		err := b.sync(sctx, id)
 		var later *laterError
 		if errors.As(err, &later) {
-			// The channel is rate-limited: sync again when Slack allows,
-			// leaving this worker to the other channels meanwhile.
-			time.AfterFunc(time.Until(later.until), func() {
-				if ctx.Err() == nil {
-					b.schedule(id)
-				}
-			})
+			// A post to the channel or an update is rate-limited: sync
+			// again when that allows, leaving this worker to the other
+			// runs meanwhile.
+			b.wakeAt(ctx, id, later.until)
 			err = nil
 		}
 		if err != nil && sctx.Err() == nil {
@@ -339,6 +381,34 @@ func (b *Bot) syncLoop(ctx context.Context) {
 			b.syncs.push(id)
 		}
 	}
+}
+
+// wakeAt syncs a run again at until (or earlier, when a sync is already
+// set for an earlier time): one timer a run, however often its syncs are
+// put off.
+func (b *Bot) wakeAt(ctx context.Context, id engine.RunID, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.state(id)
+	if st.wake != nil {
+		if !st.wakeAt.After(until) {
+			return
+		}
+		st.wake.Stop()
+	}
+	st.wakeAt = until
+	var t *time.Timer
+	t = time.AfterFunc(time.Until(until), func() {
+		b.mu.Lock()
+		if st.wake == t {
+			st.wake = nil
+		}
+		b.mu.Unlock()
+		if ctx.Err() == nil {
+			b.schedule(id)
+		}
+	})
+	st.wake = t
 }
 
 // retryLater syncs a run again after a failure, waiting longer each time
@@ -360,9 +430,9 @@ func (b *Bot) retryLater(ctx context.Context, id engine.RunID, err error) {
 	})
 }
 
-// progressPerMinute is how many live-progress updates the bot makes a
-// minute across all running steps.
-const progressPerMinute = 30
+// progressShare is how many fifths of the chat.update budget live progress
+// is paced to, across all running steps.
+const progressShare = 3
 
 // shutdownGrace is how long a thread update under way may go on once the
 // bot is told to stop.

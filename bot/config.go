@@ -31,6 +31,9 @@ type Config struct {
 	Policy       engine.Policy
 	MaxPlanBytes int64 // largest plan file accepted from an upload
 	BudgetUSD    float64
+	// WorkflowsDir holds the named workflows /gonogo run starts and "Save
+	// as workflow" writes; "" turns both off.
+	WorkflowsDir string
 
 	// PostInterval paces posts to one channel (Slack allows about one a
 	// second); ProgressInterval is the least time between two live
@@ -39,6 +42,27 @@ type Config struct {
 	ProgressInterval time.Duration
 	// TickInterval is how often reminders and timeouts are checked.
 	TickInterval time.Duration
+
+	// UpdateLimit is how many chat.update calls the bot makes at most in
+	// any UpdateWindow, across the whole app, live progress included
+	// (Slack's Tier 3: about 50 a minute). UpdateBurst of them may follow
+	// one another at once; the rest are spread evenly over the window.
+	// MessageUpdateInterval is the least time between two updates of one
+	// message that only refresh it (a run's header, a running step's live
+	// progress); a checkpoint or a decision shows at once, budget allowing.
+	// Changes that come faster are shown together, in one update of the
+	// run's current state. Posting new messages is not held by any of
+	// these. Zero means the defaults.
+	UpdateLimit           int
+	UpdateBurst           int
+	UpdateWindow          time.Duration
+	MessageUpdateInterval time.Duration
+
+	// Inbox keeps every acknowledged envelope until it has been carried
+	// out, so that one acknowledged just before the process dies is
+	// carried out after the restart (Slack never sends it again). Nil
+	// keeps them in memory only.
+	Inbox Inbox
 
 	Log     *slog.Logger
 	Metrics *Metrics
@@ -49,6 +73,11 @@ const (
 	DefaultPostInterval     = time.Second
 	DefaultProgressInterval = 5 * time.Second
 	DefaultTickInterval     = 30 * time.Second
+
+	DefaultUpdateLimit           = 50
+	DefaultUpdateBurst           = 5
+	DefaultUpdateWindow          = time.Minute
+	DefaultMessageUpdateInterval = time.Second
 )
 
 // ErrToken is wrapped by New for a missing or malformed token.
@@ -114,6 +143,27 @@ func (c *Config) validateRest() error {
 	}
 	if c.TickInterval == 0 {
 		c.TickInterval = DefaultTickInterval
+	}
+	if c.UpdateLimit == 0 {
+		c.UpdateLimit = DefaultUpdateLimit
+	}
+	if c.UpdateBurst == 0 {
+		c.UpdateBurst = max(1, min(DefaultUpdateBurst, c.UpdateLimit-1))
+	}
+	if c.UpdateWindow == 0 {
+		c.UpdateWindow = DefaultUpdateWindow
+	}
+	if c.MessageUpdateInterval == 0 {
+		c.MessageUpdateInterval = DefaultMessageUpdateInterval
+	}
+	switch {
+	case c.UpdateLimit < 2:
+		return fmt.Errorf("GONOGO_SLACK_UPDATES_PER_MINUTE must be at least 2, got %d", c.UpdateLimit)
+	case c.UpdateBurst < 1 || c.UpdateBurst >= c.UpdateLimit:
+		return fmt.Errorf("chat.update budget: bursts of %d updates: want at least 1 and fewer than the %d a window", c.UpdateBurst, c.UpdateLimit)
+	case c.UpdateWindow < 0 || c.MessageUpdateInterval < 0:
+		return fmt.Errorf("chat.update budget: the window (%s) and the interval between two updates of a message (%s) cannot be negative",
+			c.UpdateWindow, c.MessageUpdateInterval)
 	}
 	if c.MaxPlanBytes <= 0 {
 		c.MaxPlanBytes = 1 << 20

@@ -129,6 +129,7 @@ type setup struct {
 	wrap        func(bot.Engine) bot.Engine // the engine as the bot sees it
 	runner      engine.Runner               // nil: the scripted runner given to start
 	maxParallel int
+	workflows   engine.WorkflowSource // the workflows a route step may continue with
 }
 
 type option func(*setup)
@@ -152,6 +153,18 @@ func withLog(log *slog.Logger) option { return func(s *setup) { s.cfg.Log = log 
 
 // withMaxParallel sets how many steps execute at once.
 func withMaxParallel(n int) option { return func(s *setup) { s.maxParallel = n } }
+
+// withWorkflows serves the workflow files in dir: /gonogo run, route
+// steps and "Save as workflow".
+func withWorkflows(dir string) option {
+	return func(s *setup) { s.cfg.WorkflowsDir, s.workflows = dir, workflowDir(dir) }
+}
+
+type workflowDir string
+
+func (d workflowDir) Workflow(name string) (engine.WorkflowSpec, error) {
+	return parse.LoadWorkflow(string(d), name)
+}
 
 // withEngine puts wrap between the bot and the engine.
 func withEngine(wrap func(bot.Engine) bot.Engine) option { return func(s *setup) { s.wrap = wrap } }
@@ -181,7 +194,7 @@ func start(t testing.TB, srv *fakeslack.Server, dir string, r *scriptedRunner, o
 	}
 	n := &lateNotifier{}
 	h.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: parse.NewCatalog(skills), Runner: su.runner,
-		Notifier: n, MaxParallel: su.maxParallel, Log: cfg.Log})
+		Notifier: n, MaxParallel: su.maxParallel, Log: cfg.Log, Workflows: su.workflows})
 	h.bot, err = bot.New(cfg, su.wrap(h.svc))
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func (b *Bot) handle(ctx context.Context, env envelope) {
 		case slack.InteractionTypeBlockActions:
 			b.onAction(ctx, cb)
 		case slack.InteractionTypeViewSubmission:
-			b.onSubmit(ctx, cb)
+			b.onSubmit(ctx, cb, env.received)
 		}
 	case socketmode.EventTypeEventsAPI:
 		ev, ok := env.evt.Data.(slackevents.EventsAPIEvent)
@@ -97,7 +97,7 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 		b.refuse(ctx, sc.ChannelID, "", sc.UserID, engine.InputChain, err, Usage(sc.Command, CmdChain))
 		return
 	}
-	if cmd.Kind == CmdChain && b.outsider(cmd.User, cmd.Team) {
+	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun) && b.outsider(cmd.User, cmd.Team) {
 		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo starts runs only for people of its own workspace (or listed approvers).", nil)
 		return
 	}
@@ -108,7 +108,7 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 	case CmdRuns:
 		b.listRuns(ctx, cmd)
 	case CmdRun:
-		b.tell(ctx, cmd.Channel, "", cmd.User, fmt.Sprintf("Named workflows are not available in this version of gonogo; use %s chain.", cmd.Slash), nil)
+		b.runWorkflow(ctx, cmd, envelopeID)
 	case CmdChain:
 		expr := cmd.Chain
 		expr.Flags = engine.Flags{
@@ -259,16 +259,17 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "This run is not in gonogo's store.", nil)
 		return
 	}
-	if a.Kind == ActSaveWorkflow {
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "Saving a chain as a named workflow is not available in this version of gonogo.", nil)
-		return
-	}
 	if !b.mayDecide(ctx, r, a.User, a.Team) {
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf(
-			"Only <@%s>, who started this run, and the approvers can decide on it. Nothing changed.", r.StartedBy), nil)
+		what := "decide on it. Nothing changed."
+		if a.Kind == ActSaveWorkflow {
+			what = "save it as a workflow. Nothing was saved."
+		}
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf("Only <@%s>, who started this run, and the approvers can %s", r.StartedBy, what), nil)
 		return
 	}
 	switch a.Kind {
+	case ActSaveWorkflow:
+		b.openSaveWorkflow(ctx, r, a)
 	case ActCancel:
 		if err := b.eng.Cancel(a.Ref.Run, a.Ref.Step, a.Ref.Attempt, a.User); err != nil {
 			b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, err)
@@ -331,9 +332,15 @@ func (b *Bot) openEdit(ctx context.Context, r *engine.Run, a Action) {
 		b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, engine.ErrStale)
 		return
 	}
-	body, err := b.eng.Artifact(ctx, r.ID, s.N, a.Ref.Attempt)
-	if err != nil {
-		body = nil
+	// A FAILED attempt (on_error: gate) may have no artifact: the team
+	// writes the step's output from nothing.
+	var body []byte
+	if s.Latest().Artifact {
+		var err error
+		if body, err = b.eng.Artifact(ctx, r.ID, s.N, a.Ref.Attempt); err != nil {
+			b.cfg.Log.Error("read the artifact to edit", "run", r.ID, "step", s.N, "err", err)
+			body = nil
+		}
 	}
 	var view slack.ModalViewRequest
 	if n := utf8.RuneCount(body); n <= maxModalInputText {
@@ -397,13 +404,16 @@ func tsTime(ts string) time.Time {
 	return time.Unix(sec, usec*1000)
 }
 
-func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback) {
+func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback, received time.Time) {
 	sub, err := ParseSubmission(cb)
 	if err != nil {
 		var in *InputError
 		if !errors.As(err, &in) {
 			b.cfg.Log.Warn("a modal submission gonogo cannot use", "err", err)
 			return
+		}
+		if in.Block == BlockWorkflowName {
+			return // the acknowledgement showed it by the field, and the modal stayed open
 		}
 		// The modal is closed by the time gonogo reads it (every envelope
 		// is acknowledged first), so the person is told in the thread.
@@ -434,6 +444,8 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback) {
 	case SubmitRedo:
 		d.Kind, d.Feedback = engine.DecideRedo, sub.Feedback
 		b.decide(ctx, r, channel, thread, d, nil)
+	case SubmitSaveWorkflow:
+		b.saveWorkflow(ctx, r, sub, channel, thread, received)
 	case SubmitEditReply:
 		body, err := b.replyBody(ctx, channel, thread, sub.Reply)
 		if err != nil {

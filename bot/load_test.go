@@ -149,10 +149,18 @@ func (r *ldRunner) Run(_ context.Context, job engine.Job, progress func(engine.P
 // ---- the bot under test ----
 
 // ldStart is the harness's bot with the load runner, a configured
-// approver and a logger the test reads.
-func ldStart(t testing.TB, srv *fakeslack.Server, dir string, runner engine.Runner, log *slog.Logger) *harness {
+// approver, a logger the test reads, and an inbox that keeps every envelope
+// (fsynced) until it is carried out. Its chat.update
+// budget is Slack's tier sped up sixty times (50 updates a second): the
+// budget still turns updates away under the load, at a pace the test can
+// wait for.
+func ldStart(t testing.TB, srv *fakeslack.Server, dir string, runner engine.Runner, log *slog.Logger, inbox *storage.Inbox) *harness {
 	t.Helper()
-	return start(t, srv, dir, nil, withRunner(runner), withLog(log), withMaxParallel(8), withApprovers(ldApprover))
+	return start(t, srv, dir, nil, withRunner(runner), withLog(log), withMaxParallel(8), withApprovers(ldApprover),
+		withInbox(storeInbox{inbox}),
+		withConfig(func(c *bot.Config) {
+			c.UpdateWindow, c.MessageUpdateInterval = time.Second, time.Second/60
+		}))
 }
 
 // ldLog is a log sink safe for concurrent writers.
@@ -757,7 +765,12 @@ func TestLoadManyRuns(t *testing.T) {
 	logs := &ldLog{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	runner := &ldRunner{seed: seed, jobs: map[ldAttemptKey]int{}}
-	rig := ldStart(t, srv, dir, runner, log)
+	inbox, err := storage.OpenInbox(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inbox.Close()
+	rig := ldStart(t, srv, dir, runner, log, inbox)
 
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -982,6 +995,10 @@ func TestLoadManyRuns(t *testing.T) {
 	final := ldLook(srv, 0)
 	acks := ldAckLatencies(srv, sl)
 	rig.stop()
+	// Every envelope acknowledged was carried out and marked done.
+	if left, err := inbox.Pending(context.Background()); err != nil || len(left) > 0 {
+		t.Errorf("the inbox still holds %d envelopes (%v)", len(left), err)
+	}
 	db, err := storage.Open(dir, storage.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("reopen the store: %v", err)

@@ -18,6 +18,8 @@ type Metrics struct {
 	limited   map[string]int64 // 429 answers by method
 	acks      histogram        // envelope-to-ack latency
 	decisions histogram        // checkpoint-to-decision latency
+	deferred  int64            // chat.update calls put off by the update budget
+	replayed  int64            // envelopes acknowledged before a restart and carried out after it
 	connected bool
 }
 
@@ -39,6 +41,18 @@ func (m *Metrics) call(method string) {
 func (m *Metrics) rateLimited(method string) {
 	m.mu.Lock()
 	m.limited[method]++
+	m.mu.Unlock()
+}
+
+func (m *Metrics) updateDeferred() {
+	m.mu.Lock()
+	m.deferred++
+	m.mu.Unlock()
+}
+
+func (m *Metrics) replaying(n int) {
+	m.mu.Lock()
+	m.replayed += int64(n)
 	m.mu.Unlock()
 }
 
@@ -107,7 +121,9 @@ func (m *Metrics) Write(w io.Writer, summaries []engine.RunSummary, active []*en
 	for _, k := range slices.Sorted(maps.Keys(m.limited)) {
 		fmt.Fprintf(w, "gonogo_slack_rate_limited_total{method=%q} %d\n", k, m.limited[k])
 	}
-	m.acks.write(w, "gonogo_ack_latency_seconds", "Time from receiving a Socket Mode envelope to acknowledging it.")
+	fmt.Fprintf(w, "# HELP gonogo_slack_updates_deferred_total chat.update calls put off to stay inside Slack's rate tier.\n# TYPE gonogo_slack_updates_deferred_total counter\ngonogo_slack_updates_deferred_total %d\n", m.deferred)
+	fmt.Fprintf(w, "# HELP gonogo_envelopes_replayed_total Envelopes acknowledged before a restart and carried out after it.\n# TYPE gonogo_envelopes_replayed_total counter\ngonogo_envelopes_replayed_total %d\n", m.replayed)
+	m.acks.write(w, "gonogo_ack_latency_seconds", "Time from receiving a Socket Mode envelope to acknowledging it (after keeping it on disk).")
 	m.decisions.write(w, "gonogo_decision_latency_seconds", "Time a checkpoint waited for its decision.")
 	up := 0
 	if m.connected {

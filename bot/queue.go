@@ -59,3 +59,12 @@ func (q *queue[T]) len() int {
 	defer q.mu.Unlock()
 	return len(q.items)
 }
+
+// drain takes every item queued, without waiting.
+func (q *queue[T]) drain() []T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
+}

@@ -58,6 +58,10 @@ func (b *Bot) checkWaiting(ctx context.Context, now time.Time) error {
 			if s.Status != engine.StepWaiting || l == nil || l.Finished.IsZero() {
 				continue
 			}
+			if _, _, _, retrying := engine.RetryDue(s); retrying {
+				// gonogo redoes it itself: nobody is being waited on.
+				continue
+			}
 			waited := now.Sub(l.Finished)
 			if b.cfg.DecisionTimeout > 0 && waited >= b.cfg.DecisionTimeout && notes[noteTimeout(s.N, l.N)] == "" {
 				b.timeout(ctx, r, s, l, notes[noteThread])

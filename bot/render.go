@@ -61,6 +61,16 @@ type View struct {
 	// AbortedBy is who aborted a run that was aborted while no step was
 	// waiting (no step decision records it); a Slack user id.
 	AbortedBy string
+	// Step is the step a halt notice (Halt) is about: in a workflow
+	// several steps may fail at once, each with a notice of its own. 0
+	// means the step the run is halted on.
+	Step int
+}
+
+// onStep is v for a message about step n: a halt notice.
+func (v View) onStep(n int) View {
+	v.Step = n
+	return v
 }
 
 // Reply is a message in a run's thread that EditFromReplyModal offers as a
@@ -130,8 +140,15 @@ func Header(r *engine.Run, v View) []slack.Block {
 	if k := rdPlain(string(r.Input), 40); strings.TrimSpace(k) != "" {
 		title = "gonogo " + k + " run"
 	}
+	if r.Input == engine.InputWorkflow && engine.ValidSkillName(r.Plan.Source) {
+		title += ": " + rdPlain(r.Plan.Source, 100)
+	}
 	body := []slack.Block{rdHeader(rdOrQ(rdRunEmoji[r.State]) + " " + title)}
-	fields := []string{"*Input*\n" + rdInputLine(r.Input, r.Plan.Source), "*Mode*\n" + rdModeLine(r)}
+	input := rdInputLine(r.Input, r.Plan.Source)
+	if r.Input == engine.InputWorkflow && strings.TrimSpace(r.Plan.Source) != "" {
+		input = "Workflow: `" + rdMdLine(r.Plan.Source, 300) + "`"
+	}
+	fields := []string{"*Input*\n" + input, "*Mode*\n" + rdModeLine(r)}
 	if r.Input == engine.InputPlan {
 		fields = append(fields, "*Domain*\n"+rdDomainLine(r.Plan), "*Confidence*\n"+rdConfidenceLine(r.Plan))
 	}
@@ -149,6 +166,9 @@ func Header(r *engine.Run, v View) []slack.Block {
 	body = append(body, rdFieldsSection(fields))
 	if ctx := strings.TrimSpace(r.Plan.Context); ctx != "" {
 		body = append(body, rdContextBlock("Context: "+rdMdLine(ctx, 300)))
+	}
+	if args := rdArgsLine(r.Plan.Args); args != "" {
+		body = append(body, rdContextBlock(args))
 	}
 	body = append(body, rdPackSections("*Steps*", rdChecklist(r), 5, func(n int) string {
 		return fmt.Sprintf("… and %d more lines", n)
@@ -178,8 +198,14 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	if a != nil && a.N > 1 {
 		title += fmt.Sprintf(" · attempt %d", a.N)
 	}
+	if a != nil {
+		title += rdFallbackPart(s, a)
+	}
 	body := []slack.Block{rdSection(title)}
 	var tail []slack.Block
+	if line := rdParentLine(r, s); line != "" {
+		body = append(body, rdContextBlock(line))
+	}
 	if a != nil && a.Feedback != "" {
 		body = append(body, rdContextBlock("🔁 Started with the reviewer's feedback: “"+rdMdLine(a.Feedback, 600)+"”"))
 	}
@@ -202,6 +228,9 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 			body = append(body, rdContextBlock(line))
 		}
 	}
+	if note := rdAddedNote(r, s, v); note != "" && latest {
+		tail = append(tail, rdContextBlock(note))
+	}
 	decided := rdDecisionLines(r, s, a, latest, now)
 	if len(decided) > 0 {
 		tail = append(tail, rdSection(strings.Join(decided, "\n")))
@@ -218,8 +247,13 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 		if act := rdDecisionButtons(r, s); act != nil {
 			tail = append(tail, act)
 		}
+	case s.Status == engine.StepQueued && a != nil && engine.AttemptSkill(s, nil) != engine.AttemptSkill(s, a):
+		tail = append(tail, rdContextBlock("🕒 The fallback skill `"+rdMdLine(engine.AttemptSkill(s, nil), 120)+
+			"` runs next: its attempt starts when a runner slot is free."))
 	case s.Status == engine.StepQueued && a != nil:
 		tail = append(tail, rdContextBlock("🕒 A new attempt is queued: it starts when a runner slot is free."))
+	case s.Status == engine.StepSkipped && rdOptionalFailed(s):
+		tail = append(tail, rdContextBlock("⏭ "+rdOptionalFailedWords(s)+": the run goes on without it."))
 	case s.Status == engine.StepDone && len(decided) == 0 && a != nil && a.Result != "":
 		tail = append(tail, rdContextBlock("⏩ Advanced automatically (guarded auto)."))
 	}
@@ -292,9 +326,13 @@ func Completion(r *engine.Run, v View) []slack.Block {
 }
 
 // Halt is the end of a run that stopped short: `Run halted` with the
-// reason, and Redo and Abort when it halted on a FAILED or interrupted
-// step; for a run someone aborted, `Run halted: aborted` and who did it. A
-// completed run gets Completion's message instead.
+// reason, and the buttons engine.Allowed offers when it halted on a FAILED
+// or interrupted step (Redo and Abort; with on_error: gate also Edit and
+// Skip); for a run someone aborted, `Run halted: aborted` and who did it. A
+// FAILED step that gonogo retries by itself is not a halt: its notice says
+// when the retry comes, and still offers Redo and Abort. v.Step picks the
+// step when several are halted. A completed run gets Completion's message
+// instead.
 func Halt(r *engine.Run, v View) []slack.Block {
 	if r == nil {
 		return rdNoRun()
@@ -303,8 +341,17 @@ func Halt(r *engine.Run, v View) []slack.Block {
 		return Completion(r, v)
 	}
 	now := rdNowOf(r, v)
+	s := rdHaltedStep(r)
+	if st := r.Step(v.Step); st != nil && (st.Status == engine.StepWaiting || st.Status == engine.StepInterrupted) {
+		s = st
+	}
+	if s != nil && !r.Finished() {
+		if due, n, of, ok := engine.RetryDue(s); ok {
+			return rdRetryNotice(r, s, due, n, of, now)
+		}
+	}
 	var body, tail []slack.Block
-	switch s := rdHaltedStep(r); {
+	switch {
 	case r.State == engine.RunAborted:
 		body = append(body, rdHeader("🛑 Run halted: aborted"), rdSection(rdAbortLine(r, v, now)+" Everything produced so far is kept."))
 	case s == nil && r.State == engine.RunRunning:
@@ -320,9 +367,14 @@ func Halt(r *engine.Run, v View) []slack.Block {
 		if s.Status != engine.StepInterrupted {
 			what = rdResultText(s.Latest())
 		}
+		how := "*Redo* runs the step again; *Abort* ends the run and keeps everything produced so far."
+		if rdGateOnError(s) {
+			how = "This step's on_error is *gate*: *Edit* writes its output, *Skip* goes on without it, *Redo* runs it again; " +
+				"*Abort* ends the run and keeps everything produced so far."
+		}
 		body = append(body, rdHeader("🛑 Run halted"),
 			rdSection("Halted at *"+rdStepTitle(r, s)+"*"+rdEffortPart(s.Effort)+": "+what),
-			rdContextBlock("*Redo* runs the step again; *Abort* ends the run and keeps everything produced so far."))
+			rdContextBlock(how))
 		if act := rdDecisionButtons(r, s); act != nil {
 			tail = append(tail, act)
 		}
@@ -345,6 +397,12 @@ func HaltHandled(r *engine.Run, n, attempt int) []slack.Block {
 		return rdNoStep(r, n)
 	}
 	a := &s.Attempts[attempt-1]
+	if slices.ContainsFunc(rdDecisionsOn(s, a), func(d engine.Decision) bool { return d.Actor == engine.RetryActor }) {
+		body := []slack.Block{rdHeader("🔁 Retried"),
+			rdSection("*" + rdStepTitle(r, s) + "*" + rdEffortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + rdResultText(a)),
+			rdContextBlock("gonogo retried it (on_error: retry): the step is " + rdMdLine(string(s.Status), 40) + " now.")}
+		return rdFit(body, nil, rdMaxMessageBlocks)
+	}
 	body := []slack.Block{rdHeader("🛑 Run halted"),
 		rdSection("Halted at *" + rdStepTitle(r, s) + "*" + rdEffortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + rdResultText(a)),
 		rdContextBlock("This halt was handled: the step is " + rdMdLine(string(s.Status), 40) + " now.")}
@@ -514,8 +572,13 @@ func EditModal(ref StepRef, skill string, artifact string) slack.ModalViewReques
 	}
 	input := slack.NewPlainTextInputBlockElement(nil, InputArtifact).
 		WithMultiline(true).WithMinLength(1).WithMaxLength(maxModalInputText).WithInitialValue(text)
+	intro := "\nReplace the artifact below. Saving records your edit, and the run goes on with the new text."
+	if strings.TrimSpace(text) == "" {
+		// A FAILED attempt the team fixes by hand (on_error: gate) has none.
+		intro = "\nThis attempt has no artifact. Write the step's output below: saving records it, and the run goes on with it."
+	}
 	blocks := []slack.Block{
-		rdSection(rdModalStep(ref, skill) + "\nReplace the artifact below. Saving records your edit, and the run goes on with the new text."),
+		rdSection(rdModalStep(ref, skill) + intro),
 		slack.NewInputBlock(BlockArtifact, rdPlainText("Artifact"),
 			rdPlainText("Up to 3,000 characters. For a longer artifact, reply in the thread with a file and press Edit again."), input),
 	}
@@ -604,6 +667,84 @@ func RedoModal(ref StepRef, skill string) slack.ModalViewRequest {
 	return rdModal(ModalRedo, fmt.Sprintf("Redo step %d", ref.Step), "Redo", "Cancel", rdValue(ref.Value()), blocks)
 }
 
+// WorkflowProblems answers "/gonogo run" for a workflow that cannot run:
+// every problem found in its file or with the arguments given, each with
+// its line (file names the file), and that nothing was run.
+func WorkflowProblems(name, file string, problems []engine.Problem) []slack.Block {
+	head := fmt.Sprintf("🚫 *Refused* (%s): workflow `%s` cannot run: %s", engine.RefuseInvalidWorkflow,
+		rdMdLine(name, 130), rdPlural(len(problems), "problem"))
+	if strings.TrimSpace(file) != "" {
+		head += " in `" + rdMdLine(file, 200) + "`"
+	}
+	lines := make([]string, 0, len(problems))
+	for _, p := range problems {
+		line := "• "
+		if p.Line > 0 {
+			line += fmt.Sprintf("line %d: ", p.Line)
+		}
+		lines = append(lines, line+rdMdLine(p.Message, 600))
+	}
+	body := []slack.Block{rdSection(head + ".")}
+	body = append(body, rdPackSections("", lines, 10, func(n int) string { return fmt.Sprintf("… and %d more problems", n) })...)
+	body = append(body, rdContextBlock("Nothing was run. `gonogo check --workflow "+rdMdLine(name, 130)+"` lists the same problems."))
+	return rdFit(body, nil, rdMaxMessageBlocks)
+}
+
+// UnknownWorkflow answers "/gonogo run" for a name that no workflow file
+// has: the close names on offer (never substituted) and the workflows
+// there are.
+func UnknownWorkflow(name string, suggestions, available []string) []slack.Block {
+	msg := "there is no workflow `" + name + "`"
+	if len(suggestions) > 0 {
+		msg += " (did you mean `" + strings.Join(suggestions[:min(len(suggestions), 3)], "`, `") + "`?)"
+	}
+	switch {
+	case len(available) == 0:
+		msg += ". No workflow files are installed yet: the operator keeps them in GONOGO_WORKFLOWS_DIR."
+	default:
+		shown := available[:min(len(available), 30)]
+		msg += fmt.Sprintf(". The %s: `%s`", rdPlural(len(available), "workflow"), strings.Join(shown, "`, `"))
+		if more := len(available) - len(shown); more > 0 {
+			msg += fmt.Sprintf(" and %d more", more)
+		}
+		msg += "."
+	}
+	ref := &engine.Refusal{Reason: engine.RefuseUnknownWorkflow, Source: name, Message: msg}
+	if len(suggestions) > 0 {
+		ref.Suggestions = map[string][]string{name: suggestions}
+	}
+	return Refusal(ref, engine.InputWorkflow)
+}
+
+// SaveWorkflowModal asks for the name a completed chain is saved under as a
+// workflow, with name (made of its skills) filled in. Its callback id is
+// ModalSaveWorkflow and its private_metadata the StepRef's value; the name
+// comes back in the BlockWorkflowName input, where a name that cannot be
+// used is shown as the field's error.
+func SaveWorkflowModal(ref StepRef, name string, skills []string, thread bool) slack.ModalViewRequest {
+	quoted := make([]string, 0, min(len(skills), 20))
+	for _, sk := range skills[:min(len(skills), 20)] {
+		quoted = append(quoted, "`"+rdMdLine(sk, 100)+"`")
+	}
+	chain := strings.Join(quoted, " → ")
+	if more := len(skills) - len(quoted); more > 0 {
+		chain += fmt.Sprintf(" → … %d more", more)
+	}
+	if thread {
+		chain += " (threaded: each step gets the previous step's output)"
+	}
+	input := slack.NewPlainTextInputBlockElement(nil, InputWorkflowName).
+		WithMinLength(1).WithMaxLength(MaxWorkflowName).WithInitialValue(rdPlain(name, MaxWorkflowName))
+	blocks := []slack.Block{
+		rdSection("Save this run's chain as a workflow the team can run by name:\n" + chain),
+		slack.NewInputBlock(BlockWorkflowName, rdPlainText("Workflow name"),
+			rdPlainText(fmt.Sprintf("Lower-case letters, digits and dashes, at most %d. Run it later with %s run NAME -- CONTEXT.",
+				MaxWorkflowName, rdDefaultCommand)), input),
+		rdContextBlock("The chain's context is not saved: give one each time the workflow runs."),
+	}
+	return rdModal(ModalSaveWorkflow, "Save as workflow", "Save", "Cancel", rdValue(ref.Value()), blocks)
+}
+
 // FallbackText is the plain notification text for a message rendered here
 // (chat.postMessage's text): its first two texts on one line. Header text,
 // which is plain_text in the blocks, is escaped for it.
@@ -633,6 +774,140 @@ func FallbackText(blocks []slack.Block) string {
 }
 
 // ---- pieces of messages ----
+
+// rdStepName is how a note names a step: its workflow id, else its skill.
+func rdStepName(s *engine.Step) string {
+	if s.ID != "" {
+		return s.ID
+	}
+	return s.Skill
+}
+
+// rdFallbackPart names the fallback skill an attempt ran instead of the
+// step's own.
+func rdFallbackPart(s *engine.Step, a *engine.Attempt) string {
+	if sk := engine.AttemptSkill(s, a); sk != s.Skill {
+		return " · ran the fallback `" + rdMdLine(sk, 120) + "`"
+	}
+	return ""
+}
+
+// rdParentLine places a step that another step's output added under it.
+func rdParentLine(r *engine.Run, s *engine.Step) string {
+	p := r.Step(s.Parent)
+	if p == nil || s.Parent >= s.N {
+		return ""
+	}
+	what := "from the workflow it routed the run to"
+	if p.Rules.Decompose != "" {
+		what = "one of the tasks it split its work into"
+	}
+	return fmt.Sprintf("↳ Sub-step of step %d `%s`: %s.", p.N, rdMdLine(rdStepName(p), 120), what)
+}
+
+// rdAddedNote says what a route or decompose step's output added to the
+// run, once it has: "Step 2 `triage` routed the run to workflow `bugfix`:
+// 3 steps added (steps 5 to 7)". A route step's output (the preview) names
+// the workflow.
+func rdAddedNote(r *engine.Run, s *engine.Step, v View) string {
+	var added []rdNode
+	for i := range r.Steps {
+		if r.Steps[i].Parent == s.N && s.N < r.Steps[i].N {
+			added = append(added, rdNode{s: &r.Steps[i]})
+		}
+	}
+	if len(added) == 0 {
+		return ""
+	}
+	who := fmt.Sprintf("Step %d `%s`", s.N, rdMdLine(rdStepName(s), 120))
+	if s.Rules.Decompose != "" {
+		return fmt.Sprintf("➕ %s split its work into %s, each run with `%s` (%s, listed in the header).",
+			who, rdPlural(len(added), "task"), rdMdLine(s.Rules.Decompose, 120), rdNodeSpan(added))
+	}
+	to := "another workflow"
+	if name, err := engine.RouteTarget([]byte(v.Preview)); err == nil {
+		to = "workflow `" + rdMdLine(name, 120) + "`"
+	}
+	return fmt.Sprintf("➕ %s routed the run to %s: %s added (%s).", who, to, rdPlural(len(added), "step"), rdNodeSpan(added))
+}
+
+// rdOptionalFailed reports an optional step whose failure the run went on
+// without: skipped, its latest attempt FAILED, and no one skipped it.
+func rdOptionalFailed(s *engine.Step) bool {
+	l := s.Latest()
+	if s.Status != engine.StepSkipped || !s.Rules.Optional || l == nil || l.Result != engine.ResultFailed {
+		return false
+	}
+	return !slices.ContainsFunc(rdDecisionsOn(s, l), func(d engine.Decision) bool { return d.Kind == engine.DecideSkip })
+}
+
+func rdOptionalFailedWords(s *engine.Step) string {
+	reason := "no reason given"
+	if l := s.Latest(); l != nil && strings.TrimSpace(l.Reason) != "" {
+		reason = rdMdLine(l.Reason, 600)
+	}
+	return "skipped (optional step failed: " + reason + ")"
+}
+
+// rdGateOnError reports a FAILED step whose on_error is gate: the team may
+// fix it (edit, skip, redo) besides aborting.
+func rdGateOnError(s *engine.Step) bool {
+	l := s.Latest()
+	return s.Status == engine.StepWaiting && l != nil && l.Result == engine.ResultFailed && s.Rules.OnError.Kind == engine.OnErrorGate
+}
+
+// rdRetryLine says when gonogo retries a FAILED step by itself.
+func rdRetryLine(s *engine.Step, now time.Time) string {
+	due, n, of, ok := engine.RetryDue(s)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("🔁 Retrying at %s (retry %d of %d). *Redo* runs it now; *Abort* ends the run.", rdClock(due, now), n, of)
+}
+
+// rdRetryNotice is a FAILED step's notice while gonogo waits to retry it.
+func rdRetryNotice(r *engine.Run, s *engine.Step, due time.Time, n, of int, now time.Time) []slack.Block {
+	body := []slack.Block{rdHeader(fmt.Sprintf("🔁 Step %d failed: retrying", s.N)),
+		rdSection("*" + rdStepTitle(r, s) + "*" + rdEffortPart(s.Effort) + ": " + rdResultText(s.Latest())),
+		rdContextBlock(fmt.Sprintf("gonogo runs it again at %s (retry %d of %d, on_error: retry). *Redo* runs it now; "+
+			"*Abort* ends the run and keeps everything produced so far.", rdClock(due, now), n, of))}
+	var tail []slack.Block
+	if act := rdDecisionButtons(r, s); act != nil {
+		tail = append(tail, act)
+	}
+	return rdFit(body, tail, rdMaxMessageBlocks)
+}
+
+// rdClock is a moment to the second, in each reader's time zone, with its
+// date when it is not on now's day.
+func rdClock(t, now time.Time) string {
+	u := t.UTC()
+	format, fallback := "{time_secs}", u.Format("15:04:05 UTC")
+	if now.IsZero() || !rdSameDay(u, now.UTC()) {
+		format, fallback = "{date_short} {time_secs}", u.Format("Jan 2, 2006 15:04:05 UTC")
+	}
+	return fmt.Sprintf("<!date^%d^%s|%s>", t.Unix(), format, fallback)
+}
+
+// rdArgsLine lists a workflow's argument values, by name.
+func rdArgsLine(args map[string]string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, min(len(names), 10))
+	for _, k := range names[:min(len(names), 10)] {
+		parts = append(parts, "`"+rdMdLine(k, 60)+"` = "+rdMdLine(args[k], 200))
+	}
+	if more := len(names) - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return "Arguments: " + strings.Join(parts, ", ")
+}
 
 func rdNoRun() []slack.Block { return []slack.Block{rdSection("There is no run to show.")} }
 
@@ -865,9 +1140,14 @@ func rdEarlierAttempts(s *engine.Step, shown int, now time.Time) string {
 		if a.Result == "" {
 			p = strconv.Itoa(a.N) + " unfinished"
 		}
+		p += rdFallbackPart(s, a)
 		for _, d := range rdDecisionsOn(s, a) {
 			w, ok := rdDecisionWords[d.Kind]
 			if !ok {
+				continue
+			}
+			if d.Actor == engine.RetryActor {
+				p += " (retried automatically)"
 				continue
 			}
 			p += " (" + w.short + " by " + rdWho(d.Actor)
@@ -930,6 +1210,9 @@ func rdDecisionLine(d engine.Decision, now time.Time) string {
 	if !ok {
 		return "❔ " + rdWho(d.Actor) + " decided " + rdMdLine(string(d.Kind), 40) + " " + rdAt(d.Time, now)
 	}
+	if d.Kind == engine.DecideRedo && d.Actor == engine.RetryActor {
+		return w.emoji + " Retried automatically (on_error: retry) " + rdAt(d.Time, now)
+	}
 	line := w.emoji + " " + w.done + " by " + rdWho(d.Actor) + " " + rdAt(d.Time, now)
 	if d.Kind == engine.DecideRedo && strings.TrimSpace(d.Feedback) != "" {
 		line += " with feedback: “" + rdMdLine(d.Feedback, 800) + "”"
@@ -962,10 +1245,19 @@ func rdAbortLine(r *engine.Run, v View, now time.Time) string {
 	return line + "."
 }
 
-// rdWaitingNotes are the quorum count, the last reminder and the deadline of
-// a step waiting for a decision.
+// rdWaitingNotes are what a step waiting for a decision is waiting for
+// beyond the buttons: the retry gonogo makes itself and when, what a
+// failed step's on_error gate offers, the quorum count, the last reminder
+// and the deadline.
 func rdWaitingNotes(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.Block {
 	var notes []string
+	if line := rdRetryLine(s, now); line != "" {
+		notes = append(notes, line)
+	}
+	if rdGateOnError(s) {
+		notes = append(notes, "🚧 This step's on_error is *gate*: fix it and go on (*Edit* writes its output, *Skip* goes on without it, "+
+			"*Redo* runs it again), or *Abort* the run.")
+	}
 	if r.Quorum > 1 {
 		votes := engine.Approvals(s)
 		line := fmt.Sprintf("👥 Approvals: %d of %d", len(rdUniq(votes)), r.Quorum)
@@ -1045,39 +1337,109 @@ func rdConfirm(title, text, yes, no string) *slack.ConfirmationBlockObject {
 	return c
 }
 
-// rdChecklist is the header's list of steps. Past checklistMax steps it
+// rdChecklist is the header's list of steps, each step followed by the
+// steps its output added (indented under it). Past checklistMax steps it
 // counts them all, then shows a window around the first step that is not
 // settled, with the steps before and after it summed up.
 func rdChecklist(r *engine.Run) []string {
-	if len(r.Steps) <= rdChecklistMax {
-		lines := make([]string, 0, len(r.Steps))
-		for i := range r.Steps {
-			lines = append(lines, rdStepLine(r, &r.Steps[i], false))
+	nodes := rdTree(r)
+	if len(nodes) <= rdChecklistMax {
+		lines := make([]string, 0, len(nodes))
+		for _, nd := range nodes {
+			lines = append(lines, rdTreeLine(r, nd, false))
 		}
 		return lines
 	}
-	focus := len(r.Steps) - 1
-	for i := range r.Steps {
-		if !r.Steps[i].Settled() {
+	focus := len(nodes) - 1
+	for i, nd := range nodes {
+		if !nd.s.Settled() {
 			focus = i
 			break
 		}
 	}
 	window := rdChecklistMax - 5
 	lo := max(0, focus-5)
-	hi := min(len(r.Steps), lo+window)
+	hi := min(len(nodes), lo+window)
 	lo = max(0, hi-window)
-	lines := []string{fmt.Sprintf("%d steps: %s", len(r.Steps), rdCountStatuses(r.Steps))}
+	lines := []string{fmt.Sprintf("%d steps: %s", len(nodes), rdCountStatuses(rdNodeSteps(nodes)))}
 	if lo > 0 {
-		lines = append(lines, fmt.Sprintf("… steps 1 to %d: %s", lo, rdCountStatuses(r.Steps[:lo])))
+		lines = append(lines, "… "+rdNodeSpan(nodes[:lo])+": "+rdCountStatuses(rdNodeSteps(nodes[:lo])))
 	}
-	for i := lo; i < hi; i++ {
-		lines = append(lines, rdStepLine(r, &r.Steps[i], false))
+	for _, nd := range nodes[lo:hi] {
+		lines = append(lines, rdTreeLine(r, nd, false))
 	}
-	if hi < len(r.Steps) {
-		lines = append(lines, fmt.Sprintf("… steps %d to %d: %s", hi+1, len(r.Steps), rdCountStatuses(r.Steps[hi:])))
+	if hi < len(nodes) {
+		lines = append(lines, "… "+rdNodeSpan(nodes[hi:])+": "+rdCountStatuses(rdNodeSteps(nodes[hi:])))
 	}
 	return lines
+}
+
+// rdNode is a step in the order the thread lists a run's steps: each step
+// followed by the steps its output added (a route step's workflow, a
+// decompose step's tasks), one level deeper.
+type rdNode struct {
+	s     *engine.Step
+	depth int
+}
+
+// rdTree lists r's steps in that order. For plans and chains it is the
+// steps' own order.
+func rdTree(r *engine.Run) []rdNode {
+	kids := map[int][]int{}
+	var roots []int
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Parent > 0 && s.Parent < s.N {
+			kids[s.Parent] = append(kids[s.Parent], s.N)
+		} else {
+			roots = append(roots, s.N)
+		}
+	}
+	out := make([]rdNode, 0, len(r.Steps))
+	// A parent comes before the steps it added (Parent < N), so the walk
+	// ends; the engine bounds the nesting.
+	var walk func(n, depth int)
+	walk = func(n, depth int) {
+		out = append(out, rdNode{s: r.Step(n), depth: depth})
+		for _, k := range kids[n] {
+			walk(k, depth+1)
+		}
+	}
+	for _, n := range roots {
+		walk(n, 0)
+	}
+	return out
+}
+
+func rdNodeSteps(nodes []rdNode) []engine.Step {
+	out := make([]engine.Step, len(nodes))
+	for i, nd := range nodes {
+		out[i] = *nd.s
+	}
+	return out
+}
+
+// rdNodeSpan names a run of listed steps: "steps 1 to 37" when their
+// numbers follow one another, "12 steps" otherwise.
+func rdNodeSpan(nodes []rdNode) string {
+	for i := 1; i < len(nodes); i++ {
+		if nodes[i].s.N != nodes[i-1].s.N+1 {
+			return rdPlural(len(nodes), "step")
+		}
+	}
+	if len(nodes) == 1 {
+		return fmt.Sprintf("step %d", nodes[0].s.N)
+	}
+	return fmt.Sprintf("steps %d to %d", nodes[0].s.N, nodes[len(nodes)-1].s.N)
+}
+
+// rdTreeLine is rdStepLine indented under the step that added it.
+func rdTreeLine(r *engine.Run, nd rdNode, withFile bool) string {
+	if nd.depth == 0 {
+		return rdStepLine(r, nd.s, withFile)
+	}
+	// Em spaces: Slack keeps them where it would fold plain ones.
+	return strings.Repeat("\u2003", min(nd.depth, 5)) + "↳ " + rdStepLine(r, nd.s, withFile)
 }
 
 var rdStatusOrder = []engine.StepStatus{engine.StepDone, engine.StepSkipped, engine.StepWaiting, engine.StepInterrupted,
@@ -1147,6 +1509,12 @@ func rdStepState(r *engine.Run, s *engine.Step) string {
 		}
 		return "running"
 	case engine.StepWaiting:
+		if due, n, of, ok := engine.RetryDue(s); ok {
+			return with(fmt.Sprintf("retrying at %s (retry %d of %d)", rdClock(due, time.Time{}), n, of))
+		}
+		if rdGateOnError(s) {
+			return with("waiting for a fix (edit, skip or redo) or abort")
+		}
 		if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
 			return with("waiting for redo or abort")
 		}
@@ -1166,6 +1534,9 @@ func rdStepState(r *engine.Run, s *engine.Step) string {
 		}
 		return with("advanced automatically")
 	case engine.StepSkipped:
+		if rdOptionalFailed(s) {
+			return rdOptionalFailedWords(s)
+		}
 		return with("skipped" + byWho(engine.DecideSkip))
 	case engine.StepInterrupted:
 		return "interrupted, waiting for redo or abort"
@@ -1175,14 +1546,16 @@ func rdStepState(r *engine.Run, s *engine.Step) string {
 	return with(rdMdLine(string(s.Status), 40))
 }
 
-// rdStepTable is the end message's table of steps.
+// rdStepTable is the end message's table of steps, in the header's order.
 func rdStepTable(r *engine.Run) []slack.Block {
-	lines := make([]string, 0, min(len(r.Steps), rdTableMax))
-	for i := range r.Steps[:min(len(r.Steps), rdTableMax)] {
-		lines = append(lines, rdStepLine(r, &r.Steps[i], true))
+	nodes := rdTree(r)
+	lines := make([]string, 0, min(len(nodes), rdTableMax+1))
+	for _, nd := range nodes[:min(len(nodes), rdTableMax)] {
+		lines = append(lines, rdTreeLine(r, nd, true))
 	}
-	if n := len(r.Steps) - rdTableMax; n > 0 {
-		lines = append(lines, fmt.Sprintf("… steps %d to %d: %s", rdTableMax+1, len(r.Steps), rdCountStatuses(r.Steps[rdTableMax:])))
+	if len(nodes) > rdTableMax {
+		rest := nodes[rdTableMax:]
+		lines = append(lines, "… "+rdNodeSpan(rest)+": "+rdCountStatuses(rdNodeSteps(rest)))
 	}
 	return rdPackSections("*Steps*", lines, 12, func(n int) string {
 		return fmt.Sprintf("… and %d more lines", n)
@@ -1191,9 +1564,13 @@ func rdStepTable(r *engine.Run) []slack.Block {
 
 func rdEndSummary(r *engine.Run, v View) string {
 	counts := map[engine.DecisionKind]int{}
-	auto := 0
+	auto, optional := 0, 0
 	for i := range r.Steps {
 		s := &r.Steps[i]
+		if rdOptionalFailed(s) {
+			optional++
+			continue
+		}
 		if d := s.LastDecision(); d != nil && s.Settled() {
 			counts[d.Kind]++
 		} else if s.Status == engine.StepDone {
@@ -1209,6 +1586,9 @@ func rdEndSummary(r *engine.Run, v View) string {
 	if auto > 0 {
 		parts = append(parts, fmt.Sprintf("%d advanced automatically", auto))
 	}
+	if optional > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped (optional, failed)", optional))
+	}
 	steps := fmt.Sprintf("%d of %d steps done", r.StepsDone(), len(r.Steps))
 	if len(parts) > 0 {
 		steps += " (" + strings.Join(parts, ", ") + ")"
@@ -1222,15 +1602,22 @@ func rdEndSummary(r *engine.Run, v View) string {
 }
 
 // rdHaltedStep is the step a waiting run cannot pass by itself: an
-// interrupted or FAILED step first, then any step waiting for a decision.
+// interrupted or FAILED step first, then a FAILED step gonogo is about to
+// retry, then any step waiting for a decision.
 func rdHaltedStep(r *engine.Run) *engine.Step {
-	var waiting *engine.Step
+	var retrying, waiting *engine.Step
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		switch s.Status {
 		case engine.StepInterrupted:
 			return s
 		case engine.StepWaiting:
+			if _, _, _, ok := engine.RetryDue(s); ok {
+				if retrying == nil {
+					retrying = s
+				}
+				continue
+			}
 			if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
 				return s
 			}
@@ -1238,6 +1625,9 @@ func rdHaltedStep(r *engine.Run) *engine.Step {
 				waiting = s
 			}
 		}
+	}
+	if retrying != nil {
+		return retrying
 	}
 	return waiting
 }
@@ -1376,6 +1766,9 @@ func rdRunStateLine(r *engine.Run, v View) string {
 		if s := rdHaltedStep(r); s != nil {
 			if s.Status == engine.StepInterrupted {
 				return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
+			}
+			if due, n, of, ok := engine.RetryDue(s); ok {
+				return fmt.Sprintf("step %d FAILED: retrying at %s (retry %d of %d)", s.N, rdClock(due, v.Now), n, of)
 			}
 			if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
 				return "halted: step " + strconv.Itoa(s.N) + " FAILED"

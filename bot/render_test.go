@@ -408,7 +408,146 @@ func rdGoldenCases() []rdCase {
 		mod("modal_redo", func(t *testing.T) slack.ModalViewRequest {
 			return RedoModal(StepRef{Run: rdRunID, Step: 2, Attempt: 1}, "deliver-user-stories")
 		}),
+		mod("modal_edit_empty", func(t *testing.T) slack.ModalViewRequest {
+			return EditModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "deliver-prd", "")
+		}),
+		mod("modal_save_workflow", func(t *testing.T) slack.ModalViewRequest {
+			return SaveWorkflowModal(StepRef{Run: rdRunID, Step: 3, Attempt: 1}, "deliver-prd-user-stories-acceptance-criteria",
+				[]string{"deliver-prd", "deliver-user-stories", "deliver-acceptance-criteria"}, true)
+		}),
+		msg("header_workflow_tasks", func(t *testing.T) []slack.Block {
+			s := rdDecomposed(t, 3)
+			s.produce(3, "Login fix")
+			s.decide(3, engine.DecideApprove, rdBob, "")
+			s.start(4)
+			return Header(s.r, s.view())
+		}),
+		msg("step_decompose_parent", func(t *testing.T) []slack.Block {
+			s := rdDecomposed(t, 3)
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_task", func(t *testing.T) []slack.Block {
+			s := rdDecomposed(t, 3)
+			s.produce(3, "Stories for login")
+			return StepMessage(s.r, 3, s.view())
+		}),
+		msg("step_route_parent", func(t *testing.T) []slack.Block {
+			s := rdNewRun(t, rdRunID, rdWorkflowInput(engine.PlanStep{ID: "triage", Skill: "deliver-prd", Rules: engine.StepRules{Route: true}}), engine.StartOptions{})
+			s.produce(1, "routes to bugfix")
+			s.approveAdding(1, rdAlice, []engine.PlanStep{
+				{ID: "triage.repro", Skill: "deliver-user-stories", Effort: "triage.repro", DependsOn: []string{"triage"}},
+				{ID: "triage.fix", Skill: "deliver-prd", Effort: "triage.fix", DependsOn: []string{"triage.repro"}},
+			})
+			v := s.view()
+			v.Preview = "```json\n{\"workflow\": \"bugfix\"}\n```\n"
+			return StepMessage(s.r, 1, v)
+		}),
+		msg("step_retry_pending", func(t *testing.T) []slack.Block {
+			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3, Backoff: 30 * time.Second}})
+			s.fail(1, "the agent exited with code 1: overloaded")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_retried", func(t *testing.T) []slack.Block {
+			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3, Backoff: 30 * time.Second}})
+			s.fail(1, "the agent exited with code 1: overloaded")
+			s.decide(1, engine.DecideRedo, engine.RetryActor, "")
+			s.produce(1, "PRD")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_gate_failed", func(t *testing.T) []slack.Block {
+			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorGate}})
+			s.fail(1, "postcondition failed: the output does not contain \"## Goals\"")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_optional_failed", func(t *testing.T) []slack.Block {
+			s := rdRules(t, engine.StepRules{Optional: true})
+			s.fail(1, "timeout after 20m")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_fallback", func(t *testing.T) []slack.Block {
+			s := rdRules(t, engine.StepRules{Fallback: "deliver-user-stories"})
+			s.fail(1, "the agent exited with code 2")
+			s.produce(1, "Stories instead")
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("halt_retry", func(t *testing.T) []slack.Block {
+			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2, Backoff: time.Minute}})
+			s.fail(1, "the agent exited with code 1")
+			return Halt(s.r, s.view().onStep(1))
+		}),
+		msg("halt_gate", func(t *testing.T) []slack.Block {
+			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorGate}})
+			s.fail(1, "the agent exited with code 1")
+			return Halt(s.r, s.view().onStep(1))
+		}),
+		msg("refusal_workflow_problems", func(t *testing.T) []slack.Block {
+			return WorkflowProblems("weekly-discovery", "weekly-discovery.yaml", []engine.Problem{
+				{Line: 0, Message: "argument \"topc\" was given, but the workflow does not declare it (did you mean `topic`?); its arguments are topic"},
+				{Line: 4, Message: "missing required argument \"topic\": give it with --arg topic=VALUE"},
+				{Line: 12, Message: "step \"prd\": unknown key \"gaet\" (did you mean \"gate\"?)"},
+			})
+		}),
+		msg("refusal_unknown_workflow", func(t *testing.T) []slack.Block {
+			return UnknownWorkflow("weekly-discovry", []string{"weekly-discovery"}, []string{"bugfix", "release-train", "weekly-discovery"})
+		}),
 	}
+}
+
+// rdWorkflowInput is a workflow of the given steps, each depending on the
+// one before unless it says otherwise.
+func rdWorkflowInput(steps ...engine.PlanStep) engine.Plan {
+	p := engine.Plan{Input: engine.InputWorkflow, Source: "weekly-discovery", Args: map[string]string{"topic": "guest checkout"}}
+	for i, ps := range steps {
+		if ps.ID == "" {
+			ps.ID = fmt.Sprintf("step-%d", i+1)
+		}
+		if ps.Effort == "" {
+			ps.Effort = ps.ID
+		}
+		if i > 0 && ps.DependsOn == nil {
+			ps.DependsOn = []string{p.Steps[i-1].ID}
+		}
+		ps.Category, ps.Execution = engine.CategoryContent, engine.ExecDelegate
+		p.Steps = append(p.Steps, ps)
+	}
+	return p
+}
+
+// rdRules is a two-step workflow whose first step has rules.
+func rdRules(t testing.TB, rules engine.StepRules) *rdScript {
+	return rdNewRun(t, rdRunID, rdWorkflowInput(
+		engine.PlanStep{ID: "prd", Skill: "deliver-prd", Rules: rules},
+		engine.PlanStep{ID: "stories", Skill: "deliver-user-stories"}), engine.StartOptions{})
+}
+
+// rdDecomposed is a workflow whose step 1 ("plan") split its work into n
+// tasks (steps 2 to n+1, each depending on plan), approved by Alice; step
+// "review" (2) waits for them all.
+func rdDecomposed(t testing.TB, n int) *rdScript {
+	s := rdNewRun(t, rdRunID, rdWorkflowInput(
+		engine.PlanStep{ID: "plan", Skill: "deliver-prd", Rules: engine.StepRules{Decompose: "deliver-user-stories"}},
+		engine.PlanStep{ID: "review", Skill: "deliver-prd"}), engine.StartOptions{})
+	s.produce(1, `{"tasks": [...]}`)
+	var tasks []engine.PlanStep
+	for i := range n {
+		title := []string{"Fix login", "payments › Fix checkout", "Write the docs"}[i%3]
+		if i >= 3 {
+			title = fmt.Sprintf("Task %d", i+1)
+		}
+		tasks = append(tasks, engine.PlanStep{ID: fmt.Sprintf("plan.task-%d", i+1), Skill: "deliver-user-stories", Effort: title,
+			DependsOn: []string{"plan"}, Category: engine.CategoryContent, Execution: engine.ExecDelegate})
+	}
+	s.approveAdding(1, rdAlice, tasks)
+	return s
+}
+
+// approveAdding approves step n of a route or decompose step, adding the
+// steps its output brings.
+func (s *rdScript) approveAdding(n int, actor string, added []engine.PlanStep) {
+	s.t.Helper()
+	s.keys++
+	d := engine.Decision{Kind: engine.DecideApprove, Actor: actor, Step: n, Attempt: s.latest(n), Key: fmt.Sprintf("k%d", s.keys)}
+	s.apply(engine.DecideExpand(s.r, d, nil, added, s.tick()))
 }
 
 // TestGolden compares every kind of message and modal with its golden
@@ -495,6 +634,22 @@ func TestWords(t *testing.T) {
 		"header_200_steps":            {"200 steps: 57 done, 1 waiting, 142 pending", "… steps 1 to"},
 		"modal_edit_reply":            {"Use <@U0ALICE1>'s reply from <!date^", "file `plan.md`, 12,345 characters"},
 		"modal_edit_too_long":         {"13,000 characters", "reply in this run's thread"},
+		"header_workflow_tasks": {"gonogo workflow run: weekly-discovery", "Workflow: `weekly-discovery`", "Arguments: `topic` = guest checkout",
+			"✅ 1. deliver-prd (plan)", "\u2003↳ ⏳ 4. deliver-user-stories (payments › Fix checkout): running", "⚪ 2. deliver-prd (review): pending"},
+		"step_decompose_parent":     {"Step 1 `plan` split its work into 3 tasks", "(steps 3 to 5"},
+		"step_route_parent":         {"Step 1 `triage` routed the run to workflow `bugfix`: 2 steps added (steps 2 to 3)"},
+		"step_task":                 {"Step 3 of 5: deliver-user-stories", "(Fix login)", "Sub-step of step 1 `plan`"},
+		"step_retry_pending":        {"Retrying at <!date^", "^{time_secs}|14:03:44 UTC>", "(retry 1 of 3)", "Redo", "Abort"},
+		"step_retried":              {"attempt 2", "1 FAILED (retried automatically)"},
+		"step_gate_failed":          {"FAILED - postcondition failed", "on_error is *gate*", "Edit", "Skip"},
+		"step_optional_failed":      {"skipped (optional step failed: timeout after 20m)"},
+		"step_fallback":             {"attempt 2 · ran the fallback `deliver-user-stories`", "Earlier attempts: 1 FAILED"},
+		"halt_retry":                {"Step 1 failed: retrying", "(retry 1 of 2, on_error: retry)", "Redo", "Abort"},
+		"halt_gate":                 {"Run halted", "*Skip* goes on without it", "waiting for a fix (edit, skip or redo) or abort"},
+		"refusal_workflow_problems": {"3 problems in `weekly-discovery.yaml`", "• line 4: missing required argument", "• line 12: step", "did you mean `topic`?", "Nothing was run"},
+		"refusal_unknown_workflow":  {"unknown-workflow", "did you mean `weekly-discovery`?", "The 3 workflows: `bugfix`, `release-train`, `weekly-discovery`"},
+		"modal_save_workflow":       {"`deliver-prd` → `deliver-user-stories` → `deliver-acceptance-criteria`", "Workflow name", "at most 64"},
+		"modal_edit_empty":          {"This attempt has no artifact"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(texts[name], w) {
@@ -537,6 +692,27 @@ func TestButtonsMatchAllowed(t *testing.T) {
 		{"aborted", func(s *rdScript) { s.produce(1, "x"); s.decide(1, engine.DecideAbort, rdAlice, "") }, 1, StepMessage},
 		{"pending", func(s *rdScript) {}, 2, StepMessage},
 		{"running", func(s *rdScript) { s.start(1) }, 1, StepMessage},
+		{"failed, on_error gate", func(s *rdScript) {
+			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorGate}
+			s.fail(1, "boom")
+		}, 1, StepMessage},
+		{"halt on failed, on_error gate", func(s *rdScript) {
+			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorGate}
+			s.fail(1, "boom")
+		}, 1, func(r *engine.Run, n int, v View) []slack.Block { return Halt(r, v.onStep(n)) }},
+		{"failed, retry pending", func(s *rdScript) {
+			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2}
+			s.fail(1, "boom")
+		}, 1, StepMessage},
+		{"retry notice", func(s *rdScript) {
+			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2}
+			s.fail(1, "boom")
+		}, 1, func(r *engine.Run, n int, v View) []slack.Block { return Halt(r, v.onStep(n)) }},
+		{"second of two failed steps", func(s *rdScript) {
+			s.r.Steps[1].DependsOn = nil // parallel, as in a workflow
+			s.fail(1, "boom")
+			s.fail(2, "bang")
+		}, 2, func(r *engine.Run, n int, v View) []slack.Block { return Halt(r, v.onStep(n)) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1100,6 +1276,17 @@ func TestManyRuns(t *testing.T) {
 		}
 		rdCheckAll(t, rng, s, artifact)
 	}
+	// Task names come from an agent's output: anything at all.
+	for i := 0; i < 4; i++ {
+		s := rdDecomposed(t, 1+rng.IntN(engine.MaxTasks))
+		for j := 2; j < len(s.r.Steps); j++ {
+			s.r.Steps[j].Effort = rdRandomText(rng, 400)
+		}
+		if rng.IntN(2) == 0 {
+			s.fail(3, rdRandomText(rng, 2000))
+		}
+		rdCheckAll(t, rng, s, rdRandomText(rng, 3500))
+	}
 	var sums []engine.RunSummary
 	links := map[engine.RunID]string{}
 	for i := 0; i < 300; i++ {
@@ -1150,4 +1337,77 @@ func FuzzRender(f *testing.F) {
 		s.decide(1, engine.DecideAbort, rdAlice, "")
 		rdCheckAll(t, rng, s, artifact)
 	})
+}
+
+// A decompose step may add engine.MaxTasks tasks: every message of the run
+// still fits Block Kit, the header and the end table sum up what they do
+// not list, and the tasks are listed under the step that added them.
+func TestHundredTasksFit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	s := rdDecomposed(t, engine.MaxTasks)
+	last := engine.MaxTasks + 2
+	for n := 3; n < 60; n++ {
+		s.produce(n, "ok")
+		s.decide(n, engine.DecideApprove, rdAlice, "")
+	}
+	s.produce(60, "waiting")
+	rdCheckAll(t, rng, s, rdArtifact)
+	header := rdAllText(t, Header(s.r, s.view()))
+	for _, w := range []string{fmt.Sprintf("%d steps: 58 done, 1 waiting, 43 pending", last), "\u2003↳ ✋ 60. deliver-user-stories (Task 58)"} {
+		if !strings.Contains(header, w) {
+			t.Errorf("the header does not say %q:\n%s", w, header)
+		}
+	}
+	parent := rdAllText(t, StepMessage(s.r, 1, s.view()))
+	if !strings.Contains(parent, fmt.Sprintf("split its work into 100 tasks, each run with `deliver-user-stories` (steps 3 to %d", last)) {
+		t.Errorf("the decompose step's message does not count its tasks:\n%s", parent)
+	}
+	for n := 60; n <= last; n++ {
+		if n > 60 {
+			s.produce(n, "ok")
+		}
+		s.decide(n, engine.DecideApprove, rdBob, "")
+	}
+	s.produce(2, "review")
+	s.decide(2, engine.DecideApprove, rdAlice, "")
+	if s.r.State != engine.RunCompleted {
+		t.Fatalf("run is %s, want completed", s.r.State)
+	}
+	rdCheckAll(t, rng, s, rdArtifact)
+	end := rdAllText(t, Completion(s.r, s.view()))
+	if !strings.Contains(end, "… 42 steps: 42 done") || !strings.Contains(end, "\u2003↳ ✅ 3. deliver-user-stories (Fix login)") {
+		t.Errorf("the end table does not list the first tasks and sum up the rest:\n%s", end)
+	}
+}
+
+// gonogo's own retries are made by engine.RetryActor, which is no Slack
+// user: it is named as text, never as a mention.
+func TestRetryActorIsNotAMention(t *testing.T) {
+	s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3}})
+	s.fail(1, "boom")
+	s.decide(1, engine.DecideRedo, engine.RetryActor, "")
+	s.start(1)
+	v := s.view()
+	v.Attempt = 1
+	text := rdAllText(t, StepMessage(s.r, 1, v))
+	if strings.Contains(text, "<@") || !strings.Contains(text, "Retried automatically (on_error: retry)") {
+		t.Errorf("the retry is not told as gonogo's own:\n%s", text)
+	}
+	if got := rdWho(engine.RetryActor); got != "gonogo (retry)" {
+		t.Errorf("rdWho(RetryActor) = %q", got)
+	}
+}
+
+func rdAllText(t testing.TB, blocks []slack.Block) string {
+	t.Helper()
+	if err := CheckBlocks(blocks); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	rdWalk(rdDecode(t, raw), "", func(_, s string) { all = append(all, s) })
+	return strings.Join(all, "\n")
 }

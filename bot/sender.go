@@ -26,10 +26,18 @@ import (
 // when another gets its 429 would land inside the window too. (Both limits
 // are low, about 50 updates a minute and one post a second per channel, so
 // calling in parallel gains nothing.)
+//
+// chat.update is also kept inside Slack's limit by construction, not only
+// by waiting out the 429s that going over it brings: every update spends a
+// token of an app-wide budget (updateBudget), taken at the moment of the
+// call, and an update that finds none is not made but handed back with the
+// time to try again (a *laterError). The caller then shows the run's state
+// as it is by that time, in one update however much changed meanwhile.
 type sender struct {
 	api      *slack.Client
 	metrics  *Metrics
 	interval time.Duration
+	updates  *updateBudget
 
 	mu       sync.Mutex
 	channels map[string]*channelPace
@@ -65,19 +73,22 @@ type channelPace struct {
 	last time.Time
 }
 
-func newSender(api *slack.Client, m *Metrics, interval time.Duration) *sender {
-	return &sender{api: api, metrics: m, interval: interval, channels: map[string]*channelPace{},
+func newSender(api *slack.Client, m *Metrics, interval time.Duration, updates *updateBudget) *sender {
+	return &sender{api: api, metrics: m, interval: interval, updates: updates, channels: map[string]*channelPace{},
 		blocked: map[string]time.Time{}, serial: map[string]*sync.Mutex{}}
 }
 
 // do calls fn until it succeeds, fails for good, or ctx ends; a 429 holds
 // every call of method.
 func (s *sender) do(ctx context.Context, method string, fn func() error) error {
-	return s.limited(ctx, method, method, fn)
+	return s.limited(ctx, method, method, nil, fn)
 }
 
-// limited is do with the key of the rate limit a 429 applies to.
-func (s *sender) limited(ctx context.Context, method, key string, fn func() error) error {
+// limited is do with the key of the rate limit a 429 applies to. When
+// admit is given it is asked, just before each call and with the calls
+// under key held, whether the call may be made now; when it answers a time
+// instead, the call is not made and limited returns a *laterError.
+func (s *sender) limited(ctx context.Context, method, key string, admit func(now time.Time) time.Time, fn func() error) error {
 	var one *sync.Mutex
 	if serialMethods[method] {
 		s.mu.Lock()
@@ -97,6 +108,14 @@ func (s *sender) limited(ctx context.Context, method, key string, fn func() erro
 			if s.isBlocked(key) { // a 429 arrived while this call waited its turn
 				one.Unlock()
 				continue
+			}
+		}
+		if admit != nil {
+			if until := admit(time.Now()); !until.IsZero() {
+				if one != nil {
+					one.Unlock()
+				}
+				return &laterError{until}
 			}
 		}
 		s.metrics.call(method)
@@ -211,7 +230,7 @@ func (s *sender) post(ctx context.Context, channel, thread, text string, blocks 
 		if until := s.blockedUntil(key); !until.IsZero() {
 			return &laterError{until}
 		}
-		err := s.limited(ctx, "chat.postMessage", key, func() error {
+		err := s.limited(ctx, "chat.postMessage", key, nil, func() error {
 			var err error
 			_, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 			return err
@@ -225,13 +244,14 @@ func (s *sender) post(ctx context.Context, channel, thread, text string, blocks 
 	return ts, err
 }
 
-// laterError is a post not made because Slack's limit for its channel
-// holds until a time: the caller tries again then, and meanwhile serves
-// other channels instead of waiting.
+// laterError is a call not made because a rate limit holds until a time
+// (Slack's for posts to a channel, the update budget for chat.update): the
+// caller tries again then, and meanwhile serves other channels and
+// messages instead of waiting.
 type laterError struct{ until time.Time }
 
 func (e *laterError) Error() string {
-	return fmt.Sprintf("Slack asked to wait before posting again (until %s)", e.until.Format(time.RFC3339Nano))
+	return fmt.Sprintf("rate limited until %s", e.until.Format(time.RFC3339Nano))
 }
 
 // blockedUntil is when a 429 stops holding the calls under key; zero when
@@ -245,12 +265,134 @@ func (s *sender) blockedUntil(key string) time.Time {
 	return time.Time{}
 }
 
-// update replaces a message's text and blocks.
-func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []slack.Block) error {
-	return s.do(ctx, "chat.update", func() error {
+// update replaces a message's text and blocks, or returns a *laterError
+// when the update budget has no room for it at its priority now.
+func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []slack.Block, prio updatePriority) error {
+	msg := channel + "/" + ts
+	admit := func(now time.Time) time.Time {
+		until := s.updates.take(msg, prio, now)
+		if !until.IsZero() {
+			s.metrics.updateDeferred()
+		}
+		return until
+	}
+	return s.limited(ctx, "chat.update", "chat.update", admit, func() error {
 		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 		return err
 	})
+}
+
+// updatePriority orders the updates that wait for the budget.
+type updatePriority int
+
+const (
+	// updateCheckpoint shows a step waiting for a decision: its buttons.
+	updateCheckpoint updatePriority = iota
+	// updateState shows another change of state: a decision taken, a
+	// step started again, a notice that has moved on.
+	updateState
+	// updateMinor refreshes a message: the run's header, a running
+	// step's live progress.
+	updateMinor
+)
+
+// updateBudget is the app-wide budget of chat.update calls: a token
+// bucket holding up to burst tokens, refilled at (limit-burst)/window, so
+// that no window-long span sees more than limit updates, whatever the load.
+//
+// When it runs low, a checkpoint goes first: an update of lower priority
+// leaves one token more in the bucket for each level above it (state
+// changes leave one, minor updates two), and waits behind the updates of
+// its own priority or higher that were turned away before it. A minor
+// update also waits interval after the last update of the same message,
+// so that a burst of changes is shown in one update; the others are never
+// held back that way, as each comes from a person's click or a step's end.
+type updateBudget struct {
+	mu       sync.Mutex
+	rate     float64 // tokens a second
+	burst    float64
+	interval time.Duration
+	tokens   float64
+	at       time.Time            // when tokens was counted
+	last     map[string]time.Time // message -> its last update
+	told     map[string]turn      // message turned away -> when it was told to come back
+}
+
+// turn is when an update turned away was told to come back.
+type turn struct {
+	at   time.Time
+	prio updatePriority
+}
+
+func newUpdateBudget(limit, burst int, window, interval time.Duration) *updateBudget {
+	return &updateBudget{
+		rate: float64(limit-burst) / window.Seconds(), burst: float64(burst), interval: interval,
+		tokens: float64(burst), last: map[string]time.Time{}, told: map[string]turn{},
+	}
+}
+
+// take spends a token on an update of msg at now and returns the zero
+// time, or, when the update may not be made yet, returns when to try again.
+func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.at.IsZero() {
+		u.tokens = min(u.burst, u.tokens+now.Sub(u.at).Seconds()*u.rate)
+	}
+	u.at = now
+	need := 1 + min(float64(prio), u.burst-1)
+	earliest := now
+	if last, ok := u.last[msg]; ok && prio == updateMinor && now.Before(last.Add(u.interval)) {
+		earliest = last.Add(u.interval)
+	}
+	if u.tokens >= need && !earliest.After(now) {
+		u.tokens--
+		u.last[msg] = now
+		delete(u.told, msg)
+		u.prune(now)
+		return time.Time{}
+	}
+	if u.tokens >= need {
+		return earliest
+	}
+	// A message asked about again before its turn keeps its turn, unless
+	// it has become more urgent.
+	if t, ok := u.told[msg]; ok && now.Before(t.at) && t.prio <= prio {
+		return t.at
+	}
+	// Updates turned away together are told to come back one token
+	// apart, behind those of their priority or higher still waiting,
+	// rather than all at once for the same token.
+	ahead := 0
+	for m, t := range u.told {
+		if m != msg && t.at.After(now) && t.prio <= prio {
+			ahead++
+		}
+	}
+	at := now.Add(time.Duration((need - u.tokens + float64(ahead)) / u.rate * float64(time.Second)))
+	if at.Before(earliest) {
+		at = earliest
+	}
+	u.told[msg] = turn{at, prio}
+	return at
+}
+
+// prune forgets messages whose interval is long over, so that a bot that
+// runs for months does not keep every message it ever updated.
+func (u *updateBudget) prune(now time.Time) {
+	if len(u.last)+len(u.told) < 1024 {
+		return
+	}
+	for k, t := range u.last {
+		if now.Sub(t) > u.interval {
+			delete(u.last, k)
+		}
+	}
+	for k, t := range u.told {
+		if now.After(t.at) {
+			delete(u.told, k)
+		}
+	}
 }
 
 // ephemeral shows a message to one user only.

@@ -3,8 +3,11 @@ package bot
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,6 +29,9 @@ const (
 )
 
 func noteStep(n int) string { return fmt.Sprintf("step/%d", n) }
+
+// noteShown keys the digest of what the message ts shows.
+func noteShown(ts string) string { return "shown/" + ts }
 func noteFile(n, a int, edited bool) string {
 	if edited {
 		return fmt.Sprintf("file/%d/%d/edited", n, a)
@@ -52,14 +58,53 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 	if err != nil {
 		return err
 	}
-	note := func(k, v string) error {
-		notes[k] = v
-		return b.eng.SetNotes(ctx, id, map[string]string{k: v})
+	channel := r.Origin.Channel
+	notePairs := func(set map[string]string) error {
+		maps.Copy(notes, set)
+		return b.eng.SetNotes(ctx, id, set)
+	}
+	note := func(k, v string) error { return notePairs(map[string]string{k: v}) }
+	// A message's noted digest says what it shows, so that after a restart
+	// only the messages whose content changed are updated.
+	posted := func(set map[string]string, ts string, blocks []slack.Block) error {
+		sum := digest(blocks)
+		b.remember(channel, ts, sum)
+		set[noteShown(ts)] = sum
+		return notePairs(set)
+	}
+	// An update the budget puts off does not hold the rest of the thread
+	// (a new step's message is posted at once): the run is synced again
+	// when the earliest of them may be made, showing its state by then.
+	var later time.Time
+	// updateShown reports whether the message shows blocks now.
+	updateShown := func(ts string, blocks []slack.Block, prio updatePriority) (bool, error) {
+		sum := digest(blocks)
+		if b.shows(channel, ts, sum) || notes[noteShown(ts)] == sum {
+			b.remember(channel, ts, sum)
+			return true, nil
+		}
+		err := b.send.update(ctx, channel, ts, FallbackText(blocks), blocks, prio)
+		var le *laterError
+		if errors.As(err, &le) {
+			b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", id, "ts", ts, "priority", int(prio), "until", le.until)
+			if later.IsZero() || le.until.Before(later) {
+				later = le.until
+			}
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		b.remember(channel, ts, sum)
+		return true, note(noteShown(ts), sum)
+	}
+	update := func(ts string, blocks []slack.Block, prio updatePriority) error {
+		_, err := updateShown(ts, blocks, prio)
+		return err
 	}
 	if notes[noteUnreachable] != "" {
 		return nil
 	}
-	channel := r.Origin.Channel
 	v := b.view(ctx, r, 0, notes)
 	// The header changes with the run, not with the clock: its elapsed
 	// time is measured to the run's last change, so progress alone never
@@ -83,19 +128,16 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		if thread == "" {
 			thread = ts
 		}
-		b.remember(channel, ts, hdr)
-		if err := b.eng.SetNotes(ctx, id, map[string]string{noteHeader: ts, noteThread: thread}); err != nil {
+		if err := posted(map[string]string{noteHeader: ts, noteThread: thread}, ts, hdr); err != nil {
 			return err
 		}
-		notes[noteHeader], notes[noteThread] = ts, thread
-	} else if err := b.updateIfChanged(ctx, channel, notes[noteHeader], hdr); gone(err) {
+	} else if err := update(notes[noteHeader], hdr, updateMinor); gone(err) {
 		// The header was deleted: post it again, in the run's thread.
 		ts, err := b.send.post(ctx, channel, notes[noteThread], FallbackText(hdr), hdr)
 		if err != nil {
 			return fmt.Errorf("post the run's header again: %w", err)
 		}
-		b.remember(channel, ts, hdr)
-		if err := note(noteHeader, ts); err != nil {
+		if err := posted(map[string]string{noteHeader: ts}, ts, hdr); err != nil {
 			return err
 		}
 	} else if err != nil {
@@ -110,26 +152,41 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		}
 		sv := b.view(ctx, r, s.N, notes)
 		blocks := StepMessage(r, s.N, sv)
+		// A step waiting for a decision shows its buttons first of all. A
+		// running step's message that already shows the same attempt
+		// running changes only with live progress: a minor update.
+		phase := fmt.Sprintf("%d %s", s.Latest().N, s.Status)
+		prio := updateState
+		switch {
+		case s.Status == engine.StepWaiting:
+			prio = updateCheckpoint
+		case s.Status == engine.StepRunning && b.phase(channel, notes[noteStep(s.N)]) == phase:
+			prio = updateMinor
+		}
 		if ts := notes[noteStep(s.N)]; ts == "" {
 			ts, err := b.send.post(ctx, channel, thread, FallbackText(blocks), blocks)
 			if err != nil {
 				return fmt.Errorf("post step %d: %w", s.N, err)
 			}
-			b.remember(channel, ts, blocks)
-			if err := note(noteStep(s.N), ts); err != nil {
+			b.showsPhase(channel, ts, phase, s.Status == engine.StepRunning)
+			if err := posted(map[string]string{noteStep(s.N): ts}, ts, blocks); err != nil {
 				return err
 			}
-		} else if err := b.updateIfChanged(ctx, channel, ts, blocks); gone(err) {
+		} else if shown, err := updateShown(ts, blocks, prio); gone(err) {
 			// The step's message was deleted: post it again.
 			ts, err := b.send.post(ctx, channel, thread, FallbackText(blocks), blocks)
 			if err != nil {
 				return fmt.Errorf("post step %d again: %w", s.N, err)
 			}
-			b.remember(channel, ts, blocks)
-			if err := note(noteStep(s.N), ts); err != nil {
+			b.showsPhase(channel, ts, phase, s.Status == engine.StepRunning)
+			if err := posted(map[string]string{noteStep(s.N): ts}, ts, blocks); err != nil {
 				return err
 			}
-		} else if err != nil {
+		} else if err == nil {
+			if shown {
+				b.showsPhase(channel, ts, phase, s.Status == engine.StepRunning)
+			}
+		} else {
 			return fmt.Errorf("update step %d: %w", s.N, err)
 		}
 		for _, a := range s.Attempts {
@@ -151,12 +208,11 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 				if err != nil {
 					return fmt.Errorf("announce the interrupted step %d: %w", s.N, err)
 				}
-				b.remember(channel, ts, msg)
-				if err := note(key, ts); err != nil {
+				if err := posted(map[string]string{key: ts}, ts, msg); err != nil {
 					return err
 				}
 			case ts != "" && ts != "1": // "1": noted without its ts by an earlier version
-				if err := b.updateIfChanged(ctx, channel, ts, Interrupted(r, s.N, av)); err != nil {
+				if err := update(ts, Interrupted(r, s.N, av), updateState); err != nil {
 					return fmt.Errorf("update the announcement of interrupted step %d: %w", s.N, err)
 				}
 			}
@@ -167,23 +223,22 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 			key := noteHalt(s.N, a.N)
 			switch ts := notes[key]; {
 			case ts == "" && a.N == s.Latest().N && s.Status == engine.StepWaiting && a.Result == engine.ResultFailed:
-				msg := Halt(r, v)
+				msg := Halt(r, v.onStep(s.N))
 				ts, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg)
 				if err != nil {
 					return fmt.Errorf("post the halt of step %d: %w", s.N, err)
 				}
-				b.remember(channel, ts, msg)
-				if err := note(key, ts); err != nil {
+				if err := posted(map[string]string{key: ts}, ts, msg); err != nil {
 					return err
 				}
 			case ts != "" && ts != "1":
-				msg := Halt(r, v)
+				msg := Halt(r, v.onStep(s.N))
 				if a.N != s.Latest().N || s.Status != engine.StepWaiting || r.Finished() {
 					// Acted on: the notice keeps what failed and gives
 					// way, and never becomes a second end of the run.
 					msg = HaltHandled(r, s.N, a.N)
 				}
-				if err := b.updateIfChanged(ctx, channel, ts, msg); err != nil && !gone(err) {
+				if err := update(ts, msg, updateState); err != nil && !gone(err) {
 					return fmt.Errorf("update the halt of step %d: %w", s.N, err)
 				}
 			}
@@ -204,6 +259,9 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 			return err
 		}
 	}
+	if !later.IsZero() {
+		return &laterError{later}
+	}
 	if r.Finished() && notes[noteFinal] != "" {
 		b.forgetRun(r.ID, channel, notes)
 	}
@@ -218,8 +276,9 @@ func (b *Bot) forgetRun(id engine.RunID, channel string, notes map[string]string
 	delete(b.progress, id)
 	for _, ts := range notes {
 		delete(b.rendered, channel+"/"+ts)
+		delete(b.phases, channel+"/"+ts)
 	}
-	if st, ok := b.syncing[id]; ok && !st.queued && st.progressTimer == nil {
+	if st, ok := b.syncing[id]; ok && !st.queued && st.progressTimer == nil && st.wake == nil {
 		delete(b.syncing, id)
 	}
 }
@@ -273,7 +332,7 @@ func (b *Bot) attach(ctx context.Context, r *engine.Run, s *engine.Step, a engin
 // view gathers what a message shows beyond the run: live progress, votes,
 // the artifact's preview, reminder and deadline.
 func (b *Bot) view(ctx context.Context, r *engine.Run, n int, notes map[string]string) View {
-	v := View{Now: time.Now()}
+	v := View{Now: time.Now(), OfferSaveWorkflow: b.cfg.WorkflowsDir != ""}
 	b.mu.Lock()
 	if p := b.progress[r.ID]; p != nil {
 		cp := *p
@@ -316,32 +375,42 @@ func previewOf(body []byte) string {
 	return string(body[:cut])
 }
 
-// updateIfChanged updates a message unless it already shows blocks.
-func (b *Bot) updateIfChanged(ctx context.Context, channel, ts string, blocks []slack.Block) error {
-	key, sum := channel+"/"+ts, digest(blocks)
+// phase is the attempt and status a step message was last sent showing.
+func (b *Bot) phase(channel, ts string) string {
 	b.mu.Lock()
-	same := b.rendered[key] == sum
-	b.mu.Unlock()
-	if same {
-		return nil
-	}
-	if err := b.send.update(ctx, channel, ts, FallbackText(blocks), blocks); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.rendered[key] = sum
-	b.mu.Unlock()
-	return nil
+	defer b.mu.Unlock()
+	return b.phases[channel+"/"+ts]
 }
 
-func (b *Bot) remember(channel, ts string, blocks []slack.Block) {
+// showsPhase notes the phase a step message was sent showing; only a
+// running step's is kept, as only a running step's message changes with
+// live progress alone.
+func (b *Bot) showsPhase(channel, ts, phase string, running bool) {
 	b.mu.Lock()
-	b.rendered[channel+"/"+ts] = digest(blocks)
+	defer b.mu.Unlock()
+	if running {
+		b.phases[channel+"/"+ts] = phase
+	} else {
+		delete(b.phases, channel+"/"+ts)
+	}
+}
+
+// shows reports whether the message was last sent showing sum.
+func (b *Bot) shows(channel, ts, sum string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.rendered[channel+"/"+ts] == sum
+}
+
+func (b *Bot) remember(channel, ts, sum string) {
+	b.mu.Lock()
+	b.rendered[channel+"/"+ts] = sum
 	b.mu.Unlock()
 }
 
+// digest sums what a message shows, short enough to note with the run.
 func digest(blocks []slack.Block) string {
 	raw, _ := json.Marshal(blocks)
 	sum := sha256.Sum256(raw)
-	return string(sum[:])
+	return hex.EncodeToString(sum[:16])
 }

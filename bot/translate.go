@@ -366,8 +366,11 @@ func trAddArg(cmd *Command, pair string, at trWord) error {
 	return nil
 }
 
-// trCheckWorkflowName keeps workflow names to plain file-name stems, since
-// they name a file in the workflows directory.
+// trCheckWorkflowName holds a workflow name to the rule parse.LoadWorkflow
+// applies (engine.ValidSkillName: lower-case letters, digits and dashes,
+// starting with a letter or digit, at most 128), since the name picks a file
+// in the workflows directory. A near miss (capitals, underscores) is offered
+// in its valid form, never taken for it.
 func trCheckWorkflowName(name string) error {
 	switch {
 	case name == "":
@@ -378,15 +381,15 @@ func trCheckWorkflowName(name string) error {
 		return fmt.Errorf("invalid workflow name %q: name the workflow without .yaml", trClip(name, 40))
 	case len(name) > 128:
 		return fmt.Errorf("invalid workflow name %q: at most 128 characters", trClip(name, 40))
+	case engine.ValidSkillName(name):
+		return nil
 	}
-	for i, r := range name {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || (i > 0 && (r == '-' || r == '_'))
-		if !ok {
-			return fmt.Errorf("invalid workflow name %q: letters, digits, '-' and '_', starting with a letter or digit",
-				trClip(name, 40))
-		}
+	msg := fmt.Sprintf("invalid workflow name %q: workflow names are lower-case letters, digits and dashes, starting with a letter or digit",
+		trClip(name, 40))
+	if near := strings.ReplaceAll(strings.ToLower(name), "_", "-"); engine.ValidSkillName(near) {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
-	return nil
+	return errors.New(msg)
 }
 
 func trUnknownFlag(w trWord, known string) error {
@@ -528,12 +531,15 @@ const (
 	SubmitEdit      SubmissionKind = "edit"            // the artifact, edited in the modal
 	SubmitEditReply SubmissionKind = "edit-from-reply" // the artifact is a reply in the thread
 	SubmitRedo      SubmissionKind = "redo"            // optional feedback for the agent
+	// SubmitSaveWorkflow names the workflow a finished chain is saved as.
+	SubmitSaveWorkflow SubmissionKind = "save-workflow"
 )
 
 var trSubmissionKinds = map[string]SubmissionKind{
-	ModalEdit:      SubmitEdit,
-	ModalEditReply: SubmitEditReply,
-	ModalRedo:      SubmitRedo,
+	ModalEdit:         SubmitEdit,
+	ModalEditReply:    SubmitEditReply,
+	ModalRedo:         SubmitRedo,
+	ModalSaveWorkflow: SubmitSaveWorkflow,
 }
 
 // Submission is a submitted gonogo modal. Its private_metadata is the
@@ -544,6 +550,7 @@ type Submission struct {
 	Artifact string   // SubmitEdit: the new artifact, as typed (never empty)
 	Feedback string   // SubmitRedo: trimmed; "" when none was given
 	Reply    ReplyRef // SubmitEditReply: the reply in the thread that replaces the artifact
+	Name     string   // SubmitSaveWorkflow: the workflow's name, checked with CheckWorkflowName
 
 	User, Team string // as for Action
 	ViewID     string
@@ -656,8 +663,45 @@ func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
 			return Submission{}, &InputError{Block: BlockFeedback, Problem: err.Error()}
 		}
 		s.Feedback = trTrimSpace(fb)
+	case SubmitSaveWorkflow:
+		in, ok := v.State.Values[BlockWorkflowName][InputWorkflowName]
+		if !ok {
+			return Submission{}, trBadPayload("the %s has no %s input", what, BlockWorkflowName)
+		}
+		name := trTrimSpace(in.Value)
+		if err := CheckWorkflowName(name); err != nil {
+			return Submission{}, err
+		}
+		s.Name = name
 	}
 	return s, nil
+}
+
+// MaxWorkflowName is the longest name a workflow is saved under (the
+// limit parse.ChainWorkflow keeps to); a workflow file written by hand may
+// have a name up to 128 characters.
+const MaxWorkflowName = 64
+
+// CheckWorkflowName checks the name a chain is to be saved under: lower-case
+// letters, digits and dashes, starting with a letter or digit, at most
+// MaxWorkflowName characters. A problem is an *InputError for the name's
+// input (Block is BlockWorkflowName), so the modal shows it by the field.
+func CheckWorkflowName(name string) error {
+	var problem string
+	switch {
+	case name == "":
+		problem = "give the workflow a name"
+	case utf8.RuneCountInString(name) > MaxWorkflowName:
+		problem = fmt.Sprintf("the name is %d characters; use at most %d", utf8.RuneCountInString(name), MaxWorkflowName)
+	default:
+		if err := trCheckWorkflowName(name); err != nil {
+			problem = strings.TrimPrefix(err.Error(), fmt.Sprintf("invalid workflow name %q: ", trClip(name, 40)))
+		}
+	}
+	if problem == "" {
+		return nil
+	}
+	return &InputError{Block: BlockWorkflowName, Problem: problem}
 }
 
 func trCheckModalArtifact(body string) error {

@@ -50,6 +50,7 @@ func FuzzParseCommand(f *testing.F) {
 		"chain a —dry-run — b --auto",
 		`run wf --arg k="a b" --arg=j=“c d” -- ctx`,
 		"run ../x", "run wf --arg", `run wf --arg k="`, "chain a\x00", "\u202e", "\xff",
+		"run Release_Train --auto", "run release-2.yml", "run -x", "run 9-lives --arg k=v",
 	} {
 		f.Add(s)
 	}
@@ -74,7 +75,9 @@ func FuzzParseCommand(f *testing.F) {
 				}
 			}
 		case CmdRun:
-			if err := trCheckWorkflowName(cmd.Workflow); err != nil {
+			// The name must be one parse.LoadWorkflow accepts, so a refusal
+			// about its form comes from the command, never from the file system.
+			if err := trCheckWorkflowName(cmd.Workflow); err != nil || !engine.ValidSkillName(cmd.Workflow) {
 				t.Fatalf("workflow %q accepted: %v", cmd.Workflow, err)
 			}
 			for k := range cmd.Args {
@@ -127,6 +130,9 @@ func FuzzParseSubmission(f *testing.F) {
 	f.Add(ModalEditReply, trRef.Value(), "v1|reply|1.1|../x")
 	f.Add(ModalEdit, "v1|x|1", "x")
 	f.Add("other_modal", trRef.Value(), "x")
+	f.Add(ModalSaveWorkflow, trRef.Value(), "deliver-prd-user-stories")
+	f.Add(ModalSaveWorkflow, trRef.Value(), " Weekly_Review ")
+	f.Add(ModalSaveWorkflow, trRef.Value(), "a/../../b")
 	f.Fuzz(func(t *testing.T, callbackID, metadata, input string) {
 		cb := slack.InteractionCallback{
 			Type: slack.InteractionTypeViewSubmission,
@@ -134,9 +140,10 @@ func FuzzParseSubmission(f *testing.F) {
 			View: slack.View{
 				ID: "V0EDIT", Type: slack.VTModal, CallbackID: callbackID, PrivateMetadata: metadata,
 				State: &slack.ViewState{Values: map[string]map[string]slack.BlockAction{
-					BlockArtifact: {InputArtifact: {Value: input}},
-					BlockFeedback: {InputFeedback: {Value: input}},
-					BlockReply:    {InputReply: {SelectedOption: slack.OptionBlockObject{Value: input}}},
+					BlockArtifact:     {InputArtifact: {Value: input}},
+					BlockFeedback:     {InputFeedback: {Value: input}},
+					BlockReply:        {InputReply: {SelectedOption: slack.OptionBlockObject{Value: input}}},
+					BlockWorkflowName: {InputWorkflowName: {Value: input}},
 				}},
 			},
 		}
@@ -160,6 +167,10 @@ func FuzzParseSubmission(f *testing.F) {
 		case SubmitEditReply:
 			if back, err := ParseReplyRef(s.Reply.Value()); err != nil || back != s.Reply {
 				t.Fatalf("reply %#v does not round-trip: %v", s.Reply, err)
+			}
+		case SubmitSaveWorkflow:
+			if s.Name != trTrimSpace(input) || !engine.ValidSkillName(s.Name) || len(s.Name) > MaxWorkflowName {
+				t.Fatalf("workflow name %q accepted as %q", input, s.Name)
 			}
 		default:
 			t.Fatalf("unknown kind %q", s.Kind)

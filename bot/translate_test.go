@@ -113,6 +113,10 @@ func trEditValues(artifact any) map[string]any {
 	return map[string]any{BlockArtifact: map[string]any{InputArtifact: trInput(artifact)}}
 }
 
+func trSaveValues(name any) map[string]any {
+	return map[string]any{BlockWorkflowName: map[string]any{InputWorkflowName: trInput(name)}}
+}
+
 func trMentionPayload(text string, files ...map[string]any) map[string]any {
 	m := map[string]any{
 		"type": "app_mention", "user": trUser, "text": text, "ts": "1743854400.000300",
@@ -205,8 +209,8 @@ func TestParseCommand(t *testing.T) {
 		},
 		{
 			"run typed on a phone: smart quotes and dashes",
-			"Run release_2 —auto —arg topic=“mobile checkout” — note: keep --thread as text",
-			Command{Kind: CmdRun, Workflow: "release_2", Flags: engine.Flags{Auto: true},
+			"Run release-2 —auto —arg topic=“mobile checkout” — note: keep --thread as text",
+			Command{Kind: CmdRun, Workflow: "release-2", Flags: engine.Flags{Auto: true},
 				Args: map[string]string{"topic": "mobile checkout"}, Context: "note: keep --thread as text"},
 		},
 		{
@@ -392,6 +396,12 @@ func TestParseSubmission(t *testing.T) {
 			"",
 		},
 		{
+			"save as workflow, the name trimmed",
+			trView(t, ModalSaveWorkflow, trRef.Value(), trSaveValues(" weekly-prd-review\n"), nil),
+			Submission{Kind: SubmitSaveWorkflow, Ref: trRef, Name: "weekly-prd-review"},
+			"",
+		},
+		{
 			"redo without the optional block",
 			trView(t, ModalRedo, trRef.Value(), map[string]any{}, nil),
 			Submission{Kind: SubmitRedo, Ref: trRef},
@@ -540,6 +550,7 @@ func TestBadInput(t *testing.T) {
 		return func() error { _, err := ParseSubmission(trView(t, cbID, meta, values, edit)); return err }
 	}
 	edit := func(artifact any) func() error { return sub(ModalEdit, trRef.Value(), trEditValues(artifact), nil) }
+	saveAs := func(name string) func() error { return sub(ModalSaveWorkflow, trRef.Value(), trSaveValues(name), nil) }
 	mention := func(text string, edit func(map[string]any), files ...map[string]any) func() error {
 		return func() error { _, err := ParseMention(trMention(t, text, edit, files...)); return err }
 	}
@@ -577,6 +588,10 @@ func TestBadInput(t *testing.T) {
 		{"workflow with its extension", cmd("run release.yaml"), trWantInput, "without .yaml"},
 		{"workflow name with a shell command", cmd("run $(reboot)"), trWantInput, "invalid workflow name"},
 		{"two workflows", cmd("run a b"), trWantInput, `unexpected "b" at column 3`},
+		{"upper-case workflow name", cmd("run Release-Train"), trWantInput, `lower-case letters, digits and dashes, starting with a letter or digit (did you mean "release-train"?)`},
+		{"underscore in a workflow name", cmd("run release_2"), trWantInput, `(did you mean "release-2"?)`},
+		{"workflow name starting with a dash", cmd("run -- x"), trWantInput, "name the workflow to run"},
+		{"workflow name of 129 characters", cmd("run " + strings.Repeat("w", 129)), trWantInput, "at most 128 characters"},
 		{"--arg without a pair", cmd("run rel --arg"), trWantInput, "needs a name=value pair"},
 		{"--arg without =", cmd("run rel --arg novalue"), trWantInput, "needs name=value"},
 		{"--arg with a bad name", cmd("run rel --arg 1x=y"), trWantInput, "is not an argument name"},
@@ -671,6 +686,12 @@ func TestBadInput(t *testing.T) {
 			"type": "radio_buttons", "selected_option": map[string]any{"value": "v1|reply|../x|F1"}}}}, nil),
 			trWantPayload, "not a gonogo reply reference"},
 		{"reply modal without its input", sub(ModalEditReply, trRef.Value(), map[string]any{}, nil), trWantPayload, "has no gonogo_reply input"},
+		{"empty workflow name", saveAs("  "), trWantInput, "give the workflow a name"},
+		{"workflow name with capitals", saveAs("Weekly-Review"), trWantInput, `did you mean "weekly-review"?`},
+		{"workflow name as a path", saveAs("../../etc/cron.d/x"), trWantInput, "not a path"},
+		{"workflow name over 64", saveAs(strings.Repeat("w", 65)), trWantInput, "the name is 65 characters; use at most 64"},
+		{"workflow name with a space", saveAs("weekly review"), trWantInput, "lower-case letters, digits and dashes"},
+		{"save modal without its input", sub(ModalSaveWorkflow, trRef.Value(), map[string]any{}, nil), trWantPayload, "has no gonogo_workflow_name input"},
 
 		// Mentions.
 		{"no file", mention("<@U0BOT> --auto", nil), trWantInput, "attach a Markdown (.md) or text (.txt) plan"},
@@ -763,12 +784,39 @@ func TestSubmissionFieldBlock(t *testing.T) {
 		{trView(t, ModalEdit, trRef.Value(), trEditValues(strings.Repeat("a", 3001)), nil), BlockArtifact},
 		{trView(t, ModalRedo, trRef.Value(), map[string]any{BlockFeedback: map[string]any{InputFeedback: trInput("\x00")}}, nil), BlockFeedback},
 		{trView(t, ModalEditReply, trRef.Value(), map[string]any{BlockReply: map[string]any{InputReply: map[string]any{}}}, nil), BlockReply},
+		{trView(t, ModalSaveWorkflow, trRef.Value(), trSaveValues("Bad Name"), nil), BlockWorkflowName},
 	}
 	for _, tt := range tests {
 		_, err := ParseSubmission(tt.cb)
 		var ie *InputError
 		if !errors.As(err, &ie) || ie.Block != tt.block {
 			t.Errorf("%s modal: error %v, want a field error on %s", tt.cb.View.CallbackID, err, tt.block)
+		}
+	}
+}
+
+// The name a saved chain is offered: its skills' words once each, short
+// enough to number, and free.
+func TestWorkflowNameFor(t *testing.T) {
+	taken := map[string]bool{"deliver-prd": true, "deliver-prd-2": true}
+	long := []string{"discover-interview-synthesis", "define-problem-statement", "deliver-prd", "deliver-user-stories", "measure-experiment-design"}
+	tests := []struct {
+		skills []string
+		want   string
+	}{
+		{[]string{"deliver-prd", "deliver-user-stories"}, "deliver-prd-user-stories"},
+		{[]string{"deliver-prd"}, "deliver-prd-3"},
+		{[]string{"deliver-prd", "deliver-prd"}, "deliver-prd-3"},
+		{long, "discover-interview-synthesis-define-problem-statement"},
+		{nil, "saved-chain"},
+	}
+	for _, tt := range tests {
+		got := workflowNameFor(tt.skills, func(n string) bool { return taken[n] })
+		if got != tt.want {
+			t.Errorf("workflowNameFor(%v) = %q, want %q", tt.skills, got, tt.want)
+		}
+		if err := CheckWorkflowName(got); err != nil {
+			t.Errorf("workflowNameFor(%v) = %q, which cannot be saved: %v", tt.skills, got, err)
 		}
 	}
 }

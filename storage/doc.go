@@ -2,8 +2,10 @@
 // <data>/gonogo.db with every run's snapshot, its append-only journal, the
 // artifacts each attempt produced (every version), the idempotency keys
 // already applied, the outbox of effects still to deliver, the schema version
-// and its migrations; and the artifact files written under the data
-// directory once a change is committed.
+// and its migrations; the artifact files written under the data
+// directory once a change is committed; and, in a file of its own beside
+// the store's (<data>/inbox.db, see Inbox), the requests a front end
+// acknowledged and has not carried out yet.
 //
 // # Layout
 //

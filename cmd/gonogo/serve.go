@@ -17,6 +17,7 @@ import (
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/storage"
 )
 
 // slackConfig is the environment of gonogo serve.
@@ -32,6 +33,10 @@ type slackConfig struct {
 	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT"`
 	TimeoutAction   string        `env:"GONOGO_DECISION_TIMEOUT_ACTION, default=wait"`
 	HTTPAddr        string        `env:"GONOGO_HTTP_ADDR"`
+	// UpdatesPerMinute is the app-wide chat.update budget: Slack's Tier 3
+	// allows about 50 a minute for an app in a workspace; instances that
+	// share one Slack app share it.
+	UpdatesPerMinute int `env:"GONOGO_SLACK_UPDATES_PER_MINUTE, default=50"`
 }
 
 // lateNotifier hands the engine's notices to the bot, which is built after
@@ -42,6 +47,27 @@ func (l *lateNotifier) Notify(n engine.Notice) {
 	if b := l.b.Load(); b != nil {
 		b.Notify(n)
 	}
+}
+
+// storeInbox keeps the bot's acknowledged Slack envelopes in the data
+// directory's inbox.
+type storeInbox struct{ in *storage.Inbox }
+
+func (i storeInbox) Record(ctx context.Context, envelope []byte) (uint64, error) {
+	return i.in.Record(ctx, envelope)
+}
+
+func (i storeInbox) Pending(ctx context.Context) ([]bot.InboxItem, error) {
+	items, err := i.in.Pending(ctx)
+	out := make([]bot.InboxItem, len(items))
+	for k, it := range items {
+		out[k] = bot.InboxItem{ID: it.ID, Envelope: it.Payload, Received: it.Received}
+	}
+	return out, err
+}
+
+func (i storeInbox) Done(ctx context.Context, ids ...uint64) error {
+	return i.in.Done(ctx, ids...)
 }
 
 // cmdServe is the Slack bot: the store is opened and recovered first, then
@@ -70,6 +96,7 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 		Approvers: approvers, Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
 		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
 		MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,
+		WorkflowsDir: cfg.WorkflowsDir, UpdateLimit: sc.UpdatesPerMinute, UpdateWindow: time.Minute,
 	}
 	// Check the tokens before anything else, so a bad one stops serve at
 	// once; the bot is built for real once the engine is up.
@@ -102,9 +129,17 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 	}
 	defer db.Close()
 	warnPendingFiles(e, db)
+	// The inbox is opened after the store, whose lock keeps out any other
+	// gonogo on the same data directory.
+	inbox, err := storage.OpenInbox(f.data, storage.Options{})
+	if err != nil {
+		return fail(e, "serve", fmt.Errorf("open the inbox: %w", err))
+	}
+	defer inbox.Close()
+	bcfg.Inbox = storeInbox{inbox}
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
-		MaxParallel: cfg.MaxParallel, Log: log})
+		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)

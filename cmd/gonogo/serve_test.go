@@ -112,7 +112,13 @@ func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
 	if err := srv.WaitConnected(ctx); err != nil {
 		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
 	}
-	if code, body := get(t, "http://"+addr+"/healthz"); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
+	// The bot notes the connection a moment after the fake Slack sees it.
+	code, body := get(t, "http://"+addr+"/healthz")
+	for deadline := time.Now().Add(5 * time.Second); code != http.StatusOK && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		code, body = get(t, "http://"+addr+"/healthz")
+	}
+	if code != http.StatusOK || strings.TrimSpace(body) != "ok" {
 		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
 	}
 

@@ -1,0 +1,238 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Inbox keeps the envelopes the bot acknowledges until they are carried
+// out. Slack sends an envelope until it is acknowledged and never after, so
+// the bot records each one before its ack, marks it done once carried out,
+// and on start carries out again whatever a crash left recorded. Carrying
+// one out twice changes nothing: decisions and run starts carry Slack's
+// idempotency keys, which the engine applies once.
+type Inbox interface {
+	// Record keeps an envelope durably (on disk when it returns) and
+	// returns its id.
+	Record(ctx context.Context, envelope []byte) (uint64, error)
+	// Pending lists the envelopes recorded and not done, oldest first.
+	Pending(ctx context.Context) ([]InboxItem, error)
+	// Done forgets envelopes that were carried out.
+	Done(ctx context.Context, ids ...uint64) error
+}
+
+// InboxItem is an envelope kept in the Inbox: as Record was given it, and
+// when it was recorded.
+type InboxItem struct {
+	ID       uint64
+	Envelope []byte
+	Received time.Time
+}
+
+// keptEnvelope is what the inbox keeps of an envelope: the fields of Socket
+// Mode's own, so that what is on disk reads like what Slack sent. It holds
+// what people typed (as run artifacts do) and no token.
+type keptEnvelope struct {
+	Type         string          `json:"type"`
+	EnvelopeID   string          `json:"envelope_id"`
+	Payload      json.RawMessage `json:"payload"`
+	RetryAttempt int             `json:"retry_attempt,omitempty"`
+}
+
+// triggerLife is how long Slack accepts a trigger_id for opening a modal.
+const triggerLife = 3 * time.Second
+
+// worthKeeping says whether an envelope asks for work: connection events
+// (hello, disconnect) and envelopes slack-go could not read are not kept.
+func worthKeeping(evt socketmode.Event) bool {
+	if evt.Request == nil || evt.Request.EnvelopeID == "" {
+		return false
+	}
+	switch evt.Type {
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
+		return true
+	}
+	return false
+}
+
+// keep records an envelope in the inbox, then acknowledges it and queues
+// it. An envelope that cannot be recorded is not acknowledged: Slack sends
+// it again, and acknowledging it would promise what a crash could break.
+func (b *Bot) keep(ctx context.Context, evt socketmode.Event, received time.Time) {
+	req := evt.Request
+	raw, err := json.Marshal(keptEnvelope{Type: req.Type, EnvelopeID: req.EnvelopeID, Payload: req.Payload, RetryAttempt: req.RetryAttempt})
+	if err == nil {
+		var id uint64
+		if id, err = b.cfg.Inbox.Record(ctx, raw); err == nil {
+			_ = b.sm.AckCtx(ctx, req.EnvelopeID, b.ackPayload(evt))
+			b.cfg.Metrics.acked(time.Since(received))
+			b.work.push(envelope{evt: evt, received: received, kept: id})
+			return
+		}
+	}
+	if ctx.Err() == nil {
+		b.cfg.Log.Error("an envelope could not be kept, so it was not acknowledged; Slack will send it again",
+			"envelope", req.EnvelopeID, "type", req.Type, "err", err)
+	}
+}
+
+// replay queues the envelopes a crash left in the inbox, oldest first, to
+// be carried out like new ones. An envelope that cannot be read is logged
+// (never its payload) and dropped.
+func (b *Bot) replay(ctx context.Context) {
+	if b.cfg.Inbox == nil {
+		return
+	}
+	items, err := b.cfg.Inbox.Pending(ctx)
+	if err != nil {
+		b.cfg.Log.Error("the envelopes acknowledged before the restart cannot be read; they are not carried out", "err", err)
+		return
+	}
+	n := 0
+	for _, it := range items {
+		evt, err := decodeEnvelope(it.Envelope)
+		if err != nil {
+			b.cfg.Log.Error("an envelope acknowledged before the restart cannot be read; it is dropped", "inbox", it.ID, "err", err)
+			b.finished.push(it.ID)
+			continue
+		}
+		b.work.push(envelope{evt: evt, received: it.Received, kept: it.ID, replayed: true})
+		n++
+	}
+	if n > 0 {
+		b.cfg.Metrics.replaying(n)
+		b.cfg.Log.Info("carrying out the envelopes acknowledged before the restart", "count", n)
+	}
+}
+
+// done hands a kept envelope, carried out, to doneLoop.
+func (b *Bot) done(env envelope) {
+	if env.kept != 0 && b.cfg.Inbox != nil {
+		b.finished.push(env.kept)
+	}
+}
+
+// doneLoop marks the envelopes carried out done in the inbox, all those
+// finished since its last write at once: the handlers never wait for it,
+// and under load one write marks many. What is finished after ctx ends is
+// marked by markDone when the bot has stopped.
+func (b *Bot) doneLoop(ctx context.Context) {
+	for {
+		id, ok := b.finished.pop(ctx)
+		if !ok {
+			return
+		}
+		b.markDone(ctx, append([]uint64{id}, b.finished.drain()...))
+	}
+}
+
+// markDone marks envelopes done. Should that fail, they are carried out
+// again at the next start, which changes nothing.
+func (b *Bot) markDone(ctx context.Context, ids []uint64) {
+	if len(ids) == 0 {
+		return
+	}
+	if err := b.cfg.Inbox.Done(ctx, ids...); err != nil {
+		b.cfg.Log.Warn("mark envelopes done in the inbox; they will be looked at again at the next start", "count", len(ids), "err", err)
+	}
+}
+
+// decodeEnvelope reads a kept envelope back as slack-go delivers it.
+func decodeEnvelope(raw []byte) (socketmode.Event, error) {
+	var k keptEnvelope
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return socketmode.Event{}, fmt.Errorf("kept envelope: %w", err)
+	}
+	req := &socketmode.Request{Type: k.Type, EnvelopeID: k.EnvelopeID, Payload: k.Payload, RetryAttempt: k.RetryAttempt}
+	switch k.Type {
+	case socketmode.RequestTypeEventsAPI:
+		ev, err := slackevents.ParseEvent(k.Payload, slackevents.OptionNoVerifyToken())
+		if err != nil {
+			return socketmode.Event{}, fmt.Errorf("kept envelope %s: events API payload: %w", k.EnvelopeID, err)
+		}
+		return socketmode.Event{Type: socketmode.EventTypeEventsAPI, Data: ev, Request: req}, nil
+	case socketmode.RequestTypeSlashCommands:
+		var cmd slack.SlashCommand
+		if err := json.Unmarshal(k.Payload, &cmd); err != nil {
+			return socketmode.Event{}, fmt.Errorf("kept envelope %s: slash command: %w", k.EnvelopeID, err)
+		}
+		return socketmode.Event{Type: socketmode.EventTypeSlashCommand, Data: cmd, Request: req}, nil
+	case socketmode.RequestTypeInteractive:
+		var cb slack.InteractionCallback
+		if err := json.Unmarshal(k.Payload, &cb); err != nil {
+			return socketmode.Event{}, fmt.Errorf("kept envelope %s: interaction: %w", k.EnvelopeID, err)
+		}
+		return socketmode.Event{Type: socketmode.EventTypeInteractive, Data: cb, Request: req}, nil
+	}
+	return socketmode.Event{}, fmt.Errorf("kept envelope %s: unknown type %q", k.EnvelopeID, k.Type)
+}
+
+// carriedOut reports whether an envelope that may have been carried out
+// already (kept before a restart, or sent again by Slack) needs nothing
+// more: its decision is in the run, under the click's or the submission's
+// idempotency key; it cancels an attempt that is no longer running; or it
+// opens a modal with a trigger that has expired. A new envelope is never
+// checked. Run starts need no check here: the engine refuses a repeated
+// start key, and the bot says nothing then.
+func (b *Bot) carriedOut(ctx context.Context, env envelope) bool {
+	if !env.replayed && (env.evt.Request == nil || env.evt.Request.RetryAttempt == 0) {
+		return false
+	}
+	cb, ok := env.evt.Data.(slack.InteractionCallback)
+	if !ok {
+		return false
+	}
+	switch cb.Type {
+	case slack.InteractionTypeBlockActions:
+		a, err := ParseAction(cb)
+		if err != nil {
+			return false
+		}
+		switch a.Kind {
+		case ActEdit, ActRedo:
+			return env.replayed && time.Since(env.received) > triggerLife
+		case ActCancel:
+			r, err := b.eng.Load(ctx, a.Ref.Run)
+			if err != nil {
+				return false
+			}
+			s := r.Step(a.Ref.Step)
+			return s == nil || s.Status != engine.StepRunning || s.Latest() == nil || s.Latest().N != a.Ref.Attempt
+		}
+		if _, ok := a.Kind.Decision(); !ok {
+			return false
+		}
+		return b.decided(ctx, a.Ref.Run, a.Key())
+	case slack.InteractionTypeViewSubmission:
+		sub, err := ParseSubmission(cb)
+		if err != nil {
+			return false
+		}
+		return b.decided(ctx, sub.Ref.Run, sub.Key())
+	}
+	return false
+}
+
+// decided reports whether a decision with key is in the run.
+func (b *Bot) decided(ctx context.Context, id engine.RunID, key string) bool {
+	r, err := b.eng.Load(ctx, id)
+	if err != nil {
+		return false // the handler tells the person
+	}
+	for i := range r.Steps {
+		for _, d := range r.Steps[i].Decisions {
+			if d.Key == key {
+				return true
+			}
+		}
+	}
+	return false
+}

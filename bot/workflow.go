@@ -1,0 +1,229 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/parse"
+)
+
+// Named workflows in Slack: "/gonogo run WORKFLOW" starts one from the
+// workflows directory (Config.WorkflowsDir), and a completed chain offers
+// "Save as workflow", which writes one there.
+
+// The "Save as workflow" modal: its callback id, and the input that names
+// the workflow.
+const (
+	ModalSaveWorkflow = "gonogo_save_workflow_modal"
+	BlockWorkflowName = "gonogo_workflow_name"
+	InputWorkflowName = "gonogo_workflow_name_input"
+)
+
+// runWorkflow answers "/gonogo run WORKFLOW": the workflow is read from the
+// workflows directory and checked against the installed skills with the
+// arguments, context and flags given; then it starts as a chain does (a new
+// thread in the channel, the command's envelope as the start's key), or
+// the person is told every reason it cannot.
+func (b *Bot) runWorkflow(ctx context.Context, cmd Command, envelopeID string) {
+	if b.cfg.WorkflowsDir == "" {
+		b.tell(ctx, cmd.Channel, "", cmd.User, "Named workflows are not set up here: the operator sets GONOGO_WORKFLOWS_DIR "+
+			"to the directory that holds them. Nothing was run.", nil)
+		return
+	}
+	spec, err := parse.LoadWorkflow(b.cfg.WorkflowsDir, cmd.Workflow)
+	if err == nil {
+		var plan engine.Plan
+		if plan, err = engine.PreflightWorkflow(spec, cmd.Args, cmd.Context, cmd.Flags, b.cfg.Catalog, b.cfg.Policy); err == nil {
+			b.start(ctx, plan, cmd.User, engine.Origin{Channel: cmd.Channel}, "slack-command:"+envelopeID)
+			return
+		}
+	}
+	var ps *engine.Problems
+	var ref *engine.Refusal
+	var blocks []slack.Block
+	switch {
+	case errors.As(err, &ps):
+		blocks = WorkflowProblems(cmd.Workflow, filepath.Base(ps.Source), ps.List)
+	case errors.As(err, &ref) && ref.Reason == engine.RefuseUnknownWorkflow:
+		// parse's message names the directory on the server; the person
+		// needs the names only.
+		names, _ := parse.ListWorkflows(b.cfg.WorkflowsDir)
+		blocks = UnknownWorkflow(cmd.Workflow, ref.Suggestions[cmd.Workflow], names)
+	case errors.Is(err, fs.ErrNotExist):
+		b.cfg.Log.Error("the workflows directory cannot be read", "dir", b.cfg.WorkflowsDir, "err", err)
+		blocks = UnknownWorkflow(cmd.Workflow, nil, nil)
+	default:
+		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputWorkflow, err, "")
+		return
+	}
+	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
+}
+
+// openSaveWorkflow opens the "Save as workflow" modal for a completed
+// chain, with a free name made of its skills filled in.
+func (b *Bot) openSaveWorkflow(ctx context.Context, r *engine.Run, a Action) {
+	switch {
+	case b.cfg.WorkflowsDir == "":
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "Saving workflows is not set up here: the operator sets GONOGO_WORKFLOWS_DIR. Nothing was saved.", nil)
+		return
+	case r.Input != engine.InputChain || r.State != engine.RunCompleted:
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "Only a completed chain can be saved as a workflow. Nothing was saved.", nil)
+		return
+	}
+	skills := chainSkills(r)
+	name := workflowNameFor(skills, func(n string) bool {
+		_, ok := workflowFile(b.cfg.WorkflowsDir, n)
+		return ok
+	})
+	if err := b.send.openView(ctx, a.TriggerID, SaveWorkflowModal(a.Ref, name, skills, r.Thread)); err != nil {
+		b.cfg.Log.Error("open the save-workflow modal", "err", err)
+	}
+}
+
+// saveWorkflow writes a completed chain as the workflow the modal named
+// and tells the person where it is and how to run it. received is when the
+// submission arrived: a name found taken by a file older than that was
+// already refused in the modal (see ackPayload), so the person is not told
+// twice.
+func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, channel, thread string, received time.Time) {
+	tell := func(text string) { b.tell(ctx, channel, thread, sub.User, text, nil) }
+	switch {
+	case b.cfg.WorkflowsDir == "":
+		tell("Saving workflows is not set up here: the operator sets GONOGO_WORKFLOWS_DIR. Nothing was saved.")
+		return
+	case r.Input != engine.InputChain || r.State != engine.RunCompleted:
+		tell("Only a completed chain can be saved as a workflow. Nothing was saved.")
+		return
+	}
+	if info, ok := workflowFile(b.cfg.WorkflowsDir, sub.Name); ok && info.ModTime().Before(received) {
+		return
+	}
+	src, err := parse.ChainWorkflow(sub.Name, engine.ChainExpr{Names: chainSkills(r), Flags: engine.Flags{Thread: r.Thread}})
+	var path string
+	if err == nil {
+		path, err = parse.SaveWorkflow(b.cfg.WorkflowsDir, sub.Name, src, false)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		// The same submission carried out again (kept before a restart):
+		// the file it wrote is there, and it is told as saved.
+		p := filepath.Join(b.cfg.WorkflowsDir, sub.Name+".yaml")
+		if old, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(old, src) {
+			path, err = p, nil
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		tell(fmt.Sprintf("A workflow named `%s` exists already, so nothing was saved. Press *Save as workflow* again and choose another name.", sub.Name))
+	case err != nil:
+		b.cfg.Log.Error("save a chain as a workflow", "run", r.ID, "name", sub.Name, "err", err)
+		tell("gonogo could not save the workflow; nothing was saved. The operator can find why in gonogo's log.")
+	default:
+		b.cfg.Log.Info("chain saved as a workflow", "run", r.ID, "name", sub.Name, "path", path, "by", sub.User)
+		tell(fmt.Sprintf("💾 Saved as workflow `%s` in `%s`. Run it with `%s run %s -- CONTEXT` (in a terminal: `gonogo run --workflow %s`).",
+			sub.Name, rdMdLine(path, 500), b.cfg.SlashCommand, sub.Name, sub.Name))
+	}
+}
+
+// ackPayload is what the acknowledgement of evt carries. For a "Save as
+// workflow" submission whose name cannot be used (malformed, or the name
+// of a workflow that exists) it is the field error Slack then shows in the
+// modal, which stays open; for everything else nil. It reads nothing but
+// the workflows directory's entries for that name: the ack waits for it.
+func (b *Bot) ackPayload(evt socketmode.Event) any {
+	if evt.Type != socketmode.EventTypeInteractive {
+		return nil
+	}
+	cb, ok := evt.Data.(slack.InteractionCallback)
+	if !ok || cb.Type != slack.InteractionTypeViewSubmission || cb.View.CallbackID != ModalSaveWorkflow {
+		return nil
+	}
+	problem := b.saveProblem(cb)
+	if problem == "" {
+		return nil
+	}
+	return slack.NewErrorsViewSubmissionResponse(map[string]string{BlockWorkflowName: rdPlain(problem, 300)})
+}
+
+// saveProblem is what keeps a "Save as workflow" submission's name from
+// being used, or "": the submission is usable, or not one a person can
+// correct (the handler logs that).
+func (b *Bot) saveProblem(cb slack.InteractionCallback) string {
+	sub, err := ParseSubmission(cb)
+	var in *InputError
+	switch {
+	case errors.As(err, &in) && in.Block == BlockWorkflowName:
+		return in.Problem
+	case err != nil || b.cfg.WorkflowsDir == "":
+		return ""
+	}
+	if _, ok := workflowFile(b.cfg.WorkflowsDir, sub.Name); ok {
+		return fmt.Sprintf("a workflow named %s exists already: choose another name", sub.Name)
+	}
+	return ""
+}
+
+// workflowFile finds the file of the workflow name in dir (.yaml or .yml),
+// as parse.SaveWorkflow looks for one before it writes.
+func workflowFile(dir, name string) (os.FileInfo, bool) {
+	for _, ext := range []string{".yaml", ".yml"} {
+		if info, err := os.Stat(filepath.Join(dir, name+ext)); err == nil {
+			return info, true
+		}
+	}
+	return nil, false
+}
+
+// chainSkills are the skills of a chain's steps, in order.
+func chainSkills(r *engine.Run) []string {
+	out := make([]string, 0, len(r.Steps))
+	for i := range r.Steps {
+		out = append(out, r.Steps[i].Skill)
+	}
+	return out
+}
+
+// workflowNameFor proposes a name for a chain saved as a workflow: the
+// words of its skills in order, each word once ("deliver-prd" and
+// "deliver-user-stories" make "deliver-prd-user-stories"), cut at a dash to
+// leave room for a number, and numbered ("-2", "-3", ...) past the names
+// taken says are in use. It is only a proposal: the person may change it.
+func workflowNameFor(skills []string, taken func(string) bool) string {
+	const room = MaxWorkflowName - 4
+	seen := map[string]bool{}
+	var words []string
+	n := 0
+full:
+	for _, s := range skills {
+		for _, w := range strings.Split(s, "-") {
+			if w == "" || seen[w] {
+				continue
+			}
+			if n+len(w) > room {
+				break full
+			}
+			seen[w] = true
+			words = append(words, w)
+			n += len(w) + 1
+		}
+	}
+	base := strings.Join(words, "-")
+	if !engine.ValidSkillName(base) {
+		base = "saved-chain"
+	}
+	name := base
+	for i := 2; taken(name) && i < 1000; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	return name
+}
