@@ -976,7 +976,9 @@ func TestLoadManyRuns(t *testing.T) {
 		return true
 	})
 	stopWait()
-	settle(srv, 300*time.Millisecond, 10*time.Second)
+	// Header updates wait for the chat.update budget: quiet means no call
+	// for longer than a token takes to come back.
+	settle(srv, 2*time.Second, 30*time.Second)
 	for _, u := range append(slices.Clone(ldStarters), ldApprover, ldStranger) {
 		want := wantRefused[u]
 		if u == ldStranger {
