@@ -254,12 +254,24 @@ func (b *Bot) handleLoop(ctx context.Context) {
 			// Kept before a restart, or sent again by Slack, and applied
 			// already: it is not applied twice, and nobody is told twice.
 		default:
-			b.handle(work, env)
+			b.handleSafely(work, env)
 		}
 		if work.Err() == nil {
 			b.done(env)
 		}
 	}
+}
+
+// handleSafely carries out one envelope; a handler that panics is logged
+// (never the payload) and the envelope counts as carried out, so a kept
+// envelope that cannot be handled does not stop every later start.
+func (b *Bot) handleSafely(ctx context.Context, env envelope) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.cfg.Log.Error("handling an envelope failed; it is dropped", "type", env.evt.Type, "panic", fmt.Sprint(p))
+		}
+	}()
+	b.handle(ctx, env)
 }
 
 // replyLoop sends the messages meant for one person (refusals, help,

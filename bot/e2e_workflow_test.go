@@ -258,6 +258,9 @@ steps:
     depends_on: prd
     timeout: soon
 `,
+		"empty.yaml": "",
+		"twice.yaml": diamondYAML,
+		"twice.yml":  diamondYAML,
 	})
 	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withWorkflows(dir))
 
@@ -266,7 +269,7 @@ steps:
 		want       []string
 	}{
 		{"unknown name", "run diamnod", []string{"Refused", "unknown-workflow", "there is no workflow `diamnod`",
-			"did you mean `diamond`?", "The 2 workflows: `broken`, `diamond`", "Nothing was run"}},
+			"did you mean `diamond`?", "The 4 workflows: `broken`, `diamond`, `empty`, `twice`", "Nothing was run"}},
 		{"missing argument", "run diamond -- ctx", []string{"Refused", "workflow `diamond` cannot run: 1 problem in `diamond.yaml`",
 			`line 4: missing required argument "feature": give it with --arg feature=VALUE`}},
 		{"argument not declared", "run diamond --arg feature=x --arg featrue=y", []string{"argument \"featrue\" was given",
@@ -274,6 +277,8 @@ steps:
 		{"two problems in the file", "run broken", []string{"workflow `broken` cannot run: 2 problems in `broken.yaml`",
 			`line 5: step "prd": unknown key "gaet" (did you mean "gate"?)`, `line 9: step "stories": "timeout" "soon" is not a duration`}},
 		{"malformed name", "run Diamond", []string{`(did you mean "diamond"?)`, "/gonogo run WORKFLOW"}},
+		{"empty file", "run empty", []string{"Refused", "empty.yaml"}},
+		{"two files of one name", "run twice", []string{"Refused", "twice.yaml", "twice.yml"}},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,6 +288,9 @@ steps:
 				if !strings.Contains(e.Rendered, w) {
 					t.Errorf("the refusal does not say %q:\n%s", w, e.Rendered)
 				}
+			}
+			if strings.Contains(e.Rendered, dir) {
+				t.Errorf("the refusal shows the server's directory %s:\n%s", dir, e.Rendered)
 			}
 		})
 	}
@@ -326,8 +334,8 @@ func TestSaveChainAsWorkflow(t *testing.T) {
 	}
 	saved := waitEphemeral(t, srv, starter, "Saved as workflow `"+name+"`", "/gonogo run "+name)
 	path := filepath.Join(dir, name+".yaml")
-	if !strings.Contains(saved.Rendered, path) {
-		t.Errorf("the reply does not say where the file is (%s): %s", path, saved.Rendered)
+	if !strings.Contains(saved.Rendered, name+".yaml") || strings.Contains(saved.Rendered, dir) {
+		t.Errorf("the reply does not name the file, or shows the server's directory (%s): %s", path, saved.Rendered)
 	}
 	spec, err := parse.LoadWorkflow(dir, name)
 	if err != nil {

@@ -140,7 +140,8 @@ func (b *Bot) markDone(ctx context.Context, ids []uint64) {
 	if len(ids) == 0 {
 		return
 	}
-	if err := b.cfg.Inbox.Done(ctx, ids...); err != nil {
+	// Envelopes carried out during the shutdown grace are marked too.
+	if err := b.cfg.Inbox.Done(context.WithoutCancel(ctx), ids...); err != nil {
 		b.cfg.Log.Warn("mark envelopes done in the inbox; they will be looked at again at the next start", "count", len(ids), "err", err)
 	}
 }

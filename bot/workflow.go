@@ -64,7 +64,7 @@ func (b *Bot) runWorkflow(ctx context.Context, cmd Command, envelopeID string) {
 		b.cfg.Log.Error("the workflows directory cannot be read", "dir", b.cfg.WorkflowsDir, "err", err)
 		blocks = UnknownWorkflow(cmd.Workflow, nil, nil)
 	default:
-		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputWorkflow, err, "")
+		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputWorkflow, hideDir(err, b.cfg.WorkflowsDir), "")
 		return
 	}
 	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
@@ -130,8 +130,8 @@ func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, c
 		tell("gonogo could not save the workflow; nothing was saved. The operator can find why in gonogo's log.")
 	default:
 		b.cfg.Log.Info("chain saved as a workflow", "run", r.ID, "name", sub.Name, "path", path, "by", sub.User)
-		tell(fmt.Sprintf("💾 Saved as workflow `%s` in `%s`. Run it with `%s run %s -- CONTEXT` (in a terminal: `gonogo run --workflow %s`).",
-			sub.Name, rdMdLine(path, 500), b.cfg.SlashCommand, sub.Name, sub.Name))
+		tell(fmt.Sprintf("💾 Saved as workflow `%s` (`%s` in the workflows directory). Run it with `%s run %s -- CONTEXT` (in a terminal: `gonogo run --workflow %s`).",
+			sub.Name, rdMdLine(filepath.Base(path), 200), b.cfg.SlashCommand, sub.Name, sub.Name))
 	}
 }
 
@@ -226,4 +226,19 @@ full:
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
 	return name
+}
+
+// hideDir keeps the server's workflows directory out of what Slack shows:
+// a refusal names the file only.
+func hideDir(err error, dir string) error {
+	strip := func(s string) string {
+		return strings.ReplaceAll(s, strings.TrimSuffix(dir, "/")+"/", "")
+	}
+	var ref *engine.Refusal
+	if errors.As(err, &ref) {
+		c := *ref
+		c.Source, c.Message = filepath.Base(c.Source), strip(c.Message)
+		return &c
+	}
+	return errors.New(strip(err.Error()))
 }

@@ -102,8 +102,16 @@ func SaveWorkflow(dir, name string, src []byte, replace bool) (string, error) {
 	if err == nil {
 		err = os.Chmod(tmp.Name(), 0o644)
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case replace:
 		err = os.Rename(tmp.Name(), path)
+	default:
+		// A link, unlike a rename, fails when the name is taken: two saves
+		// of one new name at the same moment cannot both succeed.
+		if err = os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("workflow %q exists already (%s): %w", name, path, fs.ErrExist)
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("save workflow %q: %w", name, err)

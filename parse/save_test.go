@@ -108,3 +108,26 @@ func TestSaveWorkflowRefusesToReplace(t *testing.T) {
 		t.Fatal("a name with a path in it was saved")
 	}
 }
+
+func TestSaveWorkflowTwoSavesOfOneNewName(t *testing.T) {
+	dir := t.TempDir()
+	chain, _ := Chain("deliver-prd -> deliver-user-stories")
+	src, err := ChainWorkflow("race", chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		os.Remove(filepath.Join(dir, "race.yaml"))
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := SaveWorkflow(dir, "race", src, false)
+				errs <- err
+			}()
+		}
+		a, b := <-errs, <-errs
+		if (a == nil) == (b == nil) {
+			t.Fatalf("two saves of one new name: %v and %v; want exactly one to succeed", a, b)
+		}
+	}
+}

@@ -237,7 +237,9 @@ func (in *Inbox) Record(ctx context.Context, payload []byte) (uint64, error) {
 }
 
 // Pending lists the requests recorded and not yet marked done, oldest
-// first.
+// first. A request that cannot be read (damaged, or written by a newer
+// gonogo) is listed with no payload, so the caller can log it and mark it
+// done, and the others are still carried out.
 func (in *Inbox) Pending(ctx context.Context) ([]InboxItem, error) {
 	if err := live(ctx); err != nil {
 		return nil, err
@@ -250,8 +252,12 @@ func (in *Inbox) Pending(ctx context.Context) ([]InboxItem, error) {
 			if err == nil {
 				err = checkVersion(rec.V)
 			}
-			if err != nil || len(k) != 8 {
-				return fmt.Errorf("inbox item %x: unreadable: %v: %w", k, err, ErrDamaged)
+			switch {
+			case len(k) != 8:
+				return nil // not a request's key: nothing can name it
+			case err != nil:
+				out = append(out, InboxItem{ID: seqNum(k)})
+				return nil
 			}
 			out = append(out, InboxItem{ID: seqNum(k), Payload: bytes.Clone(body), Received: rec.Received})
 			return nil

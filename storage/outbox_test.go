@@ -266,3 +266,35 @@ func TestInboxConcurrentRecords(t *testing.T) {
 		}
 	}
 }
+
+// One request the inbox cannot read (here written by a newer gonogo) is
+// listed without its payload, and the others are still carried out.
+func TestInboxPendingGetsPastAnUnreadableRequest(t *testing.T) {
+	in := openInbox(t, t.TempDir(), Options{})
+	first, err := in.Record(ctx, []byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := frame(inboxRecord{V: recordVersion + 1}, []byte("from the future"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.bolt.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketInbox).Put(seqKey(first+100), newer) }); err != nil {
+		t.Fatal(err)
+	}
+	last, err := in.Record(ctx, []byte("last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := in.Pending(ctx)
+	if err != nil {
+		t.Fatalf("one unreadable request stopped the others: %v", err)
+	}
+	if len(items) != 3 || string(items[0].Payload) != "first" || items[1].ID != last || string(items[1].Payload) != "last" ||
+		items[2].ID != first+100 || items[2].Payload != nil {
+		t.Fatalf("pending = %+v", items)
+	}
+	if err := in.Done(ctx, items[2].ID); err != nil {
+		t.Fatal(err)
+	}
+}
