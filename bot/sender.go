@@ -318,6 +318,10 @@ type updateBudget struct {
 	told     map[string]turn      // message turned away -> when it was told to come back
 }
 
+// abandoned is how long past its turn a message turned away keeps its
+// place: one that never came back (its run ended) stops holding others.
+const abandoned = 30 * time.Second
+
 // turn is when an update turned away was told to come back.
 type turn struct {
 	at   time.Time
@@ -345,31 +349,49 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 	if last, ok := u.last[msg]; ok && prio == updateMinor && now.Before(last.Add(u.interval)) {
 		earliest = last.Add(u.interval)
 	}
-	if u.tokens >= need && !earliest.After(now) {
+	// Updates turned away earlier go first: a request takes a token only
+	// when no other message of its priority or higher holds an earlier
+	// turn (a fresh request holds none), so under a long overload a
+	// checkpoint waits its turn instead of losing it to newer ones.
+	mine, waiting := u.told[msg]
+	ahead := false
+	for m, t := range u.told {
+		if m != msg && t.prio <= prio && (!waiting || t.at.Before(mine.at)) && now.Sub(t.at) < abandoned {
+			ahead = true
+			break
+		}
+	}
+	if u.tokens >= need && !earliest.After(now) && !ahead {
 		u.tokens--
 		u.last[msg] = now
 		delete(u.told, msg)
 		u.prune(now)
 		return time.Time{}
 	}
-	if u.tokens >= need {
+	if u.tokens >= need && !ahead {
 		return earliest
 	}
-	// A message asked about again before its turn keeps its turn, unless
-	// it has become more urgent.
-	if t, ok := u.told[msg]; ok && now.Before(t.at) && t.prio <= prio {
-		return t.at
+	// A message asked about again keeps its turn (also when it comes back
+	// a little late), unless it has become more urgent.
+	if waiting && mine.prio <= prio {
+		if mine.at.After(now) {
+			return mine.at
+		}
+		return now.Add(time.Duration(float64(time.Second) / u.rate))
 	}
 	// Updates turned away together are told to come back one token
 	// apart, behind those of their priority or higher still waiting,
 	// rather than all at once for the same token.
-	ahead := 0
+	queued := 0
 	for m, t := range u.told {
 		if m != msg && t.at.After(now) && t.prio <= prio {
-			ahead++
+			queued++
 		}
 	}
-	at := now.Add(time.Duration((need - u.tokens + float64(ahead)) / u.rate * float64(time.Second)))
+	at := now.Add(time.Duration((need - u.tokens + float64(queued)) / u.rate * float64(time.Second)))
+	if tick := now.Add(time.Duration(float64(time.Second) / u.rate)); at.Before(tick) {
+		at = tick // never sooner than a token can come back
+	}
 	if at.Before(earliest) {
 		at = earliest
 	}
@@ -389,7 +411,7 @@ func (u *updateBudget) prune(now time.Time) {
 		}
 	}
 	for k, t := range u.told {
-		if now.After(t.at) {
+		if now.Sub(t.at) > abandoned {
 			delete(u.told, k)
 		}
 	}
