@@ -243,7 +243,7 @@ func startServeOn(b testing.TB, srv *fakeslack.Server, dir string, set serveSetu
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { in.Close() })
-		cfg.Inbox = storeInbox{in}
+		cfg.Inbox = in
 	}
 	set.configure(&cfg)
 	bt, err := bot.New(cfg, svc)

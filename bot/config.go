@@ -62,7 +62,7 @@ type Config struct {
 	// out, so that one acknowledged just before the process dies is
 	// carried out after the restart (Slack never sends it again). Nil
 	// keeps them in memory only.
-	Inbox Inbox
+	Inbox engine.Inbox
 
 	Log     *slog.Logger
 	Metrics *Metrics

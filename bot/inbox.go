@@ -13,30 +13,6 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// Inbox keeps the envelopes the bot acknowledges until they are carried
-// out. Slack sends an envelope until it is acknowledged and never after, so
-// the bot records each one before its ack, marks it done once carried out,
-// and on start carries out again whatever a crash left recorded. Carrying
-// one out twice changes nothing: decisions and run starts carry Slack's
-// idempotency keys, which the engine applies once.
-type Inbox interface {
-	// Record keeps an envelope durably (on disk when it returns) and
-	// returns its id.
-	Record(ctx context.Context, envelope []byte) (uint64, error)
-	// Pending lists the envelopes recorded and not done, oldest first.
-	Pending(ctx context.Context) ([]InboxItem, error)
-	// Done forgets envelopes that were carried out.
-	Done(ctx context.Context, ids ...uint64) error
-}
-
-// InboxItem is an envelope kept in the Inbox: as Record was given it, and
-// when it was recorded.
-type InboxItem struct {
-	ID       uint64
-	Envelope []byte
-	Received time.Time
-}
-
 // keptEnvelope is what the inbox keeps of an envelope: the fields of Socket
 // Mode's own, so that what is on disk reads like what Slack sent. It holds
 // what people typed (as run artifacts do) and no token.
@@ -98,7 +74,7 @@ func (b *Bot) replay(ctx context.Context) {
 	}
 	n := 0
 	for _, it := range items {
-		evt, err := decodeEnvelope(it.Envelope)
+		evt, err := decodeEnvelope(it.Payload)
 		if err != nil {
 			b.cfg.Log.Error("an envelope acknowledged before the restart cannot be read; it is dropped", "inbox", it.ID, "err", err)
 			b.finished.push(it.ID)

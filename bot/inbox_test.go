@@ -16,28 +16,9 @@ import (
 	"github.com/gonogo/gonogo/storage"
 )
 
-// storeInbox is gonogo serve's inbox: the bot's envelopes kept in the
-// data directory's inbox file.
-type storeInbox struct{ in *storage.Inbox }
-
-func (i storeInbox) Record(ctx context.Context, envelope []byte) (uint64, error) {
-	return i.in.Record(ctx, envelope)
-}
-
-func (i storeInbox) Pending(ctx context.Context) ([]bot.InboxItem, error) {
-	items, err := i.in.Pending(ctx)
-	out := make([]bot.InboxItem, len(items))
-	for k, it := range items {
-		out[k] = bot.InboxItem{ID: it.ID, Envelope: it.Payload, Received: it.Received}
-	}
-	return out, err
-}
-
-func (i storeInbox) Done(ctx context.Context, ids ...uint64) error { return i.in.Done(ctx, ids...) }
-
 // dyingInbox keeps envelopes but never marks one done: the process it
 // stands for dies before it can.
-type dyingInbox struct{ storeInbox }
+type dyingInbox struct{ *storage.Inbox }
 
 func (dyingInbox) Done(context.Context, ...uint64) error { return nil }
 
@@ -61,7 +42,7 @@ func openInbox(t *testing.T, dir string) *storage.Inbox {
 	return in
 }
 
-func withInbox(in bot.Inbox) option { return withConfig(func(c *bot.Config) { c.Inbox = in }) }
+func withInbox(in engine.Inbox) option { return withConfig(func(c *bot.Config) { c.Inbox = in }) }
 
 // pending is how many envelopes the inbox still holds.
 func pending(t *testing.T, in *storage.Inbox) int {
@@ -79,7 +60,7 @@ func TestAckedClickLostWithTheProcessIsAppliedAfterTheRestart(t *testing.T) {
 	srv := newSlack(t)
 	dir := t.TempDir()
 	inbox := openInbox(t, t.TempDir())
-	h := start(t, srv, dir, &scriptedRunner{}, withInbox(dyingInbox{storeInbox{inbox}}),
+	h := start(t, srv, dir, &scriptedRunner{}, withInbox(dyingInbox{inbox}),
 		withEngine(func(e bot.Engine) bot.Engine { return lostDecisions{e} }))
 
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
@@ -95,7 +76,7 @@ func TestAckedClickLostWithTheProcessIsAppliedAfterTheRestart(t *testing.T) {
 	}
 	h.stop()
 
-	h = start(t, srv, dir, &scriptedRunner{}, withInbox(storeInbox{inbox}))
+	h = start(t, srv, dir, &scriptedRunner{}, withInbox(inbox))
 	waitStep(t, srv, 2, "deliver-user-stories", "Approve")
 	settle(srv, 100*time.Millisecond, 2*time.Second)
 	ds := h.decisions(id)
@@ -123,7 +104,7 @@ func TestAppliedClickLeftInTheInboxChangesNothing(t *testing.T) {
 	srv := newSlack(t)
 	dir := t.TempDir()
 	inbox := openInbox(t, t.TempDir())
-	h := start(t, srv, dir, &scriptedRunner{}, withInbox(dyingInbox{storeInbox{inbox}}), withQuorum(2, false), withApprovers(approver))
+	h := start(t, srv, dir, &scriptedRunner{}, withInbox(dyingInbox{inbox}), withQuorum(2, false), withApprovers(approver))
 
 	slash(t, srv, starter, "chain deliver-prd")
 	step1 := waitStep(t, srv, 1, "deliver-prd", "Approvals: 0 of 2")
@@ -132,7 +113,7 @@ func TestAppliedClickLeftInTheInboxChangesNothing(t *testing.T) {
 	id := h.onlyRun().ID
 	h.stop()
 
-	h = start(t, srv, dir, &scriptedRunner{}, withInbox(storeInbox{inbox}), withQuorum(2, false), withApprovers(approver))
+	h = start(t, srv, dir, &scriptedRunner{}, withInbox(inbox), withQuorum(2, false), withApprovers(approver))
 	settle(srv, 100*time.Millisecond, 2*time.Second)
 	if ds := h.decisions(id); len(ds) != 1 {
 		t.Errorf("decisions after the restart = %+v, want the one approval", ds)
@@ -153,7 +134,7 @@ func TestAppliedClickLeftInTheInboxChangesNothing(t *testing.T) {
 
 // flakyInbox fails to keep envelopes while broken is set.
 type flakyInbox struct {
-	storeInbox
+	*storage.Inbox
 	broken atomic.Bool
 }
 
@@ -161,14 +142,14 @@ func (f *flakyInbox) Record(ctx context.Context, envelope []byte) (uint64, error
 	if f.broken.Load() {
 		return 0, errors.New("disk full")
 	}
-	return f.storeInbox.Record(ctx, envelope)
+	return f.Inbox.Record(ctx, envelope)
 }
 
 // What cannot be kept is not acknowledged, so Slack sends it again; once
 // kept, it is acknowledged and carried out.
 func TestEnvelopeThatCannotBeKeptIsNotAcknowledged(t *testing.T) {
 	srv := newSlack(t)
-	inbox := &flakyInbox{storeInbox: storeInbox{openInbox(t, t.TempDir())}}
+	inbox := &flakyInbox{Inbox: openInbox(t, t.TempDir())}
 	inbox.broken.Store(true)
 	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withInbox(inbox))
 

@@ -157,7 +157,7 @@ func (r *ldRunner) Run(_ context.Context, job engine.Job, progress func(engine.P
 func ldStart(t testing.TB, srv *fakeslack.Server, dir string, runner engine.Runner, log *slog.Logger, inbox *storage.Inbox) *harness {
 	t.Helper()
 	return start(t, srv, dir, nil, withRunner(runner), withLog(log), withMaxParallel(8), withApprovers(ldApprover),
-		withInbox(storeInbox{inbox}),
+		withInbox(inbox),
 		withConfig(func(c *bot.Config) {
 			c.UpdateWindow, c.MessageUpdateInterval = time.Second, time.Second/60
 		}))

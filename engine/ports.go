@@ -93,6 +93,29 @@ type Notes interface {
 	SetNotes(ctx context.Context, id RunID, set map[string]string) error
 }
 
+// Inbox keeps what a front end accepted before it acts on it (the Slack
+// bot's envelopes): each request is recorded durably before it is
+// acknowledged, marked done once carried out, and whatever a crash left
+// recorded is carried out again on start. Carrying one out twice changes
+// nothing: decisions and run starts carry idempotency keys.
+type Inbox interface {
+	// Record keeps a request durably (on disk when it returns) and
+	// returns its id; ids grow.
+	Record(ctx context.Context, payload []byte) (uint64, error)
+	// Pending lists the requests recorded and not done, oldest first.
+	Pending(ctx context.Context) ([]InboxItem, error)
+	// Done forgets requests that were carried out.
+	Done(ctx context.Context, ids ...uint64) error
+}
+
+// InboxItem is a request kept in an Inbox: as Record was given it (nil
+// when it can no longer be read), and when it was recorded.
+type InboxItem struct {
+	ID       uint64
+	Payload  []byte
+	Received time.Time
+}
+
 // Job is one attempt handed to a runner.
 type Job struct {
 	Run     RunID

@@ -271,12 +271,22 @@ type harness struct {
 // goroutines then belong to the bubble and synctest.Wait says when they are
 // all idle. The service is closed when the test ends.
 func newHarness(t *testing.T, maxParallel int, gated bool) *harness {
+	return newHarnessWith(t, maxParallel, gated, nil)
+}
+
+// newHarnessWith is newHarness with adjust given the harness and the
+// service's configuration before the service is made.
+func newHarnessWith(t *testing.T, maxParallel int, gated bool, adjust func(*harness, *ServiceConfig)) *harness {
 	h := &harness{t: t, store: newMemStore(), runner: &fakeRunner{script: map[string][]Outcome{}}, cat: testCatalog(true)}
 	if gated {
 		h.runner.gate = make(chan struct{})
 	}
 	h.notes = &recordingNotifier{store: h.store}
-	h.svc = NewService(ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner, Notifier: h.notes, MaxParallel: maxParallel})
+	cfg := ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner, Notifier: h.notes, MaxParallel: maxParallel}
+	if adjust != nil {
+		adjust(h, &cfg)
+	}
+	h.svc = NewService(cfg)
 	t.Cleanup(func() {
 		h.svc.Close()
 		h.notes.mu.Lock()

@@ -29,24 +29,12 @@ func (w wfSource) Workflow(name string) (WorkflowSpec, error) {
 // working directory for conditions and the named workflows route steps
 // may continue with.
 func newWorkflowHarness(t *testing.T, maxParallel int, gated bool, flows wfSource) (*harness, string) {
-	h := &harness{t: t, store: newMemStore(), runner: &fakeRunner{script: map[string][]Outcome{}}, cat: testCatalog(true)}
-	for _, n := range wfSkills {
-		h.cat.skills[n] = Skill{Name: n, Instructions: "Instructions of " + n + "."}
-	}
-	if gated {
-		h.runner.gate = make(chan struct{})
-	}
 	dir := t.TempDir()
-	h.notes = &recordingNotifier{store: h.store}
-	h.svc = NewService(ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner, Notifier: h.notes,
-		MaxParallel: maxParallel, WorkDir: dir, Workflows: flows})
-	t.Cleanup(func() {
-		h.svc.Close()
-		h.notes.mu.Lock()
-		defer h.notes.mu.Unlock()
-		for _, p := range h.notes.problems {
-			t.Error(p)
+	h := newHarnessWith(t, maxParallel, gated, func(h *harness, c *ServiceConfig) {
+		for _, n := range wfSkills {
+			h.cat.skills[n] = Skill{Name: n, Instructions: "Instructions of " + n + "."}
 		}
+		c.WorkDir, c.Workflows = dir, flows
 	})
 	return h, dir
 }
@@ -63,6 +51,34 @@ func (h *harness) workflow(flags Flags, args map[string]string, steps ...Workflo
 // ws is a workflow step that advances on success.
 func ws(id, skill string, deps ...string) WorkflowStep {
 	return WorkflowStep{ID: id, Skill: skill, DependsOn: deps, Gate: GateNever, Line: 1}
+}
+
+// retrying is s with on_error retry n times, waiting backoff (doubling).
+func retrying(s WorkflowStep, n int, backoff time.Duration) WorkflowStep {
+	s.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: n, Backoff: backoff}
+	return s
+}
+
+// decomposing is a "split" step whose tasks run with the skill "task".
+func decomposing(id string) WorkflowStep {
+	s := ws(id, "split")
+	s.Decompose = "task"
+	return s
+}
+
+// routing is a "triage" step whose output names the workflow to go on with.
+func routing(id string) WorkflowStep {
+	s := ws(id, "triage")
+	s.Route = true
+	return s
+}
+
+// run starts a workflow of steps and waits until the service is idle.
+func (h *harness) run(flags Flags, steps ...WorkflowStep) RunID {
+	h.t.Helper()
+	id := h.start(h.workflow(flags, nil, steps...))
+	synctest.Wait()
+	return id
 }
 
 func (h *harness) script(skill string, outs ...Outcome) {
@@ -131,8 +147,7 @@ func TestWorkflowBranchWaitingAtAGateDoesNotStopTheOthers(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
 		gated := ws("b", "left", "a")
 		gated.Gate = GateAlways
-		id := h.start(h.workflow(Flags{}, nil, ws("a", "plan"), gated, ws("c", "right", "a"), ws("e", "slow", "c"), ws("d", "join", "b", "e")))
-		synctest.Wait()
+		id := h.run(Flags{}, ws("a", "plan"), gated, ws("c", "right", "a"), ws("e", "slow", "c"), ws("d", "join", "b", "e"))
 		// b waits for the team; c and e ran on; d needs b.
 		h.expect(id, RunWaiting, "done/PRODUCED", "waiting/PRODUCED", "done/PRODUCED", "done/PRODUCED", "pending")
 		h.decide(id, 2, DecideApprove, "", nil)
@@ -145,12 +160,10 @@ func TestWorkflowBranchWaitingAtAGateDoesNotStopTheOthers(t *testing.T) {
 func TestWorkflowRetriesWithBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		flaky := ws("f", "flaky")
-		flaky.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 3, Backoff: 10 * time.Second}
+		flaky := retrying(ws("f", "flaky"), 3, 10*time.Second)
 		h.script("flaky", failed("rate limited"), failed("rate limited"), produced("finally"))
 		start := time.Now()
-		id := h.start(h.workflow(Flags{}, nil, flaky, ws("n", "last", "f")))
-		synctest.Wait()
+		id := h.run(Flags{}, flaky, ws("n", "last", "f"))
 		r := h.expect(id, RunWaiting, "waiting/FAILED", "pending")
 		if due, n, of, ok := RetryDue(r.Step(1)); !ok || n != 1 || of != 3 || !due.Equal(r.Step(1).Latest().Finished.Add(10*time.Second)) {
 			t.Fatalf("RetryDue = %v %d/%d %v, want retry 1 of 3 in 10s", due, n, of, ok)
@@ -181,11 +194,9 @@ func TestWorkflowRetriesWithBackoff(t *testing.T) {
 func TestWorkflowRetriesRunOutAndTheRunHalts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		flaky := ws("f", "flaky")
-		flaky.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 1, Backoff: time.Second}
+		flaky := retrying(ws("f", "flaky"), 1, time.Second)
 		h.script("flaky", failed("down"), failed("still down"), produced("after a person's redo"))
-		id := h.start(h.workflow(Flags{}, nil, flaky))
-		synctest.Wait()
+		id := h.run(Flags{}, flaky)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		r := h.expect(id, RunWaiting, "waiting/FAILED")
@@ -216,8 +227,7 @@ func TestWorkflowGateOnError(t *testing.T) {
 				fix := ws("x", "fix")
 				fix.OnError = ErrorPolicy{Kind: OnErrorGate}
 				h.script("fix", failed("could not reach the tracker"))
-				id := h.start(h.workflow(Flags{}, nil, fix, ws("n", "last", "x")))
-				synctest.Wait()
+				id := h.run(Flags{}, fix, ws("n", "last", "x"))
 				r := h.expect(id, RunWaiting, "waiting/FAILED", "pending")
 				if got := Allowed(r.Step(1)); !slices.Equal(got, []DecisionKind{DecideEdit, DecideSkip, DecideRedo, DecideAbort}) {
 					t.Fatalf("gate on error allows %v", got)
@@ -256,8 +266,7 @@ func TestWorkflowOptionalStepFailsAndTheRunGoesOn(t *testing.T) {
 		next := ws("n", "last", "o")
 		next.Prompt = "Optional said: [{{steps.o.output}}]"
 		h.script("flaky", failed("no data this week"))
-		id := h.start(h.workflow(Flags{}, nil, opt, next))
-		synctest.Wait()
+		id := h.run(Flags{}, opt, next)
 		r := h.expect(id, RunCompleted, "skipped/FAILED", "done/PRODUCED")
 		if !strings.Contains(r.Step(1).Latest().Reason, "no data this week") {
 			t.Fatalf("the failure is not recorded: %+v", r.Step(1).Latest())
@@ -272,13 +281,11 @@ func TestWorkflowOptionalStepFailsAndTheRunGoesOn(t *testing.T) {
 func TestWorkflowFallbackRunsAfterRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		s := ws("s", "flaky")
-		s.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 1, Backoff: time.Second}
+		s := retrying(ws("s", "flaky"), 1, time.Second)
 		s.Fallback = "backup"
 		h.script("flaky", failed("primary down"), failed("primary still down"))
 		h.script("backup", produced("# From the backup skill\n\nDone another way.\n"))
-		id := h.start(h.workflow(Flags{}, nil, s, ws("n", "last", "s")))
-		synctest.Wait()
+		id := h.run(Flags{}, s, ws("n", "last", "s"))
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		r := h.expect(id, RunCompleted, "done/PRODUCED", "done/PRODUCED")
@@ -307,8 +314,7 @@ func TestWorkflowFallbackFailingToo(t *testing.T) {
 		s.Optional = true
 		h.script("flaky", failed("primary down"))
 		h.script("backup", failed("backup down"))
-		id := h.start(h.workflow(Flags{}, nil, s, ws("n", "last", "s")))
-		synctest.Wait()
+		id := h.run(Flags{}, s, ws("n", "last", "s"))
 		// Fallback first, then optional: the run goes on without the step.
 		h.expect(id, RunCompleted, "skipped/FAILED", "done/PRODUCED")
 		if n := len(h.jobsFor(1)); n != 2 {
@@ -325,8 +331,7 @@ func TestWorkflowConditions(t *testing.T) {
 		post := ws("q", "verify")
 		post.Post = []Condition{{Kind: CondOutputContains, Text: "Acceptance criteria"}}
 		h.script("verify", produced("# Stories\n\nNo criteria here.\n"))
-		id := h.start(h.workflow(Flags{}, nil, pre, post))
-		synctest.Wait()
+		id := h.run(Flags{}, pre, post)
 		r := h.expect(id, RunWaiting, "waiting/FAILED", "waiting/FAILED")
 		if got := r.Step(1).Latest().Reason; got != "precondition failed: file docs/brief.md does not exist (condition at line 7)" {
 			t.Fatalf("precondition failure reads %q", got)
@@ -396,8 +401,7 @@ func TestWorkflowArgsAndInterpolation(t *testing.T) {
 func TestWorkflowThreadFollowsDependencies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		id := h.start(h.workflow(Flags{Thread: true}, nil, ws("a", "plan"), ws("b", "left", "a"), ws("c", "right", "a"), ws("d", "join", "b", "c")))
-		synctest.Wait()
+		id := h.run(Flags{Thread: true}, ws("a", "plan"), ws("b", "left", "a"), ws("c", "right", "a"), ws("d", "join", "b", "c"))
 		r := h.expect(id, RunCompleted, "done/PRODUCED", "done/PRODUCED", "done/PRODUCED", "done/PRODUCED")
 		var from []int
 		for _, s := range r.Steps {
@@ -423,8 +427,7 @@ func TestWorkflowRoute(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h, _ := newWorkflowHarness(t, 4, false, flows)
-				route := ws("t", "triage")
-				route.Route = true
+				route := routing("t")
 				args := map[string]string{"area": "payments"}
 				p, err := PreflightWorkflow(WorkflowSpec{Name: "intake", Args: []WorkflowArg{{Name: "area"}}, Steps: []WorkflowStep{route, ws("z", "last", "t")}},
 					args, "", Flags{}, h.cat, DefaultPolicy())
@@ -471,11 +474,9 @@ func TestWorkflowRouteBadOutputFailsTheStep(t *testing.T) {
 		t.Run(tc.output, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h, _ := newWorkflowHarness(t, 4, false, flows)
-				route := ws("t", "triage")
-				route.Route = true
+				route := routing("t")
 				h.script("triage", produced(tc.output))
-				id := h.start(h.workflow(Flags{}, nil, route))
-				synctest.Wait()
+				id := h.run(Flags{}, route)
 				r := h.expect(id, RunWaiting, "waiting/FAILED")
 				if got := r.Step(1).Latest().Reason; !strings.Contains(got, tc.want) {
 					t.Fatalf("reason %q, want it to contain %q", got, tc.want)
@@ -491,8 +492,7 @@ func TestWorkflowRouteBadOutputFailsTheStep(t *testing.T) {
 func TestWorkflowDecompose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 8, true, nil)
-		split := ws("s", "split")
-		split.Decompose = "task"
+		split := decomposing("s")
 		tasks := `{"tasks": [
 			{"name": "Design the API", "group": "backend"},
 			{"name": "Write the client", "group": "frontend", "depends_on": ["Design the API"]},
@@ -501,8 +501,7 @@ func TestWorkflowDecompose(t *testing.T) {
 		]}`
 		h.script("split", produced("```json\n"+tasks+"\n```"))
 		// Tasks follow the run's mode, like any step without a gate.
-		id := h.start(h.workflow(Flags{Auto: true}, nil, split, ws("z", "last", "s")))
-		synctest.Wait()
+		id := h.run(Flags{Auto: true}, split, ws("z", "last", "s"))
 		h.runner.gate <- struct{}{} // the split step
 		synctest.Wait()
 		r := h.expect(id, RunRunning, "done/PRODUCED", "pending", "running/", "pending", "running/", "pending")
@@ -553,11 +552,9 @@ func TestWorkflowDecomposeBadOutputFailsTheStep(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h, _ := newWorkflowHarness(t, 4, false, nil)
-				split := ws("s", "split")
-				split.Decompose = "task"
+				split := decomposing("s")
 				h.script("split", produced(tc.output))
-				id := h.start(h.workflow(Flags{}, nil, split))
-				synctest.Wait()
+				id := h.run(Flags{}, split)
 				r := h.expect(id, RunWaiting, "waiting/FAILED")
 				if got := r.Step(1).Latest().Reason; !strings.Contains(got, tc.want) {
 					t.Fatalf("reason %q, want it to contain %q", got, tc.want)
@@ -570,12 +567,10 @@ func TestWorkflowDecomposeBadOutputFailsTheStep(t *testing.T) {
 func TestWorkflowDecomposeAtACheckpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		split := ws("s", "split")
-		split.Decompose = "task"
+		split := decomposing("s")
 		split.Gate = GateAlways
 		h.script("split", produced(`{"tasks": [{"name": "one"}]}`))
-		id := h.start(h.workflow(Flags{Auto: true}, nil, split))
-		synctest.Wait()
+		id := h.run(Flags{Auto: true}, split)
 		h.expect(id, RunWaiting, "waiting/PRODUCED")
 		// An edit that is not a task list is refused, and changes nothing.
 		d := h.decision(id, 1, DecideEdit)
@@ -597,8 +592,7 @@ func TestWorkflowDecomposeAtACheckpoint(t *testing.T) {
 func TestWorkflowExpansionLimits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		split := ws("s", "split")
-		split.Decompose = "task"
+		split := decomposing("s")
 		var b strings.Builder
 		b.WriteString(`{"tasks": [`)
 		for i := range MaxTasks + 1 {
@@ -609,8 +603,7 @@ func TestWorkflowExpansionLimits(t *testing.T) {
 		}
 		b.WriteString("]}")
 		h.script("split", produced(b.String()))
-		id := h.start(h.workflow(Flags{}, nil, split))
-		synctest.Wait()
+		id := h.run(Flags{}, split)
 		r := h.expect(id, RunWaiting, "waiting/FAILED")
 		if got := r.Step(1).Latest().Reason; !strings.Contains(got, "at most 100") {
 			t.Fatalf("reason %q", got)
@@ -621,11 +614,9 @@ func TestWorkflowExpansionLimits(t *testing.T) {
 func TestWorkflowRetryIsScheduledAgainOnResume(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		flaky := ws("f", "flaky")
-		flaky.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 2, Backoff: time.Minute}
+		flaky := retrying(ws("f", "flaky"), 2, time.Minute)
 		h.script("flaky", failed("down"))
-		id := h.start(h.workflow(Flags{}, nil, flaky))
-		synctest.Wait()
+		id := h.run(Flags{}, flaky)
 		h.expect(id, RunWaiting, "waiting/FAILED")
 		h.svc.Close() // gonogo stops during the backoff
 
@@ -646,11 +637,9 @@ func TestWorkflowRetryIsScheduledAgainOnResume(t *testing.T) {
 func TestWorkflowRetryLosesToAPersonsDecision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		flaky := ws("f", "flaky")
-		flaky.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 2, Backoff: time.Minute}
+		flaky := retrying(ws("f", "flaky"), 2, time.Minute)
 		h.script("flaky", failed("down"))
-		id := h.start(h.workflow(Flags{}, nil, flaky))
-		synctest.Wait()
+		id := h.run(Flags{}, flaky)
 		h.decide(id, 1, DecideAbort, "", nil)
 		time.Sleep(2 * time.Minute)
 		synctest.Wait()
@@ -708,8 +697,7 @@ func TestWorkflowPersonsCancelHaltsWithoutFallback(t *testing.T) {
 		s := ws("s", "flaky")
 		s.Fallback, s.Optional = "backup", true
 		s.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 2, Backoff: time.Second}
-		id := h.start(h.workflow(Flags{}, nil, s))
-		synctest.Wait()
+		id := h.run(Flags{}, s)
 		if err := h.svc.Cancel(id, 1, 1, "U-ana"); err != nil {
 			t.Fatal(err)
 		}
@@ -729,8 +717,7 @@ func TestWorkflowPersonsCancelHaltsWithoutFallback(t *testing.T) {
 func TestWorkflowBudgetStopsRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		s := ws("s", "flaky")
-		s.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 5, Backoff: time.Second}
+		s := retrying(ws("s", "flaky"), 5, time.Second)
 		s.Fallback = "backup"
 		h.script("flaky", Outcome{AgentError: "down", CostUSD: 0.6}, Outcome{AgentError: "down", CostUSD: 0.6})
 		r, err := h.svc.Start(t.Context(), h.workflow(Flags{}, nil, s), StartOptions{StartedBy: "U-ana", BudgetUSD: 1})
@@ -760,8 +747,7 @@ func TestWorkflowPersonsRedoStartsOverWithTheStepsOwnSkill(t *testing.T) {
 		s.Fallback = "backup"
 		h.script("flaky", failed("down"), produced("# Up again\n\nThe skill's own output.\n"))
 		h.script("backup", failed("down too"))
-		id := h.start(h.workflow(Flags{}, nil, s))
-		synctest.Wait()
+		id := h.run(Flags{}, s)
 		h.expect(id, RunWaiting, "waiting/FAILED")
 		h.decide(id, 1, DecideRedo, "", nil)
 		synctest.Wait()
@@ -781,8 +767,7 @@ func TestWorkflowRouteGivesOnlyDeclaredArgs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		flows := wfSource{"sub": {Name: "sub", Args: []WorkflowArg{{Name: "area"}}, Steps: []WorkflowStep{{ID: "x", Skill: "fix", Gate: GateNever, Prompt: "Fix {{area}}.", Line: 1}}}}
 		h, _ := newWorkflowHarness(t, 4, false, flows)
-		route := ws("t", "triage")
-		route.Route = true
+		route := routing("t")
 		p, err := PreflightWorkflow(WorkflowSpec{Name: "intake", Args: []WorkflowArg{{Name: "area"}, {Name: "topic"}}, Steps: []WorkflowStep{route}},
 			map[string]string{"area": "payments", "topic": "refunds"}, "", Flags{}, h.cat, DefaultPolicy())
 		if err != nil {
@@ -801,11 +786,9 @@ func TestWorkflowRouteGivesOnlyDeclaredArgs(t *testing.T) {
 func TestWorkflowThreadAroundAddedSteps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		split := ws("s", "split")
-		split.Decompose = "task"
+		split := decomposing("s")
 		h.script("split", produced(`{"tasks": [{"name": "one"}]}`))
-		id := h.start(h.workflow(Flags{Thread: true, Auto: true}, nil, split, ws("z", "last", "s")))
-		synctest.Wait()
+		id := h.run(Flags{Thread: true, Auto: true}, split, ws("z", "last", "s"))
 		r := h.expect(id, RunCompleted, "done/PRODUCED", "done/PRODUCED", "done/PRODUCED")
 		// The task is not handed the task list; z joins s and the task,
 		// and is handed neither.
@@ -819,11 +802,10 @@ func TestWorkflowThreadAroundAddedSteps(t *testing.T) {
 func TestWorkflowThreadPastAnOptionalStepThatGaveUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newWorkflowHarness(t, 4, false, nil)
-		opt := ws("o", "flaky")
+		opt := ws("o", "flaky", "a")
 		opt.Optional = true
 		h.script("flaky", failed("no data"))
-		id := h.start(h.workflow(Flags{Thread: true}, nil, ws("a", "plan"), func() WorkflowStep { s := opt; s.DependsOn = []string{"a"}; return s }(), ws("n", "last", "o")))
-		synctest.Wait()
+		id := h.run(Flags{Thread: true}, ws("a", "plan"), opt, ws("n", "last", "o"))
 		h.expect(id, RunCompleted, "done/PRODUCED", "skipped/FAILED", "done/PRODUCED")
 		if p := h.jobsFor(3)[0].Prompt; strings.Contains(p, "## Input") {
 			t.Fatalf("the step after a given-up optional step was handed something:\n%s", p)

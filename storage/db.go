@@ -76,14 +76,17 @@ func Open(dataDir string, opt Options) (*DB, error) {
 	return open(dataDir, opt, migrations)
 }
 
-func open(dataDir string, opt Options, steps []migration) (*DB, error) {
+// openFile opens (creating it and dataDir if needed) one of the data
+// directory's bbolt files with the options they share; what begins its
+// errors.
+func openFile(dataDir, name, what string, opt Options) (*bbolt.DB, string, func() time.Time, error) {
 	if dataDir == "" {
-		return nil, errors.New("open store: no data directory given")
+		return nil, "", nil, errors.New(what + ": no data directory given")
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("open store: create data directory: %w", err)
+		return nil, "", nil, fmt.Errorf("%s: create data directory: %w", what, err)
 	}
-	path := filepath.Join(dataDir, FileName)
+	path := filepath.Join(dataDir, name)
 	timeout := opt.LockTimeout
 	if timeout <= 0 {
 		timeout = time.Second
@@ -92,8 +95,15 @@ func open(dataDir string, opt Options, steps []migration) (*DB, error) {
 	if now == nil {
 		now = time.Now
 	}
-
 	bdb, err := openBolt(path, &bbolt.Options{Timeout: timeout, NoSync: opt.NoSync, FreelistType: bbolt.FreelistMapType})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return bdb, path, now, nil
+}
+
+func open(dataDir string, opt Options, steps []migration) (*DB, error) {
+	bdb, path, now, err := openFile(dataDir, FileName, "open store", opt)
 	if err != nil {
 		return nil, err
 	}

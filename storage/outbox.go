@@ -6,13 +6,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/gonogo/gonogo/engine"
 )
+
+var _ engine.Inbox = (*Inbox)(nil)
 
 // OutboxItem is an effect waiting to be delivered (a Slack post, an upload):
 // recorded durably, delivered after, and marked done once it was.
@@ -115,13 +117,6 @@ type Inbox struct {
 	group groupCommit
 }
 
-// InboxItem is a request kept in the Inbox and not yet marked done.
-type InboxItem struct {
-	ID       uint64
-	Payload  []byte
-	Received time.Time
-}
-
 // inboxSchema is the inbox file's layout version.
 const inboxSchema = 1
 
@@ -130,22 +125,7 @@ var bucketInbox = []byte("inbox")
 // OpenInbox opens (creating if needed) the inbox in dataDir. Options'
 // LockTimeout, Now and NoSync apply as they do to Open.
 func OpenInbox(dataDir string, opt Options) (*Inbox, error) {
-	if dataDir == "" {
-		return nil, errors.New("open the inbox: no data directory given")
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("open the inbox: create data directory: %w", err)
-	}
-	path := filepath.Join(dataDir, InboxFileName)
-	timeout := opt.LockTimeout
-	if timeout <= 0 {
-		timeout = time.Second
-	}
-	now := opt.Now
-	if now == nil {
-		now = time.Now
-	}
-	bdb, err := openBolt(path, &bbolt.Options{Timeout: timeout, NoSync: opt.NoSync, FreelistType: bbolt.FreelistMapType})
+	bdb, path, now, err := openFile(dataDir, InboxFileName, "open the inbox", opt)
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +220,11 @@ func (in *Inbox) Record(ctx context.Context, payload []byte) (uint64, error) {
 // first. A request that cannot be read (damaged, or written by a newer
 // gonogo) is listed with no payload, so the caller can log it and mark it
 // done, and the others are still carried out.
-func (in *Inbox) Pending(ctx context.Context) ([]InboxItem, error) {
+func (in *Inbox) Pending(ctx context.Context) ([]engine.InboxItem, error) {
 	if err := live(ctx); err != nil {
 		return nil, err
 	}
-	var out []InboxItem
+	var out []engine.InboxItem
 	err := in.view(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
 			var rec inboxRecord
@@ -256,10 +236,10 @@ func (in *Inbox) Pending(ctx context.Context) ([]InboxItem, error) {
 			case len(k) != 8:
 				return nil // not a request's key: nothing can name it
 			case err != nil:
-				out = append(out, InboxItem{ID: seqNum(k)})
+				out = append(out, engine.InboxItem{ID: seqNum(k)})
 				return nil
 			}
-			out = append(out, InboxItem{ID: seqNum(k), Payload: bytes.Clone(body), Received: rec.Received})
+			out = append(out, engine.InboxItem{ID: seqNum(k), Payload: bytes.Clone(body), Received: rec.Received})
 			return nil
 		})
 	})

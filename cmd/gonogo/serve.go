@@ -49,27 +49,6 @@ func (l *lateNotifier) Notify(n engine.Notice) {
 	}
 }
 
-// storeInbox keeps the bot's acknowledged Slack envelopes in the data
-// directory's inbox.
-type storeInbox struct{ in *storage.Inbox }
-
-func (i storeInbox) Record(ctx context.Context, envelope []byte) (uint64, error) {
-	return i.in.Record(ctx, envelope)
-}
-
-func (i storeInbox) Pending(ctx context.Context) ([]bot.InboxItem, error) {
-	items, err := i.in.Pending(ctx)
-	out := make([]bot.InboxItem, len(items))
-	for k, it := range items {
-		out[k] = bot.InboxItem{ID: it.ID, Envelope: it.Payload, Received: it.Received}
-	}
-	return out, err
-}
-
-func (i storeInbox) Done(ctx context.Context, ids ...uint64) error {
-	return i.in.Done(ctx, ids...)
-}
-
 // cmdServe is the Slack bot: the store is opened and recovered first, then
 // the bot connects over Socket Mode and serves until a signal.
 func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
@@ -136,7 +115,7 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 		return fail(e, "serve", fmt.Errorf("open the inbox: %w", err))
 	}
 	defer inbox.Close()
-	bcfg.Inbox = storeInbox{inbox}
+	bcfg.Inbox = inbox
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
 		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol})
