@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -32,6 +33,7 @@ func ComposePrompt(in PromptInput) string {
 	if ins := strings.TrimSpace(in.Skill.Instructions); ins != "" {
 		fmt.Fprintf(&b, "<skill name=%q>\n%s\n</skill>\n\n", s.Skill, ins)
 	}
+	writeSkillFiles(&b, in.Skill)
 	b.WriteString("## Task\n\n")
 	task := strings.TrimSpace(s.Prompt)
 	if task == "" {
@@ -55,4 +57,34 @@ func ComposePrompt(in PromptInput) string {
 		fmt.Fprintf(&b, "\n## Reviewer feedback on the previous attempt\n\n%s\n", f)
 	}
 	return b.String()
+}
+
+// Dir is the absolute path of the skill's folder, the one holding its
+// SKILL.md and references/; "" when the skill has no path (a skill that
+// was never loaded from disk).
+func (sk Skill) Dir() string {
+	if strings.TrimSpace(sk.Path) == "" {
+		return ""
+	}
+	dir := filepath.Dir(sk.Path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return dir
+}
+
+// writeSkillFiles tells the agent where the skill's own files are. The
+// agent runs in another directory, so a relative "references/TEMPLATE.md"
+// in the instructions would not resolve; the runners give the agent read
+// access to this folder.
+func writeSkillFiles(b *strings.Builder, sk Skill) {
+	dir := sk.Dir()
+	if dir == "" {
+		return
+	}
+	fmt.Fprintf(b, "The skill's files are in the folder `%s`: paths in its instructions (such as `references/...`) are relative to that folder, so read them there", dir)
+	if sk.Template != "" || len(sk.TemplateSections) > 0 {
+		fmt.Fprintf(b, "; its template is `%s`", filepath.Join(dir, "references", "TEMPLATE.md"))
+	}
+	b.WriteString(".\n\n")
 }
