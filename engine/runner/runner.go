@@ -5,8 +5,18 @@
 //   - claude runs Claude Code in print mode with stream-json output, reads its
 //     events for live progress and takes the artifact, cost and usage from the
 //     final result event.
+//   - codex runs OpenAI Codex's `codex exec --json` and gemini runs Gemini
+//     CLI with `--output-format stream-json`, read the same way: progress
+//     from their events, the final answer as the artifact, tokens from their
+//     usage reports.
 //   - command runs any executable; its stdout is the artifact.
 //   - dry-run runs nothing.
+//
+// An error the agent reports itself (not logged in, rate limited,
+// overloaded, a prompt too long) comes back in its own words as
+// Outcome.AgentError, with its kind in Outcome.AgentErrorKind; values of
+// API-key variables are blanked out of everything an Outcome or a Progress
+// carries.
 //
 // Every runner that starts a process gives it the composed prompt on stdin
 // (never on the command line, where other users could read it), starts it in a
@@ -25,6 +35,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,6 +51,8 @@ const (
 	DefaultMaxOutput = 1 << 20
 	DefaultKillGrace = time.Second
 	DefaultClaudeCmd = "claude"
+	DefaultCodexCmd  = "codex"
+	DefaultGeminiCmd = "gemini"
 )
 
 // stderrKeep is how much of the end of an agent's stderr an Outcome carries.
@@ -68,13 +82,12 @@ type Config struct {
 }
 
 // names lists the runners New knows, in the order help text shows them.
-var names = []string{"claude", "command", "dry-run"}
+var names = []string{"claude", "codex", "gemini", "command", "dry-run"}
 
 // Names returns the runner names New accepts.
 func Names() []string { return append([]string(nil), names...) }
 
-// New returns the runner called name ("claude", "command" or "dry-run")
-// configured by cfg. It refuses an unknown name, a negative limit, and the
+// New returns the runner called name (one of Names) configured by cfg. It refuses an unknown name, a negative limit, and the
 // command runner without an executable.
 func New(name string, cfg Config) (engine.Runner, error) {
 	if cfg.Timeout < 0 {
@@ -89,6 +102,10 @@ func New(name string, cfg Config) (engine.Runner, error) {
 	switch name {
 	case "claude":
 		return NewClaude(cfg), nil
+	case "codex":
+		return NewCodex(cfg), nil
+	case "gemini":
+		return NewGemini(cfg), nil
 	case "command":
 		if strings.TrimSpace(cfg.Cmd) == "" {
 			return nil, errors.New("runner command: no executable given; set GONOGO_RUNNER_CMD or --runner-cmd")
@@ -140,8 +157,8 @@ func (c Config) killGrace() time.Duration {
 
 // environ is the agent's environment: gonogo's own minus its secrets
 // (engine.IsSecretEnv: the Slack tokens), then cfg.Env (which can still
-// pass them on purpose), then the job's GONOGO_* variables, later entries
-// winning.
+// pass them on purpose), then the job's GONOGO_* variables (GONOGO_SKILL_DIR
+// when the job knows its skill's folder), later entries winning.
 func environ(extra []string, job engine.Job) []string {
 	env := append(engine.AgentEnviron(), extra...)
 	env = append(env,
@@ -150,6 +167,9 @@ func environ(extra []string, job engine.Job) []string {
 		"GONOGO_ATTEMPT="+strconv.Itoa(job.Attempt),
 		"GONOGO_SKILL="+job.Skill,
 	)
+	if job.SkillDir != "" {
+		env = append(env, "GONOGO_SKILL_DIR="+job.SkillDir)
+	}
 	return append(env, optionEnv(job.Options)...)
 }
 
@@ -178,3 +198,184 @@ func sizeText(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// optionArgs turns a workflow step's runner options into the agent's own
+// flags, in name order, through flags (option name to flag). An option the
+// runner has no flag for fails the attempt rather than being dropped
+// unseen.
+func optionArgs(runner string, flags map[string]string, opts map[string]string) ([]string, error) {
+	names := make([]string, 0, len(opts))
+	for k := range opts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, k := range names {
+		flag, ok := flags[k]
+		if !ok {
+			known := make([]string, 0, len(flags))
+			for n := range flags {
+				known = append(known, n)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("runner option %q is not one the %s runner knows (%s)", k, runner, strings.Join(known, ", "))
+		}
+		out = append(out, flag, opts[k])
+	}
+	return out, nil
+}
+
+// secretSet holds the values of the API keys and tokens the agent may be
+// given, so that none of them reaches a message even when an agent prints
+// one.
+type secretSet []string
+
+// secretValues collects the values of variables whose names say they hold
+// a secret (…_API_KEY, …_TOKEN, …_SECRET), from gonogo's environment and
+// the runner's extra one. Values shorter than 8 bytes are left alone: they
+// are not real keys, and blanking them would garble messages.
+func secretValues(extra []string) secretSet {
+	var out secretSet
+	for _, kv := range append(os.Environ(), extra...) {
+		k, v, _ := strings.Cut(kv, "=")
+		k = strings.ToUpper(k)
+		if len(v) < 8 || !(strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_TOKEN") || strings.HasSuffix(k, "_SECRET")) {
+			continue
+		}
+		out = append(out, v)
+	}
+	// Longest first, so a key that contains another is blanked whole.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+func (s secretSet) redact(text string) string {
+	for _, v := range s {
+		if strings.Contains(text, v) {
+			text = strings.ReplaceAll(text, v, "[redacted]")
+		}
+	}
+	return text
+}
+
+// vendor says how to log an agent CLI in, for the message of an
+// authentication failure.
+type vendor struct {
+	name  string // the CLI, for messages
+	login string // how to fix a missing or rejected login, one clause
+}
+
+var (
+	claudeVendor = vendor{"claude", "log in once (run `claude`, then /login) or set ANTHROPIC_API_KEY"}
+	codexVendor  = vendor{"codex", "log in once with `codex login`, or set CODEX_API_KEY (or store OPENAI_API_KEY with `codex login --with-api-key`)"}
+	geminiVendor = vendor{"gemini", "log in once (run `gemini` and choose a login) or set GEMINI_API_KEY"}
+)
+
+// agentFailed records an error the agent reported: its own words, trimmed
+// to one line, and its kind; an authentication failure also says how to
+// fix it.
+func (v vendor) agentFailed(o *engine.Outcome, msg string, kind engine.AgentErrorKind) {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if msg == "" {
+		msg = "the agent reported an error"
+	}
+	if kind == "" {
+		kind = errorKind(msg)
+	}
+	if kind == engine.AgentErrAuth {
+		msg = strings.TrimRight(msg, ". ") + "; to fix it, " + v.login
+	}
+	o.AgentError, o.AgentErrorKind = msg, kind
+}
+
+// errorKind guesses the kind of an agent error from its words, for agents
+// that report no kind of their own (codex, gemini) and the errors claude
+// calls unknown.
+func errorKind(msg string) engine.AgentErrorKind {
+	m := strings.ToLower(msg)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(m, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("prompt is too long", "context length", "context window", "context_length", "too many tokens", "maximum context", "input token count"):
+		return engine.AgentErrContextTooLong
+	case has("not logged in", "401", "unauthorized", "unauthenticated", "invalid api key", "api key not valid",
+		"api_key_invalid", "incorrect api key", "authentication", "missing environment variable", "please run /login",
+		"auth method", "login required", "403 forbidden", "permission_denied"):
+		return engine.AgentErrAuth
+	case has("credit balance", "billing", "insufficient_quota", "payment required", "402"):
+		return engine.AgentErrBilling
+	case has("429", "rate limit", "rate_limit", "too many requests", "resource_exhausted", "resource has been exhausted", "quota"):
+		return engine.AgentErrRateLimit
+	case has("overloaded", "529", "503", "502", "500 internal", "unavailable", "server error", "server_error", "try again later"):
+		return engine.AgentErrOverloaded
+	}
+	return engine.AgentErrOther
+}
+
+// ansi matches terminal colour and cursor sequences, which some CLIs write
+// to stderr even when it is not a terminal.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// stderrMessage picks the line of an agent's stderr that says what went
+// wrong: colour codes and stack frames dropped, the first line that reads
+// as an error, else the last line left. "" when nothing is left.
+func stderrMessage(stderr string, noise ...string) string {
+	var lines []string
+	for _, l := range strings.Split(ansi.ReplaceAllString(stderr, ""), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "at ") || strings.Trim(l, "{}[](),;") == "" {
+			continue
+		}
+		skip := false
+		for _, n := range noise {
+			if strings.HasPrefix(l, n) {
+				skip = true
+				break
+			}
+		}
+		if !skip {
+			lines = append(lines, l)
+		}
+	}
+	for _, l := range lines {
+		low := strings.ToLower(l)
+		if strings.HasPrefix(low, "error") || strings.Contains(low, "error:") {
+			return l
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[len(lines)-1]
+}
+
+// noEndError is the error of an agent whose stream ended without its final
+// event (what names that event, for the message), telling apart no output,
+// output that was not JSON, an exit status and the end of stderr.
+func noEndError(what string, events, garbage int, x exit) error {
+	var notes []string
+	if x.code > 0 {
+		notes = append(notes, fmt.Sprintf("exit status %d", x.code))
+	}
+	switch {
+	case events == 0 && garbage == 0:
+		notes = append(notes, "no output")
+	case garbage > 0:
+		notes = append(notes, fmt.Sprintf("%d of %d lines were not JSON events", garbage, garbage+events))
+	}
+	msg := ""
+	if len(notes) > 0 {
+		msg = " (" + strings.Join(notes, ", ") + ")"
+	}
+	return fmt.Errorf("%w%s%s", &runError{msg: "agent ended without " + what, is: []error{errNoResult}}, msg, lastLine(x.stderr))
+}
+
+// errNoResult is behind the error of a stream that ended without its final
+// event.
+var errNoResult = errors.New("agent ended without a result event")
