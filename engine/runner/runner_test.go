@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,9 +32,10 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	fakeAgent = filepath.Join(dir, "fakeagent")
-	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if p, err := exec.LookPath("go"); err == nil {
-		gocmd = p
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "the go command is needed to build the fake agent:", err)
+		return 1
 	}
 	build := exec.Command(gocmd, "build", "-o", fakeAgent, "../../testdata/agents-fake/fakeagent")
 	if out, err := build.CombinedOutput(); err != nil {
