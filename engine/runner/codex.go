@@ -186,8 +186,10 @@ func (s *codexStream) item(kind string, raw json.RawMessage) (urgent bool) {
 		}
 		if it.ID == "" || !s.tools[it.ID] {
 			s.toolCalls++
-			s.tools[it.ID] = it.ID != ""
 			s.lastTool = name
+			if it.ID != "" {
+				s.tools[it.ID] = true
+			}
 		}
 		if kind == "item.completed" {
 			s.newTurn = true

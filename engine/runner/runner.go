@@ -290,33 +290,47 @@ func (v vendor) agentFailed(o *engine.Outcome, msg string, kind engine.AgentErro
 
 // errorKind guesses the kind of an agent error from its words, for agents
 // that report no kind of their own (codex, gemini) and the errors claude
-// calls unknown.
+// calls unknown: first what the words say, then the HTTP status they quote.
 func errorKind(msg string) engine.AgentErrorKind {
 	m := strings.ToLower(msg)
-	has := func(words ...string) bool {
-		for _, w := range words {
+	for _, k := range errorWords {
+		for _, w := range k.words {
 			if strings.Contains(m, w) {
-				return true
+				return k.kind
 			}
 		}
-		return false
 	}
-	switch {
-	case has("prompt is too long", "context length", "context window", "context_length", "too many tokens", "maximum context", "input token count"):
-		return engine.AgentErrContextTooLong
-	case has("not logged in", "401", "unauthorized", "unauthenticated", "invalid api key", "api key not valid",
-		"api_key_invalid", "incorrect api key", "authentication", "missing environment variable", "please run /login",
-		"auth method", "login required", "403 forbidden", "permission_denied"):
-		return engine.AgentErrAuth
-	case has("credit balance", "billing", "insufficient_quota", "payment required", "402"):
-		return engine.AgentErrBilling
-	case has("429", "rate limit", "rate_limit", "too many requests", "resource_exhausted", "resource has been exhausted", "quota"):
-		return engine.AgentErrRateLimit
-	case has("overloaded", "529", "503", "502", "500 internal", "unavailable", "server error", "server_error", "try again later"):
-		return engine.AgentErrOverloaded
+	for _, code := range httpStatus.FindAllString(m, -1) {
+		switch code {
+		case "401", "403":
+			return engine.AgentErrAuth
+		case "402":
+			return engine.AgentErrBilling
+		case "429":
+			return engine.AgentErrRateLimit
+		case "500", "502", "503", "504", "529":
+			return engine.AgentErrOverloaded
+		}
 	}
 	return engine.AgentErrOther
 }
+
+// errorWords are the words that give an error's kind away, in the order
+// they are tried: a message about a key that quotes a 429 is about the key.
+var errorWords = []struct {
+	kind  engine.AgentErrorKind
+	words []string
+}{
+	{engine.AgentErrContextTooLong, []string{"prompt is too long", "context length", "context window", "context_length", "maximum context", "input token count"}},
+	{engine.AgentErrAuth, []string{"not logged in", "unauthorized", "unauthenticated", "invalid api key", "api key not valid", "api_key_invalid",
+		"incorrect api key", "authentication", "missing environment variable", "/login", "auth method", "login required", "permission_denied"}},
+	{engine.AgentErrBilling, []string{"credit balance", "billing", "insufficient_quota", "payment required"}},
+	{engine.AgentErrRateLimit, []string{"rate limit", "rate_limit", "too many requests", "resource_exhausted", "resource has been exhausted", "quota"}},
+	{engine.AgentErrOverloaded, []string{"overloaded", "unavailable", "server error", "server_error", "internal error", "try again later"}},
+}
+
+// httpStatus finds the HTTP statuses an error message quotes.
+var httpStatus = regexp.MustCompile(`\b[45]\d\d\b`)
 
 // ansi matches terminal colour and cursor sequences, which some CLIs write
 // to stderr even when it is not a terminal.
