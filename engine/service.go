@@ -670,21 +670,22 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
 		}
 	}
-	if from := r.Step(st.ThreadFrom); from != nil && from.Status == StepSkipped && from.Rules.Optional {
-		// An optional step that failed was given up on: the run goes on
-		// without its output.
-		st = withoutThread(st)
-	}
 	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
+		// Past a skipped step, the nearest earlier confirmed artifact.
+		from, _ := ThreadSource(r, st)
+		if from == nil {
+			st = withoutThread(st)
+		} else if from.N != st.ThreadFrom {
+			st = threadedFrom(st, from.N)
+		}
+		in.Step = st
+	}
+	if st.ThreadFrom > 0 && !r.DryRun {
 		from := r.Step(st.ThreadFrom)
 		l := from.Latest()
 		if from.Status != StepDone || l == nil || !l.Artifact {
-			why := "has no confirmed artifact"
-			if from.Status == StepSkipped {
-				why = "was skipped and has no artifact"
-			}
-			return job, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which %s; redo step %d or abort",
-				st.N, st.Skill, from.N, from.Skill, why, st.N)
+			return job, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which has no confirmed artifact; redo step %d or abort",
+				st.N, st.Skill, from.N, from.Skill, st.N)
 		}
 		if in.Threaded, err = s.store.Artifact(ctx, r.ID, from.N, l.N); err != nil {
 			return job, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
@@ -822,9 +823,12 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 }
 
 // withoutThread is a copy of st that is handed no artifact.
-func withoutThread(st *Step) *Step {
+func withoutThread(st *Step) *Step { return threadedFrom(st, 0) }
+
+// threadedFrom is a copy of st that is handed the artifact of step n.
+func threadedFrom(st *Step, n int) *Step {
 	c, d := *st, *st.StepDef
-	d.ThreadFrom = 0
+	d.ThreadFrom = n
 	c.StepDef = &d
 	return &c
 }
