@@ -27,6 +27,9 @@ type config struct {
 	MaxParallel  int           `env:"GONOGO_MAX_PARALLEL"`
 	RunBudgetUSD float64       `env:"GONOGO_RUN_BUDGET_USD"`
 	LogLevel     string        `env:"GONOGO_LOG_LEVEL, default=info"`
+	// ProgressInterval is how often a running step is reported when
+	// stdout is not a terminal.
+	ProgressInterval time.Duration `env:"GONOGO_PROGRESS_INTERVAL, default=30s"`
 }
 
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/sethvargo/go-envconfig"
 )
@@ -24,7 +22,7 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := withInterrupts(context.Background())
 	code := realMain(ctx, env{
 		args: os.Args[1:], stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		lookup: envconfig.OsLookuper(), getenv: os.Getenv,

@@ -68,7 +68,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 		return fail(e, "run", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	return newDriver(e, a, box, f.data, int64(cfg.MaxArtifact)).drive(ctx, r)
+	return newDriver(e, a, box, f.data, cfg).drive(ctx, r)
 }
 
 // peekRun reads a stored run before resume starts anything: whether it is
@@ -137,7 +137,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 		return fail(e, "resume", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	d := newDriver(e, a, box, f.data, int64(cfg.MaxArtifact))
+	d := newDriver(e, a, box, f.data, cfg)
 	if r.Finished() {
 		return d.finish(r)
 	}
