@@ -368,7 +368,7 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 	}
 }
 
-// resultLine is an attempt's result, its reason, and what it cost: 
+// resultLine is an attempt's result, its reason, and what it cost:
 // "FAILED - the agent exited with code 1  (12s)".
 func resultLine(s *engine.Step, ev engine.Event) string {
 	res := resultText(ev.Result, ev.Reason)
