@@ -74,6 +74,7 @@ func cmdDemo(ctx context.Context, e env, cfg config, args []string) int {
 	if err != nil {
 		return fail(e, "demo", err)
 	}
+	dryRunner(f)
 	if len(f.positional) > 0 || f.chainSet || f.workflow != "" {
 		return fail(e, "demo", usagef("demo runs the built-in example; use gonogo run for your own plan"))
 	}

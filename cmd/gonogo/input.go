@@ -25,6 +25,7 @@ type input struct {
 // anything else is an I/O or configuration error.
 func loadInput(f *runFlags, cfg config) (input, error) {
 	in := input{}
+	dryRunner(f)
 	if err := oneOf(f); err != nil {
 		return in, err
 	}

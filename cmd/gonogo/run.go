@@ -26,6 +26,14 @@ func version() string {
 	return "(devel)"
 }
 
+// dryRunner makes --runner dry-run (or GONOGO_RUNNER=dry-run) a dry run,
+// shown and recorded as one, as --dry-run: its steps run nothing either way.
+func dryRunner(f *runFlags) {
+	if f.runner == "dry-run" {
+		f.DryRun = true
+	}
+}
+
 // fail prints an error and returns its exit code: 1 for a refusal, 2 for
 // anything else.
 func fail(e env, cmd string, err error) int {
