@@ -14,7 +14,14 @@ import (
 	"github.com/gonogo/gonogo/parse"
 )
 
+// terminalLike is a reader or writer that says whether it is a terminal;
+// tests stand in for one with it.
+type terminalLike interface{ Terminal() bool }
+
 func isTerminal(v any) bool {
+	if t, ok := v.(terminalLike); ok {
+		return t.Terminal()
+	}
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
