@@ -192,7 +192,7 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			}
 		case <-ctx.Done():
 			d.clearLine()
-			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo: gonogo resume %s\n", r.ID)
+			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s\n", r.ID)
 			return exitWaiting
 		}
 	}
@@ -303,6 +303,11 @@ func (d *driver) skipNote(r *engine.Run, s *engine.Step) {
 			fmt.Fprintln(d.out, "it runs without one, as nothing before it is handed on.")
 		}
 	}
+}
+
+// stopped says gonogo stopped at the checkpoint of s, the run kept.
+func (d *driver) stopped(r *engine.Run, s *engine.Step) {
+	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s\n", stepTitle(r, s), r.ID)
 }
 
 // askable is the first step a person must decide on now: none while a
@@ -423,11 +428,14 @@ func nextWords(s *engine.Step, ev engine.Event) string {
 	return ""
 }
 
-func plural(n int, word string) string {
+// plural is n and the word for n of them: "1 turn", "4 turns".
+func plural(n int, word string) string { return fmt.Sprintf("%d %s", n, noun(n, word)) }
+
+func noun(n int, word string) string {
 	if n == 1 {
-		return "1 " + word
+		return word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return word + "s"
 }
 
 func attemptOf(s *engine.Step, n int) *engine.Attempt {
@@ -454,7 +462,7 @@ func printPreview(w io.Writer, body []byte, max int) {
 		fmt.Fprintf(w, "  │ %s\n", clip(strings.TrimRight(l, " \t"), 110))
 	}
 	if more > 0 {
-		fmt.Fprintf(w, "  │ … %s more\n", plural(more, "line"))
+		fmt.Fprintf(w, "  │ … %d more %s\n", more, noun(more, "line"))
 	}
 	fmt.Fprintln(w, "  └──")
 }
@@ -521,7 +529,7 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		}
 		line, err := d.in.read(ctx)
 		if ctx.Err() != nil {
-			fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s: gonogo resume %s\n", stepTitle(r, s), r.ID)
+			d.stopped(r, s)
 			return nil, exitWaiting, true
 		}
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
@@ -529,7 +537,7 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		}
 		dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
 		if ctx.Err() != nil {
-			fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s: gonogo resume %s\n", stepTitle(r, s), r.ID)
+			d.stopped(r, s)
 			return nil, exitWaiting, true
 		}
 		if err != nil {
