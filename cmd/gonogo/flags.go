@@ -120,19 +120,6 @@ func (f *runFlags) resolve(c *cobra.Command, cfg config, args []string) {
 	f.positional = args
 }
 
-func (f *runFlags) describe() string {
-	var parts []string
-	for _, p := range []struct {
-		on   bool
-		name string
-	}{{f.Auto, "--auto"}, {f.ForceAuto, "--force-auto"}, {f.DryRun, "--dry-run"}, {f.Thread, "--thread"}} {
-		if p.on {
-			parts = append(parts, p.name)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 func mergeFlags(a, b engine.Flags) engine.Flags {
 	return engine.Flags{Auto: a.Auto || b.Auto, ForceAuto: a.ForceAuto || b.ForceAuto, DryRun: a.DryRun || b.DryRun, Thread: a.Thread || b.Thread}
 }

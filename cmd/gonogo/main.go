@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -231,8 +230,3 @@ type usageError struct{ msg string }
 func (u *usageError) Error() string { return u.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
-
-func isUsage(err error) bool {
-	var u *usageError
-	return errors.As(err, &u)
-}
