@@ -38,10 +38,10 @@ type runFlags struct {
 // addRunFlags defines the flags shared by run, check, resume and demo.
 func (a *cli) addRunFlags(c *cobra.Command, f *runFlags) {
 	fs := c.Flags()
-	fs.BoolVar(&f.Auto, "auto", false, "guarded auto: advance without pausing, but halt on FAILED and pause on EMPTY")
-	fs.BoolVar(&f.ForceAuto, "force-auto", false, "guarded auto even for Complex, Chaotic or unclassified plans and for chains")
-	fs.BoolVar(&f.DryRun, "dry-run", false, "everything but the runner: each step reports NOT EXECUTED - dry run")
-	fs.BoolVar(&f.Thread, "thread", false, "chains and workflows: each step receives the previous step's confirmed artifact")
+	fs.BoolVar(&f.Auto, "auto", false, "guarded auto: no pauses, but halt on FAILED and pause on EMPTY")
+	fs.BoolVar(&f.ForceAuto, "force-auto", false, "guarded auto also for chains and Complex, Chaotic or unclassified plans")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "run no agent: each step reports NOT EXECUTED - dry run")
+	fs.BoolVar(&f.Thread, "thread", false, "each step gets the previous step's confirmed artifact (chains, workflows)")
 	a.addSkillsFlag(c, f)
 	a.addDataFlag(c, f)
 	a.addRunnerFlags(c, f)
@@ -50,15 +50,15 @@ func (a *cli) addRunFlags(c *cobra.Command, f *runFlags) {
 // addInputFlags defines the inputs of run and check besides a plan file.
 func (a *cli) addInputFlags(c *cobra.Command, f *runFlags) {
 	fs := c.Flags()
-	a.addChainFlag(c, f, "the chain of skills `EXPR`: 'a -> b, c then d [-- context]'")
-	fs.StringVar(&f.workflow, "workflow", "", "the named workflow `NAME` (NAME.yaml in GONOGO_WORKFLOWS_DIR)")
+	a.addChainFlag(c, f, "chain of skills `EXPR`: 'a -> b, c then d [-- context]'")
+	fs.StringVar(&f.workflow, "workflow", "", "workflow `NAME`: NAME.yaml in GONOGO_WORKFLOWS_DIR")
 	a.completeFlag(c, "workflow", a.completeWorkflows)
-	fs.StringArrayVar(&f.args, "arg", nil, "a workflow argument `k=v` (repeatable)")
+	fs.StringArrayVar(&f.args, "arg", nil, "workflow argument `k=v` (repeatable)")
 	a.completeFlag(c, "arg", cobra.NoFileCompletions)
-	fs.StringVar(&f.context, "context", "", "shared context `TEXT` of a workflow, given to every step")
+	fs.StringVar(&f.context, "context", "", "workflow context `TEXT`, given to every step")
 	a.completeFlag(c, "context", cobra.NoFileCompletions)
 	f.maxPlanBytes = a.defaults.MaxPlanBytes
-	fs.Var(&f.maxPlanBytes, "max-plan-bytes", "largest plan accepted, in bytes or with a unit: 512KiB, 2MB (env GONOGO_MAX_PLAN_BYTES)")
+	fs.Var(&f.maxPlanBytes, "max-plan-bytes", "largest plan accepted, e.g. 512KiB (env GONOGO_MAX_PLAN_BYTES)")
 	a.completeFlag(c, "max-plan-bytes", cobra.NoFileCompletions)
 }
 
@@ -71,20 +71,20 @@ func (a *cli) addChainFlag(c *cobra.Command, f *runFlags, usage string) {
 
 func (a *cli) addSkillsFlag(c *cobra.Command, f *runFlags) {
 	c.Flags().StringVar(&f.skills, "skills", a.defaults.SkillsDir,
-		"installed skills are read from `DIR` (env GONOGO_SKILLS_DIR; default .claude/skills if it exists, else skills)")
+		"skills directory `DIR` (env GONOGO_SKILLS_DIR; default .claude/skills if present, else skills)")
 	a.completeFlag(c, "skills", dirs)
 }
 
 func (a *cli) addDataFlag(c *cobra.Command, f *runFlags) {
-	c.Flags().StringVar(&f.data, "data", a.defaults.DataDir, "the store and run artifacts live in `DIR` (env GONOGO_DATA_DIR)")
+	c.Flags().StringVar(&f.data, "data", a.defaults.DataDir, "data directory `DIR`: store and artifacts (env GONOGO_DATA_DIR)")
 	a.completeFlag(c, "data", dirs)
 }
 
 func (a *cli) addRunnerFlags(c *cobra.Command, f *runFlags) {
 	fs := c.Flags()
-	fs.StringVar(&f.runner, "runner", a.defaults.Runner, "steps run with the runner `NAME`: "+strings.Join(runner.Names(), ", ")+" (env GONOGO_RUNNER)")
+	fs.StringVar(&f.runner, "runner", a.defaults.Runner, "agent runner `NAME`: "+strings.Join(runner.Names(), ", ")+" (env GONOGO_RUNNER)")
 	a.completeFlag(c, "runner", completeRunners)
-	fs.StringVar(&f.runnerCmd, "runner-cmd", a.defaults.RunnerCmd, "the agent executable `PATH`, run through no shell (env GONOGO_RUNNER_CMD; for claude, default "+runner.DefaultClaudeCmd+")")
+	fs.StringVar(&f.runnerCmd, "runner-cmd", a.defaults.RunnerCmd, "agent executable `PATH` (env GONOGO_RUNNER_CMD; for claude, default "+runner.DefaultClaudeCmd+")")
 }
 
 func (a *cli) addJSONFlag(c *cobra.Command, f *runFlags) {

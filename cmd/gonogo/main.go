@@ -61,22 +61,22 @@ type env struct {
 //	func newSkillsCmd(a *cli) *cobra.Command {
 //		f := &runFlags{}
 //		c := &cobra.Command{
-//			Use:   "skills [--json]",
-//			Short: "Installed skills, their kind and problems", // one line, no period
-//			RunE:  a.action(f, cmdSkills),                       // cmdSkills(ctx, e, cfg, f) int
-//			Args:  cobra.NoArgs,                                  // or check f.positional in cmdSkills
-//			ValidArgsFunction: cobra.NoFileCompletions,          // or a.completeRunIDs(f) for a RUN
+//			Use:               "skills [flags]",
+//			Short:             "List the installed skills, their kind and problems",
+//			RunE:              a.action(f, cmdSkills), // cmdSkills(ctx, e, cfg, f) int
+//			ValidArgsFunction: cobra.NoFileCompletions, // a.completeRunIDs(f) for a RUN
 //		}
-//		a.addJSONFlag(c, f)
-//		a.addSkillsFlag(c, f) // shared flags are defined once, in flags.go
+//		a.addJSONFlag(c, f)   // shared flags are defined once, in flags.go
+//		a.addSkillsFlag(c, f)
 //		return c
 //	}
 //
 // The body reads its flags from f, resolved against the environment (a
-// flag wins over its variable) and its arguments from f.positional, and
-// returns an exit code. Give every flag a one-line usage; a help golden
-// (testdata/cli/help-<command>.golden) is then expected: write it with
-// go test ./cmd/gonogo -run Help -update.
+// flag wins over its variable), and its arguments from f.positional; it
+// prints its own messages and returns the exit code. A flag of its own is
+// c.Flags().XxxVar with a one-line usage (a flag value to complete:
+// a.completeFlag). Help goldens are then expected in
+// testdata/cli/help-<command>.golden: go test ./cmd/gonogo -run Help -update.
 type cli struct {
 	ctx      context.Context
 	e        env
@@ -138,6 +138,19 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newWorkflowCmd(a),
 		newVersionCmd(),
 	)
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		// cobra's completion command prints its help, exit 0, for a shell
+		// it has no script for.
+		c.Use, c.DisableFlagsInUseLine = "completion bash|zsh|fish|powershell", true
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("completion needs a shell: bash, zsh, fish or powershell")
+			}
+			return usagef("no completion script for %q: bash, zsh, fish or powershell", args[0])
+		}
+	}
 	return root, a
 }
 
@@ -146,7 +159,6 @@ func realMain(ctx context.Context, e env) int {
 	if len(e.args) == 0 {
 		// The overview, where a mistake's message would go.
 		root.InitDefaultHelpCmd()
-		root.InitDefaultCompletionCmd()
 		root.InitDefaultHelpFlag()
 		root.InitDefaultVersionFlag()
 		root.SetOut(e.stderr)
@@ -169,9 +181,10 @@ func realMain(ctx context.Context, e env) int {
 // is a usage error (exit 2), never the overview with exit 0.
 func newHelpCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "help [command]",
-		Short: "Help about any command",
-		Long:  "Help prints the usage of gonogo, or of one command with every flag.",
+		Use:                   "help [command]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Help about any command",
+		Long:                  "Help prints the usage of gonogo, or of one command with every flag.",
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			cmd, _, err := c.Root().Find(args)
 			if err != nil {
@@ -199,10 +212,11 @@ func newHelpCmd() *cobra.Command {
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:               "version",
-		Short:             "Print gonogo's version",
-		Args:              cobra.NoArgs,
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Use:                   "version",
+		DisableFlagsInUseLine: true,
+		Short:                 "Print gonogo's version",
+		Args:                  cobra.NoArgs,
+		ValidArgsFunction:     cobra.NoFileCompletions,
 		Run: func(c *cobra.Command, _ []string) {
 			fmt.Fprintln(c.OutOrStdout(), "gonogo", version())
 		},

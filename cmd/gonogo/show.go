@@ -18,7 +18,7 @@ import (
 func newRunsCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
-		Use:               "runs [--json]",
+		Use:               "runs [flags]",
 		Short:             "List the runs in the store, newest first",
 		RunE:              a.action(f, cmdRuns),
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -133,9 +133,10 @@ type jsonEvent struct {
 func newShowCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
-		Use:               "show [--json] RUN",
-		Short:             "Show one run: its steps, attempts and journal",
-		Long:              "Show one run from the store: its steps, every attempt, and the journal of what happened. RUN is an id from gonogo runs.",
+		Use:   "show [flags] RUN",
+		Short: "Show one run: its steps, attempts and journal",
+		Long: `Show one run from the store: its steps, every attempt, and the journal of what
+happened. RUN is an id from gonogo runs.`,
 		RunE:              a.action(f, cmdShow),
 		ValidArgsFunction: a.completeRunIDs(f),
 	}

@@ -17,9 +17,11 @@ import (
 // "gonogo workflow list".
 func newWorkflowCmd(a *cli) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "workflow save|list",
-		Short: "Keep a chain as a named workflow, or list the workflows",
-		Long:  "Keep a chain as a named workflow in the workflows directory (GONOGO_WORKFLOWS_DIR), or list the workflows there.",
+		Use:                   "workflow save|list",
+		DisableFlagsInUseLine: true,
+		Short:                 "Keep a chain as a named workflow, or list the workflows",
+		Long: `Keep a chain as a named workflow in the workflows directory
+(GONOGO_WORKFLOWS_DIR), or list the workflows there.`,
 		// A subcommand cobra does not know reaches here, to be named.
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -37,7 +39,7 @@ func newWorkflowSaveCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
 	var replace bool
 	c := &cobra.Command{
-		Use:   "save NAME --chain 'EXPR' [--replace]",
+		Use:   "save [flags] NAME --chain 'EXPR'",
 		Short: "Keep a chain as a named workflow",
 		Long: `Keep a chain as a named workflow (NAME.yaml in GONOGO_WORKFLOWS_DIR), once it
 would run: its skills are installed and allowed. Run it with gonogo run --workflow NAME.`,
@@ -46,7 +48,7 @@ would run: its skills are installed and allowed. Run it with gonogo run --workfl
 		}),
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	a.addChainFlag(c, f, "the chain `EXPR` to save: 'a -> b, c then d'")
+	a.addChainFlag(c, f, "chain of skills `EXPR` to save: 'a -> b, c then d'")
 	c.Flags().BoolVar(&replace, "replace", false, "replace a workflow of the same name")
 	a.addSkillsFlag(c, f)
 	return c
@@ -54,10 +56,11 @@ would run: its skills are installed and allowed. Run it with gonogo run --workfl
 
 func newWorkflowListCmd(a *cli) *cobra.Command {
 	return &cobra.Command{
-		Use:               "list",
-		Short:             "List the workflows in GONOGO_WORKFLOWS_DIR",
-		RunE:              a.action(&runFlags{}, workflowList),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Use:                   "list",
+		DisableFlagsInUseLine: true,
+		Short:                 "List the workflows in GONOGO_WORKFLOWS_DIR",
+		RunE:                  a.action(&runFlags{}, workflowList),
+		ValidArgsFunction:     cobra.NoFileCompletions,
 	}
 }
 
