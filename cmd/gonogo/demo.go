@@ -91,7 +91,7 @@ gonogo resume are the real thing. With --dry-run nothing runs at all.
 func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 	dryRunner(f)
 	if len(f.positional) > 0 {
-		return fail(e, "demo", usagef("demo runs the built-in example; use gonogo run for your own plan"))
+		return fail(e, "demo", usagef("the demo runs the built-in example; use gonogo run for your own plan"))
 	}
 	cat, dir, cleanup, err := exampleCatalog()
 	if err != nil {

@@ -135,7 +135,7 @@ started with unless --auto or --force-auto is given again. RUN is an id from gon
 
 func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
-		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
+		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
 	var cat engine.Catalog = parse.NewCatalog(nil)

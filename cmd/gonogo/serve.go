@@ -71,7 +71,7 @@ other variables.`,
 
 func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
-		return fail(e, "serve", usagef("serve takes no arguments (got %q)", f.positional[0]))
+		return fail(e, "serve", usagef("takes no arguments (got %q)", f.positional[0]))
 	}
 	var sc slackConfig
 	if err := processEnv(ctx, &sc, e.lookup); err != nil {

@@ -30,7 +30,7 @@ func newRunsCmd(a *cli) *cobra.Command {
 
 func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
-		return fail(e, "runs", usagef("runs takes no arguments (got %q)", f.positional[0]))
+		return fail(e, "runs", usagef("takes no arguments (got %q)", f.positional[0]))
 	}
 	db, err := openStore(f.data)
 	if err != nil {
@@ -213,7 +213,7 @@ happened. RUN is an id from gonogo runs.`,
 
 func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
-		return fail(e, "show", usagef("show takes one run id (see gonogo runs)"))
+		return fail(e, "show", usagef("expected one run id (see gonogo runs)"))
 	}
 	db, err := openStore(f.data)
 	if err != nil {
