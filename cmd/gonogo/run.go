@@ -151,6 +151,9 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 		f.DryRun = peek.DryRun
 	}
+	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
+		return fail(e, "resume", usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command"))
+	}
 	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
 		// A demo run goes on with the demo's stand-in agent and skills.
 		c, _, cleanup, err := exampleCatalog()
@@ -193,25 +196,11 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 			fmt.Fprintf(e.stderr, "warning: %s\n", warn)
 		}
 	}
-	for i := range r.Steps {
-		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
-			fmt.Fprintf(e.stdout, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
-		}
-	}
+	d.interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
 	if err != nil {
 		return fail(e, "resume", err)
 	}
-	// Show the step the run is waiting on, as it stands.
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if s.Status != engine.StepWaiting {
-			continue
-		}
-		if l := s.Latest(); l != nil {
-			d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
-				Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
-		}
-	}
+	d.waiting(ctx, r)
 	return d.drive(ctx, r)
 }

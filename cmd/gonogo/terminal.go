@@ -310,6 +310,28 @@ func (d *driver) stopped(r *engine.Run, s *engine.Step) {
 	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s\n", stepTitle(r, s), r.ID)
 }
 
+// interrupted announces, as a run resumes, the steps gonogo stopped in.
+func (d *driver) interrupted(r *engine.Run) {
+	for i := range r.Steps {
+		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
+			fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
+		}
+	}
+}
+
+// waiting shows, as a run resumes, the steps it waits on as they stand.
+func (d *driver) waiting(ctx context.Context, r *engine.Run) {
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		l := s.Latest()
+		if s.Status != engine.StepWaiting || l == nil {
+			continue
+		}
+		d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
+			Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
+	}
+}
+
 // askable is the first step a person must decide on now: none while a
 // step runs, and none that gonogo will retry by itself.
 func askable(r *engine.Run) *engine.Step {

@@ -436,3 +436,60 @@ func TestCtrlCAtTheFeedbackPrompt(t *testing.T) {
 		t.Fatalf("after Ctrl-C: state %s, step 1 %s with %d attempts, decision %v", run.State, run.Steps[0].Status, len(run.Steps[0].Attempts), run.Steps[0].Decision)
 	}
 }
+
+// A real run is never continued by the dry-run runner: its steps would be
+// recorded as not executed.
+func TestResumeRealRunWithDryRunner(t *testing.T) {
+	vars := baseVars(t)
+	workAgent(t, vars)
+	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd, measure-experiment-design")
+	id := runID(t, res.stdout)
+	res = gonogo(t, vars, "approve\napprove\n", "resume", "--runner", "dry-run", id)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "started for real") {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if run := showRun(t, vars, id); run.Steps[0].Decision != nil {
+		t.Fatalf("the refused resume decided: %+v", run.Steps[0])
+	}
+}
+
+// No message says its prefix twice ("gonogo run: run:", "error: error").
+func TestMessagesDoNotRepeatTheirPrefix(t *testing.T) {
+	vars := baseVars(t)
+	plan := filepath.Join(exampleDir(t), "plan.md")
+	for _, args := range [][]string{
+		{"run", "--bogus", plan}, {"check", "--bogus"}, {"runs", "--bogus"}, {"runs", "extra"}, {"show"}, {"resume"},
+		{"demo", "extra"}, {"show", "nope"}, {"run", "/nonexistent/plan.md"}, {"run", "--runner", "nope", plan},
+		{"run", "--runner", "command", plan}, {"check", plan, "--chain", "deliver-prd"}, {"workflow", "list", "x"},
+	} {
+		res := gonogo(t, vars, "", args...)
+		if repeatsPrefix(res.stderr) || res.code != exitUsage {
+			t.Errorf("gonogo %s: exit %d, %q", strings.Join(args, " "), res.code, res.stderr)
+		}
+	}
+	vars["GONOGO_STEP_TIMEOUT"] = "10"
+	if res := gonogo(t, vars, "", "runs"); repeatsPrefix(res.stderr) {
+		t.Errorf("%q", res.stderr)
+	}
+	for _, bad := range []string{"gonogo run: run: flag", "gonogo show: show takes one run id", "error: error: x", "gonogo run: gonogo run: x"} {
+		if !repeatsPrefix(bad) {
+			t.Errorf("repeatsPrefix(%q) = false", bad)
+		}
+	}
+}
+
+// repeatsPrefix says whether a line of msg says a prefix twice: "gonogo
+// show: show takes", "error: error".
+func repeatsPrefix(msg string) bool {
+	for _, line := range strings.Split(msg, "\n") {
+		parts := strings.Split(strings.ToLower(line), ": ")
+		for i := 0; i+1 < len(parts); i++ {
+			prev := strings.TrimPrefix(parts[i], "gonogo ")
+			next := strings.TrimPrefix(parts[i+1], "gonogo ")
+			if prev != "" && (next == prev || strings.HasPrefix(next, prev+" ") || strings.HasPrefix(next, prev+":")) {
+				return true
+			}
+		}
+	}
+	return false
+}
