@@ -103,7 +103,8 @@ type driver struct {
 	e       env
 	out     io.Writer
 	in      *lineReader
-	tty     bool
+	tty     bool // a person answers at a terminal (stdin is one): prompts, short answers
+	live    bool // stdout is a terminal: a live progress line, and $EDITOR may open
 	svc     *engine.Service
 	data    string
 	actor   string
@@ -134,7 +135,7 @@ func newDriver(e env, a *app, box *inbox, data string, cfg config) *driver {
 		every = 30 * time.Second
 	}
 	return &driver{
-		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin) && isTerminal(e.stdout),
+		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(e.stdout),
 		svc: a.svc, data: data, actor: actor(e), box: box, maxEdit: int64(cfg.MaxArtifact), every: every,
 		running: map[int]*liveStep{}, shown: map[string]bool{},
 	}
@@ -185,7 +186,7 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 		select {
 		case <-d.box.signal:
 		case <-tick.C:
-			if d.tty {
+			if d.live {
 				d.draw(r)
 			} else {
 				d.report(r)
@@ -649,10 +650,12 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 			dec.Feedback = fb
 		}
 	case engine.DecideEdit:
-		if rest == "" && d.tty {
+		switch {
+		case rest == "" && d.tty && d.live:
 			return d.editInEditor(ctx, r, s, allowed)
-		}
-		if rest == "" {
+		case rest == "" && d.tty:
+			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact here (stdout is not a terminal, so no editor opens): edit PATH")
+		case rest == "":
 			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
 		}
 		body, err := d.readEdit(rest)

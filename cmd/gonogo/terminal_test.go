@@ -312,6 +312,12 @@ type session struct {
 }
 
 func startSession(t *testing.T, vars map[string]string, args ...string) *session {
+	return startSessionOut(t, vars, true, args...)
+}
+
+// startSessionOut is startSession with stdout a terminal or (like | tee)
+// not one.
+func startSessionOut(t *testing.T, vars map[string]string, termOut bool, args ...string) *session {
 	t.Helper()
 	m := map[string]string{"USER": "tester"}
 	for k, v := range vars {
@@ -321,9 +327,13 @@ func startSession(t *testing.T, vars map[string]string, args ...string) *session
 	out := &lockedBuffer{}
 	ctx, ir := newInterrupts(context.Background())
 	s := &session{t: t, feed: feed, out: out, ir: ir, done: make(chan int, 1)}
+	var stdout io.Writer = out
+	if termOut {
+		stdout = ttyWriter{out}
+	}
 	go func() {
 		s.done <- realMain(ctx, env{
-			args: args, stdin: ttyReader{stdin}, stdout: ttyWriter{out}, stderr: ttyWriter{out},
+			args: args, stdin: ttyReader{stdin}, stdout: stdout, stderr: stdout,
 			lookup: envconfig.MapLookuper(m), getenv: func(k string) string { return m[k] },
 		})
 	}()
@@ -492,4 +502,25 @@ func repeatsPrefix(msg string) bool {
 		}
 	}
 	return false
+}
+
+// A person at a terminal whose output goes through | tee is still asked,
+// and sees progress lines instead of a live line.
+func TestTerminalInputWithPipedOutput(t *testing.T) {
+	vars := baseVars(t)
+	vars["GONOGO_PROGRESS_INTERVAL"] = "100ms"
+	vars["GONOGO_RUNNER"] = "command"
+	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; sleep 0.4; printf '# Work\n\nA paragraph of real work.\n'`)
+	s := startSessionOut(t, vars, false, "run", "--chain", "deliver-prd -- x")
+	s.waitFor("[a]pprove [e]dit [s]kip [r]edo a[b]ort >", 1)
+	s.say("e")
+	s.waitFor("stdout is not a terminal, so no editor opens", 1)
+	s.say("a")
+	if code := s.exit(); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, s.out.String())
+	}
+	out := s.out.String()
+	if !strings.Contains(out, "  ... deliver-prd (step 1) running ") || strings.Contains(out, "\033[K") {
+		t.Errorf("want progress lines and no live line:\n%q", out)
+	}
 }
