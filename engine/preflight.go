@@ -40,8 +40,8 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 		// Section 7 blocks are independent by the parse contract: each
 		// carries its own prompt, and none takes another's artifact.
 		return p, &Refusal{Reason: RefuseInvalidInput, Source: doc.Source,
-			Message: "--thread is for chains and workflows: a plan's Section 7 blocks are independent steps, " +
-				"so no step takes another's artifact: run the plan without --thread, or run its skills as a chain with --thread"}
+			Message: "--thread is for chains and workflows. A plan's Section 7 blocks are independent steps, " +
+				"so no step takes another's artifact; run the plan without --thread, or run its skills as a chain with --thread"}
 	}
 	// Refusals come first and cover every block, past the cap too: a plan
 	// that names the orchestrator anywhere in Section 7 is refused whole.
