@@ -524,7 +524,13 @@ func (d *driver) report(r *engine.Run) {
 			continue
 		}
 		ls.said = now
-		line := fmt.Sprintf("  ... %s (step %d) running %s", s.Skill, s.N, now.Sub(ls.start).Round(time.Second))
+		took := now.Sub(ls.start)
+		if took < 10*time.Second {
+			took = took.Round(100 * time.Millisecond)
+		} else {
+			took = took.Round(time.Second)
+		}
+		line := fmt.Sprintf("  ... %s (step %d) running %s", s.Skill, s.N, took)
 		if p := ls.progress; p != nil {
 			line += fmt.Sprintf(", %s, %s", plural(p.Turns, "turn"), plural(p.ToolCalls, "tool call"))
 			if p.CostUSD > 0 {

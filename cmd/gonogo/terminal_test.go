@@ -286,7 +286,7 @@ func TestProgressLinesInTheDemo(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_PROGRESS_INTERVAL"] = "200ms"
 	res := gonogo(t, vars, "approve\n", "demo")
-	line := regexp.MustCompile(`(?m)^  \.\.\. define-problem-statement \(step 1\) running \d+s(, \d+ turns?, \d+ tool calls?)?$`)
+	line := regexp.MustCompile(`(?m)^  \.\.\. define-problem-statement \(step 1\) running [\d.]+m?s(, \d+ turns?, \d+ tool calls?)?$`)
 	if !line.MatchString(res.stdout) {
 		t.Fatalf("no progress line for step 1:\n%s", res.stdout)
 	}
