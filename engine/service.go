@@ -671,25 +671,10 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 		}
 	}
 	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
-		// Past a skipped step, the nearest earlier confirmed artifact.
-		from, _ := ThreadSource(r, st)
-		if from == nil {
-			st = withoutThread(st)
-		} else if from.N != st.ThreadFrom {
-			st = threadedFrom(st, from.N)
+		if in.Step, in.Threaded, err = s.threaded(ctx, r, st); err != nil {
+			return job, err
 		}
-		in.Step = st
-	}
-	if st.ThreadFrom > 0 && !r.DryRun {
-		from := r.Step(st.ThreadFrom)
-		l := from.Latest()
-		if from.Status != StepDone || l == nil || !l.Artifact {
-			return job, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which has no confirmed artifact; redo step %d or abort",
-				st.N, st.Skill, from.N, from.Skill, st.N)
-		}
-		if in.Threaded, err = s.store.Artifact(ctx, r.ID, from.N, l.N); err != nil {
-			return job, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
-		}
+		st = in.Step
 	}
 	if len(st.Attempts) > 1 && in.Feedback != "" {
 		prev := st.Attempts[len(st.Attempts)-2]
@@ -820,6 +805,29 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 		return false
 	}
 	return true
+}
+
+// threaded returns the threaded step st as it runs, handed the confirmed
+// artifact ThreadSource names (past skipped steps), and that artifact; or
+// st handed nothing when there is none.
+func (s *Service) threaded(ctx context.Context, r *Run, st *Step) (*Step, []byte, error) {
+	from, _ := ThreadSource(r, st)
+	if from == nil {
+		return withoutThread(st), nil, nil
+	}
+	if from.N != st.ThreadFrom {
+		st = threadedFrom(st, from.N)
+	}
+	l := from.Latest()
+	if from.Status != StepDone || l == nil || !l.Artifact {
+		return st, nil, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which has no confirmed artifact; redo step %d or abort",
+			st.N, st.Skill, from.N, from.Skill, st.N)
+	}
+	body, err := s.store.Artifact(ctx, r.ID, from.N, l.N)
+	if err != nil {
+		return st, nil, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
+	}
+	return st, body, nil
 }
 
 // withoutThread is a copy of st that is handed no artifact.
