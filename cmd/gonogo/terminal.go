@@ -888,7 +888,7 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 		} else if s.Status == engine.StepDone {
 			dec = "auto"
 		}
-		if s.Status == engine.StepAborted || s.Status == engine.StepPending {
+		if s.Status == engine.StepAborted || s.Status == engine.StepPending || s.Status == engine.StepInterrupted {
 			res = string(s.Status)
 		}
 		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, clip(s.Skill, 32), res, dec, art)
