@@ -147,6 +147,7 @@ type jsonRun struct {
 	Updated time.Time   `json:"updated"`
 	CostUSD float64     `json:"cost_usd"`
 	Halt    *string     `json:"halt"`
+	Halted  bool        `json:"halted,omitempty"` // waiting, halted on a FAILED step
 	Steps   []jsonStep  `json:"steps"`
 	Journal []jsonEvent `json:"journal"`
 }
@@ -297,6 +298,9 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 		ID: string(r.ID), State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
 		Mode: engine.RunModeName(r.Mode, r.DryRun), Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD,
 		Halt: strOrNil(r.Halt), Steps: []jsonStep{}, Journal: []jsonEvent{},
+	}
+	if state, _ := runState(r); state == stateHalted {
+		out.Halted = true
 	}
 	for i := range r.Steps {
 		s := &r.Steps[i]

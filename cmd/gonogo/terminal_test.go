@@ -144,8 +144,8 @@ func TestHaltedRunInRunsAndShow(t *testing.T) {
 	if !strings.Contains(show.stdout, "State:      halted at step 1 (deliver-prd): FAILED - the agent exited with code 7") {
 		t.Errorf("show does not say the run is halted:\n%s", show.stdout)
 	}
-	if run := showRun(t, vars, id); run.State != "waiting" {
-		t.Errorf("show --json state %q, want waiting", run.State)
+	if run := showRun(t, vars, id); run.State != "waiting" || !run.Halted {
+		t.Errorf("show --json state %q halted %v, want waiting and halted", run.State, run.Halted)
 	}
 }
 
