@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -254,13 +255,16 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 		c.add(line, "%s names `%s`: %s", what, name, why)
 		return PlanStep{}, false
 	}
-	if _, err := c.cat.Skill(name); err != nil {
+	if _, err := c.cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
 		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
 		return PlanStep{}, false
 	}
-	ps, reason := resolve(name, c.cat, c.pol)
+	ps, reason, kind := resolve(name, c.cat, c.pol)
 	if reason != "" {
 		c.add(line, "%s: %s", what, reason)
+		if kind == RefuseBrokenSkill {
+			c.problems[len(c.problems)-1].Reason = kind
+		}
 		return PlanStep{}, false
 	}
 	return ps, true
