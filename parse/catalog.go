@@ -84,14 +84,17 @@ func LoadCatalog(opts CatalogOptions) (*Catalog, error) {
 			c.loadEntry(dir, e, shadows)
 		}
 	}
-	for name, s := range c.skills {
+	for name := range c.skills {
 		c.all = append(c.all, name)
-		if s.Problem == "" {
-			c.names = append(c.names, name)
-		}
 	}
 	slices.Sort(c.all)
-	slices.Sort(c.names)
+	for _, name := range c.all {
+		if p := c.skills[name].Problem; p != "" {
+			c.warnings = append(c.warnings, p)
+			continue
+		}
+		c.names = append(c.names, name)
+	}
 	return c, nil
 }
 
@@ -126,7 +129,7 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 		c.warnf("%s: hidden directory skipped", path)
 		return
 	}
-	skill := c.load(dir, path, name)
+	skill, notes := catalogLoad(dir, path, name)
 	hasFile := catalogExists(skill.Path)
 	if prev, ok := c.skills[name]; ok && shadows[name] {
 		if hasFile {
@@ -137,9 +140,7 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 	if !engine.ValidSkillName(name) {
 		skill.Problem = fmt.Sprintf("%s: %q is not a valid skill name (lower-case letters, digits and dashes)", path, name)
 	}
-	if skill.Problem != "" {
-		c.warnings = append(c.warnings, skill.Problem)
-	}
+	c.warnings = append(c.warnings, notes...)
 	shadows[name] = hasFile
 	c.skills[name] = skill
 }
@@ -299,14 +300,15 @@ func (c *Catalog) AgentFile(name string) (string, error) {
 	return "", fmt.Errorf("agent %q: %s does not exist: %w", name, strings.Join(looked, " nor "), engine.ErrNotFound)
 }
 
-// load reads one skill folder. A skill that cannot be used comes back with
-// its Problem set; its Path is SKILL.md all the same.
-func (c *Catalog) load(source, dir, name string) engine.Skill {
+// catalogLoad reads one skill folder, with the warnings about it. A skill
+// that cannot be used comes back with its Problem set; its Path is SKILL.md
+// all the same.
+func catalogLoad(source, dir, name string) (skill engine.Skill, notes []string) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
 	path := filepath.Join(dir, "SKILL.md")
-	skill := engine.Skill{Name: name, Path: path, Dir: dir, Source: source}
+	skill = engine.Skill{Name: name, Path: path, Dir: dir, Source: source}
 	tpath := filepath.Join(dir, "references", "TEMPLATE.md")
 	skill.HasTemplate = catalogIsFile(tpath)
 	skill.HasExample = catalogIsFile(filepath.Join(dir, "references", "EXAMPLE.md"))
@@ -314,50 +316,49 @@ func (c *Catalog) load(source, dir, name string) engine.Skill {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		skill.Problem = dir + ": no SKILL.md in the folder"
-		return skill
+		return skill, nil
 	case err != nil:
 		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", path, catalogBareError(err))
-		return skill
+		return skill, nil
 	}
 	if bad := catalogFirstInvalidUTF8Line(src); bad > 0 {
 		skill.Problem = fmt.Sprintf("%s:%d: not UTF-8 text; save the file as UTF-8", path, bad)
-		return skill
+		return skill, nil
 	}
 	fm, body, notes, err := catalogFrontMatter(src, path)
 	if err != nil {
 		skill.Problem = err.Error()
-		return skill
+		return skill, nil
 	}
-	c.warnings = append(c.warnings, notes...)
 	skill.Instructions = body
 	if fm == nil {
-		c.warnf("%s: no front matter; the skill has no description", path)
+		notes = append(notes, path+": no front matter; the skill has no description")
 	} else {
 		fmName, nameLine, desc, err := catalogSkillFields(fm, path)
 		if err != nil {
 			skill.Problem = err.Error()
-			return skill
+			return skill, notes
 		}
 		if fmName != "" && fmName != name {
 			skill.Problem = fmt.Sprintf("%s:%d: the front matter names the skill %q, but its folder is %q; rename one so they agree", path, nameLine, fmName, name)
-			return skill
+			return skill, notes
 		}
 		if desc == "" {
-			c.warnf("%s: the front matter has no description", path)
+			notes = append(notes, path+": the front matter has no description")
 		}
 		skill.Description = desc
 	}
 	if !skill.HasTemplate {
-		return skill
+		return skill, notes
 	}
 	tsrc, err := os.ReadFile(tpath)
 	if err != nil {
 		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", tpath, catalogBareError(err))
-		return skill
+		return skill, notes
 	}
 	skill.TemplateSections = catalogTemplateSections(tsrc)
 	skill.Template = string(tsrc)
-	return skill
+	return skill, notes
 }
 
 // catalogBareError drops the operation and path an *fs.PathError repeats,
