@@ -57,29 +57,7 @@ func TestLoadSkillsShapes(t *testing.T) {
 	}
 	warnings := c.Warnings()
 	for _, tt := range loads {
-		s, err := c.Skill(tt.name)
-		if err != nil {
-			t.Errorf("Skill(%s): %v", tt.name, err)
-			continue
-		}
-		if s.Description != tt.desc {
-			t.Errorf("%s: description %q, want %q", tt.name, s.Description, tt.desc)
-		}
-		if !strings.Contains(s.Instructions, "# Instructions") {
-			t.Errorf("%s: instructions %q lack the body", tt.name, s.Instructions)
-		}
-		var mine []string
-		for _, w := range warnings {
-			if strings.HasPrefix(w, file(tt.name)+":") {
-				mine = append(mine, strings.TrimPrefix(w, file(tt.name)+":"))
-			}
-		}
-		switch {
-		case tt.warning == "" && len(mine) > 0:
-			t.Errorf("%s: unexpected warnings %q", tt.name, mine)
-		case tt.warning != "" && (len(mine) != 1 || !strings.HasPrefix(mine[0], tt.warning)):
-			t.Errorf("%s: warnings %q, want one starting %q", tt.name, mine, tt.warning)
-		}
+		shapeLoads(t, c, file(tt.name), tt.name, tt.desc, tt.warning)
 	}
 	if s, _ := c.Skill("with-template-and-example"); !s.HasTemplate || !s.HasExample || !slices.Equal(s.TemplateSections, []string{"Summary", "Details"}) {
 		t.Errorf("with-template-and-example: HasTemplate %v, HasExample %v, sections %q", s.HasTemplate, s.HasExample, s.TemplateSections)
@@ -230,4 +208,33 @@ func FuzzCatalogFrontMatter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// shapeLoads checks one skill that loads: its description, its body and
+// the one warning (after "file:") naming its file, or none.
+func shapeLoads(t *testing.T, c *Catalog, file, name, desc, warning string) {
+	t.Helper()
+	s, err := c.Skill(name)
+	if err != nil {
+		t.Errorf("Skill(%s): %v", name, err)
+		return
+	}
+	if s.Description != desc {
+		t.Errorf("%s: description %q, want %q", name, s.Description, desc)
+	}
+	if !strings.Contains(s.Instructions, "# Instructions") {
+		t.Errorf("%s: instructions %q lack the body", name, s.Instructions)
+	}
+	var mine []string
+	for _, w := range c.Warnings() {
+		if rest, ok := strings.CutPrefix(w, file+":"); ok {
+			mine = append(mine, rest)
+		}
+	}
+	switch {
+	case warning == "" && len(mine) > 0:
+		t.Errorf("%s: unexpected warnings %q", name, mine)
+	case warning != "" && (len(mine) != 1 || !strings.HasPrefix(mine[0], warning)):
+		t.Errorf("%s: warnings %q, want one starting %q", name, mine, warning)
+	}
 }
