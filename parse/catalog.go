@@ -138,7 +138,7 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 		return
 	}
 	if !engine.ValidSkillName(name) {
-		skill.Problem = fmt.Sprintf("%s: %q is not a valid skill name (lower-case letters, digits and dashes)", path, name)
+		skill.Problem = fmt.Sprintf("%s: %q is not a valid skill name (lower-case letters, digits and dashes)", skill.Dir, name)
 	}
 	c.warnings = append(c.warnings, notes...)
 	shadows[name] = hasFile
@@ -285,7 +285,6 @@ func (c *Catalog) AgentFile(name string) (string, error) {
 	if len(c.agentDirs) == 0 {
 		return "", fmt.Errorf("agent %q is not in the catalog: %w", name, engine.ErrNotFound)
 	}
-	var looked []string
 	for _, dir := range c.agentDirs {
 		path := filepath.Join(dir, name+".md")
 		_, err := os.Stat(path)
@@ -295,10 +294,21 @@ func (c *Catalog) AgentFile(name string) (string, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("agent %q: %w", name, err)
 		}
-		looked = append(looked, path)
 	}
-	return "", fmt.Errorf("agent %q: %s does not exist: %w", name, strings.Join(looked, " nor "), engine.ErrNotFound)
+	return "", &catalogNoAgentError{file: name + ".md", dirs: c.agentDirs}
 }
+
+// catalogNoAgentError is a leaf agent found in none of the agent folders.
+type catalogNoAgentError struct {
+	file string
+	dirs []string
+}
+
+func (e *catalogNoAgentError) Error() string {
+	return fmt.Sprintf("no %s in %s", e.file, strings.Join(e.dirs, ", "))
+}
+
+func (e *catalogNoAgentError) Unwrap() error { return engine.ErrNotFound }
 
 // catalogLoad reads one skill folder, with the warnings about it. A skill
 // that cannot be used comes back with its Problem set; its Path is SKILL.md

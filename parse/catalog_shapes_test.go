@@ -105,26 +105,36 @@ func TestLoadSkillsShapes(t *testing.T) {
 	}
 }
 
-// An unreadable SKILL.md costs only its skill.
+// An unreadable SKILL.md costs only its skill: one that is a folder (which
+// even root cannot read as a file) and, when not running as root, one
+// whose mode forbids reading.
 func TestLoadSkillsUnreadable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads files whatever their mode")
-	}
 	dir := t.TempDir()
 	catalogWriteSkill(t, dir, "fine", "---\ndescription: d\n---\nbody\n")
-	catalogWriteSkill(t, dir, "locked", "---\ndescription: d\n---\nbody\n")
-	locked := filepath.Join(dir, "locked", "SKILL.md")
-	if err := os.Chmod(locked, 0); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "folder", "SKILL.md"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.Chmod(locked, 0o644) })
+	locked := filepath.Join(dir, "locked", "SKILL.md")
+	if os.Geteuid() != 0 {
+		catalogWriteSkill(t, dir, "locked", "---\ndescription: d\n---\nbody\n")
+		if err := os.Chmod(locked, 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(locked, 0o644) })
+	}
 	c, err := LoadSkills(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Skill("locked")
-	if !errors.Is(err, engine.ErrBrokenSkill) || !strings.HasPrefix(s.Problem, locked+": cannot be read: permission denied") {
-		t.Errorf("Skill(locked) = problem %q, err %v; want the file named and permission denied", s.Problem, err)
+	s, err := c.Skill("folder")
+	if want := filepath.Join(dir, "folder", "SKILL.md") + ": cannot be read: is a directory"; !errors.Is(err, engine.ErrBrokenSkill) || s.Problem != want {
+		t.Errorf("Skill(folder) = problem %q, err %v; want %q", s.Problem, err, want)
+	}
+	if os.Geteuid() != 0 {
+		s, err := c.Skill("locked")
+		if !errors.Is(err, engine.ErrBrokenSkill) || s.Problem != locked+": cannot be read: permission denied" {
+			t.Errorf("Skill(locked) = problem %q, err %v; want the file named and permission denied", s.Problem, err)
+		}
 	}
 	if !slices.Equal(c.Names(), []string{"fine"}) {
 		t.Errorf("Names() = %q, want [fine]", c.Names())
@@ -173,7 +183,7 @@ func TestLoadCatalogFolders(t *testing.T) {
 		t.Errorf("Agent(other) = %q, %v", body, err)
 	}
 	_, err = c.Agent("missing")
-	if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), filepath.Join(root, "home", "agents", "missing.md")) {
+	if !errors.Is(err, engine.ErrNotFound) || err.Error() != "no missing.md in "+filepath.Join(root, "proj", "agents")+", "+filepath.Join(root, "nope")+", "+filepath.Join(root, "home", "agents") {
 		t.Errorf("Agent(missing) err = %v, want ErrNotFound naming where gonogo looked", err)
 	}
 	if !slices.Equal(c.Dirs(), []string{personal, project}) {

@@ -79,7 +79,7 @@ func TestLoadSkillsFixture(t *testing.T) {
 	warnings := strings.Join(c.Warnings(), "\n")
 	for _, want := range []string{
 		filepath.Join(catalogFixtureDir(), ".drafts") + ": hidden directory skipped",
-		filepath.Join(catalogFixtureDir(), "Scratch_Pad") + `: "Scratch_Pad" is not a valid skill name`,
+		filepath.Join("testdata", "skills", "Scratch_Pad") + `: "Scratch_Pad" is not a valid skill name`,
 		filepath.Join("testdata", "skills", "notes-only") + ": no SKILL.md in the folder",
 	} {
 		if !strings.Contains(warnings, want) {

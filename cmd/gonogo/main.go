@@ -56,6 +56,7 @@ Usage:
   gonogo workflow list                         the workflows in GONOGO_WORKFLOWS_DIR
   gonogo runs  [--json]                        runs in the store, newest first
   gonogo show  [--json] RUN                    one run: steps, attempts, journal
+  gonogo skills [--json] [--skills DIR]        installed skills, their kind and problems
   gonogo resume [flags] RUN                    continue a waiting or interrupted run
   gonogo demo  [flags]                         run the built-in example plan (dry run)
 
@@ -95,6 +96,8 @@ func realMain(ctx context.Context, e env) int {
 		return cmdServe(ctx, e, cfg, args)
 	case "workflow":
 		return cmdWorkflow(ctx, e, cfg, args)
+	case "skills":
+		return cmdSkills(ctx, e, cfg, args)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return exitOK

@@ -55,7 +55,7 @@ func workflowSave(e env, cfg config, args []string) int {
 	}
 	// Only a chain that would run is saved: its skills are installed and
 	// allowed.
-	cat, err := parse.LoadSkills(*skills)
+	cat, err := cfg.loadSkills(*skills)
 	if err != nil {
 		return fail(e, "workflow save", err)
 	}
