@@ -4,32 +4,43 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
 )
 
-const skillsUsage = `Usage: gonogo skills [--json] [--skills DIR]
-
-Lists the installed skills: name, category (content, dispatch, workflow,
+func newSkillsCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "skills [flags]",
+		Short: "List the installed skills, their kind and problems",
+		Long: `List the installed skills: name, category (content, dispatch, workflow,
 refused), the leaf agent of a dispatch skill and whether it is found,
 whether references/TEMPLATE.md and references/EXAMPLE.md exist, the skills
 folder each came from, and why a skill cannot be used.
 
 Skills are read from --skills or GONOGO_SKILLS_DIR (that folder only), else
-from ~/.claude/skills and .claude/skills (a personal skill wins over a
-project skill of the same name), else from ./skills.
+from ~/.claude/skills and .claude/skills together (a personal skill wins
+over a project skill of the same name, as in Claude Code), else from
+./skills. Leaf agents are read from agents/ beside that folder,
+.claude/agents and ~/.claude/agents.
 
 Exit codes: 0 listed (problems included), 2 no skills folder found, or a
-usage or configuration error.
-`
+usage or configuration error.`,
+		RunE:              a.action(f, cmdSkills),
+		ValidArgsFunction: cobra.NoFileCompletions,
+	}
+	a.addJSONFlag(c, f)
+	a.addSkillsFlag(c, f)
+	return c
+}
 
 // jsonSkill is one entry of gonogo skills --json. The keys are part of
 // gonogo's JSON contract (see the README).
@@ -48,31 +59,20 @@ type jsonSkill struct {
 	Problem        *string `json:"problem"`
 }
 
-func cmdSkills(_ context.Context, e env, cfg config, args []string) int {
-	fset := flag.NewFlagSet("skills", flag.ContinueOnError)
-	fset.SetOutput(io.Discard)
-	asJSON := fset.Bool("json", false, "print JSON")
-	dir := fset.String("skills", cfg.skillsDir(), "skills directory (GONOGO_SKILLS_DIR)")
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(e.stdout, skillsUsage)
-			return exitOK
-		}
-		return fail(e, "skills", usagef("%v\n\n%s", err, skillsUsage))
-	}
-	if fset.NArg() > 0 {
-		return fail(e, "skills", usagef("skills takes no arguments (got %q)\n\n%s", fset.Arg(0), skillsUsage))
+func cmdSkills(_ context.Context, e env, cfg config, f *runFlags) int {
+	if len(f.positional) > 0 {
+		return fail(e, "skills", usagef("skills takes no arguments (got %q)", f.positional[0]))
 	}
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
 		return fail(e, "skills", fmt.Errorf("policy: %w", err))
 	}
-	cat, err := cfg.loadSkills(*dir)
+	cat, err := cfg.loadSkills(f.skills)
 	if err != nil {
 		return fail(e, "skills", err)
 	}
 	list := skillList(cat, pol)
-	if *asJSON {
+	if f.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(list); err != nil {
