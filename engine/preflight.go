@@ -78,6 +78,7 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 		line := doc.Section7Line
 		return p, &Refusal{Reason: RefuseNoRunnableSteps, Source: doc.Source, Line: line, Message: msg}
 	}
+	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
 	floor := "; the run stays checkpointed"
 	if flags.ForceAuto {
 		floor = "; --force-auto runs it guarded-auto anyway"
@@ -195,6 +196,7 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 	if w := forgottenArrow(c, cat); w != "" {
 		p.Warnings = append(p.Warnings, w)
 	}
+	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
 	if len(p.Steps) > chainWarnAfter {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d steps: every step's context adds up; past %d steps consider splitting the chain", len(p.Steps), chainWarnAfter))
 	}

@@ -456,6 +456,36 @@ func TestPreflightChainForgottenArrow(t *testing.T) {
 	}
 }
 
+// The warnings of the skills a run uses come with the plan, each once.
+func TestPreflightSkillWarnings(t *testing.T) {
+	cat := testCatalog(true)
+	prd := cat.skills["deliver-prd"]
+	prd.Warnings = []string{"skills/deliver-prd/SKILL.md:3: read leniently"}
+	cat.skills["deliver-prd"] = prd
+	c := ChainExpr{Source: "x", Names: []string{"deliver-prd", "deliver-user-stories", "deliver-prd"}, Context: "ctx", Flags: Flags{ForceAuto: true}}
+	p, err := PreflightChain(c, cat, DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Warnings, prd.Warnings) {
+		t.Errorf("chain warnings = %q, want the skill's, once", p.Warnings)
+	}
+	pp, err := PreflightPlan(planDoc(blk(50, "deliver-user-stories"), blk(60, "deliver-prd")), cat, DefaultPolicy(), Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pp.Warnings, prd.Warnings[0]) {
+		t.Errorf("plan warnings = %q, want the skill's", pp.Warnings)
+	}
+	wp, err := PreflightWorkflow(wflow(WorkflowStep{ID: "a", Skill: "deliver-prd", Line: 2}), nil, "", Flags{ForceAuto: true}, cat, DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(wp.Warnings, prd.Warnings[0]) {
+		t.Errorf("workflow warnings = %q, want the skill's", wp.Warnings)
+	}
+}
+
 func TestPreflightPlanBrokenSkill(t *testing.T) {
 	p, err := PreflightPlan(planDoc(blk(50, "deliver-prd"), blk(60, "broken-skill")), testCatalog(true), DefaultPolicy(), Flags{})
 	if err != nil {

@@ -94,6 +94,7 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 		p.Steps = append(p.Steps, ps)
 	}
 	p.Args = values
+	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
 	if flags.Thread && !wfLinear(p.Steps) {
 		p.Warnings = append(p.Warnings, "--thread hands a step the artifact of the one step it depends on; "+
 			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")

@@ -31,6 +31,10 @@ type Skill struct {
 	// Problem says why the skill cannot be used, naming file and line where
 	// there is one; "" for a usable skill.
 	Problem string
+	// Warnings are what was read leniently or is missing in a usable
+	// skill (a front-matter value taken as text, no description), naming
+	// file and line; pre-flight shows them for the skills a run uses.
+	Warnings []string
 }
 
 // Catalog is the set of installed skills a run may use.
@@ -131,4 +135,21 @@ func (p Policy) Classify(name string) (class SkillClass, leaf, reason string) {
 		return ClassDispatch, leaf, ""
 	}
 	return ClassContent, "", ""
+}
+
+// skillWarnings returns the warnings of the skills the steps use, each
+// skill once, in step order.
+func skillWarnings(cat Catalog, steps []PlanStep) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, st := range steps {
+		if seen[st.Skill] {
+			continue
+		}
+		seen[st.Skill] = true
+		if s, err := cat.Skill(st.Skill); err == nil {
+			out = append(out, s.Warnings...)
+		}
+	}
+	return out
 }

@@ -141,6 +141,9 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 		skill.Problem = fmt.Sprintf("%s: %q is not a valid skill name (lower-case letters, digits and dashes)", skill.Dir, name)
 	}
 	c.warnings = append(c.warnings, notes...)
+	if skill.Problem == "" {
+		skill.Warnings = notes
+	}
 	shadows[name] = hasFile
 	c.skills[name] = skill
 }
@@ -167,7 +170,7 @@ func NewCatalog(skills []engine.Skill) *Catalog {
 			c.warnf("skill %q left out: the name is given twice", s.Name)
 			continue
 		}
-		s.TemplateSections = slices.Clone(s.TemplateSections)
+		s.TemplateSections, s.Warnings = slices.Clone(s.TemplateSections), slices.Clone(s.Warnings)
 		c.skills[s.Name] = s
 		c.all = append(c.all, s.Name)
 		if s.Problem == "" {
@@ -212,7 +215,7 @@ func (c *Catalog) Skill(name string) (engine.Skill, error) {
 		}
 		return engine.Skill{}, fmt.Errorf("skill %q is not installed in %s: %w", name, where, engine.ErrNotFound)
 	}
-	s.TemplateSections = slices.Clone(s.TemplateSections)
+	s.TemplateSections, s.Warnings = slices.Clone(s.TemplateSections), slices.Clone(s.Warnings)
 	if s.Problem != "" {
 		return s, fmt.Errorf("skill %q: %s: %w", name, s.Problem, engine.ErrBrokenSkill)
 	}
@@ -231,7 +234,7 @@ func (c *Catalog) Skills() []engine.Skill {
 	out := make([]engine.Skill, 0, len(c.all))
 	for _, name := range c.all {
 		s := c.skills[name]
-		s.TemplateSections = slices.Clone(s.TemplateSections)
+		s.TemplateSections, s.Warnings = slices.Clone(s.TemplateSections), slices.Clone(s.Warnings)
 		out = append(out, s)
 	}
 	return out

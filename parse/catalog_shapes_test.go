@@ -241,6 +241,9 @@ func shapeLoads(t *testing.T, c *Catalog, file, name, desc, warning string) {
 			mine = append(mine, rest)
 		}
 	}
+	if len(s.Warnings) != len(mine) {
+		t.Errorf("%s: Skill.Warnings %q, want the catalog's warnings about its file", name, s.Warnings)
+	}
 	switch {
 	case warning == "" && len(mine) > 0:
 		t.Errorf("%s: unexpected warnings %q", name, mine)

@@ -259,6 +259,10 @@ func TestCheckChainBrokenSkillsAndForgottenArrow(t *testing.T) {
 		!slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
 		t.Errorf("check --json: exit %d, %+v; want one step, the rest as context, and a warning %q", res.code, out, want)
 	}
+	lenient := filepath.Join("colon-in-description", "SKILL.md") + `:3: the value of "description" holds ": "`
+	if !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, lenient) }) {
+		t.Errorf("check --json warnings %q lack the step's lenient front matter %q", out.Warnings, lenient)
+	}
 	if res := gonogo(t, vars, "", "check", "--chain", expr); !strings.Contains(res.stdout, want) {
 		t.Errorf("check text lacks the warning:\n%s", res.stdout)
 	}
