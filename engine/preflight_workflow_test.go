@@ -302,6 +302,16 @@ func TestPreflightWorkflowSkills(t *testing.T) {
 
 // TestPreflightWorkflowAllAtOnce checks that one pass reports every
 // problem, in line order, under the workflow's file name.
+// A workflow naming a broken skill is refused as broken-skill, naming the
+// file and the problem.
+func TestPreflightWorkflowBrokenSkillReason(t *testing.T) {
+	_, err := PreflightWorkflow(wflow(WorkflowStep{ID: "a", Skill: "broken-skill", Line: 4}), nil, "", Flags{}, testCatalog(true), DefaultPolicy())
+	var ps *Problems
+	if !errors.As(err, &ps) || len(ps.List) != 1 || ps.List[0].Reason != RefuseBrokenSkill || !strings.Contains(ps.List[0].Message, "skills/broken-skill/SKILL.md:1:") {
+		t.Fatalf("err = %v, want one broken-skill problem naming the file", err)
+	}
+}
+
 func TestPreflightWorkflowAllAtOnce(t *testing.T) {
 	w := WorkflowSpec{Name: "wf", Source: "workflows/wf.yaml",
 		Args: []WorkflowArg{{Name: "feature", Required: true, Line: 3}},
