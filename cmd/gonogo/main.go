@@ -134,6 +134,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newResumeCmd(a),
 		newDemoCmd(a),
 		newWorkflowCmd(a),
+		newSkillsCmd(a),
 		newVersionCmd(),
 	)
 	root.InitDefaultCompletionCmd()
