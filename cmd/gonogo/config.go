@@ -111,7 +111,7 @@ func malformed(t reflect.Type, v string) string {
 	case t == byteSizeType:
 		var b byteSize
 		if b.UnmarshalText([]byte(v)) != nil {
-			return "a size (bytes, or a number with KiB, MiB, GiB, KB, MB or GB)"
+			return "a size above zero (bytes, or a number with KiB, MiB, GiB, KB, MB or GB)"
 		}
 		return ""
 	}
