@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -522,5 +523,33 @@ func TestTerminalInputWithPipedOutput(t *testing.T) {
 	out := s.out.String()
 	if !strings.Contains(out, "  ... deliver-prd (step 1) running ") || strings.Contains(out, "\033[K") {
 		t.Errorf("want progress lines and no live line:\n%q", out)
+	}
+}
+
+// The real signal: Ctrl-C ends a prompt that caught it, and only the next
+// one stops gonogo.
+func TestInterruptSignals(t *testing.T) {
+	ctx, stop := withInterrupts(context.Background())
+	defer stop()
+	pctx, release := catchInterrupt(ctx)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-pctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Ctrl-C did not end the prompt that caught it")
+	}
+	release()
+	if !wasInterrupted(pctx) || ctx.Err() != nil {
+		t.Fatalf("prompt interrupted %v, gonogo stopped %v; want the prompt only", wasInterrupted(pctx), ctx.Err())
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second Ctrl-C did not stop gonogo")
 	}
 }
