@@ -59,14 +59,17 @@ func ComposePrompt(in PromptInput) string {
 	return b.String()
 }
 
-// Dir is the absolute path of the skill's folder, the one holding its
-// SKILL.md and references/; "" when the skill has no path (a skill that
-// was never loaded from disk).
-func (sk Skill) Dir() string {
-	if strings.TrimSpace(sk.Path) == "" {
+// SkillDir is the absolute path of a skill's folder, the one holding its
+// SKILL.md and references/: the catalog's Dir, else the folder of its
+// Path; "" for a skill that was never on disk.
+func SkillDir(sk Skill) string {
+	dir := sk.Dir
+	if dir == "" && strings.TrimSpace(sk.Path) != "" {
+		dir = filepath.Dir(sk.Path)
+	}
+	if dir == "" {
 		return ""
 	}
-	dir := filepath.Dir(sk.Path)
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -78,13 +81,37 @@ func (sk Skill) Dir() string {
 // in the instructions would not resolve; the runners give the agent read
 // access to this folder.
 func writeSkillFiles(b *strings.Builder, sk Skill) {
-	dir := sk.Dir()
+	dir := SkillDir(sk)
 	if dir == "" {
 		return
 	}
 	fmt.Fprintf(b, "The skill's files are in the folder `%s`: paths in its instructions (such as `references/...`) are relative to that folder, so read them there", dir)
-	if sk.Template != "" || len(sk.TemplateSections) > 0 {
+	if sk.HasTemplate || sk.Template != "" || len(sk.TemplateSections) > 0 {
 		fmt.Fprintf(b, "; its template is `%s`", filepath.Join(dir, "references", "TEMPLATE.md"))
 	}
 	b.WriteString(".\n\n")
+}
+
+// ThreadSource is the step whose confirmed artifact the threaded step s is
+// handed, and the steps passed over to find it, nearest first. A step that
+// was skipped, or confirmed without an artifact, hands on the artifact it
+// would itself have received: the nearest earlier step on the thread that
+// confirmed one. It is nil when s is not threaded, when no such step
+// exists (s then runs without), or past an optional step that was given up
+// on (the run goes on without its output).
+func ThreadSource(r *Run, s *Step) (from *Step, passed []*Step) {
+	from = r.Step(s.ThreadFrom)
+	for from != nil {
+		l := from.Latest()
+		switch {
+		case from.Status == StepSkipped && from.Rules.Optional:
+			return nil, append(passed, from)
+		case from.Status == StepSkipped, from.Status == StepDone && (l == nil || !l.Artifact):
+			passed = append(passed, from)
+			from = r.Step(from.ThreadFrom)
+		default:
+			return from, passed
+		}
+	}
+	return nil, passed
 }

@@ -155,8 +155,12 @@ func TestComposePromptNamesSkillFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rel.Dir(); got != abs {
-		t.Errorf("Dir() = %q, want %q", got, abs)
+	if got := SkillDir(rel); got != abs {
+		t.Errorf("SkillDir = %q, want %q", got, abs)
+	}
+	// The catalog's own Dir wins over the folder of Path.
+	if got := SkillDir(Skill{Dir: dir, Path: "/elsewhere/SKILL.md"}); got != dir {
+		t.Errorf("SkillDir = %q, want the catalog's %q", got, dir)
 	}
 	got = ComposePrompt(PromptInput{Run: r, Step: r.Step(1), Skill: rel})
 	if !strings.Contains(got, "`"+abs+"`") || strings.Contains(got, "its template") {

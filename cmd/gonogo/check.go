@@ -7,15 +7,29 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gonogo/gonogo/engine"
 )
 
-func cmdCheck(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("check", args, cfg, true)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "gonogo:", err)
-		return exitUsage
+func newCheckCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "check [flags] PLAN.md | --chain 'EXPR' | --workflow NAME",
+		Short: "Show what would run, or why it is refused; runs nothing",
+		Long: `Check a plan, a chain or a workflow as gonogo run would, and print the steps that
+would run, the manual and deferred ones, or why the input is refused. Nothing runs.
+
+Exit codes: 0 accepted, 1 refused, 2 usage, I/O or configuration error.`,
+		RunE: a.action(f, cmdCheck),
 	}
+	a.addJSONFlag(c, f)
+	a.addRunFlags(c, f)
+	a.addInputFlags(c, f)
+	return c
+}
+
+func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 	in, err := loadInput(f, cfg)
 	ref, refused := refusal(err)
 	if err != nil && !refused {
@@ -238,7 +252,11 @@ func printHeader(w io.Writer, p engine.Plan, id engine.RunID, mode string) {
 	if p.Context != "" {
 		fmt.Fprintf(w, "Context:    %s\n", clip(oneLine(p.Context), 110))
 	}
-	if p.Flags.Thread {
+	switch {
+	case !p.Flags.Thread:
+	case p.Input == engine.InputWorkflow:
+		fmt.Fprintln(w, "Threaded:   a step that depends on exactly one step receives its confirmed artifact")
+	default:
 		fmt.Fprintln(w, "Threaded:   each step receives the previous step's confirmed artifact")
 	}
 }
@@ -265,6 +283,15 @@ func orDash(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clipLeft keeps the end of s, where a path's file name is.
+func clipLeft(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
+}
 
 func clip(s string, n int) string {
 	r := []rune(s)

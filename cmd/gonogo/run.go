@@ -8,13 +8,21 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
 )
 
+// terminalLike is a reader or writer that says whether it is a terminal;
+// tests stand in for one with it.
+type terminalLike interface{ Terminal() bool }
+
 func isTerminal(v any) bool {
+	if t, ok := v.(terminalLike); ok {
+		return t.Terminal()
+	}
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -24,6 +32,14 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
+}
+
+// dryRunner makes --runner dry-run (or GONOGO_RUNNER=dry-run) a dry run,
+// shown and recorded as one, as --dry-run: its steps run nothing either way.
+func dryRunner(f *runFlags) {
+	if f.runner == "dry-run" {
+		f.DryRun = true
+	}
 }
 
 // fail prints an error and returns its exit code: 1 for a refusal, 2 for
@@ -37,11 +53,25 @@ func fail(e env, cmd string, err error) int {
 	return exitUsage
 }
 
-func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("run", args, cfg, false)
-	if err != nil {
-		return fail(e, "run", err)
+func newRunCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "run [flags] PLAN.md | --chain 'EXPR' | --workflow NAME [--arg k=v ...] [--context TEXT]",
+		Short: "Run a plan, a chain of skills or a workflow in the terminal",
+		Long: `Run a plan, a chain of skills or a named workflow in the terminal, stopping at
+each checkpoint for a decision. On a terminal gonogo asks; otherwise it reads one
+decision per line from stdin (approve, skip, redo [feedback], abort, edit PATH), and
+end of input leaves the run waiting for gonogo resume.
+
+` + exitCodes,
+		RunE: a.action(f, cmdRun),
 	}
+	a.addRunFlags(c, f)
+	a.addInputFlags(c, f)
+	return c
+}
+
+func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 	in, err := loadInput(f, cfg)
 	if ref, ok := refusal(err); ok {
 		printRefusal(e.stderr, in.kind, ref)
@@ -68,7 +98,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 		return fail(e, "run", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	return newDriver(e, a, box, f.data, int64(cfg.MaxArtifact)).drive(ctx, r)
+	return newDriver(e, a, box, f.data, cfg).drive(ctx, r)
 }
 
 // peekRun reads a stored run before resume starts anything: whether it is
@@ -87,13 +117,25 @@ func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, er
 	return r, nil
 }
 
-func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("resume", args, cfg, false)
-	if err != nil {
-		return fail(e, "resume", err)
+func newResumeCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "resume [flags] RUN",
+		Short: "Continue a waiting or interrupted run",
+		Long: `Continue a run that waits for a decision or was interrupted, in the mode it was
+started with unless --auto or --force-auto is given again. RUN is an id from gonogo runs.
+
+` + exitCodes,
+		RunE:              a.action(f, cmdResume),
+		ValidArgsFunction: a.completeRunIDs(f),
 	}
+	a.addRunFlags(c, f)
+	return c
+}
+
+func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
-		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
+		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
 	var cat engine.Catalog = parse.NewCatalog(nil)
@@ -109,6 +151,9 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 		}
 		f.DryRun = peek.DryRun
 	}
+	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
+		return fail(e, "resume", usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command"))
+	}
 	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
 		// A demo run goes on with the demo's stand-in agent and skills.
 		c, _, cleanup, err := exampleCatalog()
@@ -117,7 +162,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 		}
 		defer cleanup()
 		cat, f.runnerOverride = c, exampleRunner{delay: 900 * time.Millisecond}
-	} else if c, err := parse.LoadSkills(f.skills); err == nil {
+	} else if c, err := cfg.loadSkills(f.skills); err == nil {
 		cat = c
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fail(e, "resume", err)
@@ -137,7 +182,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 		return fail(e, "resume", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	d := newDriver(e, a, box, f.data, int64(cfg.MaxArtifact))
+	d := newDriver(e, a, box, f.data, cfg)
 	if r.Finished() {
 		return d.finish(r)
 	}
@@ -151,25 +196,11 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 			fmt.Fprintf(e.stderr, "warning: %s\n", warn)
 		}
 	}
-	for i := range r.Steps {
-		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
-			fmt.Fprintf(e.stdout, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
-		}
-	}
+	d.interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
 	if err != nil {
 		return fail(e, "resume", err)
 	}
-	// Show the step the run is waiting on, as it stands.
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if s.Status != engine.StepWaiting {
-			continue
-		}
-		if l := s.Latest(); l != nil {
-			d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
-				Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
-		}
-	}
+	d.waiting(ctx, r)
 	return d.drive(ctx, r)
 }

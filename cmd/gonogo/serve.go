@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sethvargo/go-envconfig"
+	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gonogo/gonogo/bot"
@@ -28,9 +28,9 @@ type slackConfig struct {
 	SlashCommand    string        `env:"GONOGO_SLASH_COMMAND, default=/gonogo"`
 	Approvers       []string      `env:"GONOGO_APPROVERS"`
 	Quorum          int           `env:"GONOGO_QUORUM, default=1"`
-	ExcludeStarter  bool          `env:"GONOGO_QUORUM_EXCLUDE_STARTER, default=false"`
-	RemindAfter     time.Duration `env:"GONOGO_REMIND_AFTER"`
-	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT"`
+	ExcludeStarter  bool          `env:"GONOGO_QUORUM_EXCLUDE_STARTER, default=false" example:"true"`
+	RemindAfter     time.Duration `env:"GONOGO_REMIND_AFTER" example:"2h"`
+	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT" example:"24h"`
 	TimeoutAction   string        `env:"GONOGO_DECISION_TIMEOUT_ACTION, default=wait"`
 	HTTPAddr        string        `env:"GONOGO_HTTP_ADDR"`
 	// UpdatesPerMinute is the app-wide chat.update budget: Slack's Tier 3
@@ -51,17 +51,31 @@ func (l *lateNotifier) Notify(n engine.Notice) {
 
 // cmdServe is the Slack bot: the store is opened and recovered first, then
 // the bot connects over Socket Mode and serves until a signal.
-func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("serve", args, cfg, false)
-	if err != nil {
-		return fail(e, "serve", err)
+func newServeCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Run the Slack bot (Socket Mode)",
+		Long: `Run the Slack bot over Socket Mode until interrupted. It needs SLACK_APP_TOKEN
+(xapp-) and SLACK_BOT_TOKEN (xoxb-); see the README for the Slack app and the
+other variables.`,
+		RunE:              a.action(f, cmdServe),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	c.Flags().BoolVar(&f.DryRun, "dry-run", false, "run no agent: each step reports NOT EXECUTED - dry run")
+	a.addSkillsFlag(c, f)
+	a.addDataFlag(c, f)
+	a.addRunnerFlags(c, f)
+	return c
+}
+
+func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
-		return fail(e, "serve", usagef("serve takes no arguments (got %q)", f.positional[0]))
+		return fail(e, "serve", usagef("takes no arguments (got %q)", f.positional[0]))
 	}
 	var sc slackConfig
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &sc, Lookuper: e.lookup}); err != nil {
-		return fail(e, "serve", fmt.Errorf("configuration: %s", err))
+	if err := processEnv(ctx, &sc, e.lookup); err != nil {
+		return fail(e, "serve", err)
 	}
 	var approvers []string
 	for _, a := range sc.Approvers {
@@ -82,9 +96,14 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 	if err := bot.CheckTokens(bcfg); err != nil {
 		return fail(e, "serve", err)
 	}
-	cat, err := parse.LoadSkills(f.skills)
+	cat, err := cfg.loadSkills(f.skills)
 	if err != nil {
 		return fail(e, "serve", err)
+	}
+	// A skill that cannot be used is said once, here; serve goes on
+	// without it, and a run naming it is refused or shows it as manual.
+	for _, w := range cat.Warnings() {
+		log.Warn("skill", "problem", w)
 	}
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
@@ -148,7 +167,7 @@ func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
 		})
 		log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
 	}
-	log.Info("gonogo serve starting", "data", f.data, "skills", f.skills, "runner", name)
+	log.Info("gonogo serve starting", "data", f.data, "skills", strings.Join(cat.Dirs(), ", "), "runner", name)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return fail(e, "serve", err)
 	}
