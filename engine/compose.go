@@ -19,8 +19,9 @@ type PromptInput struct {
 
 // ComposePrompt builds the prompt an agent receives on stdin: what gonogo
 // asks, the skill's own instructions (or, for a dispatch skill, its leaf
-// agent's, inlined), the step's prompt or the chain's shared context, the
-// threaded artifact when asked, and the reviewer's feedback on a redo.
+// agent's, inlined) and where the skill's files are, the step's prompt or
+// the chain's shared context, the threaded artifact when asked, and the
+// reviewer's feedback on a redo.
 func ComposePrompt(in PromptInput) string {
 	var b strings.Builder
 	s, r := in.Step, in.Run
@@ -88,6 +89,9 @@ func writeSkillFiles(b *strings.Builder, sk Skill) {
 	fmt.Fprintf(b, "The skill's files are in the folder `%s`: paths in its instructions (such as `references/...`) are relative to that folder, so read them there", dir)
 	if sk.HasTemplate || sk.Template != "" || len(sk.TemplateSections) > 0 {
 		fmt.Fprintf(b, "; its template is `%s`", filepath.Join(dir, "references", "TEMPLATE.md"))
+	}
+	if sk.HasExample {
+		fmt.Fprintf(b, "; an example of a finished artifact is `%s`", filepath.Join(dir, "references", "EXAMPLE.md"))
 	}
 	b.WriteString(".\n\n")
 }

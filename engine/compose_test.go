@@ -134,11 +134,12 @@ func TestComposePromptNamesSkillFolder(t *testing.T) {
 	r := composeRun(t, p)
 	dir := filepath.Join(t.TempDir(), "skills", "deliver-prd")
 	sk := Skill{Name: "deliver-prd", Instructions: "Use the template in references/TEMPLATE.md.",
-		Template: "## Problem\n[what]\n", TemplateSections: []string{"Problem"}, Path: filepath.Join(dir, "SKILL.md")}
+		Template: "## Problem\n[what]\n", TemplateSections: []string{"Problem"}, HasTemplate: true, HasExample: true, Path: filepath.Join(dir, "SKILL.md")}
 	got := ComposePrompt(PromptInput{Run: r, Step: r.Step(1), Skill: sk})
 	for _, want := range []string{
 		"The skill's files are in the folder `" + dir + "`",
 		"its template is `" + filepath.Join(dir, "references", "TEMPLATE.md") + "`",
+		"an example of a finished artifact is `" + filepath.Join(dir, "references", "EXAMPLE.md") + "`",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("prompt lacks %q\n--- prompt ---\n%s", want, got)
