@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/gonogo/gonogo/engine"
@@ -20,7 +21,8 @@ var geminiArgs = []string{"--output-format", "stream-json"}
 const geminiAuthExit = 41
 
 // Gemini runs Google's Gemini CLI for a step. Its events give live
-// progress (assistant messages, tool calls, its warnings); the assistant's
+// progress (assistant messages, tool calls, its warnings; its retry notices
+// come on stderr); the assistant's
 // text after its last tool call is the artifact, and the result event's
 // stats the tokens. Gemini CLI reports no cost.
 //
@@ -160,6 +162,21 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 
 func (s *geminiStream) progress() engine.Progress {
 	return engine.Progress{Turns: s.turns, ToolCalls: s.toolCalls, LastTool: s.lastTool, Status: s.status}
+}
+
+// geminiRetry matches the notice Gemini CLI writes to stderr when a
+// request failed and it will try again ("Attempt 2 failed with status 429.
+// Retrying with backoff... ApiError: {...}").
+var geminiRetry = regexp.MustCompile(`^Attempt \d+ failed[^.]*\.(?: Retrying[^.]*\.*)?`)
+
+// stderrLine implements stderrWatcher: a retry notice is a status line.
+func (s *geminiStream) stderrLine(line string) (urgent bool) {
+	m := geminiRetry.FindString(strings.TrimSpace(ansi.ReplaceAllString(line, "")))
+	if m == "" {
+		return false
+	}
+	s.status = m
+	return true
 }
 
 // geminiNoise are stderr lines that never say why Gemini CLI failed.

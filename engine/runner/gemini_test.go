@@ -100,3 +100,36 @@ func TestGeminiWarningIsStatus(t *testing.T) {
 		t.Errorf("progress never showed the warning: %+v", log.reports())
 	}
 }
+
+// Gemini CLI writes its retry notices to stderr, not to its events: they
+// show as the status line.
+func TestGeminiRetryNoticeIsStatus(t *testing.T) {
+	t.Parallel()
+	var log progressLog
+	notice := `Attempt 2 failed with status 429. Retrying with backoff... _ApiError: {"error":{"code":429,"message":"Resource has been exhausted"}}`
+	NewGemini(fast("--stderr", "Warning: 256-color support not detected.", "--stderr", notice, "--stderr", "    at async Turn.run (file:///x.js:1:1)", "--exit", "1")).Run(context.Background(), job(), log.add)
+	found := false
+	for _, p := range log.reports() {
+		if p.Status != "" && p.Status != "Attempt 2 failed with status 429. Retrying with backoff..." {
+			t.Errorf("status %q", p.Status)
+		}
+		found = found || p.Status != ""
+	}
+	if !found {
+		t.Errorf("the retry notice never showed: %+v", log.reports())
+	}
+}
+
+func TestLineWriter(t *testing.T) {
+	var got []string
+	w := &lineWriter{fn: func(l string) { got = append(got, l) }}
+	for _, chunk := range []string{"one\ntw", "o\n", "", "three\nfour", "\n" + strings.Repeat("x", 5000)} {
+		if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", chunk, n, err)
+		}
+	}
+	want := []string{"one", "two", "three", "four", strings.Repeat("x", 4<<10)}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("lines = %q", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
@@ -29,6 +30,38 @@ type eventStream interface {
 	finish(o *engine.Outcome, x exit)
 }
 
+// stderrWatcher is an eventStream that also reads status lines from the
+// agent's stderr (Gemini CLI's retry notices go there, not to its events).
+type stderrWatcher interface {
+	stderrLine(line string) (urgent bool)
+}
+
+// lineWriter calls fn with each line written to it, without its newline;
+// a line longer than 4 KiB is cut there.
+type lineWriter struct {
+	fn  func(string)
+	buf []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.buf = append(w.buf, p...)
+			if len(w.buf) > 4<<10 {
+				w.fn(string(w.buf[:4<<10]))
+				w.buf = w.buf[:0]
+			}
+			break
+		}
+		w.buf = append(w.buf, p[:i]...)
+		w.fn(string(w.buf))
+		w.buf, p = w.buf[:0], p[i+1:]
+	}
+	return n, nil
+}
+
 // runStream runs an agent CLI that writes a JSON event stream on stdout,
 // with the job's prompt on stdin, and folds its events with st. Timeouts,
 // cancellation, the output cap (applied to each event line) and the
@@ -37,7 +70,18 @@ func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, s
 	report := throttle(time.Now(), progress)
 	max := cfg.maxOutput()
 	secrets := secretValues(cfg.Env)
-	x := runProcess(ctx, spec{
+	// stdout and stderr are read on goroutines of their own; st sees one
+	// line at a time.
+	var mu sync.Mutex
+	fold := func(add func() bool) {
+		mu.Lock()
+		urgent := add()
+		p := st.progress()
+		mu.Unlock()
+		p.Status = secrets.redact(p.Status)
+		report(p, urgent)
+	}
+	sp := spec{
 		cmd:     cfg.Cmd,
 		args:    args,
 		env:     environ(cfg.Env, job),
@@ -45,14 +89,17 @@ func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, s
 		stdin:   job.Prompt,
 		timeout: cfg.stepTimeout(job),
 		grace:   cfg.killGrace(),
-	}, func(r io.Reader) error {
+	}
+	if w, ok := st.(stderrWatcher); ok {
+		sp.stderrLine = func(line string) { fold(func() bool { return w.stderrLine(line) }) }
+	}
+	x := runProcess(ctx, sp, func(r io.Reader) error {
 		return readLines(r, max, func(line []byte) {
-			urgent := st.add(line)
-			p := st.progress()
-			p.Status = secrets.redact(p.Status)
-			report(p, urgent)
+			fold(func() bool { return st.add(line) })
 		})
 	})
+	mu.Lock() // a late stderr line may still be folding
+	defer mu.Unlock()
 	o := x.outcome(cfg.Cmd)
 	st.finish(&o, x)
 	o.AgentError = secrets.redact(o.AgentError)
