@@ -400,6 +400,11 @@ func responsesStandIn(t *testing.T, mode string) *standIn {
 			writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"message": "not here"}})
 			return
 		}
+		if mode == "slow" && len(s.requests("/responses")) == 1 {
+			// The first try fails, so Codex says it reconnects.
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": map[string]any{"message": "try again", "type": "server_error"}})
+			return
+		}
 		switch mode {
 		case "unauthorized":
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}})
@@ -427,11 +432,15 @@ func responsesStandIn(t *testing.T, mode string) *standIn {
 // model provider of its own, chosen with -c overrides, which is how a team
 // would pass them in GONOGO_RUNNER_ARGS.
 func codexConfig(t *testing.T, srv *standIn, key string) (Config, string) {
+	return codexConfigRetries(t, srv, key, 0)
+}
+
+func codexConfigRetries(t *testing.T, srv *standIn, key string, retries int) (Config, string) {
 	cli := realCLI(t, "codex", "codex")
 	cfg, home := realConfig(t, cli, "OPENAI_API_KEY="+key)
 	cfg.Args = []string{
 		"-c", "model_provider=gonogo-standin",
-		"-c", `model_providers.gonogo-standin={name="stand-in",base_url="` + srv.URL + `/v1",env_key="OPENAI_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
+		"-c", `model_providers.gonogo-standin={name="stand-in",base_url="` + srv.URL + `/v1",env_key="OPENAI_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=` + strconv.Itoa(retries) + `}`,
 		"-c", "analytics.enabled=false",
 	}
 	return cfg, home
@@ -507,12 +516,26 @@ func TestRealCodex(t *testing.T) {
 	t.Run("slow stream then cancel", func(t *testing.T) {
 		t.Parallel()
 		srv := responsesStandIn(t, "slow")
-		cfg, home := codexConfig(t, srv, "sk-standin-codex-3")
-		o, groups := runUntilProgress(t, NewCodex(cfg), realJob(t), home, func(p engine.Progress) bool { return p.Turns >= 1 })
+		cfg, home := codexConfigRetries(t, srv, "sk-standin-codex-3", 1)
+		var mu sync.Mutex
+		var statuses []string
+		o, groups := runUntilProgress(t, NewCodex(cfg), realJob(t), home, func(p engine.Progress) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if p.Status != "" {
+				statuses = append(statuses, p.Status)
+			}
+			return p.Turns >= 1
+		})
 		if !errors.Is(o.Err, ErrCancelled) {
 			t.Errorf("err = %v, want a cancellation", o.Err)
 		}
 		assertGroupsGone(t, home, groups)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(statuses) == 0 || !strings.HasPrefix(statuses[0], "Reconnecting... 1/1") {
+			t.Errorf("live progress did not show Codex reconnecting: %q", statuses)
+		}
 	})
 }
 
