@@ -71,13 +71,13 @@ func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, s
 	max := cfg.maxOutput()
 	secrets := secretValues(cfg.Env)
 	// stdout and stderr are read on goroutines of their own; st sees one
-	// line at a time.
+	// line at a time, and reports leave in the order the lines came.
 	var mu sync.Mutex
 	fold := func(add func() bool) {
 		mu.Lock()
+		defer mu.Unlock()
 		urgent := add()
 		p := st.progress()
-		mu.Unlock()
 		p.Status = secrets.redact(p.Status)
 		report(p, urgent)
 	}
