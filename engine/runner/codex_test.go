@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gonogo/gonogo/engine"
 )
@@ -121,5 +123,39 @@ func TestCodexUnknownOption(t *testing.T) {
 	o := NewCodex(fast()).Run(context.Background(), j, nil)
 	if o.Err == nil || !strings.Contains(o.Err.Error(), `runner option "max-turns" is not one the codex runner knows (model, profile, sandbox)`) {
 		t.Errorf("err = %v", o.Err)
+	}
+}
+
+// The output cap, the timeout and the process-group cleanup are the same
+// for every event-stream runner.
+func TestStreamRunnersLimits(t *testing.T) {
+	t.Parallel()
+	runners := map[string]func(Config) engine.Runner{
+		"codex":  func(c Config) engine.Runner { return NewCodex(c) },
+		"gemini": func(c Config) engine.Runner { return NewGemini(c) },
+	}
+	for name, newRunner := range runners {
+		t.Run(name+" output cap", func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "child")
+			cfg := fast("--child", pidFile, "--replay", testdata(name+"/success.jsonl"), "--hang")
+			cfg.MaxOutput = 120 // a later event is longer
+			o := newRunner(cfg).Run(context.Background(), job(), nil)
+			if !o.Truncated || !errors.Is(o.Err, ErrOutputTooLarge) || len(o.Artifact) != 0 {
+				t.Errorf("want a truncated outcome without an artifact, got %+v", o)
+			}
+			assertDead(t, readPid(t, pidFile))
+		})
+		t.Run(name+" timeout", func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "child")
+			cfg := fast("--child", pidFile, "--hang")
+			cfg.Timeout = 300 * time.Millisecond
+			o := newRunner(cfg).Run(context.Background(), job(), nil)
+			if !errors.Is(o.Err, ErrTimeout) || !strings.Contains(o.Err.Error(), "GONOGO_STEP_TIMEOUT") {
+				t.Errorf("err = %v, want a timeout naming GONOGO_STEP_TIMEOUT", o.Err)
+			}
+			assertDead(t, readPid(t, pidFile))
+		})
 	}
 }

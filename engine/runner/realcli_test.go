@@ -596,7 +596,8 @@ func TestRealGemini(t *testing.T) {
 		srv := geminiStandIn(t, "ok")
 		cfg, _ := geminiConfig(t, srv, "standin-gemini-key-1")
 		var log progressLog
-		o := NewGemini(cfg).Run(context.Background(), realJob(t), log.add)
+		j := realJob(t)
+		o := NewGemini(cfg).Run(context.Background(), j, log.add)
 		if res, why := judge(o); res != engine.ResultProduced {
 			t.Fatalf("judged %s - %s: %+v", res, why, o)
 		}
@@ -612,6 +613,10 @@ func TestRealGemini(t *testing.T) {
 		}
 		if !bytes.Contains(reqs[0].Body, []byte("gonogo-marker-7f3a")) || !strings.Contains(reqs[0].Auth, "standin-gemini-key-1") {
 			t.Errorf("the request lacks the prompt or the key: auth %q", reqs[0].Auth)
+		}
+		// --include-directories shows in the session's workspace.
+		if !bytes.Contains(reqs[0].Body, []byte(j.SkillDir)) {
+			t.Errorf("the request does not mention the skill folder %s", j.SkillDir)
 		}
 	})
 	t.Run("no login", func(t *testing.T) {
