@@ -26,7 +26,12 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
+// realSlots bounds how many real CLIs run at once: each is a Node.js
+// program that takes a core to start, and CI machines have few.
+var realSlots = make(chan struct{}, 3)
+
 // realCLI returns the path of an installed agent CLI, or skips the test.
+// It holds one of realSlots until the test ends.
 func realCLI(t *testing.T, name, bin string) string {
 	t.Helper()
 	dir := os.Getenv("GONOGO_AGENTS_DIR")
@@ -41,6 +46,8 @@ func realCLI(t *testing.T, name, bin string) string {
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("%s CLI not installed at %s (run .ci/install-agents): %v", name, p, err)
 	}
+	realSlots <- struct{}{}
+	t.Cleanup(func() { <-realSlots })
 	return p
 }
 
