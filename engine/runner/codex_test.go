@@ -159,3 +159,41 @@ func TestStreamRunnersLimits(t *testing.T) {
 		})
 	}
 }
+
+// Progress arrives while the agent works, not only at its end; a cancel
+// then stops the agent and everything it started.
+func TestCodexLiveProgressThenCancel(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "child")
+	cfg := fast("--child", pidFile, "--replay", testdata("codex/success.jsonl"), "--line-delay", "50", "--hang")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan engine.Progress, 1)
+	done := make(chan engine.Outcome, 1)
+	go func() {
+		done <- NewCodex(cfg).Run(ctx, job(), func(p engine.Progress) {
+			if p.ToolCalls >= 1 {
+				select {
+				case seen <- p:
+				default:
+				}
+			}
+		})
+	}()
+	select {
+	case p := <-seen:
+		if p.Turns < 1 || p.LastTool == "" || p.Elapsed <= 0 {
+			t.Errorf("live progress %+v, want a turn, a tool's name and the time so far", p)
+		}
+	case o := <-done:
+		t.Fatalf("ended before any live progress: %+v", o)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no live progress within 5s")
+	}
+	cancel()
+	o := <-done
+	if !errors.Is(o.Err, ErrCancelled) || len(o.Artifact) != 0 {
+		t.Errorf("want a cancelled outcome without an artifact, got %+v", o)
+	}
+	assertDead(t, readPid(t, pidFile))
+}
