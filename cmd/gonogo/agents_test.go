@@ -140,7 +140,7 @@ func TestRealClaudeThroughGonogo(t *testing.T) {
 		"HOME": home, "TMPDIR": t.TempDir(), "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
 		"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_API_KEY": "sk-ant-standin-cmd", "ANTHROPIC_AUTH_TOKEN": "", "CLAUDE_CODE_OAUTH_TOKEN": "",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
-		"HTTPS_PROXY": "", "HTTP_PROXY": "", "ALL_PROXY": "",
+		"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9", "NO_PROXY": "127.0.0.1,localhost",
 	} {
 		t.Setenv(k, v)
 	}

@@ -159,8 +159,12 @@ func realConfig(t *testing.T, cli string, env ...string) (Config, string) {
 		"ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "CLAUDE_CODE_OAUTH_TOKEN=", "ANTHROPIC_BASE_URL=",
 		"OPENAI_API_KEY=", "CODEX_API_KEY=", "OPENAI_BASE_URL=",
 		"GEMINI_API_KEY=", "GOOGLE_API_KEY=", "GOOGLE_GEMINI_BASE_URL=", "GOOGLE_GENAI_USE_VERTEXAI=", "GOOGLE_GENAI_USE_GCA=",
-		// Whatever the machine says, nothing leaves it.
-		"HTTPS_PROXY=", "HTTP_PROXY=", "ALL_PROXY=", "NO_PROXY=127.0.0.1,localhost",
+		// Whatever the machine says, nothing leaves it: a CLI that honours
+		// the proxy variables reaches only the stand-in, and anything else
+		// a dead port on the loopback.
+		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9",
+		"https_proxy=http://127.0.0.1:9", "http_proxy=http://127.0.0.1:9", "all_proxy=http://127.0.0.1:9",
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
 	return Config{Cmd: cli, Dir: work, Env: append(base, env...), Timeout: 60 * time.Second, KillGrace: 500 * time.Millisecond}, home
 }
@@ -629,7 +633,13 @@ func TestRealGemini(t *testing.T) {
 	t.Run("no login", func(t *testing.T) {
 		t.Parallel()
 		cli := realCLI(t, "gemini", "gemini")
-		cfg, _ := realConfig(t, cli, "GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_TELEMETRY_ENABLED=false")
+		cfg, home := realConfig(t, cli, "GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_TELEMETRY_ENABLED=false")
+		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"privacy":{"usageStatisticsEnabled":false}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		o := NewGemini(cfg).Run(context.Background(), realJob(t), nil)
 		res, why := judge(o)
 		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrAuth || o.ExitCode != geminiAuthExit || !strings.Contains(why, "GEMINI_API_KEY") {
