@@ -485,6 +485,32 @@ func TestRealCodex(t *testing.T) {
 			t.Errorf("the request lacks the prompt or the key: auth %q", reqs[0].Auth)
 		}
 	})
+	t.Run("built-in provider with CODEX_API_KEY", func(t *testing.T) {
+		t.Parallel()
+		// How a team runs it: Codex's own OpenAI provider and the key
+		// codex exec reads, here with the provider's base URL moved to
+		// the stand-in.
+		srv := responsesStandIn(t, "ok")
+		cli := realCLI(t, "codex", "codex")
+		cfg, _ := realConfig(t, cli, "CODEX_API_KEY=sk-standin-codex-env")
+		cfg.Args = []string{"-c", "openai_base_url=" + srv.URL + "/v1", "-c", "analytics.enabled=false"}
+		o := NewCodex(cfg).Run(context.Background(), realJob(t), nil)
+		if res, why := judge(o); res != engine.ResultProduced || string(o.Artifact) != standInAnswer {
+			t.Fatalf("judged %s - %s: %+v", res, why, o)
+		}
+		var posts []request
+		for _, r := range srv.requests("/responses") {
+			if r.Method == http.MethodPost {
+				posts = append(posts, r)
+			}
+		}
+		if len(posts) == 0 {
+			t.Fatal("the stand-in got no request")
+		}
+		if posts[0].Auth != "Bearer sk-standin-codex-env" || !bytes.Contains(posts[0].Body, []byte("gonogo-marker-7f3a")) {
+			t.Errorf("the request has auth %q, want the CODEX_API_KEY bearer, and the prompt", posts[0].Auth)
+		}
+	})
 	t.Run("missing key", func(t *testing.T) {
 		t.Parallel()
 		srv := responsesStandIn(t, "ok")
