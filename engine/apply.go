@@ -41,8 +41,9 @@ func Apply(r *Run, ev Event) error {
 		a.Result, a.Reason, a.Summary = ev.Result, ev.Reason, ev.Summary
 		a.Artifact, a.Size, a.File = ev.Artifact, ev.Size, ev.File
 		a.CostUSD, a.Usage, a.Finished, a.Final = ev.CostUSD, ev.Usage, ev.Time, ev.Final
+		a.ErrorKind, a.RetryAt, a.Retries = ev.ErrorKind, ev.RetryAt, ev.Retries
 		r.CostUSD += ev.CostUSD
-		s.Status = ev.Status
+		s.Status, s.Held = ev.Status, ev.Held
 		if ev.Skill != "" {
 			s.Using = ev.Skill
 		}
@@ -60,8 +61,8 @@ func Apply(r *Run, ev Event) error {
 			Kind: ev.Decision, Actor: ev.Actor, Time: ev.Time,
 			Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
 		})
-		s.Status = ev.Status
-		if ev.Decision == DecideRedo && ev.Actor != RetryActor {
+		s.Status, s.Held = ev.Status, false
+		if ev.Decision == DecideRedo && !automatic(ev.Actor) {
 			// A person's redo starts the step over: its own skill, its
 			// retries and its fallback again.
 			s.Using = ""
@@ -85,6 +86,12 @@ func Apply(r *Run, ev Event) error {
 		r.Halt = ""
 	case EvModeChanged:
 		r.Mode = ev.Mode
+	case EvRunPaused:
+		applyPaused(r, ev)
+	case EvRunResumed:
+		applyResumed(r, ev)
+	case EvStepReleased:
+		s.Status, s.Held = ev.Status, false
 	case EvStepsAdded:
 		if err := addSteps(r, ev.Step, ev.Added); err != nil {
 			return fmt.Errorf("run %s: event %d: %w", r.ID, ev.Seq, err)
@@ -96,6 +103,7 @@ func Apply(r *Run, ev Event) error {
 			}
 		}
 		r.State = ev.State
+		applyResumed(r, Event{})
 		if ev.Reason != "" {
 			r.Halt = ev.Reason
 		}
@@ -238,8 +246,8 @@ func attempt(s *Step, n int) *Attempt {
 }
 
 // derivedState is the state of a run that has not finished: running while
-// any step is queued or running, waiting while a step needs a decision and
-// nothing runs, running otherwise (the service is about to start the next
+// any step is queued or running, waiting while a step needs a decision or
+// the run is paused and nothing runs, running otherwise (the service is about to start the next
 // step or finish the run).
 func derivedState(r *Run) RunState {
 	waiting := false
@@ -251,7 +259,7 @@ func derivedState(r *Run) RunState {
 			waiting = true
 		}
 	}
-	if waiting {
+	if waiting || r.Paused {
 		return RunWaiting
 	}
 	return RunRunning

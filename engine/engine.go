@@ -85,8 +85,9 @@ func Fold(r *Run, evs []Event) (*Run, error) {
 	var owned []int
 	for _, ev := range evs {
 		switch {
-		case ev.Type == EvRunFinished:
-			// An abort settles every step that is not.
+		case ev.Type == EvRunFinished || ev.Type == EvRunPaused:
+			// An abort settles every step that is not; a pause holds the
+			// queued ones.
 			for n := 1; n <= len(c.Steps); n++ {
 				if !slices.Contains(owned, n) {
 					own(n)
@@ -135,9 +136,10 @@ func NewRun(id RunID, p Plan, opt StartOptions, now time.Time) ([]Event, error) 
 }
 
 // Ready lists the steps that may start now, in order: pending or queued
-// steps whose dependencies are all settled, in a run that is not over.
+// steps whose dependencies are all settled, in a run that is not over or
+// paused.
 func Ready(r *Run) []int {
-	if r.Finished() {
+	if r.Finished() || r.Paused {
 		return nil
 	}
 	var out []int
@@ -187,6 +189,9 @@ func Start(r *Run, n int, now time.Time) ([]Event, error) {
 	if r.Finished() {
 		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrStale)
 	}
+	if r.Paused {
+		return nil, fmt.Errorf("run %s: step %d cannot start: %w", r.ID, n, ErrPaused)
+	}
 	s, err := step(r, n)
 	if err != nil {
 		return nil, err
@@ -217,12 +222,18 @@ type Finished struct {
 	Added []PlanStep
 	// Cancelled says a person stopped the attempt (the Cancel button).
 	Cancelled bool
+	// ErrorKind is the kind of error the agent reported; a rate limit or
+	// an overload is waited out as RateLimit says.
+	ErrorKind AgentErrorKind
+	RateLimit RateLimit
 }
 
 // Finish records the end of attempt a of step n. The step then waits for a
-// decision (a checkpoint, a FAILED halt, an EMPTY pause, or a budget pause)
-// or, in guarded auto, advances; when that settles the last step, the run
-// completes in the same change.
+// decision (a checkpoint, a FAILED halt, an EMPTY pause, a budget pause, or
+// a run a person paused) or, in guarded auto, advances; when that settles
+// the last step, the run completes in the same change. An agent's rate
+// limit or overload makes the step wait for an automatic redo and pauses
+// the run until then.
 func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	s, err := step(r, n)
 	if err != nil {
@@ -234,7 +245,7 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	}
 	ev := Event{
 		Type: EvStepFinished, Step: n, Attempt: a, Result: f.Result, Reason: f.Reason, Summary: f.Summary,
-		Artifact: f.Artifact, Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: f.Usage,
+		Artifact: f.Artifact, Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: f.Usage, ErrorKind: f.ErrorKind,
 	}
 	if s.Status == StepAborted {
 		// The run was aborted while this attempt ran: its result and the
@@ -263,7 +274,8 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 			ev.Reason += "; " + budget
 		}
 	}
-	if f.Result == ResultFailed && !ev.Final {
+	paused, waits := rateLimited(r, s, &ev, f, now)
+	if f.Result == ResultFailed && !ev.Final && !waits {
 		switch onFailure(s, AttemptSkill(s, l)) {
 		case failFallback:
 			t, ev.Skill = trFallback, s.Rules.Fallback
@@ -271,8 +283,17 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 			t = trGiveUp
 		}
 	}
+	if t == trAdvance && r.Paused && r.PausedBy != RateLimitActor {
+		// A person paused the run: the step waits at a checkpoint, and
+		// goes on if the run resumes in a mode that lets it.
+		t, ev.Held = trPause, true
+	}
 	if ev.Status, err = next(s, t); err != nil {
 		return nil, err
+	}
+	if paused != nil {
+		evs := stamp(r, now, ev, *paused)
+		return evs, nil
 	}
 	return withSettle(r, now, f.Added, ev)
 }
@@ -329,6 +350,9 @@ func retriesUsed(s *Step, skill string) int {
 	n := 0
 	for i := len(s.Decisions) - 1; i >= 0; i-- {
 		d := s.Decisions[i]
+		if d.Actor == RateLimitActor {
+			continue
+		}
 		if d.Actor != RetryActor {
 			break
 		}
@@ -339,26 +363,34 @@ func retriesUsed(s *Step, skill string) int {
 	return n
 }
 
-// RetryDue reports whether s waits for an automatic retry, when it is due
-// and which retry it is (1-based) of how many. The service redoes the step
-// then; a person may decide first.
+// RetryDue reports whether s waits for an automatic retry (after an
+// agent's rate limit, or as its on_error asks), when it is due and which
+// retry it is (1-based) of how many. The service redoes the step then; a
+// person may decide first.
 func RetryDue(s *Step) (due time.Time, n, of int, ok bool) {
 	l := s.Latest()
-	if s.Status != StepWaiting || l == nil || l.Result != ResultFailed || l.Final || s.Rules.OnError.Kind != OnErrorRetry {
+	if s.Status != StepWaiting || l == nil || l.Result != ResultFailed || l.Final {
+		return time.Time{}, 0, 0, false
+	}
+	if !l.RetryAt.IsZero() {
+		return l.RetryAt, rateLimitRetriesUsed(s) + 1, l.Retries, true
+	}
+	if s.Rules.OnError.Kind != OnErrorRetry {
 		return time.Time{}, 0, 0, false
 	}
 	used := retriesUsed(s, AttemptSkill(s, l))
 	if used >= s.Rules.OnError.Retries {
 		return time.Time{}, 0, 0, false
 	}
-	wait := min(s.Rules.OnError.Backoff, maxBackoff)
-	for range used {
-		if wait *= 2; wait >= maxBackoff {
-			wait = maxBackoff
-			break
-		}
+	return l.Finished.Add(backoff(s.Rules.OnError.Backoff, used)), used + 1, s.Rules.OnError.Retries, true
+}
+
+// RetryActorFor is who makes the automatic retry RetryDue reports for s.
+func RetryActorFor(s *Step) string {
+	if l := s.Latest(); l != nil && !l.RetryAt.IsZero() {
+		return RateLimitActor
 	}
-	return l.Finished.Add(wait), used + 1, s.Rules.OnError.Retries, true
+	return RetryActor
 }
 
 // RetryKey is the idempotency key of the automatic retry of a step
@@ -432,6 +464,27 @@ func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
 // DecideExpand is Decide for a route or decompose step: added are the steps
 // its confirmed output brings, added when the decision makes it done.
 func DecideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Time) ([]Event, error) {
+	resumed, err := resumedBy(r, d.Actor, now)
+	if err != nil || len(resumed) == 0 {
+		if err == nil {
+			return decideExpand(r, d, edit, added, now)
+		}
+		return nil, err
+	}
+	// A decision on a paused run goes on from its checkpoint: the run is
+	// resumed, in its mode, and then decided.
+	cur, err := Fold(r, resumed)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := decideExpand(cur, d, edit, added, now)
+	if err != nil {
+		return nil, err
+	}
+	return append(resumed, evs...), nil
+}
+
+func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Time) ([]Event, error) {
 	s, err := step(r, d.Step)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,14 @@ type Run struct {
 	CostUSD        float64
 	Seq            uint64 // sequence number of the last journal event applied
 	Halt           string // why the run is waiting on a step it cannot pass by itself
+	// Paused says no new step starts until the run is resumed; steps
+	// already running finish and wait at a checkpoint. PausedBy is who
+	// paused it (RateLimitActor while an agent's rate limit is waited out),
+	// PauseReason why, PausedAt when.
+	Paused      bool
+	PausedBy    string
+	PauseReason string
+	PausedAt    time.Time
 }
 
 // Step is one step of a run with every attempt at it: what the step is
@@ -65,7 +73,11 @@ type StepState struct {
 	Status StepStatus
 	// Using is the skill the step's next attempt runs when it is not Skill:
 	// its fallback, once Skill has failed.
-	Using     string
+	Using string
+	// Held says the step waits at a checkpoint only because the run was
+	// paused when it finished: resuming in a mode that would have let it
+	// go on lets it go on.
+	Held      bool
 	Attempts  []Attempt
 	Decisions []Decision
 }
@@ -103,7 +115,14 @@ type Attempt struct {
 	Edited   bool   // the artifact was replaced by a person
 	// Final says no retry, fallback or giving up followed this failed
 	// attempt: a person cancelled it, or the run went over its budget.
-	Final    bool
+	Final bool
+	// ErrorKind is the kind of error the agent reported ("" for none).
+	ErrorKind AgentErrorKind
+	// RetryAt is when gonogo redoes the step by itself after the agent's
+	// rate limit or overload; Retries is how many such retries it makes
+	// at most. Zero when no such retry follows this attempt.
+	RetryAt  time.Time
+	Retries  int
 	Size     int    // artifact size in bytes
 	File     string // artifact path relative to the data dir, empty when not on disk
 	CostUSD  float64
@@ -148,9 +167,16 @@ type Event struct {
 	CostUSD  float64
 	Usage    Usage
 
-	Skill string     // the skill an attempt runs (EvStepStarted) or will run next (EvStepFinished, a fallback)
-	Final bool       // for EvStepFinished: see Attempt.Final
-	Added []PlanStep // for EvStepsAdded: the steps a route or decompose step's output added
+	Skill string // the skill an attempt runs (EvStepStarted) or will run next (EvStepFinished, a fallback)
+	Final bool   // for EvStepFinished: see Attempt.Final
+	// For EvStepFinished: the agent's error kind, and the rate-limit retry
+	// that follows (see Attempt); Held: the step waits only because the
+	// run is paused (see StepState.Held).
+	ErrorKind AgentErrorKind
+	RetryAt   time.Time
+	Retries   int
+	Held      bool
+	Added     []PlanStep // for EvStepsAdded: the steps a route or decompose step's output added
 
 	Mode  Mode      // for EvModeChanged
 	State RunState  // for EvRunFinished: completed or aborted

@@ -31,6 +31,10 @@ type ServiceConfig struct {
 	WorkDir   string
 	Workflows WorkflowSource
 	Policy    *Policy
+
+	// RateLimit is how an agent's rate limit or overload is waited out;
+	// the zero value is DefaultRateLimit.
+	RateLimit RateLimit
 }
 
 // Service carries out transitions: it commits each one to the Store before
@@ -48,6 +52,7 @@ type Service struct {
 	slots   int // runner slots; busy counts the taken ones
 	workDir string
 	expand  Expander
+	limit   RateLimit
 
 	mu      sync.Mutex
 	busy    int
@@ -90,8 +95,13 @@ func NewService(cfg ServiceConfig) *Service {
 	if cfg.Policy != nil {
 		pol = *cfg.Policy
 	}
+	limit := cfg.RateLimit
+	if limit == (RateLimit{}) {
+		limit = DefaultRateLimit()
+	}
 	base, stop := context.WithCancel(context.Background())
 	return &Service{
+		limit: limit,
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
 		now: now, log: log, slots: n, workDir: cfg.WorkDir,
 		expand: Expander{Workflows: cfg.Workflows, Catalog: cfg.Catalog, Policy: pol},
@@ -227,6 +237,68 @@ func (s *Service) Resume(ctx context.Context, id RunID, mode Mode) (*Run, error)
 		return nil, err
 	}
 	return s.advanceAfter(ctx, r), nil
+}
+
+// Pause holds a moving run at its next checkpoint (see Pause): steps
+// already running finish and wait for a decision, and none starts until the
+// run is resumed or decided. A paused run refuses with ErrPaused, a run
+// waiting or finished with ErrNotMoving; neither changes anything.
+func (s *Service) Pause(ctx context.Context, id RunID, actor string) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := Pause(r, actor, "", s.now())
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, r, evs, Commit{})
+}
+
+// Unpause resumes a paused run in mode m ("" the run's own) and starts
+// what is ready; a run that is not paused refuses with ErrNotPaused.
+func (s *Service) Unpause(ctx context.Context, id RunID, actor string, m Mode) (*Run, error) {
+	r, err := s.unpause(ctx, id, actor, m)
+	if err != nil {
+		return nil, err
+	}
+	return s.advanceAfter(ctx, r), nil
+}
+
+// RecordUnpause resumes a paused run as Unpause does but starts nothing:
+// for a run no service carries out; it goes on when it is next resumed.
+func (s *Service) RecordUnpause(ctx context.Context, id RunID, actor string, m Mode) (*Run, error) {
+	return s.unpause(ctx, id, actor, m)
+}
+
+func (s *Service) unpause(ctx context.Context, id RunID, actor string, m Mode) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Paused || r.Finished() {
+		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrNotPaused)
+	}
+	added := map[int][]PlanStep{}
+	for _, n := range Releasable(r, m) {
+		st := r.Step(n)
+		if !st.Rules.Route && st.Rules.Decompose == "" {
+			continue
+		}
+		d := Decision{Kind: DecideApprove, Actor: actor, Step: n, Attempt: st.Latest().N}
+		if added[n], err = s.expansion(ctx, r, st, d, nil); err != nil {
+			return nil, err
+		}
+	}
+	evs, err := Unpause(r, actor, m, added, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, r, evs, Commit{})
 }
 
 // Load returns the current state of a run.
@@ -504,19 +576,30 @@ func (s *Service) scheduleRetries(r *Run) {
 			continue
 		}
 		key := execKey{r.ID, st.N, st.Latest().N}
+		if r.Paused && r.PausedBy != RateLimitActor {
+			// A person holds the run; resuming it schedules the retry.
+			continue
+		}
 		s.mu.Lock()
 		if _, set := s.retries[key]; set || s.closed {
 			s.mu.Unlock()
 			continue
 		}
-		s.retries[key] = time.AfterFunc(max(due.Sub(s.now()), 0), func() { s.retry(key) })
+		rk := retryKey{key, RetryActorFor(st)}
+		s.retries[key] = time.AfterFunc(max(due.Sub(s.now()), 0), func() { s.retry(rk) })
 		s.mu.Unlock()
 	}
 }
 
-func (s *Service) retry(k execKey) {
+// retryKey is an automatic retry: the attempt it follows and who makes it.
+type retryKey struct {
+	execKey
+	actor string
+}
+
+func (s *Service) retry(k retryKey) {
 	s.mu.Lock()
-	delete(s.retries, k)
+	delete(s.retries, k.execKey)
 	if s.closed {
 		s.mu.Unlock()
 		return
@@ -524,12 +607,15 @@ func (s *Service) retry(k execKey) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
-	d := Decision{Kind: DecideRedo, Actor: RetryActor, Step: k.step, Attempt: k.attempt, Key: RetryKey(k.run, k.step, k.attempt)}
+	d := Decision{Kind: DecideRedo, Actor: k.actor, Step: k.step, Attempt: k.attempt, Key: RetryKey(k.run, k.step, k.attempt)}
 	_, err := s.Decide(s.base, k.run, d, nil)
 	switch {
 	case err == nil, s.base.Err() != nil:
 	case errors.Is(err, ErrDuplicate), errors.Is(err, ErrStale), errors.Is(err, ErrNotWaiting):
 		// A person decided first, or the retry was made already.
+	case errors.Is(err, ErrPaused):
+		// A person paused the run: the retry is scheduled again when it
+		// is resumed.
 	default:
 		s.log.Error("retry step", "run", k.run, "step", k.step, "err", err)
 	}
@@ -758,7 +844,8 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 	}
 	sk, _ := s.catalog.Skill(job.Skill)
 	res, reason := Judge(out, sk)
-	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage, Cancelled: cancelled}
+	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage, Cancelled: cancelled,
+		ErrorKind: out.AgentErrorKind, RateLimit: s.limit}
 	keep := res == ResultProduced || res == ResultEmpty
 	if res == ResultProduced {
 		// The output was judged good; the step's own checks come next. An

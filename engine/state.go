@@ -81,7 +81,10 @@ const (
 	EvDecision        EventType = "decision"
 	EvModeChanged     EventType = "mode-changed"
 	EvRunFinished     EventType = "run-finished"
-	EvStepsAdded      EventType = "steps-added" // a route or decompose step's output added steps to the run
+	EvStepsAdded      EventType = "steps-added"   // a route or decompose step's output added steps to the run
+	EvRunPaused       EventType = "run-paused"    // no new step starts until the run is resumed
+	EvRunResumed      EventType = "run-resumed"   // the run goes on, in the mode the event names
+	EvStepReleased    EventType = "step-released" // a step the pause held at a checkpoint went on when the run resumed
 )
 
 func parseOne[T ~string](kind, s string, all ...T) (T, error) {
@@ -130,5 +133,6 @@ func ParseGate(s string) (Gate, error) {
 // ParseEventType reads a stored event type.
 func ParseEventType(s string) (EventType, error) {
 	return parseOne("event type", s, EvRunStarted, EvStepQueued, EvStepStarted, EvStepFinished,
-		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded)
+		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded,
+		EvRunPaused, EvRunResumed, EvStepReleased)
 }

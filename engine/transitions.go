@@ -19,6 +19,8 @@ const (
 	trRecord    trigger = "record"    // an aborted step's attempt came back: keep its result and cost
 	trFallback  trigger = "fallback"  // failed; the step's fallback skill runs next
 	trGiveUp    trigger = "give-up"   // an optional step failed: recorded, and the run goes on without it
+	trHold      trigger = "hold"      // the run was paused before a queued step could start
+	trRelease   trigger = "release"   // the run resumed in a mode that lets a step the pause held go on
 	trApprove   trigger = trigger(DecideApprove)
 	trEdit      trigger = trigger(DecideEdit)
 	trSkip      trigger = trigger(DecideSkip)
@@ -36,6 +38,7 @@ var stepTable = map[StepStatus]map[trigger]StepStatus{
 	},
 	StepQueued: {
 		trStart:  StepRunning,
+		trHold:   StepPending,
 		trCancel: StepAborted,
 	},
 	StepRunning: {
@@ -53,6 +56,7 @@ var stepTable = map[StepStatus]map[trigger]StepStatus{
 		trRedo:    StepQueued,
 		trAbort:   StepAborted,
 		trCancel:  StepAborted,
+		trRelease: StepDone,
 	},
 	StepInterrupted: {
 		trRedo:   StepQueued,

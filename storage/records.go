@@ -38,6 +38,12 @@ type runRecord struct {
 	CostUSD   float64      `json:"cost_usd,omitempty"`
 	Seq       uint64       `json:"seq"`
 	Halt      string       `json:"halt,omitempty"`
+	// The pause fields are absent from runs recorded before runs could be
+	// paused; they decode as a run that is not.
+	Paused      bool      `json:"paused,omitempty"`
+	PausedBy    string    `json:"paused_by,omitempty"`
+	PauseReason string    `json:"pause_reason,omitempty"`
+	PausedAt    time.Time `json:"paused_at,omitzero"`
 }
 
 type originRecord struct {
@@ -64,27 +70,32 @@ type stepRecord struct {
 	Rules      *rulesRecord     `json:"rules,omitempty"`
 	Parent     int              `json:"parent,omitempty"`
 	Using      string           `json:"using,omitempty"`
+	Held       bool             `json:"held,omitempty"`
 	Status     string           `json:"status"`
 	Attempts   []attemptRecord  `json:"attempts"`
 	Decisions  []decisionRecord `json:"decisions"`
 }
 
 type attemptRecord struct {
-	N        int         `json:"n"`
-	Skill    string      `json:"skill,omitempty"`
-	Result   string      `json:"result,omitempty"`
-	Reason   string      `json:"reason,omitempty"`
-	Summary  string      `json:"summary,omitempty"`
-	Feedback string      `json:"feedback,omitempty"`
-	Artifact bool        `json:"artifact,omitempty"`
-	Edited   bool        `json:"edited,omitempty"`
-	Final    bool        `json:"final,omitempty"`
-	Size     int         `json:"size,omitempty"`
-	File     string      `json:"file,omitempty"`
-	CostUSD  float64     `json:"cost_usd,omitempty"`
-	Usage    usageRecord `json:"usage,omitzero"`
-	Started  time.Time   `json:"started,omitzero"`
-	Finished time.Time   `json:"finished,omitzero"`
+	N        int    `json:"n"`
+	Skill    string `json:"skill,omitempty"`
+	Result   string `json:"result,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Summary  string `json:"summary,omitempty"`
+	Feedback string `json:"feedback,omitempty"`
+	Artifact bool   `json:"artifact,omitempty"`
+	Edited   bool   `json:"edited,omitempty"`
+	Final    bool   `json:"final,omitempty"`
+	// Absent from attempts recorded before agent errors had kinds.
+	ErrorKind string      `json:"error_kind,omitempty"`
+	RetryAt   time.Time   `json:"retry_at,omitzero"`
+	Retries   int         `json:"retries,omitempty"`
+	Size      int         `json:"size,omitempty"`
+	File      string      `json:"file,omitempty"`
+	CostUSD   float64     `json:"cost_usd,omitempty"`
+	Usage     usageRecord `json:"usage,omitzero"`
+	Started   time.Time   `json:"started,omitzero"`
+	Finished  time.Time   `json:"finished,omitzero"`
 }
 
 type usageRecord struct {
@@ -182,31 +193,36 @@ type blockRecord struct {
 }
 
 type eventRecord struct {
-	V        int              `json:"v"`
-	Seq      uint64           `json:"seq"`
-	Time     time.Time        `json:"time,omitzero"`
-	Type     string           `json:"type"`
-	Step     int              `json:"step,omitempty"`
-	Attempt  int              `json:"attempt,omitempty"`
-	Actor    string           `json:"actor,omitempty"`
-	Decision string           `json:"decision,omitempty"`
-	Key      string           `json:"key,omitempty"`
-	Feedback string           `json:"feedback,omitempty"`
-	Status   string           `json:"status,omitempty"`
-	Result   string           `json:"result,omitempty"`
-	Reason   string           `json:"reason,omitempty"`
-	Summary  string           `json:"summary,omitempty"`
-	Size     int              `json:"size,omitempty"`
-	Artifact bool             `json:"artifact,omitempty"`
-	File     string           `json:"file,omitempty"`
-	CostUSD  float64          `json:"cost_usd,omitempty"`
-	Usage    usageRecord      `json:"usage,omitzero"`
-	Skill    string           `json:"skill,omitempty"`
-	Final    bool             `json:"final,omitempty"`
-	Added    []planStepRecord `json:"added,omitempty"`
-	Mode     string           `json:"mode,omitempty"`
-	State    string           `json:"state,omitempty"`
-	Start    *startRecord     `json:"start,omitempty"`
+	V        int         `json:"v"`
+	Seq      uint64      `json:"seq"`
+	Time     time.Time   `json:"time,omitzero"`
+	Type     string      `json:"type"`
+	Step     int         `json:"step,omitempty"`
+	Attempt  int         `json:"attempt,omitempty"`
+	Actor    string      `json:"actor,omitempty"`
+	Decision string      `json:"decision,omitempty"`
+	Key      string      `json:"key,omitempty"`
+	Feedback string      `json:"feedback,omitempty"`
+	Status   string      `json:"status,omitempty"`
+	Result   string      `json:"result,omitempty"`
+	Reason   string      `json:"reason,omitempty"`
+	Summary  string      `json:"summary,omitempty"`
+	Size     int         `json:"size,omitempty"`
+	Artifact bool        `json:"artifact,omitempty"`
+	File     string      `json:"file,omitempty"`
+	CostUSD  float64     `json:"cost_usd,omitempty"`
+	Usage    usageRecord `json:"usage,omitzero"`
+	Skill    string      `json:"skill,omitempty"`
+	Final    bool        `json:"final,omitempty"`
+	// For step-finished events; absent from older records.
+	ErrorKind string           `json:"error_kind,omitempty"`
+	RetryAt   time.Time        `json:"retry_at,omitzero"`
+	Retries   int              `json:"retries,omitempty"`
+	Held      bool             `json:"held,omitempty"`
+	Added     []planStepRecord `json:"added,omitempty"`
+	Mode      string           `json:"mode,omitempty"`
+	State     string           `json:"state,omitempty"`
+	Start     *startRecord     `json:"start,omitempty"`
 }
 
 // startRecord leaves the plan out when it is the run's own copy, stored
@@ -390,12 +406,13 @@ func toRunRecord(r *engine.Run) runRecord {
 		Mode: string(r.Mode), DryRun: r.DryRun, Thread: r.Thread, ForceAuto: r.ForceAuto,
 		BudgetUSD: r.BudgetUSD, Quorum: r.Quorum, ExclStart: r.ExcludeStarter, StartedBy: r.StartedBy, Origin: toOrigin(r.Origin),
 		Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD, Seq: r.Seq, Halt: r.Halt,
+		Paused: r.Paused, PausedBy: r.PausedBy, PauseReason: r.PauseReason, PausedAt: r.PausedAt,
 	}
 	if r.Steps != nil {
 		rec.Steps = make([]stepRecord, len(r.Steps))
 	}
 	for i, s := range r.Steps {
-		sr := stepRecord{N: s.N, DependsOn: s.DependsOn, ThreadFrom: s.ThreadFrom, Status: string(s.Status), Parent: s.Parent, Using: s.Using}
+		sr := stepRecord{N: s.N, DependsOn: s.DependsOn, ThreadFrom: s.ThreadFrom, Status: string(s.Status), Parent: s.Parent, Using: s.Using, Held: s.Held}
 		if i < len(r.Plan.Steps) && samePlanStep(&s, &r.Plan.Steps[i]) {
 			sr.FromPlan = true
 		} else {
@@ -411,6 +428,7 @@ func toRunRecord(r *engine.Run) runRecord {
 				N: a.N, Skill: a.Skill, Result: string(a.Result), Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback,
 				Artifact: a.Artifact, Edited: a.Edited, Final: a.Final, Size: a.Size, File: a.File, CostUSD: a.CostUSD,
 				Usage: toUsage(a.Usage), Started: a.Started, Finished: a.Finished,
+				ErrorKind: string(a.ErrorKind), RetryAt: a.RetryAt, Retries: a.Retries,
 			}
 		}
 		if s.Decisions != nil {
@@ -474,6 +492,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Status: string(ev.Status), Result: string(ev.Result), Reason: ev.Reason, Summary: ev.Summary,
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
 		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Final: ev.Final, Added: toPlanStepRecords(ev.Added),
+		ErrorKind: string(ev.ErrorKind), RetryAt: ev.RetryAt, Retries: ev.Retries, Held: ev.Held,
 	}
 	if st := ev.Start; st != nil {
 		rec.Start = &startRecord{
@@ -561,6 +580,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 		CostUSD:   rec.CostUSD,
 		Seq:       rec.Seq,
 		Halt:      rec.Halt,
+		Paused:    rec.Paused, PausedBy: rec.PausedBy, PauseReason: rec.PauseReason, PausedAt: rec.PausedAt,
 	}
 	if rec.Steps != nil {
 		r.Steps = make([]engine.Step, len(rec.Steps))
@@ -586,6 +606,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 			},
 			StepState: &engine.StepState{
 				Using:  sr.Using,
+				Held:   sr.Held,
 				Status: parseReq(&p, where+" status", sr.Status, engine.ParseStepStatus),
 			},
 		}
@@ -599,6 +620,8 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 				Reason: a.Reason, Summary: a.Summary, Feedback: a.Feedback, Artifact: a.Artifact,
 				Edited: a.Edited, Final: a.Final, Size: a.Size, File: a.File, CostUSD: a.CostUSD, Usage: fromUsage(a.Usage),
 				Started: a.Started, Finished: a.Finished,
+				ErrorKind: parseOpt(&p, fmt.Sprintf("%s attempt %d error kind", where, a.N), a.ErrorKind, engine.ParseAgentErrorKind),
+				RetryAt:   a.RetryAt, Retries: a.Retries,
 			}
 		}
 		if sr.Decisions != nil {
@@ -685,6 +708,8 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		Mode:  parseOpt(&p, "mode", rec.Mode, engine.ParseMode),
 		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
 		Skill: rec.Skill, Final: rec.Final,
+		ErrorKind: parseOpt(&p, "error kind", rec.ErrorKind, engine.ParseAgentErrorKind),
+		RetryAt:   rec.RetryAt, Retries: rec.Retries, Held: rec.Held,
 	}
 	ev.Added = fromPlanStepRecords(&p, "added step", rec.Added)
 	if st := rec.Start; st != nil {

@@ -16,17 +16,18 @@ import (
 // validText gives each typed state a value its parser accepts, so a filled
 // run can be committed.
 var validText = map[reflect.Type]string{
-	reflect.TypeFor[engine.RunState]():     string(engine.RunWaiting),
-	reflect.TypeFor[engine.StepStatus]():   string(engine.StepInterrupted),
-	reflect.TypeFor[engine.Result]():       string(engine.ResultNotExecuted),
-	reflect.TypeFor[engine.DecisionKind](): string(engine.DecideEdit),
-	reflect.TypeFor[engine.Mode]():         string(engine.ModeGuardedAuto),
-	reflect.TypeFor[engine.Gate]():         string(engine.GateOnEmpty),
-	reflect.TypeFor[engine.EventType]():    string(engine.EvRunStarted),
-	reflect.TypeFor[engine.InputKind]():    string(engine.InputWorkflow),
-	reflect.TypeFor[engine.Domain]():       string(engine.DomainChaotic),
-	reflect.TypeFor[engine.Category]():     string(engine.CategoryDispatch),
-	reflect.TypeFor[engine.Execution]():    string(engine.ExecInlineLeaf),
+	reflect.TypeFor[engine.RunState]():       string(engine.RunWaiting),
+	reflect.TypeFor[engine.StepStatus]():     string(engine.StepInterrupted),
+	reflect.TypeFor[engine.Result]():         string(engine.ResultNotExecuted),
+	reflect.TypeFor[engine.DecisionKind]():   string(engine.DecideEdit),
+	reflect.TypeFor[engine.Mode]():           string(engine.ModeGuardedAuto),
+	reflect.TypeFor[engine.Gate]():           string(engine.GateOnEmpty),
+	reflect.TypeFor[engine.EventType]():      string(engine.EvRunStarted),
+	reflect.TypeFor[engine.InputKind]():      string(engine.InputWorkflow),
+	reflect.TypeFor[engine.Domain]():         string(engine.DomainChaotic),
+	reflect.TypeFor[engine.Category]():       string(engine.CategoryDispatch),
+	reflect.TypeFor[engine.Execution]():      string(engine.ExecInlineLeaf),
+	reflect.TypeFor[engine.AgentErrorKind](): string(engine.AgentErrOverloaded),
 }
 
 // filler sets every field of a value to something distinct and non-zero,
