@@ -276,12 +276,7 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	}
 	paused, waits := rateLimited(r, s, &ev, f, now)
 	if f.Result == ResultFailed && !ev.Final && !waits {
-		switch onFailure(s, AttemptSkill(s, l)) {
-		case failFallback:
-			t, ev.Skill = trFallback, s.Rules.Fallback
-		case failGiveUp:
-			t = trGiveUp
-		}
+		t = afterFailure(s, l, &ev, t)
 	}
 	if t == trAdvance && r.Paused && r.PausedBy != RateLimitActor {
 		// A person paused the run: the step waits at a checkpoint, and
@@ -292,10 +287,23 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return nil, err
 	}
 	if paused != nil {
-		evs := stamp(r, now, ev, *paused)
-		return evs, nil
+		return stamp(r, now, ev, *paused), nil
 	}
 	return withSettle(r, now, f.Added, ev)
+}
+
+// afterFailure is the move a failed attempt l of s makes by the step's
+// rules (t when they have none): its fallback next, or giving up on an
+// optional step.
+func afterFailure(s *Step, l *Attempt, ev *Event, t trigger) trigger {
+	switch onFailure(s, AttemptSkill(s, l)) {
+	case failFallback:
+		ev.Skill = s.Rules.Fallback
+		return trFallback
+	case failGiveUp:
+		return trGiveUp
+	}
+	return t
 }
 
 // failure is what becomes of a step whose attempt failed.
