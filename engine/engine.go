@@ -190,7 +190,7 @@ func Start(r *Run, n int, now time.Time) ([]Event, error) {
 		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrStale)
 	}
 	if r.Paused {
-		return nil, fmt.Errorf("run %s: step %d cannot start: %w", r.ID, n, ErrPaused)
+		return nil, fmt.Errorf("run %s: step %d cannot start: the run is %w", r.ID, n, ErrPaused)
 	}
 	s, err := step(r, n)
 	if err != nil {

@@ -41,11 +41,11 @@ func ParseAgentErrorKind(s string) (AgentErrorKind, error) {
 func Pause(r *Run, actor, reason string, now time.Time) ([]Event, error) {
 	switch {
 	case r.Finished():
-		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrNotMoving)
+		return nil, fmt.Errorf("run %s: %w: it is %s", r.ID, ErrNotMoving, r.State)
 	case r.Paused:
-		return nil, fmt.Errorf("run %s was paused by %s at %s: %w", r.ID, r.PausedBy, r.PausedAt.Format("15:04 MST"), ErrPaused)
+		return nil, fmt.Errorf("run %s: %w (by %s at %s)", r.ID, ErrPaused, r.PausedBy, r.PausedAt.Format("15:04 MST"))
 	case r.State == RunWaiting:
-		return nil, fmt.Errorf("run %s is waiting for a decision: %w", r.ID, ErrNotMoving)
+		return nil, fmt.Errorf("run %s: %w: it waits for a decision", r.ID, ErrNotMoving)
 	}
 	for i := range r.Steps {
 		if s := &r.Steps[i]; s.Status == StepQueued {
@@ -67,7 +67,7 @@ func Pause(r *Run, actor, reason string, now time.Time) ([]Event, error) {
 // paused refuses with ErrNotPaused.
 func Unpause(r *Run, actor string, m Mode, added map[int][]PlanStep, now time.Time) ([]Event, error) {
 	if r.Finished() || !r.Paused {
-		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrNotPaused)
+		return nil, fmt.Errorf("run %s: %w (it is %s)", r.ID, ErrNotPaused, r.State)
 	}
 	if m == r.Mode {
 		m = ""
@@ -196,7 +196,7 @@ func resumedBy(r *Run, actor string, now time.Time) ([]Event, error) {
 		return nil, nil
 	}
 	if automatic(actor) && r.PausedBy != RateLimitActor {
-		return nil, fmt.Errorf("run %s was paused by %s: %w", r.ID, r.PausedBy, ErrPaused)
+		return nil, fmt.Errorf("run %s: %w (by %s)", r.ID, ErrPaused, r.PausedBy)
 	}
 	return stamp(r, now, Event{Type: EvRunResumed, Actor: actor}), nil
 }

@@ -17,12 +17,12 @@ var (
 	ErrLocked     = errors.New("the data directory is in use by another gonogo")
 	// ErrPaused refuses what a paused run does not do (start a step, an
 	// automatic retry), and a second pause.
-	ErrPaused = errors.New("the run is paused")
+	ErrPaused = errors.New("already paused")
 	// ErrNotMoving refuses to pause a run that is waiting for a decision
 	// or has finished: nothing would start anyway.
-	ErrNotMoving = errors.New("no step is running or about to start")
+	ErrNotMoving = errors.New("nothing to pause")
 	// ErrNotPaused refuses to resume a run that is not paused.
-	ErrNotPaused = errors.New("the run is not paused")
+	ErrNotPaused = errors.New("not paused")
 	// ErrFilesPending is returned by a Store whose commit is durable but
 	// whose artifact files could not be written yet; the change stands and
 	// the files are written when the store is next opened.

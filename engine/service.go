@@ -281,7 +281,7 @@ func (s *Service) unpause(ctx context.Context, id RunID, actor string, m Mode) (
 		return nil, err
 	}
 	if !r.Paused || r.Finished() {
-		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrNotPaused)
+		return nil, fmt.Errorf("run %s: %w (it is %s)", r.ID, ErrNotPaused, r.State)
 	}
 	added := map[int][]PlanStep{}
 	for _, n := range Releasable(r, m) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -34,6 +35,11 @@ type config struct {
 	MaxParallel  int           `env:"GONOGO_MAX_PARALLEL" example:"4"`
 	RunBudgetUSD float64       `env:"GONOGO_RUN_BUDGET_USD" example:"5.00"`
 	LogLevel     string        `env:"GONOGO_LOG_LEVEL, default=info"`
+	// RateLimitWait is the first wait after an agent's rate limit or
+	// overload (each next one doubles); RateLimitTries how many times
+	// gonogo redoes the step by itself before it fails.
+	RateLimitWait  time.Duration `env:"GONOGO_RATE_LIMIT_WAIT, default=1m"`
+	RateLimitTries int           `env:"GONOGO_RATE_LIMIT_TRIES, default=5"`
 	// ProgressInterval is how often a running step is reported when
 	// stdout is not a terminal.
 	ProgressInterval time.Duration `env:"GONOGO_PROGRESS_INTERVAL, default=30s"`
@@ -53,6 +59,12 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	if c.ProgressInterval <= 0 {
 		return c, fmt.Errorf("configuration: GONOGO_PROGRESS_INTERVAL must be positive, got %s (for example GONOGO_PROGRESS_INTERVAL=30s)", c.ProgressInterval)
 	}
+	if c.RateLimitWait <= 0 {
+		return c, fmt.Errorf("configuration: GONOGO_RATE_LIMIT_WAIT must be positive, got %s (for example GONOGO_RATE_LIMIT_WAIT=1m)", c.RateLimitWait)
+	}
+	if c.RateLimitTries < 0 {
+		return c, fmt.Errorf("configuration: GONOGO_RATE_LIMIT_TRIES must not be negative, got %d (for example GONOGO_RATE_LIMIT_TRIES=5; 0 fails a rate-limited step at once)", c.RateLimitTries)
+	}
 	if c.MaxParallel < 0 {
 		return c, fmt.Errorf("configuration: GONOGO_MAX_PARALLEL must not be negative, got %d (for example GONOGO_MAX_PARALLEL=4; unset, the number of CPUs)", c.MaxParallel)
 	}
@@ -71,6 +83,16 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 // flag and size that is set, so that a malformed one is refused naming the
 // variable, what it holds and a good value, rather than in go-envconfig's
 // words. A field's `example` tag gives the good value; else its default.
+// rateLimit is how the service waits out an agent's rate limit.
+func (c config) rateLimit() engine.RateLimit {
+	if c.RateLimitTries == 0 {
+		// The engine reads a zero RateLimit as its default: ask for no
+		// wait with a wait and no tries.
+		return engine.RateLimit{Wait: c.RateLimitWait}
+	}
+	return engine.RateLimit{Wait: c.RateLimitWait, Tries: c.RateLimitTries}
+}
+
 func processEnv(ctx context.Context, target any, l envconfig.Lookuper) error {
 	t := reflect.TypeOf(target).Elem()
 	for i := 0; i < t.NumField(); i++ {

@@ -141,7 +141,8 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	bcfg.Inbox = inbox
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
-		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol})
+		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		RateLimit: cfg.rateLimit()})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)

@@ -88,6 +88,7 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 const (
 	stateHalted      = "halted"
 	stateInterrupted = "interrupted"
+	statePaused      = "paused"
 )
 
 // runState is how a run stands, for people: its state, except that a run
@@ -97,6 +98,9 @@ const (
 // FAILED - the agent exited with code 1".
 func runState(r *engine.Run) (state, detail string) {
 	state = string(r.State)
+	if personPaused(r) {
+		return pausedState(r)
+	}
 	switch r.State {
 	case engine.RunAborted:
 		if r.Halt != "" {
@@ -108,6 +112,9 @@ func runState(r *engine.Run) (state, detail string) {
 		return state, state
 	}
 	s := askable(r)
+	if s == nil && r.Paused {
+		return state, "paused: " + r.PauseReason
+	}
 	if s == nil {
 		return state, "waiting: a step waits for its automatic retry"
 	}
@@ -124,6 +131,19 @@ func runState(r *engine.Run) (state, detail string) {
 	return state, "waiting for a decision at " + where
 }
 
+// pausedState is how a run a person paused stands: still running its
+// steps, or waiting (at their checkpoints, or before its next step).
+func pausedState(r *engine.Run) (state, detail string) {
+	who := fmt.Sprintf("paused by %s at %s", r.PausedBy, r.PausedAt.Local().Format("2006-01-02 15:04:05"))
+	if r.State == engine.RunRunning {
+		return string(r.State), who + ": the running steps finish and wait at a checkpoint; no step starts"
+	}
+	if s := askable(r); s != nil {
+		return statePaused, fmt.Sprintf("%s; waiting for a decision at step %d (%s), or resume", who, s.N, s.Skill)
+	}
+	return statePaused, who + "; no step starts until it is resumed"
+}
+
 type jsonRunLine struct {
 	ID         string    `json:"id"`
 	State      string    `json:"state"`
@@ -138,18 +158,24 @@ type jsonRunLine struct {
 }
 
 type jsonRun struct {
-	ID      string      `json:"id"`
-	State   string      `json:"state"`
-	Input   string      `json:"input"`
-	Source  string      `json:"source"`
-	Mode    string      `json:"mode"`
-	Created time.Time   `json:"created"`
-	Updated time.Time   `json:"updated"`
-	CostUSD float64     `json:"cost_usd"`
-	Halt    *string     `json:"halt"`
-	Halted  bool        `json:"halted,omitempty"` // waiting, halted on a FAILED step
-	Steps   []jsonStep  `json:"steps"`
-	Journal []jsonEvent `json:"journal"`
+	ID      string    `json:"id"`
+	State   string    `json:"state"`
+	Input   string    `json:"input"`
+	Source  string    `json:"source"`
+	Mode    string    `json:"mode"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	CostUSD float64   `json:"cost_usd"`
+	Halt    *string   `json:"halt"`
+	Halted  bool      `json:"halted,omitempty"` // waiting, halted on a FAILED step
+	// Paused: no step starts until the run is resumed (a person paused
+	// it, or gonogo waits out an agent's rate limit); by whom, when, why.
+	Paused      bool        `json:"paused"`
+	PausedBy    string      `json:"paused_by,omitempty"`
+	PausedAt    *time.Time  `json:"paused_at,omitempty"`
+	PauseReason string      `json:"pause_reason,omitempty"`
+	Steps       []jsonStep  `json:"steps"`
+	Journal     []jsonEvent `json:"journal"`
 }
 
 type jsonStep struct {
@@ -177,6 +203,10 @@ type jsonAttempt struct {
 	Started        time.Time  `json:"started"`
 	Finished       *time.Time `json:"finished"`
 	Skill          string     `json:"skill,omitempty"` // a fallback skill the attempt ran instead of the step's
+	// ErrorKind is the kind of error the agent reported (rate-limit,
+	// overloaded, auth, ...); RetryAt when gonogo redoes the step by itself.
+	ErrorKind string     `json:"error_kind,omitempty"`
+	RetryAt   *time.Time `json:"retry_at,omitempty"`
 }
 
 type jsonEvent struct {
@@ -235,7 +265,7 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	_, detail := runState(r)
 	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
-	if r.State == engine.RunWaiting {
+	if r.State == engine.RunWaiting || r.Paused {
 		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s\n", r.ID)
 	}
 	if r.CostUSD > 0 {
@@ -278,6 +308,15 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 		return fmt.Sprintf("%s, attempt %d: %s by %s", stepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
 	case engine.EvModeChanged:
 		return string(ev.Mode)
+	case engine.EvRunPaused:
+		return fmt.Sprintf("by %s: %s", ev.Actor, ev.Reason)
+	case engine.EvRunResumed:
+		if ev.Mode != "" {
+			return fmt.Sprintf("by %s, now %s", ev.Actor, ev.Mode)
+		}
+		return "by " + ev.Actor
+	case engine.EvStepReleased:
+		return fmt.Sprintf("%s, attempt %d: went on as the run resumed", stepTitle(r, s), ev.Attempt)
 	case engine.EvStepsAdded:
 		ids := make([]string, 0, len(ev.Added))
 		for _, a := range ev.Added {
@@ -302,6 +341,10 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 	if state, _ := runState(r); state == stateHalted {
 		out.Halted = true
 	}
+	if r.Paused {
+		at := r.PausedAt
+		out.Paused, out.PausedBy, out.PausedAt, out.PauseReason = true, r.PausedBy, &at, r.PauseReason
+	}
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		js := jsonStep{N: s.N, Skill: s.Skill, Effort: s.Effort, Status: string(s.Status), Attempts: []jsonAttempt{},
@@ -317,7 +360,11 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 		}
 		for _, a := range s.Attempts {
 			ja := jsonAttempt{N: a.N, Result: strOrNil(string(a.Result)), Reason: a.Reason, ArtifactStored: a.Artifact,
-				Edited: a.Edited, CostUSD: a.CostUSD, Started: a.Started, Skill: a.Skill}
+				Edited: a.Edited, CostUSD: a.CostUSD, Started: a.Started, Skill: a.Skill, ErrorKind: string(a.ErrorKind)}
+			if !a.RetryAt.IsZero() {
+				t := a.RetryAt
+				ja.RetryAt = &t
+			}
 			if a.File != "" {
 				p := filepath.Join(data, filepath.FromSlash(a.File))
 				ja.Artifact = &p

@@ -74,6 +74,19 @@ func newLineReader(r io.Reader) *lineReader {
 // read returns the next line, or ctx's error when ctx ends first; the line
 // being read then is returned by the next call.
 func (l *lineReader) read(ctx context.Context) (string, error) {
+	select {
+	case r := <-l.poll():
+		l.took()
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// poll asks for the next line without waiting for it; it arrives on the
+// returned channel, and whoever receives it calls took. A line nobody
+// takes is returned by the next read.
+func (l *lineReader) poll() <-chan lineResult {
 	if !l.started {
 		l.started = true
 		go func() {
@@ -87,14 +100,11 @@ func (l *lineReader) read(ctx context.Context) (string, error) {
 		l.req <- struct{}{}
 		l.pending = true
 	}
-	select {
-	case r := <-l.resp:
-		l.pending = false
-		return r.line, r.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+	return l.resp
 }
+
+// took says the line poll asked for was received.
+func (l *lineReader) took() { l.pending = false }
 
 // driver walks one run in the terminal: it prints what happens and asks for
 // a decision at each checkpoint, from a person on a terminal or line by
@@ -120,6 +130,9 @@ type driver struct {
 	drawn    bool
 	shown    map[string]bool
 	started  string // the attempt whose start line was printed last
+	// typedEOF says a person's terminal closed its input while steps ran:
+	// nothing more is read until a checkpoint asks.
+	typedEOF bool
 }
 
 // liveStep is what the terminal knows of a running step.
@@ -183,7 +196,22 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			}
 			continue
 		}
+		if heldByPerson(r) {
+			next, code, done := d.paused(ctx, r)
+			if done {
+				return code
+			}
+			if next != nil && next.Seq > r.Seq {
+				r = next
+			}
+			continue
+		}
 		select {
+		case lr := <-d.typed(r):
+			d.in.took()
+			if next := d.typedLine(ctx, r, lr); next != nil && next.Seq > r.Seq {
+				r = next
+			}
 		case <-d.box.signal:
 		case <-tick.C:
 			if d.live {
@@ -232,6 +260,9 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		}
 	case engine.EvModeChanged:
 		fmt.Fprintf(d.out, "Mode is now %s\n", ev.Mode)
+	case engine.EvRunPaused, engine.EvRunResumed, engine.EvStepReleased:
+		d.clearLine()
+		d.pauseEvent(r, s, ev)
 	case engine.EvStepsAdded:
 		d.clearLine()
 		what := "added"
@@ -447,6 +478,9 @@ func nextWords(s *engine.Step, ev engine.Event) string {
 		if due, n, of, ok := engine.RetryDue(s); ok && s.Latest() != nil && s.Latest().N == ev.Attempt {
 			return fmt.Sprintf("Retrying at %s (retry %d of %d).", due.Local().Format("15:04:05"), n, of)
 		}
+		if ev.Held {
+			return "The run is paused: the step waits here whatever the run's mode."
+		}
 	}
 	return ""
 }
@@ -560,7 +594,7 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 	l := s.Latest()
 	for {
 		if d.tty {
-			fmt.Fprintf(d.out, "%s %s > ", stepTitle(r, s), promptFor(allowed))
+			fmt.Fprintf(d.out, "%s %s > ", stepTitle(r, s), pausedPrompt(r, allowed))
 		}
 		line, err := d.in.read(ctx)
 		if ctx.Err() != nil {
@@ -569,6 +603,9 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		}
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 			return nil, d.leave(r, s), true
+		}
+		if m, ok := resumeWords(line); ok && personPaused(r) {
+			return d.unpause(ctx, r, m)
 		}
 		dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
 		if ctx.Err() != nil {
@@ -624,6 +661,16 @@ func promptFor(allowed []engine.DecisionKind) string {
 		parts = append(parts, labels[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// pausedPrompt is the checkpoint prompt of a paused run: its decisions,
+// and resuming it in its mode.
+func pausedPrompt(r *engine.Run, allowed []engine.DecisionKind) string {
+	p := promptFor(allowed)
+	if personPaused(r) {
+		p += " [c]ontinue " + modeWord(r.Mode)
+	}
+	return strings.TrimSpace(p)
 }
 
 // parseDecision reads one decision line: approve, skip, redo [feedback],

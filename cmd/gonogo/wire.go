@@ -79,7 +79,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: newLogger(e, cfg),
-		Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol, RateLimit: cfg.rateLimit(),
 	})
 	rctx, stop := context.WithCancel(ctx)
 	a := &app{db: db, svc: svc, done: make(chan struct{}), stop: stop}

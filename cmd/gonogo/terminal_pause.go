@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// A person at a terminal pauses a run by typing p (and Enter) while a step
+// runs; the run then waits at the step's checkpoint, which offers its
+// decisions and [c]ontinue. While gonogo waits out an agent's rate limit,
+// r redoes the step at once and b aborts.
+
+// personPaused reports whether a person paused r (not gonogo waiting out a
+// rate limit).
+func personPaused(r *engine.Run) bool {
+	return r.Paused && r.PausedBy != engine.RateLimitActor && !r.Finished()
+}
+
+// heldByPerson reports whether r waits only because a person paused it:
+// no step runs and none waits for a decision.
+func heldByPerson(r *engine.Run) bool {
+	return personPaused(r) && r.State == engine.RunWaiting
+}
+
+func modeWord(m engine.Mode) string {
+	if m == engine.ModeGuardedAuto {
+		return "auto"
+	}
+	return "checkpointed"
+}
+
+// resumeWords reads a line that resumes a paused run: c, continue or resume
+// go on in the run's mode; with "checkpointed" after them, checkpointed.
+func resumeWords(line string) (engine.Mode, bool) {
+	word, rest, _ := strings.Cut(strings.ToLower(strings.TrimSpace(line)), " ")
+	if word != "c" && word != "continue" && word != "resume" {
+		return "", false
+	}
+	switch strings.TrimSpace(rest) {
+	case "":
+		return "", true
+	case "checkpointed":
+		return engine.ModeCheckpointed, true
+	}
+	return "", false
+}
+
+// unpause resumes a paused run on the terminal's word.
+func (d *driver) unpause(ctx context.Context, r *engine.Run, m engine.Mode) (*engine.Run, int, bool) {
+	next, err := d.svc.Unpause(ctx, r.ID, d.actor, m)
+	switch {
+	case err == nil:
+		return next, 0, false
+	case errors.Is(err, engine.ErrNotPaused):
+		fmt.Fprintln(d.e.stderr, "gonogo:", err)
+		cur, lerr := d.svc.Load(ctx, r.ID)
+		if lerr != nil {
+			fmt.Fprintln(d.e.stderr, "gonogo:", lerr)
+			return nil, exitUsage, true
+		}
+		return cur, 0, false
+	default:
+		fmt.Fprintf(d.e.stderr, "gonogo: the run was not resumed: %v\n", err)
+		return nil, exitUsage, true
+	}
+}
+
+// paused asks what to do with a run a person paused that has no step to
+// decide on (it was paused before its next step started).
+func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, bool) {
+	if d.tty {
+		fmt.Fprintf(d.out, "Run paused by %s. [c]ontinue %s a[b]ort > ", r.PausedBy, modeWord(r.Mode))
+	}
+	var line string
+	var err error
+	select {
+	case lr := <-d.in.poll():
+		d.in.took()
+		line, err = lr.line, lr.err
+	case <-d.box.signal:
+		// Something happened meanwhile (it was resumed from another
+		// shell, say): the caller reads it and asks again if need be.
+		if d.tty {
+			fmt.Fprintln(d.out)
+		}
+		return nil, 0, false
+	case <-ctx.Done():
+		fmt.Fprintf(d.out, "\nStopped. The run is kept, paused.\nContinue with: gonogo resume %s\n", r.ID)
+		return nil, exitWaiting, true
+	}
+	if err != nil && strings.TrimSpace(line) == "" {
+		if d.tty {
+			fmt.Fprintln(d.out)
+		}
+		fmt.Fprintf(d.out, "Run paused by %s: no step starts until it is resumed.\nContinue with: gonogo resume %s\n", r.PausedBy, r.ID)
+		return nil, exitWaiting, true
+	}
+	if m, ok := resumeWords(line); ok {
+		return d.unpause(ctx, r, m)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "b", "abort":
+		next, err := d.svc.Abort(ctx, r.ID, d.actor)
+		if err != nil {
+			fmt.Fprintln(d.e.stderr, "gonogo:", err)
+			return nil, exitUsage, true
+		}
+		return next, 0, false
+	case "":
+		return nil, 0, false
+	}
+	fmt.Fprintf(d.e.stderr, "gonogo: %q is not an answer here; expected continue, continue checkpointed or abort\n", strings.TrimSpace(line))
+	if !d.tty {
+		fmt.Fprintf(d.e.stderr, "The run is kept, paused: gonogo resume %s\n", r.ID)
+		return nil, exitUsage, true
+	}
+	return nil, 0, false
+}
+
+// typed is where a line a person types while steps run (or while a rate
+// limit is waited out) arrives; nil, which never delivers, when nobody
+// types at a terminal or nothing is under way.
+func (d *driver) typed(r *engine.Run) <-chan lineResult {
+	if !d.tty || d.typedEOF || r.Finished() {
+		return nil
+	}
+	if r.State == engine.RunRunning || rateLimitWait(r) != nil {
+		return d.in.poll()
+	}
+	return nil
+}
+
+// rateLimitWait is the step whose rate limit gonogo waits out, or nil.
+func rateLimitWait(r *engine.Run) *engine.Step {
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if _, _, _, ok := engine.RetryDue(s); ok && engine.RetryActorFor(s) == engine.RateLimitActor {
+			return s
+		}
+	}
+	return nil
+}
+
+// typedLine carries out a line typed while steps run: p pauses the run;
+// during a rate-limit wait, a decision on the waiting step is taken.
+func (d *driver) typedLine(ctx context.Context, r *engine.Run, lr lineResult) *engine.Run {
+	line := strings.TrimSpace(lr.line)
+	if lr.err != nil && line == "" {
+		d.typedEOF = true
+		return nil
+	}
+	d.clearLine()
+	switch strings.ToLower(line) {
+	case "":
+		return nil
+	case "p", "pause":
+		next, err := d.svc.Pause(ctx, r.ID, d.actor)
+		if err != nil {
+			fmt.Fprintln(d.out, "gonogo:", err)
+			return nil
+		}
+		return next
+	}
+	if s := rateLimitWait(r); s != nil {
+		dec, body, err := d.parseDecision(ctx, r, s, line, engine.Allowed(s))
+		if err != nil {
+			fmt.Fprintln(d.e.stderr, "gonogo:", err)
+			return nil
+		}
+		if dec == nil {
+			return nil
+		}
+		dec.Step, dec.Attempt, dec.Actor, dec.Key = s.N, attemptN(s.Latest()), d.actor, "cli:"+randomKey()
+		next, err := d.svc.Decide(ctx, r.ID, *dec, body)
+		if err != nil {
+			fmt.Fprintln(d.e.stderr, "gonogo:", err)
+			return nil
+		}
+		return next
+	}
+	fmt.Fprintln(d.out, "While a step runs, p pauses the run once it finishes (Ctrl-C stops gonogo; the run is kept).")
+	return nil
+}
+
+// pauseEvent prints a pause, a resume, or a held step going on.
+func (d *driver) pauseEvent(r *engine.Run, s *engine.Step, ev engine.Event) {
+	at := ev.Time.Local().Format("15:04:05")
+	switch ev.Type {
+	case engine.EvRunPaused:
+		if ev.Actor == engine.RateLimitActor {
+			fmt.Fprintf(d.out, "‖ Paused: %s\n", ev.Reason)
+			if d.tty {
+				fmt.Fprintln(d.out, "  gonogo redoes the step by itself; meanwhile r redoes it now, b aborts.")
+			}
+			return
+		}
+		fmt.Fprintf(d.out, "‖ Run paused by %s at %s: running steps finish and wait at a checkpoint; no step starts until it is resumed.\n", ev.Actor, at)
+	case engine.EvRunResumed:
+		if ev.Actor == engine.RateLimitActor {
+			fmt.Fprintf(d.out, "▶ Rate limit waited out at %s: redoing the step.\n", at)
+			return
+		}
+		mode := r.Mode
+		if ev.Mode != "" {
+			mode = ev.Mode
+		}
+		fmt.Fprintf(d.out, "▶ Run resumed by %s at %s (%s).\n", ev.Actor, at, modeWord(mode))
+	case engine.EvStepReleased:
+		fmt.Fprintf(d.out, "✓ %s: goes on, as the run resumed in %s mode.\n", stepTitle(r, s), modeWord(r.Mode))
+	}
+}
