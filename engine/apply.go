@@ -253,8 +253,14 @@ func derivedState(r *Run) RunState {
 	waiting := false
 	for i := range r.Steps {
 		switch r.Steps[i].Status {
-		case StepQueued, StepRunning:
+		case StepRunning:
 			return RunRunning
+		case StepQueued:
+			// A paused run starts no queued step (a fallback queued as
+			// its step failed): it waits for the resume.
+			if !r.Paused {
+				return RunRunning
+			}
 		case StepWaiting, StepInterrupted:
 			waiting = true
 		}

@@ -350,3 +350,33 @@ func TestPauseSurvivesRestart(t *testing.T) {
 		}
 	})
 }
+
+// A step that fails while the run is paused still falls back as its rules
+// say, but the fallback waits for the resume: the run waits meanwhile.
+func TestPausedFallbackWaitsForResume(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, 4, true)
+		p := h.chain(Flags{ForceAuto: true}, "deliver-prd", "deliver-user-stories")
+		p.Steps[0].Rules.Fallback = "define-problem-statement"
+		h.runner.script["deliver-prd"] = []Outcome{{ExitCode: 1, Stderr: "boom"}}
+		id := h.start(p)
+		synctest.Wait()
+		if _, err := h.svc.Pause(t.Context(), id, "U-ana"); err != nil {
+			t.Fatal(err)
+		}
+		h.runner.gate <- struct{}{}
+		synctest.Wait()
+		r := h.expect(id, RunWaiting, "queued/FAILED", "pending")
+		if r.Step(1).Using != "define-problem-statement" || len(h.runner.calls()) != 1 {
+			t.Fatalf("using %q after %d calls", r.Step(1).Using, len(h.runner.calls()))
+		}
+		if _, err := h.svc.Unpause(t.Context(), id, "U-ana", ""); err != nil {
+			t.Fatal(err)
+		}
+		h.runner.gate <- struct{}{}
+		h.runner.gate <- struct{}{}
+		synctest.Wait()
+		h.expect(id, RunCompleted, "done/PRODUCED", "done/PRODUCED")
+		h.checkJournal(id)
+	})
+}

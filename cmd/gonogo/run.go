@@ -198,6 +198,9 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	}
 	d.interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
+	if err == nil && personPaused(r) {
+		r, err = a.svc.Unpause(ctx, id, d.actor, "")
+	}
 	if err != nil {
 		return fail(e, "resume", err)
 	}
