@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// Pause holds a moving run at its next checkpoint (see Pause): steps
+// already running finish and wait for a decision, and none starts until the
+// run is resumed or decided. A paused run refuses with ErrPaused, a run
+// waiting or finished with ErrNotMoving; neither changes anything.
+func (s *Service) Pause(ctx context.Context, id RunID, actor string) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := Pause(r, actor, "", s.now())
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, r, evs, Commit{})
+}
+
+// Unpause resumes a paused run in mode m ("" the run's own) and starts
+// what is ready; a run that is not paused refuses with ErrNotPaused.
+func (s *Service) Unpause(ctx context.Context, id RunID, actor string, m Mode) (*Run, error) {
+	r, err := s.unpause(ctx, id, actor, m)
+	if err != nil {
+		return nil, err
+	}
+	return s.advanceAfter(ctx, r), nil
+}
+
+// RecordUnpause resumes a paused run as Unpause does but starts nothing:
+// for a run no service carries out; it goes on when it is next resumed.
+func (s *Service) RecordUnpause(ctx context.Context, id RunID, actor string, m Mode) (*Run, error) {
+	return s.unpause(ctx, id, actor, m)
+}
+
+func (s *Service) unpause(ctx context.Context, id RunID, actor string, m Mode) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Paused || r.Finished() {
+		return nil, fmt.Errorf("run %s: %w (it is %s)", r.ID, ErrNotPaused, r.State)
+	}
+	added := map[int][]PlanStep{}
+	for _, n := range Releasable(r, m) {
+		st := r.Step(n)
+		if !st.Rules.Route && st.Rules.Decompose == "" {
+			continue
+		}
+		d := Decision{Kind: DecideApprove, Actor: actor, Step: n, Attempt: st.Latest().N}
+		if added[n], err = s.expansion(ctx, r, st, d, nil); err != nil {
+			return nil, err
+		}
+	}
+	evs, err := Unpause(r, actor, m, added, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, r, evs, Commit{})
+}
