@@ -85,6 +85,11 @@ func Apply(r *Run, ev Event) error {
 		r.Halt = ""
 	case EvModeChanged:
 		r.Mode = ev.Mode
+	case EvSetupChanged:
+		if ev.Setup == nil {
+			return fmt.Errorf("run %s: setup-changed event %d carries no setup", r.ID, ev.Seq)
+		}
+		r.Setup = ev.Setup.Clone()
 	case EvStepsAdded:
 		if err := addSteps(r, ev.Step, ev.Added); err != nil {
 			return fmt.Errorf("run %s: event %d: %w", r.ID, ev.Seq, err)
@@ -125,7 +130,7 @@ func start(r *Run, ev Event) {
 		DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
 		Quorum: max(st.Quorum, 1), ExcludeStarter: st.ExcludeStarter,
 		Plan: clonePlan(st.Plan), StartedBy: st.StartedBy, Origin: st.Origin,
-		Created: ev.Time, Updated: ev.Time,
+		Created: ev.Time, Updated: ev.Time, Setup: st.Setup.Clone(),
 	}
 	ids := map[string]int{}
 	for i, ps := range st.Plan.Steps {
