@@ -309,6 +309,16 @@ func (s *Service) Decide(ctx context.Context, id RunID, d Decision, body []byte)
 	return s.advanceAfter(ctx, r), nil
 }
 
+// Record applies a decision as Decide does, under the same rules, but
+// starts nothing: it is for a run no service is carrying out (gonogo decide
+// while no other gonogo holds the data directory). The run goes on from it
+// when it is next resumed.
+func (s *Service) Record(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	return s.decide(ctx, id, d, body)
+}
+
 func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
 	r, err := s.store.Load(ctx, id)
 	if err != nil {
