@@ -81,7 +81,7 @@ const (
 )
 
 // ErrToken is wrapped by New for a missing or malformed token.
-var ErrToken = errors.New("Slack token")
+var ErrToken = errors.New("missing or malformed Slack token")
 
 // CheckTokens checks the tokens' presence and shape only, for a front end
 // that must refuse bad ones before it opens anything.

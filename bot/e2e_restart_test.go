@@ -105,7 +105,7 @@ func TestRestartWithARunningStepAnnouncesItInterrupted(t *testing.T) {
 
 	// A second restart announces nothing again.
 	h.stop()
-	h = start(t, srv, dir, &scriptedRunner{})
+	start(t, srv, dir, &scriptedRunner{})
 	settle(srv, 100*time.Millisecond, 2*time.Second)
 	var notices int
 	for _, m := range srv.Messages(channel) {

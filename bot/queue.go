@@ -54,11 +54,6 @@ func (q *queue[T]) pop(ctx context.Context) (T, bool) {
 	}
 }
 
-func (q *queue[T]) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
-}
 
 // drain takes every item queued, without waiting.
 func (q *queue[T]) drain() []T {

@@ -57,7 +57,7 @@ func TestPendingReplayKeepsLaterWrite(t *testing.T) {
 	}
 
 	db.Close()
-	openStore(t, dir, Options{}) // replays what is pending
+	openStore(t, dir, Options{}) // reopening replays what is pending
 	got, _ := os.ReadFile(block)
 	if string(got) != edited {
 		t.Fatalf("after reopening, %s holds %q; the store's current artifact is the edit %q", file, got, edited)
