@@ -55,7 +55,7 @@ func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
 
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
 	box := newInbox()
-	a, err := startApp(ctx, e, cfg, f, in.catalog, box)
+	a, err := startApp(ctx, e, cfg, f, in.catalog, box, "run")
 	if err != nil {
 		return fail(e, "run", err)
 	}
@@ -124,7 +124,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 	}
 	box := newInbox()
 	// Dry runs stay dry whatever --runner says; their steps never reach it.
-	a, err := startApp(ctx, e, cfg, f, cat, box)
+	a, err := startApp(ctx, e, cfg, f, cat, box, "resume")
 	if err != nil {
 		return fail(e, "resume", err)
 	}
