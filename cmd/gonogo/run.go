@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -76,6 +78,12 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 // is nil, left for resume to report.
 func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
 	db, err := openStore(data)
+	if errors.Is(err, engine.ErrLocked) {
+		if c, cerr := dialLocal(ctx, data); cerr == nil {
+			defer c.Close()
+			return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s, or stop it first: %w", c.describe(), data, id, engine.ErrLocked)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +93,102 @@ func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, er
 		return nil, nil
 	}
 	return r, nil
+}
+
+// resumeSetup works out how a resumed run is carried out: as recorded when
+// it started, except where a flag given to resume (--runner, --runner-cmd,
+// --skills) says otherwise; a run recorded before setups were kept goes on
+// as this shell says, as it always did. It refuses (a usage error: exit 2)
+// when what the run needs is gone, naming the flag that points at a
+// replacement, and sets f and cfg to what it decided.
+func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config, args []string) (engine.Setup, error) {
+	if r.Setup == nil {
+		s := *setupOf(f, *cfg)
+		fmt.Fprintf(e.stderr, "note: run %s was recorded before gonogo kept how a run is carried out; it goes on with this shell's runner (%s), agent and skills, recorded with it from now on\n", r.ID, s.Runner)
+		return s, nil
+	}
+	s := *r.Setup.Clone()
+	given := func(name string) bool { return flagGiven(args, name) }
+	if given("runner") && f.runner != s.Runner {
+		s.Runner, s.RunnerCmd = f.runner, absCmd(f.runnerCmd)
+	}
+	if given("runner-cmd") {
+		s.RunnerCmd = absCmd(f.runnerCmd)
+	}
+	if given("skills") {
+		s.Skills = []string{absPath(f.skills)}
+	}
+	if !r.DryRun {
+		if err := checkSetup(r.ID, s); err != nil {
+			return s, err
+		}
+	}
+	if s.Workflows != "" {
+		if fi, err := os.Stat(s.Workflows); err != nil || !fi.IsDir() {
+			fmt.Fprintf(e.stderr, "warning: the workflows folder %s recorded with run %s is gone; a route step cannot continue with a named workflow\n", s.Workflows, r.ID)
+		}
+	}
+	f.runner, f.runnerCmd = s.Runner, s.RunnerCmd
+	if len(s.Skills) > 0 {
+		f.skills = s.Skills[0]
+	}
+	cfg.WorkflowsDir, cfg.Policy = s.Workflows, s.Policy
+	return s, nil
+}
+
+// checkSetup refuses a setup whose agent, skills or policy is gone.
+func checkSetup(id engine.RunID, s engine.Setup) error {
+	if s.Runner == "claude" || s.Runner == "command" {
+		cmd := s.RunnerCmd
+		if cmd == "" && s.Runner == "claude" {
+			cmd = "claude"
+		}
+		if cmd == "" {
+			return usagef("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
+		}
+		if _, err := exec.LookPath(cmd); err != nil {
+			return usagef("the agent %s that run %s was started with is gone (%v): point at a replacement with --runner-cmd PATH, or choose another runner with --runner", cmd, id, rootCause(err))
+		}
+	}
+	for _, dir := range s.Skills {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usagef("the skills folder %s that run %s was started with is gone: point at a replacement with --skills DIR", dir, id)
+		}
+	}
+	if s.Policy != "" {
+		if _, err := os.Stat(s.Policy); err != nil {
+			return usagef("the policy file %s that run %s was started with is gone (%v): put it back to go on", s.Policy, id, rootCause(err))
+		}
+	}
+	return nil
+}
+
+// describeChange says what a setup change did, for the terminal.
+func describeChange(c engine.SetupChange) string {
+	from := c.From
+	if from == "" {
+		from = "(not recorded)"
+	}
+	to := c.To
+	if to == "" {
+		to = "(none)"
+	}
+	return fmt.Sprintf("%s %s -> %s", c.Field, from, to)
+}
+
+// flagGiven reports whether the flag --name (or -name) is on the command
+// line, with its value or not.
+func flagGiven(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && n == name {
+			return true
+		}
+	}
+	return false
 }
 
 func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
@@ -109,7 +213,16 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 		}
 		f.DryRun = peek.DryRun
 	}
-	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
+	demo := peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource
+	var setup *engine.Setup
+	if peek != nil && !demo && !peek.Finished() {
+		s, err := resumeSetup(e, peek, f, &cfg, args)
+		if err != nil {
+			return fail(e, "resume", err)
+		}
+		setup = &s
+	}
+	if demo {
 		// A demo run goes on with the demo's stand-in agent and skills.
 		c, _, cleanup, err := exampleCatalog()
 		if err != nil {
@@ -140,6 +253,16 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 	d := newDriver(e, a, box, f.data, int64(cfg.MaxArtifact))
 	if r.Finished() {
 		return d.finish(r)
+	}
+	if setup != nil {
+		if changes := engine.DiffSetup(r.Setup, setup); len(changes) > 0 {
+			if _, err := a.svc.ChangeSetup(ctx, id, *setup, d.actor); err != nil {
+				return fail(e, "resume", err)
+			}
+			for _, c := range changes {
+				fmt.Fprintf(e.stdout, "Setup: %s\n", describeChange(c))
+			}
+		}
 	}
 	var mode engine.Mode
 	if f.Auto || f.ForceAuto {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ func cmdRuns(ctx context.Context, e env, cfg config, args []string) int {
 	if len(f.positional) > 0 {
 		return fail(e, "runs", usagef("runs takes no arguments (got %q)", f.positional[0]))
 	}
-	db, err := openStore(f.data)
+	db, err := openReader(ctx, e, f.data)
 	if err != nil {
 		return fail(e, "runs", err)
 	}
@@ -99,6 +100,12 @@ type jsonAttempt struct {
 	Started        time.Time  `json:"started"`
 	Finished       *time.Time `json:"finished"`
 	Skill          string     `json:"skill,omitempty"` // a fallback skill the attempt ran instead of the step's
+	// SHA256 is the hex digest of the attempt's current artifact (the edit,
+	// if edited), null when it has none; StoreOnly says the artifact is in
+	// the database and on no file (a one-step run): gonogo show RUN
+	// --artifact N --attempt K prints it.
+	SHA256    *string `json:"sha256"`
+	StoreOnly bool    `json:"store_only"`
 }
 
 type jsonEvent struct {
@@ -120,6 +127,10 @@ type jsonEvent struct {
 }
 
 func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
+	artifactStep, artifactN, args, err := artifactFlags(args)
+	if err != nil {
+		return fail(e, "show", err)
+	}
 	f, err := parseFlags("show", args, cfg, true)
 	if err != nil {
 		return fail(e, "show", err)
@@ -127,13 +138,19 @@ func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
 	if len(f.positional) != 1 {
 		return fail(e, "show", usagef("show takes one run id (see gonogo runs)"))
 	}
-	db, err := openStore(f.data)
+	db, err := openReader(ctx, e, f.data)
 	if err != nil {
 		return fail(e, "show", err)
 	}
 	defer db.Close()
 	id := engine.RunID(f.positional[0])
-	r, journal, err := loadWithJournal(ctx, db, id)
+	if artifactStep != 0 {
+		if f.json {
+			return fail(e, "show", usagef("--artifact prints the artifact itself; --json is for the run"))
+		}
+		return showArtifact(ctx, e, db, f.data, id, artifactStep, artifactN)
+	}
+	r, journal, err := db.RunWithJournal(ctx, id)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
 			return fail(e, "show", fmt.Errorf("no run %s in %s (see gonogo runs)", id, f.data))
@@ -141,7 +158,11 @@ func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
 		return fail(e, "show", err)
 	}
 	if f.json {
-		return writeJSON(e, "show", runJSON(r, journal, f.data))
+		sums, err := db.ArtifactSums(ctx, id)
+		if err != nil {
+			return fail(e, "show", err)
+		}
+		return writeJSON(e, "show", runJSON(r, journal, f.data, sums))
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	fmt.Fprintf(e.stdout, "State:      %s", r.State)
@@ -160,6 +181,122 @@ func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
 		fmt.Fprintf(e.stdout, "  %4d %s %-17s %s\n", ev.Seq, ev.Time.Local().Format("2006-01-02 15:04:05"), ev.Type, eventDetail(r, ev))
 	}
 	return exitOK
+}
+
+// artifactFlags takes show's --artifact N and --attempt K out of args.
+func artifactFlags(args []string) (step, attempt int, rest []string, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "artifact" && name != "attempt" {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return 0, 0, nil, usagef("show: --%s needs a number", name)
+			}
+			i++
+			val = args[i]
+		}
+		n, perr := strconv.Atoi(val)
+		if perr != nil || n < 1 {
+			return 0, 0, nil, usagef("show: --%s %q: want a step or attempt number (1, 2, ...)", name, val)
+		}
+		if name == "artifact" {
+			step = n
+		} else {
+			attempt = n
+		}
+	}
+	if attempt != 0 && step == 0 {
+		return 0, 0, nil, usagef("show: --attempt goes with --artifact N")
+	}
+	return step, attempt, rest, nil
+}
+
+// showArtifact prints the artifact of step n of a run to stdout, byte for
+// byte: the step's current one (its latest attempt's, the edit if it was
+// edited), or attempt k's. A run, step or attempt that does not exist is
+// exit 2; one that exists and has no artifact is exit 1.
+func showArtifact(ctx context.Context, e env, db runReader, data string, id engine.RunID, n, k int) int {
+	r, err := db.Load(ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return fail(e, "show", fmt.Errorf("no run %s in %s (see gonogo runs)", id, data))
+	}
+	if err != nil {
+		return fail(e, "show", err)
+	}
+	a, why, err := artifactAttempt(r, n, k)
+	if err != nil {
+		return fail(e, "show", err)
+	}
+	if a == nil {
+		fmt.Fprintf(e.stderr, "gonogo show: %s\n", why)
+		return exitRefused
+	}
+	body, err := db.Artifact(ctx, id, n, a.N)
+	if errors.Is(err, engine.ErrNotFound) {
+		fmt.Fprintf(e.stderr, "gonogo show: step %d attempt %d of run %s has no artifact stored\n", n, a.N, id)
+		return exitRefused
+	}
+	if err != nil {
+		return fail(e, "show", err)
+	}
+	if _, err := e.stdout.Write(body); err != nil {
+		return fail(e, "show", err)
+	}
+	return exitOK
+}
+
+// artifactAttempt finds the attempt whose artifact show --artifact n
+// [--attempt k] prints. It returns an error for a step or attempt that does
+// not exist, and a nil attempt with the reason for one without an artifact.
+func artifactAttempt(r *engine.Run, n, k int) (*engine.Attempt, string, error) {
+	s := r.Step(n)
+	if s == nil {
+		return nil, "", usagef("run %s has no step %d (it has %d)", r.ID, n, len(r.Steps))
+	}
+	with := attemptsWithArtifact(s)
+	if k != 0 {
+		a := attemptOf(s, k)
+		switch {
+		case a == nil:
+			return nil, "", usagef("step %d of run %s has no attempt %d (it has %d)", n, r.ID, k, len(s.Attempts))
+		case !a.Artifact:
+			return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, k, orDash(string(a.Result)), with), nil
+		}
+		return a, "", nil
+	}
+	l := s.Latest()
+	switch {
+	case l == nil:
+		return nil, fmt.Sprintf("step %d has not run (%s): no artifact", n, s.Status), nil
+	case s.Status == engine.StepSkipped:
+		return nil, fmt.Sprintf("step %d was skipped: it has no current artifact%s", n, with), nil
+	case !l.Artifact:
+		return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, l.N, orDash(string(l.Result)), with), nil
+	}
+	return l, "", nil
+}
+
+// attemptsWithArtifact names the attempts of s that have an artifact, for
+// a message about one that has none.
+func attemptsWithArtifact(s *engine.Step) string {
+	var ks []string
+	for _, a := range s.Attempts {
+		if a.Artifact {
+			ks = append(ks, fmt.Sprintf("--attempt %d", a.N))
+		}
+	}
+	if len(ks) == 0 {
+		return ""
+	}
+	return "; stored: " + strings.Join(ks, ", ")
 }
 
 func loadWithJournal(ctx context.Context, db *storage.DB, id engine.RunID) (*engine.Run, []engine.Event, error) {
@@ -208,7 +345,11 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 	return ""
 }
 
-func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
+func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.ArtifactSum) jsonRun {
+	sha := map[[2]int]string{}
+	for _, s := range sums {
+		sha[[2]int{s.Step, s.Attempt}] = s.SHA256
+	}
 	out := jsonRun{
 		ID: string(r.ID), State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
 		Mode: engine.RunModeName(r.Mode, r.DryRun), Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD,
@@ -233,6 +374,10 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 			if a.File != "" {
 				p := filepath.Join(data, filepath.FromSlash(a.File))
 				ja.Artifact = &p
+			}
+			if h, ok := sha[[2]int{s.N, a.N}]; ok && a.Artifact {
+				ja.SHA256 = &h
+				ja.StoreOnly = a.File == ""
 			}
 			if !a.Finished.IsZero() {
 				t := a.Finished
