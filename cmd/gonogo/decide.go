@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -212,4 +213,35 @@ func refuseOrFail(e env, err error) int {
 		}
 	}
 	return fail(e, "decide", err)
+}
+
+func cmdDecide(ctx context.Context, e env, cfg config, args []string) int {
+	req := decideRequest{data: cfg.DataDir, actor: actor(e)}
+	fs := flag.NewFlagSet("decide", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&req.step, "step", 0, "the step to decide (default: the one waiting)")
+	fs.IntVar(&req.attempt, "attempt", 0, "the attempt decided on; a later one refuses the decision as stale")
+	fs.StringVar(&req.key, "key", "", "idempotency key: a decision retried with the same key is applied once")
+	fs.StringVar(&req.data, "data", cfg.DataDir, "data directory (GONOGO_DATA_DIR)")
+	var positional []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return fail(e, "decide", usagef("decide: %v", err))
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" {
+			positional = append(positional, rest[1:]...)
+			break
+		}
+		positional = append(positional, rest[0])
+		rest = rest[1:]
+	}
+	if err := parseDecideArgs(&req, positional); err != nil {
+		return fail(e, "decide", err)
+	}
+	return runDecide(ctx, e, req)
 }

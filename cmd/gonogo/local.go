@@ -274,7 +274,7 @@ func (a *localAPI) decide(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	a.log.Info("decision from the local API", "run", run.ID, "step", d.Step, "attempt", d.Attempt, "kind", d.Kind, "actor", d.Actor)
+	a.log.Debug("decision from the local API", "run", run.ID, "step", d.Step, "attempt", d.Attempt, "kind", d.Kind, "actor", d.Actor)
 	b, err := storage.MarshalRun(run, nil)
 	writeBody(w, b, err, a)
 }

@@ -56,6 +56,9 @@ Usage:
   gonogo workflow list                         the workflows in GONOGO_WORKFLOWS_DIR
   gonogo runs  [--json]                        runs in the store, newest first
   gonogo show  [--json] RUN                    one run: steps, attempts, journal
+  gonogo show  RUN --artifact N [--attempt K]  print a step's artifact from the store
+  gonogo decide RUN approve|skip|redo [feedback]|abort [--step N] [--attempt K] [--key KEY]
+                                               decide a run, also one another gonogo holds
   gonogo resume [flags] RUN                    continue a waiting or interrupted run
   gonogo demo  [flags]                         run the built-in example plan (dry run)
 
@@ -91,6 +94,8 @@ func realMain(ctx context.Context, e env) int {
 		return cmdRuns(ctx, e, cfg, args)
 	case "show":
 		return cmdShow(ctx, e, cfg, args)
+	case "decide":
+		return cmdDecide(ctx, e, cfg, args)
 	case "serve":
 		return cmdServe(ctx, e, cfg, args)
 	case "workflow":

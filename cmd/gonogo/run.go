@@ -123,7 +123,7 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config, args []string) 
 			return s, err
 		}
 	}
-	if s.Workflows != "" {
+	if s.Workflows != "" && routes(r) {
 		if fi, err := os.Stat(s.Workflows); err != nil || !fi.IsDir() {
 			fmt.Fprintf(e.stderr, "warning: the workflows folder %s recorded with run %s is gone; a route step cannot continue with a named workflow\n", s.Workflows, r.ID)
 		}
@@ -134,6 +134,17 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config, args []string) 
 	}
 	cfg.WorkflowsDir, cfg.Policy = s.Workflows, s.Policy
 	return s, nil
+}
+
+// routes reports whether a run has a route step, which may continue with
+// a named workflow.
+func routes(r *engine.Run) bool {
+	for i := range r.Steps {
+		if r.Steps[i].Rules.Route {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSetup refuses a setup whose agent, skills or policy is gone.
@@ -260,7 +271,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 				return fail(e, "resume", err)
 			}
 			for _, c := range changes {
-				fmt.Fprintf(e.stdout, "Setup: %s\n", describeChange(c))
+				fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", d.actor, describeChange(c))
 			}
 		}
 	}

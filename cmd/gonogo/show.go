@@ -124,6 +124,15 @@ type jsonEvent struct {
 	CostUSD  float64   `json:"cost_usd,omitempty"`
 	Mode     string    `json:"mode,omitempty"`
 	State    string    `json:"state,omitempty"`
+	// Changes are a setup-changed event's: what resume changed in how the
+	// run is carried out.
+	Changes []jsonChange `json:"changes,omitempty"`
+}
+
+type jsonChange struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 }
 
 func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
@@ -330,6 +339,12 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 		return fmt.Sprintf("%s, attempt %d: %s by %s", stepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
 	case engine.EvModeChanged:
 		return string(ev.Mode)
+	case engine.EvSetupChanged:
+		parts := make([]string, 0, len(ev.Changes))
+		for _, c := range ev.Changes {
+			parts = append(parts, describeChange(c))
+		}
+		return fmt.Sprintf("%s by %s", strings.Join(parts, "; "), ev.Actor)
 	case engine.EvStepsAdded:
 		ids := make([]string, 0, len(ev.Added))
 		for _, a := range ev.Added {
@@ -392,7 +407,16 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 			Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt, Actor: ev.Actor,
 			Kind: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback, Status: string(ev.Status), Result: string(ev.Result),
 			Reason: ev.Reason, CostUSD: ev.CostUSD, Mode: string(ev.Mode), State: string(ev.State),
+			Changes: jsonChanges(ev.Changes),
 		})
+	}
+	return out
+}
+
+func jsonChanges(cs []engine.SetupChange) []jsonChange {
+	var out []jsonChange
+	for _, c := range cs {
+		out = append(out, jsonChange(c))
 	}
 	return out
 }
