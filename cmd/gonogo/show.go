@@ -62,17 +62,29 @@ type jsonRunLine struct {
 }
 
 type jsonRun struct {
-	ID      string      `json:"id"`
-	State   string      `json:"state"`
-	Input   string      `json:"input"`
-	Source  string      `json:"source"`
-	Mode    string      `json:"mode"`
-	Created time.Time   `json:"created"`
-	Updated time.Time   `json:"updated"`
-	CostUSD float64     `json:"cost_usd"`
-	Halt    *string     `json:"halt"`
+	ID      string    `json:"id"`
+	State   string    `json:"state"`
+	Input   string    `json:"input"`
+	Source  string    `json:"source"`
+	Mode    string    `json:"mode"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	CostUSD float64   `json:"cost_usd"`
+	Halt    *string   `json:"halt"`
+	// Setup is how the run is carried out (resume goes on with it); null
+	// for a run recorded before gonogo kept it.
+	Setup   *jsonSetup  `json:"setup"`
 	Steps   []jsonStep  `json:"steps"`
 	Journal []jsonEvent `json:"journal"`
+}
+
+type jsonSetup struct {
+	Runner     string   `json:"runner"`
+	RunnerCmd  string   `json:"runner_cmd"`
+	RunnerArgs []string `json:"runner_args"`
+	Skills     []string `json:"skills"`
+	Workflows  string   `json:"workflows"`
+	Policy     string   `json:"policy"`
 }
 
 type jsonStep struct {
@@ -369,6 +381,10 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 		ID: string(r.ID), State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
 		Mode: engine.RunModeName(r.Mode, r.DryRun), Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD,
 		Halt: strOrNil(r.Halt), Steps: []jsonStep{}, Journal: []jsonEvent{},
+	}
+	if st := r.Setup; st != nil {
+		out.Setup = &jsonSetup{Runner: st.Runner, RunnerCmd: st.RunnerCmd, RunnerArgs: append([]string{}, st.RunnerArgs...),
+			Skills: append([]string{}, st.Skills...), Workflows: st.Workflows, Policy: st.Policy}
 	}
 	for i := range r.Steps {
 		s := &r.Steps[i]
