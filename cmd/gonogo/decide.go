@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
 )
@@ -215,33 +216,54 @@ func refuseOrFail(e env, err error) int {
 	return fail(e, "decide", err)
 }
 
-func cmdDecide(ctx context.Context, e env, cfg config, args []string) int {
-	req := decideRequest{data: cfg.DataDir, actor: actor(e)}
-	fs := flag.NewFlagSet("decide", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.IntVar(&req.step, "step", 0, "the step to decide (default: the one waiting)")
-	fs.IntVar(&req.attempt, "attempt", 0, "the attempt decided on; a later one refuses the decision as stale")
-	fs.StringVar(&req.key, "key", "", "idempotency key: a decision retried with the same key is applied once")
-	fs.StringVar(&req.data, "data", cfg.DataDir, "data directory (GONOGO_DATA_DIR)")
-	var positional []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return fail(e, "decide", usagef("decide: %v", err))
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if rest[0] == "--" {
-			positional = append(positional, rest[1:]...)
-			break
-		}
-		positional = append(positional, rest[0])
-		rest = rest[1:]
+func newDecideCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	var req decideRequest
+	c := &cobra.Command{
+		Use:   "decide [flags] RUN approve|skip|redo [feedback...]|abort",
+		Short: "Decide on a run's waiting step, also while another gonogo holds the run",
+		Long: `Decide on the step of RUN that waits for a decision, as a click in Slack or an answer in
+the terminal would: approve, skip, redo (the rest of the line is the agent's feedback;
+put it after -- if it starts with a dash) or abort. The run's rules apply: only the
+decisions its step allows, and a decision for an attempt that is no longer the latest is
+refused. When a gonogo (run, resume or serve) holds the data directory, it carries the
+decision out and goes on with the run; when none does, the decision is recorded and the
+run goes on with gonogo resume RUN. The decision is recorded as yours (GONOGO_ACTOR,
+USER or LOGNAME).
+
+Exit codes: 0 decided (or already decided with the same --key), 1 refused (nothing
+waits, the decision is not possible now, or the attempt moved on), 2 usage or I/O error.`,
+		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
+			r := req
+			r.data, r.actor = f.data, actor(e)
+			if err := parseDecideArgs(&r, f.positional); err != nil {
+				return fail(e, "decide", err)
+			}
+			return runDecide(ctx, e, r)
+		}),
+		ValidArgsFunction: a.completeDecide(f),
 	}
-	if err := parseDecideArgs(&req, positional); err != nil {
-		return fail(e, "decide", err)
+	a.addDataFlag(c, f)
+	fs := c.Flags()
+	fs.IntVar(&req.step, "step", 0, "decide step `N` (default: the step waiting; needed when several wait)")
+	fs.IntVar(&req.attempt, "attempt", 0, "the attempt `K` decided on; refused as stale once the step has moved past it")
+	fs.StringVar(&req.key, "key", "", "idempotency `KEY`: a decision retried with the same key is applied once")
+	for _, n := range []string{"step", "attempt", "key"} {
+		a.completeFlag(c, n, cobra.NoFileCompletions)
 	}
-	return runDecide(ctx, e, req)
+	return c
+}
+
+// completeDecide completes a run id, then the decision.
+func (a *cli) completeDecide(f *runFlags) cobra.CompletionFunc {
+	runs := a.completeRunIDs(f)
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return runs(c, args, toComplete)
+		}
+		if len(args) == 1 {
+			return []cobra.Completion{"approve", "skip", "redo", "abort"}, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
 }

@@ -65,7 +65,7 @@ func TestShowArtifact(t *testing.T) {
 		{"an earlier attempt", []string{"--artifact=1", "--attempt", "1"}, exitOK, "# deliver-prd\n\nattempt 1\n", ""},
 		{"no such attempt", []string{"--artifact", "1", "--attempt", "3"}, exitUsage, "", "no attempt 3"},
 		{"no such step", []string{"--artifact", "2"}, exitUsage, "", "has no step 2"},
-		{"not a number", []string{"--artifact", "x"}, exitUsage, "", "want a step or attempt number"},
+		{"not a number", []string{"--artifact", "x"}, exitUsage, "", "invalid argument"},
 		{"attempt alone", []string{"--attempt", "1"}, exitUsage, "", "--attempt goes with --artifact"},
 	}
 	for _, c := range cases {

@@ -7,9 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
-	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/gonogo/gonogo/engine"
@@ -39,11 +39,25 @@ func fail(e env, cmd string, err error) int {
 	return exitUsage
 }
 
-func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("run", args, cfg, false)
-	if err != nil {
-		return fail(e, "run", err)
+func newRunCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "run [flags] PLAN.md | --chain 'EXPR' | --workflow NAME [--arg k=v ...] [--context TEXT]",
+		Short: "Run a plan, a chain of skills or a workflow in the terminal",
+		Long: `Run a plan, a chain of skills or a named workflow in the terminal, stopping at
+each checkpoint for a decision. On a terminal gonogo asks; otherwise it reads one
+decision per line from stdin (approve, skip, redo [feedback], abort, edit PATH), and
+end of input leaves the run waiting for gonogo resume.
+
+` + exitCodes,
+		RunE: a.action(f, cmdRun),
 	}
+	a.addRunFlags(c, f)
+	a.addInputFlags(c, f)
+	return c
+}
+
+func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 	in, err := loadInput(f, cfg)
 	if ref, ok := refusal(err); ok {
 		printRefusal(e.stderr, in.kind, ref)
@@ -101,14 +115,14 @@ func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, er
 // as this shell says, as it always did. It refuses (a usage error: exit 2)
 // when what the run needs is gone, naming the flag that points at a
 // replacement, and sets f and cfg to what it decided.
-func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config, args []string) (engine.Setup, error) {
+func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, error) {
 	if r.Setup == nil {
 		s := *setupOf(f, *cfg)
 		fmt.Fprintf(e.stderr, "note: run %s was recorded before gonogo kept how a run is carried out; it goes on with this shell's runner (%s), agent and skills, recorded with it from now on\n", r.ID, s.Runner)
 		return s, nil
 	}
 	s := *r.Setup.Clone()
-	given := func(name string) bool { return flagGiven(args, name) }
+	given := func(name string) bool { return f.changed != nil && f.changed(name) }
 	if given("runner") && f.runner != s.Runner {
 		s.Runner, s.RunnerCmd = f.runner, absCmd(f.runnerCmd)
 	}
@@ -187,26 +201,27 @@ func describeChange(c engine.SetupChange) string {
 	return fmt.Sprintf("%s %s -> %s", c.Field, from, to)
 }
 
-// flagGiven reports whether the flag --name (or -name) is on the command
-// line, with its value or not.
-func flagGiven(args []string, name string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && n == name {
-			return true
-		}
+func newResumeCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "resume [flags] RUN",
+		Short: "Continue a waiting or interrupted run",
+		Long: `Continue a run that waits for a decision or was interrupted, in the mode it was
+started with unless --auto or --force-auto is given again. RUN is an id from gonogo runs.
+The run goes on with the runner, agent, skills, workflows folder and policy recorded when
+it started, whatever the environment says now; --runner, --runner-cmd and --skills
+replace them, and the change is journaled. When what was recorded is gone, resume refuses
+(exit 2) before touching the run and names the flag that points at a replacement.
+
+` + exitCodes,
+		RunE:              a.action(f, cmdResume),
+		ValidArgsFunction: a.completeRunIDs(f),
 	}
-	return false
+	a.addRunFlags(c, f)
+	return c
 }
 
-func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("resume", args, cfg, false)
-	if err != nil {
-		return fail(e, "resume", err)
-	}
+func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
 		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
 	}
@@ -227,7 +242,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 	demo := peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource
 	var setup *engine.Setup
 	if peek != nil && !demo && !peek.Finished() {
-		s, err := resumeSetup(e, peek, f, &cfg, args)
+		s, err := resumeSetup(e, peek, f, &cfg)
 		if err != nil {
 			return fail(e, "resume", err)
 		}

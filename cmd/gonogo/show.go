@@ -6,19 +6,29 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/storage"
 )
 
-func cmdRuns(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("runs", args, cfg, true)
-	if err != nil {
-		return fail(e, "runs", err)
+func newRunsCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:               "runs [flags]",
+		Short:             "List the runs in the store, newest first",
+		RunE:              a.action(f, cmdRuns),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	a.addJSONFlag(c, f)
+	a.addDataFlag(c, f)
+	return c
+}
+
+func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "runs", usagef("runs takes no arguments (got %q)", f.positional[0]))
 	}
@@ -147,17 +157,54 @@ type jsonChange struct {
 	To    string `json:"to"`
 }
 
-func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
-	artifactStep, artifactN, args, err := artifactFlags(args)
-	if err != nil {
-		return fail(e, "show", err)
+func newShowCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	var art artifactFlags
+	c := &cobra.Command{
+		Use:   "show [flags] RUN",
+		Short: "Show one run: its steps, attempts and journal",
+		Long: `Show one run from the store: its steps, every attempt, and the journal of what
+happened. RUN is an id from gonogo runs. With --artifact N, print step N's artifact
+instead, byte for byte: the step's current one (the edit, if it was edited), or with
+--attempt K that attempt's. It works while another gonogo holds the data directory.
+
+Exit codes: 0 shown, 1 the step or attempt has no artifact, 2 no such run, step or
+attempt, or another usage or I/O error.`,
+		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
+			return cmdShow(ctx, e, cfg, f, art)
+		}),
+		ValidArgsFunction: a.completeRunIDs(f),
 	}
-	f, err := parseFlags("show", args, cfg, true)
-	if err != nil {
-		return fail(e, "show", err)
+	a.addJSONFlag(c, f)
+	a.addDataFlag(c, f)
+	c.Flags().IntVar(&art.step, "artifact", 0, "print step `N`'s artifact, byte for byte")
+	c.Flags().IntVar(&art.attempt, "attempt", 0, "with --artifact: attempt `K`'s artifact instead of the current one")
+	a.completeFlag(c, "artifact", cobra.NoFileCompletions)
+	a.completeFlag(c, "attempt", cobra.NoFileCompletions)
+	return c
+}
+
+// artifactFlags are show's --artifact N and --attempt K.
+type artifactFlags struct{ step, attempt int }
+
+func (a artifactFlags) check(json bool) error {
+	switch {
+	case a.step < 0 || a.attempt < 0:
+		return usagef("--artifact and --attempt take a step or attempt number (1, 2, ...)")
+	case a.attempt != 0 && a.step == 0:
+		return usagef("--attempt goes with --artifact N")
+	case a.step != 0 && json:
+		return usagef("--artifact prints the artifact itself; --json is for the run")
 	}
+	return nil
+}
+
+func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFlags) int {
 	if len(f.positional) != 1 {
 		return fail(e, "show", usagef("show takes one run id (see gonogo runs)"))
+	}
+	if err := art.check(f.json); err != nil {
+		return fail(e, "show", err)
 	}
 	db, err := openReader(ctx, e, f.data)
 	if err != nil {
@@ -165,11 +212,8 @@ func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
 	}
 	defer db.Close()
 	id := engine.RunID(f.positional[0])
-	if artifactStep != 0 {
-		if f.json {
-			return fail(e, "show", usagef("--artifact prints the artifact itself; --json is for the run"))
-		}
-		return showArtifact(ctx, e, db, f.data, id, artifactStep, artifactN)
+	if art.step != 0 {
+		return showArtifact(ctx, e, db, f.data, id, art.step, art.attempt)
 	}
 	r, journal, err := db.RunWithJournal(ctx, id)
 	if err != nil {
@@ -204,41 +248,6 @@ func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
 	return exitOK
 }
 
-// artifactFlags takes show's --artifact N and --attempt K out of args.
-func artifactFlags(args []string) (step, attempt int, rest []string, err error) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i:]...)
-			break
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "artifact" && name != "attempt" {
-			rest = append(rest, a)
-			continue
-		}
-		if !hasVal {
-			if i+1 >= len(args) {
-				return 0, 0, nil, usagef("show: --%s needs a number", name)
-			}
-			i++
-			val = args[i]
-		}
-		n, perr := strconv.Atoi(val)
-		if perr != nil || n < 1 {
-			return 0, 0, nil, usagef("show: --%s %q: want a step or attempt number (1, 2, ...)", name, val)
-		}
-		if name == "artifact" {
-			step = n
-		} else {
-			attempt = n
-		}
-	}
-	if attempt != 0 && step == 0 {
-		return 0, 0, nil, usagef("show: --attempt goes with --artifact N")
-	}
-	return step, attempt, rest, nil
-}
 
 // showArtifact prints the artifact of step n of a run to stdout, byte for
 // byte: the step's current one (its latest attempt's, the edit if it was
