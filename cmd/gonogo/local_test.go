@@ -51,43 +51,105 @@ func waitFor(t *testing.T, out *syncBuffer, re *regexp.Regexp, what string) []st
 	return nil
 }
 
-// TestReadAndDecideWhileAnotherGonogoHoldsTheData runs gonogo run as a real
-// process holding the data directory, with stdin open and silent, and from
-// a second process lists the runs, shows one, prints an artifact and
-// decides; the first process must carry on as if the decision were typed.
-func TestReadAndDecideWhileAnotherGonogoHoldsTheData(t *testing.T) {
+// holder is a gonogo run in a process of its own, holding a data
+// directory, its stdin open and silent: nobody types.
+type holder struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	exited chan error
+}
+
+func startHolder(t *testing.T, env []string, args ...string) *holder {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := &holder{cmd: exec.Command(self, args...), out: &syncBuffer{}, exited: make(chan error, 1)}
+	h.cmd.Env = env
+	stdin, err := h.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.exited <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = h.cmd.Process.Kill()
+		h.exited <- <-h.exited
+	})
+	return h
+}
+
+// wait waits for the holder to end and returns how it ended.
+func (h *holder) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-h.exited:
+		h.exited <- err
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the holder did not finish:\n%s", h.out.String())
+		return nil
+	}
+}
+
+// TestReadAndDecideWhileAnotherGonogoHoldsTheData runs gonogo run as a real
+// process holding the data directory, and from a second process lists the
+// runs, shows one, prints an artifact and decides; the first process must
+// carry on as if the decision were typed.
+func TestReadAndDecideWhileAnotherGonogoHoldsTheData(t *testing.T) {
 	data := t.TempDir()
 	agent := writeAgent(t, `cat >/dev/null
 printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STEP"`)
 	env := append(os.Environ(), "GONOGO_TEST_AS_MAIN=1", "GONOGO_DATA_DIR="+data,
 		"GONOGO_SKILLS_DIR="+filepath.Join(exampleDir(t), "skills"), "USER=second")
-	holder := exec.Command(self, "run", "--runner", "command", "--runner-cmd", agent,
+	h := startHolder(t, append(append([]string{}, env...), "USER=first"), "run", "--runner", "command", "--runner-cmd", agent,
 		"--chain", "define-problem-statement -> deliver-prd -- saved searches")
-	holder.Env = append(append([]string{}, env...), "USER=first")
-	stdin, err := holder.StdinPipe() // held open, never written: nobody types
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	out := &syncBuffer{}
-	holder.Stdout, holder.Stderr = out, out
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- holder.Wait() }()
-	defer func() {
-		_ = holder.Process.Kill()
-		<-exited
-	}()
-	id := waitFor(t, out, regexp.MustCompile(`gonogo run (\S+)`), "the run id")[1]
-	waitFor(t, out, regexp.MustCompile(`Step 1 of 2: define-problem-statement[\s\S]*Result:\s+PRODUCED`), "step 1's result")
+	id := waitFor(t, h.out, regexp.MustCompile(`gonogo run (\S+)`), "the run id")[1]
+	waitFor(t, h.out, regexp.MustCompile(`Step 1 of 2: define-problem-statement[\s\S]*Result:\s+PRODUCED`), "step 1's result")
 
 	// The store is locked: reads go through the holder's socket.
+	checkReadsThroughHolder(t, env, id, agent)
+
+	// A decision for an attempt that is not the latest is refused; the
+	// right one is carried out by the holder, which moves on.
+	if res := subprocess(t, env, "", "decide", id, "approve", "--attempt", "2"); res.code != exitRefused {
+		t.Fatalf("stale decide: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	dec := subprocess(t, env, "", "decide", id, "approve", "--key", "k-1")
+	if dec.code != 0 || !strings.Contains(dec.stdout, "gonogo run (pid") {
+		t.Fatalf("decide approve: exit %d\n%s%s", dec.code, dec.stdout, dec.stderr)
+	}
+	waitFor(t, h.out, regexp.MustCompile(`✓ Step 1 of 2: define-problem-statement: approve by second`), "the holder to show the decision")
+	waitFor(t, h.out, regexp.MustCompile(`Step 2 of 2: deliver-prd[\s\S]*Result:\s+PRODUCED`), "the holder to run step 2")
+	// The same key again applies nothing.
+	if res := subprocess(t, env, "", "decide", id, "approve", "--key", "k-1"); res.code != 0 || !strings.Contains(res.stdout, "Already decided") {
+		t.Fatalf("repeated key: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if res := subprocess(t, env, "", "decide", id, "approve"); res.code != 0 {
+		t.Fatalf("decide step 2: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if err := h.wait(t); err != nil || !strings.Contains(h.out.String(), "Run complete: "+id) {
+		t.Fatalf("the holder ended with %v, not completing the run:\n%s", err, h.out.String())
+	}
+	if _, err := os.Lstat(filepath.Join(data, socketName)); !os.IsNotExist(err) {
+		t.Fatalf("the socket outlived its gonogo: %v", err)
+	}
+	// Nobody holds the data now: decide opens the store and finds nothing
+	// waiting.
+	if res := subprocess(t, env, "", "decide", id, "approve"); res.code != exitRefused {
+		t.Fatalf("decide on a completed run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// checkReadsThroughHolder runs runs --json, show --json and show
+// --artifact while another gonogo holds the data.
+func checkReadsThroughHolder(t *testing.T, env []string, id, agent string) {
+	t.Helper()
 	runs := subprocess(t, env, "", "runs", "--json")
 	var list []jsonRunLine
 	if err := json.Unmarshal([]byte(runs.stdout), &list); runs.code != 0 || err != nil {
@@ -96,7 +158,6 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	if len(list) != 1 || list[0].ID != id || list[0].State != "waiting" {
 		t.Fatalf("runs --json = %+v, want run %s waiting", list, id)
 	}
-
 	show := subprocess(t, env, "", "show", "--json", id)
 	var run jsonRun
 	if err := json.Unmarshal([]byte(show.stdout), &run); show.code != 0 || err != nil {
@@ -116,49 +177,9 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	if run.Setup == nil || run.Setup.Runner != "command" || run.Setup.RunnerCmd != agent {
 		t.Fatalf("setup = %+v, want the command runner with %s", run.Setup, agent)
 	}
-
 	art := subprocess(t, env, "", "show", id, "--artifact", "1")
 	if art.code != 0 || art.stdout != string(file) {
 		t.Fatalf("show --artifact 1: exit %d, printed %q, want the file %q (%s)", art.code, art.stdout, file, art.stderr)
-	}
-
-	// A decision for an attempt that is not the latest is refused; the
-	// right one is carried out by the holder, which moves on.
-	if res := subprocess(t, env, "", "decide", id, "approve", "--attempt", "2"); res.code != exitRefused {
-		t.Fatalf("stale decide: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
-	}
-	dec := subprocess(t, env, "", "decide", id, "approve", "--key", "k-1")
-	if dec.code != 0 || !strings.Contains(dec.stdout, "gonogo run (pid") {
-		t.Fatalf("decide approve: exit %d\n%s%s", dec.code, dec.stdout, dec.stderr)
-	}
-	waitFor(t, out, regexp.MustCompile(`✓ Step 1 of 2: define-problem-statement: approve by second`), "the holder to show the decision")
-	waitFor(t, out, regexp.MustCompile(`Step 2 of 2: deliver-prd[\s\S]*Result:\s+PRODUCED`), "the holder to run step 2")
-	// The same key again applies nothing.
-	if res := subprocess(t, env, "", "decide", id, "approve", "--key", "k-1"); res.code != 0 || !strings.Contains(res.stdout, "Already decided") {
-		t.Fatalf("repeated key: exit %d\n%s%s", res.code, res.stdout, res.stderr)
-	}
-	if res := subprocess(t, env, "", "decide", id, "approve"); res.code != 0 {
-		t.Fatalf("decide step 2: exit %d\n%s%s", res.code, res.stdout, res.stderr)
-	}
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Fatalf("the holder ended with %v:\n%s", err, out.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the holder did not finish:\n%s", out.String())
-	}
-	if !strings.Contains(out.String(), "Run complete: "+id) {
-		t.Fatalf("the holder's output does not complete the run:\n%s", out.String())
-	}
-	if _, err := os.Lstat(filepath.Join(data, socketName)); !os.IsNotExist(err) {
-		t.Fatalf("the socket outlived its gonogo: %v", err)
-	}
-	// Nobody holds the data now: decide opens the store and finds nothing
-	// waiting.
-	if res := subprocess(t, env, "", "decide", id, "approve"); res.code != exitRefused {
-		t.Fatalf("decide on a completed run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
 

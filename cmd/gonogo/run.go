@@ -226,41 +226,15 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
-	var cat engine.Catalog = parse.NewCatalog(nil)
 	peek, err := peekRun(ctx, f.data, id)
 	if err != nil {
 		return fail(e, "resume", err)
 	}
-	if peek != nil && f.DryRun != peek.DryRun {
-		// A run keeps the kind it started as: a real run is never
-		// continued dry, and a dry run never reaches an agent.
-		if f.DryRun {
-			fmt.Fprintln(e.stderr, "warning: --dry-run ignored: this run was started for real")
-		}
-		f.DryRun = peek.DryRun
-	}
-	demo := peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource
-	var setup *engine.Setup
-	if peek != nil && !demo && !peek.Finished() {
-		s, err := resumeSetup(e, peek, f, &cfg)
-		if err != nil {
-			return fail(e, "resume", err)
-		}
-		setup = &s
-	}
-	if demo {
-		// A demo run goes on with the demo's stand-in agent and skills.
-		c, _, cleanup, err := exampleCatalog()
-		if err != nil {
-			return fail(e, "resume", err)
-		}
-		defer cleanup()
-		cat, f.runnerOverride = c, exampleRunner{delay: 900 * time.Millisecond}
-	} else if c, err := parse.LoadSkills(f.skills); err == nil {
-		cat = c
-	} else if !errors.Is(err, os.ErrNotExist) {
+	cat, setup, cleanup, err := prepareResume(e, peek, f, &cfg)
+	if err != nil {
 		return fail(e, "resume", err)
 	}
+	defer cleanup()
 	box := newInbox()
 	// Dry runs stay dry whatever --runner says; their steps never reach it.
 	a, err := startApp(ctx, e, cfg, f, cat, box, "resume")
@@ -280,26 +254,10 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if r.Finished() {
 		return d.finish(r)
 	}
-	if setup != nil {
-		if changes := engine.DiffSetup(r.Setup, setup); len(changes) > 0 {
-			if _, err := a.svc.ChangeSetup(ctx, id, *setup, d.actor); err != nil {
-				return fail(e, "resume", err)
-			}
-			for _, c := range changes {
-				fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", d.actor, describeChange(c))
-			}
-		}
+	if err := recordSetup(ctx, e, a.svc, r, setup, d.actor); err != nil {
+		return fail(e, "resume", err)
 	}
-	var mode engine.Mode
-	if f.Auto || f.ForceAuto {
-		p := r.Plan
-		p.Flags.Auto, p.Flags.ForceAuto = f.Auto || f.ForceAuto, f.ForceAuto
-		var warn string
-		mode, warn = engine.ResolveMode(p)
-		if warn != "" {
-			fmt.Fprintf(e.stderr, "warning: %s\n", warn)
-		}
-	}
+	mode := resumeMode(e, r, f)
 	for i := range r.Steps {
 		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
 			fmt.Fprintf(e.stdout, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
@@ -321,4 +279,79 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 	}
 	return d.drive(ctx, r)
+}
+
+// prepareResume settles, before anything is started, how a stored run
+// (peek; nil when there is none, left for resume to report) goes on: dry
+// or not as it started, its setup (see resumeSetup), and its skills. A demo
+// run goes on with the demo's stand-in agent and skills; cleanup removes
+// them.
+func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Catalog, *engine.Setup, func(), error) {
+	none := func() {}
+	if peek != nil && f.DryRun != peek.DryRun {
+		// A run keeps the kind it started as: a real run is never
+		// continued dry, and a dry run never reaches an agent.
+		if f.DryRun {
+			fmt.Fprintln(e.stderr, "warning: --dry-run ignored: this run was started for real")
+		}
+		f.DryRun = peek.DryRun
+	}
+	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
+		c, _, cleanup, err := exampleCatalog()
+		if err != nil {
+			return nil, nil, none, err
+		}
+		f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
+		return c, nil, cleanup, nil
+	}
+	var setup *engine.Setup
+	if peek != nil && !peek.Finished() {
+		s, err := resumeSetup(e, peek, f, cfg)
+		if err != nil {
+			return nil, nil, none, err
+		}
+		setup = &s
+	}
+	c, err := parse.LoadSkills(f.skills)
+	switch {
+	case err == nil:
+		return c, setup, none, nil
+	case errors.Is(err, os.ErrNotExist):
+		return parse.NewCatalog(nil), setup, none, nil
+	}
+	return nil, nil, none, err
+}
+
+// recordSetup journals how the run goes on when it differs from what was
+// recorded, and says so.
+func recordSetup(ctx context.Context, e env, svc *engine.Service, r *engine.Run, setup *engine.Setup, who string) error {
+	if setup == nil {
+		return nil
+	}
+	changes := engine.DiffSetup(r.Setup, setup)
+	if len(changes) == 0 {
+		return nil
+	}
+	if _, err := svc.ChangeSetup(ctx, r.ID, *setup, who); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", who, describeChange(c))
+	}
+	return nil
+}
+
+// resumeMode is the mode resume --auto or --force-auto asks for; "" keeps
+// the run's.
+func resumeMode(e env, r *engine.Run, f *runFlags) engine.Mode {
+	if !f.Auto && !f.ForceAuto {
+		return ""
+	}
+	p := r.Plan
+	p.Flags.Auto, p.Flags.ForceAuto = true, f.ForceAuto
+	mode, warn := engine.ResolveMode(p)
+	if warn != "" {
+		fmt.Fprintf(e.stderr, "warning: %s\n", warn)
+	}
+	return mode
 }
