@@ -248,7 +248,6 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 	return exitOK
 }
 
-
 // showArtifact prints the artifact of step n of a run to stdout, byte for
 // byte: the step's current one (its latest attempt's, the edit if it was
 // edited), or attempt k's. A run, step or attempt that does not exist is
