@@ -95,7 +95,7 @@ func dialLocal(ctx context.Context, data string) (*localClient, error) {
 			return nil, err
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s is in use by another gonogo, which does not answer on %s (%v); an older gonogo does not: wait until it is done: %w",
+			return nil, fmt.Errorf("%s is in use by another gonogo that does not answer on %s (%v): a gonogo from before the local API cannot be reached; try again once it is done: %w",
 				filepath.Join(data, storage.FileName), sock, rootCause(err), engine.ErrLocked)
 		}
 		select {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -163,14 +164,16 @@ func routes(r *engine.Run) bool {
 
 // checkSetup refuses a setup whose agent, skills or policy is gone.
 func checkSetup(id engine.RunID, s engine.Setup) error {
-	if s.Runner == "claude" || s.Runner == "command" {
-		cmd := s.RunnerCmd
-		if cmd == "" && s.Runner == "claude" {
-			cmd = "claude"
-		}
-		if cmd == "" {
-			return usagef("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
-		}
+	cmd := s.RunnerCmd
+	switch {
+	case s.Runner == "dry-run":
+		cmd = ""
+	case cmd == "" && s.Runner == "claude":
+		cmd = runner.DefaultClaudeCmd
+	case cmd == "" && s.Runner == "command":
+		return usagef("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
+	}
+	if cmd != "" {
 		if _, err := exec.LookPath(cmd); err != nil {
 			return usagef("the agent %s that run %s was started with is gone (%v): point at a replacement with --runner-cmd PATH, or choose another runner with --runner", cmd, id, rootCause(err))
 		}
