@@ -44,7 +44,7 @@ const lockProbe = 200 * time.Millisecond
 
 // holderWait is how long a command waits for the holder of a locked data
 // directory to answer on its socket: it may be starting.
-const holderWait = 3 * time.Second
+var holderWait = 3 * time.Second
 
 // openReader opens the runs of a data directory for reading: the store
 // when it is free, else through the local API of the gonogo holding it.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gonogo/gonogo/storage"
 )
 
 // subprocess runs the test binary as gonogo (see TestMain) with env.
@@ -256,4 +258,23 @@ func addrOrFail(t *testing.T, dir string) string {
 	}
 	t.Cleanup(release)
 	return addr
+}
+
+func TestALockedStoreWithNobodyAnswering(t *testing.T) {
+	wait := holderWait
+	holderWait = 100 * time.Millisecond
+	t.Cleanup(func() { holderWait = wait })
+	vars := baseVars(t)
+	// A gonogo from before the local API: it holds the lock, serves nothing.
+	db, err := storage.Open(vars["GONOGO_DATA_DIR"], storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, args := range [][]string{{"runs"}, {"show", "r1"}, {"decide", "r1", "approve"}} {
+		res := gonogo(t, vars, "", args...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, "does not answer on") {
+			t.Errorf("%v: exit %d, %s", args, res.code, res.stderr)
+		}
+	}
 }
