@@ -179,6 +179,9 @@ func checkReadsThroughHolder(t *testing.T, env []string, id, agent string) {
 	if run.Setup == nil || run.Setup.Runner != "command" || run.Setup.RunnerCmd != agent {
 		t.Fatalf("setup = %+v, want the command runner with %s", run.Setup, agent)
 	}
+	if comp := subprocess(t, env, "", "__complete", "show", ""); !strings.Contains(comp.stdout, id) {
+		t.Errorf("completion does not offer the held run %s:\n%s%s", id, comp.stdout, comp.stderr)
+	}
 	art := subprocess(t, env, "", "show", id, "--artifact", "1")
 	if art.code != 0 || art.stdout != string(file) {
 		t.Fatalf("show --artifact 1: exit %d, printed %q, want the file %q (%s)", art.code, art.stdout, file, art.stderr)
