@@ -238,6 +238,16 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 	if r.CostUSD > 0 {
 		fmt.Fprintf(e.stdout, "Cost:       $%.2f\n", r.CostUSD)
 	}
+	if st := r.Setup; st != nil {
+		agent := st.Runner
+		if st.RunnerCmd != "" {
+			agent += " (" + st.RunnerCmd + ")"
+		}
+		fmt.Fprintf(e.stdout, "Runner:     %s\n", agent)
+		if len(st.Skills) > 0 {
+			fmt.Fprintf(e.stdout, "Skills:     %s\n", strings.Join(st.Skills, ", "))
+		}
+	}
 	fmt.Fprintln(e.stdout)
 	printSteps(e.stdout, r, f.data)
 	printLeftovers(e.stdout, r.Plan)
