@@ -17,7 +17,14 @@ import (
 	"github.com/gonogo/gonogo/parse"
 )
 
+// terminalLike is a reader or writer that says whether it is a terminal;
+// tests stand in for one with it.
+type terminalLike interface{ Terminal() bool }
+
 func isTerminal(v any) bool {
+	if t, ok := v.(terminalLike); ok {
+		return t.Terminal()
+	}
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -27,6 +34,14 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
+}
+
+// dryRunner makes --runner dry-run (or GONOGO_RUNNER=dry-run) a dry run,
+// shown and recorded as one, as --dry-run: its steps run nothing either way.
+func dryRunner(f *runFlags) {
+	if f.runner == "dry-run" {
+		f.DryRun = true
+	}
 }
 
 // fail prints an error and returns its exit code: 1 for a refusal, 2 for
@@ -85,7 +100,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 		return fail(e, "run", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	return newDriver(e, a, box, f.data, int64(cfg.MaxArtifact)).drive(ctx, r)
+	return newDriver(e, a, box, f.data, cfg).drive(ctx, r)
 }
 
 // peekRun reads a stored run before resume starts anything: whether it is
@@ -144,9 +159,6 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, 
 		}
 	}
 	f.runner, f.runnerCmd = s.Runner, s.RunnerCmd
-	if len(s.Skills) > 0 {
-		f.skills = s.Skills[0]
-	}
 	cfg.WorkflowsDir, cfg.Policy = s.Workflows, s.Policy
 	return s, nil
 }
@@ -226,7 +238,7 @@ replace them, and the change is journaled. When what was recorded is gone, resum
 
 func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
-		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
+		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
 	peek, err := peekRun(ctx, f.data, id)
@@ -253,7 +265,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	d := newDriver(e, a, box, f.data, int64(cfg.MaxArtifact))
+	d := newDriver(e, a, box, f.data, cfg)
 	if r.Finished() {
 		return d.finish(r)
 	}
@@ -261,26 +273,12 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", err)
 	}
 	mode := resumeMode(e, r, f)
-	for i := range r.Steps {
-		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
-			fmt.Fprintf(e.stdout, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
-		}
-	}
+	d.interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
 	if err != nil {
 		return fail(e, "resume", err)
 	}
-	// Show the step the run is waiting on, as it stands.
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if s.Status != engine.StepWaiting {
-			continue
-		}
-		if l := s.Latest(); l != nil {
-			d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
-				Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
-		}
-	}
+	d.waiting(ctx, r)
 	return d.drive(ctx, r)
 }
 
@@ -315,7 +313,10 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		}
 		setup = &s
 	}
-	c, err := parse.LoadSkills(f.skills)
+	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
+		return nil, nil, none, usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command")
+	}
+	c, err := loadSetupSkills(*cfg, f, setup)
 	switch {
 	case err == nil:
 		return c, setup, none, nil
@@ -323,6 +324,19 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		return parse.NewCatalog(nil), setup, none, nil
 	}
 	return nil, nil, none, err
+}
+
+// loadSetupSkills loads the skills a resumed run goes on with: the folders
+// recorded with it (one: as if given with --skills; several: Claude Code's
+// folders, found when it started), else as a new run would.
+func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catalog, error) {
+	switch {
+	case setup == nil || len(setup.Skills) == 0:
+		return cfg.loadSkills(f.skills)
+	case len(setup.Skills) == 1:
+		return cfg.loadSkills(setup.Skills[0])
+	}
+	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.skillSources("").agents})
 }
 
 // recordSetup journals how the run goes on when it differs from what was
