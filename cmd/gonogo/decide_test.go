@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,41 @@ func TestResumeOfARunRecordedWithoutASetup(t *testing.T) {
 	after, _ := loadRun(t, data, string(r.ID))
 	if after.Setup == nil || after.Setup.Runner != "claude" {
 		t.Fatalf("the setup it went on with is not recorded: %+v", after.Setup)
+	}
+}
+
+// A run started with Claude Code's skills folders (personal and project)
+// resumes with exactly those, from any directory.
+func TestResumeFindsTheSkillsFoldersItStartedWith(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	example := filepath.Join(exampleDir(t), "skills")
+	for dir, skill := range map[string]string{
+		filepath.Join(home, ".claude", "skills"):    "define-problem-statement",
+		filepath.Join(project, ".claude", "skills"): "deliver-prd",
+	} {
+		if err := os.CopyFS(filepath.Join(dir, skill), os.DirFS(filepath.Join(example, skill))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := baseVars(t)
+	delete(vars, "GONOGO_SKILLS_DIR")
+	vars["HOME"] = home
+	vars["GONOGO_RUNNER"] = "command"
+	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# %s\n\ndone\n' "$GONOGO_SKILL"`)
+	t.Chdir(project)
+	res := gonogo(t, vars, "", "run", "--chain", "define-problem-statement -> deliver-prd -- x")
+	if res.code != exitWaiting {
+		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	id := runIDRE.FindStringSubmatch(res.stdout)[1]
+	r, _ := loadRun(t, vars["GONOGO_DATA_DIR"], id)
+	want := []string{filepath.Join(home, ".claude", "skills"), filepath.Join(project, ".claude", "skills")}
+	if r.Setup == nil || !slices.Equal(r.Setup.Skills, want) {
+		t.Fatalf("recorded skills %+v, want %v", r.Setup, want)
+	}
+	t.Chdir(t.TempDir()) // neither folder is found from here
+	res = gonogo(t, vars, "approve\napprove\n", "resume", id)
+	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+		t.Fatalf("resume from elsewhere: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
