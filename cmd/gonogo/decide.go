@@ -56,7 +56,9 @@ func parseDecideArgs(req *decideRequest, positional []string) error {
 // or the store itself when nobody holds it.
 type decider interface {
 	runReader
-	Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, error)
+	// Decide applies d; carried reports whether the run goes on from it
+	// now (else with gonogo resume).
+	Decide(ctx context.Context, id engine.RunID, d engine.Decision) (r *engine.Run, carried bool, err error)
 }
 
 // storeDecider records decisions in a store no gonogo holds: the run goes
@@ -66,8 +68,9 @@ type storeDecider struct {
 	svc *engine.Service
 }
 
-func (s storeDecider) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, error) {
-	return s.svc.Record(ctx, id, d, nil)
+func (s storeDecider) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, bool, error) {
+	r, err := s.svc.Record(ctx, id, d, nil)
+	return r, false, err
 }
 
 func openDecider(ctx context.Context, e env, data string) (decider, bool, error) {
@@ -117,7 +120,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	if d.Attempt == 0 {
 		d.Attempt = attemptN(s.Latest())
 	}
-	after, err := dc.Decide(ctx, r.ID, d)
+	after, carried, err := dc.Decide(ctx, r.ID, d)
 	switch {
 	case errors.Is(err, engine.ErrDuplicate):
 		fmt.Fprintf(e.stdout, "Already decided with key %s; nothing applied twice.\n", req.key)
@@ -127,12 +130,13 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	}
 	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", stepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
 	fmt.Fprintf(e.stdout, "Run %s is %s; step %d is %s.\n", after.ID, after.State, s.N, after.Step(s.N).Status)
+	c, _ := dc.(*localClient)
 	switch {
 	case after.Finished():
+	case carried:
+		fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.describe())
 	case held:
-		if c, ok := dc.(*localClient); ok {
-			fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.describe())
-		}
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s once that gonogo is done.\n", c.describe(), after.ID)
 	default:
 		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s\n", req.data, after.ID)
 	}

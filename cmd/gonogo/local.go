@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
@@ -32,6 +33,7 @@ import (
 //	GET  /v1/runs/{id}/artifacts               size and sha256 of every attempt's current artifact
 //	GET  /v1/runs/{id}/artifacts/{step}/{attempt}  that artifact, byte for byte
 //	POST /v1/runs/{id}/decisions               a decision: {"step", "attempt", "kind", "feedback", "key", "actor"}
+//	                                           answered with {"run", "carried_out"}
 //
 // Errors are {"error": "sentence", "code": "not-found" | "stale" |
 // "duplicate" | "not-waiting" | "bad-request" | "internal"}.
@@ -123,6 +125,24 @@ type localAPI struct {
 	svc     *engine.Service
 	log     *slog.Logger
 	command string // run, resume, demo or serve: named to whoever asks
+
+	// carries is the one run a terminal gonogo carries out (run,
+	// resume); nil for serve, which carries out every run. A decision
+	// for another run is recorded, not acted on: that run goes on with
+	// gonogo resume, with its own setup, once this gonogo is done.
+	carries atomic.Pointer[engine.RunID]
+}
+
+// carry says which run this gonogo carries out.
+func (a *localAPI) carry(id engine.RunID) { a.carries.Store(&id) }
+
+// carriesOut reports whether a decision on id is carried out here.
+func (a *localAPI) carriesOut(id engine.RunID) bool {
+	if a.command == "serve" {
+		return true
+	}
+	c := a.carries.Load()
+	return c != nil && *c == id
 }
 
 // serveLocal serves the local API on ln until ctx ends, then lets the
@@ -266,17 +286,33 @@ func (a *localAPI) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := engine.Decision{Kind: kind, Step: in.Step, Attempt: in.Attempt, Feedback: in.Feedback, Key: in.Key, Actor: in.Actor}
+	id := engine.RunID(r.PathValue("id"))
 	// The decision must not be lost to a caller that hangs up: once it is
 	// in, it is carried out, and the next step started, whatever the
 	// connection does.
-	run, err := a.svc.Decide(context.WithoutCancel(r.Context()), engine.RunID(r.PathValue("id")), d, nil)
+	ctx := context.WithoutCancel(r.Context())
+	decide, carried := a.svc.Record, a.carriesOut(id)
+	if carried {
+		decide = a.svc.Decide
+	}
+	run, err := decide(ctx, id, d, nil)
 	if err != nil {
 		a.fail(w, err)
 		return
 	}
-	a.log.Debug("decision from the local API", "run", run.ID, "step", d.Step, "attempt", d.Attempt, "kind", d.Kind, "actor", d.Actor)
+	a.log.Debug("decision from the local API", "run", run.ID, "step", d.Step, "attempt", d.Attempt, "kind", d.Kind, "actor", d.Actor, "carried", carried)
 	b, err := storage.MarshalRun(run, nil)
+	if err == nil {
+		b, err = json.Marshal(wireDecided{Run: b, CarriedOut: carried})
+	}
 	writeBody(w, b, err, a)
+}
+
+// wireDecided answers a decision: the run after it, and whether the holder
+// goes on with the run (false: recorded only, for gonogo resume).
+type wireDecided struct {
+	Run        json.RawMessage `json:"run"`
+	CarriedOut bool            `json:"carried_out"`
 }
 
 func writeBody(w http.ResponseWriter, b []byte, err error, a *localAPI) {

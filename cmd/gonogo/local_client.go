@@ -221,16 +221,21 @@ func (c *localClient) ArtifactSums(ctx context.Context, id engine.RunID) ([]stor
 }
 
 // Decide sends a decision to the holder, which applies it as its own
-// front end would.
-func (c *localClient) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, error) {
+// front end would; carried says whether it goes on with the run too (a
+// terminal gonogo carries out only the run it shows).
+func (c *localClient) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (r *engine.Run, carried bool, err error) {
 	b, err := c.do(ctx, http.MethodPost, runPath(id)+"/decisions", wireDecision{
 		Step: d.Step, Attempt: d.Attempt, Kind: string(d.Kind), Feedback: d.Feedback, Key: d.Key, Actor: d.Actor,
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	r, _, err := storage.UnmarshalRun(b)
-	return r, err
+	var out wireDecided
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, false, fmt.Errorf("the gonogo holding %s: decision: %w", c.data, err)
+	}
+	r, _, err = storage.UnmarshalRun(out.Run)
+	return r, out.CarriedOut, err
 }
 
 // describe names the holder for messages.

@@ -109,13 +109,31 @@ func TestReadAndDecideWhileAnotherGonogoHoldsTheData(t *testing.T) {
 printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STEP"`)
 	env := append(os.Environ(), "GONOGO_TEST_AS_MAIN=1", "GONOGO_DATA_DIR="+data,
 		"GONOGO_SKILLS_DIR="+filepath.Join(exampleDir(t), "skills"), "USER=second")
-	h := startHolder(t, append(append([]string{}, env...), "USER=first"), "run", "--runner", "command", "--runner-cmd", agent,
-		"--chain", "define-problem-statement -> deliver-prd -- saved searches")
+	// An earlier run, left waiting.
+	chain := []string{"run", "--runner", "command", "--runner-cmd", agent, "--chain", "define-problem-statement -> deliver-prd -- saved searches"}
+	earlier := subprocess(t, env, "", chain...)
+	if earlier.code != exitWaiting {
+		t.Fatalf("earlier run: exit %d\n%s%s", earlier.code, earlier.stdout, earlier.stderr)
+	}
+	other := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(earlier.stdout)[1]
+
+	h := startHolder(t, append(append([]string{}, env...), "USER=first"), chain...)
 	id := waitFor(t, h.out, regexp.MustCompile(`gonogo run (\S+)`), "the run id")[1]
 	waitFor(t, h.out, regexp.MustCompile(`Step 1 of 2: define-problem-statement[\s\S]*Result:\s+PRODUCED`), "step 1's result")
 
 	// The store is locked: reads go through the holder's socket.
 	checkReadsThroughHolder(t, env, id, agent)
+
+	// A decision on the earlier run is recorded, not carried out: the
+	// holder runs only its own run.
+	if res := subprocess(t, env, "", "decide", other, "approve"); res.code != 0 || !strings.Contains(res.stdout, "which carries out another run") {
+		t.Fatalf("decide the earlier run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	var shown jsonRun
+	if res := subprocess(t, env, "", "show", "--json", other); json.Unmarshal([]byte(res.stdout), &shown) != nil ||
+		shown.Steps[0].Status != "done" || shown.Steps[1].Status != "pending" {
+		t.Fatalf("the earlier run after the decision: %+v", shown.Steps)
+	}
 
 	// A decision for an attempt that is not the latest is refused; the
 	// right one is carried out by the holder, which moves on.
@@ -157,7 +175,7 @@ func checkReadsThroughHolder(t *testing.T, env []string, id, agent string) {
 	if err := json.Unmarshal([]byte(runs.stdout), &list); runs.code != 0 || err != nil {
 		t.Fatalf("runs --json: exit %d, %v\n%s%s", runs.code, err, runs.stdout, runs.stderr)
 	}
-	if len(list) != 1 || list[0].ID != id || list[0].State != "waiting" {
+	if len(list) != 2 || list[0].ID != id || list[0].State != "waiting" {
 		t.Fatalf("runs --json = %+v, want run %s waiting", list, id)
 	}
 	show := subprocess(t, env, "", "show", "--json", id)

@@ -99,6 +99,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	if err != nil {
 		return fail(e, "run", err)
 	}
+	a.carry(r.ID)
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	return newDriver(e, a, box, f.data, cfg).drive(ctx, r)
 }
@@ -257,6 +258,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", err)
 	}
 	defer a.close()
+	a.carry(id)
 	r, err := a.svc.Load(ctx, id)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotFound) {

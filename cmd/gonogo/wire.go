@@ -25,6 +25,15 @@ type app struct {
 
 	apiDone chan struct{}
 	apiStop context.CancelFunc
+	api     *localAPI // nil when the socket could not be served
+}
+
+// carry says which run this app carries out: decisions other processes
+// send for it are acted on; for other runs they are only recorded.
+func (a *app) carry(id engine.RunID) {
+	if a.api != nil {
+		a.api.carry(id)
+	}
 }
 
 func newLogger(e env, cfg config) *slog.Logger {
@@ -100,9 +109,10 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		close(a.apiDone)
 		return a, nil
 	}
+	a.api = &localAPI{db: db, svc: svc, log: log, command: holder}
 	go func() {
 		defer close(a.apiDone)
-		if err := serveLocal(actx, ln, &localAPI{db: db, svc: svc, log: log, command: holder}); err != nil {
+		if err := serveLocal(actx, ln, a.api); err != nil {
 			log.Error("local API stopped", "err", err)
 		}
 	}()
