@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -64,4 +65,36 @@ func TestChangeSetup(t *testing.T) {
 	if _, err := ChangeSetup(ended, Setup{Runner: "claude"}, "bob", now); !errors.Is(err, ErrStale) {
 		t.Fatalf("a finished run's setup changed: %v", err)
 	}
+}
+
+// Record applies a decision under Decide's rules and starts nothing; the
+// service records a setup with runs started without one.
+func TestServiceRecordStartsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		setup := &Setup{Runner: "command", RunnerCmd: "/opt/agent", Skills: []string{"/s"}}
+		h := newHarnessWith(t, 4, false, func(_ *harness, c *ServiceConfig) { c.Setup = setup })
+		id := h.start(h.chain(Flags{}, "deliver-prd", "deliver-user-stories"))
+		synctest.Wait()
+		r := h.expect(id, RunWaiting, "waiting/PRODUCED", "pending")
+		if !reflect.DeepEqual(r.Setup, setup) {
+			t.Fatalf("recorded setup %+v, want the service's %+v", r.Setup, setup)
+		}
+		stale := h.decision(id, 1, DecideApprove)
+		stale.Attempt = 2
+		if _, err := h.svc.Record(t.Context(), id, stale, nil); !errors.Is(err, ErrStale) {
+			t.Fatalf("a stale decision: %v", err)
+		}
+		if _, err := h.svc.Record(t.Context(), id, h.decision(id, 1, DecideApprove), nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		h.expect(id, RunRunning, "done/PRODUCED", "pending")
+		h.checkJournal(id)
+		// Resume starts what the decision made ready.
+		if _, err := h.svc.Resume(t.Context(), id, ""); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		h.expect(id, RunWaiting, "done/PRODUCED", "waiting/PRODUCED")
+	})
 }
