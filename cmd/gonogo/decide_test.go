@@ -279,3 +279,39 @@ func TestResumeFindsTheSkillsFoldersItStartedWith(t *testing.T) {
 		t.Fatalf("resume from elsewhere: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+func TestRecordedRunnerArgumentsSurviveQuoting(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"--model", "opus"},
+		{"--append-system-prompt", "Be brief. Don't pad; use \"quotes\" and $HOME and `ticks` \\ as they are."},
+		{"", "a b", "it's", "'''"},
+	} {
+		got, err := splitRunnerArgs(shellQuote(args))
+		if err != nil || !slices.Equal(got, args) && len(got)+len(args) > 0 {
+			t.Errorf("%q: quoted %s, split back %q, %v", args, shellQuote(args), got, err)
+		}
+	}
+}
+
+func TestResumeKeepsTheRunnerArguments(t *testing.T) {
+	vars := baseVars(t)
+	vars["GONOGO_RUNNER"] = "command"
+	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# args\n\n[%s]\n' "$*"`)
+	vars["GONOGO_RUNNER_ARGS"] = `--note "it's kept"`
+	res := gonogo(t, vars, "", "run", "--chain", "define-problem-statement -> deliver-prd -- x")
+	if res.code != exitWaiting || !strings.Contains(res.stdout, "[--note it's kept]") {
+		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	id := runIDRE.FindStringSubmatch(res.stdout)[1]
+	vars["GONOGO_RUNNER_ARGS"] = "--other"
+	res = gonogo(t, vars, "approve\nredo\n", "resume", id)
+	if strings.Count(res.stdout, "[--note it's kept]") != 3 || strings.Contains(res.stdout, "--other") {
+		t.Fatalf("resume did not keep the arguments:\n%s%s", res.stdout, res.stderr)
+	}
+	// Naming the runner again takes this shell's arguments, journaled.
+	res = gonogo(t, vars, "redo\n", "resume", "--runner", "command", id)
+	if !strings.Contains(res.stdout, "[--other]") || !strings.Contains(res.stdout, "runner-args --note it's kept -> --other") {
+		t.Fatalf("resume --runner did not take the new arguments:\n%s%s", res.stdout, res.stderr)
+	}
+}

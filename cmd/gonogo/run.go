@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -140,8 +141,17 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, 
 	}
 	s := *r.Setup.Clone()
 	given := func(name string) bool { return f.changed != nil && f.changed(name) }
-	if given("runner") && f.runner != s.Runner {
-		s.Runner, s.RunnerCmd = f.runner, absCmd(f.runnerCmd)
+	if given("runner") {
+		// Another runner takes its agent and arguments from this shell;
+		// naming the same one again re-reads GONOGO_RUNNER_ARGS.
+		if f.runner != s.Runner {
+			s.Runner, s.RunnerCmd = f.runner, absCmd(f.runnerCmd)
+		}
+		args, err := splitRunnerArgs(cfg.RunnerArgs)
+		if err != nil {
+			return s, usagef("configuration: GONOGO_RUNNER_ARGS=%q %v", cfg.RunnerArgs, err)
+		}
+		s.RunnerArgs = args
 	}
 	if given("runner-cmd") {
 		s.RunnerCmd = absCmd(f.runnerCmd)
@@ -160,8 +170,18 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, 
 		}
 	}
 	f.runner, f.runnerCmd = s.Runner, s.RunnerCmd
-	cfg.WorkflowsDir, cfg.Policy = s.Workflows, s.Policy
+	cfg.WorkflowsDir, cfg.Policy, cfg.RunnerArgs = s.Workflows, s.Policy, shellQuote(s.RunnerArgs)
 	return s, nil
+}
+
+// shellQuote joins args into one line splitRunnerArgs splits back into
+// them: each in single quotes, a quote inside written '\''.
+func shellQuote(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 // routes reports whether a run has a route step, which may continue with
@@ -183,6 +203,10 @@ func checkSetup(id engine.RunID, s engine.Setup) error {
 		cmd = ""
 	case cmd == "" && s.Runner == "claude":
 		cmd = runner.DefaultClaudeCmd
+	case cmd == "" && s.Runner == "codex":
+		cmd = runner.DefaultCodexCmd
+	case cmd == "" && s.Runner == "gemini":
+		cmd = runner.DefaultGeminiCmd
 	case cmd == "" && s.Runner == "command":
 		return usagef("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
 	}

@@ -139,6 +139,8 @@ func (a *app) close() {
 func setupOf(f *runFlags, cfg config) *engine.Setup {
 	s := &engine.Setup{Runner: f.runner, RunnerCmd: absCmd(f.runnerCmd), Workflows: absPath(cfg.WorkflowsDir),
 		Policy: absPath(cfg.Policy)}
+	// startApp has checked they split.
+	s.RunnerArgs, _ = splitRunnerArgs(cfg.RunnerArgs)
 	for _, dir := range cfg.skillSources(f.skills).dirs {
 		s.Skills = append(s.Skills, absPath(dir))
 	}
