@@ -175,7 +175,8 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, 
 }
 
 // shellQuote joins args into one line splitRunnerArgs splits back into
-// them: each in single quotes, a quote inside written '\''.
+// them: each in single quotes, a single quote inside ending the quoted
+// part, escaped, and starting another.
 func shellQuote(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
