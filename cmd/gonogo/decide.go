@@ -33,7 +33,7 @@ type decideRequest struct {
 // already).
 func parseDecideArgs(req *decideRequest, positional []string) error {
 	if len(positional) < 2 {
-		return usagef("decide takes a run id and a decision: gonogo decide RUN approve|skip|redo [feedback]|abort [--step N]")
+		return usagef("expected a run id and a decision: gonogo decide RUN approve|skip|redo [feedback]|abort [--step N]")
 	}
 	req.run = engine.RunID(positional[0])
 	kind, err := engine.ParseDecisionKind(strings.ToLower(positional[1]))
@@ -86,7 +86,7 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 		return storeDecider{storeReader: rd, svc: svc}, false, nil
 	}
 	_ = rd.Close()
-	return nil, false, fmt.Errorf("decide: no way to record a decision in %s", data)
+	return nil, false, fmt.Errorf("no way to record a decision in %s", data)
 }
 
 // runDecide carries out one gonogo decide and returns its exit code.

@@ -315,3 +315,17 @@ func TestResumeKeepsTheRunnerArguments(t *testing.T) {
 		t.Fatalf("resume --runner did not take the new arguments:\n%s%s", res.stdout, res.stderr)
 	}
 }
+
+func TestDecideAndShowMessagesDoNotRepeatTheirPrefix(t *testing.T) {
+	vars := baseVars(t)
+	for _, args := range [][]string{
+		{"decide"}, {"decide", "r1"}, {"decide", "r1", "maybe"}, {"decide", "r1", "approve", "--step", "x"},
+		{"decide", "nope", "approve"}, {"show", "r1", "--attempt", "1"}, {"show", "r1", "--artifact", "1", "--json"},
+		{"show", "nope", "--artifact", "1"},
+	} {
+		res := gonogo(t, vars, "", args...)
+		if repeatsPrefix(res.stderr) || res.code != exitUsage {
+			t.Errorf("gonogo %s: exit %d, %q", strings.Join(args, " "), res.code, res.stderr)
+		}
+	}
+}
