@@ -34,21 +34,8 @@ func Apply(r *Run, ev Event) error {
 		s.Status = ev.Status
 		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback})
 	case EvStepFinished:
-		a := attempt(s, ev.Attempt)
-		if a == nil {
-			return fmt.Errorf("run %s: step %d finished attempt %d it never started", r.ID, ev.Step, ev.Attempt)
-		}
-		a.Result, a.Reason, a.Summary = ev.Result, ev.Reason, ev.Summary
-		a.Artifact, a.Size, a.File = ev.Artifact, ev.Size, ev.File
-		a.CostUSD, a.Usage, a.Finished, a.Final = ev.CostUSD, ev.Usage, ev.Time, ev.Final
-		a.ErrorKind, a.RetryAt, a.Retries = ev.ErrorKind, ev.RetryAt, ev.Retries
-		r.CostUSD += ev.CostUSD
-		s.Status, s.Held = ev.Status, ev.Held
-		if ev.Skill != "" {
-			s.Using = ev.Skill
-		}
-		if ev.Status == StepWaiting {
-			r.Halt = ev.Reason
+		if err := finished(r, s, ev); err != nil {
+			return err
 		}
 	case EvStepInterrupted:
 		s.Status = ev.Status
@@ -57,45 +44,53 @@ func Apply(r *Run, ev Event) error {
 		}
 		r.Halt = ev.Reason
 	case EvDecision:
-		s.Decisions = append(s.Decisions, Decision{
-			Kind: ev.Decision, Actor: ev.Actor, Time: ev.Time,
-			Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
-		})
-		s.Status, s.Held = ev.Status, false
-		if ev.Decision == DecideRedo && !automatic(ev.Actor) {
-			// A person's redo starts the step over: its own skill, its
-			// retries and its fallback again.
-			s.Using = ""
-		}
-		if ev.Decision == DecideSkip {
-			if a := attempt(s, ev.Attempt); a != nil && a.File != "" && a.File == ArtifactFile(r.ID, s.N, s.Skill, a.N, true) {
-				a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
-			}
-		}
-		if ev.Decision == DecideEdit {
-			if a := attempt(s, ev.Attempt); a != nil {
-				a.Edited, a.Artifact, a.Size = true, true, ev.Size
-				if ev.File != "" {
-					a.File = ev.File
-				}
-				if ev.Summary != "" {
-					a.Summary = ev.Summary
-				}
-			}
-		}
-		r.Halt = ""
-	case EvModeChanged:
-		r.Mode = ev.Mode
-	case EvRunPaused:
-		applyPaused(r, ev)
-	case EvRunResumed:
-		applyResumed(r, ev)
+		decided(r, s, ev)
 	case EvStepReleased:
 		s.Status, s.Held = ev.Status, false
 	case EvStepsAdded:
 		if err := addSteps(r, ev.Step, ev.Added); err != nil {
 			return fmt.Errorf("run %s: event %d: %w", r.ID, ev.Seq, err)
 		}
+	default:
+		if err := applyRunEvent(r, ev); err != nil {
+			return err
+		}
+	}
+	if (ev.Type == EvStepFinished || ev.Type == EvDecision && ev.Decision == DecideEdit) && ev.File != "" {
+		madeWay(r, s, ev)
+	}
+	r.Seq = ev.Seq
+	r.Updated = ev.Time
+	if ev.Type != EvRunFinished && !r.Finished() {
+		r.State = derivedState(r)
+	}
+	return nil
+}
+
+// madeWay renames, in s, the file of an earlier attempt that made way for
+// the artifact ev wrote at its place.
+func madeWay(r *Run, s *Step, ev Event) {
+	for i := range s.Attempts {
+		if a := &s.Attempts[i]; a.N != ev.Attempt && a.File == ev.File {
+			a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
+		}
+	}
+}
+
+// applyRunEvent folds an event about the whole run.
+func applyRunEvent(r *Run, ev Event) error {
+	switch ev.Type {
+	case EvModeChanged:
+		r.Mode = ev.Mode
+	case EvSetupChanged:
+		if ev.Setup == nil {
+			return fmt.Errorf("run %s: setup-changed event %d carries no setup", r.ID, ev.Seq)
+		}
+		r.Setup = ev.Setup.Clone()
+	case EvRunPaused:
+		applyPaused(r, ev)
+	case EvRunResumed:
+		applyResumed(r, ev)
 	case EvRunFinished:
 		for i := range r.Steps {
 			if st := &r.Steps[i]; !st.Settled() && st.Status != StepAborted && ev.State == RunAborted {
@@ -110,20 +105,59 @@ func Apply(r *Run, ev Event) error {
 	default:
 		return fmt.Errorf("run %s: unknown event type %q", r.ID, ev.Type)
 	}
-	// An earlier attempt's file made way for the newer one: it was renamed.
-	if (ev.Type == EvStepFinished || ev.Type == EvDecision && ev.Decision == DecideEdit) && ev.File != "" {
-		for i := range s.Attempts {
-			if a := &s.Attempts[i]; a.N != ev.Attempt && a.File == ev.File {
-				a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
+	return nil
+}
+
+// finished applies a step-finished event to its step s.
+func finished(r *Run, s *Step, ev Event) error {
+	a := attempt(s, ev.Attempt)
+	if a == nil {
+		return fmt.Errorf("run %s: step %d finished attempt %d it never started", r.ID, ev.Step, ev.Attempt)
+	}
+	a.Result, a.Reason, a.Summary = ev.Result, ev.Reason, ev.Summary
+	a.Artifact, a.Size, a.File = ev.Artifact, ev.Size, ev.File
+	a.CostUSD, a.Usage, a.Finished, a.Final = ev.CostUSD, ev.Usage, ev.Time, ev.Final
+	a.ErrorKind, a.RetryAt, a.Retries = ev.ErrorKind, ev.RetryAt, ev.Retries
+	r.CostUSD += ev.CostUSD
+	s.Status, s.Held = ev.Status, ev.Held
+	if ev.Skill != "" {
+		s.Using = ev.Skill
+	}
+	if ev.Status == StepWaiting {
+		r.Halt = ev.Reason
+	}
+	return nil
+}
+
+// decided applies a decision event to its step s.
+func decided(r *Run, s *Step, ev Event) {
+	s.Decisions = append(s.Decisions, Decision{
+		Kind: ev.Decision, Actor: ev.Actor, Time: ev.Time,
+		Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
+	})
+	s.Status, s.Held = ev.Status, false
+	if ev.Decision == DecideRedo && !automatic(ev.Actor) {
+		// A person's redo starts the step over: its own skill, its
+		// retries and its fallback again.
+		s.Using = ""
+	}
+	if ev.Decision == DecideSkip {
+		if a := attempt(s, ev.Attempt); a != nil && a.File != "" && a.File == ArtifactFile(r.ID, s.N, s.Skill, a.N, true) {
+			a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
+		}
+	}
+	if ev.Decision == DecideEdit {
+		if a := attempt(s, ev.Attempt); a != nil {
+			a.Edited, a.Artifact, a.Size = true, true, ev.Size
+			if ev.File != "" {
+				a.File = ev.File
+			}
+			if ev.Summary != "" {
+				a.Summary = ev.Summary
 			}
 		}
 	}
-	r.Seq = ev.Seq
-	r.Updated = ev.Time
-	if ev.Type != EvRunFinished && !r.Finished() {
-		r.State = derivedState(r)
-	}
-	return nil
+	r.Halt = ""
 }
 
 func start(r *Run, ev Event) {
@@ -133,7 +167,7 @@ func start(r *Run, ev Event) {
 		DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
 		Quorum: max(st.Quorum, 1), ExcludeStarter: st.ExcludeStarter,
 		Plan: clonePlan(st.Plan), StartedBy: st.StartedBy, Origin: st.Origin,
-		Created: ev.Time, Updated: ev.Time,
+		Created: ev.Time, Updated: ev.Time, Setup: st.Setup.Clone(),
 	}
 	ids := map[string]int{}
 	for i, ps := range st.Plan.Steps {

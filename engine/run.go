@@ -54,6 +54,10 @@ type Run struct {
 	PausedBy    string
 	PauseReason string
 	PausedAt    time.Time
+	// Setup is how the run's steps are carried out, as recorded when it
+	// started and changed since on resume; nil for a run recorded before
+	// setups were kept.
+	Setup *Setup
 }
 
 // Step is one step of a run with every attempt at it: what the step is
@@ -181,6 +185,9 @@ type Event struct {
 	Mode  Mode      // for EvModeChanged
 	State RunState  // for EvRunFinished: completed or aborted
 	Start *RunStart // for EvRunStarted
+
+	Setup   *Setup        // for EvSetupChanged: the setup the run goes on with
+	Changes []SetupChange // for EvSetupChanged: what changed, from what to what
 }
 
 // RunStart is everything a run-started event records: enough to rebuild the
@@ -198,6 +205,9 @@ type RunStart struct {
 	// Quorum and ExcludeStarter as in Run.
 	Quorum         int
 	ExcludeStarter bool
+	// Setup is how the run's steps are carried out; nil when the starter
+	// did not say.
+	Setup *Setup
 }
 
 // Step returns the 1-based step n, or nil.
@@ -249,6 +259,7 @@ func (r *Run) StepsDone() int {
 func (r *Run) Clone() *Run {
 	c := *r
 	c.Plan = clonePlan(r.Plan)
+	c.Setup = r.Setup.Clone()
 	c.Steps = make([]Step, len(r.Steps))
 	for i, s := range r.Steps {
 		if s.StepDef != nil {

@@ -85,6 +85,7 @@ const (
 	EvRunPaused       EventType = "run-paused"    // no new step starts until the run is resumed
 	EvRunResumed      EventType = "run-resumed"   // the run goes on, in the mode the event names
 	EvStepReleased    EventType = "step-released" // a step the pause held at a checkpoint went on when the run resumed
+	EvSetupChanged    EventType = "setup-changed" // resume changed how the run's steps are carried out
 )
 
 func parseOne[T ~string](kind, s string, all ...T) (T, error) {
@@ -133,6 +134,6 @@ func ParseGate(s string) (Gate, error) {
 // ParseEventType reads a stored event type.
 func ParseEventType(s string) (EventType, error) {
 	return parseOne("event type", s, EvRunStarted, EvStepQueued, EvStepStarted, EvStepFinished,
-		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded,
+		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded, EvSetupChanged,
 		EvRunPaused, EvRunResumed, EvStepReleased)
 }

@@ -44,6 +44,25 @@ type runRecord struct {
 	PausedBy    string    `json:"paused_by,omitempty"`
 	PauseReason string    `json:"pause_reason,omitempty"`
 	PausedAt    time.Time `json:"paused_at,omitzero"`
+	// Setup is absent from runs recorded before setups were kept; they
+	// decode with none.
+	Setup *setupRecord `json:"setup,omitempty"`
+}
+
+// setupRecord is how a run's steps are carried out (engine.Setup).
+type setupRecord struct {
+	Runner     string   `json:"runner,omitempty"`
+	RunnerCmd  string   `json:"runner_cmd,omitempty"`
+	RunnerArgs []string `json:"runner_args"`
+	Skills     []string `json:"skills"`
+	Workflows  string   `json:"workflows,omitempty"`
+	Policy     string   `json:"policy,omitempty"`
+}
+
+type setupChangeRecord struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 }
 
 type originRecord struct {
@@ -223,6 +242,9 @@ type eventRecord struct {
 	Mode      string           `json:"mode,omitempty"`
 	State     string           `json:"state,omitempty"`
 	Start     *startRecord     `json:"start,omitempty"`
+	// For setup-changed events, which older records never hold.
+	Setup   *setupRecord        `json:"setup,omitempty"`
+	Changes []setupChangeRecord `json:"changes,omitempty"`
 }
 
 // startRecord leaves the plan out when it is the run's own copy, stored
@@ -241,6 +263,7 @@ type startRecord struct {
 	ExclStart  bool         `json:"exclude_starter,omitempty"`
 	StartedBy  string       `json:"started_by,omitempty"`
 	Origin     originRecord `json:"origin,omitzero"`
+	Setup      *setupRecord `json:"setup,omitempty"` // absent from runs started before setups were kept
 }
 
 type summaryRecord struct {
@@ -336,6 +359,44 @@ func unframe(v []byte, header any) ([]byte, error) {
 
 // Encoding: engine values to records.
 
+func toSetupRecord(s *engine.Setup) *setupRecord {
+	if s == nil {
+		return nil
+	}
+	return &setupRecord{Runner: s.Runner, RunnerCmd: s.RunnerCmd, RunnerArgs: s.RunnerArgs, Skills: s.Skills,
+		Workflows: s.Workflows, Policy: s.Policy}
+}
+
+func fromSetupRecord(r *setupRecord) *engine.Setup {
+	if r == nil {
+		return nil
+	}
+	return &engine.Setup{Runner: r.Runner, RunnerCmd: r.RunnerCmd, RunnerArgs: r.RunnerArgs, Skills: r.Skills,
+		Workflows: r.Workflows, Policy: r.Policy}
+}
+
+func toSetupChanges(cs []engine.SetupChange) []setupChangeRecord {
+	if cs == nil {
+		return nil
+	}
+	out := make([]setupChangeRecord, len(cs))
+	for i, c := range cs {
+		out[i] = setupChangeRecord{Field: c.Field, From: c.From, To: c.To}
+	}
+	return out
+}
+
+func fromSetupChanges(cs []setupChangeRecord) []engine.SetupChange {
+	if cs == nil {
+		return nil
+	}
+	out := make([]engine.SetupChange, len(cs))
+	for i, c := range cs {
+		out[i] = engine.SetupChange{Field: c.Field, From: c.From, To: c.To}
+	}
+	return out
+}
+
 func toOrigin(o engine.Origin) originRecord {
 	return originRecord{Channel: o.Channel, Thread: o.Thread}
 }
@@ -407,6 +468,7 @@ func toRunRecord(r *engine.Run) runRecord {
 		BudgetUSD: r.BudgetUSD, Quorum: r.Quorum, ExclStart: r.ExcludeStarter, StartedBy: r.StartedBy, Origin: toOrigin(r.Origin),
 		Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD, Seq: r.Seq, Halt: r.Halt,
 		Paused: r.Paused, PausedBy: r.PausedBy, PauseReason: r.PauseReason, PausedAt: r.PausedAt,
+		Setup: toSetupRecord(r.Setup),
 	}
 	if r.Steps != nil {
 		rec.Steps = make([]stepRecord, len(r.Steps))
@@ -493,13 +555,14 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
 		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Final: ev.Final, Added: toPlanStepRecords(ev.Added),
 		ErrorKind: string(ev.ErrorKind), RetryAt: ev.RetryAt, Retries: ev.Retries, Held: ev.Held,
+		Setup: toSetupRecord(ev.Setup), Changes: toSetupChanges(ev.Changes),
 	}
 	if st := ev.Start; st != nil {
 		rec.Start = &startRecord{
 			ID: string(st.ID), Mode: string(st.Mode), DryRun: st.DryRun,
 			Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD, StartedBy: st.StartedBy,
 			Quorum: st.Quorum, ExclStart: st.ExcludeStarter,
-			Origin: toOrigin(st.Origin),
+			Origin: toOrigin(st.Origin), Setup: toSetupRecord(st.Setup),
 		}
 		if stored != nil && reflect.DeepEqual(st.Plan, *stored) {
 			rec.Start.PlanStored = true
@@ -581,6 +644,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 		Seq:       rec.Seq,
 		Halt:      rec.Halt,
 		Paused:    rec.Paused, PausedBy: rec.PausedBy, PauseReason: rec.PauseReason, PausedAt: rec.PausedAt,
+		Setup: fromSetupRecord(rec.Setup),
 	}
 	if rec.Steps != nil {
 		r.Steps = make([]engine.Step, len(rec.Steps))
@@ -710,6 +774,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		Skill: rec.Skill, Final: rec.Final,
 		ErrorKind: parseOpt(&p, "error kind", rec.ErrorKind, engine.ParseAgentErrorKind),
 		RetryAt:   rec.RetryAt, Retries: rec.Retries, Held: rec.Held,
+		Setup: fromSetupRecord(rec.Setup), Changes: fromSetupChanges(rec.Changes),
 	}
 	ev.Added = fromPlanStepRecords(&p, "added step", rec.Added)
 	if st := rec.Start; st != nil {
@@ -729,7 +794,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 			Mode:   parseReq(&p, "start mode", st.Mode, engine.ParseMode),
 			DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
 			Quorum: st.Quorum, ExcludeStarter: st.ExclStart,
-			StartedBy: st.StartedBy, Origin: fromOrigin(st.Origin),
+			StartedBy: st.StartedBy, Origin: fromOrigin(st.Origin), Setup: fromSetupRecord(st.Setup),
 		}
 	}
 	if p.err != nil {
