@@ -26,6 +26,8 @@ type runFlags struct {
 	runnerCmd    string
 	maxPlanBytes byteSize
 	positional   []string
+	// checkpointed: resume a paused run in checkpointed mode.
+	checkpointed bool
 
 	runnerOverride engine.Runner // the demo's stand-in for an agent
 

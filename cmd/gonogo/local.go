@@ -34,9 +34,13 @@ import (
 //	GET  /v1/runs/{id}/artifacts/{step}/{attempt}  that artifact, byte for byte
 //	POST /v1/runs/{id}/decisions               a decision: {"step", "attempt", "kind", "feedback", "key", "actor"}
 //	                                           answered with {"run", "carried_out"}
+//	POST /v1/runs/{id}/pause                   pause a moving run: {"actor"}; answered as a decision
+//	POST /v1/runs/{id}/resume                  resume a paused run: {"actor", "mode"} ("" keeps the
+//	                                           run's mode, or "checkpointed"); answered as a decision
 //
 // Errors are {"error": "sentence", "code": "not-found" | "stale" |
-// "duplicate" | "not-waiting" | "bad-request" | "internal"}.
+// "duplicate" | "not-waiting" | "paused" | "not-moving" | "not-paused" |
+// "bad-request" | "internal"}.
 
 // socketName is the local API's socket inside the data directory.
 const socketName = "gonogo.sock"
@@ -174,6 +178,8 @@ func (a *localAPI) handler() http.Handler {
 	mux.HandleFunc("GET /v1/runs/{id}/artifacts", a.sums)
 	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}", a.artifact)
 	mux.HandleFunc("POST /v1/runs/{id}/decisions", a.decide)
+	mux.HandleFunc("POST /v1/runs/{id}/pause", a.pause)
+	mux.HandleFunc("POST /v1/runs/{id}/resume", a.resume)
 	return mux
 }
 
@@ -335,6 +341,9 @@ var errorCodes = []struct {
 	{"stale", http.StatusConflict, engine.ErrStale},
 	{"not-waiting", http.StatusConflict, engine.ErrNotWaiting},
 	{"forbidden", http.StatusForbidden, engine.ErrForbidden},
+	{"paused", http.StatusConflict, engine.ErrPaused},
+	{"not-moving", http.StatusConflict, engine.ErrNotMoving},
+	{"not-paused", http.StatusConflict, engine.ErrNotPaused},
 }
 
 func (a *localAPI) fail(w http.ResponseWriter, err error) {

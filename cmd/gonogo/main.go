@@ -132,6 +132,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newRunsCmd(a),
 		newShowCmd(a),
 		newDecideCmd(a),
+		newPauseCmd(a),
 		newResumeCmd(a),
 		newDemoCmd(a),
 		newWorkflowCmd(a),

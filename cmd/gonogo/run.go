@@ -247,8 +247,10 @@ func newResumeCmd(a *cli) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resume [flags] RUN",
 		Short: "Continue a waiting or interrupted run",
-		Long: `Continue a run that waits for a decision or was interrupted, in the mode it was
-started with unless --auto or --force-auto is given again. RUN is an id from gonogo runs.
+		Long: `Continue a run that waits for a decision, was interrupted or paused, in the mode it was
+started with unless --auto or --force-auto is given again (a paused run: --checkpointed
+goes on checkpointed). RUN is an id from gonogo runs. A paused run held by another gonogo
+is resumed there.
 The run goes on with the runner, agent, skills, workflows folder and policy recorded when
 it started, whatever the environment says now; --runner, --runner-cmd and --skills
 replace them, and the change is journaled. When what was recorded is gone, resume refuses
@@ -259,6 +261,7 @@ replace them, and the change is journaled. When what was recorded is gone, resum
 		ValidArgsFunction: a.completeRunIDs(f),
 	}
 	a.addRunFlags(c, f)
+	c.Flags().BoolVar(&f.checkpointed, "checkpointed", false, "a paused run goes on checkpointed, whatever its mode")
 	return c
 }
 
@@ -267,6 +270,9 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
+	if code, done := resumeHeld(ctx, e, f, id, actor(e)); done {
+		return code
+	}
 	peek, err := peekRun(ctx, f.data, id)
 	if err != nil {
 		return fail(e, "resume", err)
@@ -303,7 +309,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	d.interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
 	if err == nil && personPaused(r) {
-		r, err = a.svc.Unpause(ctx, id, d.actor, "")
+		r, err = a.svc.Unpause(ctx, id, d.actor, pausedMode(f))
 	}
 	if err != nil {
 		return fail(e, "resume", err)

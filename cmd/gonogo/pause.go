@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// pauser is where a pause or a resume goes: the gonogo holding the data
+// directory, or the store itself when nobody holds it.
+type pauser interface {
+	runReader
+	Pause(ctx context.Context, id engine.RunID, actor string) (r *engine.Run, carried bool, err error)
+	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (r *engine.Run, carried bool, err error)
+}
+
+func openPauser(ctx context.Context, e env, data string) (pauser, bool, error) {
+	dc, held, err := openDecider(ctx, e, data)
+	if err != nil {
+		return nil, false, err
+	}
+	p, ok := dc.(pauser)
+	if !ok {
+		_ = dc.Close()
+		return nil, false, fmt.Errorf("no way to pause a run in %s", data)
+	}
+	return p, held, nil
+}
+
+func newPauseCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "pause [flags] RUN",
+		Short: "Pause a moving run at its next checkpoint",
+		Long: `Pause RUN while it moves (a step running or about to start, in any mode): the steps
+running now finish and are judged as usual, then wait at a checkpoint whatever the run's
+mode, and no step starts until the run is resumed (gonogo resume RUN, [c]ontinue in the
+terminal, Resume in Slack) or someone decides at that checkpoint. When a gonogo (run,
+resume or serve) holds the data directory, it pauses the run; when none does, the pause
+is recorded in the store. The pause is recorded as yours (GONOGO_ACTOR, USER or LOGNAME).
+
+Exit codes: 0 paused (or paused already: nothing changes), 1 refused: nothing to pause
+(the run waits for a decision or has finished), 2 usage or I/O error.`,
+		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
+			if len(f.positional) != 1 {
+				return fail(e, "pause", usagef("expected one run id (see gonogo runs)"))
+			}
+			return runPause(ctx, e, f.data, engine.RunID(f.positional[0]), actor(e))
+		}),
+		ValidArgsFunction: a.completeRunIDs(f),
+	}
+	a.addDataFlag(c, f)
+	return c
+}
+
+// runPause carries out one gonogo pause and returns its exit code.
+func runPause(ctx context.Context, e env, data string, id engine.RunID, who string) int {
+	p, held, err := openPauser(ctx, e, data)
+	if err != nil {
+		return fail(e, "pause", err)
+	}
+	defer p.Close()
+	r, carried, err := p.Pause(ctx, id, who)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return fail(e, "pause", fmt.Errorf("no run %s in %s (see gonogo runs)", id, data))
+	case errors.Is(err, engine.ErrPaused):
+		fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
+		return exitOK
+	case errors.Is(err, engine.ErrNotMoving):
+		fmt.Fprintf(e.stderr, "gonogo pause: REFUSED: %v\n", err)
+		return exitRefused
+	case err != nil:
+		return fail(e, "pause", err)
+	}
+	fmt.Fprintf(e.stdout, "Run %s paused by %s.\n", r.ID, who)
+	switch {
+	case r.State == engine.RunRunning:
+		fmt.Fprintln(e.stdout, "The running steps finish and wait at a checkpoint; no step starts until it is resumed.")
+	default:
+		fmt.Fprintln(e.stdout, "No step starts until it is resumed.")
+	}
+	c, _ := p.(*localClient)
+	switch {
+	case carried:
+		fmt.Fprintf(e.stdout, "%s holds the run. Resume with: gonogo resume %s\n", c.describe(), r.ID)
+	case held:
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run. Resume with: gonogo resume %s\n", c.describe(), r.ID)
+	default:
+		fmt.Fprintf(e.stdout, "No gonogo holds %s: the pause is recorded. Resume with: gonogo resume %s\n", data, r.ID)
+	}
+	return exitOK
+}
+
+// resumeHeld resumes a paused run that another gonogo holds, through its
+// local API. It reports done when it did (or refused to): the caller goes
+// on with its own resume otherwise.
+func resumeHeld(ctx context.Context, e env, f *runFlags, id engine.RunID, who string) (code int, done bool) {
+	p, held, err := openPauser(ctx, e, f.data)
+	if err != nil || !held {
+		if p != nil {
+			_ = p.Close()
+		}
+		return 0, false
+	}
+	defer p.Close()
+	r, err := p.Load(ctx, id)
+	if err != nil || !r.Paused {
+		return 0, false
+	}
+	r, carried, err := p.Unpause(ctx, id, who, pausedMode(f))
+	if err != nil {
+		if errors.Is(err, engine.ErrNotPaused) {
+			fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
+			return exitOK, true
+		}
+		return fail(e, "resume", err), true
+	}
+	c := p.(*localClient)
+	fmt.Fprintf(e.stdout, "Run %s resumed by %s (%s).\n", r.ID, who, modeWord(r.Mode))
+	if carried {
+		fmt.Fprintf(e.stdout, "%s goes on with it.\n", c.describe())
+	} else {
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s once that gonogo is done.\n", c.describe(), r.ID)
+	}
+	return exitOK, true
+}
+
+// pausedMode is the mode resume --checkpointed asks a paused run to go on
+// in ("" its own).
+func pausedMode(f *runFlags) engine.Mode {
+	if f.checkpointed {
+		return engine.ModeCheckpointed
+	}
+	return ""
+}
