@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 )
 
 // stream folds Claude Code's stream-json output (one JSON event per line)
@@ -16,9 +18,10 @@ import (
 // write) are tolerated and counted: they never fail an attempt that ends
 // with a valid result event, and they are mentioned only when it does not.
 type stream struct {
-	turns     int // distinct messages of the main agent
+	turns     int // the main agent's turns, counted as the result's num_turns counts them
 	ids       map[string]bool
-	toolCalls int // tool_use blocks, the main agent's and its subagents'
+	perEvent  bool // the agent counts every message event as a turn (Claude Code before 2.1)
+	toolCalls int  // tool_use blocks, the main agent's and its subagents'
 	lastTool  string
 	events    int // lines that were JSON objects
 	garbage   int // lines that were not
@@ -29,6 +32,7 @@ type stream struct {
 type event struct {
 	Type            string          `json:"type"`
 	Subtype         string          `json:"subtype"`
+	Version         string          `json:"claude_code_version"` // on the init event
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
 	Message         json.RawMessage `json:"message"`
 }
@@ -76,6 +80,19 @@ func (s *stream) add(line []byte) (newTurn bool) {
 	case "assistant":
 		s.events++
 		return s.assistant(ev)
+	case "system":
+		s.events++
+		if ev.Subtype == "init" {
+			s.perEvent = countsEveryEvent(ev.Version)
+		}
+	case "user":
+		// Claude Code before 2.1 counts the main agent's tool results as
+		// turns too.
+		s.events++
+		if s.perEvent && ev.ParentToolUseID == nil {
+			s.turns++
+			return true
+		}
 	case "result":
 		var r resultEvent
 		if json.Unmarshal(line, &r) != nil {
@@ -99,7 +116,7 @@ func (s *stream) assistant(ev event) (newTurn bool) {
 	// as several events sharing its id; subagents' messages carry the
 	// parent_tool_use_id of the Task call that started them.
 	if ev.ParentToolUseID == nil {
-		if m.ID == "" || !s.ids[m.ID] {
+		if s.perEvent || m.ID == "" || !s.ids[m.ID] {
 			if s.ids == nil {
 				s.ids = make(map[string]bool)
 			}
@@ -122,6 +139,22 @@ func (s *stream) assistant(ev event) (newTurn bool) {
 		}
 	}
 	return newTurn
+}
+
+// countsEveryEvent reports whether a Claude Code version counts, in the
+// result's num_turns, every message event of the main conversation after
+// the prompt (its own and the tool results) rather than the main agent's
+// distinct messages, as versions from 2.1 do. A stream that does not say
+// its version is counted as a current one.
+func countsEveryEvent(version string) bool {
+	major, rest, ok := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	if !ok || err1 != nil || err2 != nil {
+		return false
+	}
+	return ma < 2 || ma == 2 && mi < 1
 }
 
 // readLines calls fn with every line r yields, without its newline. fn must
