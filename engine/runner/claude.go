@@ -68,6 +68,7 @@ func (c *Claude) Run(ctx context.Context, job engine.Job, progress func(engine.P
 		stdin:   job.Prompt,
 		timeout: c.cfg.stepTimeout(job),
 		grace:   c.cfg.killGrace(),
+		agents:  c.cfg.AgentsDir,
 	}, func(r io.Reader) error {
 		return readLines(r, max, func(line []byte) {
 			turn := st.add(line)
