@@ -54,6 +54,9 @@ func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
 }
 
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
+	if err := requireAgent(f); err != nil {
+		return fail(e, "run", err)
+	}
 	box := newInbox()
 	a, err := startApp(ctx, e, cfg, f, in.catalog, box)
 	if err != nil {
@@ -122,6 +125,7 @@ func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fail(e, "resume", err)
 	}
+	warnAgent(e, f)
 	box := newInbox()
 	// Dry runs stay dry whatever --runner says; their steps never reach it.
 	a, err := startApp(ctx, e, cfg, f, cat, box)

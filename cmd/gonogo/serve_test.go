@@ -118,8 +118,8 @@ func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		code, body = get(t, "http://"+addr+"/healthz")
 	}
-	if code != http.StatusOK || strings.TrimSpace(body) != "ok" {
-		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
+	if code != http.StatusOK || !strings.Contains(body, `"status": "ok"`) || !strings.Contains(body, `"connected": true`) {
+		t.Errorf("/healthz = %d %q, want 200, status ok, connected", code, body)
 	}
 
 	const ch = "C0SERVE"
