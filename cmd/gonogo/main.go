@@ -58,6 +58,7 @@ Usage:
   gonogo show  [--json] RUN                    one run: steps, attempts, journal
   gonogo resume [flags] RUN                    continue a waiting or interrupted run
   gonogo demo  [flags]                         run the built-in example plan (dry run)
+  gonogo doctor [--json] [flags]               check the agents, skills, workflows and data directory
 
 Flags of run, check and resume:
   --auto --force-auto --dry-run --thread --skills DIR --data DIR
@@ -95,6 +96,8 @@ func realMain(ctx context.Context, e env) int {
 		return cmdServe(ctx, e, cfg, args)
 	case "workflow":
 		return cmdWorkflow(ctx, e, cfg, args)
+	case "doctor":
+		return cmdDoctor(ctx, e, cfg, args)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return exitOK

@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -187,5 +189,39 @@ func TestParentDeathSignalIsSet(t *testing.T) {
 	ownGroup(cmd)
 	if cmd.SysProcAttr.Pdeathsig != syscall.SIGKILL || !cmd.SysProcAttr.Setpgid {
 		t.Errorf("SysProcAttr = %+v, want a group of its own and SIGKILL on gonogo's death", cmd.SysProcAttr)
+	}
+}
+
+func TestVersionNeverHangs(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "child")
+	start := time.Now()
+	_, err := Version(context.Background(), fakeAgent, []string{"--child", pidFile, "--hang"}, 300*time.Millisecond)
+	if err == nil || !errors.Is(err, ErrTimeout) {
+		t.Errorf("Version of an agent that never answers = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Version took %s with a 300ms timeout", d)
+	}
+	assertDead(t, readPid(t, pidFile))
+
+	v, err := Version(context.Background(), fakeAgent, []string{"--stderr", "ignored", "--replay", testdata("streams/success.jsonl")}, 5*time.Second)
+	if err != nil || !strings.HasPrefix(v, "{") || strings.Contains(v, "\n") {
+		t.Errorf("Version = %q, %v; want the first line of stdout", v, err)
+	}
+}
+
+func TestInfosKnowEveryRunner(t *testing.T) {
+	t.Parallel()
+	for _, name := range Names() {
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("runner %s has no Info", name)
+		}
+	}
+	for name, exe := range map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini", "command": "", "dry-run": ""} {
+		i, ok := Lookup(name)
+		if !ok || i.Executable("") != exe || i.Executable("/opt/x") != "/opt/x" && i.RunsAgent {
+			t.Errorf("Lookup(%q) = %+v, %v; want default executable %q", name, i, ok, exe)
+		}
 	}
 }
