@@ -170,7 +170,7 @@ func (b *Bot) authenticate(ctx context.Context) error {
 		}
 		if code, refused := refusedBySlack(err); refused {
 			b.noteFailure("auth.test", err, 0)
-			return fmt.Errorf("Slack refused SLACK_BOT_TOKEN (auth.test: %s): check the bot token (xoxb-...)", code)
+			return fmt.Errorf("SLACK_BOT_TOKEN refused by Slack (auth.test: %s): check the bot token (xoxb-...)", code)
 		}
 		wait := bo.wait()
 		b.noteFailure("auth.test", err, wait)
@@ -192,12 +192,9 @@ func (b *Bot) socketMode(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err == nil {
-			err = errors.New("the Socket Mode client stopped")
-		}
 		if code, refused := refusedBySlack(err); refused {
 			b.noteFailure("apps.connections.open", err, 0)
-			return fmt.Errorf("Slack refused SLACK_APP_TOKEN (apps.connections.open: %s): check the app-level token (xapp-...) and its connections:write scope", code)
+			return fmt.Errorf("SLACK_APP_TOKEN refused by Slack (apps.connections.open: %s): check the app-level token (xapp-...) and its connections:write scope", code)
 		}
 		if time.Since(started) > connRetryMax {
 			bo.reset() // it ran a good while: not a failure in a row

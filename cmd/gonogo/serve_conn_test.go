@@ -74,7 +74,7 @@ func TestServeLogsSlacksErrorAndRetriesTheConnection(t *testing.T) {
 			t.Errorf("the log lacks %s:\n%s", want, log)
 		}
 	}
-	if strings.Contains(log, "refused SLACK_") {
+	if strings.Contains(log, "refused by Slack") {
 		t.Errorf("a scope error was reported as a refused token:\n%s", log)
 	}
 	var h healthJSON
@@ -128,7 +128,7 @@ func TestServeNeverCallsANetworkErrorARefusedToken(t *testing.T) {
 	if !strings.Contains(log, `msg="connecting to Slack failed" call=auth.test`) || !strings.Contains(log, "connection refused") {
 		t.Errorf("the failed attempts are not logged with the network error:\n%s", log)
 	}
-	if strings.Contains(log, "refused SLACK_") || strings.Contains(log, "invalid_auth") {
+	if strings.Contains(log, "refused by Slack") || strings.Contains(log, "invalid_auth") {
 		t.Errorf("a refused connection was reported as a refused token:\n%s", log)
 	}
 	noTokens(t, srv, log)
@@ -144,9 +144,9 @@ func TestServeStopsWhenSlackRefusesAToken(t *testing.T) {
 		want  string
 	}{
 		{"bot token", func(srv *fakeslack.Server, _ map[string]string) { srv.Fail("auth.test", 1, "token_revoked") },
-			"Slack refused SLACK_BOT_TOKEN (auth.test: token_revoked)"},
+			"SLACK_BOT_TOKEN refused by Slack (auth.test: token_revoked)"},
 		{"app token", func(_ *fakeslack.Server, vars map[string]string) { vars["SLACK_APP_TOKEN"] = "xapp-1-not-this-one" },
-			"Slack refused SLACK_APP_TOKEN (apps.connections.open: invalid_auth)"},
+			"SLACK_APP_TOKEN refused by Slack (apps.connections.open: invalid_auth)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakeslack.New()
