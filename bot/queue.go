@@ -54,7 +54,6 @@ func (q *queue[T]) pop(ctx context.Context) (T, bool) {
 	}
 }
 
-
 // drain takes every item queued, without waiting.
 func (q *queue[T]) drain() []T {
 	q.mu.Lock()

@@ -7,15 +7,29 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gonogo/gonogo/engine"
 )
 
-func cmdCheck(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("check", args, cfg, true)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "gonogo:", err)
-		return exitUsage
+func newCheckCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "check [flags] PLAN.md | --chain 'EXPR' | --workflow NAME",
+		Short: "Show what would run, or why it is refused; runs nothing",
+		Long: `Check a plan, a chain or a workflow as gonogo run would, and print the steps that
+would run, the manual and deferred ones, or why the input is refused. Nothing runs.
+
+Exit codes: 0 accepted, 1 refused, 2 usage, I/O or configuration error.`,
+		RunE: a.action(f, cmdCheck),
 	}
+	a.addJSONFlag(c, f)
+	a.addRunFlags(c, f)
+	a.addInputFlags(c, f)
+	return c
+}
+
+func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 	in, err := loadInput(f, cfg)
 	ref, refused := refusal(err)
 	if err != nil && !refused {

@@ -95,6 +95,21 @@ func (b *byteSize) UnmarshalText(t []byte) error {
 	return nil
 }
 
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+// String writes the size in the largest binary unit that holds it exactly.
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n > 0 && n%u.mult == 0 {
+			return strconv.FormatInt(n/u.mult, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
 
 func (b *byteSize) Set(s string) error { return b.UnmarshalText([]byte(s)) }
+
+// Type names the value in help: --max-plan-bytes size.
+func (b *byteSize) Type() string { return "size" }

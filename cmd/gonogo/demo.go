@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
 )
@@ -69,12 +71,25 @@ func exampleCatalog() (cat *parse.Catalog, dir string, cleanup func(), err error
 // skills' sample artifacts, so it needs no agent and no Slack; everything
 // else (checkpoints, the store, files on disk, resume) is the real thing.
 // With --dry-run it runs nothing at all.
-func cmdDemo(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("demo", args, cfg, false)
-	if err != nil {
-		return fail(e, "demo", err)
+func newDemoCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "demo [flags]",
+		Short: "Run the built-in example plan; no agent runs",
+		Long: `Run the built-in example plan: its steps return each skill's sample artifact, so
+no agent and no Slack are needed. Checkpoints, the store, the files on disk and
+gonogo resume are the real thing. With --dry-run nothing runs at all.
+
+` + exitCodes,
+		RunE:              a.action(f, cmdDemo),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	if len(f.positional) > 0 || f.chainSet || f.workflow != "" {
+	a.addRunFlags(c, f)
+	return c
+}
+
+func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
+	if len(f.positional) > 0 {
 		return fail(e, "demo", usagef("demo runs the built-in example; use gonogo run for your own plan"))
 	}
 	cat, dir, cleanup, err := exampleCatalog()

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
@@ -76,11 +78,31 @@ type doctorData struct {
 	Runs       map[string]int `json:"runs"` // by state
 }
 
-func cmdDoctor(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("doctor", args, cfg, true)
-	if err != nil {
-		return fail(e, "doctor", err)
+func newDoctorCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "doctor [flags]",
+		Short: "Check the agents, the skills and workflows folders and the data directory",
+		Long: `Check what gonogo needs before any work starts: for every runner, its agent
+executable (found on PATH or not), its version (--version, asked with a short
+timeout) and whether it starts; the skills folder in use and how many skills
+load, with their problems; the workflows folder; and the data directory
+(exists, writable, whether its store opens or another gonogo holds it, runs by
+state). Nothing is created.
+
+Exit codes: 0 the configured runner can run its agent, 1 it cannot, 2 usage error.`,
+		RunE:              a.action(f, cmdDoctor),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	a.addJSONFlag(c, f)
+	c.Flags().BoolVar(&f.DryRun, "dry-run", false, "check as for a dry run, which needs no agent")
+	a.addSkillsFlag(c, f)
+	a.addDataFlag(c, f)
+	a.addRunnerFlags(c, f)
+	return c
+}
+
+func cmdDoctor(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "doctor", usagef("doctor takes no arguments (got %q)", f.positional[0]))
 	}

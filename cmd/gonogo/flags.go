@@ -1,22 +1,24 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/runner"
 )
 
-// runFlags are the flags shared by run, check, resume and demo.
+// runFlags are the flags of every command: each command defines the ones
+// it takes, and reads them all, resolved against the environment.
 type runFlags struct {
 	engine.Flags
 	json         bool
 	chain        string
 	chainSet     bool
 	workflow     string
-	args         multiFlag
+	args         []string
 	context      string
 	skills       string
 	data         string
@@ -28,71 +30,94 @@ type runFlags struct {
 	runnerOverride engine.Runner // the demo's stand-in for an agent
 }
 
-type multiFlag []string
+// Flags are read anywhere among the arguments (before and after the plan
+// file), as people type them; "--" ends them. Help shows the built-in
+// defaults, never the environment gonogo happens to run in: a flag left
+// out takes its variable's value in resolve.
 
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+// addRunFlags defines the flags shared by run, check, resume and demo.
+func (a *cli) addRunFlags(c *cobra.Command, f *runFlags) {
+	fs := c.Flags()
+	fs.BoolVar(&f.Auto, "auto", false, "guarded auto: no pauses, but halt on FAILED and pause on EMPTY")
+	fs.BoolVar(&f.ForceAuto, "force-auto", false, "guarded auto also for chains and Complex, Chaotic or unclassified plans")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "run no agent: each step reports NOT EXECUTED - dry run")
+	fs.BoolVar(&f.Thread, "thread", false, "each step gets the previous step's confirmed artifact (chains, workflows)")
+	a.addSkillsFlag(c, f)
+	a.addDataFlag(c, f)
+	a.addRunnerFlags(c, f)
+}
 
-// parseFlags reads flags anywhere among the arguments (before and after
-// the plan file), as people type them.
-func parseFlags(name string, args []string, cfg config, withJSON bool) (*runFlags, error) {
-	f := &runFlags{maxPlanBytes: cfg.MaxPlanBytes}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&f.Auto, "auto", false, "guarded auto: advance without pausing, but halt on FAILED and pause on EMPTY")
-	fs.BoolVar(&f.ForceAuto, "force-auto", false, "guarded auto even for Complex, Chaotic or unclassified plans and for chains")
-	fs.BoolVar(&f.DryRun, "dry-run", false, "everything but the runner: each step reports NOT EXECUTED - dry run")
-	fs.BoolVar(&f.Thread, "thread", false, "chains: each step receives the previous step's confirmed artifact")
-	fs.StringVar(&f.skills, "skills", cfg.SkillsDir, "skills directory (GONOGO_SKILLS_DIR)")
-	fs.StringVar(&f.data, "data", cfg.DataDir, "data directory (GONOGO_DATA_DIR)")
-	fs.StringVar(&f.runner, "runner", cfg.Runner, "claude, command or dry-run (GONOGO_RUNNER)")
-	fs.StringVar(&f.runnerCmd, "runner-cmd", cfg.RunnerCmd, "the agent executable (GONOGO_RUNNER_CMD)")
-	fs.Func("chain", "a chain expression: 'a -> b, c then d [-- context]'", func(s string) error {
-		f.chain, f.chainSet = s, true
-		return nil
-	})
-	fs.StringVar(&f.workflow, "workflow", "", "a named workflow")
-	fs.Var(&f.args, "arg", "a workflow argument, k=v (repeatable)")
-	fs.StringVar(&f.context, "context", "", "a workflow's shared context, given to every step")
-	fs.Var(&f.maxPlanBytes, "max-plan-bytes", "largest plan accepted (GONOGO_MAX_PLAN_BYTES)")
-	if withJSON {
-		fs.BoolVar(&f.json, "json", false, "print JSON")
+// addInputFlags defines the inputs of run and check besides a plan file.
+func (a *cli) addInputFlags(c *cobra.Command, f *runFlags) {
+	fs := c.Flags()
+	a.addChainFlag(c, f, "chain of skills `EXPR`: 'a -> b, c then d [-- context]'")
+	fs.StringVar(&f.workflow, "workflow", "", "workflow `NAME`: NAME.yaml in GONOGO_WORKFLOWS_DIR")
+	a.completeFlag(c, "workflow", a.completeWorkflows)
+	fs.StringArrayVar(&f.args, "arg", nil, "workflow argument `k=v` (repeatable)")
+	a.completeFlag(c, "arg", cobra.NoFileCompletions)
+	fs.StringVar(&f.context, "context", "", "workflow context `TEXT`, given to every step")
+	a.completeFlag(c, "context", cobra.NoFileCompletions)
+	f.maxPlanBytes = a.defaults.MaxPlanBytes
+	fs.Var(&f.maxPlanBytes, "max-plan-bytes", "largest plan accepted, e.g. 512KiB (env GONOGO_MAX_PLAN_BYTES)")
+	a.completeFlag(c, "max-plan-bytes", cobra.NoFileCompletions)
+}
+
+// addChainFlag defines --chain. Its value is kept exactly as given, commas
+// and dashes included.
+func (a *cli) addChainFlag(c *cobra.Command, f *runFlags, usage string) {
+	c.Flags().StringVar(&f.chain, "chain", "", usage)
+	a.completeFlag(c, "chain", a.completeChain(f))
+}
+
+func (a *cli) addSkillsFlag(c *cobra.Command, f *runFlags) {
+	c.Flags().StringVar(&f.skills, "skills", a.defaults.SkillsDir,
+		"skills directory `DIR` (env GONOGO_SKILLS_DIR; default .claude/skills if present, else skills)")
+	a.completeFlag(c, "skills", dirs)
+}
+
+func (a *cli) addDataFlag(c *cobra.Command, f *runFlags) {
+	c.Flags().StringVar(&f.data, "data", a.defaults.DataDir, "data directory `DIR`: store and artifacts (env GONOGO_DATA_DIR)")
+	a.completeFlag(c, "data", dirs)
+}
+
+func (a *cli) addRunnerFlags(c *cobra.Command, f *runFlags) {
+	fs := c.Flags()
+	fs.StringVar(&f.runner, "runner", a.defaults.Runner, "agent runner `NAME`: "+strings.Join(runner.Names(), ", ")+" (env GONOGO_RUNNER)")
+	a.completeFlag(c, "runner", completeRunners)
+	fs.StringVar(&f.runnerCmd, "runner-cmd", a.defaults.RunnerCmd, "agent executable `PATH` (env GONOGO_RUNNER_CMD; for claude, default "+runner.DefaultClaudeCmd+")")
+}
+
+func (a *cli) addJSONFlag(c *cobra.Command, f *runFlags) {
+	c.Flags().BoolVar(&f.json, "json", false, "print JSON")
+}
+
+// resolve gives every flag left out its environment variable's value (a
+// flag wins over its variable), and takes the arguments.
+func (f *runFlags) resolve(c *cobra.Command, cfg config, args []string) {
+	fs := c.Flags()
+	given := func(name string) bool {
+		fl := fs.Lookup(name)
+		return fl != nil && fl.Changed
 	}
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return nil, usagef("%s: %v", name, err)
+	for _, v := range []struct {
+		name string
+		dst  *string
+		env  string
+	}{{"data", &f.data, cfg.DataDir}, {"skills", &f.skills, cfg.SkillsDir}, {"runner", &f.runner, cfg.Runner}, {"runner-cmd", &f.runnerCmd, cfg.RunnerCmd}} {
+		if !given(v.name) {
+			*v.dst = v.env
 		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if rest[0] == "--" {
-			f.positional = append(f.positional, rest[1:]...)
-			break
-		}
-		f.positional = append(f.positional, rest[0])
-		rest = rest[1:]
+	}
+	if !given("max-plan-bytes") {
+		f.maxPlanBytes = cfg.MaxPlanBytes
 	}
 	if f.skills == "" {
 		c := cfg
 		c.SkillsDir = ""
 		f.skills = c.skillsDir()
 	}
-	return f, nil
-}
-
-func (f *runFlags) describe() string {
-	var parts []string
-	for _, p := range []struct {
-		on   bool
-		name string
-	}{{f.Auto, "--auto"}, {f.ForceAuto, "--force-auto"}, {f.DryRun, "--dry-run"}, {f.Thread, "--thread"}} {
-		if p.on {
-			parts = append(parts, p.name)
-		}
-	}
-	return strings.Join(parts, " ")
+	f.chainSet = given("chain")
+	f.positional = args
 }
 
 func mergeFlags(a, b engine.Flags) engine.Flags {

@@ -5,14 +5,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/sethvargo/go-envconfig"
+	"github.com/spf13/cobra"
 )
 
 // Exit codes of run, resume and check.
@@ -22,6 +24,10 @@ const (
 	exitUsage   = 2 // usage, I/O or configuration error
 	exitWaiting = 3 // left waiting for a decision
 )
+
+// exitCodes is the line that help text gives about exit codes.
+const exitCodes = `Exit codes: 0 completed (check: accepted), 1 refused, halted or aborted,
+2 usage, I/O or configuration error, 3 left waiting for a decision.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -44,69 +50,193 @@ type env struct {
 	getenv func(string) string
 }
 
-const usage = `gonogo runs AI-agent skills step by step, with a go / no-go at each checkpoint.
+// cli is what every command is built with: the process's context and env,
+// the built-in configuration (the defaults help shows), and the exit code
+// of the command that ran.
+//
+// Adding a command is one constructor in the command's own file plus one
+// line in newRootCmd's AddCommand:
+//
+//	// skills.go
+//	func newSkillsCmd(a *cli) *cobra.Command {
+//		f := &runFlags{}
+//		c := &cobra.Command{
+//			Use:               "skills [flags]",
+//			Short:             "List the installed skills, their kind and problems",
+//			RunE:              a.action(f, cmdSkills), // cmdSkills(ctx, e, cfg, f) int
+//			ValidArgsFunction: cobra.NoFileCompletions, // a.completeRunIDs(f) for a RUN
+//		}
+//		a.addJSONFlag(c, f)   // shared flags are defined once, in flags.go
+//		a.addSkillsFlag(c, f)
+//		return c
+//	}
+//
+// The body reads its flags from f, resolved against the environment (a
+// flag wins over its variable), and its arguments from f.positional; it
+// prints its own messages and returns the exit code. A flag of its own is
+// c.Flags().XxxVar with a one-line usage (a flag value to complete:
+// a.completeFlag). Help goldens are then expected in
+// testdata/cli/help-<command>.golden: go test ./cmd/gonogo -run Help -update.
+type cli struct {
+	ctx      context.Context
+	e        env
+	defaults config // the configuration with no variable set
+	code     int
 
-Usage:
-  gonogo serve                                 the Slack bot (Socket Mode)
-  gonogo run   [flags] PLAN.md                 run a plan in the terminal
-  gonogo run   [flags] --chain 'EXPR'          run a chain of skills
-  gonogo run   [flags] --workflow NAME [--arg k=v ...] [--context TEXT]
-  gonogo check [--json] [flags] PLAN.md | --chain 'EXPR' | --workflow NAME
-  gonogo workflow save NAME --chain 'EXPR'     keep a chain as a named workflow
-  gonogo workflow list                         the workflows in GONOGO_WORKFLOWS_DIR
-  gonogo runs  [--json]                        runs in the store, newest first
-  gonogo show  [--json] RUN                    one run: steps, attempts, journal
-  gonogo resume [flags] RUN                    continue a waiting or interrupted run
-  gonogo demo  [flags]                         run the built-in example plan (dry run)
-  gonogo doctor [--json] [flags]               check the agents, skills, workflows and data directory
+	// flagComps are the flag completions, registered only when the shell
+	// asks for completions (cobra keeps them in a process-wide map).
+	flagComps []flagComp
+}
 
-Flags of run, check and resume:
-  --auto --force-auto --dry-run --thread --skills DIR --data DIR
-  --runner claude|command|dry-run --runner-cmd PATH
+// action adapts a command body to cobra: it reads the configuration,
+// resolves f against it and the command's flags, and keeps the body's exit
+// code. Command-line mistakes cobra finds itself never reach the body.
+func (a *cli) action(f *runFlags, body func(context.Context, env, config, *runFlags) int) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		cfg, err := loadConfig(a.ctx, a.e.lookup)
+		if err != nil {
+			fmt.Fprintln(a.e.stderr, "gonogo:", err)
+			a.code = exitUsage
+			return nil
+		}
+		f.resolve(c, cfg, args)
+		a.code = body(a.ctx, a.e, cfg, f)
+		return nil
+	}
+}
 
-Exit codes: 0 completed (check: accepted), 1 refused, halted or aborted,
-2 usage, I/O or configuration error, 3 left waiting for a decision.
-`
+func newRootCmd(ctx context.Context, e env) (*cobra.Command, *cli) {
+	defaults, _ := loadConfig(ctx, envconfig.MapLookuper(nil))
+	a := &cli{ctx: ctx, e: e, defaults: defaults}
+	root := &cobra.Command{
+		Use:   "gonogo",
+		Short: "AI-agent skills step by step, with a go / no-go at each checkpoint",
+		Long: `gonogo runs AI-agent skills step by step, with a go / no-go at each checkpoint:
+in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
+
+` + exitCodes,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Completion of the first argument offers the commands, not files.
+		ValidArgsFunction: cobra.NoFileCompletions,
+	}
+	root.SetVersionTemplate("gonogo {{.Version}}\n")
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpCommand(newHelpCmd())
+	root.AddCommand(
+		newServeCmd(a),
+		newRunCmd(a),
+		newCheckCmd(a),
+		newRunsCmd(a),
+		newShowCmd(a),
+		newResumeCmd(a),
+		newDemoCmd(a),
+		newDoctorCmd(a),
+		newWorkflowCmd(a),
+		newVersionCmd(),
+	)
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		// cobra's completion command prints its help, exit 0, for a shell
+		// it has no script for.
+		c.Use, c.DisableFlagsInUseLine = "completion bash|zsh|fish|powershell", true
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("completion needs a shell: bash, zsh, fish or powershell")
+			}
+			return usagef("no completion script for %q: bash, zsh, fish or powershell", args[0])
+		}
+	}
+	return root, a
+}
 
 func realMain(ctx context.Context, e env) int {
+	root, a := newRootCmd(ctx, e)
 	if len(e.args) == 0 {
-		fmt.Fprint(e.stderr, usage)
+		// The overview, where a mistake's message would go.
+		root.InitDefaultHelpCmd()
+		root.InitDefaultHelpFlag()
+		root.InitDefaultVersionFlag()
+		root.SetOut(e.stderr)
+		_ = root.Help()
 		return exitUsage
 	}
-	cmd, args := e.args[0], e.args[1:]
-	cfg, err := loadConfig(ctx, e.lookup)
+	if e.args[0] == cobra.ShellCompRequestCmd || e.args[0] == cobra.ShellCompNoDescRequestCmd {
+		a.registerFlagCompletions()
+	}
+	root.SetArgs(e.args)
+	c, err := root.ExecuteContextC(ctx)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "gonogo:", err)
+		fmt.Fprintf(e.stderr, "%s: %v\nRun '%s --help' for usage.\n", c.CommandPath(), err, c.CommandPath())
 		return exitUsage
 	}
-	switch cmd {
-	case "check":
-		return cmdCheck(ctx, e, cfg, args)
-	case "run":
-		return cmdRun(ctx, e, cfg, args)
-	case "demo":
-		return cmdDemo(ctx, e, cfg, args)
-	case "resume":
-		return cmdResume(ctx, e, cfg, args)
-	case "runs":
-		return cmdRuns(ctx, e, cfg, args)
-	case "show":
-		return cmdShow(ctx, e, cfg, args)
-	case "serve":
-		return cmdServe(ctx, e, cfg, args)
-	case "workflow":
-		return cmdWorkflow(ctx, e, cfg, args)
-	case "doctor":
-		return cmdDoctor(ctx, e, cfg, args)
-	case "help", "-h", "--help":
-		fmt.Fprint(e.stdout, usage)
-		return exitOK
-	case "version", "--version":
-		fmt.Fprintln(e.stdout, "gonogo", version())
-		return exitOK
+	return a.code
+}
+
+// newHelpCmd is "gonogo help [command]": cobra's own, but an unknown topic
+// is a usage error (exit 2), never the overview with exit 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                   "help [command]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Help about any command",
+		Long:                  "Help prints the usage of gonogo, or of one command with every flag.",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if (sub.IsAvailableCommand() || sub == c) && strings.HasPrefix(sub.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usagef("unknown help topic %q", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
 	}
-	fmt.Fprintf(e.stderr, "gonogo: unknown command %q\n\n%s", cmd, usage)
-	return exitUsage
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                   "version",
+		DisableFlagsInUseLine: true,
+		Short:                 "Print gonogo's version",
+		Args:                  cobra.NoArgs,
+		ValidArgsFunction:     cobra.NoFileCompletions,
+		Run: func(c *cobra.Command, _ []string) {
+			fmt.Fprintln(c.OutOrStdout(), "gonogo", version())
+		},
+	}
+}
+
+// oneDashLong is how pflag reports a long flag given one dash (-json).
+var oneDashLong = regexp.MustCompile(`^unknown shorthand flag: '.' in -([a-z][a-z-]+)`)
+
+// flagError makes a flag mistake a usage error, and points a long flag
+// given one dash at its two-dash spelling.
+func flagError(c *cobra.Command, err error) error {
+	if m := oneDashLong.FindStringSubmatch(err.Error()); m != nil {
+		name, _, _ := strings.Cut(m[1], "=")
+		if c.Flags().Lookup(name) != nil {
+			return usagef("unknown flag -%s: long flags take two dashes (--%s)", m[1], name)
+		}
+	}
+	return &usageError{err.Error()}
 }
 
 // usageError is a mistake on the command line (exit 2).
@@ -115,8 +245,3 @@ type usageError struct{ msg string }
 func (u *usageError) Error() string { return u.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
-
-func isUsage(err error) bool {
-	var u *usageError
-	return errors.As(err, &u)
-}

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/gonogo/gonogo/engine"
@@ -37,11 +38,25 @@ func fail(e env, cmd string, err error) int {
 	return exitUsage
 }
 
-func cmdRun(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("run", args, cfg, false)
-	if err != nil {
-		return fail(e, "run", err)
+func newRunCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "run [flags] PLAN.md | --chain 'EXPR' | --workflow NAME [--arg k=v ...] [--context TEXT]",
+		Short: "Run a plan, a chain of skills or a workflow in the terminal",
+		Long: `Run a plan, a chain of skills or a named workflow in the terminal, stopping at
+each checkpoint for a decision. On a terminal gonogo asks; otherwise it reads one
+decision per line from stdin (approve, skip, redo [feedback], abort, edit PATH), and
+end of input leaves the run waiting for gonogo resume.
+
+` + exitCodes,
+		RunE: a.action(f, cmdRun),
 	}
+	a.addRunFlags(c, f)
+	a.addInputFlags(c, f)
+	return c
+}
+
+func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 	in, err := loadInput(f, cfg)
 	if ref, ok := refusal(err); ok {
 		printRefusal(e.stderr, in.kind, ref)
@@ -90,11 +105,23 @@ func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, er
 	return r, nil
 }
 
-func cmdResume(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("resume", args, cfg, false)
-	if err != nil {
-		return fail(e, "resume", err)
+func newResumeCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "resume [flags] RUN",
+		Short: "Continue a waiting or interrupted run",
+		Long: `Continue a run that waits for a decision or was interrupted, in the mode it was
+started with unless --auto or --force-auto is given again. RUN is an id from gonogo runs.
+
+` + exitCodes,
+		RunE:              a.action(f, cmdResume),
+		ValidArgsFunction: a.completeRunIDs(f),
 	}
+	a.addRunFlags(c, f)
+	return c
+}
+
+func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
 		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
 	}

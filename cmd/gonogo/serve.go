@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gonogo/gonogo/bot"
@@ -52,11 +53,25 @@ func (l *lateNotifier) Notify(n engine.Notice) {
 
 // cmdServe is the Slack bot: the store is opened and recovered first, then
 // the bot connects over Socket Mode and serves until a signal.
-func cmdServe(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("serve", args, cfg, false)
-	if err != nil {
-		return fail(e, "serve", err)
+func newServeCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Run the Slack bot (Socket Mode)",
+		Long: `Run the Slack bot over Socket Mode until interrupted. It needs SLACK_APP_TOKEN
+(xapp-) and SLACK_BOT_TOKEN (xoxb-); see the README for the Slack app and the
+other variables.`,
+		RunE:              a.action(f, cmdServe),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	c.Flags().BoolVar(&f.DryRun, "dry-run", false, "run no agent: each step reports NOT EXECUTED - dry run")
+	a.addSkillsFlag(c, f)
+	a.addDataFlag(c, f)
+	a.addRunnerFlags(c, f)
+	return c
+}
+
+func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "serve", usagef("serve takes no arguments (got %q)", f.positional[0]))
 	}

@@ -9,15 +9,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/storage"
 )
 
-func cmdRuns(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("runs", args, cfg, true)
-	if err != nil {
-		return fail(e, "runs", err)
+func newRunsCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:               "runs [flags]",
+		Short:             "List the runs in the store, newest first",
+		RunE:              a.action(f, cmdRuns),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	a.addJSONFlag(c, f)
+	a.addDataFlag(c, f)
+	return c
+}
+
+func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "runs", usagef("runs takes no arguments (got %q)", f.positional[0]))
 	}
@@ -119,11 +130,22 @@ type jsonEvent struct {
 	State    string    `json:"state,omitempty"`
 }
 
-func cmdShow(ctx context.Context, e env, cfg config, args []string) int {
-	f, err := parseFlags("show", args, cfg, true)
-	if err != nil {
-		return fail(e, "show", err)
+func newShowCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "show [flags] RUN",
+		Short: "Show one run: its steps, attempts and journal",
+		Long: `Show one run from the store: its steps, every attempt, and the journal of what
+happened. RUN is an id from gonogo runs.`,
+		RunE:              a.action(f, cmdShow),
+		ValidArgsFunction: a.completeRunIDs(f),
 	}
+	a.addJSONFlag(c, f)
+	a.addDataFlag(c, f)
+	return c
+}
+
+func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
 		return fail(e, "show", usagef("show takes one run id (see gonogo runs)"))
 	}

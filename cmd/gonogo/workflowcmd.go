@@ -3,59 +3,79 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
 )
 
-// cmdWorkflow is "gonogo workflow save NAME --chain 'EXPR' [--replace]",
+// newWorkflowCmd is "gonogo workflow save NAME --chain 'EXPR' [--replace]",
 // which keeps a chain as a named workflow in GONOGO_WORKFLOWS_DIR, and
 // "gonogo workflow list".
-func cmdWorkflow(ctx context.Context, e env, cfg config, args []string) int {
-	if len(args) == 0 {
-		return fail(e, "workflow", usagef("workflow needs a subcommand: save NAME --chain 'EXPR' [--replace], or list"))
+func newWorkflowCmd(a *cli) *cobra.Command {
+	c := &cobra.Command{
+		Use:                   "workflow save|list",
+		DisableFlagsInUseLine: true,
+		Short:                 "Keep a chain as a named workflow, or list the workflows",
+		Long: `Keep a chain as a named workflow in the workflows directory
+(GONOGO_WORKFLOWS_DIR), or list the workflows there.`,
+		// A subcommand cobra does not know reaches here, to be named.
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("workflow needs a subcommand: save NAME --chain 'EXPR' [--replace], or list")
+			}
+			return usagef("unknown workflow subcommand %q: save or list", args[0])
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	switch args[0] {
-	case "save":
-		return workflowSave(e, cfg, args[1:])
-	case "list":
-		return workflowList(e, cfg, args[1:])
-	}
-	return fail(e, "workflow", usagef("unknown workflow subcommand %q: save or list", args[0]))
+	c.AddCommand(newWorkflowSaveCmd(a), newWorkflowListCmd(a))
+	return c
 }
 
-func workflowSave(e env, cfg config, args []string) int {
-	fset := flag.NewFlagSet("workflow save", flag.ContinueOnError)
-	fset.SetOutput(io.Discard)
-	chain := fset.String("chain", "", "the chain to save")
-	replace := fset.Bool("replace", false, "replace a workflow of the same name")
-	skills := fset.String("skills", cfg.skillsDir(), "skills directory (GONOGO_SKILLS_DIR)")
-	var names []string
-	for rest := args; ; {
-		if err := fset.Parse(rest); err != nil {
-			return fail(e, "workflow save", usagef("%v", err))
-		}
-		rest = fset.Args()
-		if len(rest) == 0 {
-			break
-		}
-		names, rest = append(names, rest[0]), rest[1:]
+func newWorkflowSaveCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	var replace bool
+	c := &cobra.Command{
+		Use:   "save [flags] NAME --chain 'EXPR'",
+		Short: "Keep a chain as a named workflow",
+		Long: `Keep a chain as a named workflow (NAME.yaml in GONOGO_WORKFLOWS_DIR), once it
+would run: its skills are installed and allowed. Run it with gonogo run --workflow NAME.`,
+		RunE: a.action(f, func(_ context.Context, e env, cfg config, f *runFlags) int {
+			return workflowSave(e, cfg, f, replace)
+		}),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	if len(names) != 1 || *chain == "" {
+	a.addChainFlag(c, f, "chain of skills `EXPR` to save: 'a -> b, c then d'")
+	c.Flags().BoolVar(&replace, "replace", false, "replace a workflow of the same name")
+	a.addSkillsFlag(c, f)
+	return c
+}
+
+func newWorkflowListCmd(a *cli) *cobra.Command {
+	return &cobra.Command{
+		Use:                   "list",
+		DisableFlagsInUseLine: true,
+		Short:                 "List the workflows in GONOGO_WORKFLOWS_DIR",
+		RunE:                  a.action(&runFlags{}, workflowList),
+		ValidArgsFunction:     cobra.NoFileCompletions,
+	}
+}
+
+func workflowSave(e env, cfg config, f *runFlags, replace bool) int {
+	if len(f.positional) != 1 || f.chain == "" {
 		return fail(e, "workflow save", usagef("usage: gonogo workflow save NAME --chain 'EXPR' [--replace]"))
 	}
-	name := names[0]
-	expr, err := parse.Chain(*chain)
+	name := f.positional[0]
+	expr, err := parse.Chain(f.chain)
 	if err != nil {
 		return fail(e, "workflow save", err)
 	}
 	// Only a chain that would run is saved: its skills are installed and
 	// allowed.
-	cat, err := parse.LoadSkills(*skills)
+	cat, err := parse.LoadSkills(f.skills)
 	if err != nil {
 		return fail(e, "workflow save", err)
 	}
@@ -70,7 +90,7 @@ func workflowSave(e env, cfg config, args []string) int {
 	if err != nil {
 		return fail(e, "workflow save", usagef("%v", err))
 	}
-	path, err := parse.SaveWorkflow(cfg.WorkflowsDir, name, src, *replace)
+	path, err := parse.SaveWorkflow(cfg.WorkflowsDir, name, src, replace)
 	if errors.Is(err, fs.ErrExist) {
 		return fail(e, "workflow save", usagef("%v; pass --replace to overwrite it", err))
 	}
@@ -84,8 +104,8 @@ func workflowSave(e env, cfg config, args []string) int {
 	return exitOK
 }
 
-func workflowList(e env, cfg config, args []string) int {
-	if len(args) > 0 {
+func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
+	if len(f.positional) > 0 {
 		return fail(e, "workflow list", usagef("workflow list takes no arguments"))
 	}
 	names, err := parse.ListWorkflows(cfg.WorkflowsDir)

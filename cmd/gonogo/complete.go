@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// Shell completion: cobra's generators (gonogo completion bash|zsh|fish)
+// call back into gonogo (gonogo __complete ...), which answers from the
+// functions here. A completion never fails and never waits long: whatever
+// cannot be read (a missing directory, a store another gonogo holds)
+// completes nothing.
+
+// completeLockWait is how long completing a run id waits for the store;
+// a running gonogo holds it for as long as it runs.
+const completeLockWait = 150 * time.Millisecond
+
+type flagComp struct {
+	c    *cobra.Command
+	name string
+	fn   cobra.CompletionFunc
+}
+
+// completeFlag notes how to complete a flag's value; registerFlagCompletions
+// hands the notes to cobra.
+func (a *cli) completeFlag(c *cobra.Command, name string, fn cobra.CompletionFunc) {
+	a.flagComps = append(a.flagComps, flagComp{c, name, fn})
+}
+
+// registerFlagCompletions is done only when the shell asks: cobra keeps
+// flag completions in a process-wide map that nothing ever empties.
+func (a *cli) registerFlagCompletions() {
+	for _, fc := range a.flagComps {
+		_ = fc.c.RegisterFlagCompletionFunc(fc.name, fc.fn)
+	}
+}
+
+func dirs(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveFilterDirs
+}
+
+func completeRunners(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return runner.Names(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completionConfig is the configuration as a completion sees it: the
+// environment, or the built-in defaults when it does not read.
+func (a *cli) completionConfig() config {
+	cfg, err := loadConfig(a.ctx, a.e.lookup)
+	if err != nil {
+		return a.defaults
+	}
+	return cfg
+}
+
+func (a *cli) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	names, _ := parse.ListWorkflows(a.completionConfig().WorkflowsDir)
+	return withPrefix("", names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeChain offers skill names for the last name of the chain typed
+// so far: "deliver-prd -> d" completes to "deliver-prd -> deliver-...".
+func (a *cli) completeChain(f *runFlags) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		f.resolve(c, a.completionConfig(), args)
+		cat, err := parse.LoadSkills(f.skills)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		cut := strings.LastIndexAny(toComplete, " ,>") + 1
+		head, last := toComplete[:cut], toComplete[cut:]
+		return withPrefix(head, cat.Names(), last), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeRunIDs offers the ids of the runs in the store as a command's
+// first argument, newest first, each with its state and source.
+func (a *cli) completeRunIDs(f *runFlags) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		f.resolve(c, a.completionConfig(), args)
+		return runIDs(a.ctx, f.data, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func runIDs(ctx context.Context, data, prefix string) []cobra.Completion {
+	// Completing creates nothing: no store, no runs.
+	if _, err := os.Stat(filepath.Join(data, storage.FileName)); err != nil {
+		return nil
+	}
+	db, err := storage.Open(data, storage.Options{LockTimeout: completeLockWait})
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	list, err := db.List(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, s := range list {
+		if strings.HasPrefix(string(s.ID), prefix) {
+			out = append(out, cobra.CompletionWithDesc(string(s.ID), fmt.Sprintf("%s %s", s.State, clip(oneLine(s.Source), 50))))
+		}
+	}
+	return out
+}
+
+func withPrefix(head string, names []string, prefix string) []cobra.Completion {
+	var out []cobra.Completion
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, head+n)
+		}
+	}
+	return out
+}
