@@ -61,7 +61,22 @@ func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
 	if r.code != exitOK {
 		t.Errorf("doctor exited %d with claude on PATH, want 0\n%s", r.code, r.stderr)
 	}
-	rep := doctorJSON(t, r)
+	checkDoctorReport(t, doctorJSON(t, r), bin)
+
+	text := gonogo(t, vars, "", "doctor")
+	for _, want := range []string{"* claude   " + filepath.Join(bin, "claude") + "  2.1.7 (Claude Code)  starts",
+		`codex    "codex" not found on PATH`, "Skills     " + vars["GONOGO_SKILLS_DIR"] + " (GONOGO_SKILLS_DIR): 3 skills",
+		"store opens: 1 runs (1 waiting)", "OK: the claude runner can run its agent."} {
+		if !strings.Contains(text.stdout, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, text.stdout)
+		}
+	}
+}
+
+// checkDoctorReport checks doctor's findings with claude and a gemini
+// that does not start in bin, the example skills and one waiting run.
+func checkDoctorReport(t *testing.T, rep doctorReport, bin string) {
+	t.Helper()
 	c := runnerIn(t, rep, "claude")
 	if !rep.OK || rep.Runner != "claude" || !c.Configured || !c.Found || c.Path != filepath.Join(bin, "claude") ||
 		c.Version != "2.1.7 (Claude Code)" || c.Starts == nil || !*c.Starts || c.Problem != "" {
@@ -78,15 +93,6 @@ func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
 	}
 	if d := rep.Data; !d.Exists || !d.Writable || d.Store != "ok" || d.Runs["waiting"] != 1 {
 		t.Errorf("data: %+v, want a writable directory whose store opens with 1 waiting run", d)
-	}
-
-	text := gonogo(t, vars, "", "doctor")
-	for _, want := range []string{"* claude   " + filepath.Join(bin, "claude") + "  2.1.7 (Claude Code)  starts",
-		`codex    "codex" not found on PATH`, "Skills     " + vars["GONOGO_SKILLS_DIR"] + " (GONOGO_SKILLS_DIR): 3 skills",
-		"store opens: 1 runs (1 waiting)", "OK: the claude runner can run its agent."} {
-		if !strings.Contains(text.stdout, want) {
-			t.Errorf("doctor lacks %q:\n%s", want, text.stdout)
-		}
 	}
 }
 

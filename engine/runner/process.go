@@ -120,11 +120,7 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 	}
 	cmd.Dir = s.dir
 	cmd.Env = s.env
-	var marker string
-	if s.agents != "" {
-		marker = newAgentMarker()
-		cmd.Env = append(slices.Clip(orEnviron(s.env)), agentMarkerEnv+"="+marker)
-	}
+	marker := s.mark(cmd)
 	cmd.Stdin = strings.NewReader(s.stdin)
 	stderr := &tail{max: stderrKeep}
 	cmd.Stderr = stderr
@@ -148,11 +144,7 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 		return exit{err: startError(s.cmd, err), code: -1}
 	}
 	pgid := cmd.Process.Pid
-	if s.agents != "" {
-		if rec, err := recordAgent(s.agents, pgid, marker, s.cmd, s.env); err == nil {
-			defer rec.remove()
-		}
-	}
+	defer s.record(pgid, marker)()
 
 	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, timeoutError(s.timeout))
 	defer cancel()
@@ -261,6 +253,30 @@ func startLocked(cmd *exec.Cmd) (started <-chan error, exited <-chan leaderExit)
 		ex <- leaderExit{reaped: true, waitErr: cmd.Wait()}
 	}()
 	return st, ex
+}
+
+// mark gives the agent its GONOGO_AGENT_ID when it is to be recorded, and
+// returns it ("" when it is not).
+func (s spec) mark(cmd *exec.Cmd) string {
+	if s.agents == "" {
+		return ""
+	}
+	marker := newAgentMarker()
+	cmd.Env = append(slices.Clip(orEnviron(s.env)), agentMarkerEnv+"="+marker)
+	return marker
+}
+
+// record records the agent started as the leader of group pgid, when it
+// is to be recorded, and returns what removes the record.
+func (s spec) record(pgid int, marker string) (remove func()) {
+	if s.agents == "" {
+		return func() {}
+	}
+	rec, err := recordAgent(s.agents, pgid, marker, s.cmd, s.env)
+	if err != nil {
+		return func() {}
+	}
+	return rec.remove
 }
 
 // orEnviron is env, or gonogo's own environment when env is nil (as
