@@ -110,6 +110,7 @@ func (b *Bot) connErrorText(err error) string {
 func (b *Bot) noteFailure(call string, err error, wait time.Duration) ConnError {
 	_, refused := refusedBySlack(err)
 	e := b.conn.failed(call, b.connErrorText(err), refused)
+	b.cfg.Metrics.connFailed(call)
 	args := []any{"call", call, "err", e.Err, "failures", e.Failures}
 	if wait > 0 {
 		args = append(args, "retry_in", wait.Round(time.Millisecond).String())

@@ -90,6 +90,10 @@ func TestServeLogsSlacksErrorAndRetriesTheConnection(t *testing.T) {
 	}
 	_, body := get(t, "http://"+addr+"/healthz")
 	noTokens(t, srv, log, body)
+	if _, metrics := get(t, "http://"+addr+"/metrics"); !strings.Contains(metrics, `gonogo_slack_connect_failures_total{call="apps.connections.open"} 2`) ||
+		!strings.Contains(metrics, `gonogo_slack_connect_failures_total{call="auth.test"} 1`) {
+		t.Errorf("/metrics does not count the failed attempts:\n%s", metrics)
+	}
 	if c := s.stop(t); c != exitOK {
 		t.Errorf("serve exited %d", c)
 	}
