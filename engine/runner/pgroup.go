@@ -1,7 +1,9 @@
 package runner
 
 // The Linux process handling lives in this file: process groups, the
-// group-wide signals and the exit wait that leaves the leader unreaped.
+// parent-death signal, the group-wide signals, the exit wait that leaves the
+// leader unreaped, and what the agent records read from /proc (start times,
+// group members, environments) and the exact kill through a pidfd.
 
 import (
 	"bytes"
