@@ -153,7 +153,9 @@ var trPlanFile = trFile("plan.md", "text/plain", "markdown", 4200)
 
 func TestParseCommand(t *testing.T) {
 	chain := func(src string, names []string, f engine.Flags, ctx string) engine.ChainExpr {
-		return engine.ChainExpr{Source: src, Names: names, Flags: f, Context: ctx}
+		// The context is explicit when it follows a lone "--" as written.
+		explicit := ctx != "" && strings.Contains(src, "-- "+ctx)
+		return engine.ChainExpr{Source: src, Names: names, Flags: f, Context: ctx, ExplicitContext: explicit}
 	}
 	tests := []struct {
 		name string

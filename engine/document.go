@@ -40,4 +40,8 @@ type ChainExpr struct {
 	Names   []string
 	Flags   Flags
 	Context string
+	// ExplicitContext is set when the context followed a lone "--"; an
+	// implicit context starting with a skill name is likely a forgotten
+	// separator, and pre-flight warns about it.
+	ExplicitContext bool
 }

@@ -125,6 +125,9 @@ const (
 	RefuseMissingArg        RefusalReason = "missing-arg"
 	RefuseConflictingFlags  RefusalReason = "conflicting-flags"
 	RefuseUnknownWorkflow   RefusalReason = "unknown-workflow"
+	// RefuseBrokenSkill: a named skill is installed but cannot run (its
+	// SKILL.md cannot be read, or its leaf agent is missing).
+	RefuseBrokenSkill RefusalReason = "broken-skill"
 )
 
 // Refusal is the error returned when an input cannot start a run. It says

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -52,7 +53,7 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 	}
 	for _, b := range doc.Blocks {
 		block := Block{Effort: b.Effort, PTokens: append([]string(nil), b.PTokens...), Skill: b.Skill, Prompt: b.Prompt, Line: b.Line}
-		ps, reason := resolve(b.Skill, cat, pol)
+		ps, reason, _ := resolve(b.Skill, cat, pol)
 		if reason != "" {
 			block.Reason = reason
 			if !ValidSkillName(b.Skill) {
@@ -77,6 +78,7 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 		line := doc.Section7Line
 		return p, &Refusal{Reason: RefuseNoRunnableSteps, Source: doc.Source, Line: line, Message: msg}
 	}
+	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
 	floor := "; the run stays checkpointed"
 	if flags.ForceAuto {
 		floor = "; --force-auto runs it guarded-auto anyway"
@@ -94,34 +96,46 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 	return p, nil
 }
 
-// resolve classifies one plan block's skill: a runnable step, or the reason
-// it is manual.
-func resolve(name string, cat Catalog, pol Policy) (PlanStep, string) {
+// resolve classifies one skill name: a runnable step, or why it cannot run
+// (a plan shows that block as manual; a chain or workflow is refused with
+// kind as the reason).
+func resolve(name string, cat Catalog, pol Policy) (ps PlanStep, why string, kind RefusalReason) {
 	switch {
 	case name == "":
-		return PlanStep{}, "names no skill"
+		return PlanStep{}, "names no skill", RefuseEmptyChain
 	case !ValidSkillName(name):
-		return PlanStep{}, fmt.Sprintf("`%s` is a placeholder, not a skill name", name)
+		return PlanStep{}, fmt.Sprintf("`%s` is a placeholder, not a skill name", name), RefuseInvalidSkillName
 	}
-	class, leaf, why := pol.Classify(name)
+	class, leaf, reason := pol.Classify(name)
 	if class == ClassComposite {
-		return PlanStep{}, fmt.Sprintf("`%s` is %s", name, why)
+		return PlanStep{}, fmt.Sprintf("`%s` is %s", name, reason), RefuseRefusedSkill
 	}
-	if _, err := cat.Skill(name); err != nil {
-		reason := fmt.Sprintf("`%s` is not an installed skill", name)
-		if s := Suggest(name, cat.Names()); len(s) > 0 {
-			reason += fmt.Sprintf(" (did you mean `%s`?)", s[0])
+	if s, err := cat.Skill(name); err != nil {
+		if errors.Is(err, ErrBrokenSkill) {
+			return PlanStep{}, brokenReason(name, s, err), RefuseBrokenSkill
 		}
-		return PlanStep{}, reason
+		why := fmt.Sprintf("`%s` is not an installed skill", name)
+		if s := Suggest(name, cat.Names()); len(s) > 0 {
+			why += fmt.Sprintf(" (did you mean `%s`?)", s[0])
+		}
+		return PlanStep{}, why, RefuseUnknownSkill
 	}
-	ps := PlanStep{Skill: name, Category: CategoryContent, Execution: ExecDelegate}
+	ps = PlanStep{Skill: name, Category: CategoryContent, Execution: ExecDelegate}
 	if class == ClassDispatch {
 		if _, err := cat.Agent(leaf); err != nil {
-			return PlanStep{}, fmt.Sprintf("`%s` runs its leaf agent `%s`, which is not installed", name, leaf)
+			return PlanStep{}, fmt.Sprintf("`%s` runs its leaf agent `%s`, which is not installed (%v)", name, leaf, err), RefuseBrokenSkill
 		}
 		ps.Category, ps.Execution, ps.Leaf = CategoryDispatch, ExecInlineLeaf, leaf
 	}
-	return ps, ""
+	return ps, "", ""
+}
+
+// brokenReason says why an installed skill cannot be used, naming its file.
+func brokenReason(name string, s Skill, err error) string {
+	if s.Problem != "" {
+		return fmt.Sprintf("`%s` cannot be used: %s", name, s.Problem)
+	}
+	return fmt.Sprintf("`%s` cannot be used: %v", name, err)
 }
 
 // PreflightChain turns a parsed chain into the Plan a run executes. Every
@@ -146,7 +160,7 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 		case ClassRefused:
 			return p, &Refusal{Reason: RefuseRefusedSkill, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
 		}
-		if _, err := cat.Skill(name); err != nil {
+		if _, err := cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
 			if _, seen := suggestions[name]; !seen {
 				unknown = append(unknown, name)
 				suggestions[name] = Suggest(name, cat.Names())
@@ -169,18 +183,20 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 		return p, &Refusal{Reason: RefuseUnknownSkill, Source: c.Source, Line: 1, Suggestions: suggestions,
 			Message: fmt.Sprintf("%s %s", noun, strings.Join(parts, ", "))}
 	}
+	// A chain is all or nothing: a step that cannot run (a broken skill, a
+	// dispatch skill without its leaf agent, a whole workflow) refuses it,
+	// rather than running the others around a gap.
 	for _, name := range c.Names {
-		ps, reason := resolve(name, cat, pol)
+		ps, reason, kind := resolve(name, cat, pol)
 		if reason != "" {
-			p.Manual = append(p.Manual, Block{Skill: name, Reason: reason})
-			continue
+			return p, &Refusal{Reason: kind, Source: c.Source, Line: 1, Message: reason}
 		}
 		p.Steps = append(p.Steps, ps)
 	}
-	if len(p.Steps) == 0 {
-		return p, &Refusal{Reason: RefuseNoRunnableSteps, Source: c.Source, Line: 1,
-			Message: fmt.Sprintf("no runnable step: %s", p.Manual[0].Reason)}
+	if w := forgottenArrow(c, cat); w != "" {
+		p.Warnings = append(p.Warnings, w)
 	}
+	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
 	if len(p.Steps) > chainWarnAfter {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d steps: every step's context adds up; past %d steps consider splitting the chain", len(p.Steps), chainWarnAfter))
 	}
@@ -191,6 +207,33 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 		p.Warnings = append(p.Warnings, w)
 	}
 	return p, nil
+}
+
+// forgottenArrow warns when a chain's implicit context starts with
+// installed skill names ("deliver-prd deliver-user-stories -- x"): the
+// chain still ends at the first name not followed by a separator, as the
+// contract says, but the writer most likely forgot an arrow.
+func forgottenArrow(c ChainExpr, cat Catalog) string {
+	if c.ExplicitContext || len(c.Names) == 0 {
+		return ""
+	}
+	var more []string
+	for _, w := range strings.Fields(c.Context) {
+		w = strings.Trim(w, "\"'`“”‘’,")
+		if !ValidSkillName(w) {
+			break
+		}
+		if _, err := cat.Skill(w); err != nil && !errors.Is(err, ErrBrokenSkill) {
+			break
+		}
+		more = append(more, w)
+	}
+	if len(more) == 0 {
+		return ""
+	}
+	names := append(append([]string(nil), c.Names...), more...)
+	return fmt.Sprintf("the context starts with `%s`, an installed skill, so it is read as context, not as a step: did you mean `%s`?",
+		strings.Join(more, " "), strings.Join(names, " -> "))
 }
 
 // Suggest returns up to three installed names close to name, closest first:

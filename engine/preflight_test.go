@@ -17,6 +17,9 @@ type memCatalog struct {
 
 func (c *memCatalog) Skill(name string) (Skill, error) {
 	if s, ok := c.skills[name]; ok {
+		if s.Problem != "" {
+			return s, fmt.Errorf("skill %q: %s: %w", name, s.Problem, ErrBrokenSkill)
+		}
 		return s, nil
 	}
 	return Skill{}, fmt.Errorf("skill %q: %w", name, ErrNotFound)
@@ -24,8 +27,10 @@ func (c *memCatalog) Skill(name string) (Skill, error) {
 
 func (c *memCatalog) Names() []string {
 	var out []string
-	for n := range c.skills {
-		out = append(out, n)
+	for n, s := range c.skills {
+		if s.Problem == "" {
+			out = append(out, n)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -54,6 +59,8 @@ func testCatalog(withLeaf bool) *memCatalog {
 	for _, n := range installed {
 		c.skills[n] = Skill{Name: n, Instructions: "Instructions of " + n + ".", Path: "skills/" + n + "/SKILL.md"}
 	}
+	c.skills["broken-skill"] = Skill{Name: "broken-skill", Path: "skills/broken-skill/SKILL.md",
+		Problem: `skills/broken-skill/SKILL.md:1: the front matter opened with "---" is never closed by a "---" line`}
 	if withLeaf {
 		c.agents["pm-critic"] = "You are pm-critic. Critique the artifact."
 	}
@@ -310,12 +317,17 @@ func TestPreflightChain(t *testing.T) {
 		{"orchestrator", chain("deliver-prd", "utility-pm-workflow-orchestrator"), RefuseSelfReference, []string{"utility-pm-workflow-orchestrator"}},
 		{"plan producer", chain("foundation-prioritized-action-plan"), RefuseSelfReference, []string{"plan producer"}},
 		{"maintenance skill", chain("utility-update-pm-skills", "deliver-prd"), RefuseRefusedSkill, []string{"utility-update-pm-skills", "maintenance"}},
-		{"only a workflow", chain("workflow-feature-kickoff"), RefuseNoRunnableSteps, []string{"whole workflow"}},
-		{"dispatch without its leaf is not runnable", chain("utility-pm-critic"), RefuseNoRunnableSteps, []string{"pm-critic"}},
+		{"only a workflow", chain("workflow-feature-kickoff"), RefuseRefusedSkill, []string{"whole workflow"}},
+		{"a workflow among skills", chain("deliver-prd", "workflow-feature-kickoff"), RefuseRefusedSkill, []string{"`workflow-feature-kickoff` is a whole workflow"}},
+		{"dispatch without its leaf is not runnable", chain("utility-pm-critic"), RefuseBrokenSkill, []string{"`utility-pm-critic` runs its leaf agent `pm-critic`, which is not installed"}},
+		{"dispatch without its leaf among skills", chain("deliver-prd", "utility-pm-critic"), RefuseBrokenSkill, []string{"`utility-pm-critic`", "`pm-critic`"}},
+		{"broken skill", chain("deliver-prd", "broken-skill"), RefuseBrokenSkill,
+			[]string{"`broken-skill` cannot be used: skills/broken-skill/SKILL.md:1: the front matter opened with \"---\" is never closed"}},
+		{"broken and unknown", chain("broken-skill", "deliver-prdd"), RefuseUnknownSkill, []string{"`deliver-prdd`"}},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
-			cat := testCatalog(tt.name != "dispatch without its leaf is not runnable")
+			cat := testCatalog(!strings.HasPrefix(tt.name, "dispatch without its leaf"))
 			_, err := PreflightChain(tt.c, cat, DefaultPolicy())
 			r := refusalOf(t, err)
 			if r.Reason != tt.reason {
@@ -405,15 +417,87 @@ func TestPreflightChain(t *testing.T) {
 			t.Fatalf("warnings with --force-auto = %q", p.Warnings)
 		}
 	})
-	t.Run("a workflow in a chain is surfaced, not run", func(t *testing.T) {
-		p, err := PreflightChain(chain("deliver-prd", "workflow-feature-kickoff"), testCatalog(true), DefaultPolicy())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Steps) != 1 || len(p.Manual) != 1 || p.Manual[0].Skill != "workflow-feature-kickoff" {
-			t.Fatalf("steps %+v manual %+v", p.Steps, p.Manual)
-		}
-	})
+}
+
+func TestPreflightChainForgottenArrow(t *testing.T) {
+	tests := []struct {
+		name string
+		c    ChainExpr
+		want string // a fragment of the one warning, or "" for none
+	}{
+		{"one name", ChainExpr{Names: []string{"deliver-prd"}, Context: "deliver-user-stories -- mobile checkout"},
+			"did you mean `deliver-prd -> deliver-user-stories`?"},
+		{"two names, quoted and with a comma", ChainExpr{Names: []string{"deliver-prd"}, Context: "`deliver-user-stories`, measure-experiment-design for checkout"},
+			"did you mean `deliver-prd -> deliver-user-stories -> measure-experiment-design`?"},
+		{"a broken skill is installed too", ChainExpr{Names: []string{"deliver-prd"}, Context: "broken-skill x"},
+			"did you mean `deliver-prd -> broken-skill`?"},
+		{"plain context", ChainExpr{Names: []string{"deliver-prd"}, Context: "mobile checkout deliver-user-stories"}, ""},
+		{"not installed", ChainExpr{Names: []string{"deliver-prd"}, Context: "deliver-user-storiez for checkout"}, ""},
+		{"after a lone --", ChainExpr{Names: []string{"deliver-prd"}, Context: "deliver-user-stories are next", ExplicitContext: true}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.c.Source = "expr"
+			tt.c.Flags.ForceAuto = true // no mode warning
+			p, err := PreflightChain(tt.c, testCatalog(true), DefaultPolicy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Steps) != len(tt.c.Names) || p.Context != tt.c.Context {
+				t.Fatalf("the chain changed: steps %+v, context %q", p.Steps, p.Context)
+			}
+			switch {
+			case tt.want == "" && len(p.Warnings) != 0:
+				t.Errorf("unexpected warnings %q", p.Warnings)
+			case tt.want != "" && (len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], tt.want)):
+				t.Errorf("warnings = %q, want one saying %q", p.Warnings, tt.want)
+			}
+		})
+	}
+}
+
+// The warnings of the skills a run uses come with the plan, each once.
+func TestPreflightSkillWarnings(t *testing.T) {
+	cat := testCatalog(true)
+	prd := cat.skills["deliver-prd"]
+	prd.Warnings = []string{"skills/deliver-prd/SKILL.md:3: read leniently"}
+	cat.skills["deliver-prd"] = prd
+	c := ChainExpr{Source: "x", Names: []string{"deliver-prd", "deliver-user-stories", "deliver-prd"}, Context: "ctx", Flags: Flags{ForceAuto: true}}
+	p, err := PreflightChain(c, cat, DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Warnings, prd.Warnings) {
+		t.Errorf("chain warnings = %q, want the skill's, once", p.Warnings)
+	}
+	pp, err := PreflightPlan(planDoc(blk(50, "deliver-user-stories"), blk(60, "deliver-prd")), cat, DefaultPolicy(), Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pp.Warnings, prd.Warnings[0]) {
+		t.Errorf("plan warnings = %q, want the skill's", pp.Warnings)
+	}
+	wp, err := PreflightWorkflow(wflow(WorkflowStep{ID: "a", Skill: "deliver-prd", Line: 2}), nil, "", Flags{ForceAuto: true}, cat, DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(wp.Warnings, prd.Warnings[0]) {
+		t.Errorf("workflow warnings = %q, want the skill's", wp.Warnings)
+	}
+}
+
+func TestPreflightPlanBrokenSkill(t *testing.T) {
+	p, err := PreflightPlan(planDoc(blk(50, "deliver-prd"), blk(60, "broken-skill")), testCatalog(true), DefaultPolicy(), Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Steps) != 1 || len(p.Manual) != 1 {
+		t.Fatalf("steps %+v manual %+v", p.Steps, p.Manual)
+	}
+	m := p.Manual[0]
+	if m.Skill != "broken-skill" || !strings.Contains(m.Reason, "skills/broken-skill/SKILL.md:1: the front matter") {
+		t.Errorf("manual block %+v, want broken-skill with the file and problem as its reason", m)
+	}
 }
 
 func TestSuggest(t *testing.T) {

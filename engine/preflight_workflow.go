@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -93,6 +94,7 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 		p.Steps = append(p.Steps, ps)
 	}
 	p.Args = values
+	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
 	if flags.Thread && !wfLinear(p.Steps) {
 		p.Warnings = append(p.Warnings, "--thread hands a step the artifact of the one step it depends on; "+
 			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")
@@ -254,13 +256,16 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 		c.add(line, "%s names `%s`: %s", what, name, why)
 		return PlanStep{}, false
 	}
-	if _, err := c.cat.Skill(name); err != nil {
+	if _, err := c.cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
 		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
 		return PlanStep{}, false
 	}
-	ps, reason := resolve(name, c.cat, c.pol)
+	ps, reason, kind := resolve(name, c.cat, c.pol)
 	if reason != "" {
 		c.add(line, "%s: %s", what, reason)
+		if kind == RefuseBrokenSkill {
+			c.problems[len(c.problems)-1].Reason = kind
+		}
 		return PlanStep{}, false
 	}
 	return ps, true

@@ -278,7 +278,9 @@ func TestPreflightWorkflowSkills(t *testing.T) {
 		{"whole workflow", WorkflowStep{Skill: "workflow-feature-kickoff"}, true,
 			"line 2: step \"a\": `workflow-feature-kickoff` is a whole workflow: run it separately, it is not nested inside a run"},
 		{"dispatch without its leaf", WorkflowStep{Skill: "utility-pm-critic"}, false,
-			"line 2: step \"a\": `utility-pm-critic` runs its leaf agent `pm-critic`, which is not installed"},
+			"line 2: step \"a\": `utility-pm-critic` runs its leaf agent `pm-critic`, which is not installed (agent \"pm-critic\": not found)"},
+		{"broken skill", WorkflowStep{Skill: "broken-skill"}, true,
+			"line 2: step \"a\": `broken-skill` cannot be used: skills/broken-skill/SKILL.md:1: the front matter opened with \"---\" is never closed by a \"---\" line"},
 		{"unknown fallback", WorkflowStep{Skill: "deliver-prd", Fallback: "deliver-storys"}, true,
 			"line 2: step \"a\" fallback: `deliver-storys` is not an installed skill (did you mean `deliver-prd`, `deliver-user-stories`?)"},
 		{"refused fallback", WorkflowStep{Skill: "deliver-prd", Fallback: "foundation-prioritized-action-plan"}, true,
@@ -300,6 +302,16 @@ func TestPreflightWorkflowSkills(t *testing.T) {
 
 // TestPreflightWorkflowAllAtOnce checks that one pass reports every
 // problem, in line order, under the workflow's file name.
+// A workflow naming a broken skill is refused as broken-skill, naming the
+// file and the problem.
+func TestPreflightWorkflowBrokenSkillReason(t *testing.T) {
+	_, err := PreflightWorkflow(wflow(WorkflowStep{ID: "a", Skill: "broken-skill", Line: 4}), nil, "", Flags{}, testCatalog(true), DefaultPolicy())
+	var ps *Problems
+	if !errors.As(err, &ps) || len(ps.List) != 1 || ps.List[0].Reason != RefuseBrokenSkill || !strings.Contains(ps.List[0].Message, "skills/broken-skill/SKILL.md:1:") {
+		t.Fatalf("err = %v, want one broken-skill problem naming the file", err)
+	}
+}
+
 func TestPreflightWorkflowAllAtOnce(t *testing.T) {
 	w := WorkflowSpec{Name: "wf", Source: "workflows/wf.yaml",
 		Args: []WorkflowArg{{Name: "feature", Required: true, Line: 3}},

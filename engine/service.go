@@ -635,7 +635,7 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 		Timeout: st.Rules.Timeout, Options: st.Rules.Options}
 	if skill := AttemptSkill(st, l); skill != st.Skill {
 		// The fallback runs as the step, with its own instructions.
-		ps, why := resolve(skill, s.catalog, s.expand.Policy)
+		ps, why, _ := resolve(skill, s.catalog, s.expand.Policy)
 		if why != "" && !r.DryRun {
 			return job, fmt.Errorf("the fallback: %s", why)
 		}

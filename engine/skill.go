@@ -1,9 +1,16 @@
 package engine
 
 import (
+	"errors"
 	"path"
 	"regexp"
 )
+
+// ErrBrokenSkill is wrapped by Catalog.Skill for a skill that is installed
+// but cannot be used: its SKILL.md is missing, unreadable, not UTF-8, or
+// its front matter cannot be read. The Skill returned with it carries the
+// Problem and the Path.
+var ErrBrokenSkill = errors.New("the skill cannot be used")
 
 // Skill is one installed skill: <skills>/<name>/SKILL.md and, optionally,
 // references/TEMPLATE.md whose "##" sections describe the artifact the skill
@@ -14,12 +21,27 @@ type Skill struct {
 	Instructions     string   // SKILL.md after its front matter
 	TemplateSections []string // "##" headings of references/TEMPLATE.md, in order
 	Template         string   // references/TEMPLATE.md itself, to recognise unfilled stubs
-	Path             string   // the SKILL.md file, for messages
+	// Path is the SKILL.md file. Loaded from disk it is absolute, so a
+	// prompt can point the agent at the skill's folder wherever it runs.
+	Path        string
+	Dir         string // the skill's folder (absolute when loaded from disk); "" in memory
+	Source      string // the skills folder it was found in; "" in memory
+	HasTemplate bool   // references/TEMPLATE.md exists
+	HasExample  bool   // references/EXAMPLE.md exists
+	// Problem says why the skill cannot be used, naming file and line where
+	// there is one; "" for a usable skill.
+	Problem string
+	// Warnings are what was read leniently or is missing in a usable
+	// skill (a front-matter value taken as text, no description), naming
+	// file and line; pre-flight shows them for the skills a run uses.
+	Warnings []string
 }
 
 // Catalog is the set of installed skills a run may use.
 type Catalog interface {
 	// Skill returns the named skill, or an error wrapping ErrNotFound.
+	// A skill that is installed but cannot be used comes back with its
+	// Problem set and an error wrapping ErrBrokenSkill.
 	Skill(name string) (Skill, error)
 	// Names lists every installed skill name, sorted.
 	Names() []string
@@ -113,4 +135,21 @@ func (p Policy) Classify(name string) (class SkillClass, leaf, reason string) {
 		return ClassDispatch, leaf, ""
 	}
 	return ClassContent, "", ""
+}
+
+// skillWarnings returns the warnings of the skills the steps use, each
+// skill once, in step order.
+func skillWarnings(cat Catalog, steps []PlanStep) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, st := range steps {
+		if seen[st.Skill] {
+			continue
+		}
+		seen[st.Skill] = true
+		if s, err := cat.Skill(st.Skill); err == nil {
+			out = append(out, s.Warnings...)
+		}
+	}
+	return out
 }

@@ -7,10 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -21,35 +20,86 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// Catalog is the set of installed skills, read from a skills directory in
-// Claude Code's layout, or built in memory. It implements engine.Catalog.
+// Catalog is the set of installed skills, read from one or more skills
+// folders in Claude Code's layout, or built in memory. It implements
+// engine.Catalog.
 //
 // Everything about a skill (front matter, instructions, template sections)
-// is read when the catalog is loaded: a skills directory holds tens of small
-// files, and reading them once makes a broken skill fail at start-up rather
+// is read when the catalog is loaded: a skills folder holds tens of small
+// files, and reading them once makes a broken skill show at start-up rather
 // than in the middle of a run, and leaves a Catalog immutable and safe for
-// concurrent use. Leaf agents are the exception: they are read when asked
-// for, since most runs use none.
+// concurrent use. A skill that cannot be read costs only that skill: it
+// stays in the catalog with its Problem, Skill answers for it with an error
+// wrapping engine.ErrBrokenSkill, and Names leaves it out. Leaf agents are
+// read when asked for, since most runs use none.
 type Catalog struct {
-	dir      string // the skills directory; empty for an in-memory catalog
-	skills   map[string]engine.Skill
-	names    []string
-	agents   map[string]string // in-memory leaf agents
-	warnings []string
+	dirs      []string // the skills folders, first wins; empty for an in-memory catalog
+	agentDirs []string // where leaf agents are looked for, in order
+	skills    map[string]engine.Skill
+	names     []string          // usable skills, sorted
+	all       []string          // every entry, broken ones too, sorted
+	agents    map[string]string // in-memory leaf agents
+	warnings  []string
 }
 
-// LoadSkills reads the skills directory dir: every <dir>/<name>/SKILL.md
-// (YAML front matter between "---" lines, then the instructions) and, when
+// CatalogOptions says where a catalog is read from.
+type CatalogOptions struct {
+	// SkillDirs are skills folders, highest precedence first: a skill in
+	// an earlier folder shadows one of the same name in a later folder
+	// (with a warning). Each must exist.
+	SkillDirs []string
+	// AgentDirs are searched in order for a leaf agent <name>.md; missing
+	// folders are skipped.
+	AgentDirs []string
+}
+
+// LoadSkills reads one skills folder, with leaf agents in agents/ beside
+// it (<dir>/../agents, taken lexically). See LoadCatalog.
+func LoadSkills(dir string) (*Catalog, error) {
+	return LoadCatalog(CatalogOptions{SkillDirs: []string{dir}, AgentDirs: []string{filepath.Join(dir, "..", "agents")}})
+}
+
+// LoadCatalog reads the skills folders: every <dir>/<name>/SKILL.md (YAML
+// front matter between "---" lines, then the instructions) and, when
 // present, <dir>/<name>/references/TEMPLATE.md, whose top-level "##"
 // headings become the skill's TemplateSections.
 //
-// The directory name is the skill's name; a front-matter name that differs
-// is ignored with a warning. Hidden directories, directories whose name is
-// not a valid skill name and directories without SKILL.md are skipped with a
-// warning; plain files are ignored. A SKILL.md whose front matter cannot be
-// read is an error naming the file and line. A missing dir is an error
-// wrapping fs.ErrNotExist.
-func LoadSkills(dir string) (*Catalog, error) {
+// The folder name is the skill's name. A skill that cannot be used (no
+// SKILL.md, an unreadable file, text that is not UTF-8, front matter that is
+// never closed or cannot be read, a front-matter name that differs from the
+// folder name) is kept with its Problem and a warning, and costs nothing
+// else. Hidden folders are skipped with a warning; plain files are ignored.
+// Only a skills folder that is missing or unreadable is an error; a missing
+// one wraps fs.ErrNotExist.
+func LoadCatalog(opts CatalogOptions) (*Catalog, error) {
+	c := &Catalog{skills: make(map[string]engine.Skill), agentDirs: slices.Clone(opts.AgentDirs)}
+	shadows := map[string]bool{} // names whose entry has a SKILL.md: those shadow later folders
+	for _, dir := range opts.SkillDirs {
+		entries, err := catalogReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		c.dirs = append(c.dirs, dir)
+		for _, e := range entries {
+			c.loadEntry(dir, e, shadows)
+		}
+	}
+	for name := range c.skills {
+		c.all = append(c.all, name)
+	}
+	slices.Sort(c.all)
+	for _, name := range c.all {
+		if p := c.skills[name].Problem; p != "" {
+			c.warnings = append(c.warnings, p)
+			continue
+		}
+		c.names = append(c.names, name)
+	}
+	return c, nil
+}
+
+// catalogReadDir lists a skills folder, with errors that say which.
+func catalogReadDir(dir string) ([]fs.DirEntry, error) {
 	info, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &catalogMissingDirError{dir: dir, err: err}
@@ -62,41 +112,53 @@ func LoadSkills(dir string) (*Catalog, error) {
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading skills directory: %w", err)
+		return nil, fmt.Errorf("reading skills directory %s: %w", dir, err)
 	}
-	c := &Catalog{dir: dir, skills: make(map[string]engine.Skill)}
-	for _, e := range entries {
-		name := e.Name()
-		path := filepath.Join(dir, name)
-		if !catalogIsDir(e, path) {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(name, "."):
-			c.warnf("%s: hidden directory skipped", path)
-			continue
-		case !engine.ValidSkillName(name):
-			c.warnf("%s: skipped: %q is not a valid skill name (lower-case letters, digits and dashes)", path, name)
-			continue
-		}
-		skill, err := c.load(path, name)
-		if errors.Is(err, fs.ErrNotExist) {
-			c.warnf("%s: skipped: no SKILL.md", path)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		c.skills[name] = skill
-		c.names = append(c.names, name)
+	return entries, nil
+}
+
+// loadEntry reads one entry of a skills folder into the catalog, unless a
+// skill of that name came from an earlier folder.
+func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) {
+	name := e.Name()
+	path := filepath.Join(dir, name)
+	if !catalogIsDir(e, path) {
+		return
 	}
-	slices.Sort(c.names)
-	return c, nil
+	if strings.HasPrefix(name, ".") {
+		c.warnf("%s: hidden directory skipped", path)
+		return
+	}
+	skill, notes := catalogLoad(dir, path, name)
+	hasFile := catalogExists(skill.Path)
+	if prev, ok := c.skills[name]; ok && shadows[name] {
+		if hasFile {
+			c.warnf("%s is shadowed by %s, which comes first", skill.Dir, prev.Dir)
+		}
+		return
+	}
+	if !engine.ValidSkillName(name) {
+		skill.Problem = fmt.Sprintf("%s: %q is not a valid skill name (lower-case letters, digits and dashes)", skill.Dir, name)
+	}
+	c.warnings = append(c.warnings, notes...)
+	if skill.Problem == "" {
+		skill.Warnings = notes
+	}
+	shadows[name] = hasFile
+	c.skills[name] = skill
+}
+
+// catalogExists reports whether anything is at path (an unreadable
+// SKILL.md is still a SKILL.md).
+func catalogExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // NewCatalog returns an in-memory catalog of skills, for tests and for
 // callers that build the list themselves. A skill with an invalid or
-// repeated name is left out with a warning.
+// repeated name is left out with a warning; one with a Problem is kept as
+// broken.
 func NewCatalog(skills []engine.Skill) *Catalog {
 	c := &Catalog{skills: make(map[string]engine.Skill, len(skills))}
 	for _, s := range skills {
@@ -108,11 +170,15 @@ func NewCatalog(skills []engine.Skill) *Catalog {
 			c.warnf("skill %q left out: the name is given twice", s.Name)
 			continue
 		}
-		s.TemplateSections = slices.Clone(s.TemplateSections)
+		s.TemplateSections, s.Warnings = slices.Clone(s.TemplateSections), slices.Clone(s.Warnings)
 		c.skills[s.Name] = s
-		c.names = append(c.names, s.Name)
+		c.all = append(c.all, s.Name)
+		if s.Problem == "" {
+			c.names = append(c.names, s.Name)
+		}
 	}
 	slices.Sort(c.names)
+	slices.Sort(c.all)
 	return c
 }
 
@@ -134,7 +200,9 @@ func (c *Catalog) WithAgents(agents map[string]string) *Catalog {
 }
 
 // Skill returns the named skill, or an error wrapping engine.ErrNotFound. An
-// invalid name is not found without touching the file system.
+// invalid name is not found without touching the file system. A skill that
+// is installed but cannot be used comes back with its Problem and an error
+// wrapping engine.ErrBrokenSkill.
 func (c *Catalog) Skill(name string) (engine.Skill, error) {
 	if !engine.ValidSkillName(name) {
 		return engine.Skill{}, fmt.Errorf("skill %q: not a valid skill name: %w", name, engine.ErrNotFound)
@@ -142,94 +210,199 @@ func (c *Catalog) Skill(name string) (engine.Skill, error) {
 	s, ok := c.skills[name]
 	if !ok {
 		where := "the catalog"
-		if c.dir != "" {
-			where = c.dir
+		if len(c.dirs) > 0 {
+			where = strings.Join(c.dirs, ", ")
 		}
 		return engine.Skill{}, fmt.Errorf("skill %q is not installed in %s: %w", name, where, engine.ErrNotFound)
 	}
-	s.TemplateSections = slices.Clone(s.TemplateSections)
+	s.TemplateSections, s.Warnings = slices.Clone(s.TemplateSections), slices.Clone(s.Warnings)
+	if s.Problem != "" {
+		return s, fmt.Errorf("skill %q: %s: %w", name, s.Problem, engine.ErrBrokenSkill)
+	}
 	return s, nil
 }
 
-// Names lists every skill name, sorted.
+// Names lists the name of every usable skill, sorted.
 func (c *Catalog) Names() []string {
 	return slices.Clone(c.names)
 }
 
-// Warnings lists what was skipped or overridden while loading, one sentence
-// each, naming the file.
+// Skills lists every skill found, those that cannot be used too (with
+// their Problem), sorted by name. A skill shadowed by one of the same name
+// in an earlier folder is not listed; a warning names it.
+func (c *Catalog) Skills() []engine.Skill {
+	out := make([]engine.Skill, 0, len(c.all))
+	for _, name := range c.all {
+		s := c.skills[name]
+		s.TemplateSections, s.Warnings = slices.Clone(s.TemplateSections), slices.Clone(s.Warnings)
+		out = append(out, s)
+	}
+	return out
+}
+
+// Dirs lists the skills folders the catalog was read from, first wins.
+func (c *Catalog) Dirs() []string {
+	return slices.Clone(c.dirs)
+}
+
+// Warnings lists what was skipped, shadowed, read leniently or cannot be
+// used while loading, one sentence each, naming the file (and line where
+// there is one).
 func (c *Catalog) Warnings() []string {
 	return slices.Clone(c.warnings)
 }
 
-// Agent returns the instructions of a leaf agent: the body of
-// <skills>/../agents/<name>.md after its front matter (the parent is taken
-// lexically). A missing agent, or an invalid name, is an error wrapping
-// engine.ErrNotFound.
+// Agent returns the instructions of a leaf agent: the body of the first
+// <agents>/<name>.md found, after its front matter. A missing agent, or an
+// invalid name, is an error wrapping engine.ErrNotFound.
 func (c *Catalog) Agent(name string) (string, error) {
-	if !engine.ValidSkillName(name) {
-		return "", fmt.Errorf("agent %q: not a valid agent name: %w", name, engine.ErrNotFound)
-	}
-	if body, ok := c.agents[name]; ok {
+	if body, ok := c.agents[name]; ok && engine.ValidSkillName(name) {
 		return body, nil
 	}
-	if c.dir == "" {
-		return "", fmt.Errorf("agent %q is not in the catalog: %w", name, engine.ErrNotFound)
+	path, err := c.AgentFile(name)
+	if err != nil {
+		return "", err
 	}
-	path := filepath.Join(c.dir, "..", "agents", name+".md")
 	src, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("agent %q: %s does not exist: %w", name, path, engine.ErrNotFound)
-	}
 	if err != nil {
 		return "", fmt.Errorf("agent %q: %w", name, err)
 	}
-	_, body, err := catalogFrontMatter(src, path)
+	_, body, _, err := catalogFrontMatter(src, path)
 	if err != nil {
 		return "", err
 	}
 	return body, nil
 }
 
-// load reads one skill directory. An error wrapping fs.ErrNotExist means
-// there is no SKILL.md.
-func (c *Catalog) load(dir, name string) (engine.Skill, error) {
+// AgentFile returns the file a leaf agent is read from: the first
+// <agents>/<name>.md in the agent folders, or "" for one given in memory.
+// A missing agent, or an invalid name, is an error wrapping
+// engine.ErrNotFound that says where gonogo looked.
+func (c *Catalog) AgentFile(name string) (string, error) {
+	if !engine.ValidSkillName(name) {
+		return "", fmt.Errorf("agent %q: not a valid agent name: %w", name, engine.ErrNotFound)
+	}
+	if _, ok := c.agents[name]; ok {
+		return "", nil
+	}
+	if len(c.agentDirs) == 0 {
+		return "", fmt.Errorf("agent %q is not in the catalog: %w", name, engine.ErrNotFound)
+	}
+	for _, dir := range c.agentDirs {
+		path := filepath.Join(dir, name+".md")
+		_, err := os.Stat(path)
+		if err == nil {
+			return path, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("agent %q: %w", name, err)
+		}
+	}
+	return "", &catalogNoAgentError{file: name + ".md", dirs: c.agentDirs}
+}
+
+// catalogNoAgentError is a leaf agent found in none of the agent folders.
+type catalogNoAgentError struct {
+	file string
+	dirs []string
+}
+
+func (e *catalogNoAgentError) Error() string {
+	return fmt.Sprintf("no %s in %s", e.file, strings.Join(e.dirs, ", "))
+}
+
+func (e *catalogNoAgentError) Unwrap() error { return engine.ErrNotFound }
+
+// catalogLoad reads one skill folder, with the warnings about it. A skill
+// that cannot be used comes back with its Problem set; its Path is SKILL.md
+// all the same.
+func catalogLoad(source, dir, name string) (skill engine.Skill, notes []string) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	path := filepath.Join(dir, "SKILL.md")
+	skill = engine.Skill{Name: name, Path: path, Dir: dir, Source: source}
+	tpath := filepath.Join(dir, "references", "TEMPLATE.md")
+	skill.HasTemplate = catalogIsFile(tpath)
+	skill.HasExample = catalogIsFile(filepath.Join(dir, "references", "EXAMPLE.md"))
 	src, err := os.ReadFile(path)
-	if err != nil {
-		return engine.Skill{}, fmt.Errorf("skill %q: %w", name, err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		skill.Problem = dir + ": no SKILL.md in the folder"
+		return skill, nil
+	case err != nil:
+		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", path, catalogBareError(err))
+		return skill, nil
 	}
-	fm, body, err := catalogFrontMatter(src, path)
-	if err != nil {
-		return engine.Skill{}, err
+	if bad := catalogFirstInvalidUTF8Line(src); bad > 0 {
+		skill.Problem = fmt.Sprintf("%s:%d: not UTF-8 text; save the file as UTF-8", path, bad)
+		return skill, nil
 	}
-	skill := engine.Skill{Name: name, Instructions: body, Path: path}
+	fm, body, notes, err := catalogFrontMatter(src, path)
+	if err != nil {
+		skill.Problem = err.Error()
+		return skill, nil
+	}
+	skill.Instructions = body
 	if fm == nil {
-		c.warnf("%s: no front matter; the skill has no description", path)
+		notes = append(notes, path+": no front matter; the skill has no description")
 	} else {
-		fmName, desc, err := catalogSkillFields(fm, path)
+		fmName, nameLine, desc, err := catalogSkillFields(fm, path)
 		if err != nil {
-			return engine.Skill{}, err
+			skill.Problem = err.Error()
+			return skill, notes
 		}
 		if fmName != "" && fmName != name {
-			c.warnf("%s: front matter name %q differs from the directory name; using %q", path, fmName, name)
+			skill.Problem = fmt.Sprintf("%s:%d: the front matter names the skill %q, but its folder is %q; rename one so they agree", path, nameLine, fmName, name)
+			return skill, notes
 		}
 		if desc == "" {
-			c.warnf("%s: the front matter has no description", path)
+			notes = append(notes, path+": the front matter has no description")
 		}
 		skill.Description = desc
 	}
-	tpath := filepath.Join(dir, "references", "TEMPLATE.md")
-	tsrc, err := os.ReadFile(tpath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return engine.Skill{}, fmt.Errorf("skill %q: %w", name, err)
-	default:
-		skill.TemplateSections = catalogTemplateSections(tsrc)
-		skill.Template = string(tsrc)
+	if !skill.HasTemplate {
+		return skill, notes
 	}
-	return skill, nil
+	tsrc, err := os.ReadFile(tpath)
+	if err != nil {
+		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", tpath, catalogBareError(err))
+		return skill, notes
+	}
+	skill.TemplateSections = catalogTemplateSections(tsrc)
+	skill.Template = string(tsrc)
+	return skill, notes
+}
+
+// catalogBareError drops the operation and path an *fs.PathError repeats,
+// for messages that name the file already.
+func catalogBareError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// catalogFirstInvalidUTF8Line returns the 1-based line of the first byte
+// that is not UTF-8, or 0 when src is valid UTF-8.
+func catalogFirstInvalidUTF8Line(src []byte) int {
+	if utf8.Valid(src) {
+		return 0
+	}
+	for i := 0; i < len(src); {
+		r, w := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && w == 1 {
+			return bytes.Count(src[:i], []byte("\n")) + 1
+		}
+		i += w
+	}
+	return 0
+}
+
+func catalogIsFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
 }
 
 func (c *Catalog) warnf(format string, args ...any) {
@@ -259,76 +432,6 @@ func (e *catalogMissingDirError) Error() string {
 }
 
 func (e *catalogMissingDirError) Unwrap() error { return e.err }
-
-// catalogFrontMatter splits a Markdown file into its YAML front matter
-// (nil when the file does not start with a "---" line) and the body after
-// it. Front matter that is never closed, or that is not a YAML mapping, is
-// an error naming file and line.
-func catalogFrontMatter(src []byte, file string) (*yaml.Node, string, error) {
-	s := strings.TrimPrefix(string(src), "\ufeff")
-	yamlText, body, ok, err := catalogSplitFrontMatter(s, file)
-	if err != nil || !ok {
-		return nil, body, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(yamlText), &doc); err != nil {
-		return nil, "", catalogYAMLError(file, 1, err)
-	}
-	if len(doc.Content) == 0 {
-		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, body, nil // "---" right after "---"
-	}
-	root := catalogDeref(doc.Content[0])
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, body, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, "", fmt.Errorf("%s:%d: the front matter must be a YAML mapping of keys to values", file, root.Line+1)
-	}
-	return root, body, nil
-}
-
-// catalogSplitFrontMatter returns the YAML between an opening "---" line
-// and the next "---" (or "...") line, and the text after it. ok is false
-// when the text does not open with "---"; body is then all of s.
-func catalogSplitFrontMatter(s, file string) (yamlText, body string, ok bool, err error) {
-	first, rest, _ := strings.Cut(s, "\n")
-	if strings.TrimRight(first, " \t\r") != "---" {
-		return "", s, false, nil
-	}
-	off := len(first) + 1
-	for line := range strings.Lines(rest) {
-		trimmed := strings.TrimRight(line, " \t\r\n")
-		if trimmed == "---" || trimmed == "..." {
-			return rest[:off-len(first)-1], strings.TrimLeft(s[off+len(line):], "\r\n"), true, nil
-		}
-		off += len(line)
-	}
-	return "", "", false, fmt.Errorf("%s:1: the front matter opened with \"---\" is never closed by a \"---\" line", file)
-}
-
-// catalogSkillFields reads name and description from SKILL.md front matter;
-// other keys are the skill's own business.
-func catalogSkillFields(fm *yaml.Node, file string) (name, desc string, err error) {
-	for i := 0; i+1 < len(fm.Content); i += 2 {
-		k, v := fm.Content[i], catalogDeref(fm.Content[i+1])
-		if k.Value != "name" && k.Value != "description" {
-			continue
-		}
-		if v.Kind != yaml.ScalarNode {
-			return "", "", fmt.Errorf("%s:%d: front matter %q must be text, not a %s", file, v.Line+1, k.Value, catalogKindName(v))
-		}
-		val := strings.TrimSpace(v.Value)
-		if v.Tag == "!!null" {
-			val = ""
-		}
-		if k.Value == "name" {
-			name = val
-		} else {
-			desc = val
-		}
-	}
-	return name, desc, nil
-}
 
 // catalogTemplateSections returns the text of the top-level level-2
 // headings of a TEMPLATE.md. Goldmark's AST keeps headings inside fenced
@@ -402,34 +505,5 @@ func catalogKindName(n *yaml.Node) string {
 	}
 	return "YAML node"
 }
-
-var catalogYAMLLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// catalogYAMLError restates a YAML syntax error as "file:line: problem",
-// the line shifted by offset (the lines before the YAML text in the file).
-func catalogYAMLError(file string, offset int, err error) error {
-	e := &catalogYAMLErr{file: file, msg: strings.TrimPrefix(err.Error(), "yaml: "), err: err}
-	if m := catalogYAMLLineRE.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		e.line, e.msg = line+offset, m[2]
-	}
-	return e
-}
-
-type catalogYAMLErr struct {
-	file string
-	line int // 0 when the YAML library did not say
-	msg  string
-	err  error
-}
-
-func (e *catalogYAMLErr) Error() string {
-	if e.line > 0 {
-		return fmt.Sprintf("%s:%d: invalid YAML: %s", e.file, e.line, e.msg)
-	}
-	return fmt.Sprintf("%s: invalid YAML: %s", e.file, e.msg)
-}
-
-func (e *catalogYAMLErr) Unwrap() error { return e.err }
 
 var _ engine.Catalog = (*Catalog)(nil)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,8 +39,15 @@ func TestLoadSkillsFixture(t *testing.T) {
 	if !strings.HasPrefix(prd.Instructions, "# Product requirements (fixture)\n") {
 		t.Errorf("deliver-prd instructions start %q, want the body after the front matter", catalogFirstLine(prd.Instructions))
 	}
-	if want := filepath.Join(catalogFixtureDir(), "deliver-prd", "SKILL.md"); prd.Path != want {
-		t.Errorf("Path = %q, want %q", prd.Path, want)
+	absDir, err := filepath.Abs(filepath.Join(catalogFixtureDir(), "deliver-prd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prd.Path != filepath.Join(absDir, "SKILL.md") || prd.Dir != absDir || prd.Source != catalogFixtureDir() {
+		t.Errorf("Path, Dir, Source = %q, %q, %q; want %q, %q, %q", prd.Path, prd.Dir, prd.Source, filepath.Join(absDir, "SKILL.md"), absDir, catalogFixtureDir())
+	}
+	if !prd.HasTemplate || prd.HasExample || prd.Problem != "" {
+		t.Errorf("HasTemplate, HasExample, Problem = %v, %v, %q; want true, false, none", prd.HasTemplate, prd.HasExample, prd.Problem)
 	}
 	wantSections := []string{"Summary", "Problem", "Goals & Success Metrics", "Requirements with code and emphasis", "Open Questions"}
 	if !reflect.DeepEqual(prd.TemplateSections, wantSections) {
@@ -71,16 +79,27 @@ func TestLoadSkillsFixture(t *testing.T) {
 	warnings := strings.Join(c.Warnings(), "\n")
 	for _, want := range []string{
 		filepath.Join(catalogFixtureDir(), ".drafts") + ": hidden directory skipped",
-		filepath.Join(catalogFixtureDir(), "Scratch_Pad") + `: skipped: "Scratch_Pad" is not a valid skill name`,
-		filepath.Join(catalogFixtureDir(), "notes-only") + ": skipped: no SKILL.md",
-		`front matter name "interview-synthesis" differs from the directory name; using "discover-interview-synthesis"`,
+		filepath.Join("testdata", "skills", "Scratch_Pad") + `: "Scratch_Pad" is not a valid skill name`,
+		filepath.Join("testdata", "skills", "notes-only") + ": no SKILL.md in the folder",
 	} {
 		if !strings.Contains(warnings, want) {
 			t.Errorf("warnings lack %q; got:\n%s", want, warnings)
 		}
 	}
-	if len(c.Warnings()) != 4 {
-		t.Errorf("got %d warnings, want 4 (README.md is not a skill and not worth one):\n%s", len(c.Warnings()), warnings)
+	if len(c.Warnings()) != 3 {
+		t.Errorf("got %d warnings, want 3 (README.md is not a skill and not worth one):\n%s", len(c.Warnings()), warnings)
+	}
+	if _, err := c.Skill("notes-only"); !errors.Is(err, engine.ErrBrokenSkill) {
+		t.Errorf("Skill(notes-only) err = %v, want ErrBrokenSkill", err)
+	}
+	var all []string
+	for _, s := range c.Skills() {
+		all = append(all, s.Name)
+	}
+	wantAll := append([]string{"Scratch_Pad"}, wantNames...)
+	wantAll = slices.Insert(wantAll, 7, "notes-only")
+	if !slices.Equal(all, wantAll) {
+		t.Errorf("Skills() = %q, want the usable ones with notes-only and Scratch_Pad", all)
 	}
 }
 
@@ -157,7 +176,7 @@ func TestLoadSkillsFrontMatter(t *testing.T) {
 		desc     string
 		body     string
 		warning  string // a fragment of the one expected warning, or ""
-		errorMsg string // a fragment of the load error, or ""
+		errorMsg string // a fragment of the skill's Problem, or ""
 	}{
 		{name: "plain", src: "---\nname: s\ndescription: Does s.\n---\nBody.\n", desc: "Does s.", body: "Body.\n"},
 		{name: "crlf", src: "---\r\nname: s\r\ndescription: Does s.\r\n---\r\nBody.\r\n", desc: "Does s.", body: "Body.\r\n"},
@@ -180,17 +199,24 @@ func TestLoadSkillsFrontMatter(t *testing.T) {
 			dir := t.TempDir()
 			catalogWriteSkill(t, dir, "s", tt.src)
 			c, err := LoadSkills(dir)
-			if tt.errorMsg != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.errorMsg) {
-					t.Fatalf("err = %v, want it to contain %q", err, tt.errorMsg)
-				}
-				if !strings.Contains(err.Error(), filepath.Join(dir, "s", "SKILL.md")) {
-					t.Errorf("err = %v, want it to name the file", err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.errorMsg != "" {
+				s, err := c.Skill("s")
+				if !errors.Is(err, engine.ErrBrokenSkill) || !strings.Contains(s.Problem, tt.errorMsg) {
+					t.Fatalf("Skill(s) = problem %q, err %v; want ErrBrokenSkill and a problem containing %q", s.Problem, err, tt.errorMsg)
+				}
+				if !strings.Contains(s.Problem, filepath.Join(dir, "s", "SKILL.md")) {
+					t.Errorf("problem %q does not name the file", s.Problem)
+				}
+				if w := c.Warnings(); len(w) != 1 || w[0] != s.Problem {
+					t.Errorf("warnings = %q, want the problem once", w)
+				}
+				if len(c.Names()) != 0 {
+					t.Errorf("Names() = %q, want none usable", c.Names())
+				}
+				return
 			}
 			s, err := c.Skill("s")
 			if err != nil {

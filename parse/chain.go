@@ -121,7 +121,7 @@ func (p *chainParser) parse() (engine.ChainExpr, error) {
 				return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseTrailingSeparator,
 					"separator %q at column %d is followed by %q instead of a skill name", lastSep.text, lastSep.col, it.text)
 			}
-			out.Context = chainTrimSpace(p.expr[it.end:p.hi])
+			out.Context, out.ExplicitContext = chainTrimSpace(p.expr[it.end:p.hi]), true
 			return out, nil
 		case chainSep:
 			switch state {

@@ -178,3 +178,22 @@ func TestChainRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Pre-flight warns about a forgotten arrow only when the context was not
+// set apart with a lone "--".
+func TestChainExplicitContext(t *testing.T) {
+	for expr, want := range map[string]bool{
+		"deliver-prd deliver-user-stories -- mobile": false,
+		"deliver-prd -- deliver-user-stories next":   true,
+		"deliver-prd -> deliver-user-stories":        false,
+		"a, b --thread -- ctx":                       true,
+	} {
+		c, err := Chain(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if c.ExplicitContext != want {
+			t.Errorf("%s: ExplicitContext = %v, want %v (context %q)", expr, c.ExplicitContext, want, c.Context)
+		}
+	}
+}

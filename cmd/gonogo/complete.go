@@ -72,8 +72,9 @@ func (a *cli) completeWorkflows(_ *cobra.Command, _ []string, toComplete string)
 // so far: "deliver-prd -> d" completes to "deliver-prd -> deliver-...".
 func (a *cli) completeChain(f *runFlags) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		f.resolve(c, a.completionConfig(), args)
-		cat, err := parse.LoadSkills(f.skills)
+		cfg := a.completionConfig()
+		f.resolve(c, cfg, args)
+		cat, err := cfg.loadSkills(f.skills)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

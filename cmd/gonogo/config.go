@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/parse"
 )
 
 // config is gonogo's environment, read with go-envconfig. A command-line
@@ -27,6 +32,9 @@ type config struct {
 	MaxParallel  int           `env:"GONOGO_MAX_PARALLEL"`
 	RunBudgetUSD float64       `env:"GONOGO_RUN_BUDGET_USD"`
 	LogLevel     string        `env:"GONOGO_LOG_LEVEL, default=info"`
+	// Home is the user's home directory, for Claude Code's personal
+	// folders (~/.claude/skills, ~/.claude/agents); unset, there are none.
+	Home string `env:"HOME"`
 }
 
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
@@ -58,16 +66,89 @@ func envNames(msg string) string {
 	return msg
 }
 
-// skillsDir is the skills directory: the flag, GONOGO_SKILLS_DIR, or
-// .claude/skills when it exists, else skills.
+// skillsDir is the skills folder named by GONOGO_SKILLS_DIR, or "" when
+// the skills are found as Claude Code finds them (see skillSources).
 func (c config) skillsDir() string {
-	if c.SkillsDir != "" {
-		return c.SkillsDir
+	return c.SkillsDir
+}
+
+// skillSources says where skills and leaf agents are read from.
+type skillSources struct {
+	dirs   []string // skills folders, first wins a name
+	agents []string // leaf agent folders, first wins a name
+	looked []string // every skills folder considered, for a message when none exists
+}
+
+// skillSources finds the skills folders. A folder given with --skills or
+// GONOGO_SKILLS_DIR (explicit) is the only one. Otherwise gonogo reads
+// Claude Code's folders, both when both exist: ~/.claude/skills (personal)
+// and .claude/skills in the working directory (project). On a name in
+// both, the personal skill wins, as in Claude Code (enterprise, then
+// personal, then project), and the catalog warns about the project one.
+// When neither exists, the skills folder in the working directory is read,
+// as before Claude Code's layout was looked for; when that is missing too,
+// dirs is empty.
+//
+// Leaf agents are looked for in agents/ beside an explicit or fallback
+// skills folder first, then in .claude/agents (project) and
+// ~/.claude/agents (personal): for agents Claude Code lets the project win.
+func (c config) skillSources(explicit string) skillSources {
+	project := filepath.Join(".claude", "skills")
+	var personal string
+	if c.Home != "" {
+		personal = filepath.Join(c.Home, ".claude", "skills")
 	}
-	if fi, err := os.Stat(".claude/skills"); err == nil && fi.IsDir() {
-		return ".claude/skills"
+	var src skillSources
+	switch {
+	case explicit != "":
+		src.dirs, src.looked = []string{explicit}, []string{explicit}
+		src.agents = append(src.agents, filepath.Join(explicit, "..", "agents"))
+	default:
+		for _, dir := range []string{personal, project} {
+			if dir == "" {
+				continue
+			}
+			src.looked = append(src.looked, dir)
+			if isDir(dir) {
+				src.dirs = append(src.dirs, dir)
+			}
+		}
+		src.looked = append(src.looked, "skills")
+		if len(src.dirs) == 0 && isDir("skills") {
+			src.dirs = []string{"skills"}
+			src.agents = append(src.agents, "agents")
+		}
 	}
-	return "skills"
+	src.agents = append(src.agents, filepath.Join(".claude", "agents"))
+	if c.Home != "" {
+		src.agents = append(src.agents, filepath.Join(c.Home, ".claude", "agents"))
+	}
+	src.agents = slices.Compact(src.agents)
+	return src
+}
+
+// loadSkills reads the installed skills (see skillSources). One skill that
+// cannot be read costs only that skill; no skills folder at all is an
+// error wrapping fs.ErrNotExist that says where gonogo looked.
+func (c config) loadSkills(explicit string) (*parse.Catalog, error) {
+	src := c.skillSources(explicit)
+	if len(src.dirs) == 0 {
+		return nil, &noSkillsError{looked: src.looked}
+	}
+	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: src.dirs, AgentDirs: src.agents})
+}
+
+type noSkillsError struct{ looked []string }
+
+func (e *noSkillsError) Error() string {
+	return fmt.Sprintf("no skills folder found: looked for %s; set GONOGO_SKILLS_DIR or --skills", strings.Join(e.looked, ", "))
+}
+
+func (e *noSkillsError) Unwrap() error { return fs.ErrNotExist }
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // byteSize is a size in bytes written as a number with an optional unit

@@ -53,10 +53,11 @@ type doctorRunner struct {
 }
 
 type doctorSkills struct {
-	Dir      string   `json:"dir"`
-	Source   string   `json:"source"` // why this folder
+	Dirs     []string `json:"dirs"`   // the folders read, first wins a name
+	Source   string   `json:"source"` // why these folders
 	Exists   bool     `json:"exists"`
-	Skills   int      `json:"skills"`
+	Skills   int      `json:"skills"` // skills that load and can be used
+	Broken   int      `json:"broken"` // skills found that cannot be used
 	Problems []string `json:"problems"`
 }
 
@@ -189,25 +190,29 @@ func checkRunner(ctx context.Context, info runner.Info, cmd string, r *doctorRun
 	r.Version = v
 }
 
-// skillsSource says why the skills folder is the one used.
-func skillsSource(cfg config, dir string) string {
+// skillsSource says why the skills folders are the ones used.
+func skillsSource(cfg config, explicit string, src skillSources) string {
 	switch {
-	case cfg.SkillsDir != "" && dir == cfg.SkillsDir:
+	case explicit != "" && explicit == cfg.SkillsDir:
 		return "GONOGO_SKILLS_DIR"
-	case cfg.SkillsDir == "" && dir == ".claude/skills":
-		return ".claude/skills in the working directory"
-	case cfg.SkillsDir == "" && dir == "skills":
-		return "default: there is no .claude/skills here"
+	case explicit != "":
+		return "--skills"
+	case len(src.dirs) == 1 && src.dirs[0] == "skills":
+		return "skills in the working directory (no Claude Code skills folder found)"
 	}
-	return "--skills"
+	return "Claude Code's skills folders (~/.claude/skills, then .claude/skills)"
 }
 
-func diagnoseSkills(cfg config, dir string) doctorSkills {
-	s := doctorSkills{Dir: dir, Source: skillsSource(cfg, dir), Problems: []string{}}
-	cat, err := parse.LoadSkills(dir)
+func diagnoseSkills(cfg config, explicit string) doctorSkills {
+	src := cfg.skillSources(explicit)
+	s := doctorSkills{Dirs: src.dirs, Source: skillsSource(cfg, explicit, src), Problems: []string{}}
+	if s.Dirs == nil {
+		s.Dirs = []string{}
+	}
+	cat, err := cfg.loadSkills(explicit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		s.Problems = append(s.Problems, "the folder does not exist")
+		s.Problems = append(s.Problems, err.Error())
 		return s
 	case err != nil:
 		s.Exists = true
@@ -216,6 +221,7 @@ func diagnoseSkills(cfg config, dir string) doctorSkills {
 	}
 	s.Exists = true
 	s.Skills = len(cat.Names())
+	s.Broken = len(cat.Skills()) - s.Skills
 	s.Problems = append(s.Problems, cat.Warnings()...)
 	return s
 }
@@ -300,11 +306,18 @@ func printDoctor(w io.Writer, rep doctorReport) {
 		fmt.Fprintf(w, "  %s %-8s %s\n", mark, r.Name, runnerLine(r))
 	}
 	s := rep.Skills
-	fmt.Fprintf(w, "Skills     %s (%s): ", s.Dir, s.Source)
-	if s.Exists {
-		fmt.Fprintf(w, "%d skills", s.Skills)
-	} else {
+	dirs := strings.Join(s.Dirs, ", ")
+	if dirs == "" {
+		dirs = "no folder"
+	}
+	fmt.Fprintf(w, "Skills     %s (%s): ", dirs, s.Source)
+	switch {
+	case !s.Exists:
 		fmt.Fprint(w, "not found")
+	case s.Broken > 0:
+		fmt.Fprintf(w, "%d skills, %d that cannot be used", s.Skills, s.Broken)
+	default:
+		fmt.Fprintf(w, "%d skills", s.Skills)
 	}
 	fmt.Fprintln(w, problemCount(s.Problems))
 	printProblems(w, s.Problems)

@@ -137,3 +137,21 @@ func TestDoctorReportsAStoreHeldByAnotherGonogo(t *testing.T) {
 		t.Errorf("command: %+v, want found and not run", c)
 	}
 }
+
+func TestDoctorListsTheSkillsProblems(t *testing.T) {
+	onPath(t, nil)
+	vars := baseVars(t)
+	shapes := filepath.Join(exampleDir(t), "..", "..", "..", "testdata", "skills-shapes", "skills")
+	r := gonogo(t, vars, "", "doctor", "--json", "--dry-run", "--skills", shapes)
+	s := doctorJSON(t, r).Skills
+	if r.code != exitOK || !s.Exists || s.Source != "--skills" || s.Skills == 0 || s.Broken == 0 || len(s.Problems) < s.Broken {
+		t.Errorf("doctor exited %d, skills %+v; want usable and broken skills, with a problem for each broken one", r.code, s)
+	}
+	found := false
+	for _, p := range s.Problems {
+		found = found || strings.Contains(p, "unclosed-front-matter")
+	}
+	if !found {
+		t.Errorf("the problems do not name the skill whose front matter is unclosed: %q", s.Problems)
+	}
+}

@@ -71,7 +71,7 @@ func (a *cli) addChainFlag(c *cobra.Command, f *runFlags, usage string) {
 
 func (a *cli) addSkillsFlag(c *cobra.Command, f *runFlags) {
 	c.Flags().StringVar(&f.skills, "skills", a.defaults.SkillsDir,
-		"skills directory `DIR` (env GONOGO_SKILLS_DIR; default .claude/skills if present, else skills)")
+		"skills directory `DIR` (env GONOGO_SKILLS_DIR; default ~/.claude/skills and .claude/skills, else skills)")
 	a.completeFlag(c, "skills", dirs)
 }
 

@@ -45,7 +45,7 @@ func loadInput(f *runFlags, cfg config) (input, error) {
 		if err != nil {
 			return in, asRefusal(err)
 		}
-		cat, err := parse.LoadSkills(f.skills)
+		cat, err := cfg.loadSkills(f.skills)
 		if err != nil {
 			return in, err
 		}
@@ -64,7 +64,7 @@ func loadInput(f *runFlags, cfg config) (input, error) {
 			return in, err
 		}
 		expr.Flags = mergeFlags(expr.Flags, f.Flags)
-		cat, err := parse.LoadSkills(f.skills)
+		cat, err := cfg.loadSkills(f.skills)
 		if err != nil {
 			return in, err
 		}
@@ -83,7 +83,7 @@ func loadInput(f *runFlags, cfg config) (input, error) {
 			in.plan = engine.Plan{Input: engine.InputPlan, Source: path, Flags: f.Flags}
 			return in, err
 		}
-		cat, err := parse.LoadSkills(f.skills)
+		cat, err := cfg.loadSkills(f.skills)
 		if err != nil {
 			return in, err
 		}

@@ -137,6 +137,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newDemoCmd(a),
 		newDoctorCmd(a),
 		newWorkflowCmd(a),
+		newSkillsCmd(a),
 		newVersionCmd(),
 	)
 	root.InitDefaultCompletionCmd()

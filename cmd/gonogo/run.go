@@ -147,7 +147,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 		defer cleanup()
 		cat, f.runnerOverride = c, exampleRunner{delay: 900 * time.Millisecond}
-	} else if c, err := parse.LoadSkills(f.skills); err == nil {
+	} else if c, err := cfg.loadSkills(f.skills); err == nil {
 		cat = c
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fail(e, "resume", err)

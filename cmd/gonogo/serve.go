@@ -98,9 +98,14 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err := bot.CheckTokens(bcfg); err != nil {
 		return fail(e, "serve", err)
 	}
-	cat, err := parse.LoadSkills(f.skills)
+	cat, err := cfg.loadSkills(f.skills)
 	if err != nil {
 		return fail(e, "serve", err)
+	}
+	// A skill that cannot be used is said once, here; serve goes on
+	// without it, and a run naming it is refused or shows it as manual.
+	for _, w := range cat.Warnings() {
+		log.Warn("skill", "problem", w)
 	}
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
@@ -165,7 +170,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		})
 		log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
 	}
-	log.Info("gonogo serve starting", "data", f.data, "skills", f.skills, "runner", name)
+	log.Info("gonogo serve starting", "data", f.data, "skills", strings.Join(cat.Dirs(), ", "), "runner", name)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return fail(e, "serve", err)
 	}
