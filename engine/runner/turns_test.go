@@ -28,10 +28,11 @@ func TestTurnsAgreeWithNumTurnsOnEveryCapture(t *testing.T) {
 			}
 			defer f.Close()
 			var st stream
-			reported := 0
+			unreported := 0 // new turns add did not report at once
 			if err := readLines(f, DefaultMaxOutput, func(line []byte) {
-				if st.add(line) {
-					reported++
+				before := st.turns
+				if urgent := st.add(line); st.turns > before && !urgent {
+					unreported++
 				}
 			}); err != nil {
 				t.Fatal(err)
@@ -42,8 +43,8 @@ func TestTurnsAgreeWithNumTurnsOnEveryCapture(t *testing.T) {
 			if st.turns != st.result.NumTurns {
 				t.Errorf("counted %d turns, the result says num_turns %d", st.turns, st.result.NumTurns)
 			}
-			if reported != st.turns {
-				t.Errorf("%d new turns were reported for %d turns counted", reported, st.turns)
+			if unreported > 0 {
+				t.Errorf("%d of %d new turns were not reported at once", unreported, st.turns)
 			}
 		})
 	}
