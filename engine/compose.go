@@ -56,3 +56,27 @@ func ComposePrompt(in PromptInput) string {
 	}
 	return b.String()
 }
+
+// ThreadSource is the step whose confirmed artifact the threaded step s is
+// handed, and the steps passed over to find it, nearest first. A step that
+// was skipped, or confirmed without an artifact, hands on the artifact it
+// would itself have received: the nearest earlier step on the thread that
+// confirmed one. It is nil when s is not threaded, when no such step
+// exists (s then runs without), or past an optional step that was given up
+// on (the run goes on without its output).
+func ThreadSource(r *Run, s *Step) (from *Step, passed []*Step) {
+	from = r.Step(s.ThreadFrom)
+	for from != nil {
+		l := from.Latest()
+		switch {
+		case from.Status == StepSkipped && from.Rules.Optional:
+			return nil, append(passed, from)
+		case from.Status == StepSkipped, from.Status == StepDone && (l == nil || !l.Artifact):
+			passed = append(passed, from)
+			from = r.Step(from.ThreadFrom)
+		default:
+			return from, passed
+		}
+	}
+	return nil, passed
+}

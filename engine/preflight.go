@@ -18,7 +18,8 @@ const chainWarnAfter = 3
 // PreflightPlan turns a parsed plan document into the Plan a run executes,
 // or refuses it before any step runs: no Section 7, a block that cannot be
 // parsed, a step naming the orchestrator or the plan producer, a maintenance
-// skill, or no runnable block at all. A block whose skill does not resolve,
+// skill, no runnable block at all, or --thread (a plan's blocks are
+// independent: none takes another's artifact). A block whose skill does not resolve,
 // is a placeholder or a whole workflow is manual: shown, never run.
 func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan, error) {
 	p := Plan{
@@ -35,6 +36,13 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 			return p, &Refusal{Reason: RefuseParseError, Source: doc.Source, Line: b.Line,
 				Message: fmt.Sprintf("Section 7 block %q: %s", b.Heading, b.Err)}
 		}
+	}
+	if flags.Thread {
+		// Section 7 blocks are independent by the parse contract: each
+		// carries its own prompt, and none takes another's artifact.
+		return p, &Refusal{Reason: RefuseInvalidInput, Source: doc.Source,
+			Message: "--thread is for chains and workflows. A plan's Section 7 blocks are independent steps, " +
+				"so no step takes another's artifact; run the plan without --thread, or run its skills as a chain with --thread"}
 	}
 	// Refusals come first and cover every block, past the cap too: a plan
 	// that names the orchestrator anywhere in Section 7 is refused whole.

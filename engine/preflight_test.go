@@ -135,6 +135,24 @@ func TestPreflightPlanRefusals(t *testing.T) {
 	}
 }
 
+// A plan's Section 7 blocks are independent, so --thread has nothing to
+// hand on: it is refused, not announced and ignored.
+func TestPreflightPlanRefusesThread(t *testing.T) {
+	p, err := PreflightPlan(planDoc(blk(50, "deliver-prd"), blk(60, "deliver-user-stories")), testCatalog(true), DefaultPolicy(), Flags{Thread: true})
+	r := refusalOf(t, err)
+	if r.Reason != RefuseInvalidInput || r.Source != "plan.md" {
+		t.Fatalf("refusal %s from %q, want invalid-input from plan.md", r.Reason, r.Source)
+	}
+	for _, want := range []string{"--thread", "independent", "chain"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("refusal %q does not say %q", r.Message, want)
+		}
+	}
+	if p.Domain != DomainComplicated {
+		t.Errorf("the refused plan lost its header facts: %+v", p)
+	}
+}
+
 func TestPreflightPlanClassifiesBlocks(t *testing.T) {
 	doc := planDoc(
 		blk(50, "deliver-prd"),
@@ -149,7 +167,7 @@ func TestPreflightPlanClassifiesBlocks(t *testing.T) {
 		blk(95, "measure-experiment-design"),
 	)
 	doc.Warnings = []string{"Section 5 has no table"}
-	p, err := PreflightPlan(doc, testCatalog(true), DefaultPolicy(), Flags{Thread: true})
+	p, err := PreflightPlan(doc, testCatalog(true), DefaultPolicy(), Flags{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +222,7 @@ func TestPreflightPlanClassifiesBlocks(t *testing.T) {
 		t.Errorf("deferred block = %+v", p.Deferred[0])
 	}
 	if p.Input != InputPlan || p.Source != "plan.md" || p.Domain != DomainComplicated || p.DomainSource != "section-2" ||
-		p.Confidence != "High" || p.ConfidenceReason != "data in hand" || !p.Flags.Thread {
+		p.Confidence != "High" || p.ConfidenceReason != "data in hand" || !p.Flags.DryRun {
 		t.Errorf("header facts lost: %+v", p)
 	}
 	if !slices.Equal(p.Warnings, []string{"Section 5 has no table"}) {

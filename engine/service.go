@@ -670,25 +670,11 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
 		}
 	}
-	if from := r.Step(st.ThreadFrom); from != nil && from.Status == StepSkipped && from.Rules.Optional {
-		// An optional step that failed was given up on: the run goes on
-		// without its output.
-		st = withoutThread(st)
-	}
 	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
-		from := r.Step(st.ThreadFrom)
-		l := from.Latest()
-		if from.Status != StepDone || l == nil || !l.Artifact {
-			why := "has no confirmed artifact"
-			if from.Status == StepSkipped {
-				why = "was skipped and has no artifact"
-			}
-			return job, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which %s; redo step %d or abort",
-				st.N, st.Skill, from.N, from.Skill, why, st.N)
+		if in.Step, in.Threaded, err = s.threaded(ctx, r, st); err != nil {
+			return job, err
 		}
-		if in.Threaded, err = s.store.Artifact(ctx, r.ID, from.N, l.N); err != nil {
-			return job, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
-		}
+		st = in.Step
 	}
 	if len(st.Attempts) > 1 && in.Feedback != "" {
 		prev := st.Attempts[len(st.Attempts)-2]
@@ -821,10 +807,36 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 	return true
 }
 
+// threaded returns the threaded step st as it runs, handed the confirmed
+// artifact ThreadSource names (past skipped steps), and that artifact; or
+// st handed nothing when there is none.
+func (s *Service) threaded(ctx context.Context, r *Run, st *Step) (*Step, []byte, error) {
+	from, _ := ThreadSource(r, st)
+	if from == nil {
+		return withoutThread(st), nil, nil
+	}
+	if from.N != st.ThreadFrom {
+		st = threadedFrom(st, from.N)
+	}
+	l := from.Latest()
+	if from.Status != StepDone || l == nil || !l.Artifact {
+		return st, nil, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which has no confirmed artifact; redo step %d or abort",
+			st.N, st.Skill, from.N, from.Skill, st.N)
+	}
+	body, err := s.store.Artifact(ctx, r.ID, from.N, l.N)
+	if err != nil {
+		return st, nil, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
+	}
+	return st, body, nil
+}
+
 // withoutThread is a copy of st that is handed no artifact.
-func withoutThread(st *Step) *Step {
+func withoutThread(st *Step) *Step { return threadedFrom(st, 0) }
+
+// threadedFrom is a copy of st that is handed the artifact of step n.
+func threadedFrom(st *Step, n int) *Step {
 	c, d := *st, *st.StepDef
-	d.ThreadFrom = 0
+	d.ThreadFrom = n
 	c.StepDef = &d
 	return &c
 }

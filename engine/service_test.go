@@ -633,22 +633,42 @@ func TestServiceSingleStepWritesNoFile(t *testing.T) {
 	})
 }
 
+// Past a skipped step, a threaded step takes the nearest earlier confirmed
+// artifact, or runs without one when there is none: a skip never leaves a
+// step that cannot run.
 func TestServiceThreadAfterSkip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, 4, false)
 		id := h.start(h.chain(Flags{Thread: true}, "deliver-prd", "deliver-user-stories", "define-problem-statement"))
 		synctest.Wait()
+		h.decide(id, 1, DecideApprove, "", nil)
+		synctest.Wait()
+		h.decide(id, 2, DecideSkip, "", nil)
+		synctest.Wait()
+		h.expect(id, RunWaiting, "done/PRODUCED", "skipped/PRODUCED", "waiting/PRODUCED")
+		calls := h.runner.calls()
+		if len(calls) != 3 {
+			t.Fatalf("the runner ran %d times, want 3", len(calls))
+		}
+		p := calls[2].Prompt
+		if !strings.Contains(p, "## Input: the confirmed artifact of step 1 (`deliver-prd`)") || strings.Contains(p, "deliver-user-stories, attempt") {
+			t.Errorf("step 3 was not handed step 1's artifact past the skipped step 2:\n%s", p)
+		}
+		h.checkJournal(id)
+	})
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, 4, false)
+		id := h.start(h.chain(Flags{Thread: true}, "deliver-prd", "deliver-user-stories"))
+		synctest.Wait()
 		h.decide(id, 1, DecideSkip, "", nil)
 		synctest.Wait()
-		r := h.expect(id, RunWaiting, "skipped/PRODUCED", "waiting/FAILED", "pending")
-		reason := r.Step(2).Latest().Reason
-		for _, want := range []string{"step 2 (deliver-user-stories)", "step 1 (deliver-prd)", "skipped"} {
-			if !strings.Contains(reason, want) {
-				t.Errorf("reason %q does not say %q", reason, want)
-			}
+		h.expect(id, RunWaiting, "skipped/PRODUCED", "waiting/PRODUCED")
+		if p := h.runner.calls()[1].Prompt; strings.Contains(p, "## Input") {
+			t.Errorf("step 2 was handed an input though no step before it confirmed one:\n%s", p)
 		}
-		if n := len(h.runner.calls()); n != 1 {
-			t.Errorf("the runner ran %d times, want once (step 2 cannot run)", n)
+		r := h.load(id)
+		if from, passed := ThreadSource(r, r.Step(2)); from != nil || len(passed) != 1 || passed[0].N != 1 {
+			t.Errorf("ThreadSource(step 2) = %v, %v; want none, past step 1", from, passed)
 		}
 	})
 }

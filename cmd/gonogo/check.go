@@ -260,7 +260,11 @@ func printHeader(w io.Writer, p engine.Plan, id engine.RunID, mode string) {
 	if p.Context != "" {
 		fmt.Fprintf(w, "Context:    %s\n", clip(oneLine(p.Context), 110))
 	}
-	if p.Flags.Thread {
+	switch {
+	case !p.Flags.Thread:
+	case p.Input == engine.InputWorkflow:
+		fmt.Fprintln(w, "Threaded:   a step that depends on exactly one step receives its confirmed artifact")
+	default:
 		fmt.Fprintln(w, "Threaded:   each step receives the previous step's confirmed artifact")
 	}
 }
@@ -287,6 +291,15 @@ func orDash(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clipLeft keeps the end of s, where a path's file name is.
+func clipLeft(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
+}
 
 func clip(s string, n int) string {
 	r := []rune(s)

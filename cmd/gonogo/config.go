@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,9 +30,12 @@ type config struct {
 	StepTimeout  time.Duration `env:"GONOGO_STEP_TIMEOUT, default=30m"`
 	MaxArtifact  byteSize      `env:"GONOGO_MAX_ARTIFACT, default=1MiB"`
 	MaxPlanBytes byteSize      `env:"GONOGO_MAX_PLAN_BYTES, default=1MiB"`
-	MaxParallel  int           `env:"GONOGO_MAX_PARALLEL"`
-	RunBudgetUSD float64       `env:"GONOGO_RUN_BUDGET_USD"`
+	MaxParallel  int           `env:"GONOGO_MAX_PARALLEL" example:"4"`
+	RunBudgetUSD float64       `env:"GONOGO_RUN_BUDGET_USD" example:"5.00"`
 	LogLevel     string        `env:"GONOGO_LOG_LEVEL, default=info"`
+	// ProgressInterval is how often a running step is reported when
+	// stdout is not a terminal.
+	ProgressInterval time.Duration `env:"GONOGO_PROGRESS_INTERVAL, default=30s"`
 	// Home is the user's home directory, for Claude Code's personal
 	// folders (~/.claude/skills, ~/.claude/agents); unset, there are none.
 	Home string `env:"HOME"`
@@ -39,25 +43,122 @@ type config struct {
 
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: l}); err != nil {
-		return c, fmt.Errorf("configuration: %s", envNames(err.Error()))
+	if err := processEnv(ctx, &c, l); err != nil {
+		return c, err
 	}
 	if c.StepTimeout <= 0 {
-		return c, fmt.Errorf("configuration: GONOGO_STEP_TIMEOUT must be positive, got %s", c.StepTimeout)
+		return c, fmt.Errorf("configuration: GONOGO_STEP_TIMEOUT must be positive, got %s (for example GONOGO_STEP_TIMEOUT=30m)", c.StepTimeout)
+	}
+	if c.ProgressInterval <= 0 {
+		return c, fmt.Errorf("configuration: GONOGO_PROGRESS_INTERVAL must be positive, got %s (for example GONOGO_PROGRESS_INTERVAL=30s)", c.ProgressInterval)
 	}
 	if c.MaxParallel < 0 {
-		return c, fmt.Errorf("configuration: GONOGO_MAX_PARALLEL must not be negative, got %d", c.MaxParallel)
+		return c, fmt.Errorf("configuration: GONOGO_MAX_PARALLEL must not be negative, got %d (for example GONOGO_MAX_PARALLEL=4; unset, the number of CPUs)", c.MaxParallel)
 	}
 	if c.RunBudgetUSD < 0 {
-		return c, fmt.Errorf("configuration: GONOGO_RUN_BUDGET_USD must not be negative")
+		return c, fmt.Errorf("configuration: GONOGO_RUN_BUDGET_USD must not be negative, got %g (for example GONOGO_RUN_BUDGET_USD=5.00)", c.RunBudgetUSD)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return c, fmt.Errorf("configuration: GONOGO_LOG_LEVEL=%q is not a log level (debug, info, warn or error); for example GONOGO_LOG_LEVEL=debug", c.LogLevel)
 	}
 	return c, nil
 }
 
+// processEnv reads the environment into target (a pointer to a struct
+// with env tags) with go-envconfig, after checking every number, duration,
+// flag and size that is set, so that a malformed one is refused naming the
+// variable, what it holds and a good value, rather than in go-envconfig's
+// words. A field's `example` tag gives the good value; else its default.
+func processEnv(ctx context.Context, target any, l envconfig.Lookuper) error {
+	t := reflect.TypeOf(target).Elem()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("env")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			continue
+		}
+		v, ok := l.Lookup(name)
+		if !ok || v == "" {
+			continue
+		}
+		if what := malformed(f.Type, v); what != "" {
+			return fmt.Errorf("configuration: %s=%q is not %s; for example %s=%s", name, v, what, name, envExample(f, opts))
+		}
+	}
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: l}); err != nil {
+		return fmt.Errorf("configuration: %s", envNames(t, err.Error()))
+	}
+	return nil
+}
+
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	byteSizeType = reflect.TypeOf(byteSize(0))
+)
+
+// malformed says what v should be for a field of type t ("a duration with
+// a unit"), or "" when v reads as one.
+func malformed(t reflect.Type, v string) string {
+	v = strings.TrimSpace(v)
+	switch {
+	case t == durationType:
+		if _, err := time.ParseDuration(v); err != nil {
+			return "a duration with a unit (s, m or h)"
+		}
+		return ""
+	case t == byteSizeType:
+		var b byteSize
+		if b.UnmarshalText([]byte(v)) != nil {
+			return "a size above zero (bytes, or a number with KiB, MiB, GiB, KB, MB or GB)"
+		}
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64:
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return "a whole number"
+		}
+	case reflect.Float64:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return "a number written with a decimal point"
+		}
+	case reflect.Bool:
+		if _, err := strconv.ParseBool(v); err != nil {
+			return "true or false"
+		}
+	}
+	return ""
+}
+
+// envExample is a good value for field f: its example tag, else its
+// default, else one for its type.
+func envExample(f reflect.StructField, opts string) string {
+	if ex := f.Tag.Get("example"); ex != "" {
+		return ex
+	}
+	for _, o := range strings.Split(opts, ",") {
+		if d, ok := strings.CutPrefix(strings.TrimSpace(o), "default="); ok && d != "" {
+			return d
+		}
+	}
+	switch {
+	case f.Type == durationType:
+		return "30m"
+	case f.Type == byteSizeType:
+		return "1MiB"
+	case f.Type.Kind() == reflect.Float64:
+		return "5.00"
+	case f.Type.Kind() == reflect.Bool:
+		return "true"
+	}
+	return "4"
+}
+
 // envNames replaces the Go field names go-envconfig puts in its errors with
 // the variables people actually set.
-func envNames(msg string) string {
-	t := reflect.TypeOf(config{})
+func envNames(t reflect.Type, msg string) string {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")

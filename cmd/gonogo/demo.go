@@ -89,8 +89,9 @@ gonogo resume are the real thing. With --dry-run nothing runs at all.
 }
 
 func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
+	dryRunner(f)
 	if len(f.positional) > 0 {
-		return fail(e, "demo", usagef("demo runs the built-in example; use gonogo run for your own plan"))
+		return fail(e, "demo", usagef("the demo runs the built-in example; use gonogo run for your own plan"))
 	}
 	cat, dir, cleanup, err := exampleCatalog()
 	if err != nil {
@@ -113,7 +114,11 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "demo", err)
 	}
-	fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
+	if f.DryRun {
+		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan, as a dry run: nothing runs, and each step reports NOT-EXECUTED.")
+	} else {
+		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
+	}
 	f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
 	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, catalog: cat, policy: pol})
 }

@@ -25,6 +25,7 @@ type input struct {
 // anything else is an I/O or configuration error.
 func loadInput(f *runFlags, cfg config) (input, error) {
 	in := input{}
+	dryRunner(f)
 	if err := oneOf(f); err != nil {
 		return in, err
 	}
@@ -74,9 +75,13 @@ func loadInput(f *runFlags, cfg config) (input, error) {
 	default:
 		in.kind = engine.InputPlan
 		path := f.positional[0]
-		src, err := readLimited(path, int64(f.maxPlanBytes))
+		src, err := readLimited(path, int64(f.maxPlanBytes), "plan file")
 		if err != nil {
 			return in, err
+		}
+		if int64(len(src)) > int64(f.maxPlanBytes) {
+			in.plan = engine.Plan{Input: engine.InputPlan, Source: path, Flags: f.Flags}
+			return in, planTooLarge(path, int64(f.maxPlanBytes))
 		}
 		doc, err := parse.Plan(src, path, parse.PlanOptions{MaxBytes: int(f.maxPlanBytes)})
 		if err != nil {
@@ -93,25 +98,59 @@ func loadInput(f *runFlags, cfg config) (input, error) {
 	}
 }
 
-// readLimited reads a file, but never more than one byte past limit: the
-// parser then refuses it as too large without gonogo holding all of it.
-func readLimited(path string, limit int64) ([]byte, error) {
+// readLimited reads a file, but never more than one byte past limit, so
+// gonogo never holds all of a file that is too large. what names the file
+// in errors ("plan file", "edit file").
+func readLimited(path string, limit int64, what string) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("plan file %s does not exist", path)
+			return nil, fmt.Errorf("%s %s does not exist", what, path)
 		}
-		return nil, fmt.Errorf("read plan: %w", err)
+		return nil, fmt.Errorf("read the %s: %w", what, err)
 	}
 	defer fh.Close()
 	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a plan file", path)
+		return nil, fmt.Errorf("%s is a directory, not a %s", path, what)
 	}
 	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", path, err)
+		return nil, fmt.Errorf("read the %s %s: %w", what, path, err)
 	}
 	return b, nil
+}
+
+// planTooLarge refuses a plan over the size limit with its real size (a
+// regular file's, from its metadata), the limit, and how to raise it.
+func planTooLarge(path string, limit int64) error {
+	size, raise := "larger than that", 2*limit
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		size = fmt.Sprintf("%s (%d bytes)", humanBytes(fi.Size()), fi.Size())
+		raise = 1 << 20
+		for raise < fi.Size() {
+			raise *= 2
+		}
+	}
+	return &engine.Refusal{Reason: engine.RefuseInvalidInput, Source: path,
+		Message: fmt.Sprintf("the plan is %s, over the %s (%d bytes) limit; raise it with --max-plan-bytes %s or GONOGO_MAX_PLAN_BYTES=%s",
+			size, humanBytes(limit), limit, humanBytes(raise), humanBytes(raise))}
+}
+
+// humanBytes writes a size the way GONOGO_MAX_* read it: 512KiB, 1MiB,
+// 2.6MiB, 900B.
+func humanBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size {
+			if n%u.size == 0 {
+				return fmt.Sprintf("%d%s", n/u.size, u.name)
+			}
+			return fmt.Sprintf("%.1f%s", float64(n)/float64(u.size), u.name)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // workflowArgs reads --arg k=v flags.

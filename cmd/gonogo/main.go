@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"github.com/sethvargo/go-envconfig"
 	"github.com/spf13/cobra"
@@ -30,7 +28,7 @@ const exitCodes = `Exit codes: 0 completed (check: accepted), 1 refused, halted 
 2 usage, I/O or configuration error, 3 left waiting for a decision.`
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := withInterrupts(context.Background())
 	code := realMain(ctx, env{
 		args: os.Args[1:], stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		lookup: envconfig.OsLookuper(), getenv: os.Getenv,

@@ -183,7 +183,7 @@ func TestDryRunPlanCompletes(t *testing.T) {
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	for _, want := range []string{"Step 1 of 3: define-problem-statement", "NOT-EXECUTED - NOT EXECUTED - dry run", "Run complete", "Mode:       dry-run"} {
+	for _, want := range []string{"Step 1 of 3: define-problem-statement", "NOT-EXECUTED - dry run", "Run complete", "Mode:       dry-run"} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, res.stdout)
 		}

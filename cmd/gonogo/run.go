@@ -15,7 +15,14 @@ import (
 	"github.com/gonogo/gonogo/parse"
 )
 
+// terminalLike is a reader or writer that says whether it is a terminal;
+// tests stand in for one with it.
+type terminalLike interface{ Terminal() bool }
+
 func isTerminal(v any) bool {
+	if t, ok := v.(terminalLike); ok {
+		return t.Terminal()
+	}
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -25,6 +32,14 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
+}
+
+// dryRunner makes --runner dry-run (or GONOGO_RUNNER=dry-run) a dry run,
+// shown and recorded as one, as --dry-run: its steps run nothing either way.
+func dryRunner(f *runFlags) {
+	if f.runner == "dry-run" {
+		f.DryRun = true
+	}
 }
 
 // fail prints an error and returns its exit code: 1 for a refusal, 2 for
@@ -86,7 +101,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 		return fail(e, "run", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	return newDriver(e, a, box, f.data, int64(cfg.MaxArtifact)).drive(ctx, r)
+	return newDriver(e, a, box, f.data, cfg).drive(ctx, r)
 }
 
 // peekRun reads a stored run before resume starts anything: whether it is
@@ -123,7 +138,7 @@ started with unless --auto or --force-auto is given again. RUN is an id from gon
 
 func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
-		return fail(e, "resume", usagef("resume takes one run id (see gonogo runs)"))
+		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
 	var cat engine.Catalog = parse.NewCatalog(nil)
@@ -138,6 +153,9 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 			fmt.Fprintln(e.stderr, "warning: --dry-run ignored: this run was started for real")
 		}
 		f.DryRun = peek.DryRun
+	}
+	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
+		return fail(e, "resume", usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command"))
 	}
 	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
 		// A demo run goes on with the demo's stand-in agent and skills.
@@ -168,7 +186,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	d := newDriver(e, a, box, f.data, int64(cfg.MaxArtifact))
+	d := newDriver(e, a, box, f.data, cfg)
 	if r.Finished() {
 		return d.finish(r)
 	}
@@ -182,25 +200,11 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 			fmt.Fprintf(e.stderr, "warning: %s\n", warn)
 		}
 	}
-	for i := range r.Steps {
-		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
-			fmt.Fprintf(e.stdout, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
-		}
-	}
+	d.interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
 	if err != nil {
 		return fail(e, "resume", err)
 	}
-	// Show the step the run is waiting on, as it stands.
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if s.Status != engine.StepWaiting {
-			continue
-		}
-		if l := s.Latest(); l != nil {
-			d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
-				Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
-		}
-	}
+	d.waiting(ctx, r)
 	return d.drive(ctx, r)
 }

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sethvargo/go-envconfig"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -30,9 +29,9 @@ type slackConfig struct {
 	SlashCommand    string        `env:"GONOGO_SLASH_COMMAND, default=/gonogo"`
 	Approvers       []string      `env:"GONOGO_APPROVERS"`
 	Quorum          int           `env:"GONOGO_QUORUM, default=1"`
-	ExcludeStarter  bool          `env:"GONOGO_QUORUM_EXCLUDE_STARTER, default=false"`
-	RemindAfter     time.Duration `env:"GONOGO_REMIND_AFTER"`
-	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT"`
+	ExcludeStarter  bool          `env:"GONOGO_QUORUM_EXCLUDE_STARTER, default=false" example:"true"`
+	RemindAfter     time.Duration `env:"GONOGO_REMIND_AFTER" example:"2h"`
+	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT" example:"24h"`
 	TimeoutAction   string        `env:"GONOGO_DECISION_TIMEOUT_ACTION, default=wait"`
 	HTTPAddr        string        `env:"GONOGO_HTTP_ADDR"`
 	// UpdatesPerMinute is the app-wide chat.update budget: Slack's Tier 3
@@ -73,11 +72,11 @@ other variables.`,
 
 func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
-		return fail(e, "serve", usagef("serve takes no arguments (got %q)", f.positional[0]))
+		return fail(e, "serve", usagef("takes no arguments (got %q)", f.positional[0]))
 	}
 	var sc slackConfig
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &sc, Lookuper: e.lookup}); err != nil {
-		return fail(e, "serve", fmt.Errorf("configuration: %s", err))
+	if err := processEnv(ctx, &sc, e.lookup); err != nil {
+		return fail(e, "serve", err)
 	}
 	var approvers []string
 	for _, a := range sc.Approvers {

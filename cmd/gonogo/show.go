@@ -30,7 +30,7 @@ func newRunsCmd(a *cli) *cobra.Command {
 
 func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
-		return fail(e, "runs", usagef("runs takes no arguments (got %q)", f.positional[0]))
+		return fail(e, "runs", usagef("takes no arguments (got %q)", f.positional[0]))
 	}
 	db, err := openStore(f.data)
 	if err != nil {
@@ -41,11 +41,25 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "runs", err)
 	}
+	// A waiting run may be halted on a FAILED step (or on an interrupted
+	// one): only its snapshot says, so waiting runs, and only they, are
+	// read whole.
+	states := make([]string, len(list))
+	for i, s := range list {
+		states[i] = string(s.State)
+		if s.State != engine.RunWaiting {
+			continue
+		}
+		if r, err := db.Load(ctx, s.ID); err == nil {
+			states[i], _ = runState(r)
+		}
+	}
 	if f.json {
 		out := make([]jsonRunLine, 0, len(list))
-		for _, s := range list {
+		for i, s := range list {
 			out = append(out, jsonRunLine{ID: string(s.ID), State: string(s.State), Input: string(s.Input),
-				Created: s.Created, Updated: s.Updated, StepsTotal: s.StepsTotal, StepsDone: s.StepsDone})
+				Created: s.Created, Updated: s.Updated, StepsTotal: s.StepsTotal, StepsDone: s.StepsDone,
+				Halted: states[i] == stateHalted})
 		}
 		return writeJSON(e, "runs", out)
 	}
@@ -53,12 +67,61 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 		fmt.Fprintf(e.stdout, "No runs in %s.\n", f.data)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "%-24s %-10s %-6s %-6s %-17s %s\n", "RUN", "STATE", "INPUT", "STEPS", "UPDATED", "SOURCE")
-	for _, s := range list {
-		fmt.Fprintf(e.stdout, "%-24s %-10s %-6s %-6s %-17s %s\n", s.ID, s.State, s.Input,
-			fmt.Sprintf("%d/%d", s.StepsDone, s.StepsTotal), s.Updated.Local().Format("2006-01-02 15:04"), clip(oneLine(s.Source), 60))
+	idW, stateW, stepsW := len("RUN"), len("STATE"), len("STEPS")
+	for i, s := range list {
+		idW, stateW = max(idW, len(s.ID)), max(stateW, len(states[i]))
+		stepsW = max(stepsW, len(fmt.Sprintf("%d/%d", s.StepsDone, s.StepsTotal)))
+	}
+	row := fmt.Sprintf("%%-%ds  %%-%ds  %%-8s  %%-%ds  %%-16s  %%s\n", idW, stateW, stepsW)
+	fmt.Fprintf(e.stdout, row, "RUN", "STATE", "INPUT", "STEPS", "UPDATED", "SOURCE")
+	for i, s := range list {
+		src := clip(oneLine(s.Source), 60)
+		if s.Input == engine.InputPlan {
+			src = clipLeft(oneLine(s.Source), 60) // a path: its file name matters most
+		}
+		fmt.Fprintf(e.stdout, row, s.ID, states[i], s.Input,
+			fmt.Sprintf("%d/%d", s.StepsDone, s.StepsTotal), s.Updated.Local().Format("2006-01-02 15:04"), src)
 	}
 	return exitOK
+}
+
+const (
+	stateHalted      = "halted"
+	stateInterrupted = "interrupted"
+)
+
+// runState is how a run stands, for people: its state, except that a run
+// waiting on a FAILED step (that gonogo does not retry by itself) is
+// halted and one waiting on an interrupted step is interrupted; and a
+// sentence saying where it stands, "halted at step 2 (deliver-prd):
+// FAILED - the agent exited with code 1".
+func runState(r *engine.Run) (state, detail string) {
+	state = string(r.State)
+	switch r.State {
+	case engine.RunAborted:
+		if r.Halt != "" {
+			return state, "aborted (" + r.Halt + ")"
+		}
+		return state, state
+	case engine.RunWaiting:
+	default:
+		return state, state
+	}
+	s := askable(r)
+	if s == nil {
+		return state, "waiting: a step waits for its automatic retry"
+	}
+	where := fmt.Sprintf("step %d (%s)", s.N, s.Skill)
+	l := s.Latest()
+	switch {
+	case s.Status == engine.StepInterrupted:
+		return stateInterrupted, fmt.Sprintf("halted at %s: interrupted (gonogo stopped while it ran); redo it or abort", where)
+	case l != nil && l.Result == engine.ResultFailed:
+		return stateHalted, fmt.Sprintf("halted at %s: %s", where, resultText(l.Result, l.Reason))
+	case l != nil:
+		return state, fmt.Sprintf("waiting for a decision at %s: %s", where, resultText(l.Result, l.Reason))
+	}
+	return state, "waiting for a decision at " + where
 }
 
 type jsonRunLine struct {
@@ -69,6 +132,9 @@ type jsonRunLine struct {
 	Updated    time.Time `json:"updated"`
 	StepsTotal int       `json:"steps_total"`
 	StepsDone  int       `json:"steps_done"`
+	// Halted marks a waiting run halted on a FAILED step: its state stays
+	// waiting (resume offers redo or abort).
+	Halted bool `json:"halted,omitempty"`
 }
 
 type jsonRun struct {
@@ -81,6 +147,7 @@ type jsonRun struct {
 	Updated time.Time   `json:"updated"`
 	CostUSD float64     `json:"cost_usd"`
 	Halt    *string     `json:"halt"`
+	Halted  bool        `json:"halted,omitempty"` // waiting, halted on a FAILED step
 	Steps   []jsonStep  `json:"steps"`
 	Journal []jsonEvent `json:"journal"`
 }
@@ -147,7 +214,7 @@ happened. RUN is an id from gonogo runs.`,
 
 func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) != 1 {
-		return fail(e, "show", usagef("show takes one run id (see gonogo runs)"))
+		return fail(e, "show", usagef("expected one run id (see gonogo runs)"))
 	}
 	db, err := openStore(f.data)
 	if err != nil {
@@ -166,11 +233,11 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return writeJSON(e, "show", runJSON(r, journal, f.data))
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	fmt.Fprintf(e.stdout, "State:      %s", r.State)
-	if r.Halt != "" {
-		fmt.Fprintf(e.stdout, " (%s)", r.Halt)
+	_, detail := runState(r)
+	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
+	if r.State == engine.RunWaiting {
+		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s\n", r.ID)
 	}
-	fmt.Fprintln(e.stdout)
 	if r.CostUSD > 0 {
 		fmt.Fprintf(e.stdout, "Cost:       $%.2f\n", r.CostUSD)
 	}
@@ -204,11 +271,7 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 	case engine.EvStepStarted, engine.EvStepQueued:
 		return fmt.Sprintf("%s, attempt %d", stepTitle(r, s), ev.Attempt)
 	case engine.EvStepFinished:
-		out := fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, ev.Result)
-		if ev.Reason != "" {
-			out += " - " + clip(ev.Reason, 100)
-		}
-		return out
+		return fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, clip(resultText(ev.Result, ev.Reason), 120))
 	case engine.EvStepInterrupted:
 		return fmt.Sprintf("%s, attempt %d: interrupted", stepTitle(r, s), ev.Attempt)
 	case engine.EvDecision:
@@ -235,6 +298,9 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 		ID: string(r.ID), State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
 		Mode: engine.RunModeName(r.Mode, r.DryRun), Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD,
 		Halt: strOrNil(r.Halt), Steps: []jsonStep{}, Journal: []jsonEvent{},
+	}
+	if state, _ := runState(r); state == stateHalted {
+		out.Halted = true
 	}
 	for i := range r.Steps {
 		s := &r.Steps[i]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -102,26 +103,41 @@ type driver struct {
 	e       env
 	out     io.Writer
 	in      *lineReader
-	tty     bool
+	tty     bool // a person answers at a terminal (stdin is one): prompts, short answers
+	live    bool // stdout is a terminal: a live progress line, and $EDITOR may open
 	svc     *engine.Service
 	data    string
 	actor   string
 	box     *inbox
 	maxEdit int64
+	// every is how often a running step is reported when stdout is not a
+	// terminal (a CI log, a pipe to tee), so the log shows it is alive.
+	every time.Duration
 
-	progress  *engine.Progress
-	progStep  int
-	progStart time.Time
-	spin      int
-	drawn     bool
-	shown     map[string]bool
-	started   string // the attempt whose start line was printed last
+	running  map[int]*liveStep // steps running now, by number
+	progStep int               // the running step the terminal's live line shows
+	spin     int
+	drawn    bool
+	shown    map[string]bool
+	started  string // the attempt whose start line was printed last
 }
 
-func newDriver(e env, a *app, box *inbox, data string, maxEdit int64) *driver {
+// liveStep is what the terminal knows of a running step.
+type liveStep struct {
+	start    time.Time
+	progress *engine.Progress
+	said     time.Time // when its last progress line was printed
+}
+
+func newDriver(e env, a *app, box *inbox, data string, cfg config) *driver {
+	every := cfg.ProgressInterval
+	if every <= 0 {
+		every = 30 * time.Second
+	}
 	return &driver{
-		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin) && isTerminal(e.stdout),
-		svc: a.svc, data: data, actor: actor(e), box: box, maxEdit: maxEdit, shown: map[string]bool{},
+		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(e.stdout),
+		svc: a.svc, data: data, actor: actor(e), box: box, maxEdit: int64(cfg.MaxArtifact), every: every,
+		running: map[int]*liveStep{}, shown: map[string]bool{},
 	}
 }
 
@@ -141,7 +157,9 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 				return exitUsage
 			}
 			if n.Progress != nil {
-				d.progress, d.progStep = n.Progress, n.Event.Step
+				if ls := d.running[n.Event.Step]; ls != nil {
+					ls.progress, d.progStep = n.Progress, n.Event.Step
+				}
 				continue
 			}
 			if n.Run.Seq > r.Seq {
@@ -168,10 +186,14 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 		select {
 		case <-d.box.signal:
 		case <-tick.C:
-			d.draw(r)
+			if d.live {
+				d.draw(r)
+			} else {
+				d.report(r)
+			}
 		case <-ctx.Done():
 			d.clearLine()
-			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo: gonogo resume %s\n", r.ID)
+			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s\n", r.ID)
 			return exitWaiting
 		}
 	}
@@ -185,30 +207,29 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		fmt.Fprintf(d.out, "… %s queued: waiting for a free runner slot\n", stepTitle(r, s))
 	case engine.EvStepStarted:
 		d.clearLine()
-		d.progress, d.progStep, d.progStart = nil, ev.Step, time.Now()
+		now := time.Now()
+		d.running[ev.Step], d.progStep = &liveStep{start: now, said: now}, ev.Step
 		attempt := ""
 		if ev.Attempt > 1 {
 			attempt = fmt.Sprintf(" (attempt %d)", ev.Attempt)
 		}
 		fmt.Fprintf(d.out, "\n▶ %s%s\n", stepTitle(r, s), attempt)
+		d.threadNote(r, s)
 		d.started = fmt.Sprintf("%d/%d", ev.Step, ev.Attempt)
 	case engine.EvStepFinished:
 		d.clearLine()
-		d.progress = nil
+		delete(d.running, ev.Step)
 		d.stepBlock(ctx, r, s, ev)
 	case engine.EvStepInterrupted:
 		d.clearLine()
+		delete(d.running, ev.Step)
 		fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
 	case engine.EvDecision:
 		d.clearLine()
-		what := string(ev.Decision)
-		if ev.Attempt > 1 {
-			what += fmt.Sprintf(" (attempt %d)", ev.Attempt)
+		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", stepTitle(r, s), decisionWords(ev), ev.Actor, ev.Time.Local().Format("15:04:05"))
+		if ev.Decision == engine.DecideSkip {
+			d.skipNote(r, s)
 		}
-		if ev.Feedback != "" {
-			what += fmt.Sprintf(" with feedback %q", clip(oneLine(ev.Feedback), 80))
-		}
-		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", stepTitle(r, s), what, ev.Actor, ev.Time.Local().Format("15:04:05"))
 	case engine.EvModeChanged:
 		fmt.Fprintf(d.out, "Mode is now %s\n", ev.Mode)
 	case engine.EvStepsAdded:
@@ -222,6 +243,93 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 			ids = append(ids, a.ID)
 		}
 		fmt.Fprintf(d.out, "+ %s %s %d steps: %s\n", stepTitle(r, s), what, len(ev.Added), clip(strings.Join(ids, ", "), 200))
+	}
+}
+
+// decisionWords says what a decision was, in the words of the decision
+// lines ("redo (attempt 2) with feedback "..."").
+func decisionWords(ev engine.Event) string {
+	what := string(ev.Decision)
+	if ev.Attempt > 1 {
+		what += fmt.Sprintf(" (attempt %d)", ev.Attempt)
+	}
+	if ev.Feedback != "" {
+		what += fmt.Sprintf(" with feedback %q", clip(oneLine(ev.Feedback), 80))
+	}
+	return what
+}
+
+// threadNote says, as a threaded step starts, whose artifact it is handed
+// when the step before it was skipped.
+func (d *driver) threadNote(r *engine.Run, s *engine.Step) {
+	if s == nil || s.ThreadFrom == 0 || r.DryRun {
+		return
+	}
+	from, passed := engine.ThreadSource(r, s)
+	if len(passed) == 0 {
+		return
+	}
+	var why []string
+	for _, p := range passed {
+		w := "was skipped"
+		if p.Status == engine.StepDone {
+			w = "confirmed no artifact"
+		} else if p.Rules.Optional {
+			w = "was given up on (optional)"
+		}
+		why = append(why, fmt.Sprintf("step %d (%s) %s", p.N, p.Skill, w))
+	}
+	if from == nil {
+		fmt.Fprintf(d.out, "  Input:    none: %s, and nothing before it is handed on\n", strings.Join(why, ", "))
+		return
+	}
+	fmt.Fprintf(d.out, "  Input:    the confirmed artifact of step %d (%s), as %s\n", from.N, from.Skill, strings.Join(why, ", "))
+}
+
+// skipNote says, at the skip of s, what the threaded steps that take its
+// artifact are handed instead.
+func (d *driver) skipNote(r *engine.Run, s *engine.Step) {
+	if s == nil || !r.Thread || r.DryRun {
+		return
+	}
+	for i := range r.Steps {
+		next := &r.Steps[i]
+		if next.ThreadFrom != s.N || next.Status != engine.StepPending {
+			continue
+		}
+		fmt.Fprintf(d.out, "  Step %d (%s) takes this step's artifact: ", next.N, next.Skill)
+		if from, _ := engine.ThreadSource(r, next); from != nil {
+			fmt.Fprintf(d.out, "it is handed the confirmed artifact of step %d (%s) instead.\n", from.N, from.Skill)
+		} else {
+			fmt.Fprintln(d.out, "it runs without one, as nothing before it is handed on.")
+		}
+	}
+}
+
+// stopped says gonogo stopped at the checkpoint of s, the run kept.
+func (d *driver) stopped(r *engine.Run, s *engine.Step) {
+	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s\n", stepTitle(r, s), r.ID)
+}
+
+// interrupted announces, as a run resumes, the steps gonogo stopped in.
+func (d *driver) interrupted(r *engine.Run) {
+	for i := range r.Steps {
+		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
+			fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
+		}
+	}
+}
+
+// waiting shows, as a run resumes, the steps it waits on as they stand.
+func (d *driver) waiting(ctx context.Context, r *engine.Run) {
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		l := s.Latest()
+		if s.Status != engine.StepWaiting || l == nil {
+			continue
+		}
+		d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
+			Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
 	}
 }
 
@@ -269,27 +377,7 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		fmt.Fprintf(d.out, "%s\n", stepTitle(r, s))
 	}
 	d.started = ""
-	res := string(ev.Result)
-	if ev.Reason != "" {
-		res += " - " + ev.Reason
-	}
-	if a := attemptOf(s, ev.Attempt); a != nil && a.Skill != "" && s != nil && a.Skill != s.Skill {
-		res += " (ran the fallback `" + a.Skill + "`)"
-	}
-	var facts []string
-	if ev.CostUSD > 0 {
-		facts = append(facts, fmt.Sprintf("$%.2f", ev.CostUSD))
-	}
-	if ev.Usage.Turns > 0 {
-		facts = append(facts, fmt.Sprintf("%d turns", ev.Usage.Turns))
-	}
-	if a := attemptOf(s, ev.Attempt); a != nil && !a.Started.IsZero() {
-		facts = append(facts, a.Finished.Sub(a.Started).Round(time.Second).String())
-	}
-	if len(facts) > 0 {
-		res += "  (" + strings.Join(facts, ", ") + ")"
-	}
-	fmt.Fprintf(d.out, "  Result:   %s\n", res)
+	fmt.Fprintf(d.out, "  Result:   %s\n", resultLine(s, ev))
 	if ev.Summary != "" {
 		fmt.Fprintf(d.out, "  Summary:  %s\n", ev.Summary)
 	}
@@ -303,18 +391,74 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 			printPreview(d.out, body, 12)
 		}
 	}
+	if next := nextWords(s, ev); next != "" {
+		fmt.Fprintf(d.out, "  %s\n", next)
+	}
+}
+
+// resultLine is an attempt's result, its reason, and what it cost:
+// "FAILED - the agent exited with code 1  (12s)".
+func resultLine(s *engine.Step, ev engine.Event) string {
+	res := resultText(ev.Result, ev.Reason)
+	a := attemptOf(s, ev.Attempt)
+	if a != nil && a.Skill != "" && a.Skill != s.Skill {
+		res += " (ran the fallback `" + a.Skill + "`)"
+	}
+	var facts []string
+	if ev.CostUSD > 0 {
+		facts = append(facts, fmt.Sprintf("$%.2f", ev.CostUSD))
+	}
+	if ev.Usage.Turns > 0 {
+		facts = append(facts, plural(ev.Usage.Turns, "turn"))
+	}
+	if a != nil && !a.Started.IsZero() {
+		facts = append(facts, a.Finished.Sub(a.Started).Round(time.Second).String())
+	}
+	if len(facts) > 0 {
+		res += "  (" + strings.Join(facts, ", ") + ")"
+	}
+	return res
+}
+
+// resultText is a result and its reason, the dry run's said once:
+// "NOT-EXECUTED - dry run", "FAILED - the agent exited with code 1".
+func resultText(res engine.Result, reason string) string {
+	if res == engine.ResultNotExecuted {
+		reason = strings.TrimPrefix(reason, "NOT EXECUTED - ")
+	}
+	if reason == "" {
+		return string(res)
+	}
+	return string(res) + " - " + reason
+}
+
+// nextWords says what follows a finished attempt without a person: the run
+// advanced, falls back to another skill, goes on without an optional step,
+// or retries.
+func nextWords(s *engine.Step, ev engine.Event) string {
 	switch {
 	case ev.Status == engine.StepDone:
-		fmt.Fprintln(d.out, "  Advanced.")
+		return "Advanced."
 	case ev.Status == engine.StepQueued && ev.Skill != "":
-		fmt.Fprintf(d.out, "  Falling back to `%s`.\n", ev.Skill)
+		return fmt.Sprintf("Falling back to `%s`.", ev.Skill)
 	case ev.Status == engine.StepSkipped:
-		fmt.Fprintln(d.out, "  Optional step: the run goes on without it.")
+		return "Optional step: the run goes on without it."
 	case s != nil && ev.Status == engine.StepWaiting:
 		if due, n, of, ok := engine.RetryDue(s); ok && s.Latest() != nil && s.Latest().N == ev.Attempt {
-			fmt.Fprintf(d.out, "  Retrying at %s (retry %d of %d).\n", due.Local().Format("15:04:05"), n, of)
+			return fmt.Sprintf("Retrying at %s (retry %d of %d).", due.Local().Format("15:04:05"), n, of)
 		}
 	}
+	return ""
+}
+
+// plural is n and the word for n of them: "1 turn", "4 turns".
+func plural(n int, word string) string { return fmt.Sprintf("%d %s", n, noun(n, word)) }
+
+func noun(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func attemptOf(s *engine.Step, n int) *engine.Attempt {
@@ -341,24 +485,22 @@ func printPreview(w io.Writer, body []byte, max int) {
 		fmt.Fprintf(w, "  │ %s\n", clip(strings.TrimRight(l, " \t"), 110))
 	}
 	if more > 0 {
-		fmt.Fprintf(w, "  │ … %d more lines\n", more)
+		fmt.Fprintf(w, "  │ … %d more %s\n", more, noun(more, "line"))
 	}
 	fmt.Fprintln(w, "  └──")
 }
 
 // draw repaints the live progress line of the running step, on a terminal.
 func (d *driver) draw(r *engine.Run) {
-	if !d.tty || d.progStep == 0 {
-		return
-	}
+	ls := d.running[d.progStep]
 	s := r.Step(d.progStep)
-	if s == nil || s.Status != engine.StepRunning {
+	if ls == nil || s == nil || s.Status != engine.StepRunning {
 		return
 	}
 	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 	d.spin = (d.spin + 1) % len(frames)
-	line := fmt.Sprintf("%s %s  %s", frames[d.spin], stepTitle(r, s), time.Since(d.progStart).Round(time.Second))
-	if p := d.progress; p != nil {
+	line := fmt.Sprintf("%s %s  %s", frames[d.spin], stepTitle(r, s), time.Since(ls.start).Round(time.Second))
+	if p := ls.progress; p != nil {
 		line += fmt.Sprintf("  turns %d  tools %d", p.Turns, p.ToolCalls)
 		if p.LastTool != "" {
 			line += " (" + p.LastTool + ")"
@@ -369,6 +511,34 @@ func (d *driver) draw(r *engine.Run) {
 	}
 	fmt.Fprintf(d.out, "\r\033[K%s", clip(line, 140))
 	d.drawn = true
+}
+
+// report prints, when stdout is not a terminal, a line for each step that
+// has run for another d.every since its last one: a log shows it is alive.
+func (d *driver) report(r *engine.Run) {
+	now := time.Now()
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		ls := d.running[s.N]
+		if ls == nil || s.Status != engine.StepRunning || now.Sub(ls.said) < d.every {
+			continue
+		}
+		ls.said = now
+		took := now.Sub(ls.start)
+		if took < 10*time.Second {
+			took = took.Round(100 * time.Millisecond)
+		} else {
+			took = took.Round(time.Second)
+		}
+		line := fmt.Sprintf("  ... %s (step %d) running %s", s.Skill, s.N, took)
+		if p := ls.progress; p != nil {
+			line += fmt.Sprintf(", %s, %s", plural(p.Turns, "turn"), plural(p.ToolCalls, "tool call"))
+			if p.CostUSD > 0 {
+				line += fmt.Sprintf(", $%.2f", p.CostUSD)
+			}
+		}
+		fmt.Fprintln(d.out, line)
+	}
 }
 
 func (d *driver) clearLine() {
@@ -388,13 +558,17 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		}
 		line, err := d.in.read(ctx)
 		if ctx.Err() != nil {
-			fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s: gonogo resume %s\n", stepTitle(r, s), r.ID)
+			d.stopped(r, s)
 			return nil, exitWaiting, true
 		}
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 			return nil, d.leave(r, s), true
 		}
 		dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
+		if ctx.Err() != nil {
+			d.stopped(r, s)
+			return nil, exitWaiting, true
+		}
 		if err != nil {
 			fmt.Fprintln(d.e.stderr, "gonogo:", err)
 			if d.tty {
@@ -475,18 +649,49 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 	case engine.DecideRedo:
 		dec.Feedback = rest
 		if d.tty && rest == "" {
-			fmt.Fprint(d.out, "Feedback for the agent (optional, Enter to skip): ")
-			fb, _ := d.in.read(ctx)
-			dec.Feedback = strings.TrimSpace(fb)
+			fb, back := d.ask(ctx, "Feedback for the agent (optional, Enter to skip, Ctrl-C to go back): ")
+			if back {
+				return nil, nil, nil
+			}
+			dec.Feedback = fb
 		}
 	case engine.DecideEdit:
-		body, err := d.editBody(ctx, r, s, rest)
+		switch {
+		case rest == "" && d.tty && d.live:
+			return d.editInEditor(ctx, r, s, allowed)
+		case rest == "" && d.tty:
+			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact here (stdout is not a terminal, so no editor opens): edit PATH")
+		case rest == "":
+			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
+		}
+		body, err := d.readEdit(rest)
 		if err != nil {
 			return nil, nil, err
 		}
 		return dec, body, nil
 	}
 	return dec, nil, nil
+}
+
+// ask asks a question on the terminal that Ctrl-C (or end of input) backs
+// out of: back is true when it did, and the caller returns to the
+// checkpoint. A second Ctrl-C there stops gonogo.
+func (d *driver) ask(ctx context.Context, question string) (answer string, back bool) {
+	pctx, release := catchInterrupt(ctx)
+	defer release()
+	fmt.Fprint(d.out, question)
+	line, err := d.in.read(pctx)
+	switch {
+	case wasInterrupted(pctx):
+		fmt.Fprintln(d.out, "\nBack at the checkpoint (Ctrl-C there stops gonogo; the run is kept).")
+		return "", true
+	case ctx.Err() != nil:
+		return "", true
+	case err != nil && strings.TrimSpace(line) == "":
+		fmt.Fprintln(d.out, "\nBack at the checkpoint.")
+		return "", true
+	}
+	return strings.TrimSpace(line), false
 }
 
 func wordsFor(allowed []engine.DecisionKind) string {
@@ -513,40 +718,104 @@ func contains(ks []engine.DecisionKind, k engine.DecisionKind) bool {
 	return false
 }
 
-// editBody reads the replacement artifact: from PATH, or on a terminal from
-// $EDITOR opened on the current artifact.
-func (d *driver) editBody(ctx context.Context, r *engine.Run, s *engine.Step, path string) ([]byte, error) {
-	if path == "" && !d.tty {
-		return nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
+// editInEditor opens $VISUAL or $EDITOR on the current artifact and
+// returns the edit. Closed unchanged, it records no edit: it asks whether
+// to approve the artifact as it is, edit again or go back to the
+// checkpoint (a nil decision).
+func (d *driver) editInEditor(ctx context.Context, r *engine.Run, s *engine.Step, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
+	cur, _ := d.svc.Artifact(ctx, r.ID, s.N, s.Latest().N)
+	f, err := os.CreateTemp("", fmt.Sprintf("gonogo-%02d-%s-*.md", s.N, s.Skill))
+	if err != nil {
+		return nil, nil, fmt.Errorf("edit: %w", err)
 	}
-	if path == "" {
-		cur, _ := d.svc.Artifact(ctx, r.ID, s.N, s.Latest().N)
-		f, err := os.CreateTemp("", fmt.Sprintf("gonogo-%02d-%s-*.md", s.N, s.Skill))
-		if err != nil {
-			return nil, fmt.Errorf("edit: %w", err)
-		}
-		defer os.Remove(f.Name())
-		if _, err := f.Write(cur); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("edit: %w", err)
-		}
-		f.Close()
-		editor := d.e.getenv("VISUAL")
-		if editor == "" {
-			editor = d.e.getenv("EDITOR")
-		}
-		if editor == "" {
-			editor = "vi"
-		}
-		args := append(strings.Fields(editor), f.Name())
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("edit: %s: %w", editor, err)
-		}
-		path = f.Name()
+	defer os.Remove(f.Name())
+	_, err = f.Write(cur)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	b, err := readLimited(path, d.maxEdit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("edit: %w", err)
+	}
+	for {
+		if back, err := d.runEditor(ctx, f.Name()); back || err != nil {
+			return nil, nil, err
+		}
+		if now, err := os.ReadFile(f.Name()); err != nil || !bytes.Equal(now, cur) {
+			body, err := d.readEdit(f.Name())
+			if err != nil {
+				return nil, nil, err
+			}
+			return &engine.Decision{Kind: engine.DecideEdit}, body, nil
+		}
+		switch d.askUnchanged(ctx, contains(allowed, engine.DecideApprove)) {
+		case engine.DecideApprove:
+			return &engine.Decision{Kind: engine.DecideApprove}, nil, nil
+		case engine.DecideEdit:
+			continue
+		}
+		return nil, nil, nil
+	}
+}
+
+// askUnchanged asks what to do after the editor closed with the artifact
+// unchanged: approve (when allowed), edit again, or "" to go back.
+func (d *driver) askUnchanged(ctx context.Context, canApprove bool) engine.DecisionKind {
+	q := "The artifact is unchanged, so no edit is recorded. "
+	if canApprove {
+		q += "[a]pprove it as it is, [e]dit again, or [c]heckpoint (back) > "
+	} else {
+		q += "[e]dit again, or [c]heckpoint (back) > "
+	}
+	for {
+		ans, back := d.ask(ctx, q)
+		if back {
+			return ""
+		}
+		switch strings.ToLower(ans) {
+		case "a", "approve":
+			if canApprove {
+				return engine.DecideApprove
+			}
+		case "e", "edit":
+			return engine.DecideEdit
+		case "c", "checkpoint", "back", "":
+			return ""
+		}
+		fmt.Fprintf(d.e.stderr, "gonogo: %q is not one of the choices\n", ans)
+	}
+}
+
+// runEditor runs the editor on path. Ctrl-C while it runs goes back to the
+// checkpoint (back is true).
+func (d *driver) runEditor(ctx context.Context, path string) (back bool, err error) {
+	editor := d.e.getenv("VISUAL")
+	if editor == "" {
+		editor = d.e.getenv("EDITOR")
+	}
+	if editor == "" {
+		editor = "vi"
+	}
+	pctx, release := catchInterrupt(ctx)
+	defer release()
+	args := append(strings.Fields(editor), path)
+	cmd := exec.CommandContext(pctx, args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err = cmd.Run()
+	switch {
+	case wasInterrupted(pctx):
+		fmt.Fprintln(d.out, "\nBack at the checkpoint (Ctrl-C there stops gonogo; the run is kept).")
+		return true, nil
+	case ctx.Err() != nil:
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("edit: the editor %q: %w", editor, err)
+	}
+	return false, nil
+}
+
+// readEdit reads a replacement artifact from path.
+func (d *driver) readEdit(path string) ([]byte, error) {
+	b, err := readLimited(path, d.maxEdit, "edit file")
 	if err != nil {
 		return nil, fmt.Errorf("edit: %w", err)
 	}
@@ -567,7 +836,8 @@ func (d *driver) leave(r *engine.Run, s *engine.Step) int {
 	}
 	l := s.Latest()
 	if l != nil && l.Result == engine.ResultFailed {
-		fmt.Fprintf(d.out, "Run halted at %s: FAILED - %s\nContinue with: gonogo resume %s (redo or abort)\n", stepTitle(r, s), l.Reason, r.ID)
+		// The reason was printed with the step's result just above.
+		fmt.Fprintf(d.out, "Run halted at %s: FAILED\nContinue with: gonogo resume %s (redo or abort)\n", stepTitle(r, s), r.ID)
 		return exitRefused
 	}
 	if s.Status == engine.StepInterrupted {
@@ -618,7 +888,7 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 		} else if s.Status == engine.StepDone {
 			dec = "auto"
 		}
-		if s.Status == engine.StepAborted || s.Status == engine.StepPending {
+		if s.Status == engine.StepAborted || s.Status == engine.StepPending || s.Status == engine.StepInterrupted {
 			res = string(s.Status)
 		}
 		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, clip(s.Skill, 32), res, dec, art)

@@ -106,7 +106,7 @@ func workflowSave(e env, cfg config, f *runFlags, replace bool) int {
 
 func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
-		return fail(e, "workflow list", usagef("workflow list takes no arguments"))
+		return fail(e, "workflow list", usagef("takes no arguments"))
 	}
 	names, err := parse.ListWorkflows(cfg.WorkflowsDir)
 	if err != nil {
