@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,10 +32,8 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	fakeAgent = filepath.Join(dir, "fakeagent")
-	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if p, err := exec.LookPath("go"); err == nil {
-		gocmd = p
-	}
+	// go test puts its own toolchain's bin first on PATH.
+	gocmd := "go"
 	build := exec.Command(gocmd, "build", "-o", fakeAgent, "../../testdata/agents-fake/fakeagent")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the fake agent: %v\n%s", err, out)
