@@ -1008,6 +1008,9 @@ func rdProgressLine(a *engine.Attempt, v View, now time.Time) string {
 		if p.CostUSD > 0 {
 			parts = append(parts, rdMoney(p.CostUSD))
 		}
+		if p.Status != "" { // the agent's own words: "Reconnecting...", a retry
+			parts = append(parts, rdMdLine(p.Status, 150))
+		}
 	}
 	return strings.Join(parts, " · ")
 }

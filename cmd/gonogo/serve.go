@@ -115,8 +115,11 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "serve", usagef("%v", err))
 	}
 	name := runnerName(f)
-	run, err := runner.New(name, runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact),
-		AgentsDir: agentsDir(f.data)})
+	rcfg, err := runnerConfig(cfg, f)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	run, err := runner.New(name, rcfg)
 	if err != nil {
 		return fail(e, "serve", usagef("%v", err))
 	}
