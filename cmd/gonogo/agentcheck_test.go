@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/engine/runner"
 )
 
 // The agent is checked before any work starts: check warns, run and serve
@@ -23,7 +24,7 @@ func TestRunRefusesAtStartWhenTheAgentIsMissing(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"run", plan}, []string{`the claude runner's agent "claude" is not on PATH`, "--runner-cmd PATH (GONOGO_RUNNER_CMD)", "--runner (claude, command, dry-run", "--dry-run"}},
+		{[]string{"run", plan}, []string{`the claude runner's agent "claude" is not on PATH`, "--runner-cmd PATH (GONOGO_RUNNER_CMD)", "--runner (" + strings.Join(runner.Names(), ", ") + ")", "--dry-run"}},
 		{[]string{"run", "--runner-cmd", "/nowhere/my-claude", plan}, []string{`agent "/nowhere/my-claude" is not there`, "fix --runner-cmd / GONOGO_RUNNER_CMD"}},
 		{[]string{"run", "--runner", "command", "--runner-cmd", "my-agent", plan}, []string{`the command runner's agent "my-agent" is not on PATH`}},
 	} {
