@@ -131,6 +131,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newCheckCmd(a),
 		newRunsCmd(a),
 		newShowCmd(a),
+		newDecideCmd(a),
 		newResumeCmd(a),
 		newDemoCmd(a),
 		newDoctorCmd(a),

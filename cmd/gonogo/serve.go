@@ -142,7 +142,8 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	bcfg.Inbox = inbox
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
-		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol})
+		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		Setup: setupOf(f, cfg)})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -152,6 +153,13 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return svc.Run(gctx) })
 	g.Go(func() error { return b.Run(gctx) })
+	// Other gonogo processes of this user read runs and decide through the
+	// local API, since the store's lock keeps them out of the file.
+	if ln, err := listenLocal(f.data); err != nil {
+		log.Warn("gonogo runs, show and decide cannot reach this server", "err", err)
+	} else {
+		g.Go(func() error { return serveLocal(gctx, ln, &localAPI{db: db, svc: svc, log: log, command: "serve"}) })
+	}
 	if sc.HTTPAddr != "" {
 		ln, err := net.Listen("tcp", sc.HTTPAddr)
 		if err != nil {

@@ -28,8 +28,8 @@ func healthz(t *testing.T, addr string) (int, healthJSON) {
 	return code, h
 }
 
-// waitFor polls cond for up to 15s.
-func waitFor(t *testing.T, s *serving, what string, cond func() bool) {
+// waitServe polls cond for up to 15s.
+func waitServe(t *testing.T, s *serving, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -79,7 +79,7 @@ func TestServeLogsSlacksErrorAndRetriesTheConnection(t *testing.T) {
 	}
 	var h healthJSON
 	var code int
-	waitFor(t, s, "/healthz connected", func() bool {
+	waitServe(t, s, "/healthz connected", func() bool {
 		code, h = healthz(t, addr)
 		return code == http.StatusOK
 	})
@@ -116,7 +116,7 @@ func TestServeNeverCallsANetworkErrorARefusedToken(t *testing.T) {
 	addr := s.httpAddr(t)
 	var h healthJSON
 	var code int
-	waitFor(t, s, "the failed attempt in /healthz", func() bool {
+	waitServe(t, s, "the failed attempt in /healthz", func() bool {
 		code, h = healthz(t, addr)
 		return h.Slack.LastError != nil
 	})
@@ -125,7 +125,7 @@ func TestServeNeverCallsANetworkErrorARefusedToken(t *testing.T) {
 		!strings.Contains(e.Error, "connection refused") || e.Refused || e.Call != "auth.test" {
 		t.Errorf("/healthz = %d %+v (last error %+v), want 503, not connected, connection refused from auth.test, not a refused token", code, h, e)
 	}
-	waitFor(t, s, "a second attempt after the backoff", func() bool {
+	waitServe(t, s, "a second attempt after the backoff", func() bool {
 		return strings.Contains(s.stderr.String(), "failures=2")
 	})
 	log := s.stderr.String()

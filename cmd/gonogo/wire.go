@@ -18,12 +18,26 @@ import (
 	"github.com/gonogo/gonogo/storage"
 )
 
-// app is an open store and a service over it, for run, resume and demo.
+// app is an open store, a service over it, and the local API that lets
+// other gonogo processes read its runs and decide, for run, resume and
+// demo.
 type app struct {
 	db   *storage.DB
 	svc  *engine.Service
 	done chan struct{}
 	stop context.CancelFunc
+
+	apiDone chan struct{}
+	apiStop context.CancelFunc
+	api     *localAPI // nil when the socket could not be served
+}
+
+// carry says which run this app carries out: decisions other processes
+// send for it are acted on; for other runs they are only recorded.
+func (a *app) carry(id engine.RunID) {
+	if a.api != nil {
+		a.api.carry(id)
+	}
 }
 
 func newLogger(e env, cfg config) *slog.Logger {
@@ -113,14 +127,6 @@ func requireAgent(f *runFlags) error {
 	return nil
 }
 
-// warnAgent says, without refusing, that the configured agent cannot be
-// run: resume may only need a decision, or an abort.
-func warnAgent(e env, f *runFlags) {
-	if err := agentMissing(f); err != nil {
-		fmt.Fprintf(e.stderr, "warning: %v; a step that needs it will fail\n", err)
-	}
-}
-
 // warnPendingFiles says when artifact files a failure left unwritten still
 // could not be written; the runs themselves are safe in the database.
 func warnPendingFiles(e env, db *storage.DB) {
@@ -131,7 +137,7 @@ func warnPendingFiles(e env, db *storage.DB) {
 
 // startApp opens the store (recovering it after a crash) and starts the
 // service. The caller must call close.
-func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Catalog, n engine.Notifier) (*app, error) {
+func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Catalog, n engine.Notifier, holder string) (*app, error) {
 	name := runnerName(f)
 	rcfg, err := runnerConfig(cfg, f)
 	if err != nil {
@@ -155,10 +161,12 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		return nil, err
 	}
 	warnPendingFiles(e, db)
+	log := newLogger(e, cfg)
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
-		MaxParallel: cfg.MaxParallel, Log: newLogger(e, cfg),
+		MaxParallel: cfg.MaxParallel, Log: log,
 		Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		Setup: setupOf(f, cfg),
 	})
 	rctx, stop := context.WithCancel(ctx)
 	a := &app{db: db, svc: svc, done: make(chan struct{}), stop: stop}
@@ -166,13 +174,67 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		defer close(a.done)
 		_ = svc.Run(rctx)
 	}()
+	actx, apiStop := context.WithCancel(ctx)
+	a.apiDone, a.apiStop = make(chan struct{}), apiStop
+	ln, err := listenLocal(f.data)
+	if err != nil {
+		// The run goes on; only other processes cannot look in or decide.
+		fmt.Fprintf(e.stderr, "warning: %v; gonogo runs, show and decide cannot reach this run until it ends\n", err)
+		close(a.apiDone)
+		return a, nil
+	}
+	a.api = &localAPI{db: db, svc: svc, log: log, command: holder}
+	go func() {
+		defer close(a.apiDone)
+		if err := serveLocal(actx, ln, a.api); err != nil {
+			log.Error("local API stopped", "err", err)
+		}
+	}()
 	return a, nil
 }
 
+// close stops what startApp started, in reverse: the local API, the
+// service, the store.
 func (a *app) close() {
+	a.apiStop()
+	<-a.apiDone
 	a.stop()
 	<-a.done
 	_ = a.db.Close()
+}
+
+// setupOf is the setup recorded with the runs this gonogo starts: how it
+// carries out their steps, with paths made absolute so that a resume from
+// another directory finds the same agent, skills and files.
+func setupOf(f *runFlags, cfg config) *engine.Setup {
+	s := &engine.Setup{Runner: f.runner, RunnerCmd: absCmd(f.runnerCmd), Workflows: absPath(cfg.WorkflowsDir),
+		Policy: absPath(cfg.Policy)}
+	// startApp has checked they split.
+	s.RunnerArgs, _ = splitRunnerArgs(cfg.RunnerArgs)
+	for _, dir := range cfg.skillSources(f.skills).dirs {
+		s.Skills = append(s.Skills, absPath(dir))
+	}
+	return s
+}
+
+// absCmd makes an executable's path absolute; a bare name (found on PATH,
+// like claude) stays as it is, as does "".
+func absCmd(p string) string {
+	if !strings.ContainsRune(p, '/') && !strings.ContainsRune(p, filepath.Separator) {
+		return p
+	}
+	return absPath(p)
+}
+
+// absPath makes a path absolute; "" stays "".
+func absPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // actor names the person deciding in a terminal.

@@ -31,8 +31,8 @@ type Info struct {
 // infos are the runners gonogo knows, in the order help text shows them.
 var infos = []Info{
 	{Name: "claude", DefaultCmd: DefaultClaudeCmd, RunsAgent: true, VersionArgs: []string{"--version"}},
-	{Name: "codex", DefaultCmd: "codex", RunsAgent: true, VersionArgs: []string{"--version"}},
-	{Name: "gemini", DefaultCmd: "gemini", RunsAgent: true, VersionArgs: []string{"--version"}},
+	{Name: "codex", DefaultCmd: DefaultCodexCmd, RunsAgent: true, VersionArgs: []string{"--version"}},
+	{Name: "gemini", DefaultCmd: DefaultGeminiCmd, RunsAgent: true, VersionArgs: []string{"--version"}},
 	{Name: "command", RunsAgent: true},
 	{Name: "dry-run"},
 }
