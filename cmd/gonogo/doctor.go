@@ -386,7 +386,7 @@ func dataLine(d doctorData) string {
 			states = append(states, fmt.Sprintf("%d %s", n, st))
 		}
 		sort.Strings(states)
-		runs := fmt.Sprintf("store opens: %d runs", total)
+		runs := "store opens: " + plural(total, "run")
 		if len(states) > 0 {
 			runs += " (" + strings.Join(states, ", ") + ")"
 		}
