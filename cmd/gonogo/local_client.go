@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -52,6 +53,7 @@ func openReader(ctx context.Context, e env, data string) (runReader, error) {
 	db, err := storage.Open(data, storage.Options{LockTimeout: lockProbe})
 	if err == nil {
 		warnPendingFiles(e, db)
+		reapAgents(data, slog.Default())
 		return storeReader{db}, nil
 	}
 	if !errors.Is(err, engine.ErrLocked) {

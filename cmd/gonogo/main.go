@@ -135,6 +135,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newPauseCmd(a),
 		newResumeCmd(a),
 		newDemoCmd(a),
+		newDoctorCmd(a),
 		newWorkflowCmd(a),
 		newSkillsCmd(a),
 		newVersionCmd(),

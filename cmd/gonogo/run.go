@@ -87,6 +87,9 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 }
 
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
+	if err := requireAgent(f); err != nil {
+		return fail(e, "run", err)
+	}
 	box := newInbox()
 	a, err := startApp(ctx, e, cfg, f, in.catalog, box, "run")
 	if err != nil {
