@@ -380,3 +380,29 @@ func TestPausedFallbackWaitsForResume(t *testing.T) {
 		h.checkJournal(id)
 	})
 }
+
+// An overloaded provider is waited out like a rate limit, and says so; an
+// error waiting does not cure (a login) fails the step at once.
+func TestOverloadedWaitedOutAuthNot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, 4, false)
+		h.runner.script["deliver-prd"] = []Outcome{{AgentError: "API Error: 529 overloaded", AgentErrorKind: AgentErrOverloaded, ExitCode: 1}}
+		h.runner.script["deliver-user-stories"] = []Outcome{{AgentError: "Not logged in", AgentErrorKind: AgentErrAuth, ExitCode: 1}}
+		id := h.start(h.chain(Flags{ForceAuto: true}, "deliver-prd", "deliver-user-stories"))
+		synctest.Wait()
+		r := h.expect(id, RunWaiting, "waiting/FAILED", "pending")
+		if !strings.Contains(r.PauseReason, "the agent is overloaded; retrying at") {
+			t.Fatalf("pause reason %q", r.PauseReason)
+		}
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		r = h.expect(id, RunWaiting, "done/PRODUCED", "waiting/FAILED")
+		if r.Paused {
+			t.Fatal("an auth error paused the run: it cannot be waited out")
+		}
+		if _, _, _, ok := RetryDue(r.Step(2)); ok {
+			t.Fatal("an auth error is retried")
+		}
+		h.checkJournal(id)
+	})
+}
