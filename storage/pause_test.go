@@ -1,0 +1,78 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// A pause, a rate-limit wait and a resume are kept on disk: the run read
+// back after the store is reopened is the run committed, and its journal
+// alone rebuilds it.
+func TestPauseAndRateLimitSurviveReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{})
+	c := newClock()
+	r := startRun(t, db, "r0001", testPlan(2), c)
+	r.start(1)
+	evs, err := engine.Pause(r.run, "U789", "", c.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.commit(evs, nil, nil, "")
+	a := r.run.Step(1).Latest().N
+	evs, err = engine.Finish(r.run, 1, a, engine.Finished{Result: engine.ResultFailed, Reason: "the agent reported an error: 429",
+		ErrorKind: engine.AgentErrRateLimit, RateLimit: engine.RateLimit{Wait: time.Minute, Tries: 5}}, c.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.commit(evs, nil, nil, "")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openStore(t, dir, Options{})
+	got, err := db.Load(ctx, "r0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "reopened", got, r.run)
+	if l := got.Step(1).Latest(); !got.Paused || got.PausedBy != "U789" || l.ErrorKind != engine.AgentErrRateLimit || l.RetryAt.IsZero() || l.Retries != 5 {
+		t.Fatalf("reopened: paused %v by %q, attempt %+v", got.Paused, got.PausedBy, l)
+	}
+	rebuilt, err := db.Rebuild(ctx, "r0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "rebuilt", rebuilt, r.run)
+}
+
+// A run record written before runs could be paused, and an event without
+// the new fields, decode as a run that is not paused and an attempt with
+// no agent error kind.
+func TestRecordsFromBeforePausesDecode(t *testing.T) {
+	var rec runRecord
+	old := `{"v":1,"id":"r1","state":"waiting","input":"chain","mode":"checkpointed","steps":[{"n":1,"status":"waiting",` +
+		`"depends_on":null,"attempts":[{"n":1,"result":"FAILED","reason":"boom"}],"decisions":null}],"seq":3}`
+	if err := json.Unmarshal([]byte(old), &rec); err != nil {
+		t.Fatal(err)
+	}
+	run, err := fromRunRecord(&rec, engine.Plan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Paused || run.PausedBy != "" || run.Steps[0].Held || run.Steps[0].Attempts[0].ErrorKind != "" || !run.Steps[0].Attempts[0].RetryAt.IsZero() {
+		t.Fatalf("an old record decoded as %+v", run)
+	}
+	var ev eventRecord
+	if err := json.Unmarshal([]byte(`{"v":1,"seq":2,"type":"step-finished","step":1,"attempt":1,"status":"waiting","result":"FAILED"}`), &ev); err != nil {
+		t.Fatal(err)
+	}
+	e, err := fromEventRecord(&ev, nil)
+	if err != nil || e.ErrorKind != "" || e.Held || !e.RetryAt.IsZero() {
+		t.Fatalf("an old event decoded as %+v, %v", e, err)
+	}
+}
