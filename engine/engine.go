@@ -476,11 +476,11 @@ func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
 // its confirmed output brings, added when the decision makes it done.
 func DecideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Time) ([]Event, error) {
 	resumed, err := resumedBy(r, d.Actor, now)
-	if err != nil || len(resumed) == 0 {
-		if err == nil {
-			return decideExpand(r, d, edit, added, now)
-		}
+	if err != nil {
 		return nil, err
+	}
+	if len(resumed) == 0 {
+		return decideExpand(r, d, edit, added, now)
 	}
 	// A decision on a paused run goes on from its checkpoint: the run is
 	// resumed, in its mode, and then decided.
