@@ -406,3 +406,30 @@ func TestOverloadedWaitedOutAuthNot(t *testing.T) {
 		h.checkJournal(id)
 	})
 }
+
+// A rate-limit wait pending when gonogo stopped is scheduled again when
+// the run is resumed, for the time the journal says.
+func TestRateLimitWaitSurvivesRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, 4, false)
+		h.runner.script["deliver-prd"] = []Outcome{rateLimitedOutcome()}
+		id := h.start(h.chain(Flags{ForceAuto: true}, "deliver-prd"))
+		synctest.Wait()
+		due, _, _, ok := RetryDue(h.load(id).Step(1))
+		if !ok {
+			t.Fatal("no retry is due")
+		}
+		h.svc.Close()
+		time.Sleep(30 * time.Second)
+		again := NewService(ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner})
+		defer again.Close()
+		if _, err := again.Resume(t.Context(), id, ""); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		h.expect(id, RunWaiting, "waiting/FAILED")
+		time.Sleep(time.Until(due) + time.Second)
+		synctest.Wait()
+		h.expect(id, RunCompleted, "done/PRODUCED")
+	})
+}
