@@ -18,7 +18,7 @@ var ErrLimit = errors.New("breaks a Block Kit limit")
 // check. It works on the JSON Slack would receive, so it sees exactly what is
 // sent.
 func CheckBlocks(blocks []slack.Block) error {
-	return rdCheckBlockList(blocks, rdMaxMessageBlocks, "message")
+	return checkBlockList(blocks, maxMessageBlocks, "message")
 }
 
 // CheckModal is CheckBlocks for a modal view: up to 100 blocks, input
@@ -39,20 +39,20 @@ func CheckModal(m slack.ModalViewRequest) error {
 			}
 			continue
 		}
-		if err := rdCheckTextObject(rdToMap(t.obj), rdMaxModalTitle, true); err != nil {
+		if err := checkTextObject(toMap(t.obj), maxModalTitle, true); err != nil {
 			return fmt.Errorf("modal %s: %w", t.name, err)
 		}
 	}
-	if n := rdTextLen(m.PrivateMetadata); n > rdMaxMetadata {
-		return fmt.Errorf("modal: private_metadata is %d characters, over the limit of %d: %w", n, rdMaxMetadata, ErrLimit)
+	if n := textLen(m.PrivateMetadata); n > maxMetadata {
+		return fmt.Errorf("modal: private_metadata is %d characters, over the limit of %d: %w", n, maxMetadata, ErrLimit)
 	}
-	if n := rdTextLen(m.CallbackID); n > rdMaxID {
-		return fmt.Errorf("modal: callback_id is %d characters, over the limit of %d: %w", n, rdMaxID, ErrLimit)
+	if n := textLen(m.CallbackID); n > maxID {
+		return fmt.Errorf("modal: callback_id is %d characters, over the limit of %d: %w", n, maxID, ErrLimit)
 	}
-	if n := rdTextLen(m.ExternalID); n > rdMaxID {
-		return fmt.Errorf("modal: external_id is %d characters, over the limit of %d: %w", n, rdMaxID, ErrLimit)
+	if n := textLen(m.ExternalID); n > maxID {
+		return fmt.Errorf("modal: external_id is %d characters, over the limit of %d: %w", n, maxID, ErrLimit)
 	}
-	if err := rdCheckBlockList(m.Blocks.BlockSet, rdMaxModalBlocks, "modal"); err != nil {
+	if err := checkBlockList(m.Blocks.BlockSet, maxModalBlocks, "modal"); err != nil {
 		return err
 	}
 	if m.Submit == nil {
@@ -65,7 +65,7 @@ func CheckModal(m slack.ModalViewRequest) error {
 	return nil
 }
 
-func rdCheckBlockList(blocks []slack.Block, max int, surface string) error {
+func checkBlockList(blocks []slack.Block, max int, surface string) error {
 	if len(blocks) == 0 {
 		if surface == "modal" {
 			return fmt.Errorf("%s: no blocks: %w", surface, ErrLimit)
@@ -95,22 +95,22 @@ func rdCheckBlockList(blocks []slack.Block, max int, surface string) error {
 			}
 			ids[id] = true
 		}
-		if err := rdCheckLen("block_id", id, rdMaxID); err != nil {
+		if err := checkLen("block_id", id, maxID); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		if err := rdCheckBlock(typ, b, surface == "modal"); err != nil {
+		if err := checkBlock(typ, b, surface == "modal"); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 	}
 	return nil
 }
 
-func rdCheckBlock(typ string, b map[string]any, rdModal bool) error {
+func checkBlock(typ string, b map[string]any, modal bool) error {
 	switch typ {
 	case "divider":
 		return nil
 	case "header":
-		return rdCheckText(b, "text", rdMaxHeaderText, true, true)
+		return checkTextField(b, "text", maxHeaderText, true, true)
 	case "section":
 		_, hasText := b["text"]
 		fields, _ := b["fields"].([]any)
@@ -118,43 +118,43 @@ func rdCheckBlock(typ string, b map[string]any, rdModal bool) error {
 			return fmt.Errorf("a section needs a text or fields: %w", ErrLimit)
 		}
 		if hasText {
-			if err := rdCheckText(b, "text", rdMaxSectionText, false, true); err != nil {
+			if err := checkTextField(b, "text", maxSectionText, false, true); err != nil {
 				return err
 			}
 		}
-		if len(fields) > rdMaxFields {
-			return fmt.Errorf("%d fields, over the limit of %d: %w", len(fields), rdMaxFields, ErrLimit)
+		if len(fields) > maxFields {
+			return fmt.Errorf("%d fields, over the limit of %d: %w", len(fields), maxFields, ErrLimit)
 		}
 		for j, f := range fields {
-			if err := rdCheckTextObject(f, rdMaxFieldText, false); err != nil {
+			if err := checkTextObject(f, maxFieldText, false); err != nil {
 				return fmt.Errorf("field %d: %w", j, err)
 			}
 		}
 		if acc, ok := b["accessory"]; ok {
-			if err := rdCheckElement(acc, rdModal); err != nil {
+			if err := checkElement(acc, modal); err != nil {
 				return fmt.Errorf("accessory: %w", err)
 			}
 		}
 		return nil
 	case "context":
 		els, _ := b["elements"].([]any)
-		if len(els) == 0 || len(els) > rdMaxContextElements {
-			return fmt.Errorf("%d elements, the limit is 1 to %d: %w", len(els), rdMaxContextElements, ErrLimit)
+		if len(els) == 0 || len(els) > maxContextElements {
+			return fmt.Errorf("%d elements, the limit is 1 to %d: %w", len(els), maxContextElements, ErrLimit)
 		}
 		for j, e := range els {
-			if err := rdCheckTextObject(e, rdMaxContextText, false); err != nil {
+			if err := checkTextObject(e, maxContextText, false); err != nil {
 				return fmt.Errorf("element %d: %w", j, err)
 			}
 		}
 		return nil
 	case "actions":
 		els, _ := b["elements"].([]any)
-		if len(els) == 0 || len(els) > rdMaxActionElements {
-			return fmt.Errorf("%d elements, the limit is 1 to %d: %w", len(els), rdMaxActionElements, ErrLimit)
+		if len(els) == 0 || len(els) > maxActionElements {
+			return fmt.Errorf("%d elements, the limit is 1 to %d: %w", len(els), maxActionElements, ErrLimit)
 		}
 		seen := map[string]bool{}
 		for j, e := range els {
-			if err := rdCheckElement(e, rdModal); err != nil {
+			if err := checkElement(e, modal); err != nil {
 				return fmt.Errorf("element %d: %w", j, err)
 			}
 			if id, _ := e.(map[string]any)["action_id"].(string); id != "" {
@@ -166,42 +166,42 @@ func rdCheckBlock(typ string, b map[string]any, rdModal bool) error {
 		}
 		return nil
 	case "input":
-		if !rdModal {
+		if !modal {
 			return fmt.Errorf("an input block belongs in a modal: %w", ErrLimit)
 		}
-		if err := rdCheckText(b, "label", rdMaxLabel, true, true); err != nil {
+		if err := checkTextField(b, "label", maxLabel, true, true); err != nil {
 			return err
 		}
-		if err := rdCheckText(b, "hint", rdMaxLabel, true, false); err != nil {
+		if err := checkTextField(b, "hint", maxLabel, true, false); err != nil {
 			return err
 		}
 		el, ok := b["element"]
 		if !ok {
 			return fmt.Errorf("an input block needs an element: %w", ErrLimit)
 		}
-		return rdCheckElement(el, rdModal)
+		return checkElement(el, modal)
 	}
 	return fmt.Errorf("block type %q is not one gonogo checks: %w", typ, ErrLimit)
 }
 
-func rdCheckElement(v any, rdModal bool) error {
+func checkElement(v any, modal bool) error {
 	e, ok := v.(map[string]any)
 	if !ok {
 		return fmt.Errorf("not an element: %w", ErrLimit)
 	}
 	typ, _ := e["type"].(string)
-	if err := rdCheckString(e, "action_id", rdMaxID); err != nil {
+	if err := checkString(e, "action_id", maxID); err != nil {
 		return fmt.Errorf("%s: %w", typ, err)
 	}
 	switch typ {
 	case "button":
-		if err := rdCheckText(e, "text", rdMaxButtonText, true, true); err != nil {
+		if err := checkTextField(e, "text", maxButtonText, true, true); err != nil {
 			return fmt.Errorf("button: %w", err)
 		}
-		if err := rdCheckString(e, "value", rdMaxButtonValue); err != nil {
+		if err := checkString(e, "value", maxButtonValue); err != nil {
 			return fmt.Errorf("button: %w", err)
 		}
-		if err := rdCheckString(e, "url", rdMaxURL); err != nil {
+		if err := checkString(e, "url", maxURL); err != nil {
 			return fmt.Errorf("button: %w", err)
 		}
 		switch st, _ := e["style"].(string); st {
@@ -210,20 +210,20 @@ func rdCheckElement(v any, rdModal bool) error {
 			return fmt.Errorf("button: style %q: %w", st, ErrLimit)
 		}
 		if c, ok := e["confirm"].(map[string]any); ok {
-			if err := rdCheckConfirm(c); err != nil {
+			if err := checkConfirm(c); err != nil {
 				return fmt.Errorf("button confirm: %w", err)
 			}
 		}
 		return nil
 	case "plain_text_input":
-		if !rdModal {
+		if !modal {
 			return fmt.Errorf("a plain_text_input belongs in a modal: %w", ErrLimit)
 		}
-		if err := rdCheckText(e, "placeholder", rdMaxPlaceholder, true, false); err != nil {
+		if err := checkTextField(e, "placeholder", maxPlaceholder, true, false); err != nil {
 			return fmt.Errorf("plain_text_input: %w", err)
 		}
-		maxLen := rdIntField(e, "max_length")
-		minLen := rdIntField(e, "min_length")
+		maxLen := intField(e, "max_length")
+		minLen := intField(e, "min_length")
 		if maxLen < 0 || maxLen > maxModalInputText || minLen < 0 || minLen > maxModalInputText || (maxLen > 0 && minLen > maxLen) {
 			return fmt.Errorf("plain_text_input: min_length %d, max_length %d: the limit is 0 to %d: %w", minLen, maxLen, maxModalInputText, ErrLimit)
 		}
@@ -231,19 +231,19 @@ func rdCheckElement(v any, rdModal bool) error {
 		if maxLen > 0 {
 			limit = maxLen
 		}
-		if err := rdCheckString(e, "initial_value", limit); err != nil {
+		if err := checkString(e, "initial_value", limit); err != nil {
 			return fmt.Errorf("plain_text_input: %w", err)
 		}
 		return nil
 	case "radio_buttons":
 		opts, _ := e["options"].([]any)
-		if len(opts) == 0 || len(opts) > rdMaxOptions {
-			return fmt.Errorf("radio_buttons: %d options, the limit is 1 to %d: %w", len(opts), rdMaxOptions, ErrLimit)
+		if len(opts) == 0 || len(opts) > maxOptions {
+			return fmt.Errorf("radio_buttons: %d options, the limit is 1 to %d: %w", len(opts), maxOptions, ErrLimit)
 		}
 		values := map[string]bool{}
 		for j, o := range opts {
 			om, _ := o.(map[string]any)
-			if err := rdCheckOption(om); err != nil {
+			if err := checkOption(om); err != nil {
 				return fmt.Errorf("radio_buttons option %d: %w", j, err)
 			}
 			v, _ := om["value"].(string)
@@ -262,38 +262,38 @@ func rdCheckElement(v any, rdModal bool) error {
 	return fmt.Errorf("element type %q is not one gonogo checks: %w", typ, ErrLimit)
 }
 
-func rdCheckOption(o map[string]any) error {
+func checkOption(o map[string]any) error {
 	if o == nil {
 		return fmt.Errorf("not an option: %w", ErrLimit)
 	}
-	if err := rdCheckText(o, "text", rdMaxOptionText, false, true); err != nil {
+	if err := checkTextField(o, "text", maxOptionText, false, true); err != nil {
 		return err
 	}
-	if err := rdCheckText(o, "description", rdMaxOptionText, false, false); err != nil {
+	if err := checkTextField(o, "description", maxOptionText, false, false); err != nil {
 		return err
 	}
 	v, _ := o["value"].(string)
 	if v == "" {
 		return fmt.Errorf("empty value: %w", ErrLimit)
 	}
-	return rdCheckLen("value", v, rdMaxOptionValue)
+	return checkLen("value", v, maxOptionValue)
 }
 
-func rdCheckConfirm(c map[string]any) error {
-	if err := rdCheckText(c, "title", rdMaxConfirmTitle, true, true); err != nil {
+func checkConfirm(c map[string]any) error {
+	if err := checkTextField(c, "title", maxConfirmTitle, true, true); err != nil {
 		return err
 	}
-	if err := rdCheckText(c, "text", rdMaxConfirmText, false, true); err != nil {
+	if err := checkTextField(c, "text", maxConfirmText, false, true); err != nil {
 		return err
 	}
-	if err := rdCheckText(c, "confirm", rdMaxConfirmButton, true, true); err != nil {
+	if err := checkTextField(c, "confirm", maxConfirmButton, true, true); err != nil {
 		return err
 	}
-	return rdCheckText(c, "deny", rdMaxConfirmButton, true, false)
+	return checkTextField(c, "deny", maxConfirmButton, true, false)
 }
 
-// rdCheckText checks the text object under key of m.
-func rdCheckText(m map[string]any, key string, max int, plainOnly, required bool) error {
+// checkTextField checks the text object under key of m.
+func checkTextField(m map[string]any, key string, max int, plainOnly, required bool) error {
 	v, ok := m[key]
 	if !ok || v == nil {
 		if required {
@@ -301,13 +301,13 @@ func rdCheckText(m map[string]any, key string, max int, plainOnly, required bool
 		}
 		return nil
 	}
-	if err := rdCheckTextObject(v, max, plainOnly); err != nil {
+	if err := checkTextObject(v, max, plainOnly); err != nil {
 		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
 }
 
-func rdCheckTextObject(v any, max int, plainOnly bool) error {
+func checkTextObject(v any, max int, plainOnly bool) error {
 	o, ok := v.(map[string]any)
 	if !ok {
 		return fmt.Errorf("not a text object: %w", ErrLimit)
@@ -325,27 +325,27 @@ func rdCheckTextObject(v any, max int, plainOnly bool) error {
 	if s == "" {
 		return fmt.Errorf("empty text: %w", ErrLimit)
 	}
-	return rdCheckLen("text", s, max)
+	return checkLen("text", s, max)
 }
 
-func rdCheckString(m map[string]any, key string, max int) error {
+func checkString(m map[string]any, key string, max int) error {
 	s, _ := m[key].(string)
-	return rdCheckLen(key, s, max)
+	return checkLen(key, s, max)
 }
 
-func rdCheckLen(what, s string, max int) error {
-	if n := rdTextLen(s); n > max {
+func checkLen(what, s string, max int) error {
+	if n := textLen(s); n > max {
 		return fmt.Errorf("%s is %d characters, over the limit of %d: %w", what, n, max, ErrLimit)
 	}
 	return nil
 }
 
-func rdIntField(m map[string]any, key string) int {
+func intField(m map[string]any, key string) int {
 	f, _ := m[key].(float64)
 	return int(f)
 }
 
-func rdToMap(v any) map[string]any {
+func toMap(v any) map[string]any {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil

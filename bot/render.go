@@ -9,16 +9,14 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// This file turns engine values into Block Kit: the run's header, one
-// message per step, the interrupted notice, the end of a run, refusals,
+// The render layer turns engine values into Block Kit: the run's header,
+// one message per step, the interrupted notice, the end of a run, refusals,
 // help, the runs list and the modals. It is pure: no Slack call, no store,
 // no clock (the time comes in View). Every function returns blocks within
 // Block Kit's limits whatever the run holds; user text (artifacts, skill
 // names, reasons, feedback) is escaped so it can never mention, link or
-// format beyond what it says.
-//
-// Unexported names here and in limits.go start with "rd": the package's
-// other files (translate, transport) keep their own small text functions.
+// format beyond what it says. This file holds what every message shares:
+// View, the words for states and decisions, and the fallback text.
 
 // View is what a message shows beyond the run itself: facts the bot knows
 // and the engine does not (the run itself carries the quorum and the votes).
@@ -83,29 +81,29 @@ func (r Reply) Ref() ReplyRef { return ReplyRef{TS: r.TS, File: r.FileID} }
 
 // The words a person sees for each state and decision.
 var (
-	rdStatusEmoji = map[engine.StepStatus]string{
+	statusEmoji = map[engine.StepStatus]string{
 		engine.StepPending: "⚪", engine.StepQueued: "🕒", engine.StepRunning: "⏳", engine.StepWaiting: "✋",
 		engine.StepDone: "✅", engine.StepSkipped: "⏭", engine.StepInterrupted: "⚠️", engine.StepAborted: "🛑",
 	}
-	rdRunEmoji = map[engine.RunState]string{
+	runEmoji = map[engine.RunState]string{
 		engine.RunRunning: "⏳", engine.RunWaiting: "✋", engine.RunCompleted: "✅", engine.RunAborted: "🛑",
 	}
-	rdResultEmoji = map[engine.Result]string{
+	resultEmoji = map[engine.Result]string{
 		engine.ResultProduced: "🟢", engine.ResultEmpty: "🟡", engine.ResultFailed: "🔴",
 		engine.ResultManual: "🖐", engine.ResultNotExecuted: "⚪",
 	}
-	rdDecisionWords = map[engine.DecisionKind]struct{ emoji, done, short string }{
+	decisionWords = map[engine.DecisionKind]struct{ emoji, done, short string }{
 		engine.DecideApprove: {"✅", "Approved", "approved"},
 		engine.DecideEdit:    {"✏️", "Edited", "edited"},
 		engine.DecideSkip:    {"⏭", "Skipped", "skipped"},
 		engine.DecideRedo:    {"🔁", "Redo requested", "redo requested"},
 		engine.DecideAbort:   {"🛑", "Aborted", "aborted"},
 	}
-	rdButtonLabels = map[engine.DecisionKind]string{
+	buttonLabels = map[engine.DecisionKind]string{
 		engine.DecideApprove: "Approve", engine.DecideEdit: "Edit", engine.DecideSkip: "Skip",
 		engine.DecideRedo: "Redo", engine.DecideAbort: "Abort",
 	}
-	rdButtonActions = map[engine.DecisionKind]string{
+	buttonActions = map[engine.DecisionKind]string{
 		engine.DecideApprove: ActionApprove, engine.DecideEdit: ActionEdit, engine.DecideSkip: ActionSkip,
 		engine.DecideRedo: ActionRedo, engine.DecideAbort: ActionAbort,
 	}
@@ -113,14 +111,14 @@ var (
 
 // How much of a run a message shows before it summarises.
 const (
-	rdChecklistMax   = 25 // header checklist lines before it shows a window
-	rdTableMax       = 60 // completion table lines
-	rdLeftoverMax    = 10 // manual or deferred blocks listed
-	rdPreviewLines   = 15
-	rdPreviewBudget  = 2600 // characters of the preview's code block
-	rdRunsListMax    = 40
-	rdAttemptsListed = 10
-	rdDefaultCommand = "/gonogo"
+	checklistMax   = 25 // header checklist lines before it shows a window
+	tableMax       = 60 // completion table lines
+	leftoverMax    = 10 // manual or deferred blocks listed
+	previewLines   = 15
+	previewBudget  = 2600 // characters of the preview's code block
+	runsListMax    = 40
+	attemptsListed = 10
+	defaultCommand = "/gonogo"
 )
 
 // FallbackText is the plain notification text for a message rendered here
@@ -135,7 +133,7 @@ func FallbackText(blocks []slack.Block) string {
 		switch x := b.(type) {
 		case *slack.HeaderBlock:
 			if x.Text != nil {
-				parts = append(parts, rdEscape(x.Text.Text))
+				parts = append(parts, escape(x.Text.Text))
 			}
 		case *slack.SectionBlock:
 			if x.Text != nil {
@@ -148,5 +146,5 @@ func FallbackText(blocks []slack.Block) string {
 	if len(parts) == 0 {
 		return "gonogo"
 	}
-	return rdCut(rdOneLine(strings.Join(parts, " — "), 8000), 300)
+	return cut(oneLine(strings.Join(parts, " — "), 8000), 300)
 }

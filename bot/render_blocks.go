@@ -11,79 +11,79 @@ import (
 // of them (invalid_blocks), so a run's thread would silently miss a step:
 // every text gonogo renders is cut to fit.
 const (
-	rdMaxMessageBlocks   = 50
-	rdMaxModalBlocks     = 100
-	rdMaxSectionText     = 3000
-	rdMaxFieldText       = 2000
-	rdMaxFields          = 10
-	rdMaxHeaderText      = 150
-	rdMaxContextElements = 10
-	rdMaxContextText     = 3000
-	rdMaxActionElements  = 25
-	rdMaxButtonText      = 75
-	rdMaxButtonValue     = 2000
-	rdMaxURL             = 3000
-	rdMaxID              = 255 // action_id, block_id, callback_id, external_id
-	rdMaxModalTitle      = 24  // title, submit and close of a modal
-	rdMaxMetadata        = 3000
-	rdMaxLabel           = 2000
-	rdMaxPlaceholder     = 150
-	rdMaxConfirmTitle    = 100
-	rdMaxConfirmText     = 300
-	rdMaxConfirmButton   = 30
-	rdMaxOptions         = 10 // radio buttons
-	rdMaxOptionText      = 75 // an option's text and description
-	rdMaxOptionValue     = 150
+	maxMessageBlocks   = 50
+	maxModalBlocks     = 100
+	maxSectionText     = 3000
+	maxFieldText       = 2000
+	maxFields          = 10
+	maxHeaderText      = 150
+	maxContextElements = 10
+	maxContextText     = 3000
+	maxActionElements  = 25
+	maxButtonText      = 75
+	maxButtonValue     = 2000
+	maxURL             = 3000
+	maxID              = 255 // action_id, block_id, callback_id, external_id
+	maxModalTitle      = 24  // title, submit and close of a modal
+	maxMetadata        = 3000
+	maxLabel           = 2000
+	maxPlaceholder     = 150
+	maxConfirmTitle    = 100
+	maxConfirmText     = 300
+	maxConfirmButton   = 30
+	maxOptions         = 10 // radio buttons
+	maxOptionText      = 75 // an option's text and description
+	maxOptionValue     = 150
 )
 
-func rdMrkdwnText(text string) *slack.TextBlockObject {
+func mrkdwnText(text string) *slack.TextBlockObject {
 	if strings.TrimSpace(text) == "" {
 		text = "-"
 	}
 	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: text, Verbatim: true}
 }
 
-func rdPlainText(text string) *slack.TextBlockObject {
+func plainText(text string) *slack.TextBlockObject {
 	if strings.TrimSpace(text) == "" {
 		text = "-"
 	}
 	return slack.NewTextBlockObject(slack.PlainTextType, text, true, false)
 }
 
-func rdSection(text string) *slack.SectionBlock {
-	return slack.NewSectionBlock(rdMrkdwnText(rdCut(text, rdMaxSectionText)), nil, nil)
+func section(text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(mrkdwnText(cut(text, maxSectionText)), nil, nil)
 }
 
-func rdHeader(text string) *slack.HeaderBlock {
-	return slack.NewHeaderBlock(rdPlainText(rdPlain(text, rdMaxHeaderText)))
+func header(text string) *slack.HeaderBlock {
+	return slack.NewHeaderBlock(plainText(plain(text, maxHeaderText)))
 }
 
-func rdContextBlock(text string) *slack.ContextBlock {
-	return slack.NewContextBlock("", rdMrkdwnText(rdCut(text, rdMaxContextText)))
+func contextBlock(text string) *slack.ContextBlock {
+	return slack.NewContextBlock("", mrkdwnText(cut(text, maxContextText)))
 }
 
-func rdFieldsSection(fields []string) *slack.SectionBlock {
-	objs := make([]*slack.TextBlockObject, 0, min(len(fields), rdMaxFields))
-	for _, f := range fields[:min(len(fields), rdMaxFields)] {
-		objs = append(objs, rdMrkdwnText(rdCut(f, rdMaxFieldText)))
+func fieldsSection(fields []string) *slack.SectionBlock {
+	objs := make([]*slack.TextBlockObject, 0, min(len(fields), maxFields))
+	for _, f := range fields[:min(len(fields), maxFields)] {
+		objs = append(objs, mrkdwnText(cut(f, maxFieldText)))
 	}
 	return slack.NewSectionBlock(nil, objs, nil)
 }
 
-// rdPackSections puts lines into as few sections as fit Slack's 3,000
+// packSections puts lines into as few sections as fit Slack's 3,000
 // characters each, at most max of them; the lines that do not fit are
 // counted by more on the last line.
-func rdPackSections(title string, lines []string, max int, more func(n int) string) []slack.Block {
+func packSections(title string, lines []string, max int, more func(n int) string) []slack.Block {
 	const room = 100 // kept free in every section for the "more" line
 	var out []slack.Block
 	cur := title
 	for i, l := range lines {
-		l = rdCut(l, 1000)
+		l = cut(l, 1000)
 		sep := ""
 		if cur != "" {
 			sep = "\n"
 		}
-		if rdTextLen(cur)+len(sep)+rdTextLen(l) <= rdMaxSectionText-room {
+		if textLen(cur)+len(sep)+textLen(l) <= maxSectionText-room {
 			cur += sep + l
 			continue
 		}
@@ -91,26 +91,26 @@ func rdPackSections(title string, lines []string, max int, more func(n int) stri
 			cur += sep + more(len(lines)-i)
 			break
 		}
-		out = append(out, rdSection(cur))
+		out = append(out, section(cur))
 		cur = l
 	}
 	if cur != "" {
-		out = append(out, rdSection(cur))
+		out = append(out, section(cur))
 	}
 	return out
 }
 
-// rdFit keeps a message within Slack's block count: when body and tail are
+// fit keeps a message within Slack's block count: when body and tail are
 // too many together, body loses blocks from its end and says how many; the
 // tail (buttons, decisions) always stays.
-func rdFit(body, tail []slack.Block, max int) []slack.Block {
+func fit(body, tail []slack.Block, max int) []slack.Block {
 	if len(tail) >= max {
 		tail = tail[len(tail)-max+1:]
 	}
 	if len(body)+len(tail) > max {
 		keep := max - len(tail) - 1
 		dropped := len(body) - keep
-		body = append(body[:keep:keep], rdContextBlock(fmt.Sprintf("… %d more blocks not shown.", dropped)))
+		body = append(body[:keep:keep], contextBlock(fmt.Sprintf("… %d more blocks not shown.", dropped)))
 	}
 	return append(body, tail...)
 }

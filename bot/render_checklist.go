@@ -9,16 +9,16 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// rdChecklist is the header's list of steps, each step followed by the
+// checklist is the header's list of steps, each step followed by the
 // steps its output added (indented under it). Past checklistMax steps it
 // counts them all, then shows a window around the first step that is not
 // settled, with the steps before and after it summed up.
-func rdChecklist(r *engine.Run) []string {
-	nodes := rdTree(r)
-	if len(nodes) <= rdChecklistMax {
+func checklist(r *engine.Run) []string {
+	nodes := tree(r)
+	if len(nodes) <= checklistMax {
 		lines := make([]string, 0, len(nodes))
 		for _, nd := range nodes {
-			lines = append(lines, rdTreeLine(r, nd, false))
+			lines = append(lines, treeLine(r, nd, false))
 		}
 		return lines
 	}
@@ -29,34 +29,34 @@ func rdChecklist(r *engine.Run) []string {
 			break
 		}
 	}
-	window := rdChecklistMax - 5
+	window := checklistMax - 5
 	lo := max(0, focus-5)
 	hi := min(len(nodes), lo+window)
 	lo = max(0, hi-window)
-	lines := []string{fmt.Sprintf("%d steps: %s", len(nodes), rdCountStatuses(rdNodeSteps(nodes)))}
+	lines := []string{fmt.Sprintf("%d steps: %s", len(nodes), countStatuses(nodeSteps(nodes)))}
 	if lo > 0 {
-		lines = append(lines, "… "+rdNodeSpan(nodes[:lo])+": "+rdCountStatuses(rdNodeSteps(nodes[:lo])))
+		lines = append(lines, "… "+nodeSpan(nodes[:lo])+": "+countStatuses(nodeSteps(nodes[:lo])))
 	}
 	for _, nd := range nodes[lo:hi] {
-		lines = append(lines, rdTreeLine(r, nd, false))
+		lines = append(lines, treeLine(r, nd, false))
 	}
 	if hi < len(nodes) {
-		lines = append(lines, "… "+rdNodeSpan(nodes[hi:])+": "+rdCountStatuses(rdNodeSteps(nodes[hi:])))
+		lines = append(lines, "… "+nodeSpan(nodes[hi:])+": "+countStatuses(nodeSteps(nodes[hi:])))
 	}
 	return lines
 }
 
-// rdNode is a step in the order the thread lists a run's steps: each step
+// node is a step in the order the thread lists a run's steps: each step
 // followed by the steps its output added (a route step's workflow, a
 // decompose step's tasks), one level deeper.
-type rdNode struct {
+type node struct {
 	s     *engine.Step
 	depth int
 }
 
-// rdTree lists r's steps in that order. For plans and chains it is the
+// tree lists r's steps in that order. For plans and chains it is the
 // steps' own order.
-func rdTree(r *engine.Run) []rdNode {
+func tree(r *engine.Run) []node {
 	kids := map[int][]int{}
 	var roots []int
 	for i := range r.Steps {
@@ -67,12 +67,12 @@ func rdTree(r *engine.Run) []rdNode {
 			roots = append(roots, s.N)
 		}
 	}
-	out := make([]rdNode, 0, len(r.Steps))
+	out := make([]node, 0, len(r.Steps))
 	// A parent comes before the steps it added (Parent < N), so the walk
 	// ends; the engine bounds the nesting.
 	var walk func(n, depth int)
 	walk = func(n, depth int) {
-		out = append(out, rdNode{s: r.Step(n), depth: depth})
+		out = append(out, node{s: r.Step(n), depth: depth})
 		for _, k := range kids[n] {
 			walk(k, depth+1)
 		}
@@ -83,7 +83,7 @@ func rdTree(r *engine.Run) []rdNode {
 	return out
 }
 
-func rdNodeSteps(nodes []rdNode) []engine.Step {
+func nodeSteps(nodes []node) []engine.Step {
 	out := make([]engine.Step, len(nodes))
 	for i, nd := range nodes {
 		out[i] = *nd.s
@@ -91,12 +91,12 @@ func rdNodeSteps(nodes []rdNode) []engine.Step {
 	return out
 }
 
-// rdNodeSpan names a run of listed steps: "steps 1 to 37" when their
+// nodeSpan names a run of listed steps: "steps 1 to 37" when their
 // numbers follow one another, "12 steps" otherwise.
-func rdNodeSpan(nodes []rdNode) string {
+func nodeSpan(nodes []node) string {
 	for i := 1; i < len(nodes); i++ {
 		if nodes[i].s.N != nodes[i-1].s.N+1 {
-			return rdPlural(len(nodes), "step")
+			return plural(len(nodes), "step")
 		}
 	}
 	if len(nodes) == 1 {
@@ -105,25 +105,25 @@ func rdNodeSpan(nodes []rdNode) string {
 	return fmt.Sprintf("steps %d to %d", nodes[0].s.N, nodes[len(nodes)-1].s.N)
 }
 
-// rdTreeLine is rdStepLine indented under the step that added it.
-func rdTreeLine(r *engine.Run, nd rdNode, withFile bool) string {
+// treeLine is stepLine indented under the step that added it.
+func treeLine(r *engine.Run, nd node, withFile bool) string {
 	if nd.depth == 0 {
-		return rdStepLine(r, nd.s, withFile)
+		return stepLine(r, nd.s, withFile)
 	}
 	// Em spaces: Slack keeps them where it would fold plain ones.
-	return strings.Repeat("\u2003", min(nd.depth, 5)) + "↳ " + rdStepLine(r, nd.s, withFile)
+	return strings.Repeat("\u2003", min(nd.depth, 5)) + "↳ " + stepLine(r, nd.s, withFile)
 }
 
-var rdStatusOrder = []engine.StepStatus{engine.StepDone, engine.StepSkipped, engine.StepWaiting, engine.StepInterrupted,
+var statusOrder = []engine.StepStatus{engine.StepDone, engine.StepSkipped, engine.StepWaiting, engine.StepInterrupted,
 	engine.StepRunning, engine.StepQueued, engine.StepPending, engine.StepAborted}
 
-func rdCountStatuses(steps []engine.Step) string {
+func countStatuses(steps []engine.Step) string {
 	counts := map[engine.StepStatus]int{}
 	for i := range steps {
 		counts[steps[i].Status]++
 	}
 	var parts []string
-	for _, st := range rdStatusOrder {
+	for _, st := range statusOrder {
 		if n := counts[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
 			delete(counts, st)
@@ -139,20 +139,20 @@ func rdCountStatuses(steps []engine.Step) string {
 	return strings.Join(parts, ", ")
 }
 
-// rdStepLine is one step in the header's checklist or the end table.
-func rdStepLine(r *engine.Run, s *engine.Step, withFile bool) string {
-	line := fmt.Sprintf("%s %d. %s%s: %s", rdOrQ(rdStatusEmoji[s.Status]), s.N, rdMdLine(s.Skill, 80), rdEffortPart(s.Effort), rdStepState(r, s))
+// stepLine is one step in the header's checklist or the end table.
+func stepLine(r *engine.Run, s *engine.Step, withFile bool) string {
+	line := fmt.Sprintf("%s %d. %s%s: %s", emojiOrQ(statusEmoji[s.Status]), s.N, mdLine(s.Skill, 80), effortPart(s.Effort), stepState(r, s))
 	if l := s.Latest(); withFile && l != nil && l.File != "" && s.Status != engine.StepSkipped {
-		line += " · `" + rdMdLine(path.Base(l.File), 150) + "`"
+		line += " · `" + mdLine(path.Base(l.File), 150) + "`"
 	}
 	return line
 }
 
-// rdStepState is what became of a step, in a few words.
-func rdStepState(r *engine.Run, s *engine.Step) string {
+// stepState is what became of a step, in a few words.
+func stepState(r *engine.Run, s *engine.Step) string {
 	res := ""
 	if l := s.Latest(); l != nil && l.Result != "" {
-		res = rdMdLine(string(l.Result), 40)
+		res = mdLine(string(l.Result), 40)
 	}
 	with := func(words string) string {
 		if res == "" {
@@ -163,7 +163,7 @@ func rdStepState(r *engine.Run, s *engine.Step) string {
 	d := s.LastDecision()
 	byWho := func(k engine.DecisionKind) string {
 		if d != nil && d.Kind == k {
-			return " by " + rdWho(d.Actor)
+			return " by " + who(d.Actor)
 		}
 		return ""
 	}
@@ -182,9 +182,9 @@ func rdStepState(r *engine.Run, s *engine.Step) string {
 		return "running"
 	case engine.StepWaiting:
 		if due, n, of, ok := engine.RetryDue(s); ok {
-			return with(fmt.Sprintf("retrying at %s (retry %d of %d)", rdClock(due, time.Time{}), n, of))
+			return with(fmt.Sprintf("retrying at %s (retry %d of %d)", clock(due, time.Time{}), n, of))
 		}
-		if rdGateOnError(s) {
+		if gateOnError(s) {
 			return with("waiting for a fix (edit, skip or redo) or abort")
 		}
 		if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
@@ -199,15 +199,15 @@ func rdStepState(r *engine.Run, s *engine.Step) string {
 		case d != nil && d.Kind == engine.DecideEdit:
 			return with("edited" + byWho(engine.DecideEdit))
 		case d != nil && d.Kind == engine.DecideApprove:
-			if votes := rdUniq(engine.Approvals(s)); len(votes) > 1 {
-				return with("approved by " + rdPeople(votes))
+			if votes := uniq(engine.Approvals(s)); len(votes) > 1 {
+				return with("approved by " + people(votes))
 			}
 			return with("approved" + byWho(engine.DecideApprove))
 		}
 		return with("advanced automatically")
 	case engine.StepSkipped:
-		if rdOptionalFailed(s) {
-			return rdOptionalFailedWords(s)
+		if optionalFailed(s) {
+			return optionalFailedWords(s)
 		}
 		return with("skipped" + byWho(engine.DecideSkip))
 	case engine.StepInterrupted:
@@ -215,5 +215,5 @@ func rdStepState(r *engine.Run, s *engine.Step) string {
 	case engine.StepAborted:
 		return with("aborted" + byWho(engine.DecideAbort))
 	}
-	return with(rdMdLine(string(s.Status), 40))
+	return with(mdLine(string(s.Status), 40))
 }

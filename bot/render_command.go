@@ -17,16 +17,16 @@ import (
 // malformed command): what is wrong, where, and that nothing was run.
 func Refusal(ref *engine.Refusal, kind engine.InputKind) []slack.Block {
 	if ref == nil {
-		return []slack.Block{rdSection("🚫 *Refused*. Nothing was run.")}
+		return []slack.Block{section("🚫 *Refused*. Nothing was run.")}
 	}
 	line := "🚫 *Refused*"
 	if ref.Reason != "" {
-		line += " (" + rdMdLine(string(ref.Reason), 60) + ")"
+		line += " (" + mdLine(string(ref.Reason), 60) + ")"
 	}
-	line += ": " + rdMd(ref.Message, 2500)
-	body := []slack.Block{rdSection(line)}
+	line += ": " + md(ref.Message, 2500)
+	body := []slack.Block{section(line)}
 	var where string
-	src := rdMdLine(ref.Source, 500)
+	src := mdLine(ref.Source, 500)
 	switch {
 	case ref.Source == "" && ref.Line > 0:
 		where = fmt.Sprintf("Line %d", ref.Line)
@@ -41,7 +41,7 @@ func Refusal(ref *engine.Refusal, kind engine.InputKind) []slack.Block {
 		where = "Input: `" + src + "`"
 	}
 	if where != "" {
-		body = append(body, rdContextBlock(where))
+		body = append(body, contextBlock(where))
 	}
 	if len(ref.Suggestions) > 0 {
 		names := make([]string, 0, len(ref.Suggestions))
@@ -53,21 +53,21 @@ func Refusal(ref *engine.Refusal, kind engine.InputKind) []slack.Block {
 		for _, name := range names {
 			offers := ref.Suggestions[name]
 			if len(offers) == 0 {
-				lines = append(lines, "• `"+rdMdLine(name, 100)+"`: no installed skill has a close name")
+				lines = append(lines, "• `"+mdLine(name, 100)+"`: no installed skill has a close name")
 				continue
 			}
 			var quoted []string
 			for _, o := range offers[:min(len(offers), 5)] {
-				quoted = append(quoted, "`"+rdMdLine(o, 100)+"`")
+				quoted = append(quoted, "`"+mdLine(o, 100)+"`")
 			}
-			lines = append(lines, "• `"+rdMdLine(name, 100)+"`: did you mean "+strings.Join(quoted, ", ")+"?")
+			lines = append(lines, "• `"+mdLine(name, 100)+"`: did you mean "+strings.Join(quoted, ", ")+"?")
 		}
-		body = append(body, rdPackSections("*Close names* (offered, never substituted)", lines, 2, func(n int) string {
+		body = append(body, packSections("*Close names* (offered, never substituted)", lines, 2, func(n int) string {
 			return fmt.Sprintf("… and %d more unknown names", n)
 		})...)
 	}
-	body = append(body, rdContextBlock("Nothing was run. `"+rdDefaultCommand+" help` lists the commands."))
-	return rdFit(body, nil, rdMaxMessageBlocks)
+	body = append(body, contextBlock("Nothing was run. `"+defaultCommand+" help` lists the commands."))
+	return fit(body, nil, maxMessageBlocks)
 }
 
 // InputProblem answers input a person can correct (an *InputError from
@@ -77,26 +77,26 @@ func Refusal(ref *engine.Refusal, kind engine.InputKind) []slack.Block {
 // was run.
 func InputProblem(e *InputError) []slack.Block {
 	if e == nil {
-		return []slack.Block{rdSection("🚫 Nothing was run.")}
+		return []slack.Block{section("🚫 Nothing was run.")}
 	}
-	body := []slack.Block{rdSection("🚫 " + rdMd(e.Problem, 2500))}
-	if u := strings.TrimSpace(rdClean(e.Usage)); u != "" {
-		u = strings.ReplaceAll(rdCut(rdEscape(u), 2500), "``", "`\u200b`")
-		body = append(body, rdSection("```\n"+u+"\n```"))
+	body := []slack.Block{section("🚫 " + md(e.Problem, 2500))}
+	if u := strings.TrimSpace(clean(e.Usage)); u != "" {
+		u = strings.ReplaceAll(cut(escape(u), 2500), "``", "`\u200b`")
+		body = append(body, section("```\n"+u+"\n```"))
 	}
-	body = append(body, rdContextBlock("Nothing was run. `"+rdDefaultCommand+" help` lists the commands."))
+	body = append(body, contextBlock("Nothing was run. `"+defaultCommand+" help` lists the commands."))
 	return body
 }
 
-var rdCommandRE = regexp.MustCompile(`^/[a-z0-9_-]{1,32}$`)
+var commandRE = regexp.MustCompile(`^/[a-z0-9_-]{1,32}$`)
 
 // HelpBlocks is `/gonogo help` as Block Kit (Help is the same as plain
 // text): chain, run, runs and help with examples, the flags, and how to
 // start a run from a plan file. command is the slash command as Slack sent
 // it ("/gonogo").
 func HelpBlocks(command string) []slack.Block {
-	if !rdCommandRE.MatchString(command) {
-		command = rdDefaultCommand
+	if !commandRE.MatchString(command) {
+		command = defaultCommand
 	}
 	c := "`" + command
 	lines := []string{
@@ -111,7 +111,7 @@ func HelpBlocks(command string) []slack.Block {
 		"`--force-auto` (guarded auto even where gonogo keeps a run checkpointed: chains, and Complex, Chaotic or unclassified plans), " +
 		"`--dry-run` (everything but the agent: each step reports NOT EXECUTED), " +
 		"`--thread` (chains: each step receives the previous step's confirmed artifact)."
-	return []slack.Block{rdSection(strings.Join(lines, "\n")), rdSection(flags)}
+	return []slack.Block{section(strings.Join(lines, "\n")), section(flags)}
 }
 
 // RunsList answers `/gonogo runs`: the channel's runs in the order given,
@@ -119,30 +119,30 @@ func HelpBlocks(command string) []slack.Block {
 // one.
 func RunsList(summaries []engine.RunSummary, links map[engine.RunID]string) []slack.Block {
 	if len(summaries) == 0 {
-		return []slack.Block{rdSection("No runs in this channel yet. Start one with `" + rdDefaultCommand +
-			" chain EXPR` or by mentioning gonogo with a plan file; `" + rdDefaultCommand + " help` says more.")}
+		return []slack.Block{section("No runs in this channel yet. Start one with `" + defaultCommand +
+			" chain EXPR` or by mentioning gonogo with a plan file; `" + defaultCommand + " help` says more.")}
 	}
-	lines := make([]string, 0, min(len(summaries), rdRunsListMax))
-	for _, s := range summaries[:min(len(summaries), rdRunsListMax)] {
-		id := rdMdLine(string(s.ID), 80)
-		if u := rdSafeURL(links[s.ID]); u != "" {
+	lines := make([]string, 0, min(len(summaries), runsListMax))
+	for _, s := range summaries[:min(len(summaries), runsListMax)] {
+		id := mdLine(string(s.ID), 80)
+		if u := safeURL(links[s.ID]); u != "" {
 			id = "<" + u + "|" + strings.ReplaceAll(id, "|", "¦") + ">"
 		} else {
 			id = "`" + id + "`"
 		}
-		line := fmt.Sprintf("%s %s · %s · %s · %d of %d steps done", rdOrQ(rdRunEmoji[s.State]), id,
-			rdInputLine(s.Input, s.Source), rdMdLine(string(s.State), 40), s.StepsDone, s.StepsTotal)
+		line := fmt.Sprintf("%s %s · %s · %s · %d of %d steps done", emojiOrQ(runEmoji[s.State]), id,
+			inputLine(s.Input, s.Source), mdLine(string(s.State), 40), s.StepsDone, s.StepsTotal)
 		if !s.Created.IsZero() {
-			line += " · started " + rdWhen(s.Created, time.Time{})
+			line += " · started " + when(s.Created, time.Time{})
 		}
 		lines = append(lines, line)
 	}
 	title := fmt.Sprintf("*Runs in this channel* (%d)", len(summaries))
-	body := rdPackSections(title, lines, 10, func(n int) string { return fmt.Sprintf("… and %d more runs", n) })
+	body := packSections(title, lines, 10, func(n int) string { return fmt.Sprintf("… and %d more runs", n) })
 	if more := len(summaries) - len(lines); more > 0 {
-		body = append(body, rdContextBlock(fmt.Sprintf("%d older runs are not listed.", more)))
+		body = append(body, contextBlock(fmt.Sprintf("%d older runs are not listed.", more)))
 	}
-	return rdFit(body, nil, rdMaxMessageBlocks)
+	return fit(body, nil, maxMessageBlocks)
 }
 
 // WorkflowProblems answers "/gonogo run" for a workflow that cannot run:
@@ -150,9 +150,9 @@ func RunsList(summaries []engine.RunSummary, links map[engine.RunID]string) []sl
 // its line (file names the file), and that nothing was run.
 func WorkflowProblems(name, file string, problems []engine.Problem) []slack.Block {
 	head := fmt.Sprintf("🚫 *Refused* (%s): workflow `%s` cannot run: %s", engine.RefuseInvalidWorkflow,
-		rdMdLine(name, 130), rdPlural(len(problems), "problem"))
+		mdLine(name, 130), plural(len(problems), "problem"))
 	if strings.TrimSpace(file) != "" {
-		head += " in `" + rdMdLine(file, 200) + "`"
+		head += " in `" + mdLine(file, 200) + "`"
 	}
 	lines := make([]string, 0, len(problems))
 	for _, p := range problems {
@@ -160,12 +160,12 @@ func WorkflowProblems(name, file string, problems []engine.Problem) []slack.Bloc
 		if p.Line > 0 {
 			line += fmt.Sprintf("line %d: ", p.Line)
 		}
-		lines = append(lines, line+rdMdLine(p.Message, 600))
+		lines = append(lines, line+mdLine(p.Message, 600))
 	}
-	body := []slack.Block{rdSection(head + ".")}
-	body = append(body, rdPackSections("", lines, 10, func(n int) string { return fmt.Sprintf("… and %d more problems", n) })...)
-	body = append(body, rdContextBlock("Nothing was run. `gonogo check --workflow "+rdMdLine(name, 130)+"` lists the same problems."))
-	return rdFit(body, nil, rdMaxMessageBlocks)
+	body := []slack.Block{section(head + ".")}
+	body = append(body, packSections("", lines, 10, func(n int) string { return fmt.Sprintf("… and %d more problems", n) })...)
+	body = append(body, contextBlock("Nothing was run. `gonogo check --workflow "+mdLine(name, 130)+"` lists the same problems."))
+	return fit(body, nil, maxMessageBlocks)
 }
 
 // UnknownWorkflow answers "/gonogo run" for a name that no workflow file
@@ -181,7 +181,7 @@ func UnknownWorkflow(name string, suggestions, available []string) []slack.Block
 		msg += ". No workflow files are installed yet: the operator keeps them in GONOGO_WORKFLOWS_DIR."
 	default:
 		shown := available[:min(len(available), 30)]
-		msg += fmt.Sprintf(". The %s: `%s`", rdPlural(len(available), "workflow"), strings.Join(shown, "`, `"))
+		msg += fmt.Sprintf(". The %s: `%s`", plural(len(available), "workflow"), strings.Join(shown, "`, `"))
 		if more := len(available) - len(shown); more > 0 {
 			msg += fmt.Sprintf(" and %d more", more)
 		}

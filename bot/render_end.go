@@ -17,30 +17,30 @@ import (
 // as a workflow. A run that did not complete gets Halt's message instead.
 func Completion(r *engine.Run, v View) []slack.Block {
 	if r == nil {
-		return rdNoRun()
+		return noRun()
 	}
 	if r.State != engine.RunCompleted {
 		return Halt(r, v)
 	}
-	now := rdNowOf(r, v)
+	now := nowOf(r, v)
 	title := "✅ Run complete"
 	if r.DryRun {
 		title += " (dry run)"
 	}
-	body := []slack.Block{rdHeader(title), rdSection(rdEndSummary(r, v))}
-	body = append(body, rdStepTable(r)...)
-	body = append(body, rdLeftovers(r.Plan)...)
-	body = append(body, rdContextBlock("Run `"+rdMdLine(string(r.ID), 100)+"` finished "+rdWhen(r.Updated, now)+"."))
+	body := []slack.Block{header(title), section(endSummary(r, v))}
+	body = append(body, stepTable(r)...)
+	body = append(body, leftovers(r.Plan)...)
+	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"` finished "+when(r.Updated, now)+"."))
 	var tail []slack.Block
 	if v.OfferSaveWorkflow && r.Input == engine.InputChain && len(r.Steps) > 0 {
 		ref := StepRef{Run: r.ID, Step: len(r.Steps)}
 		if l := r.Steps[len(r.Steps)-1].Latest(); l != nil {
 			ref.Attempt = l.N
 		}
-		save := slack.NewButtonBlockElement(ActionSaveWorkflow, rdValue(ref.Value()), rdPlainText("Save as workflow"))
+		save := slack.NewButtonBlockElement(ActionSaveWorkflow, fitValue(ref.Value()), plainText("Save as workflow"))
 		tail = append(tail, slack.NewActionBlock("", save))
 	}
-	return rdFit(body, tail, rdMaxMessageBlocks)
+	return fit(body, tail, maxMessageBlocks)
 }
 
 // Halt is the end of a run that stopped short: `Run halted` with the
@@ -53,88 +53,88 @@ func Completion(r *engine.Run, v View) []slack.Block {
 // instead.
 func Halt(r *engine.Run, v View) []slack.Block {
 	if r == nil {
-		return rdNoRun()
+		return noRun()
 	}
 	if r.State == engine.RunCompleted {
 		return Completion(r, v)
 	}
-	now := rdNowOf(r, v)
-	s := rdHaltedStep(r)
+	now := nowOf(r, v)
+	s := haltedStep(r)
 	if st := r.Step(v.Step); st != nil && (st.Status == engine.StepWaiting || st.Status == engine.StepInterrupted) {
 		s = st
 	}
 	if s != nil && !r.Finished() {
 		if due, n, of, ok := engine.RetryDue(s); ok {
-			return rdRetryNotice(r, s, due, n, of, now)
+			return retryNotice(r, s, due, n, of, now)
 		}
 	}
 	var body, tail []slack.Block
 	switch {
 	case r.State == engine.RunAborted:
-		body = append(body, rdHeader("🛑 Run halted: aborted"), rdSection(rdAbortLine(r, v, now)+" Everything produced so far is kept."))
+		body = append(body, header("🛑 Run halted: aborted"), section(abortLine(r, v, now)+" Everything produced so far is kept."))
 	case s == nil && r.State == engine.RunRunning:
-		body = append(body, rdHeader("⏳ Run not halted"), rdSection("The run is still running."))
+		body = append(body, header("⏳ Run not halted"), section("The run is still running."))
 	case s == nil:
 		reason := "it is waiting for a decision"
 		if r.Halt != "" {
-			reason = rdMdLine(r.Halt, 1000)
+			reason = mdLine(r.Halt, 1000)
 		}
-		body = append(body, rdHeader("🛑 Run halted"), rdSection("The run is waiting: "+reason+"."))
+		body = append(body, header("🛑 Run halted"), section("The run is waiting: "+reason+"."))
 	case s.Status == engine.StepInterrupted || s.Latest() != nil && s.Latest().Result == engine.ResultFailed:
 		what := "*interrupted*, gonogo stopped while it was running."
 		if s.Status != engine.StepInterrupted {
-			what = rdResultText(s.Latest())
+			what = resultText(s.Latest())
 		}
 		how := "*Redo* runs the step again; *Abort* ends the run and keeps everything produced so far."
-		if rdGateOnError(s) {
+		if gateOnError(s) {
 			how = "This step's on_error is *gate*: *Edit* writes its output, *Skip* goes on without it, *Redo* runs it again; " +
 				"*Abort* ends the run and keeps everything produced so far."
 		}
-		body = append(body, rdHeader("🛑 Run halted"),
-			rdSection("Halted at *"+rdStepTitle(r, s)+"*"+rdEffortPart(s.Effort)+": "+what),
-			rdContextBlock(how))
-		if act := rdDecisionButtons(r, s); act != nil {
+		body = append(body, header("🛑 Run halted"),
+			section("Halted at *"+stepTitle(r, s)+"*"+effortPart(s.Effort)+": "+what),
+			contextBlock(how))
+		if act := decisionButtons(r, s); act != nil {
 			tail = append(tail, act)
 		}
 	default:
-		body = append(body, rdHeader("🛑 Run halted"), rdSection("Halted at *"+rdStepTitle(r, s)+"*"+rdEffortPart(s.Effort)+": "+
-			rdResultText(s.Latest())+"\nDecide with the buttons on the step's message in this thread."))
+		body = append(body, header("🛑 Run halted"), section("Halted at *"+stepTitle(r, s)+"*"+effortPart(s.Effort)+": "+
+			resultText(s.Latest())+"\nDecide with the buttons on the step's message in this thread."))
 	}
-	body = append(body, rdSection(rdEndSummary(r, v)))
-	body = append(body, rdStepTable(r)...)
-	body = append(body, rdLeftovers(r.Plan)...)
-	body = append(body, rdContextBlock("Run `"+rdMdLine(string(r.ID), 100)+"`, last change "+rdWhen(r.Updated, now)+"."))
-	return rdFit(body, tail, rdMaxMessageBlocks)
+	body = append(body, section(endSummary(r, v)))
+	body = append(body, stepTable(r)...)
+	body = append(body, leftovers(r.Plan)...)
+	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"`, last change "+when(r.Updated, now)+"."))
+	return fit(body, tail, maxMessageBlocks)
 }
 
 // HaltHandled is a FAILED halt notice once someone acted on it: what
 // failed, and that the step has moved on; no buttons.
 func HaltHandled(r *engine.Run, n, attempt int) []slack.Block {
-	s := rdStepOf(r, n)
+	s := stepOf(r, n)
 	if s == nil || attempt < 1 || attempt > len(s.Attempts) {
-		return rdNoStep(r, n)
+		return noStep(r, n)
 	}
 	a := &s.Attempts[attempt-1]
-	if slices.ContainsFunc(rdDecisionsOn(s, a), func(d engine.Decision) bool { return d.Actor == engine.RetryActor }) {
-		body := []slack.Block{rdHeader("🔁 Retried"),
-			rdSection("*" + rdStepTitle(r, s) + "*" + rdEffortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + rdResultText(a)),
-			rdContextBlock("gonogo retried it (on_error: retry): the step is " + rdMdLine(string(s.Status), 40) + " now.")}
-		return rdFit(body, nil, rdMaxMessageBlocks)
+	if slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Actor == engine.RetryActor }) {
+		body := []slack.Block{header("🔁 Retried"),
+			section("*" + stepTitle(r, s) + "*" + effortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + resultText(a)),
+			contextBlock("gonogo retried it (on_error: retry): the step is " + mdLine(string(s.Status), 40) + " now.")}
+		return fit(body, nil, maxMessageBlocks)
 	}
-	body := []slack.Block{rdHeader("🛑 Run halted"),
-		rdSection("Halted at *" + rdStepTitle(r, s) + "*" + rdEffortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + rdResultText(a)),
-		rdContextBlock("This halt was handled: the step is " + rdMdLine(string(s.Status), 40) + " now.")}
-	return rdFit(body, nil, rdMaxMessageBlocks)
+	body := []slack.Block{header("🛑 Run halted"),
+		section("Halted at *" + stepTitle(r, s) + "*" + effortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + resultText(a)),
+		contextBlock("This halt was handled: the step is " + mdLine(string(s.Status), 40) + " now.")}
+	return fit(body, nil, maxMessageBlocks)
 }
 
-// rdAbortLine says who aborted a finished run, and where.
-func rdAbortLine(r *engine.Run, v View, now time.Time) string {
+// abortLine says who aborted a finished run, and where.
+func abortLine(r *engine.Run, v View, now time.Time) string {
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		for _, d := range s.Decisions {
 			if d.Kind == engine.DecideAbort {
-				return fmt.Sprintf("🛑 Run aborted by %s at step %d of %d (%s) %s.", rdWho(d.Actor), s.N, len(r.Steps),
-					rdMdLine(s.Skill, 120), rdAt(d.Time, now))
+				return fmt.Sprintf("🛑 Run aborted by %s at step %d of %d (%s) %s.", who(d.Actor), s.N, len(r.Steps),
+					mdLine(s.Skill, 120), at(d.Time, now))
 			}
 		}
 	}
@@ -143,37 +143,37 @@ func rdAbortLine(r *engine.Run, v View, now time.Time) string {
 	}
 	line := "🛑 Run aborted"
 	if v.AbortedBy != "" {
-		line += " by " + rdWho(v.AbortedBy)
+		line += " by " + who(v.AbortedBy)
 	}
-	line += " " + rdAt(r.Updated, now)
+	line += " " + at(r.Updated, now)
 	if r.Halt != "" && v.AbortedBy == "" {
-		line += ": " + rdMdLine(r.Halt, 600)
+		line += ": " + mdLine(r.Halt, 600)
 	}
 	return line + "."
 }
 
-// rdStepTable is the end message's table of steps, in the header's order.
-func rdStepTable(r *engine.Run) []slack.Block {
-	nodes := rdTree(r)
-	lines := make([]string, 0, min(len(nodes), rdTableMax+1))
-	for _, nd := range nodes[:min(len(nodes), rdTableMax)] {
-		lines = append(lines, rdTreeLine(r, nd, true))
+// stepTable is the end message's table of steps, in the header's order.
+func stepTable(r *engine.Run) []slack.Block {
+	nodes := tree(r)
+	lines := make([]string, 0, min(len(nodes), tableMax+1))
+	for _, nd := range nodes[:min(len(nodes), tableMax)] {
+		lines = append(lines, treeLine(r, nd, true))
 	}
-	if len(nodes) > rdTableMax {
-		rest := nodes[rdTableMax:]
-		lines = append(lines, "… "+rdNodeSpan(rest)+": "+rdCountStatuses(rdNodeSteps(rest)))
+	if len(nodes) > tableMax {
+		rest := nodes[tableMax:]
+		lines = append(lines, "… "+nodeSpan(rest)+": "+countStatuses(nodeSteps(rest)))
 	}
-	return rdPackSections("*Steps*", lines, 12, func(n int) string {
+	return packSections("*Steps*", lines, 12, func(n int) string {
 		return fmt.Sprintf("… and %d more lines", n)
 	})
 }
 
-func rdEndSummary(r *engine.Run, v View) string {
+func endSummary(r *engine.Run, v View) string {
 	counts := map[engine.DecisionKind]int{}
 	auto, optional := 0, 0
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if rdOptionalFailed(s) {
+		if optionalFailed(s) {
 			optional++
 			continue
 		}
@@ -186,7 +186,7 @@ func rdEndSummary(r *engine.Run, v View) string {
 	var parts []string
 	for _, k := range []engine.DecisionKind{engine.DecideApprove, engine.DecideEdit, engine.DecideSkip} {
 		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], rdDecisionWords[k].short))
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], decisionWords[k].short))
 		}
 	}
 	if auto > 0 {
@@ -200,17 +200,17 @@ func rdEndSummary(r *engine.Run, v View) string {
 		steps += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return strings.Join([]string{
-		"*Input:* " + rdInputLine(r.Input, r.Plan.Source),
-		"*Mode:* " + rdModeLine(r) + " · *Started by* " + rdWho(r.StartedBy) + " · *Elapsed:* " + rdDuration(rdRunElapsed(r, v)),
+		"*Input:* " + inputLine(r.Input, r.Plan.Source),
+		"*Mode:* " + modeLine(r) + " · *Started by* " + who(r.StartedBy) + " · *Elapsed:* " + duration(runElapsed(r, v)),
 		"*Steps:* " + steps,
-		"*Total cost:* " + rdMoney(r.CostUSD),
+		"*Total cost:* " + money(r.CostUSD),
 	}, "\n")
 }
 
-// rdHaltedStep is the step a waiting run cannot pass by itself: an
+// haltedStep is the step a waiting run cannot pass by itself: an
 // interrupted or FAILED step first, then a FAILED step gonogo is about to
 // retry, then any step waiting for a decision.
-func rdHaltedStep(r *engine.Run) *engine.Step {
+func haltedStep(r *engine.Run) *engine.Step {
 	var retrying, waiting *engine.Step
 	for i := range r.Steps {
 		s := &r.Steps[i]

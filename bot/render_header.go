@@ -16,55 +16,55 @@ import (
 // manual and deferred blocks, cost so far, elapsed time and who started it.
 func Header(r *engine.Run, v View) []slack.Block {
 	if r == nil {
-		return rdNoRun()
+		return noRun()
 	}
 	title := "gonogo run"
-	if k := rdPlain(string(r.Input), 40); strings.TrimSpace(k) != "" {
+	if k := plain(string(r.Input), 40); strings.TrimSpace(k) != "" {
 		title = "gonogo " + k + " run"
 	}
 	if r.Input == engine.InputWorkflow && engine.ValidSkillName(r.Plan.Source) {
-		title += ": " + rdPlain(r.Plan.Source, 100)
+		title += ": " + plain(r.Plan.Source, 100)
 	}
-	body := []slack.Block{rdHeader(rdOrQ(rdRunEmoji[r.State]) + " " + title)}
-	input := rdInputLine(r.Input, r.Plan.Source)
+	body := []slack.Block{header(emojiOrQ(runEmoji[r.State]) + " " + title)}
+	input := inputLine(r.Input, r.Plan.Source)
 	if r.Input == engine.InputWorkflow && strings.TrimSpace(r.Plan.Source) != "" {
-		input = "Workflow: `" + rdMdLine(r.Plan.Source, 300) + "`"
+		input = "Workflow: `" + mdLine(r.Plan.Source, 300) + "`"
 	}
-	fields := []string{"*Input*\n" + input, "*Mode*\n" + rdModeLine(r)}
+	fields := []string{"*Input*\n" + input, "*Mode*\n" + modeLine(r)}
 	if r.Input == engine.InputPlan {
-		fields = append(fields, "*Domain*\n"+rdDomainLine(r.Plan), "*Confidence*\n"+rdConfidenceLine(r.Plan))
+		fields = append(fields, "*Domain*\n"+domainLine(r.Plan), "*Confidence*\n"+confidenceLine(r.Plan))
 	}
-	cost := rdMoney(r.CostUSD)
+	cost := money(r.CostUSD)
 	if r.BudgetUSD > 0 {
-		cost += " of a " + rdMoney(r.BudgetUSD) + " budget"
+		cost += " of a " + money(r.BudgetUSD) + " budget"
 	}
 	fields = append(fields,
-		"*State*\n"+rdRunStateLine(r, v),
+		"*State*\n"+runStateLine(r, v),
 		fmt.Sprintf("*Steps*\n%d of %d done", r.StepsDone(), len(r.Steps)),
-		"*Started by*\n"+rdWho(r.StartedBy)+" "+rdWhen(r.Created, v.Now),
-		"*Elapsed*\n"+rdDuration(rdRunElapsed(r, v)),
+		"*Started by*\n"+who(r.StartedBy)+" "+when(r.Created, v.Now),
+		"*Elapsed*\n"+duration(runElapsed(r, v)),
 		"*Cost so far*\n"+cost,
 	)
-	body = append(body, rdFieldsSection(fields))
+	body = append(body, fieldsSection(fields))
 	if ctx := strings.TrimSpace(r.Plan.Context); ctx != "" {
-		body = append(body, rdContextBlock("Context: "+rdMdLine(ctx, 300)))
+		body = append(body, contextBlock("Context: "+mdLine(ctx, 300)))
 	}
-	if args := rdArgsLine(r.Plan.Args); args != "" {
-		body = append(body, rdContextBlock(args))
+	if args := argsLine(r.Plan.Args); args != "" {
+		body = append(body, contextBlock(args))
 	}
-	body = append(body, rdPackSections("*Steps*", rdChecklist(r), 5, func(n int) string {
+	body = append(body, packSections("*Steps*", checklist(r), 5, func(n int) string {
 		return fmt.Sprintf("… and %d more lines", n)
 	})...)
-	body = append(body, rdLeftovers(r.Plan)...)
-	if w := rdWarnings(r.Plan.Warnings); w != nil {
+	body = append(body, leftovers(r.Plan)...)
+	if w := warnings(r.Plan.Warnings); w != nil {
 		body = append(body, w)
 	}
-	body = append(body, rdContextBlock("Run `"+rdMdLine(string(r.ID), 100)+"`"))
-	return rdFit(body, nil, rdMaxMessageBlocks)
+	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"`"))
+	return fit(body, nil, maxMessageBlocks)
 }
 
-// rdArgsLine lists a workflow's argument values, by name.
-func rdArgsLine(args map[string]string) string {
+// argsLine lists a workflow's argument values, by name.
+func argsLine(args map[string]string) string {
 	if len(args) == 0 {
 		return ""
 	}
@@ -75,7 +75,7 @@ func rdArgsLine(args map[string]string) string {
 	sort.Strings(names)
 	parts := make([]string, 0, min(len(names), 10))
 	for _, k := range names[:min(len(names), 10)] {
-		parts = append(parts, "`"+rdMdLine(k, 60)+"` = "+rdMdLine(args[k], 200))
+		parts = append(parts, "`"+mdLine(k, 60)+"` = "+mdLine(args[k], 200))
 	}
 	if more := len(names) - len(parts); more > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", more))
@@ -83,45 +83,45 @@ func rdArgsLine(args map[string]string) string {
 	return "Arguments: " + strings.Join(parts, ", ")
 }
 
-// rdLeftovers lists a plan's manual blocks (shown, never run) and its
+// leftovers lists a plan's manual blocks (shown, never run) and its
 // deferred blocks (past the first runnable ones).
-func rdLeftovers(p engine.Plan) []slack.Block {
+func leftovers(p engine.Plan) []slack.Block {
 	var out []slack.Block
 	if len(p.Manual) > 0 {
-		out = append(out, rdBlockList(fmt.Sprintf("*Manual* (%d, SKIPPED-MANUAL: shown, never run)", len(p.Manual)), p.Manual, true))
+		out = append(out, blockList(fmt.Sprintf("*Manual* (%d, SKIPPED-MANUAL: shown, never run)", len(p.Manual)), p.Manual, true))
 	}
 	if len(p.Deferred) > 0 {
-		out = append(out, rdBlockList(fmt.Sprintf("*Deferred* (%d, past the first %d runnable blocks)", len(p.Deferred), engine.MaxPlanSteps), p.Deferred, false))
+		out = append(out, blockList(fmt.Sprintf("*Deferred* (%d, past the first %d runnable blocks)", len(p.Deferred), engine.MaxPlanSteps), p.Deferred, false))
 	}
 	return out
 }
 
-func rdBlockList(title string, blocks []engine.Block, withReason bool) slack.Block {
+func blockList(title string, blocks []engine.Block, withReason bool) slack.Block {
 	var lines []string
-	for _, b := range blocks[:min(len(blocks), rdLeftoverMax)] {
+	for _, b := range blocks[:min(len(blocks), leftoverMax)] {
 		name := "-"
 		if b.Skill != "" {
-			name = "`" + rdMdLine(b.Skill, 80) + "`"
+			name = "`" + mdLine(b.Skill, 80) + "`"
 		}
-		line := "• " + name + rdTokensEffort(b.PTokens, b.Effort)
+		line := "• " + name + tokensEffort(b.PTokens, b.Effort)
 		if withReason && b.Reason != "" {
-			line += ": " + rdMdLine(b.Reason, 300)
+			line += ": " + mdLine(b.Reason, 300)
 		}
 		lines = append(lines, line)
 	}
-	if n := len(blocks) - rdLeftoverMax; n > 0 {
+	if n := len(blocks) - leftoverMax; n > 0 {
 		lines = append(lines, fmt.Sprintf("… and %d more", n))
 	}
-	return rdSection(title + "\n" + strings.Join(lines, "\n"))
+	return section(title + "\n" + strings.Join(lines, "\n"))
 }
 
-func rdTokensEffort(tokens []string, effort string) string {
+func tokensEffort(tokens []string, effort string) string {
 	var parts []string
 	if len(tokens) > 0 {
-		parts = append(parts, rdMdLine(strings.Join(tokens[:min(len(tokens), 5)], "+"), 40))
+		parts = append(parts, mdLine(strings.Join(tokens[:min(len(tokens), 5)], "+"), 40))
 	}
 	if strings.TrimSpace(effort) != "" {
-		parts = append(parts, rdMdLine(effort, 150))
+		parts = append(parts, mdLine(effort, 150))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -129,33 +129,33 @@ func rdTokensEffort(tokens []string, effort string) string {
 	return " (" + strings.Join(parts, ": ") + ")"
 }
 
-func rdWarnings(ws []string) slack.Block {
+func warnings(ws []string) slack.Block {
 	if len(ws) == 0 {
 		return nil
 	}
 	var lines []string
 	for _, w := range ws[:min(len(ws), 5)] {
-		lines = append(lines, "⚠️ "+rdMdLine(w, 400))
+		lines = append(lines, "⚠️ "+mdLine(w, 400))
 	}
 	if n := len(ws) - 5; n > 0 {
 		lines = append(lines, fmt.Sprintf("… and %d more warnings", n))
 	}
-	return rdContextBlock(strings.Join(lines, "\n"))
+	return contextBlock(strings.Join(lines, "\n"))
 }
 
-func rdInputLine(kind engine.InputKind, source string) string {
-	k := rdMdLine(string(kind), 40)
+func inputLine(kind engine.InputKind, source string) string {
+	k := mdLine(string(kind), 40)
 	if k == "" {
 		k = "input"
 	}
 	if strings.TrimSpace(source) == "" {
 		return k
 	}
-	return k + " `" + rdMdLine(source, 300) + "`"
+	return k + " `" + mdLine(source, 300) + "`"
 }
 
-func rdModeLine(r *engine.Run) string {
-	m := rdMdLine(engine.RunModeName(r.Mode, r.DryRun), 40)
+func modeLine(r *engine.Run) string {
+	m := mdLine(engine.RunModeName(r.Mode, r.DryRun), 40)
 	if r.ForceAuto && !r.DryRun {
 		m += " (--force-auto)"
 	}
@@ -165,30 +165,30 @@ func rdModeLine(r *engine.Run) string {
 	return m
 }
 
-func rdDomainLine(p engine.Plan) string {
+func domainLine(p engine.Plan) string {
 	switch {
 	case p.DomainAmbiguous:
 		return "ambiguous (stays checkpointed)"
 	case p.Domain == "":
 		return "not stated (stays checkpointed)"
 	case p.DomainSource != "":
-		return rdMdLine(string(p.Domain), 40) + " (" + rdMdLine(p.DomainSource, 40) + ")"
+		return mdLine(string(p.Domain), 40) + " (" + mdLine(p.DomainSource, 40) + ")"
 	}
-	return rdMdLine(string(p.Domain), 40)
+	return mdLine(string(p.Domain), 40)
 }
 
-func rdConfidenceLine(p engine.Plan) string {
+func confidenceLine(p engine.Plan) string {
 	if strings.TrimSpace(p.Confidence) == "" {
 		return "not stated"
 	}
-	c := rdMdLine(p.Confidence, 60)
+	c := mdLine(p.Confidence, 60)
 	if strings.TrimSpace(p.ConfidenceReason) != "" {
-		c += " - " + rdMdLine(p.ConfidenceReason, 400)
+		c += " - " + mdLine(p.ConfidenceReason, 400)
 	}
 	return c
 }
 
-func rdRunStateLine(r *engine.Run, v View) string {
+func runStateLine(r *engine.Run, v View) string {
 	steps := func(want func(*engine.Step) bool) []string {
 		var out []string
 		for i := range r.Steps {
@@ -214,12 +214,12 @@ func rdRunStateLine(r *engine.Run, v View) string {
 		}
 		return "running"
 	case engine.RunWaiting:
-		if s := rdHaltedStep(r); s != nil {
+		if s := haltedStep(r); s != nil {
 			if s.Status == engine.StepInterrupted {
 				return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
 			}
 			if due, n, of, ok := engine.RetryDue(s); ok {
-				return fmt.Sprintf("step %d FAILED: retrying at %s (retry %d of %d)", s.N, rdClock(due, v.Now), n, of)
+				return fmt.Sprintf("step %d FAILED: retrying at %s (retry %d of %d)", s.N, clock(due, v.Now), n, of)
 			}
 			if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
 				return "halted: step " + strconv.Itoa(s.N) + " FAILED"
@@ -233,16 +233,16 @@ func rdRunStateLine(r *engine.Run, v View) string {
 		return "complete"
 	case engine.RunAborted:
 		if v.AbortedBy != "" {
-			return "aborted by " + rdWho(v.AbortedBy)
+			return "aborted by " + who(v.AbortedBy)
 		}
 		for i := range r.Steps {
 			for _, d := range r.Steps[i].Decisions {
 				if d.Kind == engine.DecideAbort {
-					return "aborted by " + rdWho(d.Actor)
+					return "aborted by " + who(d.Actor)
 				}
 			}
 		}
 		return "aborted"
 	}
-	return rdMdLine(string(r.State), 40)
+	return mdLine(string(r.State), 40)
 }

@@ -11,35 +11,35 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// rdClock is a moment to the second, in each reader's time zone, with its
+// clock is a moment to the second, in each reader's time zone, with its
 // date when it is not on now's day.
-func rdClock(t, now time.Time) string {
+func clock(t, now time.Time) string {
 	u := t.UTC()
 	format, fallback := "{time_secs}", u.Format("15:04:05 UTC")
-	if now.IsZero() || !rdSameDay(u, now.UTC()) {
+	if now.IsZero() || !sameDay(u, now.UTC()) {
 		format, fallback = "{date_short} {time_secs}", u.Format("Jan 2, 2006 15:04:05 UTC")
 	}
 	return fmt.Sprintf("<!date^%d^%s|%s>", t.Unix(), format, fallback)
 }
 
-var rdSlackUserRE = regexp.MustCompile(`^[UW][A-Z0-9]{2,30}$`)
+var slackUserRE = regexp.MustCompile(`^[UW][A-Z0-9]{2,30}$`)
 
-// rdWho names a person: a Slack user id becomes a mention, anything else (a
+// who names a person: a Slack user id becomes a mention, anything else (a
 // terminal user name) is shown as escaped text.
-func rdWho(actor string) string {
+func who(actor string) string {
 	switch {
-	case rdSlackUserRE.MatchString(actor):
+	case slackUserRE.MatchString(actor):
 		return "<@" + actor + ">"
 	case strings.TrimSpace(actor) == "":
 		return "someone"
 	}
-	return rdMdLine(actor, 80)
+	return mdLine(actor, 80)
 }
 
-// rdPeople names several people once each: "<@U1>, <@U2> and <@U3>".
-func rdPeople(ids []string) string {
-	u := rdUniq(ids)
-	names := rdMapWho(u[:min(len(u), 10)])
+// people names several people once each: "<@U1>, <@U2> and <@U3>".
+func people(ids []string) string {
+	u := uniq(ids)
+	names := mapWho(u[:min(len(u), 10)])
 	if extra := len(u) - len(names); extra > 0 {
 		names = append(names, fmt.Sprintf("%d more", extra))
 	}
@@ -49,15 +49,15 @@ func rdPeople(ids []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-func rdMapWho(ids []string) []string {
+func mapWho(ids []string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = rdWho(id)
+		out[i] = who(id)
 	}
 	return out
 }
 
-func rdUniq(ids []string) []string {
+func uniq(ids []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, id := range ids {
@@ -69,36 +69,36 @@ func rdUniq(ids []string) []string {
 	return out
 }
 
-// rdWhen is a time in each reader's own time zone (Slack's date token),
+// when is a time in each reader's own time zone (Slack's date token),
 // falling back to UTC. A time on another day than now shows its date.
-func rdWhen(t, now time.Time) string {
+func when(t, now time.Time) string {
 	if t.IsZero() {
 		return "(time unknown)"
 	}
 	u := t.UTC()
 	format, fallback := "{time}", u.Format("15:04 UTC")
-	if now.IsZero() || !rdSameDay(u, now.UTC()) {
+	if now.IsZero() || !sameDay(u, now.UTC()) {
 		format, fallback = "{date_short} {time}", u.Format("Jan 2, 2006 15:04 UTC")
 	}
 	return fmt.Sprintf("<!date^%d^%s|%s>", t.Unix(), format, fallback)
 }
 
-func rdAt(t, now time.Time) string { return "at " + rdWhen(t, now) }
+func at(t, now time.Time) string { return "at " + when(t, now) }
 
-func rdSameDay(a, b time.Time) bool {
+func sameDay(a, b time.Time) bool {
 	ay, am, ad := a.Date()
 	by, bm, bd := b.Date()
 	return ay == by && am == bm && ad == bd
 }
 
-func rdNowOf(r *engine.Run, v View) time.Time {
+func nowOf(r *engine.Run, v View) time.Time {
 	if !v.Now.IsZero() {
 		return v.Now
 	}
 	return r.Updated
 }
 
-func rdRunElapsed(r *engine.Run, v View) time.Duration {
+func runElapsed(r *engine.Run, v View) time.Duration {
 	end := v.Now
 	if r.Finished() || end.IsZero() {
 		end = r.Updated
@@ -106,8 +106,8 @@ func rdRunElapsed(r *engine.Run, v View) time.Duration {
 	return end.Sub(r.Created)
 }
 
-// rdDuration is an elapsed time the way people read it: 42s, 3m 05s, 1h 02m.
-func rdDuration(d time.Duration) string {
+// duration is an elapsed time the way people read it: 42s, 3m 05s, 1h 02m.
+func duration(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
@@ -124,16 +124,16 @@ func rdDuration(d time.Duration) string {
 	return fmt.Sprintf("%ds", s)
 }
 
-func rdMoney(usd float64) string { return fmt.Sprintf("$%.2f", usd) }
+func money(usd float64) string { return fmt.Sprintf("$%.2f", usd) }
 
-func rdPlural(n int, word string) string {
+func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return rdThousands(n) + " " + word + "s"
+	return thousands(n) + " " + word + "s"
 }
 
-func rdThousands(n int) string {
+func thousands(n int) string {
 	s := strconv.Itoa(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -150,7 +150,7 @@ func rdThousands(n int) string {
 	return b.String()
 }
 
-func rdBytesize(n int) string {
+func bytesize(n int) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
@@ -160,68 +160,68 @@ func rdBytesize(n int) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-func rdOrQ(emoji string) string {
+func emojiOrQ(emoji string) string {
 	if emoji == "" {
 		return "❔"
 	}
 	return emoji
 }
 
-// rdSafeURL returns u when it can sit inside a Slack link token, else "".
-func rdSafeURL(u string) string {
+// safeURL returns u when it can sit inside a Slack link token, else "".
+func safeURL(u string) string {
 	if len(u) > 1000 || !(strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) ||
-		strings.ContainsAny(u, " <>|\"'`\n\r\t") || strings.ContainsFunc(u, rdUnwanted) {
+		strings.ContainsAny(u, " <>|\"'`\n\r\t") || strings.ContainsFunc(u, unwanted) {
 		return ""
 	}
 	return u
 }
 
-// rdValue keeps a button value or private_metadata within its limit. A
+// fitValue keeps a button value or private_metadata within its limit. A
 // StepRef of a well-formed run id always fits; one that does not is left
 // empty, so a click is refused as not gonogo's rather than misread.
-func rdValue(s string) string {
-	if rdTextLen(s) > rdMaxButtonValue {
+func fitValue(s string) string {
+	if textLen(s) > maxButtonValue {
 		return ""
 	}
 	return s
 }
 
-// rdTextLen counts s the strictest way Slack might: in UTF-16 code units, so
+// textLen counts s the strictest way Slack might: in UTF-16 code units, so
 // an emoji outside the Basic Multilingual Plane counts twice. Cutting to
 // this count keeps a text within the limit however Slack counts.
-func rdTextLen(s string) int {
+func textLen(s string) int {
 	n := 0
 	for _, r := range s {
-		n += rdRuneLen(r)
+		n += runeLen(r)
 	}
 	return n
 }
 
-func rdRuneLen(r rune) int {
+func runeLen(r rune) int {
 	if r >= 0x10000 {
 		return 2
 	}
 	return 1
 }
 
-// rdClean makes text from a run (an artifact, a skill name, an agent's
+// clean makes text from a run (an artifact, a skill name, an agent's
 // reason) safe to place in a payload: valid UTF-8, no control characters
 // but newline and tab, no carriage returns, and none of the bidirectional
 // overrides that could make a line read differently from what it says.
-func rdClean(s string) string {
+func clean(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsFunc(s, rdUnwanted) {
+	if !strings.ContainsFunc(s, unwanted) {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if rdUnwanted(r) {
+		if unwanted(r) {
 			return -1
 		}
 		return r
 	}, s)
 }
 
-func rdUnwanted(r rune) bool {
+func unwanted(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':
 		return false
@@ -233,49 +233,49 @@ func rdUnwanted(r rune) bool {
 	return false
 }
 
-var rdEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// rdEscape keeps user text from being read as Slack markup: with &, < and >
+// escape keeps user text from being read as Slack markup: with &, < and >
 // escaped, an artifact cannot mention <!channel>, a user or a link.
-func rdEscape(s string) string { return rdEscaper.Replace(s) }
+func escape(s string) string { return escaper.Replace(s) }
 
-// rdMd is user text for a mrkdwn field: cleaned, escaped, and cut to max.
-func rdMd(s string, max int) string { return rdCut(rdEscape(rdClean(s)), max) }
+// md is user text for a mrkdwn field: cleaned, escaped, and cut to max.
+func md(s string, max int) string { return cut(escape(clean(s)), max) }
 
-// rdMdLine is rdMd on one line: runs of white space, newlines included, become
+// mdLine is md on one line: runs of white space, newlines included, become
 // one space.
-func rdMdLine(s string, max int) string { return rdMd(rdOneLine(s, max*4+16), max) }
+func mdLine(s string, max int) string { return md(oneLine(s, max*4+16), max) }
 
-// rdPlain is user text for a plain_text field, which Slack does not parse:
+// plain is user text for a plain_text field, which Slack does not parse:
 // cleaned and cut, not escaped.
-func rdPlain(s string, max int) string {
-	s = rdClean(s)
-	if rdTextLen(s) <= max {
+func plain(s string, max int) string {
+	s = clean(s)
+	if textLen(s) <= max {
 		return s
 	}
 	if max <= 0 {
 		return ""
 	}
-	return s[:rdPrefix(s, max-1)] + "…"
+	return s[:prefix(s, max-1)] + "…"
 }
 
-// rdPrefix returns the length in bytes of the longest prefix of s that is
+// prefix returns the length in bytes of the longest prefix of s that is
 // at most max characters long.
-func rdPrefix(s string, max int) int {
+func prefix(s string, max int) int {
 	n := 0
 	for i, r := range s {
-		if n+rdRuneLen(r) > max {
+		if n+runeLen(r) > max {
 			return i
 		}
-		n += rdRuneLen(r)
+		n += runeLen(r)
 	}
 	return len(s)
 }
 
-// rdOneLine collapses white space. It looks at no more than about limit
+// oneLine collapses white space. It looks at no more than about limit
 // bytes of s, so a megabyte of artifact costs nothing when a line is
 // wanted.
-func rdOneLine(s string, limit int) string {
+func oneLine(s string, limit int) string {
 	if limit > 0 && len(s) > limit {
 		i := limit
 		for i > 0 && !utf8.RuneStart(s[i]) {
@@ -286,18 +286,18 @@ func rdOneLine(s string, limit int) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// rdCut shortens composed mrkdwn to at most max characters, ending in an
+// cut shortens composed mrkdwn to at most max characters, ending in an
 // ellipsis when it cuts. It cuts on a rune boundary and never inside an
 // entity (&amp;) or a Slack token (<@U123>, <!date^...>, <url|label>): user
 // text is escaped, so every raw < and & comes from gonogo's own markup.
-func rdCut(s string, max int) string {
-	if rdTextLen(s) <= max {
+func cut(s string, max int) string {
+	if textLen(s) <= max {
 		return s
 	}
 	if max <= 0 {
 		return ""
 	}
-	head := s[:rdPrefix(s, max-1)]
+	head := s[:prefix(s, max-1)]
 	for {
 		lt, amp := strings.LastIndexByte(head, '<'), strings.LastIndexByte(head, '&')
 		switch {

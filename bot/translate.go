@@ -64,13 +64,13 @@ func (e *InputError) Error() string {
 	return e.Problem + "\nusage:\n" + e.Usage
 }
 
-func trBadPayload(format string, args ...any) error {
+func badPayload(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadPayload, fmt.Sprintf(format, args...))
 }
 
-// trValidID accepts Slack ids (U…, W…, T…, C…, F…, views' V…), which are
+// validID accepts Slack ids (U…, W…, T…, C…, F…, views' V…), which are
 // letters and digits; the check keeps junk out of keys and logs.
-func trValidID(s string) bool {
+func validID(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}
@@ -82,13 +82,13 @@ func trValidID(s string) bool {
 	return true
 }
 
-// trValidTS accepts a Slack message timestamp: digits, a dot, digits.
-func trValidTS(s string) bool {
+// validTS accepts a Slack message timestamp: digits, a dot, digits.
+func validTS(s string) bool {
 	sec, frac, ok := strings.Cut(s, ".")
-	return ok && len(s) <= 32 && sec != "" && frac != "" && trAllDigits(sec) && trAllDigits(frac)
+	return ok && len(s) <= 32 && sec != "" && frac != "" && allDigits(sec) && allDigits(frac)
 }
 
-func trAllDigits(s string) bool {
+func allDigits(s string) bool {
 	for _, r := range s {
 		if r < '0' || r > '9' {
 			return false
@@ -97,35 +97,35 @@ func trAllDigits(s string) bool {
 	return true
 }
 
-// trCheckIDs checks name/value pairs of required ids.
-func trCheckIDs(what string, pairs ...string) error {
+// checkIDs checks name/value pairs of required ids.
+func checkIDs(what string, pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		name, v := pairs[i], pairs[i+1]
 		if v == "" {
-			return trBadPayload("%s: no %s", what, name)
+			return badPayload("%s: no %s", what, name)
 		}
-		if !trValidID(v) {
-			return trBadPayload("%s: invalid %s %q", what, name, trClip(v, 40))
+		if !validID(v) {
+			return badPayload("%s: invalid %s %q", what, name, clip(v, 40))
 		}
 	}
 	return nil
 }
 
-// trCheckTSs checks name/value pairs of required message timestamps.
-func trCheckTSs(what string, pairs ...string) error {
+// checkTSs checks name/value pairs of required message timestamps.
+func checkTSs(what string, pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		name, v := pairs[i], pairs[i+1]
 		if v == "" {
-			return trBadPayload("%s: no %s", what, name)
+			return badPayload("%s: no %s", what, name)
 		}
-		if !trValidTS(v) {
-			return trBadPayload("%s: invalid %s %q", what, name, trClip(v, 40))
+		if !validTS(v) {
+			return badPayload("%s: invalid %s %q", what, name, clip(v, 40))
 		}
 	}
 	return nil
 }
 
-func trFirstNonEmpty(ss ...string) string {
+func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
 			return s
@@ -134,8 +134,8 @@ func trFirstNonEmpty(ss ...string) string {
 	return ""
 }
 
-// trClip shortens s to at most n characters for a message.
-func trClip(s string, n int) string {
+// clip shortens s to at most n characters for a message.
+func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

@@ -21,7 +21,7 @@ const (
 	ActSaveWorkflow ActionKind = "save-workflow" // keep a finished chain as a workflow
 )
 
-var trActionKinds = map[string]ActionKind{
+var actionKinds = map[string]ActionKind{
 	ActionApprove:      ActApprove,
 	ActionEdit:         ActEdit,
 	ActionSkip:         ActSkip,
@@ -74,57 +74,57 @@ func (a Action) Key() string {
 // make an error wrapping ErrBadPayload.
 func ParseAction(cb slack.InteractionCallback) (Action, error) {
 	if cb.Type != slack.InteractionTypeBlockActions {
-		return Action{}, trBadPayload("expected a block_actions interaction, got %q", trClip(string(cb.Type), 40))
+		return Action{}, badPayload("expected a block_actions interaction, got %q", clip(string(cb.Type), 40))
 	}
 	if n := len(cb.ActionCallback.AttachmentActions); n > 0 {
-		return Action{}, trBadPayload("legacy attachment action %q: gonogo's buttons are Block Kit buttons",
-			trClip(cb.ActionCallback.AttachmentActions[0].Name, 40))
+		return Action{}, badPayload("legacy attachment action %q: gonogo's buttons are Block Kit buttons",
+			clip(cb.ActionCallback.AttachmentActions[0].Name, 40))
 	}
 	switch n := len(cb.ActionCallback.BlockActions); {
 	case n == 0:
-		return Action{}, trBadPayload("the block_actions payload carries no action")
+		return Action{}, badPayload("the block_actions payload carries no action")
 	case n > 1:
-		return Action{}, trBadPayload("the block_actions payload carries %d actions; a click on a gonogo button carries one", n)
+		return Action{}, badPayload("the block_actions payload carries %d actions; a click on a gonogo button carries one", n)
 	}
 	ba := cb.ActionCallback.BlockActions[0]
 	if ba == nil {
-		return Action{}, trBadPayload("the block_actions payload carries an empty action")
+		return Action{}, badPayload("the block_actions payload carries an empty action")
 	}
-	kind, ok := trActionKinds[ba.ActionID]
+	kind, ok := actionKinds[ba.ActionID]
 	if !ok {
-		return Action{}, trBadPayload("unknown action id %q: not one of gonogo's buttons", trClip(ba.ActionID, 60))
+		return Action{}, badPayload("unknown action id %q: not one of gonogo's buttons", clip(ba.ActionID, 60))
 	}
 	if ba.Type != "" && ba.Type != slack.ActionType("button") {
-		return Action{}, trBadPayload("action %s is a %q element, not a button", ba.ActionID, trClip(string(ba.Type), 40))
+		return Action{}, badPayload("action %s is a %q element, not a button", ba.ActionID, clip(string(ba.Type), 40))
 	}
 	ref, err := ParseStepRef(ba.Value)
 	if err != nil {
 		return Action{}, fmt.Errorf("%w: %s button: %w", ErrBadPayload, kind, err)
 	}
 	if cb.Container.Type != "" && cb.Container.Type != "message" {
-		return Action{}, trBadPayload("%s button in a %q, not in a message", kind, trClip(cb.Container.Type, 40))
+		return Action{}, badPayload("%s button in a %q, not in a message", kind, clip(cb.Container.Type, 40))
 	}
 	a := Action{
 		Kind:        kind,
 		Ref:         ref,
 		User:        cb.User.ID,
-		Team:        trFirstNonEmpty(cb.User.TeamID, cb.Team.ID),
-		Channel:     trFirstNonEmpty(cb.Channel.ID, cb.Container.ChannelID),
-		MessageTS:   trFirstNonEmpty(cb.Container.MessageTs, cb.Message.Timestamp),
-		ThreadTS:    trFirstNonEmpty(cb.Container.ThreadTs, cb.Message.ThreadTimestamp),
-		ActionTS:    trFirstNonEmpty(ba.ActionTs, cb.ActionTs),
+		Team:        firstNonEmpty(cb.User.TeamID, cb.Team.ID),
+		Channel:     firstNonEmpty(cb.Channel.ID, cb.Container.ChannelID),
+		MessageTS:   firstNonEmpty(cb.Container.MessageTs, cb.Message.Timestamp),
+		ThreadTS:    firstNonEmpty(cb.Container.ThreadTs, cb.Message.ThreadTimestamp),
+		ActionTS:    firstNonEmpty(ba.ActionTs, cb.ActionTs),
 		TriggerID:   cb.TriggerID,
 		ResponseURL: cb.ResponseURL,
 	}
 	what := string(kind) + " button"
-	if err := trCheckIDs(what, "user id", a.User, "channel id", a.Channel, "team id", a.Team); err != nil {
+	if err := checkIDs(what, "user id", a.User, "channel id", a.Channel, "team id", a.Team); err != nil {
 		return Action{}, err
 	}
-	if err := trCheckTSs(what, "message ts", a.MessageTS, "action ts", a.ActionTS); err != nil {
+	if err := checkTSs(what, "message ts", a.MessageTS, "action ts", a.ActionTS); err != nil {
 		return Action{}, err
 	}
-	if a.ThreadTS != "" && !trValidTS(a.ThreadTS) {
-		return Action{}, trBadPayload("%s: invalid thread ts %q", what, trClip(a.ThreadTS, 40))
+	if a.ThreadTS != "" && !validTS(a.ThreadTS) {
+		return Action{}, badPayload("%s: invalid thread ts %q", what, clip(a.ThreadTS, 40))
 	}
 	return a, nil
 }

@@ -23,7 +23,7 @@ const (
 	CmdHelp  CommandKind = "help"
 )
 
-var trCommandKinds = []CommandKind{CmdChain, CmdRun, CmdRuns, CmdHelp}
+var commandKinds = []CommandKind{CmdChain, CmdRun, CmdRuns, CmdHelp}
 
 // Command is a slash command, read.
 type Command struct {
@@ -44,9 +44,9 @@ type Command struct {
 	TriggerID           string
 }
 
-const trDefaultSlash = "/gonogo"
+const defaultSlash = "/gonogo"
 
-var trCommandUsage = map[CommandKind]string{
+var commandUsage = map[CommandKind]string{
 	CmdChain: "%s chain EXPR [flags] [-- context]         skills in a row: a -> b, c then d",
 	CmdRun:   "%s run WORKFLOW [flags] [--arg k=v ...] [-- context]",
 	CmdRuns:  "%s runs                                     the runs in this channel",
@@ -57,9 +57,9 @@ var trCommandUsage = map[CommandKind]string{
 // slash ("" means /gonogo).
 func Usage(slash string, kind CommandKind) string {
 	if slash == "" {
-		slash = trDefaultSlash
+		slash = defaultSlash
 	}
-	u, ok := trCommandUsage[kind]
+	u, ok := commandUsage[kind]
 	if !ok {
 		return Help(slash)
 	}
@@ -70,10 +70,10 @@ func Usage(slash string, kind CommandKind) string {
 // to start a run from a plan file.
 func Help(slash string) string {
 	if slash == "" {
-		slash = trDefaultSlash
+		slash = defaultSlash
 	}
 	var b strings.Builder
-	for _, k := range trCommandKinds {
+	for _, k := range commandKinds {
 		b.WriteString(Usage(slash, k))
 		b.WriteByte('\n')
 	}
@@ -101,34 +101,34 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 		TriggerID:   sc.TriggerID,
 	}
 	if cmd.Slash == "" {
-		cmd.Slash = trDefaultSlash
+		cmd.Slash = defaultSlash
 	}
-	if err := trCheckIDs("slash command", "user_id", sc.UserID, "channel_id", sc.ChannelID, "team_id", sc.TeamID); err != nil {
+	if err := checkIDs("slash command", "user_id", sc.UserID, "channel_id", sc.ChannelID, "team_id", sc.TeamID); err != nil {
 		return Command{}, err
 	}
-	if err := trCheckText("the command text", sc.Text, MaxCommandChars); err != nil {
-		return Command{}, &InputError{Problem: err.Error() + trLongTextHint(sc.Text), Usage: Help(cmd.Slash)}
+	if err := checkText("the command text", sc.Text, MaxCommandChars); err != nil {
+		return Command{}, &InputError{Problem: err.Error() + longTextHint(sc.Text), Usage: Help(cmd.Slash)}
 	}
-	text := trSlackText(sc.Text, false)
+	text := slackText(sc.Text, false)
 	cmd.Text = text
 
-	word, rest := trFirstWord(text)
+	word, rest := firstWord(text)
 	switch strings.ToLower(word) {
 	case "", "help", "-h", "--help", "—help", "–help", "?":
 		cmd.Kind = CmdHelp
 		return cmd, nil
 	case string(CmdRuns):
 		cmd.Kind = CmdRuns
-		if extra := trTrimSpace(rest); extra != "" {
+		if extra := trimSpace(rest); extra != "" {
 			return Command{}, &InputError{
-				Problem: fmt.Sprintf("%s runs takes nothing after it (got %q)", cmd.Slash, trClip(extra, 40)),
+				Problem: fmt.Sprintf("%s runs takes nothing after it (got %q)", cmd.Slash, clip(extra, 40)),
 				Usage:   Usage(cmd.Slash, CmdRuns),
 			}
 		}
 		return cmd, nil
 	case string(CmdChain):
 		cmd.Kind = CmdChain
-		ce, err := parse.Chain(trChainText(rest))
+		ce, err := parse.Chain(chainText(rest))
 		if err != nil {
 			return Command{}, err
 		}
@@ -136,19 +136,19 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 		return cmd, nil
 	case string(CmdRun):
 		cmd.Kind = CmdRun
-		if err := trParseRun(&cmd, rest); err != nil {
+		if err := parseRun(&cmd, rest); err != nil {
 			return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdRun)}
 		}
 		return cmd, nil
 	default:
-		return Command{}, &InputError{Problem: trUnknownSubcommand(cmd.Slash, word, rest), Usage: Help(cmd.Slash)}
+		return Command{}, &InputError{Problem: unknownSubcommand(cmd.Slash, word, rest), Usage: Help(cmd.Slash)}
 	}
 }
 
-func trUnknownSubcommand(slash, word, rest string) string {
-	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, runs or help", trClip(word, 40), slash)
+func unknownSubcommand(slash, word, rest string) string {
+	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, runs or help", clip(word, 40), slash)
 	var names []string
-	for _, k := range trCommandKinds {
+	for _, k := range commandKinds {
 		names = append(names, string(k))
 	}
 	if len(word) <= 32 {
@@ -163,20 +163,20 @@ func trUnknownSubcommand(slash, word, rest string) string {
 	return msg
 }
 
-func trLongTextHint(text string) string {
+func longTextHint(text string) string {
 	if utf8.ValidString(text) && utf8.RuneCountInString(text) > MaxCommandChars {
 		return ": put a long context in a plan file and mention the bot with it attached"
 	}
 	return ""
 }
 
-// trChainText is the chain expression of "chain EXPR": trimmed, and with the
+// chainText is the chain expression of "chain EXPR": trimmed, and with the
 // first lone dash ("—" or "–", a "--" a keyboard rewrote) made "--" again,
 // so that what follows it is context as written, flags included, exactly
 // as after a typed "--".
-func trChainText(rest string) string {
-	rest = trTrimSpace(rest)
-	words, _ := trSplitWords(rest, false)
+func chainText(rest string) string {
+	rest = trimSpace(rest)
+	words, _ := splitWords(rest, false)
 	for _, w := range words {
 		if w.isDashDash() {
 			if w.text != "--" {
@@ -188,38 +188,38 @@ func trChainText(rest string) string {
 	return rest
 }
 
-// trRunFlagNames are the flags of "run" besides --arg.
-var trRunFlagNames = map[string]func(*engine.Flags){
+// runFlagNames are the flags of "run" besides --arg.
+var runFlagNames = map[string]func(*engine.Flags){
 	"auto":       func(f *engine.Flags) { f.Auto = true },
 	"force-auto": func(f *engine.Flags) { f.ForceAuto = true },
 	"dry-run":    func(f *engine.Flags) { f.DryRun = true },
 	"thread":     func(f *engine.Flags) { f.Thread = true },
 }
 
-const trKnownRunFlags = "--auto, --force-auto, --dry-run, --thread, --arg k=v"
+const knownRunFlags = "--auto, --force-auto, --dry-run, --thread, --arg k=v"
 
-const trKnownMentionFlags = "--auto, --force-auto, --dry-run, --thread"
+const knownMentionFlags = "--auto, --force-auto, --dry-run, --thread"
 
-var trArgKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var argKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
-// trParseRun reads "WORKFLOW [flags] [--arg k=v ...] [-- context]". Unlike a
+// parseRun reads "WORKFLOW [flags] [--arg k=v ...] [-- context]". Unlike a
 // chain, run has no implicit context: a stray word is an error (a typo in a
 // flag or a forgotten "--"), never silently part of the prompt.
-func trParseRun(cmd *Command, rest string) error {
-	rest = trTrimSpace(rest) // columns count from the workflow name, as a chain's from its first name
-	words, err := trSplitWords(rest, true)
+func parseRun(cmd *Command, rest string) error {
+	rest = trimSpace(rest) // columns count from the workflow name, as a chain's from its first name
+	words, err := splitWords(rest, true)
 	if err != nil {
 		return err
 	}
 	for k := 0; k < len(words); k++ {
 		w := words[k]
 		if w.isDashDash() {
-			cmd.Context = trTrimSpace(rest[w.end:])
+			cmd.Context = trimSpace(rest[w.end:])
 			break
 		}
 		if name, ok := w.flag(); ok {
 			name, value, hasValue := strings.Cut(name, "=")
-			if set, ok := trRunFlagNames[name]; ok {
+			if set, ok := runFlagNames[name]; ok {
 				if hasValue {
 					return fmt.Errorf("flag %q at column %d takes no value", w.raw, w.col)
 				}
@@ -227,7 +227,7 @@ func trParseRun(cmd *Command, rest string) error {
 				continue
 			}
 			if name != "arg" {
-				return trUnknownFlag(w, trKnownRunFlags)
+				return unknownFlag(w, knownRunFlags)
 			}
 			if !hasValue {
 				if k+1 == len(words) {
@@ -236,16 +236,16 @@ func trParseRun(cmd *Command, rest string) error {
 				k++
 				value = words[k].text
 			}
-			if err := trAddArg(cmd, value, w); err != nil {
+			if err := addArg(cmd, value, w); err != nil {
 				return err
 			}
 			continue
 		}
 		if cmd.Workflow != "" {
 			return fmt.Errorf("unexpected %q at column %d after the workflow name %q: one workflow at a time, "+
-				"and the context goes after a lone \"--\"", trClip(w.text, 40), w.col, cmd.Workflow)
+				"and the context goes after a lone \"--\"", clip(w.text, 40), w.col, cmd.Workflow)
 		}
-		if err := trCheckWorkflowName(w.text); err != nil {
+		if err := checkWorkflowName(w.text); err != nil {
 			return fmt.Errorf("%w (at column %d)", err, w.col)
 		}
 		cmd.Workflow = w.text
@@ -256,14 +256,14 @@ func trParseRun(cmd *Command, rest string) error {
 	return nil
 }
 
-func trAddArg(cmd *Command, pair string, at trWord) error {
+func addArg(cmd *Command, pair string, at word) error {
 	key, value, ok := strings.Cut(pair, "=")
 	switch {
 	case !ok:
-		return fmt.Errorf("--arg at column %d needs name=value, got %q", at.col, trClip(pair, 40))
-	case !trArgKeyRE.MatchString(key) || len(key) > 64:
+		return fmt.Errorf("--arg at column %d needs name=value, got %q", at.col, clip(pair, 40))
+	case !argKeyRE.MatchString(key) || len(key) > 64:
 		return fmt.Errorf("--arg at column %d: %q is not an argument name (letters, digits, '_' and '-', "+
-			"starting with a letter or '_', at most 64)", at.col, trClip(key, 40))
+			"starting with a letter or '_', at most 64)", at.col, clip(key, 40))
 	}
 	if _, dup := cmd.Args[key]; dup {
 		return fmt.Errorf("--arg at column %d gives %q a second time", at.col, key)
@@ -275,33 +275,33 @@ func trAddArg(cmd *Command, pair string, at trWord) error {
 	return nil
 }
 
-// trCheckWorkflowName holds a workflow name to the rule parse.LoadWorkflow
+// checkWorkflowName holds a workflow name to the rule parse.LoadWorkflow
 // applies (engine.ValidSkillName: lower-case letters, digits and dashes,
 // starting with a letter or digit, at most 128), since the name picks a file
 // in the workflows directory. A near miss (capitals, underscores) is offered
 // in its valid form, never taken for it.
-func trCheckWorkflowName(name string) error {
+func checkWorkflowName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("the workflow name is empty")
 	case strings.ContainsAny(name, `/\`) || strings.Contains(name, ".."):
-		return fmt.Errorf("invalid workflow name %q: a workflow name is a plain name, not a path", trClip(name, 40))
+		return fmt.Errorf("invalid workflow name %q: a workflow name is a plain name, not a path", clip(name, 40))
 	case strings.HasSuffix(strings.ToLower(name), ".yaml") || strings.HasSuffix(strings.ToLower(name), ".yml"):
-		return fmt.Errorf("invalid workflow name %q: name the workflow without .yaml", trClip(name, 40))
+		return fmt.Errorf("invalid workflow name %q: name the workflow without .yaml", clip(name, 40))
 	case len(name) > 128:
-		return fmt.Errorf("invalid workflow name %q: at most 128 characters", trClip(name, 40))
+		return fmt.Errorf("invalid workflow name %q: at most 128 characters", clip(name, 40))
 	case engine.ValidSkillName(name):
 		return nil
 	}
 	msg := fmt.Sprintf("invalid workflow name %q: workflow names are lower-case letters, digits and dashes, starting with a letter or digit",
-		trClip(name, 40))
+		clip(name, 40))
 	if near := strings.ReplaceAll(strings.ToLower(name), "_", "-"); engine.ValidSkillName(near) {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return errors.New(msg)
 }
 
-func trUnknownFlag(w trWord, known string) error {
+func unknownFlag(w word, known string) error {
 	return fmt.Errorf("unknown flag %q at column %d: the flags are %s (text that starts with \"--\" goes after a lone \"--\")",
-		trClip(w.raw, 40), w.col, known)
+		clip(w.raw, 40), w.col, known)
 }

@@ -51,11 +51,11 @@ func FileRefFrom(f slack.File) FileRef {
 func (f FileRef) label() string {
 	switch {
 	case f.Name != "":
-		return fmt.Sprintf("%q", trClip(f.Name, 80))
+		return fmt.Sprintf("%q", clip(f.Name, 80))
 	case f.Title != "":
-		return fmt.Sprintf("%q", trClip(f.Title, 80))
+		return fmt.Sprintf("%q", clip(f.Title, 80))
 	}
-	return "file " + trClip(f.ID, 40)
+	return "file " + clip(f.ID, 40)
 }
 
 // Mention is a message that mentions the bot, read: the flags in its text
@@ -88,31 +88,31 @@ type Mention struct {
 // errors wrapping ErrBadPayload.
 func ParseMention(ev *slackevents.AppMentionEvent) (Mention, error) {
 	if ev == nil {
-		return Mention{}, trBadPayload("no app_mention event")
+		return Mention{}, badPayload("no app_mention event")
 	}
 	if ev.BotID != "" {
-		return Mention{}, trBadPayload("a message from bot %s does not start a run", trClip(ev.BotID, 40))
+		return Mention{}, badPayload("a message from bot %s does not start a run", clip(ev.BotID, 40))
 	}
 	if ev.Edited != nil {
 		return Mention{}, &InputError{Problem: "an edited message does not start a run: post a new message that mentions the bot, with the plan attached"}
 	}
-	m := Mention{User: ev.User, Team: trFirstNonEmpty(ev.UserTeam, ev.SourceTeam), Channel: ev.Channel, TS: ev.TimeStamp}
-	m.ThreadTS = trFirstNonEmpty(ev.ThreadTimeStamp, ev.TimeStamp)
-	if err := trCheckIDs("mention", "user", m.User, "channel", m.Channel); err != nil {
+	m := Mention{User: ev.User, Team: firstNonEmpty(ev.UserTeam, ev.SourceTeam), Channel: ev.Channel, TS: ev.TimeStamp}
+	m.ThreadTS = firstNonEmpty(ev.ThreadTimeStamp, ev.TimeStamp)
+	if err := checkIDs("mention", "user", m.User, "channel", m.Channel); err != nil {
 		return Mention{}, err
 	}
-	if m.Team != "" && !trValidID(m.Team) {
-		return Mention{}, trBadPayload("mention: invalid user_team %q", trClip(m.Team, 40))
+	if m.Team != "" && !validID(m.Team) {
+		return Mention{}, badPayload("mention: invalid user_team %q", clip(m.Team, 40))
 	}
-	if err := trCheckTSs("mention", "ts", m.TS, "thread_ts", m.ThreadTS); err != nil {
+	if err := checkTSs("mention", "ts", m.TS, "thread_ts", m.ThreadTS); err != nil {
 		return Mention{}, err
 	}
-	if err := trCheckText("the message", ev.Text, MaxMentionChars); err != nil {
+	if err := checkText("the message", ev.Text, MaxMentionChars); err != nil {
 		return Mention{}, &InputError{Problem: err.Error()}
 	}
-	text := trSlackText(ev.Text, true)
-	words, _ := trSplitWords(text, false)
-	var cut []trWord
+	text := slackText(ev.Text, true)
+	words, _ := splitWords(text, false)
+	var cut []word
 	for _, w := range words {
 		// Only a typed "--" ends the flags here: in a message a lone dash
 		// is prose, and must not turn the flags after it into text.
@@ -124,17 +124,17 @@ func ParseMention(ev *slackevents.AppMentionEvent) (Mention, error) {
 		if !ok {
 			continue
 		}
-		set, known := trRunFlagNames[name]
+		set, known := runFlagNames[name]
 		if !known {
 			if !strings.HasPrefix(w.raw, "--") {
 				continue // "—like this" is prose; only a typed "--" is surely a flag
 			}
-			return Mention{}, &InputError{Problem: trUnknownFlag(w, trKnownMentionFlags).Error()}
+			return Mention{}, &InputError{Problem: unknownFlag(w, knownMentionFlags).Error()}
 		}
 		set(&m.Flags)
 		cut = append(cut, w)
 	}
-	m.Text = trCutWords(text, cut)
+	m.Text = cutWords(text, cut)
 	for _, f := range ev.Files {
 		m.Files = append(m.Files, FileRefFrom(f))
 	}
@@ -163,9 +163,9 @@ func (m Mention) PlanFile(maxBytes int64) (FileRef, error) {
 }
 
 var (
-	trPlanFiletypes = map[string]bool{"markdown": true, "text": true}
-	trPlanMimetypes = map[string]bool{"text/plain": true, "text/markdown": true, "text/x-markdown": true}
-	trPlanExts      = map[string]bool{".md": true, ".markdown": true, ".txt": true, ".text": true}
+	planFiletypes = map[string]bool{"markdown": true, "text": true}
+	planMimetypes = map[string]bool{"text/plain": true, "text/markdown": true, "text/x-markdown": true}
+	planExts      = map[string]bool{".md": true, ".markdown": true, ".txt": true, ".text": true}
 )
 
 // CheckPlanFile accepts a Markdown or plain-text file of at most maxBytes
@@ -179,7 +179,7 @@ var (
 // ErrNeedsFileInfo. CheckPlanContent checks the bytes once downloaded.
 func CheckPlanFile(f FileRef, maxBytes int64) error {
 	if f.ID == "" {
-		return trBadPayload("an attached file has no id")
+		return badPayload("an attached file has no id")
 	}
 	if f.NeedsInfo {
 		return fmt.Errorf("%s: %w", f.label(), ErrNeedsFileInfo)
@@ -199,20 +199,20 @@ func CheckPlanFile(f FileRef, maxBytes int64) error {
 	ft := strings.ToLower(f.Filetype)
 	ext := strings.ToLower(path.Ext(f.Name))
 	switch {
-	case mt != "" && !trPlanMimetypes[mt]:
-		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), trDescribeType(mt, ft), want)}
-	case ft != "" && !trPlanFiletypes[ft]:
-		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), trDescribeType(mt, ft), want)}
-	case mt == "" && ft == "" && ext != "" && !trPlanExts[ext]:
-		return &InputError{Problem: fmt.Sprintf("%s is a %s file, not a plan: %s", f.label(), trClip(ext, 20), want)}
+	case mt != "" && !planMimetypes[mt]:
+		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), describeType(mt, ft), want)}
+	case ft != "" && !planFiletypes[ft]:
+		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), describeType(mt, ft), want)}
+	case mt == "" && ft == "" && ext != "" && !planExts[ext]:
+		return &InputError{Problem: fmt.Sprintf("%s is a %s file, not a plan: %s", f.label(), clip(ext, 20), want)}
 	case mt == "" && ft == "" && ext == "":
 		return &InputError{Problem: fmt.Sprintf("Slack says nothing about the type of %s: %s", f.label(), want)}
 	case f.Size < 0:
-		return trBadPayload("%s has a negative size", f.label())
+		return badPayload("%s has a negative size", f.label())
 	case f.Size == 0:
 		return &InputError{Problem: fmt.Sprintf("%s is empty: attach the plan itself", f.label())}
 	case maxBytes > 0 && f.Size > maxBytes:
-		return &InputError{Problem: fmt.Sprintf("%s is %s; gonogo reads plans up to %s", f.label(), trSizeText(f.Size), trSizeText(maxBytes))}
+		return &InputError{Problem: fmt.Sprintf("%s is %s; gonogo reads plans up to %s", f.label(), sizeText(f.Size), sizeText(maxBytes))}
 	}
 	return nil
 }
@@ -225,7 +225,7 @@ func CheckPlanContent(f FileRef, body []byte, maxBytes int64) error {
 	n := int64(len(body))
 	switch {
 	case maxBytes > 0 && n > maxBytes:
-		return &InputError{Problem: fmt.Sprintf("%s is %s; gonogo reads plans up to %s", f.label(), trSizeText(n), trSizeText(maxBytes))}
+		return &InputError{Problem: fmt.Sprintf("%s is %s; gonogo reads plans up to %s", f.label(), sizeText(n), sizeText(maxBytes))}
 	case len(body) >= 2 && (body[0] == 0xff && body[1] == 0xfe || body[0] == 0xfe && body[1] == 0xff):
 		return &InputError{Problem: fmt.Sprintf("%s is UTF-16 text: save it as UTF-8 and attach it again", f.label())}
 	}
@@ -237,13 +237,13 @@ func CheckPlanContent(f FileRef, body []byte, maxBytes int64) error {
 		}
 		i += w
 	}
-	if trTrimSpace(strings.TrimPrefix(string(body), "\ufeff")) == "" {
+	if trimSpace(strings.TrimPrefix(string(body), "\ufeff")) == "" {
 		return &InputError{Problem: fmt.Sprintf("%s is empty: attach the plan itself", f.label())}
 	}
 	return nil
 }
 
-func trDescribeType(mt, ft string) string {
+func describeType(mt, ft string) string {
 	switch {
 	case strings.HasPrefix(mt, "image/"):
 		return fmt.Sprintf("an image (%s)", mt)
@@ -254,14 +254,14 @@ func trDescribeType(mt, ft string) string {
 	case strings.HasPrefix(mt, "audio/"):
 		return fmt.Sprintf("audio (%s)", mt)
 	case strings.HasPrefix(mt, "text/"):
-		return fmt.Sprintf("%s text", trClip(mt, 40))
+		return fmt.Sprintf("%s text", clip(mt, 40))
 	case mt != "":
-		return fmt.Sprintf("a binary file (%s)", trClip(mt, 40))
+		return fmt.Sprintf("a binary file (%s)", clip(mt, 40))
 	}
-	return fmt.Sprintf("a %q file", trClip(ft, 20))
+	return fmt.Sprintf("a %q file", clip(ft, 20))
 }
 
-func trSizeText(n int64) string {
+func sizeText(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))

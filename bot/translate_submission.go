@@ -20,7 +20,7 @@ const (
 	SubmitSaveWorkflow SubmissionKind = "save-workflow"
 )
 
-var trSubmissionKinds = map[string]SubmissionKind{
+var submissionKinds = map[string]SubmissionKind{
 	ModalEdit:         SubmitEdit,
 	ModalEditReply:    SubmitEditReply,
 	ModalRedo:         SubmitRedo,
@@ -56,22 +56,22 @@ type ReplyRef struct {
 	File string // "" when the message text is the artifact
 }
 
-const trReplyTag = "reply"
+const replyTag = "reply"
 
 // Value encodes a ReplyRef as the value of the edit-reply modal's option.
 func (r ReplyRef) Value() string {
-	return valueVersion + "|" + trReplyTag + "|" + r.TS + "|" + r.File
+	return valueVersion + "|" + replyTag + "|" + r.TS + "|" + r.File
 }
 
 // ParseReplyRef reads a value written by ReplyRef.Value; anything else is
 // an error.
 func ParseReplyRef(v string) (ReplyRef, error) {
 	parts := strings.Split(v, "|")
-	if len(parts) != 4 || parts[0] != valueVersion || parts[1] != trReplyTag {
+	if len(parts) != 4 || parts[0] != valueVersion || parts[1] != replyTag {
 		return ReplyRef{}, fmt.Errorf("not a gonogo reply reference: %q", clipValue(v))
 	}
 	r := ReplyRef{TS: parts[2], File: parts[3]}
-	if !trValidTS(r.TS) || (r.File != "" && !trValidID(r.File)) {
+	if !validTS(r.TS) || (r.File != "" && !validID(r.File)) {
 		return ReplyRef{}, fmt.Errorf("not a gonogo reply reference: %q", clipValue(v))
 	}
 	return r, nil
@@ -85,18 +85,18 @@ func ParseReplyRef(v string) (ReplyRef, error) {
 // whose Block names the input, for a field error in the modal.
 func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
 	if cb.Type != slack.InteractionTypeViewSubmission {
-		return Submission{}, trBadPayload("expected a view_submission interaction, got %q", trClip(string(cb.Type), 40))
+		return Submission{}, badPayload("expected a view_submission interaction, got %q", clip(string(cb.Type), 40))
 	}
 	v := cb.View
 	if v.Type != "" && v.Type != slack.VTModal {
-		return Submission{}, trBadPayload("view %q is a %q, not a modal", trClip(v.CallbackID, 60), trClip(string(v.Type), 40))
+		return Submission{}, badPayload("view %q is a %q, not a modal", clip(v.CallbackID, 60), clip(string(v.Type), 40))
 	}
-	kind, ok := trSubmissionKinds[v.CallbackID]
+	kind, ok := submissionKinds[v.CallbackID]
 	if !ok {
-		return Submission{}, trBadPayload("unknown modal callback id %q: not one of gonogo's modals", trClip(v.CallbackID, 60))
+		return Submission{}, badPayload("unknown modal callback id %q: not one of gonogo's modals", clip(v.CallbackID, 60))
 	}
 	if v.PrivateMetadata == "" {
-		return Submission{}, trBadPayload("the %s modal carries no private_metadata (the step it is for)", kind)
+		return Submission{}, badPayload("the %s modal carries no private_metadata (the step it is for)", kind)
 	}
 	ref, err := ParseStepRef(v.PrivateMetadata)
 	if err != nil {
@@ -106,31 +106,31 @@ func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
 		Kind:     kind,
 		Ref:      ref,
 		User:     cb.User.ID,
-		Team:     trFirstNonEmpty(cb.User.TeamID, cb.Team.ID, v.TeamID),
+		Team:     firstNonEmpty(cb.User.TeamID, cb.Team.ID, v.TeamID),
 		ViewID:   v.ID,
 		ViewHash: v.Hash,
 	}
 	what := string(kind) + " modal"
-	if err := trCheckIDs(what, "user id", s.User, "team id", s.Team, "view id", s.ViewID); err != nil {
+	if err := checkIDs(what, "user id", s.User, "team id", s.Team, "view id", s.ViewID); err != nil {
 		return Submission{}, err
 	}
 	if v.State == nil {
-		return Submission{}, trBadPayload("the %s carries no input values", what)
+		return Submission{}, badPayload("the %s carries no input values", what)
 	}
 	switch kind {
 	case SubmitEdit:
 		in, ok := v.State.Values[BlockArtifact][InputArtifact]
 		if !ok {
-			return Submission{}, trBadPayload("the %s has no %s input", what, BlockArtifact)
+			return Submission{}, badPayload("the %s has no %s input", what, BlockArtifact)
 		}
-		if err := trCheckModalArtifact(in.Value); err != nil {
+		if err := checkModalArtifact(in.Value); err != nil {
 			return Submission{}, err
 		}
 		s.Artifact = in.Value
 	case SubmitEditReply:
 		in, ok := v.State.Values[BlockReply][InputReply]
 		if !ok {
-			return Submission{}, trBadPayload("the %s has no %s input", what, BlockReply)
+			return Submission{}, badPayload("the %s has no %s input", what, BlockReply)
 		}
 		if in.SelectedOption.Value == "" {
 			return Submission{}, &InputError{Block: BlockReply, Problem: "choose the reply that replaces the artifact"}
@@ -144,16 +144,16 @@ func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
 		// Feedback is optional; Slack leaves an untouched optional input's
 		// value null, and an absent block means the same.
 		fb := v.State.Values[BlockFeedback][InputFeedback].Value
-		if err := trCheckText("the feedback", fb, maxModalInputText); err != nil {
+		if err := checkText("the feedback", fb, maxModalInputText); err != nil {
 			return Submission{}, &InputError{Block: BlockFeedback, Problem: err.Error()}
 		}
-		s.Feedback = trTrimSpace(fb)
+		s.Feedback = trimSpace(fb)
 	case SubmitSaveWorkflow:
 		in, ok := v.State.Values[BlockWorkflowName][InputWorkflowName]
 		if !ok {
-			return Submission{}, trBadPayload("the %s has no %s input", what, BlockWorkflowName)
+			return Submission{}, badPayload("the %s has no %s input", what, BlockWorkflowName)
 		}
-		name := trTrimSpace(in.Value)
+		name := trimSpace(in.Value)
 		if err := CheckWorkflowName(name); err != nil {
 			return Submission{}, err
 		}
@@ -179,8 +179,8 @@ func CheckWorkflowName(name string) error {
 	case utf8.RuneCountInString(name) > MaxWorkflowName:
 		problem = fmt.Sprintf("the name is %d characters; use at most %d", utf8.RuneCountInString(name), MaxWorkflowName)
 	default:
-		if err := trCheckWorkflowName(name); err != nil {
-			problem = strings.TrimPrefix(err.Error(), fmt.Sprintf("invalid workflow name %q: ", trClip(name, 40)))
+		if err := checkWorkflowName(name); err != nil {
+			problem = strings.TrimPrefix(err.Error(), fmt.Sprintf("invalid workflow name %q: ", clip(name, 40)))
 		}
 	}
 	if problem == "" {
@@ -189,7 +189,7 @@ func CheckWorkflowName(name string) error {
 	return &InputError{Block: BlockWorkflowName, Problem: problem}
 }
 
-func trCheckModalArtifact(body string) error {
+func checkModalArtifact(body string) error {
 	if utf8.ValidString(body) {
 		if n := utf8.RuneCountInString(body); n > maxModalInputText {
 			return &InputError{Block: BlockArtifact, Problem: fmt.Sprintf(
@@ -214,12 +214,12 @@ func trCheckModalArtifact(body string) error {
 func CheckArtifact(body string, maxBytes int) error {
 	if len(body) > maxBytes {
 		return &InputError{Problem: fmt.Sprintf("the edited artifact is %s; the limit is %s",
-			trSizeText(int64(len(body))), trSizeText(int64(maxBytes)))}
+			sizeText(int64(len(body))), sizeText(int64(maxBytes)))}
 	}
-	if err := trCheckText("the edited artifact", body, -1); err != nil {
+	if err := checkText("the edited artifact", body, -1); err != nil {
 		return &InputError{Problem: err.Error()}
 	}
-	if trTrimSpace(body) == "" {
+	if trimSpace(body) == "" {
 		return &InputError{Problem: "the edited artifact is empty: to go on without an artifact, press Skip"}
 	}
 	return nil

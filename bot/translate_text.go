@@ -30,10 +30,10 @@ import (
 //   - Subcommands are matched ignoring letter case, because phones
 //     capitalize the first word ("Chain a -> b").
 
-// trCheckText refuses text that is not valid UTF-8, is longer than maxChars
+// checkText refuses text that is not valid UTF-8, is longer than maxChars
 // characters (no limit when maxChars < 0), or holds a control character
 // other than tab and line breaks or a text-direction override.
-func trCheckText(what, s string, maxChars int) error {
+func checkText(what, s string, maxChars int) error {
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("%s is not valid UTF-8 text", what)
 	}
@@ -59,12 +59,12 @@ func trCheckText(what, s string, maxChars int) error {
 	return nil
 }
 
-var trSlackEntities = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
+var slackEntities = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
-// trSlackText undoes Slack's formatting of typed text (see the top of this
+// slackText undoes Slack's formatting of typed text (see the top of this
 // file). With dropMentions, user mentions are removed instead of written
 // as "@name".
-func trSlackText(s string, dropMentions bool) string {
+func slackText(s string, dropMentions bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for {
@@ -81,23 +81,23 @@ func trSlackText(s string, dropMentions bool) string {
 			continue
 		}
 		inner := s[i+1 : i+1+j]
-		if !trIsMarkup(inner) {
+		if !isMarkup(inner) {
 			b.WriteByte('<')
 			s = s[i+1:]
 			continue
 		}
-		b.WriteString(trSlackMarkup(inner, dropMentions))
+		b.WriteString(slackMarkup(inner, dropMentions))
 		s = s[i+1+j+1:]
 	}
-	return trSlackEntities.Replace(b.String())
+	return slackEntities.Replace(b.String())
 }
 
-// trIsMarkup reports whether the text between "<" and ">" is markup Slack
+// isMarkup reports whether the text between "<" and ">" is markup Slack
 // writes: a mention, a channel, a special command, or an address with a
 // scheme ("https:", "mailto:"), none with spaces before the label.
-func trIsMarkup(inner string) bool {
+func isMarkup(inner string) bool {
 	target, _, _ := strings.Cut(inner, "|")
-	if target == "" || strings.IndexFunc(target, trIsSpace) >= 0 {
+	if target == "" || strings.IndexFunc(target, isSpace) >= 0 {
 		return false
 	}
 	switch target[0] {
@@ -116,7 +116,7 @@ func trIsMarkup(inner string) bool {
 	return true
 }
 
-func trSlackMarkup(inner string, dropMentions bool) string {
+func slackMarkup(inner string, dropMentions bool) string {
 	target, label, hasLabel := strings.Cut(inner, "|")
 	switch {
 	case strings.HasPrefix(target, "@"):
@@ -155,9 +155,9 @@ func trSlackMarkup(inner string, dropMentions bool) string {
 	return label + " (" + target + ")"
 }
 
-// trIsSpace is unicode.IsSpace plus the invisible characters chat clients
+// isSpace is unicode.IsSpace plus the invisible characters chat clients
 // leave in pasted text; it agrees with the chain parser.
-func trIsSpace(r rune) bool {
+func isSpace(r rune) bool {
 	switch r {
 	case '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff':
 		return true
@@ -165,19 +165,19 @@ func trIsSpace(r rune) bool {
 	return unicode.IsSpace(r)
 }
 
-func trTrimSpace(s string) string { return strings.TrimFunc(s, trIsSpace) }
+func trimSpace(s string) string { return strings.TrimFunc(s, isSpace) }
 
-// trFirstWord splits off the first word of s; rest starts right after it.
-func trFirstWord(s string) (word, rest string) {
-	s = strings.TrimLeftFunc(s, trIsSpace)
-	if i := strings.IndexFunc(s, trIsSpace); i >= 0 {
+// firstWord splits off the first word of s; rest starts right after it.
+func firstWord(s string) (word, rest string) {
+	s = strings.TrimLeftFunc(s, isSpace)
+	if i := strings.IndexFunc(s, isSpace); i >= 0 {
 		return s[:i], s[i:]
 	}
 	return s, ""
 }
 
-// trWord is one word of a command or message.
-type trWord struct {
+// word is one word of a command or message.
+type word struct {
 	raw        string // as written
 	text       string // quotes removed
 	quoted     bool
@@ -186,13 +186,13 @@ type trWord struct {
 }
 
 // isDashDash reports a lone "--" (or the dash a keyboard made of it).
-func (w trWord) isDashDash() bool {
+func (w word) isDashDash() bool {
 	return !w.quoted && (w.text == "--" || w.text == "—" || w.text == "–")
 }
 
 // flag returns a flag's name (after "--", "—", "–" or a single "-") when
 // the word is written as a flag.
-func (w trWord) flag() (string, bool) {
+func (w word) flag() (string, bool) {
 	if w.quoted {
 		return "", false
 	}
@@ -210,35 +210,35 @@ func (w trWord) flag() (string, bool) {
 	return "", false
 }
 
-var trClosingQuotes = map[rune]string{
+var closingQuotes = map[rune]string{
 	'"': `"“”`, '“': `”“"`, '”': `”“"`, '„': `“”"`,
 	'\'': `'`, '‘': `’‘'`, '’': `’'`, '«': `»`, '‹': `›`,
 }
 
-// trSplitWords splits s into words at spaces. With quotes, a quote mark at
+// splitWords splits s into words at spaces. With quotes, a quote mark at
 // the start of a word or right after "=" opens a quoted run that ends at
 // its closing mark and may hold spaces; an unclosed one is an error.
 // Without quotes, quote marks are plain characters.
-func trSplitWords(s string, quotes bool) ([]trWord, error) {
-	var words []trWord
+func splitWords(s string, quotes bool) ([]word, error) {
+	var words []word
 	col := 1 // column of byte offset i
 	i := 0
 	for i < len(s) {
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if trIsSpace(r) {
+		if isSpace(r) {
 			i += w
 			col++
 			continue
 		}
-		wd := trWord{start: i, col: col}
+		wd := word{start: i, col: col}
 		var b strings.Builder
 		prev := rune(-1)
 		for i < len(s) {
 			r, w := utf8.DecodeRuneInString(s[i:])
-			if trIsSpace(r) {
+			if isSpace(r) {
 				break
 			}
-			closers, opens := trClosingQuotes[r]
+			closers, opens := closingQuotes[r]
 			if quotes && opens && (prev == -1 || prev == '=') {
 				j := strings.IndexFunc(s[i+w:], func(c rune) bool { return strings.ContainsRune(closers, c) })
 				if j < 0 {
@@ -266,16 +266,16 @@ func trSplitWords(s string, quotes bool) ([]trWord, error) {
 	return words, nil
 }
 
-// trCutWords returns s without the given words (in order) and the spaces
+// cutWords returns s without the given words (in order) and the spaces
 // before each, trimmed.
-func trCutWords(s string, cut []trWord) string {
+func cutWords(s string, cut []word) string {
 	var b strings.Builder
 	pos := 0
 	for _, w := range cut {
 		end := w.start
 		for end > pos {
 			r, n := utf8.DecodeLastRuneInString(s[:end])
-			if !trIsSpace(r) {
+			if !isSpace(r) {
 				break
 			}
 			end -= n
@@ -284,5 +284,5 @@ func trCutWords(s string, cut []trWord) string {
 		pos = w.end
 	}
 	b.WriteString(s[pos:])
-	return trTrimSpace(b.String())
+	return trimSpace(b.String())
 }
