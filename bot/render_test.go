@@ -3,7 +3,6 @@ package bot
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -561,11 +560,11 @@ func TestGolden(t *testing.T) {
 			out := c.render(t)
 			switch x := out.(type) {
 			case goldenMessage:
-				if err := CheckBlocks(x.Blocks); err != nil {
+				if err := checkBlocks(x.Blocks); err != nil {
 					t.Fatalf("CheckBlocks: %v", err)
 				}
 			case slack.ModalViewRequest:
-				if err := CheckModal(x); err != nil {
+				if err := checkModal(x); err != nil {
 					t.Fatalf("CheckModal: %v", err)
 				}
 			}
@@ -735,113 +734,6 @@ func around(s string, i int) string {
 	return strings.ToValidUTF8(s[lo:hi], "?")
 }
 
-// TestCheckBlocksCatches feeds CheckBlocks and CheckModal one broken limit
-// at a time.
-func TestCheckBlocksCatches(t *testing.T) {
-	long := func(n int) string { return strings.Repeat("x", n) }
-	sec := func(text string) slack.Block { return slack.NewSectionBlock(mrkdwnText(text), nil, nil) }
-	btn := func(id, val, label string) *slack.ButtonBlockElement {
-		return slack.NewButtonBlockElement(id, val, plainText(label))
-	}
-	many := func(n int, b func(i int) slack.Block) []slack.Block {
-		out := make([]slack.Block, n)
-		for i := range out {
-			out[i] = b(i)
-		}
-		return out
-	}
-	ctxEls := make([]slack.MixedElement, 11)
-	for i := range ctxEls {
-		ctxEls[i] = mrkdwnText("x")
-	}
-	btns := make([]slack.BlockElement, 26)
-	for i := range btns {
-		btns[i] = btn(fmt.Sprintf("a%d", i), "v", "b")
-	}
-	emojiText := strings.Repeat("😀", 1501) // 1,501 runes, 3,002 UTF-16 units
-	for _, c := range []struct {
-		name   string
-		blocks []slack.Block
-		want   string
-	}{
-		{"51 blocks", many(51, func(int) slack.Block { return slack.NewDividerBlock() }), "51 blocks"},
-		{"section text", []slack.Block{sec(long(3001))}, "3001 characters, over the limit of 3000"},
-		{"section text in UTF-16", []slack.Block{sec(emojiText)}, "3002 characters"},
-		{"empty section", []slack.Block{slack.NewSectionBlock(nil, nil, nil)}, "needs a text or fields"},
-		{"empty text", []slack.Block{slack.NewSectionBlock(&slack.TextBlockObject{Type: "mrkdwn"}, nil, nil)}, "empty text"},
-		{"header text", []slack.Block{slack.NewHeaderBlock(plainText(long(151)))}, "over the limit of 150"},
-		{"mrkdwn header", []slack.Block{slack.NewHeaderBlock(mrkdwnText("x"))}, "must be plain_text"},
-		{"button label", []slack.Block{slack.NewActionBlock("", btn("a", "v", long(76)))}, "over the limit of 75"},
-		{"button value", []slack.Block{slack.NewActionBlock("", btn("a", long(2001), "b"))}, "value is 2001 characters"},
-		{"action id", []slack.Block{slack.NewActionBlock("", btn(long(256), "v", "b"))}, "action_id is 256"},
-		{"same action id", []slack.Block{slack.NewActionBlock("", btn("a", "v", "b"), btn("a", "w", "c"))}, "used twice"},
-		{"block id", []slack.Block{slack.NewActionBlock(long(256), btn("a", "v", "b"))}, "block_id is 256"},
-		{"same block id", []slack.Block{slack.NewActionBlock("x", btn("a", "v", "b")), slack.NewActionBlock("x", btn("a", "v", "b"))}, "block_id used twice"},
-		{"26 buttons", []slack.Block{slack.NewActionBlock("", btns...)}, "26 elements"},
-		{"11 context elements", []slack.Block{slack.NewContextBlock("", ctxEls...)}, "11 elements"},
-		{"11 fields", []slack.Block{slack.NewSectionBlock(nil, []*slack.TextBlockObject{
-			mrkdwnText("1"), mrkdwnText("2"), mrkdwnText("3"), mrkdwnText("4"), mrkdwnText("5"), mrkdwnText("6"),
-			mrkdwnText("7"), mrkdwnText("8"), mrkdwnText("9"), mrkdwnText("10"), mrkdwnText("11")}, nil)}, "11 fields"},
-		{"field text", []slack.Block{slack.NewSectionBlock(nil, []*slack.TextBlockObject{mrkdwnText(long(2001))}, nil)}, "over the limit of 2000"},
-		{"confirm text", []slack.Block{slack.NewActionBlock("", btn("a", "v", "b").WithConfirm(
-			slack.NewConfirmationBlockObject(plainText("t"), plainText(long(301)), plainText("y"), plainText("n"))))}, "over the limit of 300"},
-		{"input in a message", []slack.Block{slack.NewInputBlock("b", plainText("l"), nil, slack.NewPlainTextInputBlockElement(nil, "a"))}, "belongs in a modal"},
-		{"unknown block", []slack.Block{slack.NewImageBlock("https://x", "alt", "", nil)}, "not one gonogo checks"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			err := CheckBlocks(c.blocks)
-			if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("CheckBlocks: %v, want an ErrLimit saying %q", err, c.want)
-			}
-		})
-	}
-	okModal := func() slack.ModalViewRequest { return RedoModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 1}, "x") }
-	for _, c := range []struct {
-		name string
-		edit func(m *slack.ModalViewRequest)
-		want string
-	}{
-		{"title", func(m *slack.ModalViewRequest) { m.Title = plainText(long(25)) }, "title"},
-		{"submit", func(m *slack.ModalViewRequest) { m.Submit = plainText(long(25)) }, "submit"},
-		{"no submit with an input", func(m *slack.ModalViewRequest) { m.Submit = nil }, "needs a submit"},
-		{"metadata", func(m *slack.ModalViewRequest) { m.PrivateMetadata = long(3001) }, "private_metadata is 3001"},
-		{"callback id", func(m *slack.ModalViewRequest) { m.CallbackID = long(256) }, "callback_id is 256"},
-		{"101 blocks", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet = many(101, func(int) slack.Block { return slack.NewDividerBlock() })
-		}, "101 blocks"},
-		{"initial value", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).InitialValue = long(3001)
-		}, "initial_value is 3001"},
-		{"max length", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).MaxLength = 3001
-		}, "max_length 3001"},
-		{"label", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1].(*slack.InputBlock).Label = plainText(long(2001))
-		}, "label"},
-		{"radio option", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1] = slack.NewInputBlock("r", plainText("l"), nil,
-				slack.NewRadioButtonsBlockElement("a", slack.NewOptionBlockObject("v", plainText(long(76)), nil)))
-		}, "option 0"},
-		{"radio initial option", func(m *slack.ModalViewRequest) {
-			radio := slack.NewRadioButtonsBlockElement("a", slack.NewOptionBlockObject("v", plainText("x"), nil))
-			radio.InitialOption = slack.NewOptionBlockObject("w", plainText("x"), nil)
-			m.Blocks.BlockSet[1] = slack.NewInputBlock("r", plainText("l"), nil, radio)
-		}, "initial_option"},
-	} {
-		t.Run("modal "+c.name, func(t *testing.T) {
-			m := okModal()
-			if err := CheckModal(m); err != nil {
-				t.Fatalf("the unbroken modal: %v", err)
-			}
-			c.edit(&m)
-			err := CheckModal(m)
-			if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("CheckModal: %v, want an ErrLimit saying %q", err, c.want)
-			}
-		})
-	}
-}
-
 func newRunWaiting(t *testing.T) *engine.Run {
 	s := newRun(t, goldenRunID, chainInput("deliver-prd"), engine.StartOptions{})
 	s.produce(1, "x")
@@ -946,7 +838,7 @@ func checkAll(t testing.TB, rng *rand.Rand, s *script, artifact string) {
 		v.Progress = &engine.Progress{Turns: rng.IntN(100), ToolCalls: rng.IntN(1000), LastTool: randomText(rng, 200), CostUSD: rng.Float64()}
 	}
 	check := func(what string, blocks []slack.Block) {
-		if err := CheckBlocks(blocks); err != nil {
+		if err := checkBlocks(blocks); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		raw, err := json.Marshal(blocks)
@@ -986,7 +878,7 @@ func checkAll(t testing.TB, rng *rand.Rand, s *script, artifact string) {
 			EditFromReplyModal(ref, st.Skill, Reply{User: alice, TS: "1.2", File: randomText(rng, 300), FileID: "F1", Chars: rng.Int(), Time: s.now},
 				Reply{User: randomText(rng, 30), TS: "1.3", Chars: -1}),
 		} {
-			if err := CheckModal(m); err != nil {
+			if err := checkModal(m); err != nil {
 				t.Fatalf("modal for step %d: %v", n, err)
 			}
 			raw, err := json.Marshal(m.Blocks)
@@ -1037,7 +929,7 @@ func TestManyRuns(t *testing.T) {
 		sums = append(sums, engine.RunSummary{ID: id, Source: randomText(rng, 2000), State: engine.RunWaiting, Input: engine.InputChain, StepsTotal: i})
 		links[id] = "https://example.slack.com/archives/C1/p" + fmt.Sprint(i)
 	}
-	if err := CheckBlocks(RunsList(sums, links)); err != nil {
+	if err := checkBlocks(RunsList(sums, links)); err != nil {
 		t.Fatal(err)
 	}
 	suggest := map[string][]string{}
@@ -1051,7 +943,7 @@ func TestManyRuns(t *testing.T) {
 		HelpBlocks(randomText(rng, 50)),
 		Header(nil, View{}), StepMessage(nil, 1, View{}), Completion(nil, View{}),
 	} {
-		if err := CheckBlocks(b); err != nil {
+		if err := checkBlocks(b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1143,7 +1035,7 @@ func TestRetryActorIsNotAMention(t *testing.T) {
 
 func allText(t testing.TB, blocks []slack.Block) string {
 	t.Helper()
-	if err := CheckBlocks(blocks); err != nil {
+	if err := checkBlocks(blocks); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := json.Marshal(blocks)

@@ -50,14 +50,14 @@ func TestEscape(t *testing.T) {
 		checkMarkup(t, raw, alice, bob, starter)
 		switch x := out.(type) {
 		case []slack.Block:
-			if err := CheckBlocks(x); err != nil {
+			if err := checkBlocks(x); err != nil {
 				t.Errorf("output %d: %v", i, err)
 			}
 			if fb := FallbackText(x); strings.Contains(fb, "<!channel>") || strings.Contains(fb, "<@UEVIL>") {
 				t.Errorf("output %d: fallback text carries markup: %q", i, fb)
 			}
 		case slack.ModalViewRequest:
-			if err := CheckModal(x); err != nil {
+			if err := checkModal(x); err != nil {
 				t.Errorf("output %d: %v", i, err)
 			}
 		}
