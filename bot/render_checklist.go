@@ -150,29 +150,13 @@ func stepLine(r *engine.Run, s *engine.Step, withFile bool) string {
 
 // stepState is what became of a step, in a few words.
 func stepState(r *engine.Run, s *engine.Step) string {
-	res := ""
-	if l := s.Latest(); l != nil && l.Result != "" {
-		res = mdLine(string(l.Result), 40)
-	}
-	with := func(words string) string {
-		if res == "" {
-			return words
-		}
-		return res + ", " + words
-	}
 	d := s.LastDecision()
-	byWho := func(k engine.DecisionKind) string {
-		if d != nil && d.Kind == k {
-			return " by " + who(d.Actor)
-		}
-		return ""
-	}
 	switch s.Status {
 	case engine.StepPending:
 		return "pending"
 	case engine.StepQueued:
 		if d != nil && d.Kind == engine.DecideRedo {
-			return with("redo requested" + byWho(engine.DecideRedo) + ", queued")
+			return withResult(s, "redo requested"+decidedBy(d, engine.DecideRedo)+", queued")
 		}
 		return "queued"
 	case engine.StepRunning:
@@ -181,39 +165,70 @@ func stepState(r *engine.Run, s *engine.Step) string {
 		}
 		return "running"
 	case engine.StepWaiting:
-		if due, n, of, ok := engine.RetryDue(s); ok {
-			return with(fmt.Sprintf("retrying at %s (retry %d of %d)", clock(due, time.Time{}), n, of))
-		}
-		if gateOnError(s) {
-			return with("waiting for a fix (edit, skip or redo) or abort")
-		}
-		if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
-			return with("waiting for redo or abort")
-		}
-		if q := r.Quorum; q > 1 {
-			return with(fmt.Sprintf("waiting for a decision (%d of %d approvals)", len(engine.Approvals(s)), q))
-		}
-		return with("waiting for a decision")
+		return withResult(s, waitingState(r, s))
 	case engine.StepDone:
-		switch {
-		case d != nil && d.Kind == engine.DecideEdit:
-			return with("edited" + byWho(engine.DecideEdit))
-		case d != nil && d.Kind == engine.DecideApprove:
-			if votes := uniq(engine.Approvals(s)); len(votes) > 1 {
-				return with("approved by " + people(votes))
-			}
-			return with("approved" + byWho(engine.DecideApprove))
-		}
-		return with("advanced automatically")
+		return withResult(s, doneState(s, d))
 	case engine.StepSkipped:
 		if optionalFailed(s) {
 			return optionalFailedWords(s)
 		}
-		return with("skipped" + byWho(engine.DecideSkip))
+		return withResult(s, "skipped"+decidedBy(d, engine.DecideSkip))
 	case engine.StepInterrupted:
 		return "interrupted, waiting for redo or abort"
 	case engine.StepAborted:
-		return with("aborted" + byWho(engine.DecideAbort))
+		return withResult(s, "aborted"+decidedBy(d, engine.DecideAbort))
 	}
-	return with(mdLine(string(s.Status), 40))
+	return withResult(s, mdLine(string(s.Status), 40))
+}
+
+// withResult puts the result of the step's latest attempt, when it has
+// one, before words.
+func withResult(s *engine.Step, words string) string {
+	l := s.Latest()
+	if l == nil || l.Result == "" {
+		return words
+	}
+	return mdLine(string(l.Result), 40) + ", " + words
+}
+
+// decidedBy is " by someone" when d, the step's last decision, is of kind
+// k.
+func decidedBy(d *engine.Decision, k engine.DecisionKind) string {
+	if d != nil && d.Kind == k {
+		return " by " + who(d.Actor)
+	}
+	return ""
+}
+
+// waitingState is what a waiting step waits for: a retry, a fix, a redo,
+// or a decision and its approvals so far.
+func waitingState(r *engine.Run, s *engine.Step) string {
+	if due, n, of, ok := engine.RetryDue(s); ok {
+		return fmt.Sprintf("retrying at %s (retry %d of %d)", clock(due, time.Time{}), n, of)
+	}
+	if gateOnError(s) {
+		return "waiting for a fix (edit, skip or redo) or abort"
+	}
+	if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
+		return "waiting for redo or abort"
+	}
+	if q := r.Quorum; q > 1 {
+		return fmt.Sprintf("waiting for a decision (%d of %d approvals)", len(engine.Approvals(s)), q)
+	}
+	return "waiting for a decision"
+}
+
+// doneState is how a done step got there: edited, approved (by whom), or
+// advanced automatically.
+func doneState(s *engine.Step, d *engine.Decision) string {
+	switch {
+	case d != nil && d.Kind == engine.DecideEdit:
+		return "edited" + decidedBy(d, engine.DecideEdit)
+	case d != nil && d.Kind == engine.DecideApprove:
+		if votes := uniq(engine.Approvals(s)); len(votes) > 1 {
+			return "approved by " + people(votes)
+		}
+		return "approved" + decidedBy(d, engine.DecideApprove)
+	}
+	return "advanced automatically"
 }

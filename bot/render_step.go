@@ -26,35 +26,15 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	}
 	now := nowOf(r, v)
 	a, latest := shownAttempt(s, v.Attempt)
-	title := "*" + stepTitle(r, s) + "*" + effortPart(s.Effort)
-	if a != nil && a.N > 1 {
-		title += fmt.Sprintf(" · attempt %d", a.N)
-	}
-	if a != nil {
-		title += fallbackPart(s, a)
-	}
-	body := []slack.Block{section(title)}
-	var tail []slack.Block
+	body := []slack.Block{section(stepHeading(r, s, a))}
 	if line := parentLine(r, s); line != "" {
 		body = append(body, contextBlock(line))
 	}
 	if a != nil && a.Feedback != "" {
 		body = append(body, contextBlock("🔁 Started with the reviewer's feedback: “"+mdLine(a.Feedback, 600)+"”"))
 	}
-	running := latest && s.Status == engine.StepRunning && a != nil && a.Result == ""
-	switch {
-	case a == nil:
-		body = append(body, section(noAttemptLine(s)))
-	case running:
-		body = append(body, section(progressLine(a, v, now)))
-		tail = append(tail, slack.NewActionBlock("", cancelButton(StepRef{Run: r.ID, Step: s.N, Attempt: a.N})))
-	case latest && s.Status == engine.StepInterrupted:
-		body = append(body, section("⚠️ *interrupted*: gonogo stopped while this step was running. Redo it, or abort the run."))
-	case a.Result == "":
-		body = append(body, section("🛑 Stopped: the run was aborted while this step was running."))
-	default:
-		body = append(body, resultBlocks(r, s, a, v)...)
-	}
+	shown, tail := attemptBlocks(r, s, a, latest, v, now)
+	body = append(body, shown...)
 	if latest && len(s.Attempts) > 1 {
 		if line := earlierAttempts(s, a.N, now); line != "" {
 			body = append(body, contextBlock(line))
@@ -67,29 +47,77 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	if len(decided) > 0 {
 		tail = append(tail, section(strings.Join(decided, "\n")))
 	}
+	tail = append(tail, stepOutlook(r, s, a, latest, len(decided) > 0, v, now)...)
+	return fit(body, tail, maxMessageBlocks)
+}
+
+// stepHeading is a step message's first line: `Step i of N: skill
+// (effort)`, the attempt shown after the first, and the fallback skill it
+// ran with.
+func stepHeading(r *engine.Run, s *engine.Step, a *engine.Attempt) string {
+	title := "*" + stepTitle(r, s) + "*" + effortPart(s.Effort)
+	if a != nil && a.N > 1 {
+		title += fmt.Sprintf(" · attempt %d", a.N)
+	}
+	if a != nil {
+		title += fallbackPart(s, a)
+	}
+	return title
+}
+
+// attemptBlocks show the attempt a step message is about: its live
+// progress and a Cancel button (the tail) while it runs, its result once
+// it finished, or why it has neither.
+func attemptBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, v View, now time.Time) (body, tail []slack.Block) {
+	switch {
+	case a == nil:
+		return []slack.Block{section(noAttemptLine(s))}, nil
+	case latest && s.Status == engine.StepRunning && a.Result == "":
+		return []slack.Block{section(progressLine(a, v, now))},
+			[]slack.Block{slack.NewActionBlock("", cancelButton(StepRef{Run: r.ID, Step: s.N, Attempt: a.N}))}
+	case latest && s.Status == engine.StepInterrupted:
+		return []slack.Block{section("⚠️ *interrupted*: gonogo stopped while this step was running. Redo it, or abort the run.")}, nil
+	case a.Result == "":
+		return []slack.Block{section("🛑 Stopped: the run was aborted while this step was running.")}, nil
+	}
+	return resultBlocks(r, s, a, v), nil
+}
+
+// stepOutlook ends a step message with what comes next for the step: a
+// newer attempt, the end of the run, the buttons of a checkpoint, a queued
+// attempt, or how it moved on without a decision.
+func stepOutlook(r *engine.Run, s *engine.Step, a *engine.Attempt, latest, decided bool, v View, now time.Time) []slack.Block {
 	switch {
 	case !latest:
-		tail = append(tail, contextBlock(fmt.Sprintf("A newer attempt (%d) of this step follows in the thread.", s.Latest().N)))
+		return []slack.Block{contextBlock(fmt.Sprintf("A newer attempt (%d) of this step follows in the thread.", s.Latest().N))}
 	case r.Finished() && !s.Settled() && !slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Kind == engine.DecideAbort }):
-		tail = append(tail, section(abortLine(r, v, now)))
+		return []slack.Block{section(abortLine(r, v, now))}
 	case s.Status == engine.StepWaiting || s.Status == engine.StepInterrupted:
-		if s.Status == engine.StepWaiting {
-			tail = append(tail, waitingNotes(r, s, v, now)...)
-		}
-		if act := decisionButtons(r, s); act != nil {
-			tail = append(tail, act)
-		}
+		return checkpointBlocks(r, s, v, now)
 	case s.Status == engine.StepQueued && a != nil && engine.AttemptSkill(s, nil) != engine.AttemptSkill(s, a):
-		tail = append(tail, contextBlock("🕒 The fallback skill `"+mdLine(engine.AttemptSkill(s, nil), 120)+
-			"` runs next: its attempt starts when a runner slot is free."))
+		return []slack.Block{contextBlock("🕒 The fallback skill `" + mdLine(engine.AttemptSkill(s, nil), 120) +
+			"` runs next: its attempt starts when a runner slot is free.")}
 	case s.Status == engine.StepQueued && a != nil:
-		tail = append(tail, contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free."))
+		return []slack.Block{contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free.")}
 	case s.Status == engine.StepSkipped && optionalFailed(s):
-		tail = append(tail, contextBlock("⏭ "+optionalFailedWords(s)+": the run goes on without it."))
-	case s.Status == engine.StepDone && len(decided) == 0 && a != nil && a.Result != "":
-		tail = append(tail, contextBlock("⏩ Advanced automatically (guarded auto)."))
+		return []slack.Block{contextBlock("⏭ " + optionalFailedWords(s) + ": the run goes on without it.")}
+	case s.Status == engine.StepDone && !decided && a != nil && a.Result != "":
+		return []slack.Block{contextBlock("⏩ Advanced automatically (guarded auto).")}
 	}
-	return fit(body, tail, maxMessageBlocks)
+	return nil
+}
+
+// checkpointBlocks are what a step waiting for a decision (or a redo after
+// an interruption) shows: its deadline and reminders, and its buttons.
+func checkpointBlocks(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.Block {
+	var out []slack.Block
+	if s.Status == engine.StepWaiting {
+		out = append(out, waitingNotes(r, s, v, now)...)
+	}
+	if act := decisionButtons(r, s); act != nil {
+		out = append(out, act)
+	}
+	return out
 }
 
 // Interrupted announces, in the run's thread, a step that was running when
