@@ -371,6 +371,9 @@ func progressLine(a *engine.Attempt, v View, now time.Time) string {
 		if p.CostUSD > 0 {
 			parts = append(parts, money(p.CostUSD))
 		}
+		if p.Status != "" { // the agent's own words: "Reconnecting...", a retry
+			parts = append(parts, mdLine(p.Status, 150))
+		}
 	}
 	return strings.Join(parts, " · ")
 }

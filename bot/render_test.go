@@ -215,7 +215,7 @@ func goldenCases() []goldenCase {
 			s.decide(1, engine.DecideApprove, alice, "")
 			s.start(2)
 			v := s.view()
-			v.Progress = &engine.Progress{Turns: 4, ToolCalls: 9, LastTool: "Read", CostUSD: 0.08, Elapsed: 95 * time.Second}
+			v.Progress = &engine.Progress{Turns: 4, ToolCalls: 9, LastTool: "Read", Status: "API retry 2 of 10: overloaded (529)", CostUSD: 0.08, Elapsed: 95 * time.Second}
 			return StepMessage(s.r, 2, v)
 		}),
 		msg("step_waiting_produced", func(t *testing.T) []slack.Block { s := planWaiting(t); return StepMessage(s.r, 1, stepView(s)) }),

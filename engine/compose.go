@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -18,8 +19,9 @@ type PromptInput struct {
 
 // ComposePrompt builds the prompt an agent receives on stdin: what gonogo
 // asks, the skill's own instructions (or, for a dispatch skill, its leaf
-// agent's, inlined), the step's prompt or the chain's shared context, the
-// threaded artifact when asked, and the reviewer's feedback on a redo.
+// agent's, inlined) and where the skill's files are, the step's prompt or
+// the chain's shared context, the threaded artifact when asked, and the
+// reviewer's feedback on a redo.
 func ComposePrompt(in PromptInput) string {
 	var b strings.Builder
 	s, r := in.Step, in.Run
@@ -32,6 +34,7 @@ func ComposePrompt(in PromptInput) string {
 	if ins := strings.TrimSpace(in.Skill.Instructions); ins != "" {
 		fmt.Fprintf(&b, "<skill name=%q>\n%s\n</skill>\n\n", s.Skill, ins)
 	}
+	writeSkillFiles(&b, in.Skill)
 	b.WriteString("## Task\n\n")
 	task := strings.TrimSpace(s.Prompt)
 	if task == "" {
@@ -55,6 +58,42 @@ func ComposePrompt(in PromptInput) string {
 		fmt.Fprintf(&b, "\n## Reviewer feedback on the previous attempt\n\n%s\n", f)
 	}
 	return b.String()
+}
+
+// SkillDir is the absolute path of a skill's folder, the one holding its
+// SKILL.md and references/: the catalog's Dir, else the folder of its
+// Path; "" for a skill that was never on disk.
+func SkillDir(sk Skill) string {
+	dir := sk.Dir
+	if dir == "" && strings.TrimSpace(sk.Path) != "" {
+		dir = filepath.Dir(sk.Path)
+	}
+	if dir == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return dir
+}
+
+// writeSkillFiles tells the agent where the skill's own files are. The
+// agent runs in another directory, so a relative "references/TEMPLATE.md"
+// in the instructions would not resolve; the runners give the agent read
+// access to this folder.
+func writeSkillFiles(b *strings.Builder, sk Skill) {
+	dir := SkillDir(sk)
+	if dir == "" {
+		return
+	}
+	fmt.Fprintf(b, "The skill's files are in the folder `%s`: paths in its instructions (such as `references/...`) are relative to that folder, so read them there", dir)
+	if sk.HasTemplate || sk.Template != "" || len(sk.TemplateSections) > 0 {
+		fmt.Fprintf(b, "; its template is `%s`", filepath.Join(dir, "references", "TEMPLATE.md"))
+	}
+	if sk.HasExample {
+		fmt.Fprintf(b, "; an example of a finished artifact is `%s`", filepath.Join(dir, "references", "EXAMPLE.md"))
+	}
+	b.WriteString(".\n\n")
 }
 
 // ThreadSource is the step whose confirmed artifact the threaded step s is

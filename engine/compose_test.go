@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -123,5 +124,53 @@ func TestComposePromptStepPromptAndContext(t *testing.T) {
 	// The instructions precede the task, so the task is read with them.
 	if i, j := strings.Index(got, "You are carrying out"), strings.Index(got, "## Task"); i < 0 || j < i {
 		t.Fatalf("preamble and task out of order:\n%s", got)
+	}
+}
+
+// The agent runs in another directory, so the prompt names the skill's
+// folder and its template by absolute path.
+func TestComposePromptNamesSkillFolder(t *testing.T) {
+	p := testPlan(InputChain, "deliver-prd")
+	r := composeRun(t, p)
+	dir := filepath.Join(t.TempDir(), "skills", "deliver-prd")
+	sk := Skill{Name: "deliver-prd", Instructions: "Use the template in references/TEMPLATE.md.",
+		Template: "## Problem\n[what]\n", TemplateSections: []string{"Problem"}, HasTemplate: true, HasExample: true, Path: filepath.Join(dir, "SKILL.md")}
+	got := ComposePrompt(PromptInput{Run: r, Step: r.Step(1), Skill: sk})
+	for _, want := range []string{
+		"The skill's files are in the folder `" + dir + "`",
+		"its template is `" + filepath.Join(dir, "references", "TEMPLATE.md") + "`",
+		"an example of a finished artifact is `" + filepath.Join(dir, "references", "EXAMPLE.md") + "`",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt lacks %q\n--- prompt ---\n%s", want, got)
+		}
+	}
+	if i, j := strings.Index(got, "</skill>"), strings.Index(got, "The skill's files"); i < 0 || j < i {
+		t.Errorf("the folder should follow the skill's instructions:\n%s", got)
+	}
+
+	// A relative path (a catalog read from a relative --skills) is made
+	// absolute; a skill without a template names only the folder.
+	rel := Skill{Name: "deliver-prd", Path: filepath.Join("skills", "deliver-prd", "SKILL.md")}
+	abs, err := filepath.Abs(filepath.Join("skills", "deliver-prd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := SkillDir(rel); got != abs {
+		t.Errorf("SkillDir = %q, want %q", got, abs)
+	}
+	// The catalog's own Dir wins over the folder of Path.
+	if got := SkillDir(Skill{Dir: dir, Path: "/elsewhere/SKILL.md"}); got != dir {
+		t.Errorf("SkillDir = %q, want the catalog's %q", got, dir)
+	}
+	got = ComposePrompt(PromptInput{Run: r, Step: r.Step(1), Skill: rel})
+	if !strings.Contains(got, "`"+abs+"`") || strings.Contains(got, "its template") {
+		t.Errorf("prompt for a skill without a template:\n%s", got)
+	}
+
+	// No path, no folder.
+	got = ComposePrompt(PromptInput{Run: r, Step: r.Step(1), Skill: Skill{Name: "deliver-prd"}})
+	if strings.Contains(got, "The skill's files") {
+		t.Errorf("a skill without a path got a folder:\n%s", got)
 	}
 }

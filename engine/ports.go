@@ -123,7 +123,11 @@ type Job struct {
 	Attempt int
 	Skill   string
 	Prompt  string // the composed prompt, given to the agent on stdin
-	DryRun  bool
+	// SkillDir is the absolute path of the skill's folder (the one holding
+	// its SKILL.md and references/), which runners let the agent read; ""
+	// when unknown.
+	SkillDir string
+	DryRun   bool
 	// Timeout is the step's own limit (a workflow's timeout:); 0 leaves the
 	// runner's default.
 	Timeout time.Duration
@@ -136,8 +140,12 @@ type Progress struct {
 	Turns     int
 	ToolCalls int
 	LastTool  string
-	CostUSD   float64
-	Elapsed   time.Duration
+	// Status is the agent's own latest status line, such as "Reconnecting...
+	// waiting for network" or a retry after a rate limit; "" when it has
+	// said none or went back to work since.
+	Status  string
+	CostUSD float64
+	Elapsed time.Duration
 }
 
 // Outcome is what a runner brings back. Err set (or ExitCode non-zero, or
@@ -148,11 +156,34 @@ type Outcome struct {
 	Err        error  // the runner could not run the agent, or it timed out or was cancelled
 	ExitCode   int    // the agent's exit code
 	AgentError string // an error the agent itself reported
-	Stderr     string // the end of the agent's stderr, for the reason
-	Truncated  bool   // output went past the cap
-	CostUSD    float64
-	Usage      Usage
-	NotRun     bool // the dry-run runner: nothing was executed
+	// AgentErrorKind says what kind of error AgentError is, so the engine
+	// can tell one worth waiting out (a rate limit, an overload) from one a
+	// person must fix (a login); "" when AgentError is.
+	AgentErrorKind AgentErrorKind
+	Stderr         string // the end of the agent's stderr, for the reason
+	Truncated      bool   // output went past the cap
+	CostUSD        float64
+	Usage          Usage
+	NotRun         bool // the dry-run runner: nothing was executed
+}
+
+// AgentErrorKind is a machine-readable kind of error an agent reported.
+type AgentErrorKind string
+
+// The kinds of agent error runners tell apart.
+const (
+	AgentErrAuth           AgentErrorKind = "auth"             // not logged in, a missing or rejected API key
+	AgentErrBilling        AgentErrorKind = "billing"          // no credit or quota left on the account
+	AgentErrRateLimit      AgentErrorKind = "rate-limit"       // too many requests: wait and try again
+	AgentErrOverloaded     AgentErrorKind = "overloaded"       // the provider is overloaded or failing: wait and try again
+	AgentErrContextTooLong AgentErrorKind = "context-too-long" // the prompt does not fit the model's context
+	AgentErrOther          AgentErrorKind = "other"
+)
+
+// Transient reports whether an error of this kind usually goes away by
+// itself, so that trying again later can succeed.
+func (k AgentErrorKind) Transient() bool {
+	return k == AgentErrRateLimit || k == AgentErrOverloaded
 }
 
 // Runner executes one attempt. Run blocks until the agent is done, the

@@ -13,7 +13,7 @@ import (
 // Judge applies the step-status rubric to what a runner brought back:
 //
 //   - FAILED: the runner could not run the agent, it timed out, was
-//     cancelled, exited non-zero, reported an error itself, or its artifact
+//     cancelled, reported an error itself, exited non-zero, or its artifact
 //     opens with an explicit error or refusal line ("ERROR:", "FAILED:",
 //     "REFUSED:").
 //   - EMPTY: no artifact, an artifact with no letters or digits, or a bare
@@ -29,10 +29,12 @@ func Judge(out Outcome, sk Skill) (Result, string) {
 		return ResultNotExecuted, "NOT EXECUTED - dry run"
 	case out.Err != nil:
 		return ResultFailed, withStderr(out.Err.Error(), out.Stderr)
+	case out.AgentError != "":
+		// The agent's own words say more than its exit code, which for a
+		// reported error is usually 1.
+		return ResultFailed, "the agent reported an error: " + oneLine(out.AgentError, 300)
 	case out.ExitCode != 0:
 		return ResultFailed, withStderr(fmt.Sprintf("the agent exited with code %d", out.ExitCode), out.Stderr)
-	case out.AgentError != "":
-		return ResultFailed, "the agent reported an error: " + oneLine(out.AgentError, 300)
 	case !utf8.Valid(out.Artifact):
 		return ResultFailed, "the agent's output is not UTF-8 text"
 	}

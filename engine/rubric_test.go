@@ -102,6 +102,8 @@ func TestJudge(t *testing.T) {
 			want: ResultFailed, reasonHas: []string{"exited with code 1"}},
 		{name: "agent error", out: Outcome{AgentError: "rate limited\n  by the API", Artifact: []byte("# Something")},
 			want: ResultFailed, reasonHas: []string{"the agent reported an error: rate limited by the API"}},
+		{name: "agent error beats its exit code", out: Outcome{AgentError: "Not logged in · Please run /login", ExitCode: 1, Stderr: "noise\n"},
+			want: ResultFailed, reasonHas: []string{"the agent reported an error: Not logged in · Please run /login"}, reasonLack: []string{"exited with code", "noise"}},
 		{name: "non-UTF-8", out: Outcome{Artifact: []byte("# Title\n\n\xff\xfe bytes")},
 			want: ResultFailed, reasonHas: []string{"not UTF-8"}},
 		{name: "ERROR first line", out: Outcome{Artifact: []byte("\n\nERROR: I cannot read the plan file\n\nmore")},

@@ -664,7 +664,7 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 	if err != nil && !r.DryRun {
 		return job, fmt.Errorf("skill `%s` is no longer installed: %w", st.Skill, err)
 	}
-	in.Skill = sk
+	in.Skill, job.SkillDir = sk, SkillDir(sk)
 	if st.Leaf != "" && !r.DryRun {
 		if in.Leaf, err = s.catalog.Agent(st.Leaf); err != nil {
 			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)

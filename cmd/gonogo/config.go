@@ -27,6 +27,7 @@ type config struct {
 	Policy       string        `env:"GONOGO_POLICY"`
 	Runner       string        `env:"GONOGO_RUNNER, default=claude"`
 	RunnerCmd    string        `env:"GONOGO_RUNNER_CMD"`
+	RunnerArgs   string        `env:"GONOGO_RUNNER_ARGS"`
 	StepTimeout  time.Duration `env:"GONOGO_STEP_TIMEOUT, default=30m"`
 	MaxArtifact  byteSize      `env:"GONOGO_MAX_ARTIFACT, default=1MiB"`
 	MaxPlanBytes byteSize      `env:"GONOGO_MAX_PLAN_BYTES, default=1MiB"`

@@ -84,7 +84,7 @@ func (a *cli) addRunnerFlags(c *cobra.Command, f *runFlags) {
 	fs := c.Flags()
 	fs.StringVar(&f.runner, "runner", a.defaults.Runner, "agent runner `NAME`: "+strings.Join(runner.Names(), ", ")+" (env GONOGO_RUNNER)")
 	a.completeFlag(c, "runner", completeRunners)
-	fs.StringVar(&f.runnerCmd, "runner-cmd", a.defaults.RunnerCmd, "agent executable `PATH` (env GONOGO_RUNNER_CMD; for claude, default "+runner.DefaultClaudeCmd+")")
+	fs.StringVar(&f.runnerCmd, "runner-cmd", a.defaults.RunnerCmd, "agent executable `PATH` (env GONOGO_RUNNER_CMD; default: the runner's own, "+runner.DefaultClaudeCmd+", "+runner.DefaultCodexCmd+" or "+runner.DefaultGeminiCmd+")")
 }
 
 func (a *cli) addJSONFlag(c *cobra.Command, f *runFlags) {

@@ -117,7 +117,11 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if f.DryRun {
 		name = "dry-run"
 	}
-	run, err := runner.New(name, runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact)})
+	rcfg, err := runnerConfig(cfg, f)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	run, err := runner.New(name, rcfg)
 	if err != nil {
 		return fail(e, "serve", usagef("%v", err))
 	}

@@ -508,6 +508,9 @@ func (d *driver) draw(r *engine.Run) {
 		if p.CostUSD > 0 {
 			line += fmt.Sprintf("  $%.2f", p.CostUSD)
 		}
+		if p.Status != "" {
+			line += "  " + p.Status
+		}
 	}
 	fmt.Fprintf(d.out, "\r\033[K%s", clip(line, 140))
 	d.drawn = true
@@ -535,6 +538,9 @@ func (d *driver) report(r *engine.Run) {
 			line += fmt.Sprintf(", %s, %s", plural(p.Turns, "turn"), plural(p.ToolCalls, "tool call"))
 			if p.CostUSD > 0 {
 				line += fmt.Sprintf(", $%.2f", p.CostUSD)
+			}
+			if p.Status != "" {
+				line += ": " + p.Status
 			}
 		}
 		fmt.Fprintln(d.out, line)

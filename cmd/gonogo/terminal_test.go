@@ -278,6 +278,14 @@ func TestProgressLinesWithoutATerminal(t *testing.T) {
 		if got := out.String(); got != "  ... deliver-prd (step 1) running 1m30s, 4 turns, 7 tool calls\n" {
 			t.Fatalf("at 1m30s: %q", got)
 		}
+		// The agent's own status line, when it has one, ends the line.
+		out.Reset()
+		d.running[1].progress = &engine.Progress{Turns: 4, ToolCalls: 7, Status: "Reconnecting... waiting for network"}
+		time.Sleep(30 * time.Second)
+		d.report(r)
+		if got := out.String(); got != "  ... deliver-prd (step 1) running 2m0s, 4 turns, 7 tool calls: Reconnecting... waiting for network\n" {
+			t.Fatalf("at 2m: %q", got)
+		}
 	})
 }
 

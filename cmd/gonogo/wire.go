@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mattn/go-shellwords"
+
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
@@ -52,13 +54,15 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	if f.DryRun {
 		name = "dry-run"
 	}
-	rcfg := runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact)}
+	rcfg, err := runnerConfig(cfg, f)
+	if err != nil {
+		return nil, err
+	}
 	if name == "command" && rcfg.Cmd == "" {
 		return nil, usagef("the command runner needs an executable: set GONOGO_RUNNER_CMD or --runner-cmd")
 	}
 	var r engine.Runner = f.runnerOverride
 	if r == nil || f.DryRun {
-		var err error
 		if r, err = runner.New(name, rcfg); err != nil {
 			return nil, usagef("%v", err)
 		}
@@ -103,4 +107,32 @@ func actor(e env) string {
 		return "terminal@" + h
 	}
 	return "terminal"
+}
+
+// runnerConfig is the agent runner's configuration: the executable, the
+// step limits, and GONOGO_RUNNER_ARGS split like a shell command line
+// (quotes and backslashes, nothing expanded). A value that does not split,
+// or that holds an unquoted ; & | < or > (which a shell would take as
+// another command or a redirection), is refused naming the variable.
+func runnerConfig(cfg config, f *runFlags) (runner.Config, error) {
+	rcfg := runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact)}
+	args, err := splitRunnerArgs(cfg.RunnerArgs)
+	if err != nil {
+		return rcfg, usagef("configuration: GONOGO_RUNNER_ARGS=%q %v; quote arguments as in a shell, for example GONOGO_RUNNER_ARGS='--model opus --append-system-prompt \"Be brief.\"'", cfg.RunnerArgs, err)
+	}
+	rcfg.Args = args
+	return rcfg, nil
+}
+
+func splitRunnerArgs(s string) ([]string, error) {
+	p := shellwords.NewParser()
+	p.ParseEnv, p.ParseBacktick = false, false
+	args, err := p.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("does not split into arguments (an unclosed quote, or a backslash at the end)")
+	}
+	if p.Position >= 0 && p.Position < len(s) {
+		return nil, fmt.Errorf("holds %q unquoted, which gonogo does not pass to a shell", s[p.Position:p.Position+1])
+	}
+	return args, nil
 }

@@ -2,11 +2,7 @@ package runner
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os/exec"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -52,63 +48,28 @@ func (c *Claude) Run(ctx context.Context, job engine.Job, progress func(engine.P
 	if job.DryRun {
 		return engine.Outcome{NotRun: true}
 	}
-	opts, err := claudeOptions(job.Options)
+	args, err := c.args(job)
 	if err != nil {
 		return engine.Outcome{Err: err}
 	}
-	start := time.Now()
-	var st stream
-	report := throttle(start, progress)
-	max := c.cfg.maxOutput()
-	x := runProcess(ctx, spec{
-		cmd:     c.cfg.Cmd,
-		args:    append(append(append([]string(nil), claudeArgs...), opts...), c.cfg.Args...),
-		env:     environ(c.cfg.Env, job),
-		dir:     c.cfg.Dir,
-		stdin:   job.Prompt,
-		timeout: c.cfg.stepTimeout(job),
-		grace:   c.cfg.killGrace(),
-	}, func(r io.Reader) error {
-		return readLines(r, max, func(line []byte) {
-			turn := st.add(line)
-			p := engine.Progress{Turns: st.turns, ToolCalls: st.toolCalls, LastTool: st.lastTool}
-			if st.result != nil {
-				p.CostUSD = st.result.TotalCostUSD
-			}
-			report(p, turn || st.result != nil)
-		})
-	})
+	return runStream(ctx, c.cfg, job, args, &stream{}, progress)
+}
 
-	o := x.outcome(c.cfg.Cmd)
-	if r := st.result; r != nil {
-		// Cost and usage were spent whatever became of the attempt.
-		o.CostUSD = r.TotalCostUSD
-		o.Usage = engine.Usage{
-			InputTokens:  r.Usage.InputTokens,
-			OutputTokens: r.Usage.OutputTokens,
-			CacheRead:    r.Usage.CacheReadInputTokens,
-			CacheCreate:  r.Usage.CacheCreationInputTokens,
-			Turns:        r.NumTurns,
-		}
-		switch {
-		case r.Subtype != "success":
-			o.AgentError = subtypeError(r)
-		case r.IsError:
-			// An agent that cannot work at all (no login, no credit) still
-			// ends with subtype success; the result text says why.
-			o.AgentError = strings.TrimSpace(r.Result)
-			if o.AgentError == "" {
-				o.AgentError = "agent reported an error"
-			}
-		default:
-			o.Artifact = []byte(r.Result)
-		}
-		return o
+// args are claude's arguments for a job: print mode and the event stream,
+// the skill's folder as a directory the agent may read (--add-dir takes
+// several directories, so a flag always follows it), the step's options,
+// then GONOGO_RUNNER_ARGS.
+func (c *Claude) args(job engine.Job) ([]string, error) {
+	opts, err := optionArgs("claude", claudeFlags, job.Options)
+	if err != nil {
+		return nil, err
 	}
-	if o.Err == nil {
-		o.Err = noResultError(st, x)
+	args := append([]string(nil), claudeArgs...)
+	if job.SkillDir != "" {
+		args = append(args, "--add-dir", job.SkillDir)
 	}
-	return o
+	args = append(args, opts...)
+	return append(args, c.cfg.Args...), nil
 }
 
 // claudeFlags maps the runner options a workflow step may give to the
@@ -122,29 +83,62 @@ var claudeFlags = map[string]string{
 	"append-system-prompt": "--append-system-prompt",
 }
 
-// claudeOptions turns runner options into claude flags, in name order. An
-// option claude has no flag for fails the attempt rather than being
-// dropped unseen.
-func claudeOptions(opts map[string]string) ([]string, error) {
-	names := make([]string, 0, len(opts))
-	for k := range opts {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var out []string
-	for _, k := range names {
-		flag, ok := claudeFlags[k]
-		if !ok {
-			known := make([]string, 0, len(claudeFlags))
-			for n := range claudeFlags {
-				known = append(known, n)
-			}
-			sort.Strings(known)
-			return nil, fmt.Errorf("runner option %q is not one the claude runner knows (%s)", k, strings.Join(known, ", "))
+// finish implements eventStream. The step succeeds only when the process
+// exits 0 and its result event has subtype "success" and is_error false.
+func (s *stream) finish(o *engine.Outcome, x exit) {
+	r := s.result
+	if r == nil {
+		if o.Err == nil {
+			o.Err = noEndError("a result event", s.events, s.garbage, x)
 		}
-		out = append(out, flag, opts[k])
+		return
 	}
-	return out, nil
+	// Cost and usage were spent whatever became of the attempt.
+	o.CostUSD = r.TotalCostUSD
+	o.Usage = engine.Usage{
+		InputTokens:  r.Usage.InputTokens,
+		OutputTokens: r.Usage.OutputTokens,
+		CacheRead:    r.Usage.CacheReadInputTokens,
+		CacheCreate:  r.Usage.CacheCreationInputTokens,
+		Turns:        r.NumTurns,
+	}
+	switch {
+	case r.Subtype != "success":
+		claudeVendor.agentFailed(o, subtypeError(r), "")
+	case r.IsError:
+		// An agent that cannot work at all (no login, no credit, a rate
+		// limit) still ends with subtype success; the result text says
+		// why, and the assistant message it made up says what kind.
+		msg := strings.TrimSpace(r.Result)
+		if msg == "" {
+			msg = s.errText
+		}
+		claudeVendor.agentFailed(o, msg, claudeErrorKind(s.errKind, r, msg))
+	default:
+		o.Artifact = []byte(r.Result)
+	}
+}
+
+// claudeErrorKind maps Claude Code's kind of API error (the error field of
+// the assistant message it makes up: authentication_failed, billing_error,
+// rate_limit, invalid_request, server_error, unknown) and the result's
+// terminal_reason and status to an engine.AgentErrorKind.
+func claudeErrorKind(kind string, r *resultEvent, msg string) engine.AgentErrorKind {
+	switch {
+	case r.TerminalReason == "prompt_too_long":
+		return engine.AgentErrContextTooLong
+	case kind == "authentication_failed" || r.APIErrorStatus == 401:
+		return engine.AgentErrAuth
+	case kind == "billing_error":
+		return engine.AgentErrBilling
+	case kind == "rate_limit" || r.APIErrorStatus == 429:
+		return engine.AgentErrRateLimit
+	case kind == "server_error" || r.APIErrorStatus == 529 || r.APIErrorStatus >= 500:
+		return engine.AgentErrOverloaded
+	}
+	// invalid_request covers a prompt too long as well as a bad request;
+	// the words tell them apart.
+	return errorKind(msg)
 }
 
 // subtypeError describes a result that did not succeed
@@ -168,27 +162,6 @@ func subtypeError(r *resultEvent) string {
 		msg += ": " + strings.Join(details, "; ")
 	}
 	return msg
-}
-
-// errNoResult is behind the error of a stream that ended without a result.
-var errNoResult = errors.New("agent ended without a result event")
-
-func noResultError(st stream, x exit) error {
-	var notes []string
-	if x.code > 0 {
-		notes = append(notes, fmt.Sprintf("exit status %d", x.code))
-	}
-	switch {
-	case st.events == 0 && st.garbage == 0:
-		notes = append(notes, "no output")
-	case st.garbage > 0:
-		notes = append(notes, fmt.Sprintf("%d of %d lines were not stream-json", st.garbage, st.garbage+st.events))
-	}
-	msg := ""
-	if len(notes) > 0 {
-		msg = " (" + strings.Join(notes, ", ") + ")"
-	}
-	return fmt.Errorf("%w%s%s", errNoResult, msg, lastLine(x.stderr))
 }
 
 // throttle wraps progress so that it is called for every report marked

@@ -183,7 +183,7 @@ func TestClaudeRecordedStreams(t *testing.T) {
 		{name: "garbage lines then a valid result", args: []string{"--replay", testdata("streams/garbage-then-result.jsonl")},
 			ok: true, artifact: "Done: three risks listed.", cost: 0.0019},
 		{name: "garbage only", args: []string{"--replay", testdata("streams/garbage-only.jsonl"), "--exit", "2"},
-			err: "without a result event (exit status 2, 2 of 2 lines were not stream-json)", exitCode: 2},
+			err: "without a result event (exit status 2, 2 of 2 lines were not JSON events)", exitCode: 2},
 		{name: "no output at all", args: nil,
 			err: "without a result event (no output)"},
 		{name: "non-zero exit after a success result", args: []string{"--replay", testdata("streams/success.jsonl"), "--exit", "3"},
@@ -271,5 +271,86 @@ func TestClaudeProgressOwnStream(t *testing.T) {
 	}
 	if got := turnsSeen(reports); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Errorf("turns reported = %v, want 1, 2, 3", got)
+	}
+}
+
+// What Claude Code says when it cannot work reaches the person in its own
+// words, once, with its kind; a login failure says how to fix it.
+func TestClaudeAgentErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		stream string
+		kind   engine.AgentErrorKind
+		want   string // the whole AgentError
+	}{
+		{"not-logged-in.jsonl", engine.AgentErrAuth,
+			"Not logged in · Please run /login; to fix it, log in once (run `claude`, then /login) or set ANTHROPIC_API_KEY"},
+		{"auth-error.jsonl", engine.AgentErrAuth,
+			"Invalid API key · Please run /login; to fix it, log in once (run `claude`, then /login) or set ANTHROPIC_API_KEY"},
+		{"rate-limited.jsonl", engine.AgentErrRateLimit,
+			"API Error: Request rejected (429) · This request would exceed your organization's rate limit of 50 requests per minute"},
+		{"overloaded.jsonl", engine.AgentErrOverloaded,
+			"API Error: 529 Overloaded. This is a server-side issue, usually temporary; try again in a moment."},
+		{"prompt-too-long.jsonl", engine.AgentErrContextTooLong, "Prompt is too long"},
+		{"max-turns.jsonl", engine.AgentErrOther, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.stream, func(t *testing.T) {
+			t.Parallel()
+			o := NewClaude(fast("--replay", testdata("streams/"+tc.stream), "--exit", "1")).Run(context.Background(), job(), nil)
+			if o.AgentErrorKind != tc.kind {
+				t.Errorf("kind = %q, want %q", o.AgentErrorKind, tc.kind)
+			}
+			if tc.want != "" && o.AgentError != tc.want {
+				t.Errorf("agent error =\n%q, want\n%q", o.AgentError, tc.want)
+			}
+			result, reason := engine.Judge(o, engine.Skill{})
+			if result != engine.ResultFailed || strings.Contains(reason, "exited with code") {
+				t.Errorf("judged %s - %s, want FAILED with the agent's words", result, reason)
+			}
+		})
+	}
+}
+
+// Claude Code's api_retry events are status lines in live progress, gone
+// once the agent answers.
+func TestClaudeRetryStatus(t *testing.T) {
+	t.Parallel()
+	var log progressLog
+	NewClaude(fast("--replay", testdata("streams/rate-limited.jsonl"))).Run(context.Background(), job(), log.add)
+	var statuses []string
+	for _, p := range log.reports() {
+		if p.Status != "" && (len(statuses) == 0 || statuses[len(statuses)-1] != p.Status) {
+			statuses = append(statuses, p.Status)
+		}
+	}
+	want := []string{"API retry 1 of 2: rate limit (429)", "API retry 2 of 2: rate limit (429)"}
+	if !slices.Equal(statuses, want) {
+		t.Errorf("statuses = %q, want %q", statuses, want)
+	}
+	if last := log.reports()[len(log.reports())-1]; last.Status != "" {
+		t.Errorf("the last report still shows %q", last.Status)
+	}
+}
+
+// The skill's folder is given to Claude Code with --add-dir, after the
+// contract's arguments and before the extra ones.
+func TestClaudeAddsSkillDir(t *testing.T) {
+	t.Parallel()
+	argv := filepath.Join(t.TempDir(), "argv")
+	j := job()
+	j.SkillDir = "/srv/skills/deliver-prd"
+	j.Options = map[string]string{"model": "opus"}
+	o := NewClaude(fast("--argv-to", argv, "--replay", testdata("streams/success.jsonl"))).Run(context.Background(), j, nil)
+	if !ok(o) {
+		t.Fatalf("outcome: %+v", o)
+	}
+	got, err := os.ReadFile(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "-p\n--output-format\nstream-json\n--verbose\n--add-dir\n/srv/skills/deliver-prd\n--model\nopus\n--argv-to\n"
+	if !strings.HasPrefix(string(got), want) {
+		t.Errorf("arguments:\n%s\nwant them to start\n%s", got, want)
 	}
 }

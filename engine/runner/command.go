@@ -9,7 +9,8 @@ import (
 
 // Command runs any executable, through no shell, for a step: the prompt on
 // stdin, the job in GONOGO_RUN_ID, GONOGO_STEP (1-based), GONOGO_ATTEMPT and
-// GONOGO_SKILL (and a workflow step's runner options as GONOGO_OPT_<NAME>),
+// GONOGO_SKILL, GONOGO_SKILL_DIR (the skill's folder, when known; and a
+// workflow step's runner options as GONOGO_OPT_<NAME>),
 // and stdout as the artifact. A non-zero exit comes back as
 // Outcome.ExitCode with the end of stderr in Outcome.Stderr.
 type Command struct {
@@ -47,5 +48,6 @@ func (c *Command) Run(ctx context.Context, job engine.Job, _ func(engine.Progres
 	})
 	o := x.outcome(c.cfg.Cmd)
 	o.Artifact = artifact
+	o.Stderr = secretValues(c.cfg.Env).redact(o.Stderr)
 	return o
 }

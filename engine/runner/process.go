@@ -31,6 +31,9 @@ type spec struct {
 	stdin   string
 	timeout time.Duration
 	grace   time.Duration
+	// stderrLine, when set, is given each line of stderr as it comes
+	// (an agent's retry notices), from another goroutine.
+	stderrLine func(line string)
 }
 
 // exit is how an agent process ended.
@@ -117,6 +120,9 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 	cmd.Stdin = strings.NewReader(s.stdin)
 	stderr := &tail{max: stderrKeep}
 	cmd.Stderr = stderr
+	if s.stderrLine != nil {
+		cmd.Stderr = io.MultiWriter(stderr, &lineWriter{fn: s.stderrLine})
+	}
 	// The stdin and stderr copies may be held up by a process that left the
 	// group; WaitDelay keeps them from holding up Wait.
 	cmd.WaitDelay = ioGrace

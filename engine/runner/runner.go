@@ -5,8 +5,18 @@
 //   - claude runs Claude Code in print mode with stream-json output, reads its
 //     events for live progress and takes the artifact, cost and usage from the
 //     final result event.
+//   - codex runs OpenAI Codex's `codex exec --json` and gemini runs Gemini
+//     CLI with `--output-format stream-json`, read the same way: progress
+//     from their events, the final answer as the artifact, tokens from their
+//     usage reports.
 //   - command runs any executable; its stdout is the artifact.
 //   - dry-run runs nothing.
+//
+// An error the agent reports itself (not logged in, rate limited,
+// overloaded, a prompt too long) comes back in its own words as
+// Outcome.AgentError, with its kind in Outcome.AgentErrorKind; values of
+// API-key variables are blanked out of everything an Outcome or a Progress
+// carries.
 //
 // Every runner that starts a process gives it the composed prompt on stdin
 // (never on the command line, where other users could read it), starts it in a
@@ -39,6 +49,8 @@ const (
 	DefaultMaxOutput = 1 << 20
 	DefaultKillGrace = time.Second
 	DefaultClaudeCmd = "claude"
+	DefaultCodexCmd  = "codex"
+	DefaultGeminiCmd = "gemini"
 )
 
 // stderrKeep is how much of the end of an agent's stderr an Outcome carries.
@@ -68,13 +80,12 @@ type Config struct {
 }
 
 // names lists the runners New knows, in the order help text shows them.
-var names = []string{"claude", "command", "dry-run"}
+var names = []string{"claude", "codex", "gemini", "command", "dry-run"}
 
 // Names returns the runner names New accepts.
 func Names() []string { return append([]string(nil), names...) }
 
-// New returns the runner called name ("claude", "command" or "dry-run")
-// configured by cfg. It refuses an unknown name, a negative limit, and the
+// New returns the runner called name (one of Names) configured by cfg. It refuses an unknown name, a negative limit, and the
 // command runner without an executable.
 func New(name string, cfg Config) (engine.Runner, error) {
 	if cfg.Timeout < 0 {
@@ -89,6 +100,10 @@ func New(name string, cfg Config) (engine.Runner, error) {
 	switch name {
 	case "claude":
 		return NewClaude(cfg), nil
+	case "codex":
+		return NewCodex(cfg), nil
+	case "gemini":
+		return NewGemini(cfg), nil
 	case "command":
 		if strings.TrimSpace(cfg.Cmd) == "" {
 			return nil, errors.New("runner command: no executable given; set GONOGO_RUNNER_CMD or --runner-cmd")
@@ -140,8 +155,8 @@ func (c Config) killGrace() time.Duration {
 
 // environ is the agent's environment: gonogo's own minus its secrets
 // (engine.IsSecretEnv: the Slack tokens), then cfg.Env (which can still
-// pass them on purpose), then the job's GONOGO_* variables, later entries
-// winning.
+// pass them on purpose), then the job's GONOGO_* variables (GONOGO_SKILL_DIR
+// when the job knows its skill's folder), later entries winning.
 func environ(extra []string, job engine.Job) []string {
 	env := append(engine.AgentEnviron(), extra...)
 	env = append(env,
@@ -150,6 +165,9 @@ func environ(extra []string, job engine.Job) []string {
 		"GONOGO_ATTEMPT="+strconv.Itoa(job.Attempt),
 		"GONOGO_SKILL="+job.Skill,
 	)
+	if job.SkillDir != "" {
+		env = append(env, "GONOGO_SKILL_DIR="+job.SkillDir)
+	}
 	return append(env, optionEnv(job.Options)...)
 }
 
@@ -177,4 +195,30 @@ func sizeText(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// optionArgs turns a workflow step's runner options into the agent's own
+// flags, in name order, through flags (option name to flag). An option the
+// runner has no flag for fails the attempt rather than being dropped
+// unseen.
+func optionArgs(runner string, flags map[string]string, opts map[string]string) ([]string, error) {
+	names := make([]string, 0, len(opts))
+	for k := range opts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, k := range names {
+		flag, ok := flags[k]
+		if !ok {
+			known := make([]string, 0, len(flags))
+			for n := range flags {
+				known = append(known, n)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("runner option %q is not one the %s runner knows (%s)", k, runner, strings.Join(known, ", "))
+		}
+		out = append(out, flag, opts[k])
+	}
+	return out, nil
 }

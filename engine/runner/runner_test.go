@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,10 +32,8 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	fakeAgent = filepath.Join(dir, "fakeagent")
-	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if p, err := exec.LookPath("go"); err == nil {
-		gocmd = p
-	}
+	// go test puts its own toolchain's bin first on PATH.
+	gocmd := "go"
 	build := exec.Command(gocmd, "build", "-o", fakeAgent, "../../testdata/agents-fake/fakeagent")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the fake agent: %v\n%s", err, out)
@@ -138,6 +135,10 @@ func TestNew(t *testing.T) {
 		switch r.(type) {
 		case *Claude:
 			want = "claude"
+		case *Codex:
+			want = "codex"
+		case *Gemini:
+			want = "gemini"
 		case *Command:
 			want = "command"
 		case DryRun:
@@ -150,13 +151,19 @@ func TestNew(t *testing.T) {
 	if c := NewClaude(Config{}); c.cfg.Cmd != "claude" {
 		t.Errorf("claude's default command is %q, want claude", c.cfg.Cmd)
 	}
+	if c := NewCodex(Config{}); c.cfg.Cmd != "codex" {
+		t.Errorf("codex's default command is %q, want codex", c.cfg.Cmd)
+	}
+	if g := NewGemini(Config{}); g.cfg.Cmd != "gemini" {
+		t.Errorf("gemini's default command is %q, want gemini", g.cfg.Cmd)
+	}
 
 	bad := []struct {
 		name string
 		cfg  Config
 		want string
 	}{
-		{"codex", Config{}, `unknown runner "codex" (valid: claude, command, dry-run)`},
+		{"aider", Config{}, `unknown runner "aider" (valid: claude, codex, gemini, command, dry-run)`},
 		{"command", Config{}, "GONOGO_RUNNER_CMD"},
 		{"claude", Config{Timeout: -time.Second}, "negative"},
 		{"claude", Config{MaxOutput: -1}, "negative"},
@@ -175,6 +182,8 @@ func TestDryRunRunsNothing(t *testing.T) {
 	runners := map[string]engine.Runner{
 		"dry-run": DryRun{},
 		"claude":  NewClaude(fast("--argv-to", argv)),
+		"codex":   NewCodex(fast("--argv-to", argv)),
+		"gemini":  NewGemini(fast("--argv-to", argv)),
 		"command": NewCommand(fast("--argv-to", argv)),
 	}
 	for name, r := range runners {
@@ -205,5 +214,46 @@ func TestEnvironWithholdsSlackTokens(t *testing.T) {
 	// The job's own variables come last, so they win over Config.Env.
 	if env[len(env)-3] != "GONOGO_STEP=2" {
 		t.Errorf("GONOGO_STEP is not the job's: %q", env[len(env)-3])
+	}
+}
+
+func TestEnvironSkillDir(t *testing.T) {
+	j := job()
+	j.SkillDir = "/srv/skills/deliver-prd"
+	env := "\n" + strings.Join(environ(nil, j), "\n") + "\n"
+	if !strings.Contains(env, "\nGONOGO_SKILL_DIR=/srv/skills/deliver-prd\n") {
+		t.Error("environment lacks GONOGO_SKILL_DIR")
+	}
+	if strings.Contains("\n"+strings.Join(environ(nil, job()), "\n"), "\nGONOGO_SKILL_DIR=") {
+		t.Error("GONOGO_SKILL_DIR set for a job without a skill folder")
+	}
+}
+
+// An API key an agent prints reaches no message: not the reason, not the
+// stderr an Outcome keeps, not a status line.
+func TestSecretsNeverReachMessages(t *testing.T) {
+	t.Parallel()
+	const key = "sk-test-0123456789abcdef"
+	cfg := fast("--stderr", "using key "+key, "--replay", testdata("codex/missing-key.jsonl"), "--exit", "1")
+	cfg.Env = []string{"OPENAI_API_KEY=" + key}
+	var log progressLog
+	o := NewCodex(cfg).Run(context.Background(), job(), log.add)
+	if strings.Contains(o.Stderr, key) || strings.Contains(o.AgentError, key) {
+		t.Errorf("the key reached the outcome: %+v", o)
+	}
+	if !strings.Contains(o.Stderr, "using key [redacted]") {
+		t.Errorf("stderr = %q, want the key blanked out", o.Stderr)
+	}
+
+	cfg = fast("--stderr", "fatal: bad key "+key, "--exit", "3")
+	cfg.Env = []string{"GEMINI_API_KEY=" + key}
+	o = NewCommand(cfg).Run(context.Background(), job(), nil)
+	if strings.Contains(o.Stderr, key) {
+		t.Errorf("the command runner kept the key in stderr: %q", o.Stderr)
+	}
+
+	s := secretValues([]string{"ANTHROPIC_API_KEY=" + key, "SHORT_TOKEN=abc", "PLAIN=" + key + "x"})
+	if got := s.redact("a " + key + " b abc"); got != "a [redacted] b abc" {
+		t.Errorf("redact = %q", got)
 	}
 }

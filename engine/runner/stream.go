@@ -3,10 +3,114 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
 )
+
+// eventStream folds the JSON event stream of one agent CLI (one event per
+// line) into live progress and, once the agent is gone, its outcome. The
+// claude, codex and gemini runners differ only in their eventStream and
+// their arguments; runStream does the rest the same way for all three.
+type eventStream interface {
+	// add takes one line of output and reports whether it is news to show
+	// at once (a new turn, a status line, the end) rather than throttled.
+	add(line []byte) (urgent bool)
+	// progress is what the stream has said so far.
+	progress() engine.Progress
+	// finish completes the outcome of the attempt from what the stream
+	// said and how the process ended.
+	finish(o *engine.Outcome, x exit)
+}
+
+// stderrWatcher is an eventStream that also reads status lines from the
+// agent's stderr (Gemini CLI's retry notices go there, not to its events).
+type stderrWatcher interface {
+	stderrLine(line string) (urgent bool)
+}
+
+// lineWriter calls fn with each line written to it, without its newline;
+// a line longer than 4 KiB is cut there.
+type lineWriter struct {
+	fn  func(string)
+	buf []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.buf = append(w.buf, p...)
+			if len(w.buf) > 4<<10 {
+				w.fn(string(w.buf[:4<<10]))
+				w.buf = w.buf[:0]
+			}
+			break
+		}
+		w.buf = append(w.buf, p[:i]...)
+		w.fn(string(w.buf))
+		w.buf, p = w.buf[:0], p[i+1:]
+	}
+	return n, nil
+}
+
+// runStream runs an agent CLI that writes a JSON event stream on stdout,
+// with the job's prompt on stdin, and folds its events with st. Timeouts,
+// cancellation, the output cap (applied to each event line) and the
+// process-group cleanup are runProcess's.
+func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, st eventStream, progress func(engine.Progress)) engine.Outcome {
+	report := throttle(time.Now(), progress)
+	max := cfg.maxOutput()
+	secrets := secretValues(cfg.Env)
+	// stdout and stderr are read on goroutines of their own; st sees one
+	// line at a time, and reports leave in the order the lines came.
+	var mu sync.Mutex
+	fold := func(add func() bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		urgent := add()
+		p := st.progress()
+		p.Status = secrets.redact(p.Status)
+		report(p, urgent)
+	}
+	sp := spec{
+		cmd:     cfg.Cmd,
+		args:    args,
+		env:     environ(cfg.Env, job),
+		dir:     cfg.Dir,
+		stdin:   job.Prompt,
+		timeout: cfg.stepTimeout(job),
+		grace:   cfg.killGrace(),
+	}
+	if w, ok := st.(stderrWatcher); ok {
+		sp.stderrLine = func(line string) { fold(func() bool { return w.stderrLine(line) }) }
+	}
+	x := runProcess(ctx, sp, func(r io.Reader) error {
+		return readLines(r, max, func(line []byte) {
+			fold(func() bool { return st.add(line) })
+		})
+	})
+	mu.Lock() // a late stderr line may still be folding
+	defer mu.Unlock()
+	o := x.outcome(cfg.Cmd)
+	st.finish(&o, x)
+	o.AgentError = secrets.redact(o.AgentError)
+	o.Stderr = secrets.redact(o.Stderr)
+	if o.Err != nil {
+		if msg := o.Err.Error(); secrets.redact(msg) != msg {
+			o.Err = &runError{msg: secrets.redact(msg), is: []error{o.Err}}
+		}
+	}
+	return o
+}
 
 // stream folds Claude Code's stream-json output (one JSON event per line)
 // into what gonogo shows and keeps: progress while the agent works, the
@@ -20,8 +124,11 @@ type stream struct {
 	ids       map[string]bool
 	toolCalls int // tool_use blocks, the main agent's and its subagents'
 	lastTool  string
-	events    int // lines that were JSON objects
-	garbage   int // lines that were not
+	status    string // the latest api_retry, until the agent answers again
+	errKind   string // the error field of the last assistant message that had one
+	errText   string // that message's text
+	events    int    // lines that were JSON objects
+	garbage   int    // lines that were not
 	result    *resultEvent
 }
 
@@ -31,6 +138,14 @@ type event struct {
 	Subtype         string          `json:"subtype"`
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
 	Message         json.RawMessage `json:"message"`
+	// Error is set on an assistant message Claude Code made up to report
+	// a failed API call (authentication_failed, rate_limit, ...) and, as a
+	// string, on a system api_retry event (overloaded, ...).
+	Error string `json:"error"`
+	// The rest of a system api_retry event.
+	Attempt     int `json:"attempt"`
+	MaxRetries  int `json:"max_retries"`
+	ErrorStatus int `json:"error_status"`
 }
 
 // message is the part of an assistant event's message gonogo reads.
@@ -42,6 +157,7 @@ type message struct {
 type contentBlock struct {
 	Type string `json:"type"`
 	Name string `json:"name"`
+	Text string `json:"text"`
 }
 
 // resultEvent is the final event of a run: the answer, its cost and usage.
@@ -52,7 +168,10 @@ type resultEvent struct {
 	NumTurns     int      `json:"num_turns"`
 	TotalCostUSD float64  `json:"total_cost_usd"`
 	Errors       []string `json:"errors"`
-	Usage        struct {
+	// Set when the session ended on a failed API call.
+	TerminalReason string `json:"terminal_reason"`
+	APIErrorStatus int    `json:"api_error_status"`
+	Usage          struct {
 		InputTokens              int64 `json:"input_tokens"`
 		OutputTokens             int64 `json:"output_tokens"`
 		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
@@ -84,10 +203,50 @@ func (s *stream) add(line []byte) (newTurn bool) {
 		}
 		s.events++
 		s.result = &r
+		s.status = ""
+		return true
+	case "system":
+		s.events++
+		if ev.Subtype == "api_retry" {
+			s.status = retryStatus(ev)
+			return true
+		}
 	default:
 		s.events++
 	}
 	return false
+}
+
+// retryStatus words a system api_retry event: "API retry 1 of 10:
+// overloaded (529)".
+func retryStatus(ev event) string {
+	msg := "API retry"
+	if ev.Attempt > 0 {
+		msg += fmt.Sprintf(" %d", ev.Attempt)
+		if ev.MaxRetries > 0 {
+			msg += fmt.Sprintf(" of %d", ev.MaxRetries)
+		}
+	}
+	var why []string
+	if e := strings.TrimSpace(ev.Error); e != "" {
+		why = append(why, strings.ReplaceAll(e, "_", " "))
+	}
+	if ev.ErrorStatus > 0 {
+		why = append(why, fmt.Sprintf("(%d)", ev.ErrorStatus))
+	}
+	if len(why) > 0 {
+		msg += ": " + strings.Join(why, " ")
+	}
+	return msg
+}
+
+// progress implements eventStream.
+func (s *stream) progress() engine.Progress {
+	p := engine.Progress{Turns: s.turns, ToolCalls: s.toolCalls, LastTool: s.lastTool, Status: s.status}
+	if s.result != nil {
+		p.CostUSD = s.result.TotalCostUSD
+	}
+	return p
 }
 
 func (s *stream) assistant(ev event) (newTurn bool) {
@@ -99,6 +258,7 @@ func (s *stream) assistant(ev event) (newTurn bool) {
 	// as several events sharing its id; subagents' messages carry the
 	// parent_tool_use_id of the Task call that started them.
 	if ev.ParentToolUseID == nil {
+		s.status = ""
 		if m.ID == "" || !s.ids[m.ID] {
 			if s.ids == nil {
 				s.ids = make(map[string]bool)
@@ -112,13 +272,20 @@ func (s *stream) assistant(ev event) (newTurn bool) {
 	}
 	var blocks []contentBlock
 	if bytes.HasPrefix(bytes.TrimSpace(m.Content), []byte("[")) && json.Unmarshal(m.Content, &blocks) == nil {
+		var text []string
 		for _, b := range blocks {
-			if b.Type == "tool_use" {
+			switch b.Type {
+			case "tool_use":
 				s.toolCalls++
 				if b.Name != "" {
 					s.lastTool = b.Name
 				}
+			case "text":
+				text = append(text, b.Text)
 			}
+		}
+		if ev.Error != "" {
+			s.errKind, s.errText = ev.Error, strings.TrimSpace(strings.Join(text, "\n"))
 		}
 	}
 	return newTurn

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/gonogo/gonogo/engine"
 )
 
 func TestStreamCounts(t *testing.T) {
@@ -194,6 +196,54 @@ func FuzzStream(f *testing.F) {
 		// Every tool call is a JSON object of its own.
 		if s.toolCalls > bytes.Count(data, []byte("{")) {
 			t.Fatalf("%d tool calls from %d objects at most", s.toolCalls, bytes.Count(data, []byte("{")))
+		}
+	})
+}
+
+// FuzzCodexStream and FuzzGeminiStream feed arbitrary lines to the codex
+// and gemini event readers: they must never panic, their counts stay
+// within what the input holds, and what finishing makes of them is consistent.
+func FuzzCodexStream(f *testing.F) {
+	fuzzAgentStream(f, "codex", func() eventStream { return &codexStream{} })
+}
+
+func FuzzGeminiStream(f *testing.F) {
+	fuzzAgentStream(f, "gemini", func() eventStream { return &geminiStream{} })
+}
+
+func fuzzAgentStream(f *testing.F, dir string, fresh func() eventStream) {
+	ents, err := os.ReadDir(testdata(dir))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".jsonl") {
+			b, err := os.ReadFile(testdata(dir + "/" + e.Name()))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"type":"item.completed","item":[]}` + "\n" + `{"type":"result","stats":{"input":null}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := fresh()
+		lines := bytes.Split(data, []byte("\n"))
+		for _, l := range lines {
+			s.add(l)
+		}
+		p := s.progress()
+		if p.Turns < 0 || p.Turns > len(lines) || p.ToolCalls > len(lines) {
+			t.Fatalf("progress %+v from %d lines", p, len(lines))
+		}
+		var o engine.Outcome
+		s.finish(&o, exit{code: 1, stderr: string(data)})
+		// An attempt either brought an answer or failed, never both.
+		if len(o.Artifact) > 0 && (o.AgentError != "" || o.Err != nil) {
+			t.Fatalf("an artifact and a failure: %+v", o)
+		}
+		if (o.AgentError == "") != (o.AgentErrorKind == "") {
+			t.Fatalf("agent error %q with kind %q", o.AgentError, o.AgentErrorKind)
 		}
 	})
 }

@@ -1,7 +1,9 @@
 // Command fakeagent stands in for an agent executable in gonogo's tests. It
 // accepts the arguments gonogo gives Claude Code (-p, --output-format FORMAT,
-// --verbose) and its own, which script what it does. Whatever their order, it
-// does these things in this order:
+// --verbose, --add-dir DIR), Codex (exec, --json, --skip-git-repo-check, -)
+// and Gemini CLI (--include-directories DIR), --model NAME, and its own,
+// which script what it does. Whatever their order, it does these things in
+// this order:
 //
 //	(always)              read all of stdin
 //	--argv-to PATH        write its arguments to PATH, one per line
@@ -14,6 +16,7 @@
 //	--stderr-fill N       write N bytes of filler lines to stderr
 //	--stderr TEXT         write TEXT and a newline to stderr
 //	--replay PATH         copy the file PATH to stdout
+//	--line-delay MS       while replaying, wait MS milliseconds after each line
 //	--echo-stdin          copy what it read on stdin to stdout
 //	--flood N             write N bytes of 'x' lines to stdout
 //	--hang                sleep for an hour
@@ -44,6 +47,7 @@ type script struct {
 	stderrFill             int
 	stderr                 []string
 	replay                 string
+	lineDelay              time.Duration
 	echoStdin              bool
 	flood                  int
 	hang                   bool
@@ -93,9 +97,13 @@ func parse(args []string) (*script, error) {
 		}
 		var err error
 		switch a {
-		case "-p", "--verbose":
-		case "--output-format":
+		case "-p", "--verbose", "exec", "--json", "--skip-git-repo-check", "-":
+		case "--output-format", "--add-dir", "--include-directories", "--model":
 			_, err = value()
+		case "--line-delay":
+			var ms int
+			ms, err = number()
+			s.lineDelay = time.Duration(ms) * time.Millisecond
 		case "--argv-to":
 			s.argvTo, err = value()
 		case "--stdin-to":
@@ -185,11 +193,7 @@ func (s *script) run(args []string) error {
 		fmt.Fprintln(os.Stderr, line)
 	}
 	if s.replay != "" {
-		b, err := os.ReadFile(s.replay)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stdout.Write(b); err != nil {
+		if err := replay(s.replay, s.lineDelay); err != nil {
 			return err
 		}
 	}
@@ -245,4 +249,24 @@ func startChild(pidFile string, escape bool) error {
 		return err
 	}
 	return os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+}
+
+// replay copies the file at path to stdout, a line at a time with delay
+// after each when delay is set.
+func replay(path string, delay time.Duration) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if delay <= 0 {
+		_, err = os.Stdout.Write(b)
+		return err
+	}
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if _, err := os.Stdout.Write(line); err != nil {
+			return err
+		}
+		time.Sleep(delay)
+	}
+	return nil
 }

@@ -1,0 +1,261 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// geminiArgs start every Gemini CLI run: its JSONL event stream. Without a
+// terminal on stdin Gemini CLI runs headless and reads the prompt from
+// stdin, so the prompt needs no argument.
+var geminiArgs = []string{"--output-format", "stream-json"}
+
+// geminiAuthExit is the exit status of Gemini CLI when it has no usable
+// login (FatalAuthenticationError), before it talks to any server.
+const geminiAuthExit = 41
+
+// Gemini runs Google's Gemini CLI for a step. Its events give live
+// progress (assistant messages, tool calls, its warnings; its retry notices
+// come on stderr); the assistant's
+// text after its last tool call is the artifact, and the result event's
+// stats the tokens. Gemini CLI reports no cost.
+//
+// The skill's folder is added to the agent's workspace with
+// --include-directories, so its file tools may read it.
+type Gemini struct {
+	cfg Config
+}
+
+// NewGemini returns the gemini runner. An empty cfg.Cmd means "gemini".
+func NewGemini(cfg Config) *Gemini {
+	if strings.TrimSpace(cfg.Cmd) == "" {
+		cfg.Cmd = DefaultGeminiCmd
+	}
+	return &Gemini{cfg: cfg}
+}
+
+// Check reports whether the executable can be found.
+func (g *Gemini) Check() error { return check(g.cfg.Cmd) }
+
+// geminiFlags maps the runner options a workflow step may give to Gemini
+// CLI's flags.
+var geminiFlags = map[string]string{
+	"model":         "--model",
+	"approval-mode": "--approval-mode",
+}
+
+// Run implements engine.Runner.
+func (g *Gemini) Run(ctx context.Context, job engine.Job, progress func(engine.Progress)) engine.Outcome {
+	if job.DryRun {
+		return engine.Outcome{NotRun: true}
+	}
+	opts, err := optionArgs("gemini", geminiFlags, job.Options)
+	if err != nil {
+		return engine.Outcome{Err: err}
+	}
+	args := append([]string(nil), geminiArgs...)
+	if job.SkillDir != "" {
+		// --include-directories takes several values, so a flag (or
+		// nothing) always follows it.
+		args = append(args, "--include-directories", job.SkillDir)
+	}
+	args = append(append(args, opts...), g.cfg.Args...)
+	return runStream(ctx, g.cfg, job, args, &geminiStream{}, progress)
+}
+
+// geminiStream folds Gemini CLI's stream-json events: init, message (user
+// or assistant; an assistant answer arrives in delta chunks), tool_use,
+// tool_result, error (a warning, or an error it carries on from) and the
+// final result, with status success or error.
+type geminiStream struct {
+	turns     int
+	newTurn   bool // the next assistant message starts a turn
+	toolCalls int
+	lastTool  string
+	status    string
+	answer    strings.Builder // the assistant's text since its last tool call
+	lastError string
+	result    *geminiResult
+	events    int
+	garbage   int
+}
+
+type geminiEvent struct {
+	Type     string `json:"type"`
+	Role     string `json:"role"`
+	Content  string `json:"content"`
+	ToolName string `json:"tool_name"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+type geminiResult struct {
+	Status string `json:"status"`
+	Error  struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Stats struct {
+		InputTokens  int64  `json:"input_tokens"`
+		OutputTokens int64  `json:"output_tokens"`
+		Cached       int64  `json:"cached"`
+		Input        *int64 `json:"input"` // input tokens not read from the cache
+	} `json:"stats"`
+}
+
+func (s *geminiStream) add(line []byte) (urgent bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return false
+	}
+	var ev geminiEvent
+	if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
+		s.garbage++
+		return false
+	}
+	s.events++
+	switch ev.Type {
+	case "message":
+		if ev.Role != "assistant" {
+			s.newTurn = true
+			return false
+		}
+		s.status = ""
+		s.answer.WriteString(ev.Content)
+		if s.newTurn || s.turns == 0 {
+			s.turns++
+			s.newTurn = false
+			return true
+		}
+	case "tool_use":
+		s.toolCalls++
+		s.lastTool = ev.ToolName
+		s.answer.Reset()
+		return true
+	case "tool_result":
+		s.newTurn = true
+	case "error":
+		msg := geminiMessage(ev.Message)
+		if ev.Severity == "error" {
+			s.lastError = msg
+		}
+		s.status = msg
+		return true
+	case "result":
+		var r geminiResult
+		if json.Unmarshal(line, &r) != nil {
+			s.garbage++
+			s.events--
+			return false
+		}
+		s.result, s.status = &r, ""
+		return true
+	}
+	return false
+}
+
+func (s *geminiStream) progress() engine.Progress {
+	return engine.Progress{Turns: s.turns, ToolCalls: s.toolCalls, LastTool: s.lastTool, Status: s.status}
+}
+
+// geminiRetry matches the notice Gemini CLI writes to stderr when a
+// request failed and it will try again ("Attempt 2 failed with status 429.
+// Retrying with backoff... ApiError: {...}").
+var geminiRetry = regexp.MustCompile(`^Attempt \d+ failed[^.]*\.(?: Retrying[^.]*\.*)?`)
+
+// stderrLine implements stderrWatcher: a retry notice is a status line.
+func (s *geminiStream) stderrLine(line string) (urgent bool) {
+	m := geminiRetry.FindString(strings.TrimSpace(ansi.ReplaceAllString(line, "")))
+	if m == "" {
+		return false
+	}
+	s.status = m
+	return true
+}
+
+// geminiNoise are stderr lines that never say why Gemini CLI failed.
+var geminiNoise = []string{"Warning: 256-color", "Ripgrep is not available", "[STARTUP]", "Loaded cached credentials", "Data collection is disabled"}
+
+func (s *geminiStream) finish(o *engine.Outcome, x exit) {
+	r := s.result
+	if r == nil {
+		msg := stderrMessage(x.stderr, geminiNoise...)
+		switch {
+		case o.Err != nil:
+		case s.lastError != "":
+			geminiVendor.agentFailed(o, s.lastError, "")
+		case x.code == geminiAuthExit && msg != "":
+			geminiVendor.agentFailed(o, msg, engine.AgentErrAuth)
+		case x.code != 0 && msg != "":
+			geminiVendor.agentFailed(o, msg, "")
+		default:
+			o.Err = noEndError("a result event", s.events, s.garbage, x)
+		}
+		return
+	}
+	in := r.Stats.InputTokens - r.Stats.Cached
+	if r.Stats.Input != nil {
+		in = *r.Stats.Input
+	}
+	o.Usage = engine.Usage{InputTokens: in, OutputTokens: r.Stats.OutputTokens, CacheRead: r.Stats.Cached, Turns: s.turns}
+	if r.Status != "success" {
+		msg := geminiMessage(r.Error.Message)
+		if msg == "" {
+			msg = s.lastError
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("the agent ended with status %q", r.Status)
+		}
+		geminiVendor.agentFailed(o, msg, "")
+		return
+	}
+	o.Artifact = []byte(s.answer.String())
+}
+
+// geminiMessage unwraps the "[API Error: {...}]" Gemini CLI puts around an
+// API's error body into its message and status: "API error: API key not
+// valid. Please pass a valid API key. (INVALID_ARGUMENT, API_KEY_INVALID)".
+func geminiMessage(msg string) string {
+	msg = strings.TrimSpace(ansi.ReplaceAllString(msg, ""))
+	const prefix = "[API Error: "
+	if !strings.HasPrefix(msg, prefix) {
+		return msg
+	}
+	first, rest, _ := strings.Cut(msg, "\n")
+	inner := strings.TrimSuffix(strings.TrimPrefix(first, prefix), "]")
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+			Status  string `json:"status"`
+			Details []struct {
+				Reason string `json:"reason"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if strings.HasPrefix(inner, "{") && json.Unmarshal([]byte(inner), &body) == nil && body.Error.Message != "" {
+		inner = body.Error.Message
+		var codes []string
+		if body.Error.Status != "" {
+			codes = append(codes, body.Error.Status)
+		}
+		for _, d := range body.Error.Details {
+			if d.Reason != "" {
+				codes = append(codes, d.Reason)
+			}
+		}
+		if len(codes) > 0 {
+			inner += " (" + strings.Join(codes, ", ") + ")"
+		}
+	}
+	out := "API error: " + strings.TrimSpace(inner)
+	if rest = strings.TrimSpace(rest); rest != "" {
+		out += " " + rest
+	}
+	return out
+}
