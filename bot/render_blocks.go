@@ -54,7 +54,7 @@ func section(text string) *slack.SectionBlock {
 	return slack.NewSectionBlock(mrkdwnText(cut(text, maxSectionText)), nil, nil)
 }
 
-func header(text string) *slack.HeaderBlock {
+func headerBlock(text string) *slack.HeaderBlock {
 	return slack.NewHeaderBlock(plainText(plain(text, maxHeaderText)))
 }
 

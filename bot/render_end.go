@@ -27,7 +27,7 @@ func Completion(r *engine.Run, v View) []slack.Block {
 	if r.DryRun {
 		title += " (dry run)"
 	}
-	body := []slack.Block{header(title), section(endSummary(r, v))}
+	body := []slack.Block{headerBlock(title), section(endSummary(r, v))}
 	body = append(body, stepTable(r)...)
 	body = append(body, leftovers(r.Plan)...)
 	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"` finished "+when(r.Updated, now)+"."))
@@ -71,15 +71,15 @@ func Halt(r *engine.Run, v View) []slack.Block {
 	var body, tail []slack.Block
 	switch {
 	case r.State == engine.RunAborted:
-		body = append(body, header("🛑 Run halted: aborted"), section(abortLine(r, v, now)+" Everything produced so far is kept."))
+		body = append(body, headerBlock("🛑 Run halted: aborted"), section(abortLine(r, v, now)+" Everything produced so far is kept."))
 	case s == nil && r.State == engine.RunRunning:
-		body = append(body, header("⏳ Run not halted"), section("The run is still running."))
+		body = append(body, headerBlock("⏳ Run not halted"), section("The run is still running."))
 	case s == nil:
 		reason := "it is waiting for a decision"
 		if r.Halt != "" {
 			reason = mdLine(r.Halt, 1000)
 		}
-		body = append(body, header("🛑 Run halted"), section("The run is waiting: "+reason+"."))
+		body = append(body, headerBlock("🛑 Run halted"), section("The run is waiting: "+reason+"."))
 	case s.Status == engine.StepInterrupted || s.Latest() != nil && s.Latest().Result == engine.ResultFailed:
 		what := "*interrupted*, gonogo stopped while it was running."
 		if s.Status != engine.StepInterrupted {
@@ -90,14 +90,14 @@ func Halt(r *engine.Run, v View) []slack.Block {
 			how = "This step's on_error is *gate*: *Edit* writes its output, *Skip* goes on without it, *Redo* runs it again; " +
 				"*Abort* ends the run and keeps everything produced so far."
 		}
-		body = append(body, header("🛑 Run halted"),
+		body = append(body, headerBlock("🛑 Run halted"),
 			section("Halted at *"+stepTitle(r, s)+"*"+effortPart(s.Effort)+": "+what),
 			contextBlock(how))
 		if act := decisionButtons(r, s); act != nil {
 			tail = append(tail, act)
 		}
 	default:
-		body = append(body, header("🛑 Run halted"), section("Halted at *"+stepTitle(r, s)+"*"+effortPart(s.Effort)+": "+
+		body = append(body, headerBlock("🛑 Run halted"), section("Halted at *"+stepTitle(r, s)+"*"+effortPart(s.Effort)+": "+
 			resultText(s.Latest())+"\nDecide with the buttons on the step's message in this thread."))
 	}
 	body = append(body, section(endSummary(r, v)))
@@ -116,12 +116,12 @@ func HaltHandled(r *engine.Run, n, attempt int) []slack.Block {
 	}
 	a := &s.Attempts[attempt-1]
 	if slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Actor == engine.RetryActor }) {
-		body := []slack.Block{header("🔁 Retried"),
+		body := []slack.Block{headerBlock("🔁 Retried"),
 			section("*" + stepTitle(r, s) + "*" + effortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + resultText(a)),
 			contextBlock("gonogo retried it (on_error: retry): the step is " + mdLine(string(s.Status), 40) + " now.")}
 		return fit(body, nil, maxMessageBlocks)
 	}
-	body := []slack.Block{header("🛑 Run halted"),
+	body := []slack.Block{headerBlock("🛑 Run halted"),
 		section("Halted at *" + stepTitle(r, s) + "*" + effortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + resultText(a)),
 		contextBlock("This halt was handled: the step is " + mdLine(string(s.Status), 40) + " now.")}
 	return fit(body, nil, maxMessageBlocks)

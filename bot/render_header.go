@@ -25,7 +25,7 @@ func Header(r *engine.Run, v View) []slack.Block {
 	if r.Input == engine.InputWorkflow && engine.ValidSkillName(r.Plan.Source) {
 		title += ": " + plain(r.Plan.Source, 100)
 	}
-	body := []slack.Block{header(emojiOrQ(runEmoji[r.State]) + " " + title)}
+	body := []slack.Block{headerBlock(emojiOrQ(runEmoji[r.State]) + " " + title)}
 	input := inputLine(r.Input, r.Plan.Source)
 	if r.Input == engine.InputWorkflow && strings.TrimSpace(r.Plan.Source) != "" {
 		input = "Workflow: `" + mdLine(r.Plan.Source, 300) + "`"

@@ -265,7 +265,7 @@ func retryLine(s *engine.Step, now time.Time) string {
 
 // retryNotice is a FAILED step's notice while gonogo waits to retry it.
 func retryNotice(r *engine.Run, s *engine.Step, due time.Time, n, of int, now time.Time) []slack.Block {
-	body := []slack.Block{header(fmt.Sprintf("🔁 Step %d failed: retrying", s.N)),
+	body := []slack.Block{headerBlock(fmt.Sprintf("🔁 Step %d failed: retrying", s.N)),
 		section("*" + stepTitle(r, s) + "*" + effortPart(s.Effort) + ": " + resultText(s.Latest())),
 		contextBlock(fmt.Sprintf("gonogo runs it again at %s (retry %d of %d, on_error: retry). *Redo* runs it now; "+
 			"*Abort* ends the run and keeps everything produced so far.", clock(due, now), n, of))}

@@ -256,12 +256,12 @@ func plain(s string, max int) string {
 	if max <= 0 {
 		return ""
 	}
-	return s[:prefix(s, max-1)] + "…"
+	return s[:prefixLen(s, max-1)] + "…"
 }
 
-// prefix returns the length in bytes of the longest prefix of s that is
+// prefixLen returns the length in bytes of the longest prefix of s that is
 // at most max characters long.
-func prefix(s string, max int) int {
+func prefixLen(s string, max int) int {
 	n := 0
 	for i, r := range s {
 		if n+runeLen(r) > max {
@@ -297,7 +297,7 @@ func cut(s string, max int) string {
 	if max <= 0 {
 		return ""
 	}
-	head := s[:prefix(s, max-1)]
+	head := s[:prefixLen(s, max-1)]
 	for {
 		lt, amp := strings.LastIndexByte(head, '<'), strings.LastIndexByte(head, '&')
 		switch {

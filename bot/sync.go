@@ -62,7 +62,7 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		return err
 	}
 	if notes[noteUnreachable] != "" {
-		return nil
+		return nil // before the views, which read artifacts
 	}
 	views := threadViews{run: b.view(ctx, r, 0, notes), steps: map[int]View{}}
 	for _, s := range r.Steps {

@@ -12,7 +12,7 @@ func TestParseAction(t *testing.T) {
 		ActionAbort: ActAbort, ActionCancel: ActCancel, ActionSaveWorkflow: ActSaveWorkflow,
 	} {
 		t.Run(id, func(t *testing.T) {
-			got, err := ParseAction(action(t, id, testRef.Value(), nil))
+			got, err := ParseAction(actionCallback(t, id, testRef.Value(), nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,7 +31,7 @@ func TestParseAction(t *testing.T) {
 	}
 
 	t.Run("a user of another organization in a shared channel", func(t *testing.T) {
-		got, err := ParseAction(action(t, ActionApprove, testRef.Value(), func(m map[string]any) {
+		got, err := ParseAction(actionCallback(t, ActionApprove, testRef.Value(), func(m map[string]any) {
 			m["user"] = map[string]any{"id": "U0EVE", "team_id": "T0OTHER"}
 		}))
 		if err != nil {
@@ -43,7 +43,7 @@ func TestParseAction(t *testing.T) {
 	})
 
 	t.Run("fields from the message when the container lacks them", func(t *testing.T) {
-		got, err := ParseAction(action(t, ActionSkip, testRef.Value(), func(m map[string]any) {
+		got, err := ParseAction(actionCallback(t, ActionSkip, testRef.Value(), func(m map[string]any) {
 			m["container"] = map[string]any{"type": "message"}
 		}))
 		if err != nil {

@@ -245,7 +245,7 @@ func parseRun(cmd *Command, rest string) error {
 			return fmt.Errorf("unexpected %q at column %d after the workflow name %q: one workflow at a time, "+
 				"and the context goes after a lone \"--\"", clip(w.text, 40), w.col, cmd.Workflow)
 		}
-		if err := checkWorkflowName(w.text); err != nil {
+		if err := checkRunWorkflowName(w.text); err != nil {
 			return fmt.Errorf("%w (at column %d)", err, w.col)
 		}
 		cmd.Workflow = w.text
@@ -275,12 +275,12 @@ func addArg(cmd *Command, pair string, at word) error {
 	return nil
 }
 
-// checkWorkflowName holds a workflow name to the rule parse.LoadWorkflow
+// checkRunWorkflowName holds a workflow name to the rule parse.LoadWorkflow
 // applies (engine.ValidSkillName: lower-case letters, digits and dashes,
 // starting with a letter or digit, at most 128), since the name picks a file
 // in the workflows directory. A near miss (capitals, underscores) is offered
 // in its valid form, never taken for it.
-func checkWorkflowName(name string) error {
+func checkRunWorkflowName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("the workflow name is empty")

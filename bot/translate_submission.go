@@ -179,7 +179,7 @@ func CheckWorkflowName(name string) error {
 	case utf8.RuneCountInString(name) > MaxWorkflowName:
 		problem = fmt.Sprintf("the name is %d characters; use at most %d", utf8.RuneCountInString(name), MaxWorkflowName)
 	default:
-		if err := checkWorkflowName(name); err != nil {
+		if err := checkRunWorkflowName(name); err != nil {
 			problem = strings.TrimPrefix(err.Error(), fmt.Sprintf("invalid workflow name %q: ", clip(name, 40)))
 		}
 	}

@@ -73,7 +73,7 @@ func actionPayload(actionID, value string) map[string]any {
 	}
 }
 
-func action(t testing.TB, actionID, value string, edit func(m map[string]any)) slack.InteractionCallback {
+func actionCallback(t testing.TB, actionID, value string, edit func(m map[string]any)) slack.InteractionCallback {
 	m := actionPayload(actionID, value)
 	if edit != nil {
 		edit(m)
@@ -174,7 +174,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	act := func(id, value string, edit func(map[string]any)) func() error {
-		return func() error { _, err := ParseAction(action(t, id, value, edit)); return err }
+		return func() error { _, err := ParseAction(actionCallback(t, id, value, edit)); return err }
 	}
 	approve := func(edit func(map[string]any)) func() error { return act(ActionApprove, testRef.Value(), edit) }
 	sub := func(cbID, meta string, values map[string]any, edit func(map[string]any)) func() error {
