@@ -7,33 +7,24 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// Block Kit's limits. Slack refuses a whole message or modal that breaks any
-// of them (invalid_blocks), so a run's thread would silently miss a step:
-// every text gonogo renders is cut to fit.
+// Block Kit's limits that rendering cuts to. Slack refuses a whole message
+// or modal that breaks any (invalid_blocks), so a run's thread would
+// silently miss a step: every text gonogo renders is cut to fit. The fake
+// Slack (fakeslack) checks them all.
 const (
-	maxMessageBlocks   = 50
-	maxModalBlocks     = 100
-	maxSectionText     = 3000
-	maxFieldText       = 2000
-	maxFields          = 10
-	maxHeaderText      = 150
-	maxContextElements = 10
-	maxContextText     = 3000
-	maxActionElements  = 25
-	maxButtonText      = 75
-	maxButtonValue     = 2000
-	maxURL             = 3000
-	maxID              = 255 // action_id, block_id, callback_id, external_id
-	maxModalTitle      = 24  // title, submit and close of a modal
-	maxMetadata        = 3000
-	maxLabel           = 2000
-	maxPlaceholder     = 150
-	maxConfirmTitle    = 100
-	maxConfirmText     = 300
-	maxConfirmButton   = 30
-	maxOptions         = 10 // radio buttons
-	maxOptionText      = 75 // an option's text and description
-	maxOptionValue     = 150
+	maxMessageBlocks = 50
+	maxSectionText   = 3000
+	maxFieldText     = 2000
+	maxFields        = 10
+	maxHeaderText    = 150
+	maxContextText   = 3000
+	maxButtonValue   = 2000
+	maxModalTitle    = 24 // title, submit and close of a modal
+	maxConfirmTitle  = 100
+	maxConfirmText   = 300
+	maxConfirmButton = 30
+	maxOptions       = 10 // radio buttons
+	maxOptionText    = 75 // an option's text and description
 )
 
 func mrkdwnText(text string) *slack.TextBlockObject {
