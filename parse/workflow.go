@@ -760,8 +760,33 @@ func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
 // about a step whose id cannot be read.
 func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
 	s := engine.WorkflowStep{Line: m.Line}
-	where := fmt.Sprintf("step %d", n)
 	// The id names the step in every other message, so it is read first.
+	where := r.stepID(m, n, &s)
+	entries := r.entries(m, workflowStepKeys, where)
+	has := map[string]bool{}
+	for _, e := range entries {
+		has[e.key] = true
+		r.stepField(e, where, &s)
+	}
+	if !has["id"] {
+		r.add(m.Line, "%s has no id: give it one (lower-case letters, digits, '-' and '_')", where)
+	}
+	if !has["skill"] {
+		r.add(m.Line, "%s has no skill: name the skill it runs", where)
+	}
+	if s.Fallback != "" && s.Fallback == s.Skill {
+		r.add(m.Line, "%s: the fallback is the step's own skill; to run it again write on_error: {retry: 1}", where)
+	}
+	if s.Route && s.Decompose != "" {
+		r.add(m.Line, "%s: a step either routes (route: true) or decomposes (decompose: ...), not both", where)
+	}
+	return s
+}
+
+// stepID reads the step's id into s and returns how messages name the step:
+// by its id when it is valid, else by its place.
+func (r *wfReader) stepID(m *yaml.Node, n int, s *engine.WorkflowStep) string {
+	where := fmt.Sprintf("step %d", n)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], catalogDeref(m.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.Value != "id" {
@@ -779,60 +804,47 @@ func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
 		}
 		break // a repeated id key is reported by entries
 	}
-	entries := r.entries(m, workflowStepKeys, where)
-	has := map[string]bool{}
-	for _, e := range entries {
-		has[e.key] = true
-		switch e.key {
-		case "skill":
-			s.Skill = r.skillName(e, where)
-		case "prompt":
-			if !isNull(e.v) {
-				s.Prompt, _ = r.text(e, where)
-			}
-		case "depends_on":
-			s.DependsOn = r.dependsOn(e, where)
-		case "gate":
-			if g, ok := r.text(e, where); ok {
-				gate, err := engine.ParseGate(g)
-				if err != nil {
-					r.add(e.v.Line, "%s: gate %q is not one of always, never, on-failure, on-empty", where, workflowClip(g))
-				}
-				s.Gate = gate
-			}
-		case "preconditions":
-			s.Pre = r.conditions(e, where, true)
-		case "postconditions":
-			s.Post = r.conditions(e, where, false)
-		case "on_error":
-			s.OnError = r.onError(e, where)
-		case "timeout":
-			s.Timeout = r.duration(e, where, false)
-		case "optional":
-			s.Optional = r.boolean(e, where)
-		case "fallback":
-			s.Fallback = r.skillName(e, where)
-		case "runner":
-			s.Options = r.runnerOptions(e, where)
-		case "route":
-			s.Route = r.boolean(e, where)
-		case "decompose":
-			s.Decompose = r.decompose(e, where)
+	return where
+}
+
+// stepField reads one key of a step into s.
+func (r *wfReader) stepField(e wfEntry, where string, s *engine.WorkflowStep) {
+	switch e.key {
+	case "skill":
+		s.Skill = r.skillName(e, where)
+	case "prompt":
+		if !isNull(e.v) {
+			s.Prompt, _ = r.text(e, where)
 		}
+	case "depends_on":
+		s.DependsOn = r.dependsOn(e, where)
+	case "gate":
+		if g, ok := r.text(e, where); ok {
+			gate, err := engine.ParseGate(g)
+			if err != nil {
+				r.add(e.v.Line, "%s: gate %q is not one of always, never, on-failure, on-empty", where, workflowClip(g))
+			}
+			s.Gate = gate
+		}
+	case "preconditions":
+		s.Pre = r.conditions(e, where, true)
+	case "postconditions":
+		s.Post = r.conditions(e, where, false)
+	case "on_error":
+		s.OnError = r.onError(e, where)
+	case "timeout":
+		s.Timeout = r.duration(e, where, false)
+	case "optional":
+		s.Optional = r.boolean(e, where)
+	case "fallback":
+		s.Fallback = r.skillName(e, where)
+	case "runner":
+		s.Options = r.runnerOptions(e, where)
+	case "route":
+		s.Route = r.boolean(e, where)
+	case "decompose":
+		s.Decompose = r.decompose(e, where)
 	}
-	if !has["id"] {
-		r.add(m.Line, "%s has no id: give it one (lower-case letters, digits, '-' and '_')", where)
-	}
-	if !has["skill"] {
-		r.add(m.Line, "%s has no skill: name the skill it runs", where)
-	}
-	if s.Fallback != "" && s.Fallback == s.Skill {
-		r.add(m.Line, "%s: the fallback is the step's own skill; to run it again write on_error: {retry: 1}", where)
-	}
-	if s.Route && s.Decompose != "" {
-		r.add(m.Line, "%s: a step either routes (route: true) or decomposes (decompose: ...), not both", where)
-	}
-	return s
 }
 
 func (r *wfReader) dependsOn(e wfEntry, where string) []string {

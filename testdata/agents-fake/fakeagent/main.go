@@ -149,6 +149,22 @@ func (s *script) run(args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, step := range []func() error{
+		func() error { return s.record(args, stdin) },
+		s.spawn,
+		func() error { return s.write(stdin) },
+		s.end,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record writes what the agent was given (argv, stdin, environment) to the
+// files the test named.
+func (s *script) record(args []string, stdin []byte) error {
 	if s.argvTo != "" {
 		if err := os.WriteFile(s.argvTo, []byte(strings.Join(args, "\n")+"\n"), 0o600); err != nil {
 			return err
@@ -159,18 +175,21 @@ func (s *script) run(args []string) error {
 			return err
 		}
 	}
-	if s.envTo != "" {
-		var vars []string
-		for _, kv := range os.Environ() {
-			if strings.HasPrefix(kv, "GONOGO_") || strings.HasPrefix(kv, "SLACK_") || strings.HasPrefix(kv, "FAKE_") {
-				vars = append(vars, kv)
-			}
-		}
-		sort.Strings(vars)
-		if err := os.WriteFile(s.envTo, []byte(strings.Join(vars, "\n")+"\n"), 0o600); err != nil {
-			return err
+	if s.envTo == "" {
+		return nil
+	}
+	var vars []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GONOGO_") || strings.HasPrefix(kv, "SLACK_") || strings.HasPrefix(kv, "FAKE_") {
+			vars = append(vars, kv)
 		}
 	}
+	sort.Strings(vars)
+	return os.WriteFile(s.envTo, []byte(strings.Join(vars, "\n")+"\n"), 0o600)
+}
+
+// spawn ignores SIGTERM and starts children when asked.
+func (s *script) spawn() error {
 	if s.ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
 	}
@@ -180,10 +199,14 @@ func (s *script) run(args []string) error {
 		}
 	}
 	if s.escapedChild != "" {
-		if err := startChild(s.escapedChild, true); err != nil {
-			return err
-		}
+		return startChild(s.escapedChild, true)
 	}
+	return nil
+}
+
+// write produces the agent's output: stderr lines, a replayed stream, the
+// prompt echoed back, or a flood of bytes.
+func (s *script) write(stdin []byte) error {
 	if s.stderrFill > 0 {
 		line := strings.Repeat("filler ", 9) + "\n"
 		fill := bytes.Repeat([]byte(line), s.stderrFill/len(line)+1)[:s.stderrFill]
@@ -202,18 +225,21 @@ func (s *script) run(args []string) error {
 			return err
 		}
 	}
-	if s.flood > 0 {
-		line := []byte(strings.Repeat("x", 99) + "\n")
-		for n := 0; n < s.flood; n += len(line) {
-			chunk := line
-			if s.flood-n < len(chunk) {
-				chunk = chunk[:s.flood-n]
-			}
-			if _, err := os.Stdout.Write(chunk); err != nil {
-				return err
-			}
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	for n := 0; n < s.flood; n += len(line) {
+		chunk := line
+		if s.flood-n < len(chunk) {
+			chunk = chunk[:s.flood-n]
+		}
+		if _, err := os.Stdout.Write(chunk); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// end hangs or dies when asked.
+func (s *script) end() error {
 	if s.hang {
 		time.Sleep(time.Hour)
 	}
