@@ -67,6 +67,7 @@ type Bot struct {
 	groups   map[string]groupCache
 	botUser  string
 	team     string // the workspace the bot is installed in
+	conn     conn   // the state of the connection to Slack, for health checks
 	// replyURLs holds the response_url of each person's latest slash
 	// command, by channel: it answers them where the bot cannot post.
 	replyURLs map[string]string
@@ -128,26 +129,17 @@ func (b *Bot) Metrics() *Metrics { return b.cfg.Metrics }
 // be open (and recovered) before Run is called, so a click that arrives the
 // instant the bot connects finds its run.
 func (b *Bot) Run(ctx context.Context) error {
-	resp, err := b.api.AuthTestContext(ctx)
-	if err != nil {
-		return fmt.Errorf("Slack refused SLACK_BOT_TOKEN (auth.test): %w", err)
+	if err := b.authenticate(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
-	b.botUser, b.team = resp.UserID, resp.TeamID
 	// What was acknowledged before a restart and not carried out comes
 	// first, ahead of anything Slack sends on the new connection.
 	b.replay(ctx)
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		err := b.sm.RunContext(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		var se slack.SlackErrorResponse
-		if errors.As(err, &se) && refusedToken[se.Err] {
-			return fmt.Errorf("Slack refused SLACK_APP_TOKEN (apps.connections.open): %w: check the app-level token (xapp-...) and its connections:write scope", err)
-		}
-		return fmt.Errorf("Socket Mode: %w", err)
-	})
+	g.Go(func() error { return b.socketMode(ctx) })
 	g.Go(func() error { return b.consume(ctx) })
 	for range 4 {
 		g.Go(func() error { b.handleLoop(ctx); return nil })
@@ -161,7 +153,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.cfg.Inbox != nil {
 		g.Go(func() error { b.doneLoop(ctx); return nil })
 	}
-	err = g.Wait()
+	err := g.Wait()
 	if b.cfg.Inbox != nil {
 		// What the handlers finished while stopping.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
@@ -221,12 +213,20 @@ func (b *Bot) consume(ctx context.Context) error {
 			switch evt.Type {
 			case socketmode.EventTypeConnected:
 				b.cfg.Metrics.setConnected(true)
+				b.conn.succeeded()
 				b.cfg.Log.Info("connected to Slack")
-			case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
+			case socketmode.EventTypeConnectionError:
+				b.cfg.Metrics.setConnected(false)
+				if ce, ok := evt.Data.(*slack.ConnectionErrorEvent); ok && ce.ErrorObj != nil {
+					b.noteFailure("apps.connections.open", ce.ErrorObj, ce.Backoff)
+				}
+			case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
 				b.cfg.Metrics.setConnected(false)
 			case socketmode.EventTypeInvalidAuth:
+				// slack-go sends this for an HTTP 404 from
+				// apps.connections.open, then gives up; socketMode logs
+				// that and tries again.
 				b.cfg.Metrics.setConnected(false)
-				return errors.New("Slack refused SLACK_APP_TOKEN (invalid_auth): check the app-level token and its connections:write scope")
 			case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
 				b.work.push(envelope{evt: evt, received: now})
 			}

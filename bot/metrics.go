@@ -21,12 +21,13 @@ type Metrics struct {
 	deferred  int64            // chat.update calls put off by the update budget
 	replayed  int64            // envelopes acknowledged before a restart and carried out after it
 	connected bool
+	connFails map[string]int64 // failed attempts to connect, by Slack call
 }
 
 // NewMetrics returns empty metrics.
 func NewMetrics() *Metrics {
 	return &Metrics{
-		calls: map[string]int64{}, limited: map[string]int64{},
+		calls: map[string]int64{}, limited: map[string]int64{}, connFails: map[string]int64{},
 		acks:      newHistogram(0.0005, 0.001, 0.002, 0.005, 0.01, 0.05, 0.1, 1),
 		decisions: newHistogram(10, 60, 300, 900, 3600, 4*3600, 24*3600),
 	}
@@ -71,6 +72,12 @@ func (m *Metrics) decided(d time.Duration) {
 func (m *Metrics) setConnected(c bool) {
 	m.mu.Lock()
 	m.connected = c
+	m.mu.Unlock()
+}
+
+func (m *Metrics) connFailed(call string) {
+	m.mu.Lock()
+	m.connFails[call]++
 	m.mu.Unlock()
 }
 
@@ -130,6 +137,10 @@ func (m *Metrics) Write(w io.Writer, summaries []engine.RunSummary, active []*en
 		up = 1
 	}
 	fmt.Fprintf(w, "# HELP gonogo_slack_connected Whether the Socket Mode connection is up.\n# TYPE gonogo_slack_connected gauge\ngonogo_slack_connected %d\n", up)
+	fmt.Fprintln(w, "# HELP gonogo_slack_connect_failures_total Failed attempts to connect to Slack, by call (auth.test, apps.connections.open).\n# TYPE gonogo_slack_connect_failures_total counter")
+	for _, k := range slices.Sorted(maps.Keys(m.connFails)) {
+		fmt.Fprintf(w, "gonogo_slack_connect_failures_total{call=%q} %d\n", k, m.connFails[k])
+	}
 }
 
 type histogram struct {

@@ -34,20 +34,8 @@ func Apply(r *Run, ev Event) error {
 		s.Status = ev.Status
 		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback})
 	case EvStepFinished:
-		a := attempt(s, ev.Attempt)
-		if a == nil {
-			return fmt.Errorf("run %s: step %d finished attempt %d it never started", r.ID, ev.Step, ev.Attempt)
-		}
-		a.Result, a.Reason, a.Summary = ev.Result, ev.Reason, ev.Summary
-		a.Artifact, a.Size, a.File = ev.Artifact, ev.Size, ev.File
-		a.CostUSD, a.Usage, a.Finished, a.Final = ev.CostUSD, ev.Usage, ev.Time, ev.Final
-		r.CostUSD += ev.CostUSD
-		s.Status = ev.Status
-		if ev.Skill != "" {
-			s.Using = ev.Skill
-		}
-		if ev.Status == StepWaiting {
-			r.Halt = ev.Reason
+		if err := finished(r, s, ev); err != nil {
+			return err
 		}
 	case EvStepInterrupted:
 		s.Status = ev.Status
@@ -56,35 +44,14 @@ func Apply(r *Run, ev Event) error {
 		}
 		r.Halt = ev.Reason
 	case EvDecision:
-		s.Decisions = append(s.Decisions, Decision{
-			Kind: ev.Decision, Actor: ev.Actor, Time: ev.Time,
-			Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
-		})
-		s.Status = ev.Status
-		if ev.Decision == DecideRedo && ev.Actor != RetryActor {
-			// A person's redo starts the step over: its own skill, its
-			// retries and its fallback again.
-			s.Using = ""
-		}
-		if ev.Decision == DecideSkip {
-			if a := attempt(s, ev.Attempt); a != nil && a.File != "" && a.File == ArtifactFile(r.ID, s.N, s.Skill, a.N, true) {
-				a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
-			}
-		}
-		if ev.Decision == DecideEdit {
-			if a := attempt(s, ev.Attempt); a != nil {
-				a.Edited, a.Artifact, a.Size = true, true, ev.Size
-				if ev.File != "" {
-					a.File = ev.File
-				}
-				if ev.Summary != "" {
-					a.Summary = ev.Summary
-				}
-			}
-		}
-		r.Halt = ""
+		decided(r, s, ev)
 	case EvModeChanged:
 		r.Mode = ev.Mode
+	case EvSetupChanged:
+		if ev.Setup == nil {
+			return fmt.Errorf("run %s: setup-changed event %d carries no setup", r.ID, ev.Seq)
+		}
+		r.Setup = ev.Setup.Clone()
 	case EvStepsAdded:
 		if err := addSteps(r, ev.Step, ev.Added); err != nil {
 			return fmt.Errorf("run %s: event %d: %w", r.ID, ev.Seq, err)
@@ -118,6 +85,57 @@ func Apply(r *Run, ev Event) error {
 	return nil
 }
 
+// finished applies a step-finished event to its step s.
+func finished(r *Run, s *Step, ev Event) error {
+	a := attempt(s, ev.Attempt)
+	if a == nil {
+		return fmt.Errorf("run %s: step %d finished attempt %d it never started", r.ID, ev.Step, ev.Attempt)
+	}
+	a.Result, a.Reason, a.Summary = ev.Result, ev.Reason, ev.Summary
+	a.Artifact, a.Size, a.File = ev.Artifact, ev.Size, ev.File
+	a.CostUSD, a.Usage, a.Finished, a.Final = ev.CostUSD, ev.Usage, ev.Time, ev.Final
+	r.CostUSD += ev.CostUSD
+	s.Status = ev.Status
+	if ev.Skill != "" {
+		s.Using = ev.Skill
+	}
+	if ev.Status == StepWaiting {
+		r.Halt = ev.Reason
+	}
+	return nil
+}
+
+// decided applies a decision event to its step s.
+func decided(r *Run, s *Step, ev Event) {
+	s.Decisions = append(s.Decisions, Decision{
+		Kind: ev.Decision, Actor: ev.Actor, Time: ev.Time,
+		Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
+	})
+	s.Status = ev.Status
+	if ev.Decision == DecideRedo && ev.Actor != RetryActor {
+		// A person's redo starts the step over: its own skill, its
+		// retries and its fallback again.
+		s.Using = ""
+	}
+	if ev.Decision == DecideSkip {
+		if a := attempt(s, ev.Attempt); a != nil && a.File != "" && a.File == ArtifactFile(r.ID, s.N, s.Skill, a.N, true) {
+			a.File = ArtifactFile(r.ID, s.N, s.Skill, a.N, false)
+		}
+	}
+	if ev.Decision == DecideEdit {
+		if a := attempt(s, ev.Attempt); a != nil {
+			a.Edited, a.Artifact, a.Size = true, true, ev.Size
+			if ev.File != "" {
+				a.File = ev.File
+			}
+			if ev.Summary != "" {
+				a.Summary = ev.Summary
+			}
+		}
+	}
+	r.Halt = ""
+}
+
 func start(r *Run, ev Event) {
 	st := ev.Start
 	*r = Run{
@@ -125,7 +143,7 @@ func start(r *Run, ev Event) {
 		DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
 		Quorum: max(st.Quorum, 1), ExcludeStarter: st.ExcludeStarter,
 		Plan: clonePlan(st.Plan), StartedBy: st.StartedBy, Origin: st.Origin,
-		Created: ev.Time, Updated: ev.Time,
+		Created: ev.Time, Updated: ev.Time, Setup: st.Setup.Clone(),
 	}
 	ids := map[string]int{}
 	for i, ps := range st.Plan.Steps {

@@ -24,6 +24,9 @@ type StartOptions struct {
 	// Key is an idempotency key for the start itself (a redelivered Slack
 	// command): a key the store has seen refuses the start with ErrDuplicate.
 	Key string
+	// Setup is how the run's steps are carried out, recorded with the run;
+	// nil takes the service's (ServiceConfig.Setup).
+	Setup *Setup
 }
 
 // ResolveMode returns the mode a plan runs in for its flags, and a warning
@@ -129,7 +132,7 @@ func NewRun(id RunID, p Plan, opt StartOptions, now time.Time) ([]Event, error) 
 	st := &RunStart{
 		ID: id, Plan: clonePlan(p), Mode: mode, DryRun: p.Flags.DryRun, Thread: p.Flags.Thread,
 		ForceAuto: p.Flags.ForceAuto, BudgetUSD: opt.BudgetUSD, StartedBy: opt.StartedBy, Origin: opt.Origin,
-		Quorum: max(opt.Quorum, 1), ExcludeStarter: opt.ExcludeStarter,
+		Quorum: max(opt.Quorum, 1), ExcludeStarter: opt.ExcludeStarter, Setup: opt.Setup.Clone(),
 	}
 	return stamp(&Run{}, now, Event{Type: EvRunStarted, Actor: opt.StartedBy, Start: st}), nil
 }

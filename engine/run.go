@@ -46,6 +46,10 @@ type Run struct {
 	CostUSD        float64
 	Seq            uint64 // sequence number of the last journal event applied
 	Halt           string // why the run is waiting on a step it cannot pass by itself
+	// Setup is how the run's steps are carried out, as recorded when it
+	// started and changed since on resume; nil for a run recorded before
+	// setups were kept.
+	Setup *Setup
 }
 
 // Step is one step of a run with every attempt at it: what the step is
@@ -155,6 +159,9 @@ type Event struct {
 	Mode  Mode      // for EvModeChanged
 	State RunState  // for EvRunFinished: completed or aborted
 	Start *RunStart // for EvRunStarted
+
+	Setup   *Setup        // for EvSetupChanged: the setup the run goes on with
+	Changes []SetupChange // for EvSetupChanged: what changed, from what to what
 }
 
 // RunStart is everything a run-started event records: enough to rebuild the
@@ -172,6 +179,9 @@ type RunStart struct {
 	// Quorum and ExcludeStarter as in Run.
 	Quorum         int
 	ExcludeStarter bool
+	// Setup is how the run's steps are carried out; nil when the starter
+	// did not say.
+	Setup *Setup
 }
 
 // Step returns the 1-based step n, or nil.
@@ -223,6 +233,7 @@ func (r *Run) StepsDone() int {
 func (r *Run) Clone() *Run {
 	c := *r
 	c.Plan = clonePlan(r.Plan)
+	c.Setup = r.Setup.Clone()
 	c.Steps = make([]Step, len(r.Steps))
 	for i, s := range r.Steps {
 		if s.StepDef != nil {

@@ -31,6 +31,10 @@ type ServiceConfig struct {
 	WorkDir   string
 	Workflows WorkflowSource
 	Policy    *Policy
+
+	// Setup is recorded with every run started without one of its own
+	// (StartOptions.Setup): how this service carries out steps.
+	Setup *Setup
 }
 
 // Service carries out transitions: it commits each one to the Store before
@@ -48,6 +52,7 @@ type Service struct {
 	slots   int // runner slots; busy counts the taken ones
 	workDir string
 	expand  Expander
+	setup   *Setup
 
 	mu      sync.Mutex
 	busy    int
@@ -96,7 +101,7 @@ func NewService(cfg ServiceConfig) *Service {
 		now: now, log: log, slots: n, workDir: cfg.WorkDir,
 		expand: Expander{Workflows: cfg.Workflows, Catalog: cfg.Catalog, Policy: pol},
 		live:   map[RunID]*runLock{}, running: map[execKey]context.CancelCauseFunc{}, retries: map[execKey]*time.Timer{},
-		base: base, stop: stop,
+		base: base, stop: stop, setup: cfg.Setup.Clone(),
 	}
 }
 
@@ -190,6 +195,9 @@ func (s *Service) commit(ctx context.Context, r *Run, evs []Event, c Commit) (*R
 
 // Start records a new run of p and begins its first step.
 func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, error) {
+	if opt.Setup == nil {
+		opt.Setup = s.setup
+	}
 	var r *Run
 	for try := 0; ; try++ {
 		id := NewRunID(s.now())
@@ -227,6 +235,23 @@ func (s *Service) Resume(ctx context.Context, id RunID, mode Mode) (*Run, error)
 		return nil, err
 	}
 	return s.advanceAfter(ctx, r), nil
+}
+
+// ChangeSetup records that a run goes on with setup to, changed by actor;
+// a setup equal to the recorded one records nothing. It returns the run as
+// it stands.
+func (s *Service) ChangeSetup(ctx context.Context, id RunID, to Setup, actor string) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := ChangeSetup(r, to, actor, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, r, evs, Commit{})
 }
 
 // Load returns the current state of a run.
@@ -282,6 +307,16 @@ func (s *Service) Decide(ctx context.Context, id RunID, d Decision, body []byte)
 		return r, nil
 	}
 	return s.advanceAfter(ctx, r), nil
+}
+
+// Record applies a decision as Decide does, under the same rules, but
+// starts nothing: it is for a run no service is carrying out (gonogo decide
+// while no other gonogo holds the data directory). The run goes on from it
+// when it is next resumed.
+func (s *Service) Record(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
+	unlock := s.lock(id)
+	defer unlock()
+	return s.decide(ctx, id, d, body)
 }
 
 func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {

@@ -81,7 +81,8 @@ const (
 	EvDecision        EventType = "decision"
 	EvModeChanged     EventType = "mode-changed"
 	EvRunFinished     EventType = "run-finished"
-	EvStepsAdded      EventType = "steps-added" // a route or decompose step's output added steps to the run
+	EvStepsAdded      EventType = "steps-added"   // a route or decompose step's output added steps to the run
+	EvSetupChanged    EventType = "setup-changed" // resume changed how the run's steps are carried out
 )
 
 func parseOne[T ~string](kind, s string, all ...T) (T, error) {
@@ -130,5 +131,5 @@ func ParseGate(s string) (Gate, error) {
 // ParseEventType reads a stored event type.
 func ParseEventType(s string) (EventType, error) {
 	return parseOne("event type", s, EvRunStarted, EvStepQueued, EvStepStarted, EvStepFinished,
-		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded)
+		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded, EvSetupChanged)
 }

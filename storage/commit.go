@@ -89,75 +89,102 @@ func encodeCommit(c engine.Commit) (*prepared, error) {
 	if r == nil || r.ID == "" {
 		return nil, errors.New("commit: no run")
 	}
-	if len(c.Events) == 0 {
-		return nil, fmt.Errorf("commit run %s: no events: every change to a run is a journal event", r.ID)
-	}
-	if err := checkStates(r); err != nil {
+	if err := checkCommit(c); err != nil {
 		return nil, fmt.Errorf("commit run %s: %w", r.ID, err)
 	}
 	p := &prepared{
 		id: []byte(r.ID), run: r.ID, after: c.After, key: c.Key, arts: c.Artifacts, files: c.Files,
 		active: !r.Finished(), running: hasRunning(r),
 	}
+	if err := p.encodeEvents(c); err != nil {
+		return nil, fmt.Errorf("commit run %s: %w", r.ID, err)
+	}
+	if err := p.encodeRecords(c); err != nil {
+		return nil, fmt.Errorf("commit run %s: %w", r.ID, err)
+	}
+	return p, nil
+}
+
+// checkCommit refuses a commit this store could not keep or read back.
+func checkCommit(c engine.Commit) error {
+	r := c.Run
+	if len(c.Events) == 0 {
+		return errors.New("no events: every change to a run is a journal event")
+	}
+	if err := checkStates(r); err != nil {
+		return err
+	}
 	for i, ev := range c.Events {
 		if want := c.After + uint64(i) + 1; ev.Seq != want {
-			return nil, fmt.Errorf("commit run %s: event %d (%s) has seq %d, want %d: events must continue the journal without gaps",
-				r.ID, i+1, ev.Type, ev.Seq, want)
+			return fmt.Errorf("event %d (%s) has seq %d, want %d: events must continue the journal without gaps",
+				i+1, ev.Type, ev.Seq, want)
 		}
 		if _, err := engine.ParseEventType(string(ev.Type)); err != nil {
-			return nil, fmt.Errorf("commit run %s: event %d: %w", r.ID, ev.Seq, err)
+			return fmt.Errorf("event %d: %w", ev.Seq, err)
 		}
 		if ev.Start != nil && ev.Start.ID != r.ID {
-			return nil, fmt.Errorf("commit run %s: event %d starts run %s", r.ID, ev.Seq, ev.Start.ID)
+			return fmt.Errorf("event %d starts run %s", ev.Seq, ev.Start.ID)
 		}
-		var stored *engine.Plan
-		if c.After == 0 {
-			stored = &r.Plan // written with this commit, below
-		}
-		b, err := json.Marshal(toEventRecord(ev, stored))
-		if err != nil {
-			return nil, fmt.Errorf("commit run %s: encode event %d: %w", r.ID, ev.Seq, err)
-		}
-		p.seqs = append(p.seqs, seqKey(ev.Seq))
-		p.events = append(p.events, b)
 	}
 	if last := c.Events[len(c.Events)-1].Seq; r.Seq != last {
-		return nil, fmt.Errorf("commit run %s: the run is at seq %d but the last event is %d", r.ID, r.Seq, last)
+		return fmt.Errorf("the run is at seq %d but the last event is %d", r.Seq, last)
 	}
 	if len(c.Key) > bbolt.MaxKeySize {
-		return nil, fmt.Errorf("commit run %s: idempotency key of %d bytes is too long", r.ID, len(c.Key))
+		return fmt.Errorf("idempotency key of %d bytes is too long", len(c.Key))
 	}
 	for _, a := range c.Artifacts {
 		if a.Step < 1 || a.Step > len(r.Steps) || a.Attempt < 1 {
-			return nil, fmt.Errorf("commit run %s: artifact for step %d attempt %d: no such step attempt", r.ID, a.Step, a.Attempt)
+			return fmt.Errorf("artifact for step %d attempt %d: no such step attempt", a.Step, a.Attempt)
 		}
 	}
 	for _, f := range c.Files {
 		if err := checkFileWrite(f); err != nil {
-			return nil, fmt.Errorf("commit run %s: %w", r.ID, err)
+			return err
 		}
 	}
+	return nil
+}
 
+// encodeEvents encodes the commit's journal events.
+func (p *prepared) encodeEvents(c engine.Commit) error {
+	var stored *engine.Plan
+	if c.After == 0 {
+		stored = &c.Run.Plan // written with this commit, by encodeRecords
+	}
+	for _, ev := range c.Events {
+		b, err := json.Marshal(toEventRecord(ev, stored))
+		if err != nil {
+			return fmt.Errorf("encode event %d: %w", ev.Seq, err)
+		}
+		p.seqs = append(p.seqs, seqKey(ev.Seq))
+		p.events = append(p.events, b)
+	}
+	return nil
+}
+
+// encodeRecords encodes the run's snapshot, summary, plan and key record.
+func (p *prepared) encodeRecords(c engine.Commit) error {
+	r := c.Run
 	var err error
 	if p.snap, err = json.Marshal(toRunRecord(r)); err != nil {
-		return nil, fmt.Errorf("commit run %s: encode snapshot: %w", r.ID, err)
+		return fmt.Errorf("encode snapshot: %w", err)
 	}
 	if p.summary, err = json.Marshal(toSummaryRecord(r)); err != nil {
-		return nil, fmt.Errorf("commit run %s: encode summary: %w", r.ID, err)
+		return fmt.Errorf("encode summary: %w", err)
 	}
 	// The plan is the run's own copy and never changes once the run has
 	// started, so it is written with the run's first change only.
 	if c.After == 0 {
 		if p.plan, err = json.Marshal(toPlanRecord(r.Plan)); err != nil {
-			return nil, fmt.Errorf("commit run %s: encode plan: %w", r.ID, err)
+			return fmt.Errorf("encode plan: %w", err)
 		}
 	}
 	if c.Key != "" {
 		if p.keyRec, err = json.Marshal(keyRecord{V: recordVersion, Run: string(r.ID), Seq: r.Seq}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // checkStates refuses a run whose typed states this store could not read
@@ -189,9 +216,27 @@ func hasRunning(r *engine.Run) bool {
 // commitTx writes a prepared commit in tx after checking it against what is
 // stored. It returns the ids of the pending file writes it recorded.
 func commitTx(tx *bbolt.Tx, p *prepared) ([]uint64, error) {
-	var fileIDs []uint64
-	runs := tx.Bucket(bucketRuns)
-	exists := runs.Get(p.id) != nil
+	journal, err := checkJournal(tx, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := putKey(tx, p); err != nil {
+		return nil, err
+	}
+	if err := putRun(tx, journal, p); err != nil {
+		return nil, err
+	}
+	versions, err := putArtifacts(tx, p)
+	if err != nil {
+		return nil, err
+	}
+	return putFiles(tx, p, versions)
+}
+
+// checkJournal returns the run's journal once the commit is known to follow
+// its last event: a change made on an older state is stale.
+func checkJournal(tx *bbolt.Tx, p *prepared) (*bbolt.Bucket, error) {
+	exists := tx.Bucket(bucketRuns).Get(p.id) != nil
 	journal, err := tx.Bucket(bucketJournal).CreateBucketIfNotExists(p.id)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: journal: %w", p.run, err)
@@ -211,81 +256,101 @@ func commitTx(tx *bbolt.Tx, p *prepared) ([]uint64, error) {
 	case last != p.after:
 		return nil, fmt.Errorf("run %s is at event %d, the change was made at event %d: %w", p.run, last, p.after, engine.ErrStale)
 	}
-	if p.key != "" {
-		keys := tx.Bucket(bucketKeys)
-		if v := keys.Get([]byte(p.key)); v != nil {
-			var k keyRecord
-			where := ""
-			if json.Unmarshal(v, &k) == nil {
-				where = fmt.Sprintf(" to run %s at event %d", k.Run, k.Seq)
-			}
-			return nil, fmt.Errorf("run %s: key %q was already applied%s: %w", p.run, p.key, where, engine.ErrDuplicate)
-		}
-		if err := keys.Put([]byte(p.key), p.keyRec); err != nil {
-			return nil, err
-		}
+	return journal, nil
+}
+
+// putKey records the commit's idempotency key, refusing one already applied.
+func putKey(tx *bbolt.Tx, p *prepared) error {
+	if p.key == "" {
+		return nil
 	}
+	keys := tx.Bucket(bucketKeys)
+	if v := keys.Get([]byte(p.key)); v != nil {
+		var k keyRecord
+		where := ""
+		if json.Unmarshal(v, &k) == nil {
+			where = fmt.Sprintf(" to run %s at event %d", k.Run, k.Seq)
+		}
+		return fmt.Errorf("run %s: key %q was already applied%s: %w", p.run, p.key, where, engine.ErrDuplicate)
+	}
+	return keys.Put([]byte(p.key), p.keyRec)
+}
+
+// putRun appends the events and writes the snapshot, summary, plan and
+// indexes.
+func putRun(tx *bbolt.Tx, journal *bbolt.Bucket, p *prepared) error {
 	for i := range p.events {
 		if err := journal.Put(p.seqs[i], p.events[i]); err != nil {
-			return nil, fmt.Errorf("run %s: journal: %w", p.run, err)
+			return fmt.Errorf("run %s: journal: %w", p.run, err)
 		}
 	}
-	if err := runs.Put(p.id, p.snap); err != nil {
-		return nil, fmt.Errorf("run %s: snapshot: %w", p.run, err)
+	if err := tx.Bucket(bucketRuns).Put(p.id, p.snap); err != nil {
+		return fmt.Errorf("run %s: snapshot: %w", p.run, err)
 	}
 	if err := tx.Bucket(bucketSummaries).Put(p.id, p.summary); err != nil {
-		return nil, fmt.Errorf("run %s: summary: %w", p.run, err)
+		return fmt.Errorf("run %s: summary: %w", p.run, err)
 	}
 	if p.plan != nil {
 		if err := tx.Bucket(bucketPlans).Put(p.id, p.plan); err != nil {
-			return nil, fmt.Errorf("run %s: plan: %w", p.run, err)
+			return fmt.Errorf("run %s: plan: %w", p.run, err)
 		}
 	}
 	if err := index(tx.Bucket(bucketActive), p.id, p.active); err != nil {
-		return nil, err
+		return err
 	}
-	if err := index(tx.Bucket(bucketRunning), p.id, p.running); err != nil {
-		return nil, err
-	}
+	return index(tx.Bucket(bucketRunning), p.id, p.running)
+}
+
+// putArtifacts adds the commit's artifact versions and returns their
+// numbers, in the order of p.arts.
+func putArtifacts(tx *bbolt.Tx, p *prepared) ([]int, error) {
 	versions := make([]int, len(p.arts))
-	if len(p.arts) > 0 {
-		arts, err := tx.Bucket(bucketArtifacts).CreateBucketIfNotExists(p.id)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: artifacts: %w", p.run, err)
-		}
-		for i, a := range p.arts {
-			if versions[i], err = putArtifact(arts, a); err != nil {
-				return nil, fmt.Errorf("run %s: step %d attempt %d artifact: %w", p.run, a.Step, a.Attempt, err)
-			}
+	if len(p.arts) == 0 {
+		return versions, nil
+	}
+	arts, err := tx.Bucket(bucketArtifacts).CreateBucketIfNotExists(p.id)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: artifacts: %w", p.run, err)
+	}
+	for i, a := range p.arts {
+		if versions[i], err = putArtifact(arts, a); err != nil {
+			return nil, fmt.Errorf("run %s: step %d attempt %d artifact: %w", p.run, a.Step, a.Attempt, err)
 		}
 	}
-	if len(p.files) > 0 {
-		files := tx.Bucket(bucketFiles)
-		files.FillPercent = 1
-		for _, f := range p.files {
-			rec := fileRecord{V: recordVersion, Run: string(p.run), Path: f.Path, From: f.From}
-			body := f.Body
-			// A file that holds an artifact of this commit refers to it
-			// rather than storing its body twice.
-			for i, a := range p.arts {
-				if f.From == "" && len(f.Body) > 0 && bytes.Equal(a.Body, f.Body) {
-					rec.Ref, body = &artRef{Step: a.Step, Attempt: a.Attempt, Version: versions[i]}, nil
-					break
-				}
+	return versions, nil
+}
+
+// putFiles records the commit's pending file writes and returns their ids.
+func putFiles(tx *bbolt.Tx, p *prepared, versions []int) ([]uint64, error) {
+	if len(p.files) == 0 {
+		return nil, nil
+	}
+	var fileIDs []uint64
+	files := tx.Bucket(bucketFiles)
+	files.FillPercent = 1
+	for _, f := range p.files {
+		rec := fileRecord{V: recordVersion, Run: string(p.run), Path: f.Path, From: f.From}
+		body := f.Body
+		// A file that holds an artifact of this commit refers to it
+		// rather than storing its body twice.
+		for i, a := range p.arts {
+			if f.From == "" && len(f.Body) > 0 && bytes.Equal(a.Body, f.Body) {
+				rec.Ref, body = &artRef{Step: a.Step, Attempt: a.Attempt, Version: versions[i]}, nil
+				break
 			}
-			id, err := files.NextSequence()
-			if err != nil {
-				return nil, err
-			}
-			v, err := frame(rec, body)
-			if err != nil {
-				return nil, err
-			}
-			if err := files.Put(seqKey(id), v); err != nil {
-				return nil, fmt.Errorf("run %s: pending file %s: %w", p.run, f.Path, err)
-			}
-			fileIDs = append(fileIDs, id)
 		}
+		id, err := files.NextSequence()
+		if err != nil {
+			return nil, err
+		}
+		v, err := frame(rec, body)
+		if err != nil {
+			return nil, err
+		}
+		if err := files.Put(seqKey(id), v); err != nil {
+			return nil, fmt.Errorf("run %s: pending file %s: %w", p.run, f.Path, err)
+		}
+		fileIDs = append(fileIDs, id)
 	}
 	return fileIDs, nil
 }

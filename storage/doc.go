@@ -34,6 +34,13 @@
 // from the engine's types so the engine can change without rewriting the
 // file; typed states are stored as their text.
 //
+// A run's snapshot and its run-started event carry the run's setup (how
+// its steps are carried out: runner, agent, skills, workflows, policy);
+// runs recorded before setups were kept have none and decode with none.
+// The same versioned records are the wire form one gonogo hands another
+// (MarshalRun, MarshalSummaries), so a reader decodes exactly what Load
+// and Journal return, and refuses a record from a newer gonogo.
+//
 // The plan is stored on its own because it never changes after a run starts
 // (the run keeps its own copy) and is the largest part of a run: keeping it
 // out of the snapshot keeps every later transition small. For the same

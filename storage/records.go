@@ -38,6 +38,25 @@ type runRecord struct {
 	CostUSD   float64      `json:"cost_usd,omitempty"`
 	Seq       uint64       `json:"seq"`
 	Halt      string       `json:"halt,omitempty"`
+	// Setup is absent from runs recorded before setups were kept; they
+	// decode with none.
+	Setup *setupRecord `json:"setup,omitempty"`
+}
+
+// setupRecord is how a run's steps are carried out (engine.Setup).
+type setupRecord struct {
+	Runner     string   `json:"runner,omitempty"`
+	RunnerCmd  string   `json:"runner_cmd,omitempty"`
+	RunnerArgs []string `json:"runner_args"`
+	Skills     []string `json:"skills"`
+	Workflows  string   `json:"workflows,omitempty"`
+	Policy     string   `json:"policy,omitempty"`
+}
+
+type setupChangeRecord struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 }
 
 type originRecord struct {
@@ -207,6 +226,9 @@ type eventRecord struct {
 	Mode     string           `json:"mode,omitempty"`
 	State    string           `json:"state,omitempty"`
 	Start    *startRecord     `json:"start,omitempty"`
+	// For setup-changed events, which older records never hold.
+	Setup   *setupRecord        `json:"setup,omitempty"`
+	Changes []setupChangeRecord `json:"changes,omitempty"`
 }
 
 // startRecord leaves the plan out when it is the run's own copy, stored
@@ -225,6 +247,7 @@ type startRecord struct {
 	ExclStart  bool         `json:"exclude_starter,omitempty"`
 	StartedBy  string       `json:"started_by,omitempty"`
 	Origin     originRecord `json:"origin,omitzero"`
+	Setup      *setupRecord `json:"setup,omitempty"` // absent from runs started before setups were kept
 }
 
 type summaryRecord struct {
@@ -320,6 +343,44 @@ func unframe(v []byte, header any) ([]byte, error) {
 
 // Encoding: engine values to records.
 
+func toSetupRecord(s *engine.Setup) *setupRecord {
+	if s == nil {
+		return nil
+	}
+	return &setupRecord{Runner: s.Runner, RunnerCmd: s.RunnerCmd, RunnerArgs: s.RunnerArgs, Skills: s.Skills,
+		Workflows: s.Workflows, Policy: s.Policy}
+}
+
+func fromSetupRecord(r *setupRecord) *engine.Setup {
+	if r == nil {
+		return nil
+	}
+	return &engine.Setup{Runner: r.Runner, RunnerCmd: r.RunnerCmd, RunnerArgs: r.RunnerArgs, Skills: r.Skills,
+		Workflows: r.Workflows, Policy: r.Policy}
+}
+
+func toSetupChanges(cs []engine.SetupChange) []setupChangeRecord {
+	if cs == nil {
+		return nil
+	}
+	out := make([]setupChangeRecord, len(cs))
+	for i, c := range cs {
+		out[i] = setupChangeRecord{Field: c.Field, From: c.From, To: c.To}
+	}
+	return out
+}
+
+func fromSetupChanges(cs []setupChangeRecord) []engine.SetupChange {
+	if cs == nil {
+		return nil
+	}
+	out := make([]engine.SetupChange, len(cs))
+	for i, c := range cs {
+		out[i] = engine.SetupChange{Field: c.Field, From: c.From, To: c.To}
+	}
+	return out
+}
+
 func toOrigin(o engine.Origin) originRecord {
 	return originRecord{Channel: o.Channel, Thread: o.Thread}
 }
@@ -390,6 +451,7 @@ func toRunRecord(r *engine.Run) runRecord {
 		Mode: string(r.Mode), DryRun: r.DryRun, Thread: r.Thread, ForceAuto: r.ForceAuto,
 		BudgetUSD: r.BudgetUSD, Quorum: r.Quorum, ExclStart: r.ExcludeStarter, StartedBy: r.StartedBy, Origin: toOrigin(r.Origin),
 		Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD, Seq: r.Seq, Halt: r.Halt,
+		Setup: toSetupRecord(r.Setup),
 	}
 	if r.Steps != nil {
 		rec.Steps = make([]stepRecord, len(r.Steps))
@@ -474,13 +536,14 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Status: string(ev.Status), Result: string(ev.Result), Reason: ev.Reason, Summary: ev.Summary,
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
 		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Final: ev.Final, Added: toPlanStepRecords(ev.Added),
+		Setup: toSetupRecord(ev.Setup), Changes: toSetupChanges(ev.Changes),
 	}
 	if st := ev.Start; st != nil {
 		rec.Start = &startRecord{
 			ID: string(st.ID), Mode: string(st.Mode), DryRun: st.DryRun,
 			Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD, StartedBy: st.StartedBy,
 			Quorum: st.Quorum, ExclStart: st.ExcludeStarter,
-			Origin: toOrigin(st.Origin),
+			Origin: toOrigin(st.Origin), Setup: toSetupRecord(st.Setup),
 		}
 		if stored != nil && reflect.DeepEqual(st.Plan, *stored) {
 			rec.Start.PlanStored = true
@@ -561,6 +624,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 		CostUSD:   rec.CostUSD,
 		Seq:       rec.Seq,
 		Halt:      rec.Halt,
+		Setup:     fromSetupRecord(rec.Setup),
 	}
 	if rec.Steps != nil {
 		r.Steps = make([]engine.Step, len(rec.Steps))
@@ -685,6 +749,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		Mode:  parseOpt(&p, "mode", rec.Mode, engine.ParseMode),
 		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
 		Skill: rec.Skill, Final: rec.Final,
+		Setup: fromSetupRecord(rec.Setup), Changes: fromSetupChanges(rec.Changes),
 	}
 	ev.Added = fromPlanStepRecords(&p, "added step", rec.Added)
 	if st := rec.Start; st != nil {
@@ -704,7 +769,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 			Mode:   parseReq(&p, "start mode", st.Mode, engine.ParseMode),
 			DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
 			Quorum: st.Quorum, ExcludeStarter: st.ExclStart,
-			StartedBy: st.StartedBy, Origin: fromOrigin(st.Origin),
+			StartedBy: st.StartedBy, Origin: fromOrigin(st.Origin), Setup: fromSetupRecord(st.Setup),
 		}
 	}
 	if p.err != nil {

@@ -36,6 +36,14 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 		fmt.Fprintln(e.stderr, "gonogo check:", err)
 		return exitUsage
 	}
+	// A missing agent does not make the input wrong: check warns, run
+	// refuses.
+	if err := agentMissing(f); err != nil {
+		in.plan.Warnings = append(in.plan.Warnings, err.Error())
+		if ref != nil && !f.json {
+			fmt.Fprintf(e.stderr, "warning: %v\n", err)
+		}
+	}
 	if f.json {
 		out := checkJSON(in, f, ref)
 		enc := json.NewEncoder(e.stdout)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
@@ -101,12 +103,7 @@ func runIDs(ctx context.Context, data, prefix string) []cobra.Completion {
 	if _, err := os.Stat(filepath.Join(data, storage.FileName)); err != nil {
 		return nil
 	}
-	db, err := storage.Open(data, storage.Options{LockTimeout: completeLockWait})
-	if err != nil {
-		return nil
-	}
-	defer db.Close()
-	list, err := db.List(ctx)
+	list, err := listForCompletion(ctx, data)
 	if err != nil {
 		return nil
 	}
@@ -117,6 +114,27 @@ func runIDs(ctx context.Context, data, prefix string) []cobra.Completion {
 		}
 	}
 	return out
+}
+
+// listForCompletion lists the runs from the store, or from the gonogo
+// holding it when it answers at once.
+func listForCompletion(ctx context.Context, data string) ([]engine.RunSummary, error) {
+	db, err := storage.Open(data, storage.Options{LockTimeout: completeLockWait})
+	if errors.Is(err, engine.ErrLocked) {
+		ctx, cancel := context.WithTimeout(ctx, completeLockWait)
+		defer cancel()
+		c, err := dialLocal(ctx, data)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		return c.List(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.List(ctx)
 }
 
 func withPrefix(head string, names []string, prefix string) []cobra.Completion {

@@ -81,8 +81,10 @@ func TestDiskFullMidRun(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# Small artifact\n\nDone.\n'`)
-	res = gonogo(t, vars, "redo\napprove\napprove\napprove\n", "resume", id)
+	// A run goes on with the agent it started with unless resume is
+	// given another.
+	small := writeAgent(t, `cat >/dev/null; printf '# Small artifact\n\nDone.\n'`)
+	res = gonogo(t, vars, "redo\napprove\napprove\napprove\n", "resume", "--runner-cmd", small, id)
 	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("resume after freeing space: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}

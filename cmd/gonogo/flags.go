@@ -28,6 +28,10 @@ type runFlags struct {
 	positional   []string
 
 	runnerOverride engine.Runner // the demo's stand-in for an agent
+
+	// changed reports whether a flag was given on the command line (resume
+	// keeps a run's recorded setup but for the flags given).
+	changed func(name string) bool
 }
 
 // Flags are read anywhere among the arguments (before and after the plan
@@ -117,6 +121,7 @@ func (f *runFlags) resolve(c *cobra.Command, cfg config, args []string) {
 		f.skills = c.skillsDir()
 	}
 	f.chainSet = given("chain")
+	f.changed = given
 	f.positional = args
 }
 

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -84,8 +87,11 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 }
 
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
+	if err := requireAgent(f); err != nil {
+		return fail(e, "run", err)
+	}
 	box := newInbox()
-	a, err := startApp(ctx, e, cfg, f, in.catalog, box)
+	a, err := startApp(ctx, e, cfg, f, in.catalog, box, "run")
 	if err != nil {
 		return fail(e, "run", err)
 	}
@@ -97,6 +103,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	if err != nil {
 		return fail(e, "run", err)
 	}
+	a.carry(r.ID)
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	return newDriver(e, a, box, f.data, cfg).drive(ctx, r)
 }
@@ -106,6 +113,12 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 // is nil, left for resume to report.
 func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
 	db, err := openStore(data)
+	if errors.Is(err, engine.ErrLocked) {
+		if c, cerr := dialLocal(ctx, data); cerr == nil {
+			defer c.Close()
+			return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s, or stop it first: %w", c.describe(), data, id, engine.ErrLocked)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +130,121 @@ func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, er
 	return r, nil
 }
 
+// resumeSetup works out how a resumed run is carried out: as recorded when
+// it started, except where a flag given to resume (--runner, --runner-cmd,
+// --skills) says otherwise; a run recorded before setups were kept goes on
+// as this shell says, as it always did. It refuses (a usage error: exit 2)
+// when what the run needs is gone, naming the flag that points at a
+// replacement, and sets f and cfg to what it decided.
+func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, error) {
+	if r.Setup == nil {
+		s := *setupOf(f, *cfg)
+		fmt.Fprintf(e.stderr, "note: run %s was recorded before gonogo kept how a run is carried out; it goes on with this shell's runner (%s), agent and skills, recorded with it from now on\n", r.ID, s.Runner)
+		return s, nil
+	}
+	s := *r.Setup.Clone()
+	given := func(name string) bool { return f.changed != nil && f.changed(name) }
+	if given("runner") {
+		// Another runner takes its agent and arguments from this shell;
+		// naming the same one again re-reads GONOGO_RUNNER_ARGS.
+		if f.runner != s.Runner {
+			s.Runner, s.RunnerCmd = f.runner, absCmd(f.runnerCmd)
+		}
+		args, err := splitRunnerArgs(cfg.RunnerArgs)
+		if err != nil {
+			return s, usagef("configuration: GONOGO_RUNNER_ARGS=%q %v", cfg.RunnerArgs, err)
+		}
+		s.RunnerArgs = args
+	}
+	if given("runner-cmd") {
+		s.RunnerCmd = absCmd(f.runnerCmd)
+	}
+	if given("skills") {
+		s.Skills = []string{absPath(f.skills)}
+	}
+	if !r.DryRun {
+		if err := checkSetup(r.ID, s); err != nil {
+			return s, err
+		}
+	}
+	if s.Workflows != "" && routes(r) {
+		if fi, err := os.Stat(s.Workflows); err != nil || !fi.IsDir() {
+			fmt.Fprintf(e.stderr, "warning: the workflows folder %s recorded with run %s is gone; a route step cannot continue with a named workflow\n", s.Workflows, r.ID)
+		}
+	}
+	f.runner, f.runnerCmd = s.Runner, s.RunnerCmd
+	cfg.WorkflowsDir, cfg.Policy, cfg.RunnerArgs = s.Workflows, s.Policy, shellQuote(s.RunnerArgs)
+	return s, nil
+}
+
+// shellQuote joins args into one line splitRunnerArgs splits back into
+// them: each in single quotes, a single quote inside ending the quoted
+// part, escaped, and starting another.
+func shellQuote(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// routes reports whether a run has a route step, which may continue with
+// a named workflow.
+func routes(r *engine.Run) bool {
+	for i := range r.Steps {
+		if r.Steps[i].Rules.Route {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSetup refuses a setup whose agent, skills or policy is gone.
+func checkSetup(id engine.RunID, s engine.Setup) error {
+	cmd := s.RunnerCmd
+	switch {
+	case s.Runner == "dry-run":
+		cmd = ""
+	case cmd == "" && s.Runner == "claude":
+		cmd = runner.DefaultClaudeCmd
+	case cmd == "" && s.Runner == "codex":
+		cmd = runner.DefaultCodexCmd
+	case cmd == "" && s.Runner == "gemini":
+		cmd = runner.DefaultGeminiCmd
+	case cmd == "" && s.Runner == "command":
+		return usagef("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
+	}
+	if cmd != "" {
+		if _, err := exec.LookPath(cmd); err != nil {
+			return usagef("the agent %s that run %s was started with is gone (%v): point at a replacement with --runner-cmd PATH, or choose another runner with --runner", cmd, id, rootCause(err))
+		}
+	}
+	for _, dir := range s.Skills {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usagef("the skills folder %s that run %s was started with is gone: point at a replacement with --skills DIR", dir, id)
+		}
+	}
+	if s.Policy != "" {
+		if _, err := os.Stat(s.Policy); err != nil {
+			return usagef("the policy file %s that run %s was started with is gone (%v): put it back to go on", s.Policy, id, rootCause(err))
+		}
+	}
+	return nil
+}
+
+// describeChange says what a setup change did, for the terminal.
+func describeChange(c engine.SetupChange) string {
+	from := c.From
+	if from == "" {
+		from = "(not recorded)"
+	}
+	to := c.To
+	if to == "" {
+		to = "(none)"
+	}
+	return fmt.Sprintf("%s %s -> %s", c.Field, from, to)
+}
+
 func newResumeCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
@@ -124,6 +252,10 @@ func newResumeCmd(a *cli) *cobra.Command {
 		Short: "Continue a waiting or interrupted run",
 		Long: `Continue a run that waits for a decision or was interrupted, in the mode it was
 started with unless --auto or --force-auto is given again. RUN is an id from gonogo runs.
+The run goes on with the runner, agent, skills, workflows folder and policy recorded when
+it started, whatever the environment says now; --runner, --runner-cmd and --skills
+replace them, and the change is journaled. When what was recorded is gone, resume refuses
+(exit 2) before touching the run and names the flag that points at a replacement.
 
 ` + exitCodes,
 		RunE:              a.action(f, cmdResume),
@@ -138,42 +270,23 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
-	var cat engine.Catalog = parse.NewCatalog(nil)
 	peek, err := peekRun(ctx, f.data, id)
 	if err != nil {
 		return fail(e, "resume", err)
 	}
-	if peek != nil && f.DryRun != peek.DryRun {
-		// A run keeps the kind it started as: a real run is never
-		// continued dry, and a dry run never reaches an agent.
-		if f.DryRun {
-			fmt.Fprintln(e.stderr, "warning: --dry-run ignored: this run was started for real")
-		}
-		f.DryRun = peek.DryRun
-	}
-	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
-		return fail(e, "resume", usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command"))
-	}
-	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
-		// A demo run goes on with the demo's stand-in agent and skills.
-		c, _, cleanup, err := exampleCatalog()
-		if err != nil {
-			return fail(e, "resume", err)
-		}
-		defer cleanup()
-		cat, f.runnerOverride = c, exampleRunner{delay: 900 * time.Millisecond}
-	} else if c, err := cfg.loadSkills(f.skills); err == nil {
-		cat = c
-	} else if !errors.Is(err, os.ErrNotExist) {
+	cat, setup, cleanup, err := prepareResume(e, peek, f, &cfg)
+	if err != nil {
 		return fail(e, "resume", err)
 	}
+	defer cleanup()
 	box := newInbox()
 	// Dry runs stay dry whatever --runner says; their steps never reach it.
-	a, err := startApp(ctx, e, cfg, f, cat, box)
+	a, err := startApp(ctx, e, cfg, f, cat, box, "resume")
 	if err != nil {
 		return fail(e, "resume", err)
 	}
 	defer a.close()
+	a.carry(id)
 	r, err := a.svc.Load(ctx, id)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
@@ -186,16 +299,10 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if r.Finished() {
 		return d.finish(r)
 	}
-	var mode engine.Mode
-	if f.Auto || f.ForceAuto {
-		p := r.Plan
-		p.Flags.Auto, p.Flags.ForceAuto = f.Auto || f.ForceAuto, f.ForceAuto
-		var warn string
-		mode, warn = engine.ResolveMode(p)
-		if warn != "" {
-			fmt.Fprintf(e.stderr, "warning: %s\n", warn)
-		}
+	if err := recordSetup(ctx, e, a.svc, r, setup, d.actor); err != nil {
+		return fail(e, "resume", err)
 	}
+	mode := resumeMode(e, r, f)
 	d.interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
 	if err != nil {
@@ -203,4 +310,95 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	}
 	d.waiting(ctx, r)
 	return d.drive(ctx, r)
+}
+
+// prepareResume settles, before anything is started, how a stored run
+// (peek; nil when there is none, left for resume to report) goes on: dry
+// or not as it started, its setup (see resumeSetup), and its skills. A demo
+// run goes on with the demo's stand-in agent and skills; cleanup removes
+// them.
+func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Catalog, *engine.Setup, func(), error) {
+	none := func() {}
+	if peek != nil && f.DryRun != peek.DryRun {
+		// A run keeps the kind it started as: a real run is never
+		// continued dry, and a dry run never reaches an agent.
+		if f.DryRun {
+			fmt.Fprintln(e.stderr, "warning: --dry-run ignored: this run was started for real")
+		}
+		f.DryRun = peek.DryRun
+	}
+	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
+		c, _, cleanup, err := exampleCatalog()
+		if err != nil {
+			return nil, nil, none, err
+		}
+		f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
+		return c, nil, cleanup, nil
+	}
+	var setup *engine.Setup
+	if peek != nil && !peek.Finished() {
+		s, err := resumeSetup(e, peek, f, cfg)
+		if err != nil {
+			return nil, nil, none, err
+		}
+		setup = &s
+	}
+	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
+		return nil, nil, none, usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command")
+	}
+	c, err := loadSetupSkills(*cfg, f, setup)
+	switch {
+	case err == nil:
+		return c, setup, none, nil
+	case errors.Is(err, os.ErrNotExist):
+		return parse.NewCatalog(nil), setup, none, nil
+	}
+	return nil, nil, none, err
+}
+
+// loadSetupSkills loads the skills a resumed run goes on with: the folders
+// recorded with it (one: as if given with --skills; several: Claude Code's
+// folders, found when it started), else as a new run would.
+func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catalog, error) {
+	switch {
+	case setup == nil || len(setup.Skills) == 0:
+		return cfg.loadSkills(f.skills)
+	case len(setup.Skills) == 1:
+		return cfg.loadSkills(setup.Skills[0])
+	}
+	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.skillSources("").agents})
+}
+
+// recordSetup journals how the run goes on when it differs from what was
+// recorded, and says so.
+func recordSetup(ctx context.Context, e env, svc *engine.Service, r *engine.Run, setup *engine.Setup, who string) error {
+	if setup == nil {
+		return nil
+	}
+	changes := engine.DiffSetup(r.Setup, setup)
+	if len(changes) == 0 {
+		return nil
+	}
+	if _, err := svc.ChangeSetup(ctx, r.ID, *setup, who); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", who, describeChange(c))
+	}
+	return nil
+}
+
+// resumeMode is the mode resume --auto or --force-auto asks for; "" keeps
+// the run's.
+func resumeMode(e env, r *engine.Run, f *runFlags) engine.Mode {
+	if !f.Auto && !f.ForceAuto {
+		return ""
+	}
+	p := r.Plan
+	p.Flags.Auto, p.Flags.ForceAuto = true, f.ForceAuto
+	mode, warn := engine.ResolveMode(p)
+	if warn != "" {
+		fmt.Fprintf(e.stderr, "warning: %s\n", warn)
+	}
+	return mode
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -113,10 +114,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if _, err := bot.New(bcfg, nil); err != nil {
 		return fail(e, "serve", usagef("%v", err))
 	}
-	name := f.runner
-	if f.DryRun {
-		name = "dry-run"
-	}
+	name := runnerName(f)
 	rcfg, err := runnerConfig(cfg, f)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -124,6 +122,9 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	run, err := runner.New(name, rcfg)
 	if err != nil {
 		return fail(e, "serve", usagef("%v", err))
+	}
+	if err := requireAgent(f); err != nil {
+		return fail(e, "serve", err)
 	}
 	db, err := openStore(f.data)
 	if err != nil {
@@ -141,7 +142,8 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	bcfg.Inbox = inbox
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
-		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol})
+		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		Setup: setupOf(f, cfg)})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -151,6 +153,13 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return svc.Run(gctx) })
 	g.Go(func() error { return b.Run(gctx) })
+	// Other gonogo processes of this user read runs and decide through the
+	// local API, since the store's lock keeps them out of the file.
+	if ln, err := listenLocal(f.data); err != nil {
+		log.Warn("gonogo runs, show and decide cannot reach this server", "err", err)
+	} else {
+		g.Go(func() error { return serveLocal(gctx, ln, &localAPI{db: db, svc: svc, log: log, command: "serve"}) })
+	}
 	if sc.HTTPAddr != "" {
 		ln, err := net.Listen("tcp", sc.HTTPAddr)
 		if err != nil {
@@ -184,14 +193,13 @@ func httpHandler(b *bot.Bot, svc *engine.Service) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, err := svc.List(r.Context())
-		switch {
-		case err != nil:
-			http.Error(w, "store: "+err.Error(), http.StatusServiceUnavailable)
-		case !b.Metrics().Connected():
-			http.Error(w, "not connected to Slack", http.StatusServiceUnavailable)
-		default:
-			fmt.Fprintln(w, "ok")
-		}
+		code, body := health(b.Connection(), err)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(body)
 	})
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		list, err := svc.List(r.Context())
@@ -211,4 +219,43 @@ func httpHandler(b *bot.Bot, svc *engine.Service) http.Handler {
 		b.Metrics().Write(w, list, active)
 	})
 	return mux
+}
+
+// healthJSON is what /healthz answers.
+type healthJSON struct {
+	// Status is "ok" (200) or "unavailable" (503): not connected to
+	// Slack, or the store cannot be read.
+	Status string    `json:"status"`
+	Store  string    `json:"store"` // "ok" or why it cannot be read
+	Slack  slackJSON `json:"slack"`
+}
+
+type slackJSON struct {
+	Connected bool `json:"connected"`
+	// LastError is the last failed attempt to connect since serve
+	// started, even when a later one succeeded; null when none failed.
+	LastError *connErrorJSON `json:"last_error"`
+}
+
+type connErrorJSON struct {
+	Time     time.Time `json:"time"`
+	Call     string    `json:"call"`  // auth.test or apps.connections.open
+	Error    string    `json:"error"` // Slack's error code or the network error; never a token
+	Refused  bool      `json:"token_refused"`
+	Failures int       `json:"failures"` // failed attempts in a row
+}
+
+func health(c bot.ConnState, storeErr error) (int, healthJSON) {
+	h := healthJSON{Status: "ok", Store: "ok", Slack: slackJSON{Connected: c.Connected}}
+	if e := c.LastError; e != nil {
+		h.Slack.LastError = &connErrorJSON{Time: e.Time, Call: e.Call, Error: e.Err, Refused: e.Refused, Failures: e.Failures}
+	}
+	if storeErr != nil {
+		h.Store = storeErr.Error()
+	}
+	if storeErr != nil || !c.Connected {
+		h.Status = "unavailable"
+		return http.StatusServiceUnavailable, h
+	}
+	return http.StatusOK, h
 }

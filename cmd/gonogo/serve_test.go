@@ -118,8 +118,8 @@ func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		code, body = get(t, "http://"+addr+"/healthz")
 	}
-	if code != http.StatusOK || strings.TrimSpace(body) != "ok" {
-		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
+	if code != http.StatusOK || !strings.Contains(body, `"status": "ok"`) || !strings.Contains(body, `"connected": true`) {
+		t.Errorf("/healthz = %d %q, want 200, status ok, connected", code, body)
 	}
 
 	const ch = "C0SERVE"
@@ -189,8 +189,8 @@ func TestServeRefusesBadTokensAtStart(t *testing.T) {
 		{"no bot token", map[string]string{"SLACK_BOT_TOKEN": ""}, "SLACK_BOT_TOKEN is not set"},
 		{"bot token as app token", map[string]string{"SLACK_APP_TOKEN": "xoxb-" + secret}, "SLACK_APP_TOKEN does not look like an app-level token"},
 		{"user token as bot token", map[string]string{"SLACK_BOT_TOKEN": "xoxp-" + secret}, "SLACK_BOT_TOKEN does not look like a bot token"},
-		{"bot token Slack refuses", map[string]string{"SLACK_BOT_TOKEN": "xoxb-" + secret}, "Slack refused SLACK_BOT_TOKEN"},
-		{"app token Slack refuses", map[string]string{"SLACK_APP_TOKEN": "xapp-" + secret}, "Slack refused SLACK_APP_TOKEN"},
+		{"bot token Slack refuses", map[string]string{"SLACK_BOT_TOKEN": "xoxb-" + secret}, "SLACK_BOT_TOKEN refused by Slack"},
+		{"app token Slack refuses", map[string]string{"SLACK_APP_TOKEN": "xapp-" + secret}, "SLACK_APP_TOKEN refused by Slack"},
 		{"API URL without its slash", map[string]string{"SLACK_API_URL": strings.TrimSuffix(srv.APIURL(), "/")}, `SLACK_API_URL must end with "/"`},
 	}
 	for _, c := range cases {

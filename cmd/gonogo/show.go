@@ -32,7 +32,7 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "runs", usagef("takes no arguments (got %q)", f.positional[0]))
 	}
-	db, err := openStore(f.data)
+	db, err := openReader(ctx, e, f.data)
 	if err != nil {
 		return fail(e, "runs", err)
 	}
@@ -138,18 +138,30 @@ type jsonRunLine struct {
 }
 
 type jsonRun struct {
-	ID      string      `json:"id"`
-	State   string      `json:"state"`
-	Input   string      `json:"input"`
-	Source  string      `json:"source"`
-	Mode    string      `json:"mode"`
-	Created time.Time   `json:"created"`
-	Updated time.Time   `json:"updated"`
-	CostUSD float64     `json:"cost_usd"`
-	Halt    *string     `json:"halt"`
-	Halted  bool        `json:"halted,omitempty"` // waiting, halted on a FAILED step
+	ID      string    `json:"id"`
+	State   string    `json:"state"`
+	Input   string    `json:"input"`
+	Source  string    `json:"source"`
+	Mode    string    `json:"mode"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	CostUSD float64   `json:"cost_usd"`
+	Halt    *string   `json:"halt"`
+	Halted  bool      `json:"halted,omitempty"` // waiting, halted on a FAILED step
+	// Setup is how the run is carried out (resume goes on with it); null
+	// for a run recorded before gonogo kept it.
+	Setup   *jsonSetup  `json:"setup"`
 	Steps   []jsonStep  `json:"steps"`
 	Journal []jsonEvent `json:"journal"`
+}
+
+type jsonSetup struct {
+	Runner     string   `json:"runner"`
+	RunnerCmd  string   `json:"runner_cmd"`
+	RunnerArgs []string `json:"runner_args"`
+	Skills     []string `json:"skills"`
+	Workflows  string   `json:"workflows"`
+	Policy     string   `json:"policy"`
 }
 
 type jsonStep struct {
@@ -177,6 +189,12 @@ type jsonAttempt struct {
 	Started        time.Time  `json:"started"`
 	Finished       *time.Time `json:"finished"`
 	Skill          string     `json:"skill,omitempty"` // a fallback skill the attempt ran instead of the step's
+	// SHA256 is the hex digest of the attempt's current artifact (the edit,
+	// if edited), null when it has none; StoreOnly says the artifact is in
+	// the database and on no file (a one-step run): gonogo show RUN
+	// --artifact N --attempt K prints it.
+	SHA256    *string `json:"sha256"`
+	StoreOnly bool    `json:"store_only"`
 }
 
 type jsonEvent struct {
@@ -195,34 +213,76 @@ type jsonEvent struct {
 	CostUSD  float64   `json:"cost_usd,omitempty"`
 	Mode     string    `json:"mode,omitempty"`
 	State    string    `json:"state,omitempty"`
+	// Changes are a setup-changed event's: what resume changed in how the
+	// run is carried out.
+	Changes []jsonChange `json:"changes,omitempty"`
+}
+
+type jsonChange struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 }
 
 func newShowCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
+	var art artifactFlags
 	c := &cobra.Command{
 		Use:   "show [flags] RUN",
 		Short: "Show one run: its steps, attempts and journal",
 		Long: `Show one run from the store: its steps, every attempt, and the journal of what
-happened. RUN is an id from gonogo runs.`,
-		RunE:              a.action(f, cmdShow),
+happened. RUN is an id from gonogo runs. With --artifact N, print step N's artifact
+instead, byte for byte: the step's current one (the edit, if it was edited), or with
+--attempt K that attempt's. It works while another gonogo holds the data directory.
+
+Exit codes: 0 shown, 1 the step or attempt has no artifact, 2 no such run, step or
+attempt, or another usage or I/O error.`,
+		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
+			return cmdShow(ctx, e, cfg, f, art)
+		}),
 		ValidArgsFunction: a.completeRunIDs(f),
 	}
 	a.addJSONFlag(c, f)
 	a.addDataFlag(c, f)
+	c.Flags().IntVar(&art.step, "artifact", 0, "print step `N`'s artifact, byte for byte")
+	c.Flags().IntVar(&art.attempt, "attempt", 0, "with --artifact: attempt `K`'s artifact instead of the current one")
+	a.completeFlag(c, "artifact", cobra.NoFileCompletions)
+	a.completeFlag(c, "attempt", cobra.NoFileCompletions)
 	return c
 }
 
-func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
+// artifactFlags are show's --artifact N and --attempt K.
+type artifactFlags struct{ step, attempt int }
+
+func (a artifactFlags) check(json bool) error {
+	switch {
+	case a.step < 0 || a.attempt < 0:
+		return usagef("--artifact and --attempt take a step or attempt number (1, 2, ...)")
+	case a.attempt != 0 && a.step == 0:
+		return usagef("--attempt goes with --artifact N")
+	case a.step != 0 && json:
+		return usagef("--artifact prints the artifact itself; --json is for the run")
+	}
+	return nil
+}
+
+func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFlags) int {
 	if len(f.positional) != 1 {
 		return fail(e, "show", usagef("expected one run id (see gonogo runs)"))
 	}
-	db, err := openStore(f.data)
+	if err := art.check(f.json); err != nil {
+		return fail(e, "show", err)
+	}
+	db, err := openReader(ctx, e, f.data)
 	if err != nil {
 		return fail(e, "show", err)
 	}
 	defer db.Close()
 	id := engine.RunID(f.positional[0])
-	r, journal, err := loadWithJournal(ctx, db, id)
+	if art.step != 0 {
+		return showArtifact(ctx, e, db, f.data, id, art.step, art.attempt)
+	}
+	r, journal, err := db.RunWithJournal(ctx, id)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
 			return fail(e, "show", fmt.Errorf("no run %s in %s (see gonogo runs)", id, f.data))
@@ -230,7 +290,11 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "show", err)
 	}
 	if f.json {
-		return writeJSON(e, "show", runJSON(r, journal, f.data))
+		sums, err := db.ArtifactSums(ctx, id)
+		if err != nil {
+			return fail(e, "show", err)
+		}
+		return writeJSON(e, "show", runJSON(r, journal, f.data, sums))
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	_, detail := runState(r)
@@ -241,6 +305,16 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if r.CostUSD > 0 {
 		fmt.Fprintf(e.stdout, "Cost:       $%.2f\n", r.CostUSD)
 	}
+	if st := r.Setup; st != nil {
+		agent := st.Runner
+		if st.RunnerCmd != "" {
+			agent += " (" + st.RunnerCmd + ")"
+		}
+		fmt.Fprintf(e.stdout, "Runner:     %s\n", agent)
+		if len(st.Skills) > 0 {
+			fmt.Fprintf(e.stdout, "Skills:     %s\n", strings.Join(st.Skills, ", "))
+		}
+	}
 	fmt.Fprintln(e.stdout)
 	printSteps(e.stdout, r, f.data)
 	printLeftovers(e.stdout, r.Plan)
@@ -249,6 +323,86 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags) int {
 		fmt.Fprintf(e.stdout, "  %4d %s %-17s %s\n", ev.Seq, ev.Time.Local().Format("2006-01-02 15:04:05"), ev.Type, eventDetail(r, ev))
 	}
 	return exitOK
+}
+
+// showArtifact prints the artifact of step n of a run to stdout, byte for
+// byte: the step's current one (its latest attempt's, the edit if it was
+// edited), or attempt k's. A run, step or attempt that does not exist is
+// exit 2; one that exists and has no artifact is exit 1.
+func showArtifact(ctx context.Context, e env, db runReader, data string, id engine.RunID, n, k int) int {
+	r, err := db.Load(ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return fail(e, "show", fmt.Errorf("no run %s in %s (see gonogo runs)", id, data))
+	}
+	if err != nil {
+		return fail(e, "show", err)
+	}
+	a, why, err := artifactAttempt(r, n, k)
+	if err != nil {
+		return fail(e, "show", err)
+	}
+	if a == nil {
+		fmt.Fprintf(e.stderr, "gonogo show: %s\n", why)
+		return exitRefused
+	}
+	body, err := db.Artifact(ctx, id, n, a.N)
+	if errors.Is(err, engine.ErrNotFound) {
+		fmt.Fprintf(e.stderr, "gonogo show: step %d attempt %d of run %s has no artifact stored\n", n, a.N, id)
+		return exitRefused
+	}
+	if err != nil {
+		return fail(e, "show", err)
+	}
+	if _, err := e.stdout.Write(body); err != nil {
+		return fail(e, "show", err)
+	}
+	return exitOK
+}
+
+// artifactAttempt finds the attempt whose artifact show --artifact n
+// [--attempt k] prints. It returns an error for a step or attempt that does
+// not exist, and a nil attempt with the reason for one without an artifact.
+func artifactAttempt(r *engine.Run, n, k int) (*engine.Attempt, string, error) {
+	s := r.Step(n)
+	if s == nil {
+		return nil, "", usagef("run %s has no step %d (it has %d)", r.ID, n, len(r.Steps))
+	}
+	with := attemptsWithArtifact(s)
+	if k != 0 {
+		a := attemptOf(s, k)
+		switch {
+		case a == nil:
+			return nil, "", usagef("step %d of run %s has no attempt %d (it has %d)", n, r.ID, k, len(s.Attempts))
+		case !a.Artifact:
+			return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, k, orDash(string(a.Result)), with), nil
+		}
+		return a, "", nil
+	}
+	l := s.Latest()
+	switch {
+	case l == nil:
+		return nil, fmt.Sprintf("step %d has not run (%s): no artifact", n, s.Status), nil
+	case s.Status == engine.StepSkipped:
+		return nil, fmt.Sprintf("step %d was skipped: it has no current artifact%s", n, with), nil
+	case !l.Artifact:
+		return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, l.N, orDash(string(l.Result)), with), nil
+	}
+	return l, "", nil
+}
+
+// attemptsWithArtifact names the attempts of s that have an artifact, for
+// a message about one that has none.
+func attemptsWithArtifact(s *engine.Step) string {
+	var ks []string
+	for _, a := range s.Attempts {
+		if a.Artifact {
+			ks = append(ks, fmt.Sprintf("--attempt %d", a.N))
+		}
+	}
+	if len(ks) == 0 {
+		return ""
+	}
+	return "; stored: " + strings.Join(ks, ", ")
 }
 
 func loadWithJournal(ctx context.Context, db *storage.DB, id engine.RunID) (*engine.Run, []engine.Event, error) {
@@ -278,6 +432,12 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 		return fmt.Sprintf("%s, attempt %d: %s by %s", stepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
 	case engine.EvModeChanged:
 		return string(ev.Mode)
+	case engine.EvSetupChanged:
+		parts := make([]string, 0, len(ev.Changes))
+		for _, c := range ev.Changes {
+			parts = append(parts, describeChange(c))
+		}
+		return fmt.Sprintf("%s by %s", strings.Join(parts, "; "), ev.Actor)
 	case engine.EvStepsAdded:
 		ids := make([]string, 0, len(ev.Added))
 		for _, a := range ev.Added {
@@ -293,11 +453,19 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 	return ""
 }
 
-func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
+func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.ArtifactSum) jsonRun {
+	sha := map[[2]int]string{}
+	for _, s := range sums {
+		sha[[2]int{s.Step, s.Attempt}] = s.SHA256
+	}
 	out := jsonRun{
 		ID: string(r.ID), State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
 		Mode: engine.RunModeName(r.Mode, r.DryRun), Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD,
 		Halt: strOrNil(r.Halt), Steps: []jsonStep{}, Journal: []jsonEvent{},
+	}
+	if st := r.Setup; st != nil {
+		out.Setup = &jsonSetup{Runner: st.Runner, RunnerCmd: st.RunnerCmd, RunnerArgs: append([]string{}, st.RunnerArgs...),
+			Skills: append([]string{}, st.Skills...), Workflows: st.Workflows, Policy: st.Policy}
 	}
 	if state, _ := runState(r); state == stateHalted {
 		out.Halted = true
@@ -322,6 +490,10 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 				p := filepath.Join(data, filepath.FromSlash(a.File))
 				ja.Artifact = &p
 			}
+			if h, ok := sha[[2]int{s.N, a.N}]; ok && a.Artifact {
+				ja.SHA256 = &h
+				ja.StoreOnly = a.File == ""
+			}
 			if !a.Finished.IsZero() {
 				t := a.Finished
 				ja.Finished = &t
@@ -335,7 +507,16 @@ func runJSON(r *engine.Run, journal []engine.Event, data string) jsonRun {
 			Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt, Actor: ev.Actor,
 			Kind: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback, Status: string(ev.Status), Result: string(ev.Result),
 			Reason: ev.Reason, CostUSD: ev.CostUSD, Mode: string(ev.Mode), State: string(ev.State),
+			Changes: jsonChanges(ev.Changes),
 		})
+	}
+	return out
+}
+
+func jsonChanges(cs []engine.SetupChange) []jsonChange {
+	var out []jsonChange
+	for _, c := range cs {
+		out = append(out, jsonChange(c))
 	}
 	return out
 }

@@ -43,6 +43,19 @@ func (b *inbox) Notify(n engine.Notice) {
 	}
 }
 
+// newer reports whether a notice waiting to be drained shows run id past
+// seq: a change this terminal did not make (a decision from gonogo decide).
+func (b *inbox) newer(id engine.RunID, seq uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range b.items {
+		if n.Progress == nil && n.Run != nil && n.Run.ID == id && n.Run.Seq > seq {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *inbox) drain() []engine.Notice {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -385,7 +398,7 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		if ev.File != "" {
 			fmt.Fprintf(d.out, "  Artifact: %s\n", filepath.Join(d.data, filepath.FromSlash(ev.File)))
 		} else {
-			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s)\n", r.ID)
+			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d)\n", r.ID, ev.Step, ev.Attempt)
 		}
 		if body, err := d.svc.Artifact(ctx, r.ID, ev.Step, ev.Attempt); err == nil {
 			printPreview(d.out, body, 12)
@@ -562,7 +575,15 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		if d.tty {
 			fmt.Fprintf(d.out, "%s %s > ", stepTitle(r, s), promptFor(allowed))
 		}
-		line, err := d.in.read(ctx)
+		line, err := d.readOrMoved(ctx, r)
+		if errors.Is(err, errMovedOn) {
+			// Decided elsewhere: drive shows what happened and asks
+			// about what is next.
+			if d.tty {
+				fmt.Fprintln(d.out)
+			}
+			return nil, 0, false
+		}
 		if ctx.Err() != nil {
 			d.stopped(r, s)
 			return nil, exitWaiting, true
@@ -605,6 +626,41 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 			return nil, exitUsage, true
 		}
 	}
+}
+
+// errMovedOn ends a wait for a decision line when the run moved on without
+// one.
+var errMovedOn = errors.New("the run moved on")
+
+// readOrMoved reads a decision line, or gives way with errMovedOn when the
+// run changes meanwhile (decided with gonogo decide, say).
+func (d *driver) readOrMoved(ctx context.Context, r *engine.Run) (string, error) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-d.box.signal:
+				if d.box.newer(r.ID, r.Seq) {
+					cancel(errMovedOn)
+					return
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	line, err := d.in.read(rctx)
+	close(stop)
+	wg.Wait()
+	if ctx.Err() == nil && errors.Is(context.Cause(rctx), errMovedOn) {
+		return "", errMovedOn
+	}
+	return line, err
 }
 
 func attemptN(a *engine.Attempt) int {
@@ -883,7 +939,7 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 			if l.File != "" {
 				art = filepath.Join(data, filepath.FromSlash(l.File))
 			} else if l.Artifact {
-				art = "(in the store)"
+				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d", r.ID, s.N)
 			}
 		}
 		if s.Status == engine.StepSkipped {

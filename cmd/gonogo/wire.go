@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-shellwords"
 
@@ -15,12 +18,26 @@ import (
 	"github.com/gonogo/gonogo/storage"
 )
 
-// app is an open store and a service over it, for run, resume and demo.
+// app is an open store, a service over it, and the local API that lets
+// other gonogo processes read its runs and decide, for run, resume and
+// demo.
 type app struct {
 	db   *storage.DB
 	svc  *engine.Service
 	done chan struct{}
 	stop context.CancelFunc
+
+	apiDone chan struct{}
+	apiStop context.CancelFunc
+	api     *localAPI // nil when the socket could not be served
+}
+
+// carry says which run this app carries out: decisions other processes
+// send for it are acted on; for other runs they are only recorded.
+func (a *app) carry(id engine.RunID) {
+	if a.api != nil {
+		a.api.carry(id)
+	}
 }
 
 func newLogger(e env, cfg config) *slog.Logger {
@@ -31,12 +48,83 @@ func newLogger(e env, cfg config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
 
+// openStore opens the store, which takes the data directory's lock and
+// marks the steps a dead gonogo left running as interrupted, then stops
+// the agents that gonogo left running, before any step can be redone.
 func openStore(dataDir string) (*storage.DB, error) {
 	db, err := storage.Open(dataDir, storage.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("open the store: %w", err)
 	}
+	reapAgents(dataDir, slog.Default())
 	return db, nil
+}
+
+// agentsDir is where running agents are recorded: <data>/agents.
+func agentsDir(dataDir string) string { return filepath.Join(dataDir, "agents") }
+
+// reapAgents kills the agents a gonogo that died left running on this data
+// directory, and says so. The caller holds the store's lock.
+func reapAgents(dataDir string, log *slog.Logger) {
+	left, err := runner.ReapAgents(agentsDir(dataDir))
+	for _, l := range left {
+		log.Warn("stopped an agent left running by a gonogo that is gone",
+			"run", l.Run, "step", l.Step, "attempt", l.Attempt, "agent", l.Cmd, "pgid", l.PGID, "pids", fmt.Sprint(l.PIDs),
+			"started", l.Started.Local().Format(time.DateTime))
+	}
+	if err != nil {
+		log.Warn("could not read every agent record", "dir", agentsDir(dataDir), "err", err)
+	}
+}
+
+// runnerName is the runner a command uses: --dry-run wins over --runner.
+func runnerName(f *runFlags) string {
+	if f.DryRun {
+		return "dry-run"
+	}
+	return f.runner
+}
+
+// agentMissing says why the configured runner cannot start its agent
+// (its executable is not found), in words that name the executable and
+// how to point at another; nil when it can, or when nothing is run.
+func agentMissing(f *runFlags) error {
+	name := runnerName(f)
+	if f.runnerOverride != nil && !f.DryRun {
+		return nil // the demo's stand-in
+	}
+	info, ok := runner.Lookup(name)
+	if !ok {
+		return nil // runner.New refuses it, with the valid names
+	}
+	_, err := info.Find(f.runnerCmd)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, runner.ErrNoExecutable):
+		return fmt.Errorf("the %s runner needs an executable: set --runner-cmd PATH or GONOGO_RUNNER_CMD", name)
+	}
+	exe := info.Executable(f.runnerCmd)
+	where := "on PATH"
+	if strings.ContainsRune(exe, filepath.Separator) {
+		where = "there"
+	}
+	how := "install it, or point at the executable with --runner-cmd PATH (GONOGO_RUNNER_CMD)"
+	if f.runnerCmd != "" {
+		how = "fix --runner-cmd / GONOGO_RUNNER_CMD"
+	}
+	return fmt.Errorf("the %s runner's agent %q is not %s: %s, or choose another runner with --runner (%s), or --dry-run",
+		name, exe, where, how, strings.Join(runner.Names(), ", "))
+}
+
+// requireAgent refuses to start when the configured agent cannot be run
+// (a usage error: exit 2), so a missing executable shows before any step
+// rather than as a FAILED first step.
+func requireAgent(f *runFlags) error {
+	if err := agentMissing(f); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
 }
 
 // warnPendingFiles says when artifact files a failure left unwritten still
@@ -49,11 +137,8 @@ func warnPendingFiles(e env, db *storage.DB) {
 
 // startApp opens the store (recovering it after a crash) and starts the
 // service. The caller must call close.
-func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Catalog, n engine.Notifier) (*app, error) {
-	name := f.runner
-	if f.DryRun {
-		name = "dry-run"
-	}
+func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Catalog, n engine.Notifier, holder string) (*app, error) {
+	name := runnerName(f)
 	rcfg, err := runnerConfig(cfg, f)
 	if err != nil {
 		return nil, err
@@ -76,10 +161,12 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		return nil, err
 	}
 	warnPendingFiles(e, db)
+	log := newLogger(e, cfg)
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
-		MaxParallel: cfg.MaxParallel, Log: newLogger(e, cfg),
+		MaxParallel: cfg.MaxParallel, Log: log,
 		Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		Setup: setupOf(f, cfg),
 	})
 	rctx, stop := context.WithCancel(ctx)
 	a := &app{db: db, svc: svc, done: make(chan struct{}), stop: stop}
@@ -87,13 +174,67 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		defer close(a.done)
 		_ = svc.Run(rctx)
 	}()
+	actx, apiStop := context.WithCancel(ctx)
+	a.apiDone, a.apiStop = make(chan struct{}), apiStop
+	ln, err := listenLocal(f.data)
+	if err != nil {
+		// The run goes on; only other processes cannot look in or decide.
+		fmt.Fprintf(e.stderr, "warning: %v; gonogo runs, show and decide cannot reach this run until it ends\n", err)
+		close(a.apiDone)
+		return a, nil
+	}
+	a.api = &localAPI{db: db, svc: svc, log: log, command: holder}
+	go func() {
+		defer close(a.apiDone)
+		if err := serveLocal(actx, ln, a.api); err != nil {
+			log.Error("local API stopped", "err", err)
+		}
+	}()
 	return a, nil
 }
 
+// close stops what startApp started, in reverse: the local API, the
+// service, the store.
 func (a *app) close() {
+	a.apiStop()
+	<-a.apiDone
 	a.stop()
 	<-a.done
 	_ = a.db.Close()
+}
+
+// setupOf is the setup recorded with the runs this gonogo starts: how it
+// carries out their steps, with paths made absolute so that a resume from
+// another directory finds the same agent, skills and files.
+func setupOf(f *runFlags, cfg config) *engine.Setup {
+	s := &engine.Setup{Runner: f.runner, RunnerCmd: absCmd(f.runnerCmd), Workflows: absPath(cfg.WorkflowsDir),
+		Policy: absPath(cfg.Policy)}
+	// startApp has checked they split.
+	s.RunnerArgs, _ = splitRunnerArgs(cfg.RunnerArgs)
+	for _, dir := range cfg.skillSources(f.skills).dirs {
+		s.Skills = append(s.Skills, absPath(dir))
+	}
+	return s
+}
+
+// absCmd makes an executable's path absolute; a bare name (found on PATH,
+// like claude) stays as it is, as does "".
+func absCmd(p string) string {
+	if !strings.ContainsRune(p, '/') && !strings.ContainsRune(p, filepath.Separator) {
+		return p
+	}
+	return absPath(p)
+}
+
+// absPath makes a path absolute; "" stays "".
+func absPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // actor names the person deciding in a terminal.
@@ -115,7 +256,7 @@ func actor(e env) string {
 // or that holds an unquoted ; & | < or > (which a shell would take as
 // another command or a redirection), is refused naming the variable.
 func runnerConfig(cfg config, f *runFlags) (runner.Config, error) {
-	rcfg := runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact)}
+	rcfg := runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact), AgentsDir: agentsDir(f.data)}
 	args, err := splitRunnerArgs(cfg.RunnerArgs)
 	if err != nil {
 		return rcfg, usagef("configuration: GONOGO_RUNNER_ARGS=%q %v; quote arguments as in a shell, for example GONOGO_RUNNER_ARGS='--model opus --append-system-prompt \"Be brief.\"'", cfg.RunnerArgs, err)

@@ -41,6 +41,7 @@ func (c *Command) Run(ctx context.Context, job engine.Job, _ func(engine.Progres
 		stdin:   job.Prompt,
 		timeout: c.cfg.stepTimeout(job),
 		grace:   c.cfg.killGrace(),
+		agents:  c.cfg.AgentsDir,
 	}, func(r io.Reader) error {
 		var err error
 		artifact, err = readCapped(r, max)

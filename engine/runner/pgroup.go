@@ -1,22 +1,29 @@
 package runner
 
 // The Linux process handling lives in this file: process groups, the
-// group-wide signals and the exit wait that leaves the leader unreaped.
+// parent-death signal, the group-wide signals, the exit wait that leaves the
+// leader unreaped, and what the agent records read from /proc (start times,
+// group members, environments) and the exact kill through a pidfd.
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 )
 
 // ownGroup starts the agent as the leader of a new process group, so one
-// signal reaches everything it starts. Pdeathsig is left alone on purpose: it
-// fires when the OS thread that started the child exits, which the Go runtime
-// may do long before gonogo does.
+// signal reaches everything it starts, and has the kernel SIGKILL it when
+// gonogo dies, even by SIGKILL. The parent-death signal reaches only the
+// leader, and it fires when the OS thread that started it exits: startLocked
+// keeps that thread alive for the leader's life, and the agent records
+// (agents.go) let the next gonogo stop the rest of the group.
 func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // signalGroup sends SIGTERM, or SIGKILL when kill is set, to every process in
@@ -81,4 +88,95 @@ func deathSignal(ps *os.ProcessState) string {
 		return fmt.Sprintf("%s (signal %d, %s)", name, int(sig), sig)
 	}
 	return fmt.Sprintf("signal %d (%s)", int(sig), sig)
+}
+
+// procStat is what gonogo reads from /proc/PID/stat.
+type procStat struct {
+	pid   int
+	state byte // R, S, D, Z (a zombie), ...
+	pgrp  int
+	start uint64 // clock ticks after boot
+}
+
+// readStat reads /proc/PID/stat. The command name (field 2) may hold
+// spaces and parentheses, so the fields are counted from its last ')'.
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state): pgrp is field 5, starttime field 22.
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: unreadable", pid)
+	}
+	return procStat{pid: pid, state: f[0][0], pgrp: pgrp, start: start}, nil
+}
+
+// procStart returns when the process pid started, in clock ticks after
+// boot: with the pid, it names one process for the whole uptime.
+func procStart(pid int) (uint64, error) {
+	st, err := readStat(pid)
+	return st.start, err
+}
+
+// bootID names this boot of the machine; start times are counted from it.
+func bootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+}
+
+// groupMembers lists the live processes of process group pgid; a zombie,
+// dead already, is left out.
+func groupMembers(pgid int) []procStat {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []procStat
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// procEnviron returns the environment process pid started with; nil when
+// it cannot be read (another user's process, a zombie).
+func procEnviron(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// killExact SIGKILLs the process pid only if it is still the one that
+// started at start. The process is held by a pidfd (os.FindProcess on
+// Linux) before its start time is checked again, so the pid cannot pass to
+// another process between the check and the signal.
+func killExact(pid int, start uint64) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	if st, err := procStart(pid); err != nil || st != start {
+		return false
+	}
+	return p.Signal(syscall.SIGKILL) == nil
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +33,10 @@ type spec struct {
 	stdin   string
 	timeout time.Duration
 	grace   time.Duration
+	// agents is the folder where the running agent is recorded
+	// (Config.AgentsDir), so that a gonogo started after this one died
+	// can stop what it left running; "" records nothing.
+	agents string
 	// stderrLine, when set, is given each line of stderr as it comes
 	// (an agent's retry notices), from another goroutine.
 	stderrLine func(line string)
@@ -117,6 +123,7 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 	}
 	cmd.Dir = s.dir
 	cmd.Env = s.env
+	marker := s.mark(cmd)
 	cmd.Stdin = strings.NewReader(s.stdin)
 	stderr := &tail{max: stderrKeep}
 	cmd.Stderr = stderr
@@ -136,34 +143,20 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 	}
 	defer pr.Close()
 	cmd.Stdout = pw
-	err = cmd.Start()
+	started, exited := startLocked(cmd)
+	err = <-started
 	pw.Close()
 	if err != nil {
 		return exit{err: startError(s.cmd, err), code: -1}
 	}
 	pgid := cmd.Process.Pid
+	defer s.record(pgid, marker)()
 
 	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, timeoutError(s.timeout))
 	defer cancel()
 
 	readDone := make(chan error, 1)
 	go func() { readDone <- consume(pr) }()
-
-	// exited reports the leader's exit without reaping it, so its pid, which
-	// is also the group's id, cannot be reused before the group is killed.
-	// Should that wait fail, Wait reaps it instead.
-	type leaderExit struct {
-		reaped  bool
-		waitErr error
-	}
-	exited := make(chan leaderExit, 1)
-	go func() {
-		if waitExited(pgid) == nil {
-			exited <- leaderExit{}
-			return
-		}
-		exited <- leaderExit{reaped: true, waitErr: cmd.Wait()}
-	}()
 
 	var (
 		stopped  error // why gonogo stopped the agent; nil when it ended by itself
@@ -230,6 +223,75 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 		x.err = fmt.Errorf("waiting for agent %s: %w", filepath.Base(s.cmd), leader.waitErr)
 	}
 	return x
+}
+
+// leaderExit is how the wait for the agent's group leader ended.
+type leaderExit struct {
+	reaped  bool // Wait reaped it (the exit-only wait failed)
+	waitErr error
+}
+
+// startLocked starts cmd from a goroutine locked to its OS thread for as
+// long as the agent's leader runs. The parent-death signal (ownGroup) fires
+// when the thread that started the child exits, not when gonogo does; a
+// goroutine that stays locked keeps its thread alive and keeps every other
+// goroutine off it, so only gonogo's own death can end it early.
+//
+// started gets the start's error; exited then reports the leader's exit
+// without reaping it, so its pid, which is also the group's id, cannot be
+// reused before the group is killed. Should that wait fail, Wait reaps it
+// instead.
+func startLocked(cmd *exec.Cmd) (started <-chan error, exited <-chan leaderExit) {
+	st := make(chan error, 1)
+	ex := make(chan leaderExit, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			st <- err
+			return
+		}
+		st <- nil
+		if waitExited(cmd.Process.Pid) == nil {
+			ex <- leaderExit{}
+			return
+		}
+		ex <- leaderExit{reaped: true, waitErr: cmd.Wait()}
+	}()
+	return st, ex
+}
+
+// mark gives the agent its GONOGO_AGENT_ID when it is to be recorded, and
+// returns it ("" when it is not).
+func (s spec) mark(cmd *exec.Cmd) string {
+	if s.agents == "" {
+		return ""
+	}
+	marker := newAgentMarker()
+	cmd.Env = append(slices.Clip(orEnviron(s.env)), agentMarkerEnv+"="+marker)
+	return marker
+}
+
+// record records the agent started as the leader of group pgid, when it
+// is to be recorded, and returns what removes the record.
+func (s spec) record(pgid int, marker string) (remove func()) {
+	if s.agents == "" {
+		return func() {}
+	}
+	rec, err := recordAgent(s.agents, pgid, marker, s.cmd, s.env)
+	if err != nil {
+		return func() {}
+	}
+	return rec.remove
+}
+
+// orEnviron is env, or gonogo's own environment when env is nil (as
+// exec.Cmd reads a nil Env).
+func orEnviron(env []string) []string {
+	if env == nil {
+		return os.Environ()
+	}
+	return env
 }
 
 // tail keeps the last max bytes written to it. The agent's stderr goes

@@ -77,6 +77,11 @@ type Config struct {
 	// and SIGKILL when gonogo stops it (timeout, cancel, output cap); 0
 	// means 1s.
 	KillGrace time.Duration
+	// AgentsDir is where each running agent's process group is recorded
+	// (<data>/agents), so that the next gonogo on the data directory can
+	// stop what a gonogo that died left running (ReapAgents); "" keeps no
+	// records.
+	AgentsDir string
 }
 
 // names lists the runners New knows, in the order help text shows them.

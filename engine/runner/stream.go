@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -89,6 +90,7 @@ func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, s
 		stdin:   job.Prompt,
 		timeout: cfg.stepTimeout(job),
 		grace:   cfg.killGrace(),
+		agents:  cfg.AgentsDir,
 	}
 	if w, ok := st.(stderrWatcher); ok {
 		sp.stderrLine = func(line string) { fold(func() bool { return w.stderrLine(line) }) }
@@ -120,9 +122,10 @@ func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, s
 // write) are tolerated and counted: they never fail an attempt that ends
 // with a valid result event, and they are mentioned only when it does not.
 type stream struct {
-	turns     int // distinct messages of the main agent
+	turns     int // the main agent's turns, counted as the result's num_turns counts them
 	ids       map[string]bool
-	toolCalls int // tool_use blocks, the main agent's and its subagents'
+	perEvent  bool // the agent counts every message event as a turn (Claude Code before 2.1)
+	toolCalls int  // tool_use blocks, the main agent's and its subagents'
 	lastTool  string
 	status    string // the latest api_retry, until the agent answers again
 	errKind   string // the error field of the last assistant message that had one
@@ -136,6 +139,7 @@ type stream struct {
 type event struct {
 	Type            string          `json:"type"`
 	Subtype         string          `json:"subtype"`
+	Version         string          `json:"claude_code_version"` // on the init event
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
 	Message         json.RawMessage `json:"message"`
 	// Error is set on an assistant message Claude Code made up to report
@@ -195,6 +199,14 @@ func (s *stream) add(line []byte) (newTurn bool) {
 	case "assistant":
 		s.events++
 		return s.assistant(ev)
+	case "user":
+		// Claude Code before 2.1 counts the main agent's tool results as
+		// turns too.
+		s.events++
+		if s.perEvent && ev.ParentToolUseID == nil {
+			s.turns++
+			return true
+		}
 	case "result":
 		var r resultEvent
 		if json.Unmarshal(line, &r) != nil {
@@ -207,7 +219,10 @@ func (s *stream) add(line []byte) (newTurn bool) {
 		return true
 	case "system":
 		s.events++
-		if ev.Subtype == "api_retry" {
+		switch ev.Subtype {
+		case "init":
+			s.perEvent = countsEveryEvent(ev.Version)
+		case "api_retry":
 			s.status = retryStatus(ev)
 			return true
 		}
@@ -259,7 +274,7 @@ func (s *stream) assistant(ev event) (newTurn bool) {
 	// parent_tool_use_id of the Task call that started them.
 	if ev.ParentToolUseID == nil {
 		s.status = ""
-		if m.ID == "" || !s.ids[m.ID] {
+		if s.perEvent || m.ID == "" || !s.ids[m.ID] {
 			if s.ids == nil {
 				s.ids = make(map[string]bool)
 			}
@@ -289,6 +304,22 @@ func (s *stream) assistant(ev event) (newTurn bool) {
 		}
 	}
 	return newTurn
+}
+
+// countsEveryEvent reports whether a Claude Code version counts, in the
+// result's num_turns, every message event of the main conversation after
+// the prompt (its own and the tool results) rather than the main agent's
+// distinct messages, as versions from 2.1 do. A stream that does not say
+// its version is counted as a current one.
+func countsEveryEvent(version string) bool {
+	major, rest, ok := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	if !ok || err1 != nil || err2 != nil {
+		return false
+	}
+	return ma < 2 || ma == 2 && mi < 1
 }
 
 // readLines calls fn with every line r yields, without its newline. fn must

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Exit codes of decide: 0 decided (or already decided with the same
+// key), 1 refused (nothing waiting, not possible now, stale), 2 usage or
+// I/O.
+
+// decideRequest is one gonogo decide.
+type decideRequest struct {
+	data     string
+	run      engine.RunID
+	kind     engine.DecisionKind
+	feedback string
+	step     int    // 0: the step waiting for a decision
+	attempt  int    // 0: the step's latest attempt
+	key      string // "": a fresh one
+	actor    string
+}
+
+// parseDecideArgs reads RUN KIND [feedback...] (the flags are read
+// already).
+func parseDecideArgs(req *decideRequest, positional []string) error {
+	if len(positional) < 2 {
+		return usagef("expected a run id and a decision: gonogo decide RUN approve|skip|redo [feedback]|abort [--step N]")
+	}
+	req.run = engine.RunID(positional[0])
+	kind, err := engine.ParseDecisionKind(strings.ToLower(positional[1]))
+	if err != nil || kind == engine.DecideEdit {
+		return usagef("%q is not a decision decide makes; expected approve, skip, redo [feedback] or abort (edit in the terminal or Slack running the step)", positional[1])
+	}
+	req.kind = kind
+	rest := positional[2:]
+	if len(rest) > 0 && kind != engine.DecideRedo {
+		return usagef("%s takes no more words (got %q); only redo takes feedback", kind, strings.Join(rest, " "))
+	}
+	req.feedback = strings.TrimSpace(strings.Join(rest, " "))
+	if req.step < 0 || req.attempt < 0 {
+		return usagef("--step and --attempt are numbers from 1")
+	}
+	return nil
+}
+
+// decider is where a decision goes: the gonogo holding the data directory,
+// or the store itself when nobody holds it.
+type decider interface {
+	runReader
+	// Decide applies d; carried reports whether the run goes on from it
+	// now (else with gonogo resume).
+	Decide(ctx context.Context, id engine.RunID, d engine.Decision) (r *engine.Run, carried bool, err error)
+}
+
+// storeDecider records decisions in a store no gonogo holds: the run goes
+// on from them when it is next resumed.
+type storeDecider struct {
+	storeReader
+	svc *engine.Service
+}
+
+func (s storeDecider) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, bool, error) {
+	r, err := s.svc.Record(ctx, id, d, nil)
+	return r, false, err
+}
+
+func openDecider(ctx context.Context, e env, data string) (decider, bool, error) {
+	rd, err := openReader(ctx, e, data)
+	if err != nil {
+		return nil, false, err
+	}
+	switch rd := rd.(type) {
+	case *localClient:
+		return rd, true, nil
+	case storeReader:
+		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		return storeDecider{storeReader: rd, svc: svc}, false, nil
+	}
+	_ = rd.Close()
+	return nil, false, fmt.Errorf("no way to record a decision in %s", data)
+}
+
+// runDecide carries out one gonogo decide and returns its exit code.
+func runDecide(ctx context.Context, e env, req decideRequest) int {
+	dc, held, err := openDecider(ctx, e, req.data)
+	if err != nil {
+		return fail(e, "decide", err)
+	}
+	defer dc.Close()
+	r, err := dc.Load(ctx, req.run)
+	if errors.Is(err, engine.ErrNotFound) {
+		return fail(e, "decide", fmt.Errorf("no run %s in %s (see gonogo runs)", req.run, req.data))
+	}
+	if err != nil {
+		return fail(e, "decide", err)
+	}
+	if req.key == "" {
+		req.key = "local:" + randomKey()
+	} else if d := decidedWith(r, req.key); d != nil {
+		fmt.Fprintf(e.stdout, "Already decided with key %s: %s on step %d (attempt %d) by %s; nothing applied twice.\n", req.key, d.Kind, d.Step, d.Attempt, d.Actor)
+		return exitOK
+	}
+	s, err := decisionStep(r, req)
+	if err != nil {
+		return refuseOrFail(e, err)
+	}
+	if !held && req.kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
+		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s", s.N, r.ID))
+	}
+	d := engine.Decision{Kind: req.kind, Step: s.N, Attempt: req.attempt, Feedback: req.feedback, Key: req.key, Actor: req.actor}
+	if d.Attempt == 0 {
+		d.Attempt = attemptN(s.Latest())
+	}
+	after, carried, err := dc.Decide(ctx, r.ID, d)
+	switch {
+	case errors.Is(err, engine.ErrDuplicate):
+		fmt.Fprintf(e.stdout, "Already decided with key %s; nothing applied twice.\n", req.key)
+		return exitOK
+	case err != nil:
+		return refuseOrFail(e, err)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", stepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
+	fmt.Fprintf(e.stdout, "Run %s is %s; step %d is %s.\n", after.ID, after.State, s.N, after.Step(s.N).Status)
+	c, _ := dc.(*localClient)
+	switch {
+	case after.Finished():
+	case carried:
+		fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.describe())
+	case held:
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s once that gonogo is done.\n", c.describe(), after.ID)
+	default:
+		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s\n", req.data, after.ID)
+	}
+	return exitOK
+}
+
+func feedbackNote(fb string) string {
+	if fb == "" {
+		return ""
+	}
+	return fmt.Sprintf(" with feedback %q", clip(oneLine(fb), 80))
+}
+
+// decidedWith returns the decision recorded with key, or nil.
+func decidedWith(r *engine.Run, key string) *engine.Decision {
+	for i := range r.Steps {
+		for j := range r.Steps[i].Decisions {
+			if d := &r.Steps[i].Decisions[j]; d.Key == key {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// errRefused marks what decide refuses under the run's rules (exit 1).
+var errRefused = errors.New("refused")
+
+// decisionStep finds the step the decision is for and checks, before
+// anything is sent, that it can take it now; the engine checks again when
+// it applies it.
+func decisionStep(r *engine.Run, req decideRequest) (*engine.Step, error) {
+	if r.Finished() {
+		return nil, fmt.Errorf("run %s is %s: nothing waits for a decision: %w", r.ID, r.State, errRefused)
+	}
+	var s *engine.Step
+	if req.step != 0 {
+		if s = r.Step(req.step); s == nil {
+			return nil, usagef("run %s has no step %d (it has %d)", r.ID, req.step, len(r.Steps))
+		}
+	} else {
+		var waiting []string
+		for i := range r.Steps {
+			if st := &r.Steps[i]; len(engine.Allowed(st)) > 0 {
+				if _, _, _, retrying := engine.RetryDue(st); !retrying {
+					waiting = append(waiting, fmt.Sprint(st.N))
+					if s == nil {
+						s = st
+					}
+				}
+			}
+		}
+		switch {
+		case s == nil:
+			return nil, fmt.Errorf("run %s is %s: no step waits for a decision: %w", r.ID, r.State, errRefused)
+		case len(waiting) > 1:
+			return nil, usagef("steps %s of run %s wait for a decision: name one with --step N", strings.Join(waiting, ", "), r.ID)
+		}
+	}
+	allowed := engine.Allowed(s)
+	switch {
+	case len(allowed) == 0:
+		return nil, fmt.Errorf("%s is %s, not waiting for a decision: %w", stepTitle(r, s), s.Status, errRefused)
+	case !contains(allowed, req.kind):
+		return nil, fmt.Errorf("%s is not possible at %s now (%s); possible: %s: %w", req.kind, stepTitle(r, s), orDash(string(s.Latest().Result)), wordsFor(allowed), errRefused)
+	case req.attempt != 0 && attemptN(s.Latest()) != req.attempt:
+		return nil, fmt.Errorf("%s is at attempt %d, not %d: %w", stepTitle(r, s), attemptN(s.Latest()), req.attempt, engine.ErrStale)
+	}
+	return s, nil
+}
+
+// refuseOrFail prints err and returns 1 for a refusal under the run's
+// rules, 2 for anything else.
+func refuseOrFail(e env, err error) int {
+	for _, r := range []error{errRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden} {
+		if errors.Is(err, r) {
+			fmt.Fprintf(e.stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+errRefused.Error()))
+			return exitRefused
+		}
+	}
+	return fail(e, "decide", err)
+}
+
+func newDecideCmd(a *cli) *cobra.Command {
+	f := &runFlags{}
+	var req decideRequest
+	c := &cobra.Command{
+		Use:   "decide [flags] RUN approve|skip|redo [feedback...]|abort",
+		Short: "Decide on a run's waiting step, also while another gonogo holds the run",
+		Long: `Decide on the step of RUN that waits for a decision, as a click in Slack or an answer in
+the terminal would: approve, skip, redo (the rest of the line is the agent's feedback;
+put it after -- if it starts with a dash) or abort. The run's rules apply: only the
+decisions its step allows, and a decision for an attempt that is no longer the latest is
+refused. When a gonogo (run, resume or serve) holds the data directory, it carries the
+decision out and goes on with the run; when none does, the decision is recorded and the
+run goes on with gonogo resume RUN. The decision is recorded as yours (GONOGO_ACTOR,
+USER or LOGNAME).
+
+Exit codes: 0 decided (or already decided with the same --key), 1 refused (nothing
+waits, the decision is not possible now, or the attempt moved on), 2 usage or I/O error.`,
+		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
+			r := req
+			r.data, r.actor = f.data, actor(e)
+			if err := parseDecideArgs(&r, f.positional); err != nil {
+				return fail(e, "decide", err)
+			}
+			return runDecide(ctx, e, r)
+		}),
+		ValidArgsFunction: a.completeDecide(f),
+	}
+	a.addDataFlag(c, f)
+	fs := c.Flags()
+	fs.IntVar(&req.step, "step", 0, "decide step `N` (default: the step waiting; needed when several wait)")
+	fs.IntVar(&req.attempt, "attempt", 0, "the attempt `K` decided on; refused as stale once the step has moved past it")
+	fs.StringVar(&req.key, "key", "", "idempotency `KEY`: a decision retried with the same key is applied once")
+	for _, n := range []string{"step", "attempt", "key"} {
+		a.completeFlag(c, n, cobra.NoFileCompletions)
+	}
+	return c
+}
+
+// completeDecide completes a run id, then the decision.
+func (a *cli) completeDecide(f *runFlags) cobra.CompletionFunc {
+	runs := a.completeRunIDs(f)
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return runs(c, args, toComplete)
+		}
+		if len(args) == 1 {
+			return []cobra.Completion{"approve", "skip", "redo", "abort"}, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+}

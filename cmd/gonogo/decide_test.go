@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
+)
+
+var runIDRE = regexp.MustCompile(`gonogo run (\S+)`)
+
+// waitingRun starts a chain with the command runner and leaves it waiting
+// at step 1 (stdin ends); it returns the run id and the variables used.
+func waitingRun(t *testing.T, chain string) (string, map[string]string) {
+	t.Helper()
+	vars := baseVars(t)
+	vars["GONOGO_RUNNER"] = "command"
+	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# %s\n\nattempt %s\n' "$GONOGO_SKILL" "$GONOGO_ATTEMPT"`)
+	res := gonogo(t, vars, "", "run", "--chain", chain)
+	if res.code != exitWaiting {
+		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	return runIDRE.FindStringSubmatch(res.stdout)[1], vars
+}
+
+func loadRun(t *testing.T, data, id string) (*engine.Run, []engine.Event) {
+	t.Helper()
+	db, err := storage.Open(data, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r, j, err := loadWithJournal(context.Background(), db, engine.RunID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, j
+}
+
+func TestShowArtifact(t *testing.T) {
+	id, vars := waitingRun(t, "deliver-prd -- one step")
+	// redo, then the second attempt waits.
+	res := gonogo(t, vars, "redo shorter\n", "resume", id)
+	if res.code != exitWaiting {
+		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "gonogo show "+id+" --artifact 1 --attempt 2") {
+		t.Errorf("a one-step run's artifact line does not name the command:\n%s", res.stdout)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		out  string
+		err  string
+	}{
+		{"current", []string{"--artifact", "1"}, exitOK, "# deliver-prd\n\nattempt 2\n", ""},
+		{"an earlier attempt", []string{"--artifact=1", "--attempt", "1"}, exitOK, "# deliver-prd\n\nattempt 1\n", ""},
+		{"no such attempt", []string{"--artifact", "1", "--attempt", "3"}, exitUsage, "", "no attempt 3"},
+		{"no such step", []string{"--artifact", "2"}, exitUsage, "", "has no step 2"},
+		{"not a number", []string{"--artifact", "x"}, exitUsage, "", "invalid argument"},
+		{"attempt alone", []string{"--attempt", "1"}, exitUsage, "", "--attempt goes with --artifact"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := gonogo(t, vars, "", append([]string{"show", id}, c.args...)...)
+			if res.code != c.code || res.stdout != c.out || !strings.Contains(res.stderr, c.err) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q, %q", res.code, res.stdout, res.stderr, c.code, c.out, c.err)
+			}
+		})
+	}
+	if res := gonogo(t, vars, "", "show", "nope", "--artifact", "1"); res.code != exitUsage || !strings.Contains(res.stderr, "no run nope") {
+		t.Fatalf("unknown run: exit %d, %s", res.code, res.stderr)
+	}
+
+	// show --json: the one-step run's artifacts are in the store only.
+	res = gonogo(t, vars, "", "show", "--json", id)
+	var run jsonRun
+	if err := json.Unmarshal([]byte(res.stdout), &run); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range run.Steps[0].Attempts {
+		if a.Artifact != nil || !a.StoreOnly || a.SHA256 == nil || len(*a.SHA256) != 64 {
+			t.Fatalf("attempt %d: artifact %v store_only %v sha256 %v", a.N, a.Artifact, a.StoreOnly, a.SHA256)
+		}
+	}
+
+	// A skipped step has no current artifact; its attempts still print.
+	if res := gonogo(t, vars, "", "decide", id, "skip"); res.code != exitOK {
+		t.Fatalf("decide skip: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if res := gonogo(t, vars, "", "show", id, "--artifact", "1"); res.code != exitRefused || !strings.Contains(res.stderr, "skipped") {
+		t.Fatalf("skipped step: exit %d, %s", res.code, res.stderr)
+	}
+}
+
+func TestDecideWithNobodyHoldingTheData(t *testing.T) {
+	id, vars := waitingRun(t, "define-problem-statement -> deliver-prd -- x")
+	data := vars["GONOGO_DATA_DIR"]
+	cases := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"not a decision", []string{"decide", id, "maybe"}, exitUsage, "not a decision"},
+		{"edit is not offered", []string{"decide", id, "edit"}, exitUsage, "not a decision"},
+		{"words after approve", []string{"decide", id, "approve", "it"}, exitUsage, "only redo takes feedback"},
+		{"no such run", []string{"decide", "nope", "approve"}, exitUsage, "no run nope"},
+		{"no such step", []string{"decide", id, "approve", "--step", "9"}, exitUsage, "no step 9"},
+		{"a step not waiting", []string{"decide", id, "approve", "--step", "2"}, exitRefused, "not waiting"},
+		{"a stale attempt", []string{"decide", id, "approve", "--attempt", "2"}, exitRefused, "moved on"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := gonogo(t, vars, "", c.args...)
+			if res.code != c.code || !strings.Contains(res.stderr, c.msg) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", res.code, res.stderr, c.code, c.msg)
+			}
+		})
+	}
+	res := gonogo(t, vars, "", "decide", id, "redo", "more", "detail", "--key", "k1")
+	if res.code != exitOK || !strings.Contains(res.stdout, "gonogo resume "+id) {
+		t.Fatalf("decide redo: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	r, j := loadRun(t, data, id)
+	last := j[len(j)-1]
+	if last.Type != engine.EvDecision || last.Decision != engine.DecideRedo || last.Actor != "tester" || last.Key != "k1" || last.Feedback != "more detail" {
+		t.Fatalf("last event = %+v", last)
+	}
+	if s := r.Step(1); s.Status != engine.StepQueued && s.Status != engine.StepPending || len(s.Attempts) != 1 {
+		t.Fatalf("step 1 is %s with %d attempts: decide must not run anything", s.Status, len(s.Attempts))
+	}
+	// The run goes on with resume: the redo runs, then waits.
+	if res := gonogo(t, vars, "", "resume", id); res.code != exitWaiting || !strings.Contains(res.stdout, "attempt 2") {
+		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if res := gonogo(t, vars, "", "decide", id, "redo", "--key", "k1"); res.code != exitOK || !strings.Contains(res.stdout, "Already decided") {
+		t.Fatalf("repeated key: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestResumeKeepsTheSetupItStartedWith(t *testing.T) {
+	id, vars := waitingRun(t, "define-problem-statement -> deliver-prd -- x")
+	data := vars["GONOGO_DATA_DIR"]
+	recorded := vars["GONOGO_RUNNER_CMD"]
+	// The environment now says something else: the run goes on as started.
+	vars["GONOGO_RUNNER"] = "claude"
+	vars["GONOGO_RUNNER_CMD"] = "/nonexistent/claude"
+	res := gonogo(t, vars, "approve\n", "resume", id)
+	if res.code != exitWaiting || !strings.Contains(res.stdout, "Step 2 of 2: deliver-prd") || !strings.Contains(res.stdout, "PRODUCED") {
+		t.Fatalf("resume with another environment: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+
+	// The agent is gone: resume refuses before touching the run.
+	if err := os.Remove(recorded); err != nil {
+		t.Fatal(err)
+	}
+	before, jb := loadRun(t, data, id)
+	res = gonogo(t, vars, "redo\n", "resume", id)
+	if res.code != exitUsage || !strings.Contains(res.stderr, recorded) || !strings.Contains(res.stderr, "--runner-cmd") {
+		t.Fatalf("agent gone: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if after, ja := loadRun(t, data, id); after.Seq != before.Seq || len(ja) != len(jb) {
+		t.Fatalf("a refused resume changed the run: seq %d -> %d", before.Seq, after.Seq)
+	}
+
+	// A replacement given with --runner-cmd is used, and journaled.
+	other := writeAgent(t, `cat >/dev/null; printf '# replaced\n\nby the other agent\n'`)
+	res = gonogo(t, vars, "redo\n", "resume", id, "--runner-cmd", other)
+	if res.code != exitWaiting || !strings.Contains(res.stdout, "by the other agent") {
+		t.Fatalf("resume --runner-cmd: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	r, j := loadRun(t, data, id)
+	var change *engine.Event
+	for i := range j {
+		if j[i].Type == engine.EvSetupChanged {
+			change = &j[i]
+		}
+	}
+	want := []engine.SetupChange{{Field: "runner-cmd", From: recorded, To: other}}
+	if change == nil || change.Actor != "tester" || len(change.Changes) != 1 || change.Changes[0] != want[0] {
+		t.Fatalf("setup-changed event = %+v, want %+v by tester", change, want)
+	}
+	if r.Setup.RunnerCmd != other || r.Setup.Runner != "command" {
+		t.Fatalf("setup now %+v", r.Setup)
+	}
+
+	// The skills folder is gone: refused, naming --skills.
+	skills := filepath.Join(t.TempDir(), "skills")
+	if err := os.CopyFS(skills, os.DirFS(vars["GONOGO_SKILLS_DIR"])); err != nil {
+		t.Fatal(err)
+	}
+	res = gonogo(t, vars, "", "resume", id, "--skills", skills)
+	if res.code != exitWaiting {
+		t.Fatalf("resume --skills: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if err := os.RemoveAll(skills); err != nil {
+		t.Fatal(err)
+	}
+	if res := gonogo(t, vars, "", "resume", id); res.code != exitUsage || !strings.Contains(res.stderr, "--skills DIR") {
+		t.Fatalf("skills gone: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestResumeOfARunRecordedWithoutASetup(t *testing.T) {
+	vars := baseVars(t)
+	data := vars["GONOGO_DATA_DIR"]
+	// A run as an older gonogo left it: started with no setup recorded.
+	db, err := storage.Open(data, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := engine.Plan{Input: engine.InputChain, Source: "deliver-prd", Flags: engine.Flags{DryRun: true},
+		Steps: []engine.PlanStep{{Skill: "deliver-prd", Prompt: "Write it."}}}
+	evs, err := engine.NewRun("20250101-000000-000000000001", p, engine.StartOptions{StartedBy: "old"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Fold(&engine.Run{}, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(ctx, engine.Commit{Run: r, Events: evs}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	res := gonogo(t, vars, "", "resume", string(r.ID))
+	if res.code != exitWaiting || !strings.Contains(res.stderr, "recorded before gonogo kept how a run is carried out") {
+		t.Fatalf("resume of an old run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	after, _ := loadRun(t, data, string(r.ID))
+	if after.Setup == nil || after.Setup.Runner != "claude" {
+		t.Fatalf("the setup it went on with is not recorded: %+v", after.Setup)
+	}
+}
+
+// A run started with Claude Code's skills folders (personal and project)
+// resumes with exactly those, from any directory.
+func TestResumeFindsTheSkillsFoldersItStartedWith(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	example := filepath.Join(exampleDir(t), "skills")
+	for dir, skill := range map[string]string{
+		filepath.Join(home, ".claude", "skills"):    "define-problem-statement",
+		filepath.Join(project, ".claude", "skills"): "deliver-prd",
+	} {
+		if err := os.CopyFS(filepath.Join(dir, skill), os.DirFS(filepath.Join(example, skill))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := baseVars(t)
+	delete(vars, "GONOGO_SKILLS_DIR")
+	vars["HOME"] = home
+	vars["GONOGO_RUNNER"] = "command"
+	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# %s\n\ndone\n' "$GONOGO_SKILL"`)
+	t.Chdir(project)
+	res := gonogo(t, vars, "", "run", "--chain", "define-problem-statement -> deliver-prd -- x")
+	if res.code != exitWaiting {
+		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	id := runIDRE.FindStringSubmatch(res.stdout)[1]
+	r, _ := loadRun(t, vars["GONOGO_DATA_DIR"], id)
+	want := []string{filepath.Join(home, ".claude", "skills"), filepath.Join(project, ".claude", "skills")}
+	if r.Setup == nil || !slices.Equal(r.Setup.Skills, want) {
+		t.Fatalf("recorded skills %+v, want %v", r.Setup, want)
+	}
+	t.Chdir(t.TempDir()) // neither folder is found from here
+	res = gonogo(t, vars, "approve\napprove\n", "resume", id)
+	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+		t.Fatalf("resume from elsewhere: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestRecordedRunnerArgumentsSurviveQuoting(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"--model", "opus"},
+		{"--append-system-prompt", "Be brief. Don't pad; use \"quotes\" and $HOME and `ticks` \\ as they are."},
+		{"", "a b", "it's", "'''"},
+	} {
+		got, err := splitRunnerArgs(shellQuote(args))
+		if err != nil || !slices.Equal(got, args) && len(got)+len(args) > 0 {
+			t.Errorf("%q: quoted %s, split back %q, %v", args, shellQuote(args), got, err)
+		}
+	}
+}
+
+func TestResumeKeepsTheRunnerArguments(t *testing.T) {
+	vars := baseVars(t)
+	vars["GONOGO_RUNNER"] = "command"
+	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# args\n\n[%s]\n' "$*"`)
+	vars["GONOGO_RUNNER_ARGS"] = `--note "it's kept"`
+	res := gonogo(t, vars, "", "run", "--chain", "define-problem-statement -> deliver-prd -- x")
+	if res.code != exitWaiting || !strings.Contains(res.stdout, "[--note it's kept]") {
+		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	id := runIDRE.FindStringSubmatch(res.stdout)[1]
+	vars["GONOGO_RUNNER_ARGS"] = "--other"
+	res = gonogo(t, vars, "approve\nredo\n", "resume", id)
+	if strings.Count(res.stdout, "[--note it's kept]") != 3 || strings.Contains(res.stdout, "--other") {
+		t.Fatalf("resume did not keep the arguments:\n%s%s", res.stdout, res.stderr)
+	}
+	// Naming the runner again takes this shell's arguments, journaled.
+	res = gonogo(t, vars, "redo\n", "resume", "--runner", "command", id)
+	if !strings.Contains(res.stdout, "[--other]") || !strings.Contains(res.stdout, "runner-args --note it's kept -> --other") {
+		t.Fatalf("resume --runner did not take the new arguments:\n%s%s", res.stdout, res.stderr)
+	}
+}
+
+func TestDecideAndShowMessagesDoNotRepeatTheirPrefix(t *testing.T) {
+	vars := baseVars(t)
+	for _, args := range [][]string{
+		{"decide"}, {"decide", "r1"}, {"decide", "r1", "maybe"}, {"decide", "r1", "approve", "--step", "x"},
+		{"decide", "nope", "approve"}, {"show", "r1", "--attempt", "1"}, {"show", "r1", "--artifact", "1", "--json"},
+		{"show", "nope", "--artifact", "1"},
+	} {
+		res := gonogo(t, vars, "", args...)
+		if repeatsPrefix(res.stderr) || res.code != exitUsage {
+			t.Errorf("gonogo %s: exit %d, %q", strings.Join(args, " "), res.code, res.stderr)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gonogo/gonogo/storage"
+)
+
+// onPath makes PATH a fresh folder holding the given executables (name to
+// shell script body) and returns it. Tests that use it cannot run in
+// parallel: PATH is the process's.
+func onPath(t *testing.T, scripts map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The scripts need a shell and sleep; nothing else of the system's
+	// PATH comes along.
+	t.Setenv("PATH", dir)
+	return dir
+}
+
+func doctorJSON(t *testing.T, r result) doctorReport {
+	t.Helper()
+	var rep doctorReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	return rep
+}
+
+func runnerIn(t *testing.T, rep doctorReport, name string) doctorRunner {
+	t.Helper()
+	for _, r := range rep.Runners {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("doctor does not report the %s runner: %+v", name, rep.Runners)
+	return doctorRunner{}
+}
+
+func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
+	bin := onPath(t, map[string]string{
+		"claude": `echo "2.1.7 (Claude Code)"`,
+		"gemini": `echo "gemini cannot start: no credentials" >&2; exit 3`,
+	})
+	vars := baseVars(t)
+	// A run left waiting, so the store has something to count.
+	if r := gonogo(t, vars, "", "run", "--dry-run", filepath.Join(exampleDir(t), "plan.md")); r.code != exitWaiting {
+		t.Fatalf("dry run exited %d: %s", r.code, r.stderr)
+	}
+	r := gonogo(t, vars, "", "doctor", "--json")
+	if r.code != exitOK {
+		t.Errorf("doctor exited %d with claude on PATH, want 0\n%s", r.code, r.stderr)
+	}
+	checkDoctorReport(t, doctorJSON(t, r), bin)
+
+	text := gonogo(t, vars, "", "doctor")
+	for _, want := range []string{"* claude   " + filepath.Join(bin, "claude") + "  2.1.7 (Claude Code)  starts",
+		`codex    "codex" not found on PATH`, "Skills     " + vars["GONOGO_SKILLS_DIR"] + " (GONOGO_SKILLS_DIR): 3 skills",
+		"store opens: 1 runs (1 waiting)", "OK: the claude runner can run its agent."} {
+		if !strings.Contains(text.stdout, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, text.stdout)
+		}
+	}
+}
+
+// checkDoctorReport checks doctor's findings with claude and a gemini
+// that does not start in bin, the example skills and one waiting run.
+func checkDoctorReport(t *testing.T, rep doctorReport, bin string) {
+	t.Helper()
+	c := runnerIn(t, rep, "claude")
+	if !rep.OK || rep.Runner != "claude" || !c.Configured || !c.Found || c.Path != filepath.Join(bin, "claude") ||
+		c.Version != "2.1.7 (Claude Code)" || c.Starts == nil || !*c.Starts || c.Problem != "" {
+		t.Errorf("claude: %+v, want found at %s, version 2.1.7 (Claude Code), starts", c, bin)
+	}
+	if g := runnerIn(t, rep, "gemini"); !g.Found || g.Starts == nil || *g.Starts || !strings.Contains(g.Problem, "exit status 3: gemini cannot start") {
+		t.Errorf("gemini: %+v, want found but not starting, with its stderr", g)
+	}
+	if x := runnerIn(t, rep, "codex"); x.Found || x.Executable != "codex" || x.Problem != "not found on PATH" {
+		t.Errorf("codex: %+v, want not found on PATH", x)
+	}
+	if s := rep.Skills; !s.Exists || s.Skills != 3 || s.Source != "GONOGO_SKILLS_DIR" || len(s.Problems) != 0 {
+		t.Errorf("skills: %+v, want the example's 3, from GONOGO_SKILLS_DIR", s)
+	}
+	if d := rep.Data; !d.Exists || !d.Writable || d.Store != "ok" || d.Runs["waiting"] != 1 {
+		t.Errorf("data: %+v, want a writable directory whose store opens with 1 waiting run", d)
+	}
+}
+
+func TestDoctorWithoutTheAgent(t *testing.T) {
+	onPath(t, nil)
+	vars := baseVars(t)
+	vars["GONOGO_DATA_DIR"] = filepath.Join(t.TempDir(), "not-yet")
+	r := gonogo(t, vars, "", "doctor")
+	if r.code != exitRefused {
+		t.Errorf("doctor exited %d without the agent, want 1", r.code)
+	}
+	for _, want := range []string{`* claude   "claude" not found on PATH`, "does not exist yet", "NOT OK: the claude runner cannot run its agent"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat(vars["GONOGO_DATA_DIR"]); !os.IsNotExist(err) {
+		t.Errorf("doctor created the data directory (stat: %v)", err)
+	}
+	// A dry run needs no agent.
+	if r := gonogo(t, vars, "", "doctor", "--dry-run", "--json"); r.code != exitOK || !doctorJSON(t, r).OK {
+		t.Errorf("doctor --dry-run exited %d, want 0:\n%s", r.code, r.stdout)
+	}
+}
+
+func TestDoctorReportsAStoreHeldByAnotherGonogo(t *testing.T) {
+	onPath(t, map[string]string{"agent": "echo agent 1.0"})
+	vars := baseVars(t)
+	db, err := storage.Open(vars["GONOGO_DATA_DIR"], storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := gonogo(t, vars, "", "doctor", "--json", "--runner", "command", "--runner-cmd", "agent")
+	rep := doctorJSON(t, r)
+	if r.code != exitOK || rep.Data.Store != "held" {
+		t.Errorf("doctor exited %d, store %q; want 0 and held", r.code, rep.Data.Store)
+	}
+	// The command runner's executable is found but never run: it may take
+	// any argument as work.
+	if c := runnerIn(t, rep, "command"); !c.Found || c.Starts != nil || c.Version != "" {
+		t.Errorf("command: %+v, want found and not run", c)
+	}
+}
+
+func TestDoctorListsTheSkillsProblems(t *testing.T) {
+	onPath(t, nil)
+	vars := baseVars(t)
+	shapes := filepath.Join(exampleDir(t), "..", "..", "..", "testdata", "skills-shapes", "skills")
+	r := gonogo(t, vars, "", "doctor", "--json", "--dry-run", "--skills", shapes)
+	s := doctorJSON(t, r).Skills
+	if r.code != exitOK || !s.Exists || s.Source != "--skills" || s.Skills == 0 || s.Broken == 0 || len(s.Problems) < s.Broken {
+		t.Errorf("doctor exited %d, skills %+v; want usable and broken skills, with a problem for each broken one", r.code, s)
+	}
+	found := false
+	for _, p := range s.Problems {
+		found = found || strings.Contains(p, "unclosed-front-matter")
+	}
+	if !found {
+		t.Errorf("the problems do not name the skill whose front matter is unclosed: %q", s.Problems)
+	}
+}

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// The local API: the gonogo that holds a data directory (run, resume, demo,
+// serve) answers other gonogo processes of the same user on the unix
+// socket <data>/gonogo.sock, since bbolt's exclusive lock keeps them from
+// opening the store themselves. HTTP, JSON; runs, journals and listings
+// travel as the store's own versioned records (storage.MarshalRun).
+//
+//	GET  /v1/holder                            who holds the data directory: {"pid", "command", "version"}
+//	GET  /v1/runs                              the listing, newest first
+//	GET  /v1/runs/{id}                         a run and its journal
+//	GET  /v1/runs/{id}/artifacts               size and sha256 of every attempt's current artifact
+//	GET  /v1/runs/{id}/artifacts/{step}/{attempt}  that artifact, byte for byte
+//	POST /v1/runs/{id}/decisions               a decision: {"step", "attempt", "kind", "feedback", "key", "actor"}
+//	                                           answered with {"run", "carried_out"}
+//
+// Errors are {"error": "sentence", "code": "not-found" | "stale" |
+// "duplicate" | "not-waiting" | "bad-request" | "internal"}.
+
+// socketName is the local API's socket inside the data directory.
+const socketName = "gonogo.sock"
+
+// maxSocketPath is the longest unix socket path every platform gonogo
+// runs on accepts (sun_path is 104 bytes on macOS and the BSDs, 108 on
+// Linux, both counting the final NUL).
+const maxSocketPath = 103
+
+// errTooLong says a socket path cannot be bound or dialled.
+var errTooLong = errors.New("too long for a unix socket")
+
+// socketAddr returns an address for the socket in dir that fits in a
+// sockaddr: the path itself, else the path relative to the working
+// directory, else (Linux) the path through /proc/self/fd of dir opened
+// for the purpose. release lets go of what the address needs; call it once
+// the bind or dial is done.
+func socketAddr(dir string) (addr string, release func(), err error) {
+	p := filepath.Join(dir, socketName)
+	if len(p) <= maxSocketPath {
+		return p, func() {}, nil
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, abs); err == nil && len(rel) <= maxSocketPath {
+				return rel, func() {}, nil
+			}
+		}
+	}
+	if runtime.GOOS == "linux" {
+		if d, err := os.Open(dir); err == nil {
+			via := fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), socketName)
+			return via, func() { _ = d.Close() }, nil
+		}
+	}
+	return "", nil, fmt.Errorf("%s is %d bytes, %w (at most %d): use a shorter --data path", p, len(p), errTooLong, maxSocketPath)
+}
+
+// listenLocal listens on the data directory's socket, readable and
+// writable by its owner only. A socket file already there is stale: its
+// gonogo is gone, since the caller holds the store's lock.
+func listenLocal(dir string) (net.Listener, error) {
+	p := filepath.Join(dir, socketName)
+	if fi, err := os.Lstat(p); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("local API: %s exists and is not a socket; move it away", p)
+		}
+		if err := os.Remove(p); err != nil {
+			return nil, fmt.Errorf("local API: remove the stale socket: %w", err)
+		}
+	}
+	addr, release, err := socketAddr(dir)
+	if err != nil {
+		return nil, fmt.Errorf("local API: %w", err)
+	}
+	ln, err := net.Listen("unix", addr)
+	release()
+	if err != nil {
+		return nil, fmt.Errorf("local API: %w", err)
+	}
+	// The address may have been relative or through /proc: remove the
+	// socket by its own path on close.
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(p, 0o600); err != nil {
+		_ = ln.Close()
+		_ = os.Remove(p)
+		return nil, fmt.Errorf("local API: %w", err)
+	}
+	return &ownedListener{Listener: ln, path: p}, nil
+}
+
+type ownedListener struct {
+	net.Listener
+	path string
+}
+
+func (l *ownedListener) Close() error {
+	err := l.Listener.Close()
+	_ = os.Remove(l.path)
+	return err
+}
+
+// localAPI is what the holder of a data directory serves on its socket.
+type localAPI struct {
+	db      *storage.DB
+	svc     *engine.Service
+	log     *slog.Logger
+	command string // run, resume, demo or serve: named to whoever asks
+
+	// carries is the one run a terminal gonogo carries out (run,
+	// resume); nil for serve, which carries out every run. A decision
+	// for another run is recorded, not acted on: that run goes on with
+	// gonogo resume, with its own setup, once this gonogo is done.
+	carries atomic.Pointer[engine.RunID]
+}
+
+// carry says which run this gonogo carries out.
+func (a *localAPI) carry(id engine.RunID) { a.carries.Store(&id) }
+
+// carriesOut reports whether a decision on id is carried out here.
+func (a *localAPI) carriesOut(id engine.RunID) bool {
+	if a.command == "serve" {
+		return true
+	}
+	c := a.carries.Load()
+	return c != nil && *c == id
+}
+
+// serveLocal serves the local API on ln until ctx ends, then lets the
+// requests under way finish (for a few seconds at most) and removes the
+// socket.
+func serveLocal(ctx context.Context, ln net.Listener, api *localAPI) error {
+	srv := &http.Server{Handler: api.handler(), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		_ = ln.Close()
+		return fmt.Errorf("local API: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	<-done
+	_ = ln.Close()
+	return err
+}
+
+func (a *localAPI) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/holder", a.holder)
+	mux.HandleFunc("GET /v1/runs", a.list)
+	mux.HandleFunc("GET /v1/runs/{id}", a.run)
+	mux.HandleFunc("GET /v1/runs/{id}/artifacts", a.sums)
+	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}", a.artifact)
+	mux.HandleFunc("POST /v1/runs/{id}/decisions", a.decide)
+	return mux
+}
+
+// wireHolder says who holds the data directory.
+type wireHolder struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	Version string `json:"version"`
+}
+
+func (a *localAPI) holder(w http.ResponseWriter, _ *http.Request) {
+	b, err := json.Marshal(wireHolder{PID: os.Getpid(), Command: a.command, Version: version()})
+	writeBody(w, b, err, a)
+}
+
+func (a *localAPI) list(w http.ResponseWriter, r *http.Request) {
+	list, err := a.db.List(r.Context())
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	b, err := storage.MarshalSummaries(list)
+	writeBody(w, b, err, a)
+}
+
+func (a *localAPI) run(w http.ResponseWriter, r *http.Request) {
+	id := engine.RunID(r.PathValue("id"))
+	run, err := a.db.Load(r.Context(), id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	j, err := a.db.Journal(r.Context(), id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	// A change committed between the two reads is left for the next look.
+	for len(j) > 0 && j[len(j)-1].Seq > run.Seq {
+		j = j[:len(j)-1]
+	}
+	b, err := storage.MarshalRun(run, j)
+	writeBody(w, b, err, a)
+}
+
+type wireSum struct {
+	Step    int    `json:"step"`
+	Attempt int    `json:"attempt"`
+	Size    int    `json:"size"`
+	SHA256  string `json:"sha256"`
+}
+
+func (a *localAPI) sums(w http.ResponseWriter, r *http.Request) {
+	sums, err := a.db.ArtifactSums(r.Context(), engine.RunID(r.PathValue("id")))
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	out := make([]wireSum, 0, len(sums))
+	for _, s := range sums {
+		out = append(out, wireSum(s))
+	}
+	b, err := json.Marshal(out)
+	writeBody(w, b, err, a)
+}
+
+func (a *localAPI) artifact(w http.ResponseWriter, r *http.Request) {
+	step, err1 := strconv.Atoi(r.PathValue("step"))
+	attempt, err2 := strconv.Atoi(r.PathValue("attempt"))
+	if err1 != nil || err2 != nil {
+		writeError(w, http.StatusBadRequest, "bad-request", "step and attempt are numbers")
+		return
+	}
+	body, err := a.db.Artifact(r.Context(), engine.RunID(r.PathValue("id")), step, attempt)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}
+
+// wireDecision is a decision sent to the holder.
+type wireDecision struct {
+	Step     int    `json:"step"`
+	Attempt  int    `json:"attempt"`
+	Kind     string `json:"kind"`
+	Feedback string `json:"feedback,omitempty"`
+	Key      string `json:"key"`
+	Actor    string `json:"actor"`
+}
+
+func (a *localAPI) decide(w http.ResponseWriter, r *http.Request) {
+	var in wireDecision
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
+		writeError(w, http.StatusBadRequest, "bad-request", "decision: "+err.Error())
+		return
+	}
+	kind, err := engine.ParseDecisionKind(in.Kind)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "bad-request", err.Error())
+		return
+	case kind == engine.DecideEdit:
+		writeError(w, http.StatusBadRequest, "bad-request", "edit is not offered here: edit in the terminal or Slack that runs the step")
+		return
+	case in.Key == "" || in.Actor == "":
+		writeError(w, http.StatusBadRequest, "bad-request", "a decision needs a key and an actor")
+		return
+	}
+	d := engine.Decision{Kind: kind, Step: in.Step, Attempt: in.Attempt, Feedback: in.Feedback, Key: in.Key, Actor: in.Actor}
+	id := engine.RunID(r.PathValue("id"))
+	// The decision must not be lost to a caller that hangs up: once it is
+	// in, it is carried out, and the next step started, whatever the
+	// connection does.
+	ctx := context.WithoutCancel(r.Context())
+	decide, carried := a.svc.Record, a.carriesOut(id)
+	if carried {
+		decide = a.svc.Decide
+	}
+	run, err := decide(ctx, id, d, nil)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	a.log.Debug("decision from the local API", "run", run.ID, "step", d.Step, "attempt", d.Attempt, "kind", d.Kind, "actor", d.Actor, "carried", carried)
+	b, err := storage.MarshalRun(run, nil)
+	if err == nil {
+		b, err = json.Marshal(wireDecided{Run: b, CarriedOut: carried})
+	}
+	writeBody(w, b, err, a)
+}
+
+// wireDecided answers a decision: the run after it, and whether the holder
+// goes on with the run (false: recorded only, for gonogo resume).
+type wireDecided struct {
+	Run        json.RawMessage `json:"run"`
+	CarriedOut bool            `json:"carried_out"`
+}
+
+func writeBody(w http.ResponseWriter, b []byte, err error, a *localAPI) {
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// errorCodes are the sentinels a client branches on, by wire code.
+var errorCodes = []struct {
+	code   string
+	status int
+	err    error
+}{
+	{"not-found", http.StatusNotFound, engine.ErrNotFound},
+	{"duplicate", http.StatusConflict, engine.ErrDuplicate},
+	{"stale", http.StatusConflict, engine.ErrStale},
+	{"not-waiting", http.StatusConflict, engine.ErrNotWaiting},
+	{"forbidden", http.StatusForbidden, engine.ErrForbidden},
+}
+
+func (a *localAPI) fail(w http.ResponseWriter, err error) {
+	for _, c := range errorCodes {
+		if errors.Is(err, c.err) {
+			writeError(w, c.status, c.code, err.Error())
+			return
+		}
+	}
+	a.log.Error("local API", "err", err)
+	writeError(w, http.StatusInternalServerError, "internal", err.Error())
+}
+
+type wireError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(wireError{Error: msg, Code: code})
+}

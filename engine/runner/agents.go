@@ -1,0 +1,198 @@
+package runner
+
+// Agent records: while an agent runs, a small file under Config.AgentsDir
+// names its process group. The kernel's parent-death signal kills only the
+// group's leader when gonogo dies; what the leader started lives on in the
+// group. The next gonogo to take the data directory reads the records the
+// dead one left and kills those groups (ReapAgents).
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// agentMarkerEnv carries a random value, one per agent, into the agent's
+// environment and from there into everything it starts. A process found in
+// a recorded group is killed only when it carries the recorded value (or is
+// the recorded leader itself), so a group id the system has since given to
+// someone else is never touched.
+const agentMarkerEnv = "GONOGO_AGENT_ID"
+
+// agentRecord is one running agent, as kept on disk.
+type agentRecord struct {
+	PGID       int       `json:"pgid"`
+	Start      uint64    `json:"start"` // the leader's start time, clock ticks after boot (/proc/PID/stat)
+	Boot       string    `json:"boot_id"`
+	Marker     string    `json:"marker"`
+	Owner      int       `json:"owner_pid"` // the gonogo that started it
+	OwnerStart uint64    `json:"owner_start"`
+	Cmd        string    `json:"cmd"`
+	Run        string    `json:"run,omitempty"`
+	Step       int       `json:"step,omitempty"`
+	Attempt    int       `json:"attempt,omitempty"`
+	Started    time.Time `json:"started"`
+
+	path string
+}
+
+func newAgentMarker() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// recordAgent writes the record of an agent just started as the leader of
+// group pgid. Failing to write it costs only the clean-up after a crash, so
+// callers go on without it.
+func recordAgent(dir string, pgid int, marker, cmd string, env []string) (*agentRecord, error) {
+	start, err := procStart(pgid)
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	selfStart, err := procStart(self)
+	if err != nil {
+		return nil, err
+	}
+	rec := &agentRecord{
+		PGID: pgid, Start: start, Boot: bootID(), Marker: marker, Owner: self, OwnerStart: selfStart,
+		Cmd: cmd, Run: envValue(env, "GONOGO_RUN_ID"), Started: time.Now().UTC(),
+	}
+	rec.Step, _ = strconv.Atoi(envValue(env, "GONOGO_STEP"))
+	rec.Attempt, _ = strconv.Atoi(envValue(env, "GONOGO_ATTEMPT"))
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("agent record: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("agent record: %w", err)
+	}
+	rec.path = filepath.Join(dir, fmt.Sprintf("%d-%d.json", self, pgid))
+	// Written whole, then renamed, so a reader never sees half of it. No
+	// fsync: the record matters after gonogo dies, not after the machine
+	// does, which ends the agent too.
+	tmp := rec.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return nil, fmt.Errorf("agent record: %w", err)
+	}
+	if err := os.Rename(tmp, rec.path); err != nil {
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("agent record: %w", err)
+	}
+	return rec, nil
+}
+
+func (r *agentRecord) remove() { _ = os.Remove(r.path) }
+
+// Leftover is an agent that a gonogo which is no longer running left
+// behind, and that ReapAgents killed.
+type Leftover struct {
+	PGID    int    // the agent's process group
+	PIDs    []int  // the processes killed
+	Cmd     string // the agent executable
+	Run     string // the run, step and attempt it was working on
+	Step    int
+	Attempt int
+	Started time.Time
+}
+
+// ReapAgents kills the agents recorded in dir by a gonogo that is no longer
+// running, with everything still in their process groups, and removes
+// their records. A process is killed only when it is provably the one
+// recorded (the leader by its pid and start time, any other member by the
+// marker in its environment), never a stranger that inherited a reused
+// pid. Records of a gonogo still running are left alone.
+//
+// The caller must hold the data directory (the store's lock), so that no
+// other gonogo starts agents there meanwhile.
+func ReapAgents(dir string) ([]Leftover, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent records: %w", err)
+	}
+	boot := bootID()
+	var out []Leftover
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			_ = os.Remove(path)
+			continue
+		}
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var rec agentRecord
+		if err := json.Unmarshal(b, &rec); err != nil || rec.PGID <= 1 {
+			_ = os.Remove(path) // unreadable: it can name nothing safely
+			continue
+		}
+		if rec.Boot == boot && running(rec.Owner, rec.OwnerStart) {
+			continue
+		}
+		if rec.Boot == boot {
+			if pids := killGroup(rec); len(pids) > 0 {
+				out = append(out, Leftover{PGID: rec.PGID, PIDs: pids, Cmd: rec.Cmd, Run: rec.Run,
+					Step: rec.Step, Attempt: rec.Attempt, Started: rec.Started})
+			}
+		}
+		// After a reboot nothing recorded can still be running.
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// killGroup SIGKILLs the members of a recorded group that are provably
+// the recorded agent's, and returns their pids.
+func killGroup(rec agentRecord) []int {
+	var killed []int
+	for _, p := range groupMembers(rec.PGID) {
+		ours := p.pid == rec.PGID && p.start == rec.Start ||
+			p.start >= rec.Start && envValue(procEnviron(p.pid), agentMarkerEnv) == rec.Marker && rec.Marker != ""
+		if ours && killExact(p.pid, p.start) {
+			killed = append(killed, p.pid)
+		}
+	}
+	return killed
+}
+
+// running reports whether the process pid is running and is the one that
+// started at start.
+func running(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, err := procStart(pid)
+	return err == nil && st == start
+}
+
+// envValue returns the value of key in env (KEY=VALUE entries, the last
+// one winning), or "".
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
