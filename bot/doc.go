@@ -27,8 +27,10 @@
 // render_command.go (answers to commands: help, the runs list,
 // refusals), render_blocks.go (Block Kit's limits and the blocks every
 // message is made of), render_text.go (escaping, cutting to fit, names,
-// times, money). Transport: bot.go (start-up, the Socket Mode connection,
-// when each run is synced, shutdown), inbox.go and queue.go (envelopes kept, then handed on),
+// times, money). Transport: bot.go (start-up, the envelopes Socket Mode
+// delivers, when each run is synced, shutdown), conn.go (connecting to
+// Slack, its retries and health),
+// inbox.go and queue.go (envelopes kept, then handed on),
 // handle.go (carrying out a request), sync_plan.go (what a run's thread
 // needs, planned from the run and its notes, pure), sync.go (carrying that
 // plan out, and the notes), sender.go (the Web API calls, retries and the
