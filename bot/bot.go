@@ -22,6 +22,8 @@ type Runs interface {
 	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
 	Cancel(id engine.RunID, step, attempt int, actor string) error
+	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
 	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
 }
 

@@ -261,8 +261,13 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 	}
 	if !b.mayDecide(ctx, r, a.User, a.Team) {
 		what := "decide on it. Nothing changed."
-		if a.Kind == ActSaveWorkflow {
+		switch a.Kind {
+		case ActSaveWorkflow:
 			what = "save it as a workflow. Nothing was saved."
+		case ActPause:
+			what = "pause it. Nothing changed."
+		case ActResume, ActResumeCheckp:
+			what = "resume it. Nothing changed."
 		}
 		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf("Only <@%s>, who started this run, and the approvers can %s", r.StartedBy, what), nil)
 		return
@@ -274,6 +279,8 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 		if err := b.eng.Cancel(a.Ref.Run, a.Ref.Step, a.Ref.Attempt, a.User); err != nil {
 			b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, err)
 		}
+	case ActPause, ActResume, ActResumeCheckp:
+		b.pauseOrResume(ctx, a)
 	case ActEdit:
 		b.openEdit(ctx, r, a)
 	case ActRedo:
@@ -291,6 +298,35 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 			Kind: kind, Actor: a.User, Step: a.Ref.Step, Attempt: a.Ref.Attempt, Key: a.Key(),
 		}, nil)
 	}
+}
+
+// pauseOrResume pauses a run or resumes it on a click, and tells the
+// person when that changed nothing.
+func (b *Bot) pauseOrResume(ctx context.Context, a Action) {
+	var err error
+	switch a.Kind {
+	case ActPause:
+		_, err = b.eng.Pause(ctx, a.Ref.Run, a.User)
+	case ActResume:
+		_, err = b.eng.Unpause(ctx, a.Ref.Run, a.User, "")
+	case ActResumeCheckp:
+		_, err = b.eng.Unpause(ctx, a.Ref.Run, a.User, engine.ModeCheckpointed)
+	}
+	var msg string
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, engine.ErrPaused):
+		msg = "This run is paused already. Nothing changed."
+	case errors.Is(err, engine.ErrNotMoving):
+		msg = "Nothing to pause: no step of this run is running or about to start (it waits for a decision, or has finished). Nothing changed."
+	case errors.Is(err, engine.ErrNotPaused):
+		msg = "This run is not paused. Nothing changed."
+	default:
+		b.cfg.Log.Error("pause or resume a run", "run", a.Ref.Run, "err", err)
+		msg = "gonogo could not record that; nothing changed. The operator can find why in gonogo's log."
+	}
+	b.tell(ctx, a.Channel, a.ThreadTS, a.User, msg, nil)
 }
 
 // decide applies a decision and tells the person when it was refused.

@@ -19,6 +19,12 @@ const (
 	ActionRedo    = "gonogo_redo"
 	ActionAbort   = "gonogo_abort"
 	ActionCancel  = "gonogo_cancel"
+	// ActionPause is on a moving run's header; ActionResume (the run's
+	// mode) and ActionResumeCheckpointed on a paused run's checkpoint and
+	// header.
+	ActionPause              = "gonogo_pause"
+	ActionResume             = "gonogo_resume"
+	ActionResumeCheckpointed = "gonogo_resume_checkpointed"
 	// ActionSaveWorkflow is offered on a chain's completion message.
 	ActionSaveWorkflow = "gonogo_save_workflow"
 

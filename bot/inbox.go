@@ -183,6 +183,10 @@ func (b *Bot) carriedOut(ctx context.Context, env envelope) bool {
 			}
 			s := r.Step(a.Ref.Step)
 			return s == nil || s.Status != engine.StepRunning || s.Latest() == nil || s.Latest().N != a.Ref.Attempt
+		case ActPause, ActResume, ActResumeCheckp:
+			// Carried out when the run stands as the click asked.
+			r, err := b.eng.Load(ctx, a.Ref.Run)
+			return err == nil && (r.Paused == (a.Kind == ActPause) || r.Finished())
 		}
 		if _, ok := a.Kind.Decision(); !ok {
 			return false

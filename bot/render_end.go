@@ -115,10 +115,14 @@ func HaltHandled(r *engine.Run, n, attempt int) []slack.Block {
 		return noStep(r, n)
 	}
 	a := &s.Attempts[attempt-1]
-	if slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Actor == engine.RetryActor }) {
+	if i := slices.IndexFunc(decisionsOn(s, a), func(d engine.Decision) bool { return engine.AutomaticActor(d.Actor) }); i >= 0 {
+		why := "on_error: retry"
+		if decisionsOn(s, a)[i].Actor == engine.RateLimitActor {
+			why = "after the agent's rate limit"
+		}
 		body := []slack.Block{headerBlock("🔁 Retried"),
 			section("*" + stepTitle(r, s) + "*" + effortPart(s.Effort) + fmt.Sprintf(", attempt %d: ", a.N) + resultText(a)),
-			contextBlock("gonogo retried it (on_error: retry): the step is " + mdLine(string(s.Status), 40) + " now.")}
+			contextBlock("gonogo retried it (" + why + "): the step is " + mdLine(string(s.Status), 40) + " now.")}
 		return fit(body, nil, maxMessageBlocks)
 	}
 	body := []slack.Block{headerBlock("🛑 Run halted"),

@@ -60,7 +60,67 @@ func Header(r *engine.Run, v View) []slack.Block {
 		body = append(body, w)
 	}
 	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"`"))
-	return fit(body, nil, maxMessageBlocks)
+	var tail []slack.Block
+	if act := headerButtons(r); act != nil {
+		tail = append(tail, act)
+	}
+	return fit(body, tail, maxMessageBlocks)
+}
+
+// headerButtons are Pause while the run moves (a step running or about to
+// start) and is not paused, and the resume buttons while a person's pause
+// holds it.
+func headerButtons(r *engine.Run) *slack.ActionBlock {
+	switch {
+	case r.Finished():
+		return nil
+	case !r.Paused && r.State == engine.RunRunning:
+		b := slack.NewButtonBlockElement(ActionPause, fitValue(runRef(r).Value()), plainText("Pause"))
+		return slack.NewActionBlock("", b)
+	case personPaused(r):
+		return slack.NewActionBlock("", resumeButtons(r)...)
+	}
+	return nil
+}
+
+// runRef is the button value of a run-wide action: the run, its first
+// step (a StepRef always names one), no attempt.
+func runRef(r *engine.Run) StepRef { return StepRef{Run: r.ID, Step: 1} }
+
+// personPaused reports whether a person paused r (not gonogo waiting out
+// an agent's rate limit).
+func personPaused(r *engine.Run) bool {
+	return r.Paused && r.PausedBy != engine.RateLimitActor && !r.Finished()
+}
+
+// resumeButtons resume a paused run: in its mode ("Resume auto" for a run
+// in guarded auto), and for a run in guarded auto also checkpointed.
+func resumeButtons(r *engine.Run) []slack.BlockElement {
+	val := fitValue(runRef(r).Value())
+	label := "Resume"
+	if r.Mode == engine.ModeGuardedAuto {
+		label = "Resume auto"
+	}
+	b := slack.NewButtonBlockElement(ActionResume, val, plainText(label))
+	b.Style = slack.StylePrimary
+	els := []slack.BlockElement{b}
+	if r.Mode == engine.ModeGuardedAuto {
+		els = append(els, slack.NewButtonBlockElement(ActionResumeCheckpointed, val, plainText("Resume checkpointed")))
+	}
+	return els
+}
+
+// pausedLine says who paused a run and what that holds, or why gonogo
+// paused it.
+func pausedLine(r *engine.Run, v View) string {
+	if r.PausedBy == engine.RateLimitActor {
+		return "paused: " + mdLine(r.PauseReason, 300)
+	}
+	line := "paused by " + who(r.PausedBy) + " " + when(r.PausedAt, v.Now)
+	if r.State == engine.RunRunning {
+		return line + ": the running steps finish and wait at a checkpoint"
+	}
+	return line + ": no step starts until it is resumed"
 }
 
 // argsLine lists a workflow's argument values, by name.
@@ -206,6 +266,9 @@ func runStateLine(r *engine.Run, v View) string {
 			return "step " + ns[0]
 		}
 		return "steps " + strings.Join(ns, ", ")
+	}
+	if r.Paused && !r.Finished() {
+		return pausedLine(r, v)
 	}
 	switch r.State {
 	case engine.RunRunning:

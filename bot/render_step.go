@@ -260,15 +260,35 @@ func retryLine(s *engine.Step, now time.Time) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("🔁 Retrying at %s (retry %d of %d). *Redo* runs it now; *Abort* ends the run.", clock(due, now), n, of)
+	why := ""
+	if engine.RetryActorFor(s) == engine.RateLimitActor {
+		why = rateLimitWords(s) + ". "
+	}
+	return fmt.Sprintf("🔁 %sRetrying at %s (retry %d of %d). *Redo* runs it now; *Abort* ends the run.", why, clock(due, now), n, of)
+}
+
+// rateLimitWords say what the agent reported that gonogo waits out.
+func rateLimitWords(s *engine.Step) string {
+	if l := s.Latest(); l != nil && l.ErrorKind == engine.AgentErrOverloaded {
+		return "The agent is overloaded; the run is paused"
+	}
+	return "The agent is rate limited; the run is paused"
+}
+
+// retryWhy names what makes gonogo retry s by itself.
+func retryWhy(s *engine.Step) string {
+	if engine.RetryActorFor(s) == engine.RateLimitActor {
+		return "the agent's rate limit"
+	}
+	return "on_error: retry"
 }
 
 // retryNotice is a FAILED step's notice while gonogo waits to retry it.
 func retryNotice(r *engine.Run, s *engine.Step, due time.Time, n, of int, now time.Time) []slack.Block {
 	body := []slack.Block{headerBlock(fmt.Sprintf("🔁 Step %d failed: retrying", s.N)),
 		section("*" + stepTitle(r, s) + "*" + effortPart(s.Effort) + ": " + resultText(s.Latest())),
-		contextBlock(fmt.Sprintf("gonogo runs it again at %s (retry %d of %d, on_error: retry). *Redo* runs it now; "+
-			"*Abort* ends the run and keeps everything produced so far.", clock(due, now), n, of))}
+		contextBlock(fmt.Sprintf("gonogo runs it again at %s (retry %d of %d, %s). *Redo* runs it now; "+
+			"*Abort* ends the run and keeps everything produced so far.", clock(due, now), n, of, retryWhy(s)))}
 	var tail []slack.Block
 	if act := decisionButtons(r, s); act != nil {
 		tail = append(tail, act)
@@ -512,7 +532,7 @@ func earlierAttempts(s *engine.Step, shown int, now time.Time) string {
 			if !ok {
 				continue
 			}
-			if d.Actor == engine.RetryActor {
+			if engine.AutomaticActor(d.Actor) {
 				p += " (retried automatically)"
 				continue
 			}
@@ -579,6 +599,9 @@ func decisionLine(d engine.Decision, now time.Time) string {
 	if d.Kind == engine.DecideRedo && d.Actor == engine.RetryActor {
 		return w.emoji + " Retried automatically (on_error: retry) " + at(d.Time, now)
 	}
+	if d.Kind == engine.DecideRedo && d.Actor == engine.RateLimitActor {
+		return w.emoji + " Retried automatically after the agent's rate limit " + at(d.Time, now)
+	}
 	line := w.emoji + " " + w.done + " by " + who(d.Actor) + " " + at(d.Time, now)
 	if d.Kind == engine.DecideRedo && strings.TrimSpace(d.Feedback) != "" {
 		line += " with feedback: “" + mdLine(d.Feedback, 800) + "”"
@@ -594,6 +617,10 @@ func waitingNotes(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.
 	var notes []string
 	if line := retryLine(s, now); line != "" {
 		notes = append(notes, line)
+	}
+	if personPaused(r) {
+		notes = append(notes, "⏸ "+who(r.PausedBy)+" paused the run "+at(r.PausedAt, now)+
+			": this step waits here whatever the run's mode, and no step starts. *Resume* goes on in the run's mode; a decision here goes on from this step.")
 	}
 	if gateOnError(s) {
 		notes = append(notes, "🚧 This step's on_error is *gate*: fix it and go on (*Edit* writes its output, *Skip* goes on without it, "+
@@ -656,6 +683,9 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 				fmt.Sprintf("The run stops at step %d. Everything produced so far is kept.", s.N), "Abort", "Keep going")
 		}
 		els = append(els, b)
+	}
+	if len(els) > 0 && personPaused(r) {
+		els = append(els, resumeButtons(r)...)
 	}
 	if len(els) == 0 {
 		return nil

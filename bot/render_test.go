@@ -111,6 +111,21 @@ func (s *script) decide(n int, kind engine.DecisionKind, actor, feedback string)
 
 func (s *script) interrupt() { s.apply(engine.Interrupt(s.r, s.tick()), nil) }
 
+func (s *script) pause(actor string) {
+	s.t.Helper()
+	s.apply(engine.Pause(s.r, actor, "", s.tick()))
+}
+
+// rateLimited runs step n to the agent's rate limit, waited out with a
+// minute's backoff.
+func (s *script) rateLimited(n int) {
+	s.t.Helper()
+	s.start(n)
+	s.finish(n, engine.Finished{Result: engine.ResultFailed, CostUSD: 0.01,
+		Reason:    "the agent reported an error: API Error: Request rejected (429) · rate limit of 50 requests per minute",
+		ErrorKind: engine.AgentErrRateLimit, RateLimit: engine.DefaultRateLimit()})
+}
+
 func (s *script) abortRun(actor string) {
 	s.t.Helper()
 	s.apply(engine.AbortRun(s.r, actor, "aborted by "+actor, s.tick()))
@@ -194,6 +209,29 @@ func goldenCases() []goldenCase {
 			s.produce(1, "PRD")
 			s.decide(1, engine.DecideApprove, alice, "")
 			s.start(2)
+			return Header(s.r, s.view())
+		}),
+		msg("header_paused_running", func(t *testing.T) []slack.Block {
+			s := autoChain(t)
+			s.start(1)
+			s.pause(bob)
+			return Header(s.r, s.view())
+		}),
+		msg("step_paused_checkpoint", func(t *testing.T) []slack.Block {
+			s := autoChain(t)
+			s.start(1)
+			s.pause(bob)
+			s.finish(1, engine.Finished{Result: engine.ResultProduced, Summary: "PRD", Artifact: true, Size: 120})
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("step_rate_limited", func(t *testing.T) []slack.Block {
+			s := autoChain(t)
+			s.rateLimited(1)
+			return StepMessage(s.r, 1, s.view())
+		}),
+		msg("header_rate_limited", func(t *testing.T) []slack.Block {
+			s := autoChain(t)
+			s.rateLimited(1)
 			return Header(s.r, s.view())
 		}),
 		msg("header_200_steps", func(t *testing.T) []slack.Block {
@@ -515,6 +553,13 @@ func workflowInput(steps ...engine.PlanStep) engine.Plan {
 }
 
 // withRules is a two-step workflow whose first step has rules.
+// autoChain is a two-step chain run in guarded auto.
+func autoChain(t testing.TB) *script {
+	p := chainInput("deliver-prd", "deliver-user-stories")
+	p.Flags.Auto, p.Flags.ForceAuto = true, true
+	return newRun(t, goldenRunID, p, engine.StartOptions{})
+}
+
 func withRules(t testing.TB, rules engine.StepRules) *script {
 	return newRun(t, goldenRunID, workflowInput(
 		engine.PlanStep{ID: "prd", Skill: "deliver-prd", Rules: rules},
@@ -642,6 +687,10 @@ func TestWords(t *testing.T) {
 		"step_task":                 {"Step 3 of 5: deliver-user-stories", "(Fix login)", "Sub-step of step 1 `plan`"},
 		"step_retry_pending":        {"Retrying at <!date^", "^{time_secs}|14:03:44 UTC>", "(retry 1 of 3)", "Redo", "Abort"},
 		"step_retried":              {"attempt 2", "1 FAILED (retried automatically)"},
+		"header_paused_running":     {"paused by <@U0BOB22>", "the running steps finish and wait at a checkpoint", "Resume auto", "Resume checkpointed"},
+		"step_paused_checkpoint":    {"⏸ <@U0BOB22> paused the run at", "Approve", "Edit", "Skip", "Redo", "Abort", "Resume auto", "Resume checkpointed"},
+		"step_rate_limited":         {"The agent is rate limited; the run is paused. Retrying at <!date^", "(retry 1 of 5)", "rate limit of 50 requests", "Redo", "Abort"},
+		"header_rate_limited":       {"paused: step 1: the agent is rate limited; retrying at", "(retry 1 of 5)"},
 		"step_gate_failed":          {"FAILED - postcondition failed", "on_error is *gate*", "Edit", "Skip"},
 		"step_optional_failed":      {"skipped (optional step failed: timeout after 20m)"},
 		"step_fallback":             {"attempt 2 · ran the fallback `deliver-user-stories`", "Earlier attempts: 1 FAILED"},

@@ -116,7 +116,12 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 	if notes[noteHeader] == "" {
 		return threadOp{kind: opPost, key: noteHeader, blocks: hdr, opensThread: true, what: "the run's header"}
 	}
-	return threadOp{kind: opUpdate, key: noteHeader, ts: notes[noteHeader], blocks: hdr, prio: updateMinor,
+	prio := updateMinor
+	if r.Paused || r.Finished() {
+		// Its buttons change: Resume instead of Pause, then none.
+		prio = updateState
+	}
+	return threadOp{kind: opUpdate, key: noteHeader, ts: notes[noteHeader], blocks: hdr, prio: prio,
 		ifGone: goneRepost, what: "the run's header"}
 }
 

@@ -17,18 +17,25 @@ const (
 	ActSkip         ActionKind = "skip"
 	ActRedo         ActionKind = "redo"
 	ActAbort        ActionKind = "abort"
-	ActCancel       ActionKind = "cancel"        // stop a running step
+	ActCancel       ActionKind = "cancel" // stop a running step
+	ActPause        ActionKind = "pause"  // hold a moving run at its next checkpoint
+	ActResume       ActionKind = "resume" // resume a paused run in its mode
+	ActResumeCheckp ActionKind = "resume-checkpointed"
 	ActSaveWorkflow ActionKind = "save-workflow" // keep a finished chain as a workflow
 )
 
 var actionKinds = map[string]ActionKind{
-	ActionApprove:      ActApprove,
-	ActionEdit:         ActEdit,
-	ActionSkip:         ActSkip,
-	ActionRedo:         ActRedo,
-	ActionAbort:        ActAbort,
-	ActionCancel:       ActCancel,
-	ActionSaveWorkflow: ActSaveWorkflow,
+	ActionApprove: ActApprove,
+	ActionEdit:    ActEdit,
+	ActionSkip:    ActSkip,
+	ActionRedo:    ActRedo,
+	ActionAbort:   ActAbort,
+	ActionCancel:  ActCancel,
+	ActionPause:   ActPause,
+	ActionResume:  ActResume,
+
+	ActionResumeCheckpointed: ActResumeCheckp,
+	ActionSaveWorkflow:       ActSaveWorkflow,
 }
 
 // Decision returns the engine decision a button stands for; Cancel and

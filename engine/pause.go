@@ -120,6 +120,10 @@ func Releasable(r *Run, m Mode) []int {
 // backoff.
 func automatic(actor string) bool { return actor == RetryActor || actor == RateLimitActor }
 
+// AutomaticActor reports whether actor is gonogo itself (a retry on_error
+// asks for, or the redo after an agent's rate limit), not a person.
+func AutomaticActor(actor string) bool { return automatic(actor) }
+
 // rateLimitRetriesUsed counts the rate-limit redos of s since a person last
 // decided on it.
 func rateLimitRetriesUsed(s *Step) int {
