@@ -117,8 +117,8 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 		return threadOp{kind: opPost, key: noteHeader, blocks: hdr, opensThread: true, what: "the run's header"}
 	}
 	prio := updateMinor
-	if r.Paused || r.Finished() {
-		// Its buttons change: Resume instead of Pause, then none.
+	if r.Paused && !r.Finished() {
+		// Its button changes from Pause to Resume.
 		prio = updateState
 	}
 	return threadOp{kind: opUpdate, key: noteHeader, ts: notes[noteHeader], blocks: hdr, prio: prio,
