@@ -65,9 +65,7 @@ func TestPauseAndResumeAutoFromSlack(t *testing.T) {
 		t.Fatalf("journal: %v, want %v", seen, want)
 	}
 
-	// A finished run's header offers no button, and a click on an old
-	// Pause changes nothing.
-	waitMsg(t, srv, "the finished run's header", func(m fakeslack.Message) bool { return m.TS == header.TS && len(m.Buttons()) == 0 })
+	// A click on an old Pause once the run finished changes nothing.
 	clickStale(t, srv, starter, header, "Pause")
 	waitEphemeral(t, srv, starter, "Nothing to pause")
 }
