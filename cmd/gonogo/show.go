@@ -300,7 +300,7 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 	_, detail := runState(r)
 	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
 	if r.State == engine.RunWaiting {
-		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s\n", r.ID)
+		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
 	}
 	if r.CostUSD > 0 {
 		fmt.Fprintf(e.stdout, "Cost:       $%.2f\n", r.CostUSD)
