@@ -224,3 +224,25 @@ func TestServeRefusesBadTokensAtStart(t *testing.T) {
 		})
 	}
 }
+
+// serve starts with a skills folder holding every broken shape, and logs
+// each skill that cannot be used once, the dispatch skill whose leaf agent
+// is missing included.
+func TestServeLogsEachSkillProblemOnceAtStart(t *testing.T) {
+	srv := fakeslack.New()
+	defer srv.Close()
+	vars := serveVars(t, srv)
+	vars["GONOGO_SKILLS_DIR"] = shapesDir(t)
+	s := startServe(vars)
+	s.httpAddr(t)
+	if code := s.stop(t); code != exitOK {
+		t.Fatalf("serve exited %d:\n%s", code, s.stderr.String())
+	}
+	logs := s.stderr.String()
+	for _, name := range []string{"unclosed-front-matter", "name-mismatch", "not-utf8", "yaml-unreadable",
+		"description-is-a-list", "no-skill-file", "Bad_Name", "utility-pm-critic"} {
+		if n := strings.Count(logs, "skill problem=\""+filepath.Join(shapesDir(t), name)); n != 1 {
+			t.Errorf("%s: logged %d times, want once:\n%s", name, n, logs)
+		}
+	}
+}
