@@ -326,9 +326,9 @@ func printDoctor(w io.Writer, rep doctorReport) {
 	case !s.Exists:
 		fmt.Fprint(w, "not found")
 	case s.Broken > 0:
-		fmt.Fprintf(w, "%d skills (%d usable, %d that cannot be used)", s.Skills+s.Broken, s.Skills, s.Broken)
+		fmt.Fprintf(w, "%s (%d usable, %d that cannot be used)", plural(s.Skills+s.Broken, "skill"), s.Skills, s.Broken)
 	default:
-		fmt.Fprintf(w, "%d skills", s.Skills)
+		fmt.Fprint(w, plural(s.Skills, "skill"))
 	}
 	fmt.Fprintln(w, problemCount(s.Problems))
 	printProblems(w, s.Problems)

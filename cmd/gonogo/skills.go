@@ -160,7 +160,7 @@ func printSkills(w io.Writer, cat *parse.Catalog, list []jsonSkill) {
 			usable++
 		}
 	}
-	fmt.Fprintf(w, "%d skills (%d usable) from %s\n\n", len(list), usable, strings.Join(cat.Dirs(), ", "))
+	fmt.Fprintf(w, "%s (%d usable) from %s\n\n", plural(len(list), "skill"), usable, strings.Join(cat.Dirs(), ", "))
 	if len(list) == 0 {
 		return
 	}
