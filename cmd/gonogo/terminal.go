@@ -879,7 +879,7 @@ func (d *driver) runEditor(ctx context.Context, path string) (back bool, err err
 func (d *driver) readEdit(path string) ([]byte, error) {
 	b, err := readLimited(path, d.maxEdit, "edit file")
 	if err != nil {
-		return nil, fmt.Errorf("edit: %w", err)
+		return nil, err // it names the edit file
 	}
 	if int64(len(b)) > d.maxEdit {
 		return nil, fmt.Errorf("edit: %s is larger than the %d-byte artifact limit (GONOGO_MAX_ARTIFACT)", path, d.maxEdit)

@@ -204,6 +204,9 @@ func TestEditOfAMissingFileNamesIt(t *testing.T) {
 	if strings.Contains(res.stderr, "plan file") {
 		t.Errorf("the edit file is called a plan file: %s", res.stderr)
 	}
+	if strings.Contains(res.stderr, "edit: edit file") {
+		t.Errorf("the message repeats its prefix: %s", res.stderr)
+	}
 }
 
 // Malformed variables are refused naming the variable and a good value,
