@@ -81,6 +81,8 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 	switch rd := rd.(type) {
 	case *localClient:
 		return rd, true, nil
+	case noStore:
+		return rd, false, nil
 	case storeReader:
 		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		return storeDecider{storeReader: rd, svc: svc}, false, nil
