@@ -300,7 +300,12 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 	_, detail := runState(r)
 	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
 	if r.State == engine.RunWaiting {
-		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
+		if c, held := db.(*localClient); held {
+			// resume cannot open a held data directory; decide can.
+			fmt.Fprintf(e.stdout, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, onData(f.data), c.describe())
+		} else {
+			fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
+		}
 	}
 	if r.CostUSD > 0 {
 		fmt.Fprintf(e.stdout, "Cost:       $%.2f\n", r.CostUSD)
