@@ -237,6 +237,16 @@ func TestMalformedVariables(t *testing.T) {
 			}
 		})
 	}
+	// Numbers strconv reads but no budget can be: never compared true,
+	// NaN would turn the budget off without a word.
+	for _, v := range []string{"NaN", "Inf", "-1"} {
+		vars := baseVars(t)
+		vars["GONOGO_RUN_BUDGET_USD"] = v
+		res := gonogo(t, vars, "", "runs")
+		if res.code != exitUsage || !strings.Contains(res.stderr, "GONOGO_RUN_BUDGET_USD") || !strings.Contains(res.stderr, "for example GONOGO_RUN_BUDGET_USD=5.00") {
+			t.Errorf("GONOGO_RUN_BUDGET_USD=%s: exit %d, stderr %q", v, res.code, res.stderr)
+		}
+	}
 	for _, c := range []struct{ name, value, example string }{
 		{"GONOGO_QUORUM", "x", "GONOGO_QUORUM=1"},
 		{"GONOGO_REMIND_AFTER", "2", "GONOGO_REMIND_AFTER=2h"},
