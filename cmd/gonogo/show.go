@@ -44,9 +44,16 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	// A waiting run may be halted on a FAILED step (or on an interrupted
 	// one): only its snapshot says, so waiting runs, and only they, are
 	// read whole.
+	// A running run in a store nobody holds is carried out by no one: a
+	// decision recorded from another shell queued its next step, which
+	// waits for gonogo resume.
+	_, unheld := db.(storeReader)
 	states := make([]string, len(list))
 	for i, s := range list {
 		states[i] = string(s.State)
+		if s.State == engine.RunRunning && unheld {
+			states[i] = stateQueued
+		}
 		if s.State != engine.RunWaiting {
 			continue
 		}
@@ -88,6 +95,8 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 const (
 	stateHalted      = "halted"
 	stateInterrupted = "interrupted"
+	// stateQueued: running in the store, carried out by no gonogo
+	stateQueued = "queued"
 )
 
 // runState is how a run stands, for people: its state, except that a run
@@ -299,6 +308,10 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	_, detail := runState(r)
 	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
+	if _, unheld := db.(storeReader); unheld && r.State == engine.RunRunning {
+		fmt.Fprintf(e.stdout, "Queued:     no gonogo carries it out now; its next step runs with gonogo resume\n")
+		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
+	}
 	if r.State == engine.RunWaiting {
 		if c, held := db.(*localClient); held {
 			// resume cannot open a held data directory; decide can.
