@@ -1,15 +1,40 @@
 // Package bot is gonogo's Slack front end (gonogo serve). It adds no rules
 // of its own: every decision goes through the engine.
 //
-// It is built in three layers. Translate (translate.go) turns what Slack
-// delivers (slash commands, block actions, view submissions, app mentions)
-// into gonogo requests, and refuses anything it cannot read; render
-// (render.go, limits.go) turns runs into Block Kit messages and modals that
-// stay within Slack's limits; both are pure. Transport (bot.go, handle.go,
-// sync.go, remind.go, sender.go) acknowledges every Socket Mode envelope
-// before any work, hands it to a queue, carries out the request through
-// the engine, and keeps each run's thread in step with the run: the bot
-// notes with a run which messages and files its thread already has, so
-// after a crash or an outage it posts what is missing and updates the rest.
-// Every Web API call waits out a 429 and is retried; nothing is dropped.
+// It is built in three layers. Translate turns what Slack delivers (slash
+// commands, block actions, view submissions, app mentions) into gonogo
+// requests, and refuses anything it cannot read; render turns runs into
+// Block Kit messages and modals that stay within Slack's limits; both are
+// pure. Transport acknowledges every Socket Mode envelope before any work,
+// hands it to a queue, carries out the request through the engine, and
+// keeps each run's thread in step with the run: the bot notes with a run
+// which messages and files its thread already has, so after a crash or an
+// outage it posts what is missing and updates the rest. Every Web API call
+// waits out a 429 and is retried; nothing is dropped.
+//
+// Layout. Files are named for the layer and then the thing they hold.
+// Translate: translate.go (the errors payloads are refused with, Slack
+// ids), translate_command.go (slash commands), translate_action.go (button
+// clicks), translate_submission.go (modal submissions),
+// translate_mention.go (mentions with a plan file), translate_text.go
+// (undoing what Slack does to typed text, splitting words); ids.go holds
+// the action ids and button values both directions share. Render:
+// render.go (View, the words for states and decisions, fallback text),
+// render_header.go (a run's header), render_checklist.go (the list of
+// steps with their state, in the header and at the end), render_step.go
+// (a step's message, the interrupted notice, reminders),
+// render_end.go (completion and halt), render_modal.go (the modals),
+// render_command.go (answers to commands: help, the runs list,
+// refusals), render_blocks.go (Block Kit's limits and the blocks every
+// message is made of), render_text.go (escaping, cutting to fit, names,
+// times, money). Transport: bot.go (start-up, the envelopes Socket Mode
+// delivers, when each run is synced, shutdown), conn.go (connecting to
+// Slack, its retries and health),
+// inbox.go and queue.go (envelopes kept, then handed on),
+// handle.go (carrying out a request), sync_plan.go (what a run's thread
+// needs, planned from the run and its notes, pure), sync.go (carrying that
+// plan out, and the notes), sender.go (the Web API calls, retries and the
+// chat.update budget), remind.go (reminders and decision deadlines),
+// workflow.go (named workflows), config.go and metrics.go. The fake Slack
+// in fakeslack holds the one Block Kit validator the tests use.
 package bot

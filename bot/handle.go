@@ -173,7 +173,7 @@ func (b *Bot) listRuns(ctx context.Context, cmd Command) {
 		// Only the runs the list shows get a link: a channel's older runs
 		// are counted, and reading where each one's thread is would cost a
 		// read per run in the store.
-		if len(here) > rdRunsListMax {
+		if len(here) > runsListMax {
 			continue
 		}
 		if notes, err := b.eng.Notes(ctx, s.ID); err == nil && notes[noteThread] != "" {
@@ -386,7 +386,7 @@ func (b *Bot) findReply(ctx context.Context, r *engine.Run, s *engine.Step, user
 			return rep, true
 		}
 		if m.Text != "" {
-			rep.Chars = utf8.RuneCountInString(trSlackText(m.Text, false))
+			rep.Chars = utf8.RuneCountInString(slackText(m.Text, false))
 			return rep, true
 		}
 	}
@@ -502,7 +502,7 @@ func (b *Bot) replyText(ctx context.Context, channel, thread, ts string) (string
 	}
 	for _, m := range msgs {
 		if m.Timestamp == ts {
-			return trSlackText(m.Text, false), nil
+			return slackText(m.Text, false), nil
 		}
 	}
 	return "", errors.New("the reply is no longer in the thread")

@@ -3,7 +3,6 @@ package bot
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -20,43 +19,43 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-var rdUpdate = flag.Bool("update", false, "rewrite golden files")
+var updateGolden = flag.Bool("update", false, "rewrite golden files")
 
-var rdT0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+var goldenT0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 
 const (
-	rdStarter = "U0STARTER"
-	rdAlice   = "U0ALICE1"
-	rdBob     = "U0BOB22"
-	rdRunID   = engine.RunID("20260302-140000-a1b2c3d4")
+	starter     = "U0STARTER"
+	alice       = "U0ALICE1"
+	bob         = "U0BOB22"
+	goldenRunID = engine.RunID("20260302-140000-a1b2c3d4")
 )
 
-// rdScript drives a run through the engine's own transitions with a fixed
+// script drives a run through the engine's own transitions with a fixed
 // clock, the way the service does without a store.
-type rdScript struct {
+type script struct {
 	t    testing.TB
 	r    *engine.Run
 	now  time.Time
 	keys int
 }
 
-func rdNewRun(t testing.TB, id engine.RunID, p engine.Plan, opt engine.StartOptions) *rdScript {
+func newRun(t testing.TB, id engine.RunID, p engine.Plan, opt engine.StartOptions) *script {
 	t.Helper()
-	s := &rdScript{t: t, r: &engine.Run{}, now: rdT0}
+	s := &script{t: t, r: &engine.Run{}, now: goldenT0}
 	if opt.StartedBy == "" {
-		opt.StartedBy = rdStarter
+		opt.StartedBy = starter
 	}
 	evs, err := engine.NewRun(id, p, opt, s.now)
 	s.apply(evs, err)
 	return s
 }
 
-func (s *rdScript) tick() time.Time {
+func (s *script) tick() time.Time {
 	s.now = s.now.Add(97 * time.Second)
 	return s.now
 }
 
-func (s *rdScript) apply(evs []engine.Event, err error) {
+func (s *script) apply(evs []engine.Event, err error) {
 	s.t.Helper()
 	if err != nil {
 		s.t.Fatalf("transition refused: %v", err)
@@ -68,22 +67,22 @@ func (s *rdScript) apply(evs []engine.Event, err error) {
 	s.r = r
 }
 
-func (s *rdScript) latest(n int) int {
+func (s *script) latest(n int) int {
 	if l := s.r.Step(n).Latest(); l != nil {
 		return l.N
 	}
 	return 0
 }
 
-func (s *rdScript) start(n int) { s.t.Helper(); s.apply(engine.Start(s.r, n, s.tick())) }
+func (s *script) start(n int) { s.t.Helper(); s.apply(engine.Start(s.r, n, s.tick())) }
 
-func (s *rdScript) finish(n int, f engine.Finished) {
+func (s *script) finish(n int, f engine.Finished) {
 	s.t.Helper()
 	s.apply(engine.Finish(s.r, n, s.latest(n), f, s.tick()))
 }
 
 // produce runs step n to a PRODUCED artifact written to disk.
-func (s *rdScript) produce(n int, summary string) {
+func (s *script) produce(n int, summary string) {
 	s.t.Helper()
 	st := s.r.Step(n)
 	s.start(n)
@@ -92,13 +91,13 @@ func (s *rdScript) produce(n int, summary string) {
 		Usage: engine.Usage{Turns: 7, InputTokens: 1200, OutputTokens: 800}})
 }
 
-func (s *rdScript) fail(n int, reason string) {
+func (s *script) fail(n int, reason string) {
 	s.t.Helper()
 	s.start(n)
 	s.finish(n, engine.Finished{Result: engine.ResultFailed, Reason: reason, CostUSD: 0.05})
 }
 
-func (s *rdScript) decide(n int, kind engine.DecisionKind, actor, feedback string) {
+func (s *script) decide(n int, kind engine.DecisionKind, actor, feedback string) {
 	s.t.Helper()
 	s.keys++
 	d := engine.Decision{Kind: kind, Actor: actor, Step: n, Attempt: s.latest(n), Key: fmt.Sprintf("k%d", s.keys), Feedback: feedback}
@@ -110,16 +109,16 @@ func (s *rdScript) decide(n int, kind engine.DecisionKind, actor, feedback strin
 	s.apply(engine.Decide(s.r, d, edit, s.tick()))
 }
 
-func (s *rdScript) interrupt() { s.apply(engine.Interrupt(s.r, s.tick()), nil) }
+func (s *script) interrupt() { s.apply(engine.Interrupt(s.r, s.tick()), nil) }
 
-func (s *rdScript) abortRun(actor string) {
+func (s *script) abortRun(actor string) {
 	s.t.Helper()
 	s.apply(engine.AbortRun(s.r, actor, "aborted by "+actor, s.tick()))
 }
 
-func (s *rdScript) view() View { return View{Now: s.now.Add(30 * time.Second)} }
+func (s *script) view() View { return View{Now: s.now.Add(30 * time.Second)} }
 
-func rdPlanInput() engine.Plan {
+func planInput() engine.Plan {
 	return engine.Plan{
 		Input: engine.InputPlan, Source: "q3-action-plan.md", Domain: engine.DomainComplicated, DomainSource: "section-2",
 		Confidence: "Medium-High", ConfidenceReason: "two interview rounds agree on the drop-off",
@@ -136,7 +135,7 @@ func rdPlanInput() engine.Plan {
 	}
 }
 
-func rdChainInput(names ...string) engine.Plan {
+func chainInput(names ...string) engine.Plan {
 	p := engine.Plan{Input: engine.InputChain, Source: strings.Join(names, " -> ") + " --thread -- mobile checkout",
 		Context: "mobile checkout", Flags: engine.Flags{Thread: true}}
 	for _, n := range names {
@@ -145,53 +144,55 @@ func rdChainInput(names ...string) engine.Plan {
 	return p
 }
 
-// rdArtifact is a Markdown artifact with the things a preview must defuse:
+// goldenArtifact is a Markdown artifact with the things a preview must defuse:
 // a mention, a link, an ampersand and a code fence.
-const rdArtifact = "# PRD: post-send fix\n\n## Problem\nR&D says <!channel> should see <https://evil.example|this> <@UEVIL>.\n" +
+const goldenArtifact = "# PRD: post-send fix\n\n## Problem\nR&D says <!channel> should see <https://evil.example|this> <@UEVIL>.\n" +
 	"```go\nfmt.Println(\"hi\")\n```\n\n## Goals\n- cut drop-off by 20%\n- keep send latency < 2s\n\n## Non-goals\n- redesign\n\n" +
 	"## Metrics\n- conversion\n- retention\n- support tickets\n\n## Risks\n- none known\n"
 
-type rdCase struct {
+type goldenCase struct {
 	name   string
 	render func(t *testing.T) any
 }
 
-// rdMessage is how a message golden file holds a message: the fallback
+// goldenMessage is how a message golden file holds a message: the fallback
 // text and the blocks, as Slack receives them.
-type rdMessage struct {
+type goldenMessage struct {
 	Text   string        `json:"text"`
 	Blocks []slack.Block `json:"blocks"`
 }
 
-func rdMsg(blocks []slack.Block) any { return rdMessage{Text: FallbackText(blocks), Blocks: blocks} }
+func asMessage(blocks []slack.Block) any {
+	return goldenMessage{Text: FallbackText(blocks), Blocks: blocks}
+}
 
-func rdGoldenCases() []rdCase {
-	msg := func(name string, f func(t *testing.T) []slack.Block) rdCase {
-		return rdCase{name, func(t *testing.T) any { return rdMsg(f(t)) }}
+func goldenCases() []goldenCase {
+	msg := func(name string, f func(t *testing.T) []slack.Block) goldenCase {
+		return goldenCase{name, func(t *testing.T) any { return asMessage(f(t)) }}
 	}
-	mod := func(name string, f func(t *testing.T) slack.ModalViewRequest) rdCase {
-		return rdCase{name, func(t *testing.T) any { return f(t) }}
+	mod := func(name string, f func(t *testing.T) slack.ModalViewRequest) goldenCase {
+		return goldenCase{name, func(t *testing.T) any { return f(t) }}
 	}
-	planWaiting := func(t *testing.T) *rdScript {
-		s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{})
+	planWaiting := func(t *testing.T) *script {
+		s := newRun(t, goldenRunID, planInput(), engine.StartOptions{})
 		s.produce(1, "A one-page PRD for the post-send fix with goals, metrics and risks.")
 		return s
 	}
-	chain := func(t *testing.T) *rdScript {
-		return rdNewRun(t, rdRunID, rdChainInput("deliver-prd", "deliver-user-stories", "deliver-acceptance-criteria"), engine.StartOptions{})
+	chain := func(t *testing.T) *script {
+		return newRun(t, goldenRunID, chainInput("deliver-prd", "deliver-user-stories", "deliver-acceptance-criteria"), engine.StartOptions{})
 	}
-	stepView := func(s *rdScript) View {
+	stepView := func(s *script) View {
 		v := s.view()
-		v.Preview = rdArtifact
+		v.Preview = goldenArtifact
 		v.ArtifactLink = "https://example.slack.com/files/U0BOT/F0123/01-deliver-prd.md"
 		return v
 	}
-	return []rdCase{
+	return []goldenCase{
 		msg("header_plan_waiting", func(t *testing.T) []slack.Block { s := planWaiting(t); return Header(s.r, s.view()) }),
 		msg("header_chain_running", func(t *testing.T) []slack.Block {
 			s := chain(t)
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.decide(1, engine.DecideApprove, alice, "")
 			s.start(2)
 			return Header(s.r, s.view())
 		}),
@@ -200,10 +201,10 @@ func rdGoldenCases() []rdCase {
 			for i := range names {
 				names[i] = fmt.Sprintf("skill-%03d", i+1)
 			}
-			s := rdNewRun(t, rdRunID, rdChainInput(names...), engine.StartOptions{})
+			s := newRun(t, goldenRunID, chainInput(names...), engine.StartOptions{})
 			for n := 1; n <= 57; n++ {
 				s.produce(n, "ok")
-				s.decide(n, engine.DecideApprove, rdAlice, "")
+				s.decide(n, engine.DecideApprove, alice, "")
 			}
 			s.produce(58, "waiting")
 			return Header(s.r, s.view())
@@ -211,7 +212,7 @@ func rdGoldenCases() []rdCase {
 		msg("step_running", func(t *testing.T) []slack.Block {
 			s := chain(t)
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.decide(1, engine.DecideApprove, alice, "")
 			s.start(2)
 			v := s.view()
 			v.Progress = &engine.Progress{Turns: 4, ToolCalls: 9, LastTool: "Read", Status: "API retry 2 of 10: overloaded (529)", CostUSD: 0.08, Elapsed: 95 * time.Second}
@@ -230,9 +231,9 @@ func rdGoldenCases() []rdCase {
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_quorum_one_vote", func(t *testing.T) []slack.Block {
-			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2, ExcludeStarter: true})
+			s := newRun(t, goldenRunID, planInput(), engine.StartOptions{Quorum: 2, ExcludeStarter: true})
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.decide(1, engine.DecideApprove, alice, "")
 			v := stepView(s)
 			v.RemindedAt = s.now.Add(-10 * time.Minute)
 			v.Deadline = s.now.Add(2 * time.Hour)
@@ -240,25 +241,25 @@ func rdGoldenCases() []rdCase {
 			return StepMessage(s.r, 1, v)
 		}),
 		msg("step_quorum_approved", func(t *testing.T) []slack.Block {
-			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2})
+			s := newRun(t, goldenRunID, planInput(), engine.StartOptions{Quorum: 2})
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideApprove, rdAlice, "")
-			s.decide(1, engine.DecideApprove, rdBob, "")
+			s.decide(1, engine.DecideApprove, alice, "")
+			s.decide(1, engine.DecideApprove, bob, "")
 			return StepMessage(s.r, 1, stepView(s))
 		}),
 		msg("step_edited", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
-			s.decide(1, engine.DecideEdit, rdAlice, "")
+			s.decide(1, engine.DecideEdit, alice, "")
 			return StepMessage(s.r, 1, stepView(s))
 		}),
 		msg("step_skipped", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
-			s.decide(1, engine.DecideSkip, rdBob, "")
+			s.decide(1, engine.DecideSkip, bob, "")
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_redo_first_attempt", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
-			s.decide(1, engine.DecideRedo, rdAlice, "Cover the Android flow too; <!here> & cite the interviews.")
+			s.decide(1, engine.DecideRedo, alice, "Cover the Android flow too; <!here> & cite the interviews.")
 			s.start(1)
 			v := stepView(s)
 			v.Attempt = 1
@@ -266,39 +267,39 @@ func rdGoldenCases() []rdCase {
 		}),
 		msg("step_second_attempt", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
-			s.decide(1, engine.DecideRedo, rdAlice, "Cover the Android flow too.")
+			s.decide(1, engine.DecideRedo, alice, "Cover the Android flow too.")
 			s.produce(1, "PRD with Android")
 			return StepMessage(s.r, 1, stepView(s))
 		}),
 		msg("step_aborted", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
-			s.decide(1, engine.DecideAbort, rdBob, "")
+			s.decide(1, engine.DecideAbort, bob, "")
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_votes_then_run_aborted", func(t *testing.T) []slack.Block {
-			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2})
+			s := newRun(t, goldenRunID, planInput(), engine.StartOptions{Quorum: 2})
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideApprove, rdAlice, "")
-			s.abortRun(rdBob)
+			s.decide(1, engine.DecideApprove, alice, "")
+			s.abortRun(bob)
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_pending_after_abort", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
-			s.decide(1, engine.DecideAbort, rdBob, "")
+			s.decide(1, engine.DecideAbort, bob, "")
 			return StepMessage(s.r, 3, s.view())
 		}),
 		msg("step_dry_run", func(t *testing.T) []slack.Block {
-			p := rdChainInput("deliver-prd", "deliver-user-stories")
+			p := chainInput("deliver-prd", "deliver-user-stories")
 			p.Flags.DryRun = true
-			s := rdNewRun(t, rdRunID, p, engine.StartOptions{})
+			s := newRun(t, goldenRunID, p, engine.StartOptions{})
 			s.start(1)
 			s.finish(1, engine.Finished{Result: engine.ResultNotExecuted, Reason: "NOT EXECUTED - dry run"})
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_auto_advanced", func(t *testing.T) []slack.Block {
-			p := rdPlanInput()
+			p := planInput()
 			p.Domain, p.Flags.Auto = engine.DomainClear, true
-			s := rdNewRun(t, rdRunID, p, engine.StartOptions{})
+			s := newRun(t, goldenRunID, p, engine.StartOptions{})
 			s.produce(1, "PRD")
 			return StepMessage(s.r, 1, stepView(s))
 		}),
@@ -315,7 +316,7 @@ func rdGoldenCases() []rdCase {
 			return Interrupted(s.r, 1, s.view())
 		}),
 		msg("reminder", func(t *testing.T) []slack.Block {
-			s := rdNewRun(t, rdRunID, rdPlanInput(), engine.StartOptions{Quorum: 2})
+			s := newRun(t, goldenRunID, planInput(), engine.StartOptions{Quorum: 2})
 			s.produce(1, "PRD")
 			v := s.view()
 			v.Deadline = s.now.Add(26 * time.Hour)
@@ -324,45 +325,45 @@ func rdGoldenCases() []rdCase {
 		msg("completion_chain", func(t *testing.T) []slack.Block {
 			s := chain(t)
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.decide(1, engine.DecideApprove, alice, "")
 			s.produce(2, "Stories")
-			s.decide(2, engine.DecideEdit, rdBob, "")
+			s.decide(2, engine.DecideEdit, bob, "")
 			s.produce(3, "Criteria")
-			s.decide(3, engine.DecideSkip, rdAlice, "")
+			s.decide(3, engine.DecideSkip, alice, "")
 			v := s.view()
 			v.OfferSaveWorkflow = true
 			return Completion(s.r, v)
 		}),
 		msg("completion_plan", func(t *testing.T) []slack.Block {
 			s := planWaiting(t)
-			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.decide(1, engine.DecideApprove, alice, "")
 			s.fail(2, "timeout after 30m")
-			s.decide(2, engine.DecideRedo, rdAlice, "")
+			s.decide(2, engine.DecideRedo, alice, "")
 			s.produce(2, "Synthesis")
-			s.decide(2, engine.DecideApprove, rdBob, "")
+			s.decide(2, engine.DecideApprove, bob, "")
 			s.produce(3, "Stories")
-			s.decide(3, engine.DecideApprove, rdBob, "")
+			s.decide(3, engine.DecideApprove, bob, "")
 			return Completion(s.r, s.view())
 		}),
 		msg("halt_failed", func(t *testing.T) []slack.Block {
 			s := chain(t)
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideApprove, rdAlice, "")
+			s.decide(1, engine.DecideApprove, alice, "")
 			s.fail(2, "the agent reported an error: context window exceeded")
 			return Halt(s.r, s.view())
 		}),
 		msg("halt_aborted", func(t *testing.T) []slack.Block {
 			s := chain(t)
 			s.produce(1, "PRD")
-			s.decide(1, engine.DecideAbort, rdBob, "")
+			s.decide(1, engine.DecideAbort, bob, "")
 			return Halt(s.r, s.view())
 		}),
 		msg("halt_aborted_while_running", func(t *testing.T) []slack.Block {
 			s := chain(t)
 			s.start(1)
-			s.abortRun(rdAlice)
+			s.abortRun(alice)
 			v := s.view()
-			v.AbortedBy = rdAlice
+			v.AbortedBy = alice
 			return Halt(s.r, v)
 		}),
 		msg("refusal_unknown_skill", func(t *testing.T) []slack.Block {
@@ -383,58 +384,58 @@ func rdGoldenCases() []rdCase {
 		msg("help", func(t *testing.T) []slack.Block { return HelpBlocks("/gonogo") }),
 		msg("runs", func(t *testing.T) []slack.Block {
 			sums := []engine.RunSummary{
-				{ID: rdRunID, State: engine.RunWaiting, Input: engine.InputChain, Source: "deliver-prd -> deliver-user-stories", Created: rdT0, StepsTotal: 2, StepsDone: 1},
-				{ID: "20260301-090000-00ff00ff", State: engine.RunCompleted, Input: engine.InputPlan, Source: "q3-action-plan.md", Created: rdT0.Add(-29 * time.Hour), StepsTotal: 3, StepsDone: 3},
-				{ID: "20260228-170000-deadbeef", State: engine.RunAborted, Input: engine.InputWorkflow, Source: "weekly-discovery", Created: rdT0.Add(-70 * time.Hour), StepsTotal: 4, StepsDone: 1},
+				{ID: goldenRunID, State: engine.RunWaiting, Input: engine.InputChain, Source: "deliver-prd -> deliver-user-stories", Created: goldenT0, StepsTotal: 2, StepsDone: 1},
+				{ID: "20260301-090000-00ff00ff", State: engine.RunCompleted, Input: engine.InputPlan, Source: "q3-action-plan.md", Created: goldenT0.Add(-29 * time.Hour), StepsTotal: 3, StepsDone: 3},
+				{ID: "20260228-170000-deadbeef", State: engine.RunAborted, Input: engine.InputWorkflow, Source: "weekly-discovery", Created: goldenT0.Add(-70 * time.Hour), StepsTotal: 4, StepsDone: 1},
 			}
-			links := map[engine.RunID]string{rdRunID: "https://example.slack.com/archives/C0123/p1772460000000100"}
+			links := map[engine.RunID]string{goldenRunID: "https://example.slack.com/archives/C0123/p1772460000000100"}
 			return RunsList(sums, links)
 		}),
 		msg("runs_empty", func(t *testing.T) []slack.Block { return RunsList(nil, nil) }),
 		mod("modal_edit", func(t *testing.T) slack.ModalViewRequest {
-			return EditModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "deliver-prd", rdArtifact)
+			return EditModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 1}, "deliver-prd", goldenArtifact)
 		}),
 		mod("modal_edit_too_long", func(t *testing.T) slack.ModalViewRequest {
-			return EditModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "deliver-prd", strings.Repeat("long line of the artifact\n", 500))
+			return EditModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 1}, "deliver-prd", strings.Repeat("long line of the artifact\n", 500))
 		}),
 		mod("modal_edit_reply", func(t *testing.T) slack.ModalViewRequest {
-			return EditFromReplyModal(StepRef{Run: rdRunID, Step: 1, Attempt: 2}, "deliver-prd",
-				Reply{User: rdAlice, TS: "1772460300.000200", Time: rdT0.Add(5 * time.Minute), File: "plan.md", FileID: "F0ABC123", Chars: 12345},
-				Reply{User: rdBob, TS: "1772460100.000100", Time: rdT0.Add(2 * time.Minute), Chars: 4200})
+			return EditFromReplyModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 2}, "deliver-prd",
+				Reply{User: alice, TS: "1772460300.000200", Time: goldenT0.Add(5 * time.Minute), File: "plan.md", FileID: "F0ABC123", Chars: 12345},
+				Reply{User: bob, TS: "1772460100.000100", Time: goldenT0.Add(2 * time.Minute), Chars: 4200})
 		}),
 		mod("modal_edit_reply_none", func(t *testing.T) slack.ModalViewRequest {
-			return EditFromReplyModal(StepRef{Run: rdRunID, Step: 1, Attempt: 2}, "deliver-prd")
+			return EditFromReplyModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 2}, "deliver-prd")
 		}),
 		mod("modal_redo", func(t *testing.T) slack.ModalViewRequest {
-			return RedoModal(StepRef{Run: rdRunID, Step: 2, Attempt: 1}, "deliver-user-stories")
+			return RedoModal(StepRef{Run: goldenRunID, Step: 2, Attempt: 1}, "deliver-user-stories")
 		}),
 		mod("modal_edit_empty", func(t *testing.T) slack.ModalViewRequest {
-			return EditModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "deliver-prd", "")
+			return EditModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 1}, "deliver-prd", "")
 		}),
 		mod("modal_save_workflow", func(t *testing.T) slack.ModalViewRequest {
-			return SaveWorkflowModal(StepRef{Run: rdRunID, Step: 3, Attempt: 1}, "deliver-prd-user-stories-acceptance-criteria",
+			return SaveWorkflowModal(StepRef{Run: goldenRunID, Step: 3, Attempt: 1}, "deliver-prd-user-stories-acceptance-criteria",
 				[]string{"deliver-prd", "deliver-user-stories", "deliver-acceptance-criteria"}, true)
 		}),
 		msg("header_workflow_tasks", func(t *testing.T) []slack.Block {
-			s := rdDecomposed(t, 3)
+			s := decomposed(t, 3)
 			s.produce(3, "Login fix")
-			s.decide(3, engine.DecideApprove, rdBob, "")
+			s.decide(3, engine.DecideApprove, bob, "")
 			s.start(4)
 			return Header(s.r, s.view())
 		}),
 		msg("step_decompose_parent", func(t *testing.T) []slack.Block {
-			s := rdDecomposed(t, 3)
+			s := decomposed(t, 3)
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_task", func(t *testing.T) []slack.Block {
-			s := rdDecomposed(t, 3)
+			s := decomposed(t, 3)
 			s.produce(3, "Stories for login")
 			return StepMessage(s.r, 3, s.view())
 		}),
 		msg("step_route_parent", func(t *testing.T) []slack.Block {
-			s := rdNewRun(t, rdRunID, rdWorkflowInput(engine.PlanStep{ID: "triage", Skill: "deliver-prd", Rules: engine.StepRules{Route: true}}), engine.StartOptions{})
+			s := newRun(t, goldenRunID, workflowInput(engine.PlanStep{ID: "triage", Skill: "deliver-prd", Rules: engine.StepRules{Route: true}}), engine.StartOptions{})
 			s.produce(1, "routes to bugfix")
-			s.approveAdding(1, rdAlice, []engine.PlanStep{
+			s.approveAdding(1, alice, []engine.PlanStep{
 				{ID: "triage.repro", Skill: "deliver-user-stories", Effort: "triage.repro", DependsOn: []string{"triage"}},
 				{ID: "triage.fix", Skill: "deliver-prd", Effort: "triage.fix", DependsOn: []string{"triage.repro"}},
 			})
@@ -443,40 +444,40 @@ func rdGoldenCases() []rdCase {
 			return StepMessage(s.r, 1, v)
 		}),
 		msg("step_retry_pending", func(t *testing.T) []slack.Block {
-			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3, Backoff: 30 * time.Second}})
+			s := withRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3, Backoff: 30 * time.Second}})
 			s.fail(1, "the agent exited with code 1: overloaded")
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_retried", func(t *testing.T) []slack.Block {
-			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3, Backoff: 30 * time.Second}})
+			s := withRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3, Backoff: 30 * time.Second}})
 			s.fail(1, "the agent exited with code 1: overloaded")
 			s.decide(1, engine.DecideRedo, engine.RetryActor, "")
 			s.produce(1, "PRD")
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_gate_failed", func(t *testing.T) []slack.Block {
-			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorGate}})
+			s := withRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorGate}})
 			s.fail(1, "postcondition failed: the output does not contain \"## Goals\"")
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_optional_failed", func(t *testing.T) []slack.Block {
-			s := rdRules(t, engine.StepRules{Optional: true})
+			s := withRules(t, engine.StepRules{Optional: true})
 			s.fail(1, "timeout after 20m")
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("step_fallback", func(t *testing.T) []slack.Block {
-			s := rdRules(t, engine.StepRules{Fallback: "deliver-user-stories"})
+			s := withRules(t, engine.StepRules{Fallback: "deliver-user-stories"})
 			s.fail(1, "the agent exited with code 2")
 			s.produce(1, "Stories instead")
 			return StepMessage(s.r, 1, s.view())
 		}),
 		msg("halt_retry", func(t *testing.T) []slack.Block {
-			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2, Backoff: time.Minute}})
+			s := withRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2, Backoff: time.Minute}})
 			s.fail(1, "the agent exited with code 1")
 			return Halt(s.r, s.view().onStep(1))
 		}),
 		msg("halt_gate", func(t *testing.T) []slack.Block {
-			s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorGate}})
+			s := withRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorGate}})
 			s.fail(1, "the agent exited with code 1")
 			return Halt(s.r, s.view().onStep(1))
 		}),
@@ -493,9 +494,9 @@ func rdGoldenCases() []rdCase {
 	}
 }
 
-// rdWorkflowInput is a workflow of the given steps, each depending on the
+// workflowInput is a workflow of the given steps, each depending on the
 // one before unless it says otherwise.
-func rdWorkflowInput(steps ...engine.PlanStep) engine.Plan {
+func workflowInput(steps ...engine.PlanStep) engine.Plan {
 	p := engine.Plan{Input: engine.InputWorkflow, Source: "weekly-discovery", Args: map[string]string{"topic": "guest checkout"}}
 	for i, ps := range steps {
 		if ps.ID == "" {
@@ -513,18 +514,18 @@ func rdWorkflowInput(steps ...engine.PlanStep) engine.Plan {
 	return p
 }
 
-// rdRules is a two-step workflow whose first step has rules.
-func rdRules(t testing.TB, rules engine.StepRules) *rdScript {
-	return rdNewRun(t, rdRunID, rdWorkflowInput(
+// withRules is a two-step workflow whose first step has rules.
+func withRules(t testing.TB, rules engine.StepRules) *script {
+	return newRun(t, goldenRunID, workflowInput(
 		engine.PlanStep{ID: "prd", Skill: "deliver-prd", Rules: rules},
 		engine.PlanStep{ID: "stories", Skill: "deliver-user-stories"}), engine.StartOptions{})
 }
 
-// rdDecomposed is a workflow whose step 1 ("plan") split its work into n
+// decomposed is a workflow whose step 1 ("plan") split its work into n
 // tasks (steps 2 to n+1, each depending on plan), approved by Alice; step
 // "review" (2) waits for them all.
-func rdDecomposed(t testing.TB, n int) *rdScript {
-	s := rdNewRun(t, rdRunID, rdWorkflowInput(
+func decomposed(t testing.TB, n int) *script {
+	s := newRun(t, goldenRunID, workflowInput(
 		engine.PlanStep{ID: "plan", Skill: "deliver-prd", Rules: engine.StepRules{Decompose: "deliver-user-stories"}},
 		engine.PlanStep{ID: "review", Skill: "deliver-prd"}), engine.StartOptions{})
 	s.produce(1, `{"tasks": [...]}`)
@@ -537,13 +538,13 @@ func rdDecomposed(t testing.TB, n int) *rdScript {
 		tasks = append(tasks, engine.PlanStep{ID: fmt.Sprintf("plan.task-%d", i+1), Skill: "deliver-user-stories", Effort: title,
 			DependsOn: []string{"plan"}, Category: engine.CategoryContent, Execution: engine.ExecDelegate})
 	}
-	s.approveAdding(1, rdAlice, tasks)
+	s.approveAdding(1, alice, tasks)
 	return s
 }
 
 // approveAdding approves step n of a route or decompose step, adding the
 // steps its output brings.
-func (s *rdScript) approveAdding(n int, actor string, added []engine.PlanStep) {
+func (s *script) approveAdding(n int, actor string, added []engine.PlanStep) {
 	s.t.Helper()
 	s.keys++
 	d := engine.Decision{Kind: engine.DecideApprove, Actor: actor, Step: n, Attempt: s.latest(n), Key: fmt.Sprintf("k%d", s.keys)}
@@ -554,16 +555,16 @@ func (s *rdScript) approveAdding(n int, actor string, added []engine.PlanStep) {
 // file (go test -update rewrites them), and checks each against Block
 // Kit's limits.
 func TestGolden(t *testing.T) {
-	for _, c := range rdGoldenCases() {
+	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			out := c.render(t)
 			switch x := out.(type) {
-			case rdMessage:
-				if err := CheckBlocks(x.Blocks); err != nil {
+			case goldenMessage:
+				if err := checkBlocks(x.Blocks); err != nil {
 					t.Fatalf("CheckBlocks: %v", err)
 				}
 			case slack.ModalViewRequest:
-				if err := CheckModal(x); err != nil {
+				if err := checkModal(x); err != nil {
 					t.Fatalf("CheckModal: %v", err)
 				}
 			}
@@ -575,7 +576,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", "render", c.name+".json")
-			if *rdUpdate {
+			if *updateGolden {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -598,13 +599,13 @@ func TestGolden(t *testing.T) {
 // TestWords checks the words people and scripts look for (DESIGN.md).
 func TestWords(t *testing.T) {
 	texts := map[string]string{}
-	for _, c := range rdGoldenCases() {
+	for _, c := range goldenCases() {
 		raw, err := json.Marshal(c.render(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var all []string
-		rdWalk(rdDecode(t, raw), "", func(key, s string) { all = append(all, s) })
+		walkStrings(decodeJSON(t, raw), "", func(key, s string) { all = append(all, s) })
 		texts[c.name] = strings.Join(all, "\n")
 	}
 	for name, want := range map[string][]string{
@@ -659,155 +660,7 @@ func TestWords(t *testing.T) {
 	}
 }
 
-// TestButtonsMatchAllowed checks that a checkpoint offers exactly the
-// decisions engine.Allowed allows, with the exact labels, the action ids
-// of ids.go and values naming the step's latest attempt.
-func TestButtonsMatchAllowed(t *testing.T) {
-	cases := []struct {
-		name   string
-		build  func(s *rdScript)
-		step   int
-		render func(r *engine.Run, n int, v View) []slack.Block
-	}{
-		{"produced", func(s *rdScript) { s.produce(1, "x") }, 1, StepMessage},
-		{"empty", func(s *rdScript) {
-			s.start(1)
-			s.finish(1, engine.Finished{Result: engine.ResultEmpty, Reason: "nothing"})
-		}, 1, StepMessage},
-		{"failed", func(s *rdScript) { s.fail(1, "boom") }, 1, StepMessage},
-		{"not-executed", func(s *rdScript) {
-			s.start(1)
-			s.finish(1, engine.Finished{Result: engine.ResultNotExecuted, Reason: "NOT EXECUTED - dry run"})
-		}, 1, StepMessage},
-		{"interrupted", func(s *rdScript) { s.start(1); s.interrupt() }, 1, StepMessage},
-		{"interrupted notice", func(s *rdScript) { s.start(1); s.interrupt() }, 1, Interrupted},
-		{"second attempt", func(s *rdScript) {
-			s.fail(1, "boom")
-			s.decide(1, engine.DecideRedo, rdAlice, "")
-			s.produce(1, "y")
-		}, 1, StepMessage},
-		{"halt on failed", func(s *rdScript) { s.fail(1, "boom") }, 1, func(r *engine.Run, _ int, v View) []slack.Block { return Halt(r, v) }},
-		{"done", func(s *rdScript) { s.produce(1, "x"); s.decide(1, engine.DecideApprove, rdAlice, "") }, 1, StepMessage},
-		{"skipped", func(s *rdScript) { s.produce(1, "x"); s.decide(1, engine.DecideSkip, rdAlice, "") }, 1, StepMessage},
-		{"aborted", func(s *rdScript) { s.produce(1, "x"); s.decide(1, engine.DecideAbort, rdAlice, "") }, 1, StepMessage},
-		{"pending", func(s *rdScript) {}, 2, StepMessage},
-		{"running", func(s *rdScript) { s.start(1) }, 1, StepMessage},
-		{"failed, on_error gate", func(s *rdScript) {
-			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorGate}
-			s.fail(1, "boom")
-		}, 1, StepMessage},
-		{"halt on failed, on_error gate", func(s *rdScript) {
-			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorGate}
-			s.fail(1, "boom")
-		}, 1, func(r *engine.Run, n int, v View) []slack.Block { return Halt(r, v.onStep(n)) }},
-		{"failed, retry pending", func(s *rdScript) {
-			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2}
-			s.fail(1, "boom")
-		}, 1, StepMessage},
-		{"retry notice", func(s *rdScript) {
-			s.r.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2}
-			s.fail(1, "boom")
-		}, 1, func(r *engine.Run, n int, v View) []slack.Block { return Halt(r, v.onStep(n)) }},
-		{"second of two failed steps", func(s *rdScript) {
-			s.r.Steps[1].DependsOn = nil // parallel, as in a workflow
-			s.fail(1, "boom")
-			s.fail(2, "bang")
-		}, 2, func(r *engine.Run, n int, v View) []slack.Block { return Halt(r, v.onStep(n)) }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := rdNewRun(t, rdRunID, rdChainInput("deliver-prd", "deliver-user-stories"), engine.StartOptions{})
-			c.build(s)
-			st := s.r.Step(c.step)
-			var want []string
-			for _, k := range engine.Allowed(st) {
-				want = append(want, rdButtonID(k))
-			}
-			if st.Status == engine.StepRunning {
-				want = []string{ActionCancel}
-			}
-			raw, err := json.Marshal(c.render(s.r, c.step, s.view()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, b := range rdButtons(t, raw) {
-				got = append(got, b.ActionID)
-				ref, err := ParseStepRef(b.Value)
-				if err != nil {
-					t.Fatalf("button %s: %v", b.ActionID, err)
-				}
-				if wantRef := (StepRef{Run: s.r.ID, Step: st.N, Attempt: s.latest(st.N)}); ref != wantRef {
-					t.Errorf("button %s carries %+v, want %+v", b.ActionID, ref, wantRef)
-				}
-				if label := rdLabels[b.ActionID]; b.Text != label {
-					t.Errorf("button %s is labelled %q, want %q", b.ActionID, b.Text, label)
-				}
-				if (b.ActionID == ActionAbort || b.ActionID == ActionCancel) != b.Confirm {
-					t.Errorf("button %s: confirm dialog %v", b.ActionID, b.Confirm)
-				}
-				if b.ActionID == ActionAbort && b.ConfirmTitle != "Abort the run?" {
-					t.Errorf("abort confirm title %q", b.ConfirmTitle)
-				}
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("buttons %v, want %v (engine.Allowed %v, status %s)", got, want, engine.Allowed(st), st.Status)
-			}
-		})
-	}
-}
-
-var rdLabels = map[string]string{
-	ActionApprove: "Approve", ActionEdit: "Edit", ActionSkip: "Skip", ActionRedo: "Redo", ActionAbort: "Abort", ActionCancel: "Cancel",
-}
-
-func rdButtonID(k engine.DecisionKind) string {
-	return map[engine.DecisionKind]string{engine.DecideApprove: ActionApprove, engine.DecideEdit: ActionEdit,
-		engine.DecideSkip: ActionSkip, engine.DecideRedo: ActionRedo, engine.DecideAbort: ActionAbort}[k]
-}
-
-type rdButton struct {
-	ActionID, Value, Text string
-	Confirm               bool
-	ConfirmTitle          string
-}
-
-func rdButtons(t testing.TB, raw []byte) []rdButton {
-	var out []rdButton
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if x["type"] == "button" {
-				b := rdButton{}
-				b.ActionID, _ = x["action_id"].(string)
-				b.Value, _ = x["value"].(string)
-				if txt, ok := x["text"].(map[string]any); ok {
-					b.Text, _ = txt["text"].(string)
-				}
-				if c, ok := x["confirm"].(map[string]any); ok {
-					b.Confirm = true
-					if title, ok := c["title"].(map[string]any); ok {
-						b.ConfirmTitle, _ = title["text"].(string)
-					}
-				}
-				out = append(out, b)
-				return
-			}
-			for _, k := range slices.Sorted(rdMapKeys(x)) {
-				walk(x[k])
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(rdDecode(t, raw))
-	return out
-}
-
-func rdMapKeys(m map[string]any) func(func(string) bool) {
+func mapKeys(m map[string]any) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
 			if !yield(k) {
@@ -817,7 +670,7 @@ func rdMapKeys(m map[string]any) func(func(string) bool) {
 	}
 }
 
-func rdDecode(t testing.TB, raw []byte) any {
+func decodeJSON(t testing.TB, raw []byte) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -826,33 +679,33 @@ func rdDecode(t testing.TB, raw []byte) any {
 	return v
 }
 
-// rdWalk calls fn for every string in decoded JSON, with its key.
-func rdWalk(v any, key string, fn func(key, s string)) {
+// walkStrings calls fn for every string in decoded JSON, with its key.
+func walkStrings(v any, key string, fn func(key, s string)) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			rdWalk(e, k, fn)
+			walkStrings(e, k, fn)
 		}
 	case []any:
 		for _, e := range x {
-			rdWalk(e, key, fn)
+			walkStrings(e, key, fn)
 		}
 	case string:
 		fn(key, x)
 	}
 }
 
-// rdCheckMarkup fails when a text Slack parses carries markup gonogo did
+// checkMarkup fails when a text Slack parses carries markup gonogo did
 // not write: every "<" must open a mention of a known person, a date, or a
 // link gonogo made, and every "&" an entity. The input's initial value is
 // the artifact itself, shown as typed, and is not parsed.
-func rdCheckMarkup(t testing.TB, raw []byte, known ...string) {
+func checkMarkup(t testing.TB, raw []byte, known ...string) {
 	t.Helper()
 	allowed := []string{"<!date^", "<https://example.slack.com/"}
 	for _, k := range known {
 		allowed = append(allowed, "<@"+k+">")
 	}
-	rdWalk(rdDecode(t, raw), "", func(key, s string) {
+	walkStrings(decodeJSON(t, raw), "", func(key, s string) {
 		if key != "text" {
 			return
 		}
@@ -860,254 +713,36 @@ func rdCheckMarkup(t testing.TB, raw []byte, known ...string) {
 			switch s[i] {
 			case '<':
 				if !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(s[i:], a) }) {
-					t.Errorf("text carries markup gonogo did not write at %d: %q", i, rdAround(s, i))
+					t.Errorf("text carries markup gonogo did not write at %d: %q", i, around(s, i))
 				}
 				if end := strings.IndexByte(s[i:], '>'); end > 0 {
 					i += end
 				}
 			case '>':
-				t.Errorf("text carries a bare > at %d: %q", i, rdAround(s, i))
+				t.Errorf("text carries a bare > at %d: %q", i, around(s, i))
 			case '&':
 				if !strings.HasPrefix(s[i:], "&amp;") && !strings.HasPrefix(s[i:], "&lt;") && !strings.HasPrefix(s[i:], "&gt;") {
-					t.Errorf("text carries a bare & at %d: %q", i, rdAround(s, i))
+					t.Errorf("text carries a bare & at %d: %q", i, around(s, i))
 				}
 			}
 		}
 	})
 }
 
-func rdAround(s string, i int) string {
+func around(s string, i int) string {
 	lo, hi := max(0, i-20), min(len(s), i+40)
 	return strings.ToValidUTF8(s[lo:hi], "?")
 }
 
-// TestEscape puts markup in every piece of user text a run carries and
-// checks none of it reaches Slack as markup.
-func TestEscape(t *testing.T) {
-	const evil = "<!channel> <@UEVIL> <https://evil.example|click> R&D <#C0EVIL> &amp;"
-	p := rdPlanInput()
-	p.Source = "plan " + evil + ".md"
-	p.Confidence, p.ConfidenceReason = "High "+evil, evil
-	p.Steps[0].Skill, p.Steps[0].Effort = "deliver-prd"+evil, evil
-	p.Manual[0].Effort, p.Manual[0].Reason = evil, evil
-	p.Deferred[0].Skill = evil
-	p.Warnings = []string{evil}
-	p.Context = evil
-	s := rdNewRun(t, rdRunID, p, engine.StartOptions{StartedBy: "alice " + evil})
-	s.start(1)
-	s.finish(1, engine.Finished{Result: engine.ResultFailed, Reason: evil, Summary: evil})
-	s.decide(1, engine.DecideRedo, rdAlice, evil)
-	s.produce(1, evil)
-	v := s.view()
-	v.Preview, v.ArtifactName, v.ArtifactLink = evil, evil, "https://evil.example/x|<!channel>"
-	v.AbortedBy = evil
-	ref := StepRef{Run: rdRunID, Step: 1, Attempt: 2}
-	outs := []any{Header(s.r, v), StepMessage(s.r, 1, v), Interrupted(s.r, 1, v), Reminder(s.r, 1, v), Halt(s.r, v),
-		Refusal(&engine.Refusal{Reason: engine.RefuseUnknownSkill, Message: evil, Source: evil, Suggestions: map[string][]string{evil: {evil}}}, engine.InputChain),
-		InputProblem(&InputError{Problem: evil, Usage: evil}),
-		RunsList([]engine.RunSummary{{ID: engine.RunID(evil), Source: evil, State: engine.RunState(evil), Input: engine.InputKind(evil)}}, map[engine.RunID]string{engine.RunID(evil): evil}),
-		EditModal(ref, evil, evil), RedoModal(ref, evil), EditTooLongModal(ref, evil, 5000),
-		EditFromReplyModal(ref, evil, Reply{User: evil, TS: evil, File: evil, FileID: evil, Chars: 10}),
-	}
-	s.decide(1, engine.DecideAbort, rdBob, "")
-	outs = append(outs, StepMessage(s.r, 1, v), Completion(s.r, v), Halt(s.r, v))
-	for i, out := range outs {
-		raw, err := json.Marshal(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdCheckMarkup(t, raw, rdAlice, rdBob, rdStarter)
-		switch x := out.(type) {
-		case []slack.Block:
-			if err := CheckBlocks(x); err != nil {
-				t.Errorf("output %d: %v", i, err)
-			}
-			if fb := FallbackText(x); strings.Contains(fb, "<!channel>") || strings.Contains(fb, "<@UEVIL>") {
-				t.Errorf("output %d: fallback text carries markup: %q", i, fb)
-			}
-		case slack.ModalViewRequest:
-			if err := CheckModal(x); err != nil {
-				t.Errorf("output %d: %v", i, err)
-			}
-		}
-	}
-	// Escaped, not dropped: the reader still sees what the text says.
-	if raw, _ := json.Marshal(StepMessage(s.r, 1, v)); !bytes.Contains(raw, []byte(`R\u0026amp;D`)) {
-		t.Errorf("the step message does not show R&D escaped: %s", raw)
-	}
-	// The edit modal shows the artifact as it is, for editing.
-	if got := EditModal(ref, "deliver-prd", evil).Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).InitialValue; got != evil {
-		t.Errorf("edit modal initial value %q, want the artifact unchanged", got)
-	}
-}
-
-// TestCheckBlocksCatches feeds CheckBlocks and CheckModal one broken limit
-// at a time.
-func TestCheckBlocksCatches(t *testing.T) {
-	long := func(n int) string { return strings.Repeat("x", n) }
-	sec := func(text string) slack.Block { return slack.NewSectionBlock(rdMrkdwnText(text), nil, nil) }
-	btn := func(id, val, label string) *slack.ButtonBlockElement {
-		return slack.NewButtonBlockElement(id, val, rdPlainText(label))
-	}
-	many := func(n int, b func(i int) slack.Block) []slack.Block {
-		out := make([]slack.Block, n)
-		for i := range out {
-			out[i] = b(i)
-		}
-		return out
-	}
-	ctxEls := make([]slack.MixedElement, 11)
-	for i := range ctxEls {
-		ctxEls[i] = rdMrkdwnText("x")
-	}
-	btns := make([]slack.BlockElement, 26)
-	for i := range btns {
-		btns[i] = btn(fmt.Sprintf("a%d", i), "v", "b")
-	}
-	emojiText := strings.Repeat("😀", 1501) // 1,501 runes, 3,002 UTF-16 units
-	for _, c := range []struct {
-		name   string
-		blocks []slack.Block
-		want   string
-	}{
-		{"51 blocks", many(51, func(int) slack.Block { return slack.NewDividerBlock() }), "51 blocks"},
-		{"section text", []slack.Block{sec(long(3001))}, "3001 characters, over the limit of 3000"},
-		{"section text in UTF-16", []slack.Block{sec(emojiText)}, "3002 characters"},
-		{"empty section", []slack.Block{slack.NewSectionBlock(nil, nil, nil)}, "needs a text or fields"},
-		{"empty text", []slack.Block{slack.NewSectionBlock(&slack.TextBlockObject{Type: "mrkdwn"}, nil, nil)}, "empty text"},
-		{"header text", []slack.Block{slack.NewHeaderBlock(rdPlainText(long(151)))}, "over the limit of 150"},
-		{"mrkdwn header", []slack.Block{slack.NewHeaderBlock(rdMrkdwnText("x"))}, "must be plain_text"},
-		{"button label", []slack.Block{slack.NewActionBlock("", btn("a", "v", long(76)))}, "over the limit of 75"},
-		{"button value", []slack.Block{slack.NewActionBlock("", btn("a", long(2001), "b"))}, "value is 2001 characters"},
-		{"action id", []slack.Block{slack.NewActionBlock("", btn(long(256), "v", "b"))}, "action_id is 256"},
-		{"same action id", []slack.Block{slack.NewActionBlock("", btn("a", "v", "b"), btn("a", "w", "c"))}, "used twice"},
-		{"block id", []slack.Block{slack.NewActionBlock(long(256), btn("a", "v", "b"))}, "block_id is 256"},
-		{"same block id", []slack.Block{slack.NewActionBlock("x", btn("a", "v", "b")), slack.NewActionBlock("x", btn("a", "v", "b"))}, "block_id used twice"},
-		{"26 buttons", []slack.Block{slack.NewActionBlock("", btns...)}, "26 elements"},
-		{"11 context elements", []slack.Block{slack.NewContextBlock("", ctxEls...)}, "11 elements"},
-		{"11 fields", []slack.Block{slack.NewSectionBlock(nil, []*slack.TextBlockObject{
-			rdMrkdwnText("1"), rdMrkdwnText("2"), rdMrkdwnText("3"), rdMrkdwnText("4"), rdMrkdwnText("5"), rdMrkdwnText("6"),
-			rdMrkdwnText("7"), rdMrkdwnText("8"), rdMrkdwnText("9"), rdMrkdwnText("10"), rdMrkdwnText("11")}, nil)}, "11 fields"},
-		{"field text", []slack.Block{slack.NewSectionBlock(nil, []*slack.TextBlockObject{rdMrkdwnText(long(2001))}, nil)}, "over the limit of 2000"},
-		{"confirm text", []slack.Block{slack.NewActionBlock("", btn("a", "v", "b").WithConfirm(
-			slack.NewConfirmationBlockObject(rdPlainText("t"), rdPlainText(long(301)), rdPlainText("y"), rdPlainText("n"))))}, "over the limit of 300"},
-		{"input in a message", []slack.Block{slack.NewInputBlock("b", rdPlainText("l"), nil, slack.NewPlainTextInputBlockElement(nil, "a"))}, "belongs in a modal"},
-		{"unknown block", []slack.Block{slack.NewImageBlock("https://x", "alt", "", nil)}, "not one gonogo checks"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			err := CheckBlocks(c.blocks)
-			if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("CheckBlocks: %v, want an ErrLimit saying %q", err, c.want)
-			}
-		})
-	}
-	okModal := func() slack.ModalViewRequest { return RedoModal(StepRef{Run: rdRunID, Step: 1, Attempt: 1}, "x") }
-	for _, c := range []struct {
-		name string
-		edit func(m *slack.ModalViewRequest)
-		want string
-	}{
-		{"title", func(m *slack.ModalViewRequest) { m.Title = rdPlainText(long(25)) }, "title"},
-		{"submit", func(m *slack.ModalViewRequest) { m.Submit = rdPlainText(long(25)) }, "submit"},
-		{"no submit with an input", func(m *slack.ModalViewRequest) { m.Submit = nil }, "needs a submit"},
-		{"metadata", func(m *slack.ModalViewRequest) { m.PrivateMetadata = long(3001) }, "private_metadata is 3001"},
-		{"callback id", func(m *slack.ModalViewRequest) { m.CallbackID = long(256) }, "callback_id is 256"},
-		{"101 blocks", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet = many(101, func(int) slack.Block { return slack.NewDividerBlock() })
-		}, "101 blocks"},
-		{"initial value", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).InitialValue = long(3001)
-		}, "initial_value is 3001"},
-		{"max length", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).MaxLength = 3001
-		}, "max_length 3001"},
-		{"label", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1].(*slack.InputBlock).Label = rdPlainText(long(2001))
-		}, "label"},
-		{"radio option", func(m *slack.ModalViewRequest) {
-			m.Blocks.BlockSet[1] = slack.NewInputBlock("r", rdPlainText("l"), nil,
-				slack.NewRadioButtonsBlockElement("a", slack.NewOptionBlockObject("v", rdPlainText(long(76)), nil)))
-		}, "option 0"},
-		{"radio initial option", func(m *slack.ModalViewRequest) {
-			radio := slack.NewRadioButtonsBlockElement("a", slack.NewOptionBlockObject("v", rdPlainText("x"), nil))
-			radio.InitialOption = slack.NewOptionBlockObject("w", rdPlainText("x"), nil)
-			m.Blocks.BlockSet[1] = slack.NewInputBlock("r", rdPlainText("l"), nil, radio)
-		}, "initial_option"},
-	} {
-		t.Run("modal "+c.name, func(t *testing.T) {
-			m := okModal()
-			if err := CheckModal(m); err != nil {
-				t.Fatalf("the unbroken modal: %v", err)
-			}
-			c.edit(&m)
-			err := CheckModal(m)
-			if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("CheckModal: %v, want an ErrLimit saying %q", err, c.want)
-			}
-		})
-	}
-}
-
-// TestFit checks the last guard on a message's block count: the tail
-// (buttons, decisions) stays, the body says what it lost.
-func TestFit(t *testing.T) {
-	var body []slack.Block
-	for i := 0; i < 60; i++ {
-		body = append(body, rdSection(fmt.Sprintf("line %d", i)))
-	}
-	tail := []slack.Block{rdDecisionButtons(rdNewRunWaiting(t), &rdNewRunWaiting(t).Steps[0])}
-	got := rdFit(body, tail, rdMaxMessageBlocks)
-	if len(got) != rdMaxMessageBlocks || got[len(got)-1] != tail[0] {
-		t.Fatalf("fit: %d blocks, last %T", len(got), got[len(got)-1])
-	}
-	if txt := got[len(got)-2].(*slack.ContextBlock).ContextElements.Elements[0].(*slack.TextBlockObject).Text; txt != "… 12 more blocks not shown." {
-		t.Errorf("fit note %q", txt)
-	}
-	if err := CheckBlocks(got); err != nil {
-		t.Error(err)
-	}
-	if got := rdFit(body[:3], tail, rdMaxMessageBlocks); len(got) != 4 {
-		t.Errorf("fit changed a message within the limit: %d blocks", len(got))
-	}
-}
-
-func rdNewRunWaiting(t *testing.T) *engine.Run {
-	s := rdNewRun(t, rdRunID, rdChainInput("deliver-prd"), engine.StartOptions{})
+func newRunWaiting(t *testing.T) *engine.Run {
+	s := newRun(t, goldenRunID, chainInput("deliver-prd"), engine.StartOptions{})
 	s.produce(1, "x")
 	return s.r
 }
 
-// TestCut checks the cutter on composed mrkdwn: within the limit, valid
-// UTF-8, and never inside an entity or a token.
-func TestCut(t *testing.T) {
-	s := "ab &amp; <@U0ALICE1> 😀😀 <!date^1^{time}|14:05 UTC> end"
-	for max := 0; max <= rdTextLen(s)+1; max++ {
-		got := rdCut(s, max)
-		if n := rdTextLen(got); n > max {
-			t.Fatalf("cut(%d) = %q, %d characters", max, got, n)
-		}
-		if !utf8.ValidString(got) {
-			t.Fatalf("cut(%d) = %q: not UTF-8", max, got)
-		}
-		head := strings.TrimSuffix(got, "…")
-		if strings.Count(head, "<") != strings.Count(head, ">") || strings.Count(head, "&") != strings.Count(head, ";") {
-			t.Fatalf("cut(%d) = %q splits a token or an entity", max, got)
-		}
-		if max >= rdTextLen(s) && got != s {
-			t.Fatalf("cut(%d) = %q, want it whole", max, got)
-		}
-	}
-	if got := rdPlain("a<b & c😀d", 6); got != "a<b &…" {
-		t.Errorf("plain = %q", got)
-	}
-	if got := rdClean("a\x00b\r\nc\u202ed\te"); got != "ab\ncd\te" {
-		t.Errorf("clean = %q", got)
-	}
-}
-
-// rdRandomText is text that makes rendering hard: long, multi-line,
+// randomText is text that makes rendering hard: long, multi-line,
 // astral emoji, control characters, markup, invalid UTF-8.
-func rdRandomText(rng *rand.Rand, maxLen int) string {
+func randomText(rng *rand.Rand, maxLen int) string {
 	pieces := []string{"a", "word ", "\n", "<!channel>", "<@UEVIL>", "&", "<", ">", "```", "😀", "é", "\x00", "\x1b[31m",
 		"\u202e", "\xff", "*bold*", "|", "<https://evil.example|x>", "\t", strings.Repeat("long", 50), "ß", "字"}
 	n := rng.IntN(maxLen + 1)
@@ -1118,33 +753,33 @@ func rdRandomText(rng *rand.Rand, maxLen int) string {
 	return b.String()
 }
 
-func rdRandomName(rng *rand.Rand) string {
+func randomName(rng *rand.Rand) string {
 	switch rng.IntN(4) {
 	case 0:
 		return fmt.Sprintf("skill-%d", rng.IntN(1000))
 	case 1:
 		return strings.Repeat("very-long-skill-name-", 1+rng.IntN(20))
 	}
-	return rdRandomText(rng, 300)
+	return randomText(rng, 300)
 }
 
-// rdRandomRun walks a run of up to steps steps through random transitions
+// randomRun walks a run of up to steps steps through random transitions
 // and stops at a random point: running, waiting, interrupted, complete or
 // aborted.
-func rdRandomRun(t testing.TB, rng *rand.Rand, steps int) *rdScript {
+func randomRun(t testing.TB, rng *rand.Rand, steps int) *script {
 	p := engine.Plan{Input: []engine.InputKind{engine.InputPlan, engine.InputChain, engine.InputWorkflow}[rng.IntN(3)],
-		Source: rdRandomText(rng, 500), Context: rdRandomText(rng, 400), Confidence: rdRandomText(rng, 20),
-		ConfidenceReason: rdRandomText(rng, 3000), Warnings: []string{rdRandomText(rng, 2000)}}
+		Source: randomText(rng, 500), Context: randomText(rng, 400), Confidence: randomText(rng, 20),
+		ConfidenceReason: randomText(rng, 3000), Warnings: []string{randomText(rng, 2000)}}
 	for i := 0; i < steps; i++ {
-		p.Steps = append(p.Steps, engine.PlanStep{Skill: rdRandomName(rng), Effort: rdRandomText(rng, 400)})
+		p.Steps = append(p.Steps, engine.PlanStep{Skill: randomName(rng), Effort: randomText(rng, 400)})
 	}
 	for i := rng.IntN(30); i > 0; i-- {
-		p.Manual = append(p.Manual, engine.Block{Skill: rdRandomName(rng), Effort: rdRandomText(rng, 300), Reason: rdRandomText(rng, 500), PTokens: []string{"P1"}})
-		p.Deferred = append(p.Deferred, engine.Block{Skill: rdRandomName(rng), Effort: rdRandomText(rng, 300)})
+		p.Manual = append(p.Manual, engine.Block{Skill: randomName(rng), Effort: randomText(rng, 300), Reason: randomText(rng, 500), PTokens: []string{"P1"}})
+		p.Deferred = append(p.Deferred, engine.Block{Skill: randomName(rng), Effort: randomText(rng, 300)})
 	}
-	s := rdNewRun(t, engine.RunID(fmt.Sprintf("20260302-140000-%08x", rng.Uint32())), p,
-		engine.StartOptions{StartedBy: []string{rdStarter, "terminal-user", rdRandomText(rng, 40)}[rng.IntN(3)], Quorum: rng.IntN(3)})
-	actors := []string{rdAlice, rdBob, rdStarter}
+	s := newRun(t, engine.RunID(fmt.Sprintf("20260302-140000-%08x", rng.Uint32())), p,
+		engine.StartOptions{StartedBy: []string{starter, "terminal-user", randomText(rng, 40)}[rng.IntN(3)], Quorum: rng.IntN(3)})
+	actors := []string{alice, bob, starter}
 	for n := 1; n <= steps; n++ {
 		for {
 			if rng.IntN(40) == 0 {
@@ -1159,7 +794,7 @@ func rdRandomRun(t testing.TB, rng *rand.Rand, steps int) *rdScript {
 			}
 			res := []engine.Result{engine.ResultProduced, engine.ResultProduced, engine.ResultEmpty, engine.ResultFailed, engine.ResultNotExecuted}[rng.IntN(5)]
 			st := s.r.Step(n)
-			s.finish(n, engine.Finished{Result: res, Reason: rdRandomText(rng, 2000), Summary: rdRandomText(rng, 1000),
+			s.finish(n, engine.Finished{Result: res, Reason: randomText(rng, 2000), Summary: randomText(rng, 1000),
 				Artifact: res != engine.ResultFailed, Size: rng.IntN(1 << 20), CostUSD: rng.Float64(),
 				File: engine.ArtifactFile(s.r.ID, n, st.Skill, s.latest(n), true), Usage: engine.Usage{Turns: rng.IntN(50)}})
 			if s.r.Step(n).Status != engine.StepWaiting {
@@ -1178,7 +813,7 @@ func rdRandomRun(t testing.TB, rng *rand.Rand, steps int) *rdScript {
 				s.decide(n, k, actor, "")
 			}
 			if k != engine.DecideApprove {
-				s.decide(n, k, actors[rng.IntN(len(actors))], rdRandomText(rng, 4000))
+				s.decide(n, k, actors[rng.IntN(len(actors))], randomText(rng, 4000))
 			}
 			if s.r.Finished() || s.r.Step(n).Settled() {
 				break
@@ -1191,27 +826,27 @@ func rdRandomRun(t testing.TB, rng *rand.Rand, steps int) *rdScript {
 	return s
 }
 
-// rdCheckAll renders everything for a run and checks every output
+// checkAll renders everything for a run and checks every output
 // against Block Kit's limits and for foreign markup.
-func rdCheckAll(t testing.TB, rng *rand.Rand, s *rdScript, artifact string) {
+func checkAll(t testing.TB, rng *rand.Rand, s *script, artifact string) {
 	t.Helper()
 	v := s.view()
-	v.Preview, v.ArtifactName = artifact, rdRandomText(rng, 300)
+	v.Preview, v.ArtifactName = artifact, randomText(rng, 300)
 	v.ArtifactLink = "https://example.slack.com/files/F1"
 	v.RemindedAt, v.Deadline = s.now, s.now.Add(time.Hour)
 	if s.r.Step(1) != nil && rng.IntN(2) == 0 {
-		v.Progress = &engine.Progress{Turns: rng.IntN(100), ToolCalls: rng.IntN(1000), LastTool: rdRandomText(rng, 200), CostUSD: rng.Float64()}
+		v.Progress = &engine.Progress{Turns: rng.IntN(100), ToolCalls: rng.IntN(1000), LastTool: randomText(rng, 200), CostUSD: rng.Float64()}
 	}
 	check := func(what string, blocks []slack.Block) {
-		if err := CheckBlocks(blocks); err != nil {
+		if err := checkBlocks(blocks); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		raw, err := json.Marshal(blocks)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rdCheckMarkup(t, raw, rdAlice, rdBob, rdStarter)
-		if fb := FallbackText(blocks); rdTextLen(fb) > 300 || !utf8.ValidString(fb) {
+		checkMarkup(t, raw, alice, bob, starter)
+		if fb := FallbackText(blocks); textLen(fb) > 300 || !utf8.ValidString(fb) {
 			t.Fatalf("%s: fallback text %q", what, fb)
 		}
 	}
@@ -1240,17 +875,17 @@ func rdCheckAll(t testing.TB, rng *rand.Rand, s *rdScript, artifact string) {
 		ref := StepRef{Run: s.r.ID, Step: n, Attempt: s.latest(n)}
 		for _, m := range []slack.ModalViewRequest{
 			EditModal(ref, st.Skill, artifact), RedoModal(ref, st.Skill), EditTooLongModal(ref, st.Skill, rng.IntN(1<<30)),
-			EditFromReplyModal(ref, st.Skill, Reply{User: rdAlice, TS: "1.2", File: rdRandomText(rng, 300), FileID: "F1", Chars: rng.Int(), Time: s.now},
-				Reply{User: rdRandomText(rng, 30), TS: "1.3", Chars: -1}),
+			EditFromReplyModal(ref, st.Skill, Reply{User: alice, TS: "1.2", File: randomText(rng, 300), FileID: "F1", Chars: rng.Int(), Time: s.now},
+				Reply{User: randomText(rng, 30), TS: "1.3", Chars: -1}),
 		} {
-			if err := CheckModal(m); err != nil {
+			if err := checkModal(m); err != nil {
 				t.Fatalf("modal for step %d: %v", n, err)
 			}
 			raw, err := json.Marshal(m.Blocks)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rdCheckMarkup(t, raw, rdAlice, rdBob, rdStarter)
+			checkMarkup(t, raw, alice, bob, starter)
 		}
 	}
 }
@@ -1269,46 +904,46 @@ func TestManyRuns(t *testing.T) {
 		if i%10 == 0 {
 			steps = 200
 		}
-		s := rdRandomRun(t, rng, steps)
-		artifact := rdRandomText(rng, 3500)
+		s := randomRun(t, rng, steps)
+		artifact := randomText(rng, 3500)
 		if i%4 == 0 {
-			artifact = rdRandomText(rng, 100<<10)
+			artifact = randomText(rng, 100<<10)
 		}
-		rdCheckAll(t, rng, s, artifact)
+		checkAll(t, rng, s, artifact)
 	}
 	// Task names come from an agent's output: anything at all.
 	for i := 0; i < 4; i++ {
-		s := rdDecomposed(t, 1+rng.IntN(engine.MaxTasks))
+		s := decomposed(t, 1+rng.IntN(engine.MaxTasks))
 		for j := 2; j < len(s.r.Steps); j++ {
-			s.r.Steps[j].Effort = rdRandomText(rng, 400)
+			s.r.Steps[j].Effort = randomText(rng, 400)
 		}
 		if rng.IntN(2) == 0 {
-			s.fail(3, rdRandomText(rng, 2000))
+			s.fail(3, randomText(rng, 2000))
 		}
-		rdCheckAll(t, rng, s, rdRandomText(rng, 3500))
+		checkAll(t, rng, s, randomText(rng, 3500))
 	}
 	var sums []engine.RunSummary
 	links := map[engine.RunID]string{}
 	for i := 0; i < 300; i++ {
-		id := engine.RunID(rdRandomText(rng, 100))
-		sums = append(sums, engine.RunSummary{ID: id, Source: rdRandomText(rng, 2000), State: engine.RunWaiting, Input: engine.InputChain, StepsTotal: i})
+		id := engine.RunID(randomText(rng, 100))
+		sums = append(sums, engine.RunSummary{ID: id, Source: randomText(rng, 2000), State: engine.RunWaiting, Input: engine.InputChain, StepsTotal: i})
 		links[id] = "https://example.slack.com/archives/C1/p" + fmt.Sprint(i)
 	}
-	if err := CheckBlocks(RunsList(sums, links)); err != nil {
+	if err := checkBlocks(RunsList(sums, links)); err != nil {
 		t.Fatal(err)
 	}
 	suggest := map[string][]string{}
 	for i := 0; i < 500; i++ {
-		suggest[rdRandomText(rng, 200)] = []string{rdRandomText(rng, 200), rdRandomText(rng, 200)}
+		suggest[randomText(rng, 200)] = []string{randomText(rng, 200), randomText(rng, 200)}
 	}
 	for _, b := range [][]slack.Block{
-		Refusal(&engine.Refusal{Reason: engine.RefuseUnknownSkill, Message: rdRandomText(rng, 20000), Source: rdRandomText(rng, 5000), Line: 3, Suggestions: suggest}, engine.InputPlan),
+		Refusal(&engine.Refusal{Reason: engine.RefuseUnknownSkill, Message: randomText(rng, 20000), Source: randomText(rng, 5000), Line: 3, Suggestions: suggest}, engine.InputPlan),
 		Refusal(nil, engine.InputChain),
-		InputProblem(&InputError{Problem: rdRandomText(rng, 20000), Usage: rdRandomText(rng, 5000)}),
-		HelpBlocks(rdRandomText(rng, 50)),
+		InputProblem(&InputError{Problem: randomText(rng, 20000), Usage: randomText(rng, 5000)}),
+		HelpBlocks(randomText(rng, 50)),
 		Header(nil, View{}), StepMessage(nil, 1, View{}), Completion(nil, View{}),
 	} {
-		if err := CheckBlocks(b); err != nil {
+		if err := checkBlocks(b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1318,24 +953,24 @@ func TestManyRuns(t *testing.T) {
 // feedback are arbitrary: nothing panics, every output stays within Block
 // Kit's limits, and no user text becomes markup.
 func FuzzRender(f *testing.F) {
-	f.Add("deliver-prd", "Spec the fix", rdArtifact, "A PRD.", "more detail")
+	f.Add("deliver-prd", "Spec the fix", goldenArtifact, "A PRD.", "more detail")
 	f.Add("", "", "", "", "")
 	f.Add(strings.Repeat("x", 5000), "<!channel>", strings.Repeat("😀", 3001), "\x00\xff", "&amp;<@U1>")
 	f.Add("a|b", "```", "```\n```\n", "*_~`", "<https://x|y>")
 	f.Fuzz(func(t *testing.T, skill, effort, artifact, summary, feedback string) {
-		p := rdChainInput(skill, "deliver-user-stories")
+		p := chainInput(skill, "deliver-user-stories")
 		p.Steps[0].Effort = effort
-		s := rdNewRun(t, rdRunID, p, engine.StartOptions{Quorum: 2})
+		s := newRun(t, goldenRunID, p, engine.StartOptions{Quorum: 2})
 		s.start(1)
 		s.finish(1, engine.Finished{Result: engine.ResultProduced, Summary: summary, Reason: feedback, Artifact: true, Size: len(artifact)})
-		s.decide(1, engine.DecideApprove, rdAlice, "")
-		s.decide(1, engine.DecideRedo, rdBob, feedback)
+		s.decide(1, engine.DecideApprove, alice, "")
+		s.decide(1, engine.DecideRedo, bob, feedback)
 		s.start(1)
 		s.finish(1, engine.Finished{Result: engine.ResultFailed, Reason: feedback, Summary: summary})
 		rng := rand.New(rand.NewPCG(uint64(len(skill)), uint64(len(artifact))))
-		rdCheckAll(t, rng, s, artifact)
-		s.decide(1, engine.DecideAbort, rdAlice, "")
-		rdCheckAll(t, rng, s, artifact)
+		checkAll(t, rng, s, artifact)
+		s.decide(1, engine.DecideAbort, alice, "")
+		checkAll(t, rng, s, artifact)
 	})
 }
 
@@ -1344,21 +979,21 @@ func FuzzRender(f *testing.F) {
 // not list, and the tasks are listed under the step that added them.
 func TestHundredTasksFit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
-	s := rdDecomposed(t, engine.MaxTasks)
+	s := decomposed(t, engine.MaxTasks)
 	last := engine.MaxTasks + 2
 	for n := 3; n < 60; n++ {
 		s.produce(n, "ok")
-		s.decide(n, engine.DecideApprove, rdAlice, "")
+		s.decide(n, engine.DecideApprove, alice, "")
 	}
 	s.produce(60, "waiting")
-	rdCheckAll(t, rng, s, rdArtifact)
-	header := rdAllText(t, Header(s.r, s.view()))
+	checkAll(t, rng, s, goldenArtifact)
+	header := allText(t, Header(s.r, s.view()))
 	for _, w := range []string{fmt.Sprintf("%d steps: 58 done, 1 waiting, 43 pending", last), "\u2003↳ ✋ 60. deliver-user-stories (Task 58)"} {
 		if !strings.Contains(header, w) {
 			t.Errorf("the header does not say %q:\n%s", w, header)
 		}
 	}
-	parent := rdAllText(t, StepMessage(s.r, 1, s.view()))
+	parent := allText(t, StepMessage(s.r, 1, s.view()))
 	if !strings.Contains(parent, fmt.Sprintf("split its work into 100 tasks, each run with `deliver-user-stories` (steps 3 to %d", last)) {
 		t.Errorf("the decompose step's message does not count its tasks:\n%s", parent)
 	}
@@ -1366,15 +1001,15 @@ func TestHundredTasksFit(t *testing.T) {
 		if n > 60 {
 			s.produce(n, "ok")
 		}
-		s.decide(n, engine.DecideApprove, rdBob, "")
+		s.decide(n, engine.DecideApprove, bob, "")
 	}
 	s.produce(2, "review")
-	s.decide(2, engine.DecideApprove, rdAlice, "")
+	s.decide(2, engine.DecideApprove, alice, "")
 	if s.r.State != engine.RunCompleted {
 		t.Fatalf("run is %s, want completed", s.r.State)
 	}
-	rdCheckAll(t, rng, s, rdArtifact)
-	end := rdAllText(t, Completion(s.r, s.view()))
+	checkAll(t, rng, s, goldenArtifact)
+	end := allText(t, Completion(s.r, s.view()))
 	if !strings.Contains(end, "… 42 steps: 42 done") || !strings.Contains(end, "\u2003↳ ✅ 3. deliver-user-stories (Fix login)") {
 		t.Errorf("the end table does not list the first tasks and sum up the rest:\n%s", end)
 	}
@@ -1383,24 +1018,24 @@ func TestHundredTasksFit(t *testing.T) {
 // gonogo's own retries are made by engine.RetryActor, which is no Slack
 // user: it is named as text, never as a mention.
 func TestRetryActorIsNotAMention(t *testing.T) {
-	s := rdRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3}})
+	s := withRules(t, engine.StepRules{OnError: engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 3}})
 	s.fail(1, "boom")
 	s.decide(1, engine.DecideRedo, engine.RetryActor, "")
 	s.start(1)
 	v := s.view()
 	v.Attempt = 1
-	text := rdAllText(t, StepMessage(s.r, 1, v))
+	text := allText(t, StepMessage(s.r, 1, v))
 	if strings.Contains(text, "<@") || !strings.Contains(text, "Retried automatically (on_error: retry)") {
 		t.Errorf("the retry is not told as gonogo's own:\n%s", text)
 	}
-	if got := rdWho(engine.RetryActor); got != "gonogo (retry)" {
-		t.Errorf("rdWho(RetryActor) = %q", got)
+	if got := who(engine.RetryActor); got != "gonogo (retry)" {
+		t.Errorf("who(RetryActor) = %q", got)
 	}
 }
 
-func rdAllText(t testing.TB, blocks []slack.Block) string {
+func allText(t testing.TB, blocks []slack.Block) string {
 	t.Helper()
-	if err := CheckBlocks(blocks); err != nil {
+	if err := checkBlocks(blocks); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := json.Marshal(blocks)
@@ -1408,6 +1043,6 @@ func rdAllText(t testing.TB, blocks []slack.Block) string {
 		t.Fatal(err)
 	}
 	var all []string
-	rdWalk(rdDecode(t, raw), "", func(_, s string) { all = append(all, s) })
+	walkStrings(decodeJSON(t, raw), "", func(_, s string) { all = append(all, s) })
 	return strings.Join(all, "\n")
 }

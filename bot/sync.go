@@ -28,7 +28,10 @@ const (
 	noteUnreachable = "unreachable"
 )
 
-func noteStep(n int) string { return fmt.Sprintf("step/%d", n) }
+// noteStepPrefix starts the key of every step message's note.
+const noteStepPrefix = "step/"
+
+func noteStep(n int) string { return fmt.Sprintf("%s%d", noteStepPrefix, n) }
 
 // noteShown keys the digest of what the message ts shows.
 func noteShown(ts string) string { return "shown/" + ts }
@@ -58,214 +61,162 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 	if err != nil {
 		return err
 	}
-	channel := r.Origin.Channel
-	notePairs := func(set map[string]string) error {
-		maps.Copy(notes, set)
-		return b.eng.SetNotes(ctx, id, set)
-	}
-	note := func(k, v string) error { return notePairs(map[string]string{k: v}) }
-	// A message's noted digest says what it shows, so that after a restart
-	// only the messages whose content changed are updated.
-	posted := func(set map[string]string, ts string, blocks []slack.Block) error {
-		sum := digest(blocks)
-		b.remember(channel, ts, sum)
-		set[noteShown(ts)] = sum
-		return notePairs(set)
-	}
-	// An update the budget puts off does not hold the rest of the thread
-	// (a new step's message is posted at once): the run is synced again
-	// when the earliest of them may be made, showing its state by then.
-	var later time.Time
-	// updateShown reports whether the message shows blocks now.
-	updateShown := func(ts string, blocks []slack.Block, prio updatePriority) (bool, error) {
-		sum := digest(blocks)
-		if b.shows(channel, ts, sum) || notes[noteShown(ts)] == sum {
-			b.remember(channel, ts, sum)
-			return true, nil
-		}
-		err := b.send.update(ctx, channel, ts, FallbackText(blocks), blocks, prio)
-		var le *laterError
-		if errors.As(err, &le) {
-			b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", id, "ts", ts, "priority", int(prio), "until", le.until)
-			if later.IsZero() || le.until.Before(later) {
-				later = le.until
-			}
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		b.remember(channel, ts, sum)
-		return true, note(noteShown(ts), sum)
-	}
-	update := func(ts string, blocks []slack.Block, prio updatePriority) error {
-		_, err := updateShown(ts, blocks, prio)
-		return err
-	}
 	if notes[noteUnreachable] != "" {
-		return nil
+		return nil // before the views, which read artifacts
 	}
-	v := b.view(ctx, r, 0, notes)
-	// The header changes with the run, not with the clock: its elapsed
-	// time is measured to the run's last change, so progress alone never
-	// spends an update on it.
-	hv := v
-	hv.Now = r.Updated
-	if r.Finished() || hv.Now.IsZero() {
-		hv.Now = v.Now
+	views := threadViews{run: b.view(ctx, r, 0, notes), steps: map[int]View{}}
+	for _, s := range r.Steps {
+		if len(s.Attempts) > 0 {
+			views.steps[s.N] = b.view(ctx, r, s.N, notes)
+		}
 	}
+	t := &threadSync{b: b, r: r, channel: r.Origin.Channel, notes: notes}
+	for _, op := range planThread(r, views, notes, b.phasesOf(t.channel, notes)) {
+		if stop, err := t.do(ctx, op); stop || err != nil {
+			return err
+		}
+	}
+	// An update the budget put off did not hold the rest of the thread (a
+	// new step's message was posted at once): the run is synced again when
+	// the earliest of them may be made, showing its state by then.
+	if !t.later.IsZero() {
+		return &laterError{t.later}
+	}
+	if r.Finished() && notes[noteFinal] != "" {
+		b.forgetRun(r.ID, t.channel, notes)
+	}
+	return nil
+}
 
-	hdr := Header(r, hv)
-	if notes[noteHeader] == "" {
-		ts, err := b.send.post(ctx, channel, r.Origin.Thread, FallbackText(hdr), hdr)
-		if unreachable(err) {
-			return b.giveUp(ctx, r, note, err)
-		}
-		if err != nil {
-			return fmt.Errorf("post the run's header: %w", err)
-		}
-		thread := r.Origin.Thread
+// threadSync carries out a thread's plan for one sync.
+type threadSync struct {
+	b       *Bot
+	r       *engine.Run
+	channel string
+	notes   map[string]string // kept current with every note set
+	later   time.Time         // the earliest update the budget put off
+}
+
+// do carries out op. stop says the thread is given up: the bot cannot
+// post in the run's channel.
+func (t *threadSync) do(ctx context.Context, op threadOp) (stop bool, err error) {
+	switch op.kind {
+	case opPost:
+		return t.post(ctx, op)
+	case opUpdate:
+		return false, t.update(ctx, op)
+	case opUpload:
+		return false, t.upload(ctx, op)
+	}
+	return false, fmt.Errorf("thread operation %d on %s: unknown", op.kind, op.what)
+}
+
+func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err error) {
+	thread := t.notes[noteThread]
+	if op.opensThread {
+		thread = t.r.Origin.Thread
+	}
+	ts, err := t.b.send.post(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks)
+	if op.opensThread && unreachable(err) {
+		note := func(k, v string) error { return t.note(ctx, k, v) }
+		return true, t.b.giveUp(ctx, t.r, note, err)
+	}
+	if err != nil {
+		return false, fmt.Errorf("post %s: %w", op.what, err)
+	}
+	return false, t.posted(ctx, op, ts, thread)
+}
+
+// posted notes a posted message with the run: its ts and a digest of what
+// it shows, so that after a restart only the messages whose content
+// changed are updated.
+func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string) error {
+	if op.tsOnly {
+		return t.note(ctx, op.key, ts)
+	}
+	set := map[string]string{op.key: ts}
+	if op.opensThread {
 		if thread == "" {
 			thread = ts
 		}
-		if err := posted(map[string]string{noteHeader: ts, noteThread: thread}, ts, hdr); err != nil {
-			return err
-		}
-	} else if err := update(notes[noteHeader], hdr, updateMinor); gone(err) {
-		// The header was deleted: post it again, in the run's thread.
-		ts, err := b.send.post(ctx, channel, notes[noteThread], FallbackText(hdr), hdr)
-		if err != nil {
-			return fmt.Errorf("post the run's header again: %w", err)
-		}
-		if err := posted(map[string]string{noteHeader: ts}, ts, hdr); err != nil {
-			return err
-		}
-	} else if err != nil {
-		return fmt.Errorf("update the run's header: %w", err)
+		set[noteThread] = thread
 	}
-	thread := notes[noteThread]
+	if op.phase != "" {
+		t.b.showsPhase(t.channel, ts, op.phase, op.running)
+	}
+	sum := digest(op.blocks)
+	t.b.remember(t.channel, ts, sum)
+	set[noteShown(ts)] = sum
+	return t.notePairs(ctx, set)
+}
 
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if len(s.Attempts) == 0 {
-			continue
-		}
-		sv := b.view(ctx, r, s.N, notes)
-		blocks := StepMessage(r, s.N, sv)
-		// A step waiting for a decision shows its buttons first of all. A
-		// running step's message that already shows the same attempt
-		// running changes only with live progress: a minor update.
-		phase := fmt.Sprintf("%d %s", s.Latest().N, s.Status)
-		prio := updateState
-		switch {
-		case s.Status == engine.StepWaiting:
-			prio = updateCheckpoint
-		case s.Status == engine.StepRunning && b.phase(channel, notes[noteStep(s.N)]) == phase:
-			prio = updateMinor
-		}
-		if ts := notes[noteStep(s.N)]; ts == "" {
-			ts, err := b.send.post(ctx, channel, thread, FallbackText(blocks), blocks)
-			if err != nil {
-				return fmt.Errorf("post step %d: %w", s.N, err)
-			}
-			b.showsPhase(channel, ts, phase, s.Status == engine.StepRunning)
-			if err := posted(map[string]string{noteStep(s.N): ts}, ts, blocks); err != nil {
-				return err
-			}
-		} else if shown, err := updateShown(ts, blocks, prio); gone(err) {
-			// The step's message was deleted: post it again.
-			ts, err := b.send.post(ctx, channel, thread, FallbackText(blocks), blocks)
-			if err != nil {
-				return fmt.Errorf("post step %d again: %w", s.N, err)
-			}
-			b.showsPhase(channel, ts, phase, s.Status == engine.StepRunning)
-			if err := posted(map[string]string{noteStep(s.N): ts}, ts, blocks); err != nil {
-				return err
-			}
-		} else if err == nil {
-			if shown {
-				b.showsPhase(channel, ts, phase, s.Status == engine.StepRunning)
-			}
-		} else {
-			return fmt.Errorf("update step %d: %w", s.N, err)
-		}
-		for _, a := range s.Attempts {
-			if err := b.attach(ctx, r, s, a, channel, thread, notes, note); err != nil {
-				return err
-			}
-		}
-		// An interrupted attempt is announced once; the announcement is
-		// noted by its ts and kept current, so that once the step is redone
-		// or the run aborted its buttons give way.
-		for _, a := range s.Attempts {
-			key, latest := noteInterrupted(s.N, a.N), a.N == s.Latest().N
-			av := sv
-			av.Attempt = a.N
-			switch ts := notes[key]; {
-			case ts == "" && latest && s.Status == engine.StepInterrupted:
-				msg := Interrupted(r, s.N, av)
-				ts, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg)
-				if err != nil {
-					return fmt.Errorf("announce the interrupted step %d: %w", s.N, err)
-				}
-				if err := posted(map[string]string{key: ts}, ts, msg); err != nil {
-					return err
-				}
-			case ts != "" && ts != "1": // "1": noted without its ts by an earlier version
-				if err := update(ts, Interrupted(r, s.N, av), updateState); err != nil {
-					return fmt.Errorf("update the announcement of interrupted step %d: %w", s.N, err)
-				}
-			}
-		}
-		// A FAILED halt is announced once, noted by its ts and kept current,
-		// so its Redo and Abort give way once the step moves on.
-		for _, a := range s.Attempts {
-			key := noteHalt(s.N, a.N)
-			switch ts := notes[key]; {
-			case ts == "" && a.N == s.Latest().N && s.Status == engine.StepWaiting && a.Result == engine.ResultFailed:
-				msg := Halt(r, v.onStep(s.N))
-				ts, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg)
-				if err != nil {
-					return fmt.Errorf("post the halt of step %d: %w", s.N, err)
-				}
-				if err := posted(map[string]string{key: ts}, ts, msg); err != nil {
-					return err
-				}
-			case ts != "" && ts != "1":
-				msg := Halt(r, v.onStep(s.N))
-				if a.N != s.Latest().N || s.Status != engine.StepWaiting || r.Finished() {
-					// Acted on: the notice keeps what failed and gives
-					// way, and never becomes a second end of the run.
-					msg = HaltHandled(r, s.N, a.N)
-				}
-				if err := update(ts, msg, updateState); err != nil && !gone(err) {
-					return fmt.Errorf("update the halt of step %d: %w", s.N, err)
-				}
-			}
-		}
-	}
-	if r.Finished() && notes[noteFinal] == "" {
-		var msg []slack.Block
-		if r.State == engine.RunAborted {
-			msg = Halt(r, v)
-		} else {
-			msg = Completion(r, v)
-		}
-		ts, err := b.send.post(ctx, channel, thread, FallbackText(msg), msg)
+// update makes op's message show its blocks, unless it already does or
+// the budget puts the update off.
+func (t *threadSync) update(ctx context.Context, op threadOp) error {
+	shown, err := t.updateShown(ctx, op)
+	switch {
+	case gone(err) && op.ifGone == goneRepost:
+		// The message was deleted: post it again, in the run's thread.
+		thread := t.notes[noteThread]
+		ts, err := t.b.send.post(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks)
 		if err != nil {
-			return fmt.Errorf("post the end of the run: %w", err)
+			return fmt.Errorf("post %s again: %w", op.what, err)
 		}
-		if err := note(noteFinal, ts); err != nil {
-			return err
-		}
+		return t.posted(ctx, op, ts, thread)
+	case gone(err) && op.ifGone == goneIgnore:
+		return nil
+	case err != nil:
+		return fmt.Errorf("update %s: %w", op.what, err)
 	}
-	if !later.IsZero() {
-		return &laterError{later}
-	}
-	if r.Finished() && notes[noteFinal] != "" {
-		b.forgetRun(r.ID, channel, notes)
+	if shown && op.phase != "" {
+		t.b.showsPhase(t.channel, op.ts, op.phase, op.running)
 	}
 	return nil
+}
+
+// updateShown reports whether the message shows op's blocks now.
+func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error) {
+	sum := digest(op.blocks)
+	if t.b.shows(t.channel, op.ts, sum) || t.notes[noteShown(op.ts)] == sum {
+		t.b.remember(t.channel, op.ts, sum)
+		return true, nil
+	}
+	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio)
+	var le *laterError
+	if errors.As(err, &le) {
+		t.b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", t.r.ID, "ts", op.ts, "priority", int(op.prio), "until", le.until)
+		if t.later.IsZero() || le.until.Before(t.later) {
+			t.later = le.until
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	t.b.remember(t.channel, op.ts, sum)
+	return true, t.note(ctx, noteShown(op.ts), sum)
+}
+
+// upload attaches an attempt's artifact to the thread.
+func (t *threadSync) upload(ctx context.Context, op threadOp) error {
+	body, err := t.b.eng.Artifact(ctx, t.r.ID, op.step, op.attempt)
+	if err != nil {
+		return fmt.Errorf("read the artifact of step %d attempt %d: %w", op.step, op.attempt, err)
+	}
+	if err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, body); err != nil {
+		return fmt.Errorf("attach %s: %w", op.file, err)
+	}
+	return t.note(ctx, op.key, "1")
+}
+
+// notePairs notes set with the run, and keeps the notes at hand current.
+func (t *threadSync) notePairs(ctx context.Context, set map[string]string) error {
+	maps.Copy(t.notes, set)
+	return t.b.eng.SetNotes(ctx, t.r.ID, set)
+}
+
+func (t *threadSync) note(ctx context.Context, k, v string) error {
+	return t.notePairs(ctx, map[string]string{k: v})
 }
 
 // forgetRun drops what the bot keeps in memory for a run whose thread is
@@ -299,34 +250,6 @@ func (b *Bot) giveUp(ctx context.Context, r *engine.Run, note func(k, v string) 
 	b.tell(ctx, r.Origin.Channel, "", r.StartedBy, fmt.Sprintf(
 		"gonogo cannot post in this channel, so run %s was stopped. Invite the bot (/invite @gonogo) and start it again.", r.ID), nil)
 	return nil
-}
-
-// attach uploads an attempt's artifact to the thread once, and its edited
-// version once more after an edit.
-func (b *Bot) attach(ctx context.Context, r *engine.Run, s *engine.Step, a engine.Attempt, channel, thread string,
-	notes map[string]string, note func(k, v string) error) error {
-	if !a.Artifact || a.Finished.IsZero() {
-		return nil
-	}
-	key := noteFile(s.N, a.N, a.Edited)
-	if notes[key] != "" {
-		return nil
-	}
-	body, err := b.eng.Artifact(ctx, r.ID, s.N, a.N)
-	if err != nil {
-		return fmt.Errorf("read the artifact of step %d attempt %d: %w", s.N, a.N, err)
-	}
-	name := fmt.Sprintf("%02d-%s.md", s.N, s.Skill)
-	if a.N > 1 {
-		name = fmt.Sprintf("%02d-%s.attempt-%d.md", s.N, s.Skill, a.N)
-	}
-	if a.Edited {
-		name = strings.TrimSuffix(name, ".md") + ".edited.md"
-	}
-	if err := b.send.upload(ctx, channel, thread, name, body); err != nil {
-		return fmt.Errorf("attach %s: %w", name, err)
-	}
-	return note(key, "1")
 }
 
 // view gathers what a message shows beyond the run: live progress, votes,
@@ -375,11 +298,21 @@ func previewOf(body []byte) string {
 	return string(body[:cut])
 }
 
-// phase is the attempt and status a step message was last sent showing.
-func (b *Bot) phase(channel, ts string) string {
+// phasesOf is the attempt and status each of a run's step messages was
+// last sent showing, by ts, as far as this process knows.
+func (b *Bot) phasesOf(channel string, notes map[string]string) map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.phases[channel+"/"+ts]
+	phases := map[string]string{}
+	for k, ts := range notes {
+		if !strings.HasPrefix(k, noteStepPrefix) {
+			continue
+		}
+		if p, ok := b.phases[channel+"/"+ts]; ok {
+			phases[ts] = p
+		}
+	}
+	return phases
 }
 
 // showsPhase notes the phase a step message was sent showing; only a

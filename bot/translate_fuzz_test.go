@@ -19,8 +19,8 @@ import (
 //
 //	go test ./bot -run '^$' -fuzz FuzzParseCommand -fuzztime 5m
 
-// trCheckErr fails unless err is one of the kinds a caller branches on.
-func trCheckErr(t *testing.T, err error, refusalOK bool) {
+// checkErr fails unless err is one of the kinds a caller branches on.
+func checkErr(t *testing.T, err error, refusalOK bool) {
 	t.Helper()
 	if err.Error() == "" {
 		t.Fatal("empty error message")
@@ -55,9 +55,9 @@ func FuzzParseCommand(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		cmd, err := ParseCommand(trCommand(text))
+		cmd, err := ParseCommand(slashCommand(text))
 		if err != nil {
-			trCheckErr(t, err, true)
+			checkErr(t, err, true)
 			return
 		}
 		if !utf8.ValidString(cmd.Text) {
@@ -77,11 +77,11 @@ func FuzzParseCommand(f *testing.F) {
 		case CmdRun:
 			// The name must be one parse.LoadWorkflow accepts, so a refusal
 			// about its form comes from the command, never from the file system.
-			if err := trCheckWorkflowName(cmd.Workflow); err != nil || !engine.ValidSkillName(cmd.Workflow) {
+			if err := checkRunWorkflowName(cmd.Workflow); err != nil || !engine.ValidSkillName(cmd.Workflow) {
 				t.Fatalf("workflow %q accepted: %v", cmd.Workflow, err)
 			}
 			for k := range cmd.Args {
-				if !trArgKeyRE.MatchString(k) {
+				if !argKeyRE.MatchString(k) {
 					t.Fatalf("argument name %q accepted", k)
 				}
 			}
@@ -92,27 +92,27 @@ func FuzzParseCommand(f *testing.F) {
 }
 
 func FuzzParseAction(f *testing.F) {
-	f.Add(trRef.Value(), ActionApprove)
-	f.Add("v1|"+string(trRun)+"|+1|01", ActionAbort)
+	f.Add(testRef.Value(), ActionApprove)
+	f.Add("v1|"+string(testRun)+"|+1|01", ActionAbort)
 	f.Add("v1|../x|1|1", ActionEdit)
 	f.Add("v1|a|1|1|1", ActionSkip)
-	f.Add(trRef.Value(), "other_app_button")
+	f.Add(testRef.Value(), "other_app_button")
 	f.Add("", "")
 	f.Fuzz(func(t *testing.T, value, actionID string) {
 		cb := slack.InteractionCallback{
 			Type:      slack.InteractionTypeBlockActions,
-			User:      slack.User{ID: trUser, TeamID: trTeam},
-			Container: slack.Container{Type: "message", ChannelID: trChan, MessageTs: "1743854300.000200"},
+			User:      slack.User{ID: testUser, TeamID: testTeam},
+			Container: slack.Container{Type: "message", ChannelID: testChannel, MessageTs: "1743854300.000200"},
 			ActionCallback: slack.ActionCallbacks{BlockActions: []*slack.BlockAction{{
 				ActionID: actionID, Value: value, Type: "button", ActionTs: "1743854400.123456",
 			}}},
 		}
 		a, err := ParseAction(cb)
 		if err != nil {
-			trCheckErr(t, err, false)
+			checkErr(t, err, false)
 			return
 		}
-		if _, ok := trActionKinds[actionID]; !ok {
+		if _, ok := actionKinds[actionID]; !ok {
 			t.Fatalf("action id %q accepted", actionID)
 		}
 		if back, err := ParseStepRef(a.Ref.Value()); err != nil || back != a.Ref {
@@ -122,21 +122,21 @@ func FuzzParseAction(f *testing.F) {
 }
 
 func FuzzParseSubmission(f *testing.F) {
-	f.Add(ModalEdit, trRef.Value(), "# PRD\n\nShip it.")
-	f.Add(ModalEdit, trRef.Value(), " \t\n")
-	f.Add(ModalEdit, trRef.Value(), strings.Repeat("é", 3001))
-	f.Add(ModalRedo, trRef.Value(), "  shorter  ")
-	f.Add(ModalEditReply, trRef.Value(), ReplyRef{TS: "1743854500.000400", File: "F1"}.Value())
-	f.Add(ModalEditReply, trRef.Value(), "v1|reply|1.1|../x")
+	f.Add(ModalEdit, testRef.Value(), "# PRD\n\nShip it.")
+	f.Add(ModalEdit, testRef.Value(), " \t\n")
+	f.Add(ModalEdit, testRef.Value(), strings.Repeat("é", 3001))
+	f.Add(ModalRedo, testRef.Value(), "  shorter  ")
+	f.Add(ModalEditReply, testRef.Value(), ReplyRef{TS: "1743854500.000400", File: "F1"}.Value())
+	f.Add(ModalEditReply, testRef.Value(), "v1|reply|1.1|../x")
 	f.Add(ModalEdit, "v1|x|1", "x")
-	f.Add("other_modal", trRef.Value(), "x")
-	f.Add(ModalSaveWorkflow, trRef.Value(), "deliver-prd-user-stories")
-	f.Add(ModalSaveWorkflow, trRef.Value(), " Weekly_Review ")
-	f.Add(ModalSaveWorkflow, trRef.Value(), "a/../../b")
+	f.Add("other_modal", testRef.Value(), "x")
+	f.Add(ModalSaveWorkflow, testRef.Value(), "deliver-prd-user-stories")
+	f.Add(ModalSaveWorkflow, testRef.Value(), " Weekly_Review ")
+	f.Add(ModalSaveWorkflow, testRef.Value(), "a/../../b")
 	f.Fuzz(func(t *testing.T, callbackID, metadata, input string) {
 		cb := slack.InteractionCallback{
 			Type: slack.InteractionTypeViewSubmission,
-			User: slack.User{ID: trUser, TeamID: trTeam},
+			User: slack.User{ID: testUser, TeamID: testTeam},
 			View: slack.View{
 				ID: "V0EDIT", Type: slack.VTModal, CallbackID: callbackID, PrivateMetadata: metadata,
 				State: &slack.ViewState{Values: map[string]map[string]slack.BlockAction{
@@ -149,7 +149,7 @@ func FuzzParseSubmission(f *testing.F) {
 		}
 		s, err := ParseSubmission(cb)
 		if err != nil {
-			trCheckErr(t, err, false)
+			checkErr(t, err, false)
 			return
 		}
 		if back, err := ParseStepRef(s.Ref.Value()); err != nil || back != s.Ref {
@@ -157,11 +157,11 @@ func FuzzParseSubmission(f *testing.F) {
 		}
 		switch s.Kind {
 		case SubmitEdit:
-			if s.Artifact != input || trTrimSpace(input) == "" || utf8.RuneCountInString(input) > maxModalInputText {
+			if s.Artifact != input || trimSpace(input) == "" || utf8.RuneCountInString(input) > maxModalInputText {
 				t.Fatalf("edit %q accepted as %q", input, s.Artifact)
 			}
 		case SubmitRedo:
-			if s.Feedback != trTrimSpace(input) {
+			if s.Feedback != trimSpace(input) {
 				t.Fatalf("feedback %q read as %q", input, s.Feedback)
 			}
 		case SubmitEditReply:
@@ -169,7 +169,7 @@ func FuzzParseSubmission(f *testing.F) {
 				t.Fatalf("reply %#v does not round-trip: %v", s.Reply, err)
 			}
 		case SubmitSaveWorkflow:
-			if s.Name != trTrimSpace(input) || !engine.ValidSkillName(s.Name) || len(s.Name) > MaxWorkflowName {
+			if s.Name != trimSpace(input) || !engine.ValidSkillName(s.Name) || len(s.Name) > MaxWorkflowName {
 				t.Fatalf("workflow name %q accepted as %q", input, s.Name)
 			}
 		default:
@@ -186,16 +186,16 @@ func FuzzParseMention(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		ev := &slackevents.AppMentionEvent{
-			User: trUser, Channel: trChan, TimeStamp: "1743854400.000300", Text: text,
+			User: testUser, Channel: testChannel, TimeStamp: "1743854400.000300", Text: text,
 			Files: []slack.File{{ID: "F0PLAN", Name: "plan.md", Mimetype: "text/plain", Filetype: "markdown", Size: 10,
 				URLPrivate: "https://files.slack.com/x"}},
 		}
 		m, err := ParseMention(ev)
 		if err != nil {
-			trCheckErr(t, err, false)
+			checkErr(t, err, false)
 			return
 		}
-		if !utf8.ValidString(m.Text) || m.Text != trTrimSpace(m.Text) {
+		if !utf8.ValidString(m.Text) || m.Text != trimSpace(m.Text) {
 			t.Fatalf("text %q", m.Text)
 		}
 		if _, err := m.PlanFile(1 << 20); err != nil {

@@ -131,7 +131,7 @@ func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, c
 	default:
 		b.cfg.Log.Info("chain saved as a workflow", "run", r.ID, "name", sub.Name, "path", path, "by", sub.User)
 		tell(fmt.Sprintf("💾 Saved as workflow `%s` (`%s` in the workflows directory). Run it with `%s run %s -- CONTEXT` (in a terminal: `gonogo run --workflow %s`).",
-			sub.Name, rdMdLine(filepath.Base(path), 200), b.cfg.SlashCommand, sub.Name, sub.Name))
+			sub.Name, mdLine(filepath.Base(path), 200), b.cfg.SlashCommand, sub.Name, sub.Name))
 	}
 }
 
@@ -152,7 +152,7 @@ func (b *Bot) ackPayload(evt socketmode.Event) any {
 	if problem == "" {
 		return nil
 	}
-	return slack.NewErrorsViewSubmissionResponse(map[string]string{BlockWorkflowName: rdPlain(problem, 300)})
+	return slack.NewErrorsViewSubmissionResponse(map[string]string{BlockWorkflowName: plain(problem, 300)})
 }
 
 // saveProblem is what keeps a "Save as workflow" submission's name from

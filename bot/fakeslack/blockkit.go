@@ -1,13 +1,16 @@
 package fakeslack
 
 import (
+	"encoding/json"
 	"fmt"
-	"unicode/utf8"
+	"slices"
 )
 
 // Slack's documented limits (docs.slack.dev, Block Kit reference: blocks,
 // block elements, composition objects, modal views; chat.postMessage).
-// Lengths count characters (Unicode code points), as Slack's docs state them.
+// Lengths count characters the strictest way Slack might: in UTF-16 code
+// units, so an emoji outside the Basic Multilingual Plane counts twice. A
+// text that passes here fits however Slack counts.
 const (
 	maxMessageBlocks   = 50
 	maxViewBlocks      = 100
@@ -57,7 +60,7 @@ func (c *checker) add(path string, limit, got int, format string, args ...any) {
 }
 
 func (c *checker) maxLen(path, s string, limit int) {
-	if n := utf8.RuneCountInString(s); n > limit {
+	if n := textLen(s); n > limit {
 		c.add(path, limit, n, "%d characters, limit %d", n, limit)
 	}
 }
@@ -66,6 +69,59 @@ func (c *checker) maxItems(path string, n, limit int, what string) {
 	if n > limit {
 		c.add(path, limit, n, "%d %s, limit %d", n, what, limit)
 	}
+}
+
+// items checks a list that must hold 1 to limit items.
+func (c *checker) items(path string, n, limit int, what string) {
+	if n == 0 {
+		c.add(path, 1, 0, "no %s, at least 1", what)
+	}
+	c.maxItems(path, n, limit, what)
+}
+
+// textLen counts s in UTF-16 code units.
+func textLen(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckBlocks returns the limits blocks break as a message's blocks, as
+// chat.postMessage would find them. blocks is anything that encodes to a
+// JSON array of blocks (slack-go's []slack.Block, say).
+func CheckBlocks(blocks any) []Violation {
+	var list []any
+	if err := decodeAs(blocks, &list); err != nil {
+		return []Violation{{Method: "chat.postMessage", Path: "blocks", Detail: err.Error()}}
+	}
+	return checkMessage("chat.postMessage", "", list)
+}
+
+// CheckModal returns the limits a modal view breaks, as views.open would
+// find them. view is anything that encodes to a JSON view object
+// (slack-go's slack.ModalViewRequest, say).
+func CheckModal(view any) []Violation {
+	var m map[string]any
+	if err := decodeAs(view, &m); err != nil {
+		return []Violation{{Method: "views.open", Path: "view", Detail: err.Error()}}
+	}
+	return checkView("views.open", m)
+}
+
+func decodeAs(v, out any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("not the JSON wanted: %w", err)
+	}
+	return nil
 }
 
 // checkMessage checks a message's text and blocks.
@@ -119,82 +175,28 @@ func (c *checker) blocks(path string, blocks []any, limit int) {
 	}
 }
 
+// blockTypes are the block types Slack knows; it refuses any other.
+var blockTypes = []string{"actions", "context", "divider", "file", "header", "image", "input", "markdown",
+	"rich_text", "section", "table", "video"}
+
 func (c *checker) block(path string, v any) {
 	b, ok := v.(map[string]any)
 	if !ok {
 		c.add(path, 0, 0, "a block must be an object")
 		return
 	}
-	if id, ok := b["block_id"].(string); ok {
-		c.maxLen(path+".block_id", id, maxID)
-		if first, dup := c.blockIDs[id]; dup {
-			c.add(path+".block_id", 0, 0, "block_id %q already used at %s", id, first)
-		} else {
-			c.blockIDs[id] = path
-		}
-	}
+	c.blockID(path, b)
 	switch t := str(b["type"]); t {
 	case "section":
-		text, fields := b["text"], b["fields"]
-		if text == nil && fields == nil {
-			c.add(path, 0, 0, "a section needs text or fields")
-		}
-		if text != nil {
-			c.text(path+".text", text, maxSectionText, true, false)
-		}
-		if fields != nil {
-			list, _ := fields.([]any)
-			c.maxItems(path+".fields", len(list), maxSectionFields, "fields")
-			for i, f := range list {
-				c.text(fmt.Sprintf("%s.fields[%d]", path, i), f, maxFieldText, true, false)
-			}
-		}
-		if acc := b["accessory"]; acc != nil {
-			c.element(path+".accessory", acc)
-		}
+		c.section(path, b)
 	case "header":
 		c.text(path+".text", b["text"], maxHeaderText, true, true)
 	case "context":
-		els, _ := b["elements"].([]any)
-		c.maxItems(path+".elements", len(els), maxContextElements, "elements")
-		for i, el := range els {
-			p := fmt.Sprintf("%s.elements[%d]", path, i)
-			if m, ok := el.(map[string]any); ok && str(m["type"]) == "image" {
-				c.element(p, el)
-				continue
-			}
-			c.text(p, el, maxTextObject, false, false)
-		}
+		c.context(path, b)
 	case "actions":
-		els, _ := b["elements"].([]any)
-		c.maxItems(path+".elements", len(els), maxActionsElements, "elements")
-		seen := map[string]bool{}
-		for i, el := range els {
-			p := fmt.Sprintf("%s.elements[%d]", path, i)
-			c.element(p, el)
-			if m, ok := el.(map[string]any); ok {
-				if id := str(m["action_id"]); id != "" {
-					if seen[id] {
-						c.add(p+".action_id", 0, 0, "action_id %q repeated in the block", id)
-					}
-					seen[id] = true
-				}
-			}
-		}
+		c.actions(path, b)
 	case "input":
-		if b["label"] == nil {
-			c.add(path+".label", 0, 0, "an input block needs a label")
-		} else {
-			c.text(path+".label", b["label"], maxLabel, true, true)
-		}
-		if h := b["hint"]; h != nil {
-			c.text(path+".hint", h, maxLabel, false, true)
-		}
-		if el := b["element"]; el == nil {
-			c.add(path+".element", 0, 0, "an input block needs an element")
-		} else {
-			c.element(path+".element", el)
-		}
+		c.input(path, b)
 	case "image":
 		c.maxLen(path+".image_url", str(b["image_url"]), maxURL)
 		c.maxLen(path+".alt_text", str(b["alt_text"]), maxAltText)
@@ -205,6 +207,92 @@ func (c *checker) block(path string, v any) {
 		c.maxLen(path+".text", str(b["text"]), maxMarkdownBlock)
 	case "":
 		c.add(path+".type", 0, 0, "a block needs a type")
+	default:
+		if !slices.Contains(blockTypes, t) {
+			c.add(path+".type", 0, 0, "block type %q is not a Block Kit block", t)
+		}
+	}
+}
+
+// blockID checks a block's block_id: within its limit, and used once in
+// the payload.
+func (c *checker) blockID(path string, b map[string]any) {
+	id, ok := b["block_id"].(string)
+	if !ok {
+		return
+	}
+	c.maxLen(path+".block_id", id, maxID)
+	if first, dup := c.blockIDs[id]; dup {
+		c.add(path+".block_id", 0, 0, "block_id %q already used at %s", id, first)
+	} else {
+		c.blockIDs[id] = path
+	}
+}
+
+func (c *checker) section(path string, b map[string]any) {
+	text, fields := b["text"], b["fields"]
+	if text == nil && fields == nil {
+		c.add(path, 0, 0, "a section needs text or fields")
+	}
+	if text != nil {
+		c.text(path+".text", text, maxSectionText, true, false)
+	}
+	if fields != nil {
+		list, _ := fields.([]any)
+		c.maxItems(path+".fields", len(list), maxSectionFields, "fields")
+		for i, f := range list {
+			c.text(fmt.Sprintf("%s.fields[%d]", path, i), f, maxFieldText, true, false)
+		}
+	}
+	if acc := b["accessory"]; acc != nil {
+		c.element(path+".accessory", acc)
+	}
+}
+
+func (c *checker) context(path string, b map[string]any) {
+	els, _ := b["elements"].([]any)
+	c.items(path+".elements", len(els), maxContextElements, "elements")
+	for i, el := range els {
+		p := fmt.Sprintf("%s.elements[%d]", path, i)
+		if m, ok := el.(map[string]any); ok && str(m["type"]) == "image" {
+			c.element(p, el)
+			continue
+		}
+		c.text(p, el, maxTextObject, true, false)
+	}
+}
+
+func (c *checker) actions(path string, b map[string]any) {
+	els, _ := b["elements"].([]any)
+	c.items(path+".elements", len(els), maxActionsElements, "elements")
+	seen := map[string]bool{}
+	for i, el := range els {
+		p := fmt.Sprintf("%s.elements[%d]", path, i)
+		c.element(p, el)
+		if m, ok := el.(map[string]any); ok {
+			if id := str(m["action_id"]); id != "" {
+				if seen[id] {
+					c.add(p+".action_id", 0, 0, "action_id %q repeated in the block", id)
+				}
+				seen[id] = true
+			}
+		}
+	}
+}
+
+func (c *checker) input(path string, b map[string]any) {
+	if b["label"] == nil {
+		c.add(path+".label", 0, 0, "an input block needs a label")
+	} else {
+		c.text(path+".label", b["label"], maxLabel, true, true)
+	}
+	if h := b["hint"]; h != nil {
+		c.text(path+".hint", h, maxLabel, false, true)
+	}
+	if el := b["element"]; el == nil {
+		c.add(path+".element", 0, 0, "an input block needs an element")
+	} else {
+		c.element(path+".element", el)
 	}
 }
 
@@ -219,6 +307,9 @@ func (c *checker) text(path string, v any, limit int, required, plainOnly bool) 
 	switch t := str(m["type"]); {
 	case t == "plain_text":
 	case t == "mrkdwn" && !plainOnly:
+		if m["emoji"] != nil {
+			c.add(path+".emoji", 0, 0, "a mrkdwn text cannot set emoji")
+		}
 	case t == "mrkdwn":
 		c.add(path+".type", 0, 0, "must be plain_text, not mrkdwn")
 	default:
@@ -230,6 +321,14 @@ func (c *checker) text(path string, v any, limit int, required, plainOnly bool) 
 	}
 	c.maxLen(path+".text", s, limit)
 }
+
+// elementTypes are the block element types Slack knows; it refuses any
+// other.
+var elementTypes = []string{"button", "channels_select", "checkboxes", "conversations_select", "datepicker",
+	"datetimepicker", "email_text_input", "external_select", "file_input", "image", "multi_channels_select",
+	"multi_conversations_select", "multi_external_select", "multi_static_select", "multi_users_select",
+	"number_input", "overflow", "plain_text_input", "radio_buttons", "rich_text_input", "static_select",
+	"timepicker", "url_text_input", "users_select", "workflow_button"}
 
 func (c *checker) element(path string, v any) {
 	e, ok := v.(map[string]any)
@@ -244,20 +343,11 @@ func (c *checker) element(path string, v any) {
 	if cf := e["confirm"]; cf != nil {
 		c.confirm(path+".confirm", cf)
 	}
-	switch str(e["type"]) {
+	switch t := str(e["type"]); t {
 	case "button":
-		c.text(path+".text", e["text"], maxButtonText, true, true)
-		c.maxLen(path+".value", str(e["value"]), maxButtonValue)
-		c.maxLen(path+".url", str(e["url"]), maxURL)
-		c.maxLen(path+".accessibility_label", str(e["accessibility_label"]), maxButtonText)
+		c.button(path, e)
 	case "plain_text_input":
-		if n, ok := e["max_length"].(float64); ok && (n < 1 || n > maxInputLength) {
-			c.add(path+".max_length", maxInputLength, int(n), "max_length %v, must be 1 to %d", n, maxInputLength)
-		}
-		if n, ok := e["min_length"].(float64); ok && (n < 0 || n > maxInputLength) {
-			c.add(path+".min_length", maxInputLength, int(n), "min_length %v, must be 0 to %d", n, maxInputLength)
-		}
-		c.maxLen(path+".initial_value", str(e["initial_value"]), maxInputLength)
+		c.plainTextInput(path, e)
 	case "static_select", "multi_static_select":
 		opts, _ := e["options"].([]any)
 		c.maxItems(path+".options", len(opts), maxSelectOptions, "options")
@@ -269,12 +359,71 @@ func (c *checker) element(path string, v any) {
 		c.maxItems(path+".options", len(opts), maxOverflowOptions, "options")
 		c.options(path+".options", opts)
 	case "radio_buttons", "checkboxes":
-		opts, _ := e["options"].([]any)
-		c.maxItems(path+".options", len(opts), maxChoiceOptions, "options")
-		c.options(path+".options", opts)
+		c.choices(path, e)
 	case "image":
 		c.maxLen(path+".image_url", str(e["image_url"]), maxURL)
 		c.maxLen(path+".alt_text", str(e["alt_text"]), maxAltText)
+	default:
+		if !slices.Contains(elementTypes, t) {
+			c.add(path+".type", 0, 0, "element type %q is not a Block Kit element", t)
+		}
+	}
+}
+
+func (c *checker) button(path string, e map[string]any) {
+	c.text(path+".text", e["text"], maxButtonText, true, true)
+	c.maxLen(path+".value", str(e["value"]), maxButtonValue)
+	c.maxLen(path+".url", str(e["url"]), maxURL)
+	c.maxLen(path+".accessibility_label", str(e["accessibility_label"]), maxButtonText)
+	switch st := str(e["style"]); st {
+	case "", "primary", "danger":
+	default:
+		c.add(path+".style", 0, 0, "style %q, want primary or danger", st)
+	}
+}
+
+func (c *checker) plainTextInput(path string, e map[string]any) {
+	limit := maxInputLength
+	maxLen, hasMax := e["max_length"].(float64)
+	if hasMax && (maxLen < 1 || maxLen > maxInputLength) {
+		c.add(path+".max_length", maxInputLength, int(maxLen), "max_length %v, must be 1 to %d", maxLen, maxInputLength)
+	} else if hasMax {
+		limit = int(maxLen)
+	}
+	minLen, hasMin := e["min_length"].(float64)
+	if hasMin && (minLen < 0 || minLen > maxInputLength) {
+		c.add(path+".min_length", maxInputLength, int(minLen), "min_length %v, must be 0 to %d", minLen, maxInputLength)
+	}
+	if hasMin && hasMax && minLen > maxLen {
+		c.add(path+".min_length", int(maxLen), int(minLen), "min_length %v, over max_length %v", minLen, maxLen)
+	}
+	c.maxLen(path+".initial_value", str(e["initial_value"]), limit)
+}
+
+// choices checks radio buttons and checkboxes: 1 to 10 options of
+// distinct values, and initial options among them.
+func (c *checker) choices(path string, e map[string]any) {
+	opts, _ := e["options"].([]any)
+	c.items(path+".options", len(opts), maxChoiceOptions, "options")
+	c.options(path+".options", opts)
+	values := map[string]bool{}
+	for i, o := range opts {
+		m, _ := o.(map[string]any)
+		v := str(m["value"])
+		if values[v] {
+			c.add(fmt.Sprintf("%s.options[%d].value", path, i), 0, 0, "value %q used twice", v)
+		}
+		values[v] = true
+	}
+	initial, _ := e["initial_options"].([]any)
+	if o, ok := e["initial_option"]; ok && o != nil {
+		initial = append(initial, o)
+	}
+	for _, o := range initial {
+		m, _ := o.(map[string]any)
+		if v := str(m["value"]); !values[v] {
+			c.add(path+".initial_option", 0, 0, "initial option %q is not one of the options", v)
+		}
 	}
 }
 
@@ -287,6 +436,9 @@ func (c *checker) options(path string, opts []any) {
 			continue
 		}
 		c.text(p+".text", m["text"], maxOptionText, true, false)
+		if str(m["value"]) == "" {
+			c.add(p+".value", 1, 0, "empty value")
+		}
 		c.maxLen(p+".value", str(m["value"]), maxOptionValue)
 		if d := m["description"]; d != nil {
 			c.text(p+".description", d, maxOptionText, false, false)

@@ -118,7 +118,29 @@ func TestCheckMessage(t *testing.T) {
 			[]string{"blocks[0].alt_text"}},
 		{"block without type", "", []any{map[string]any{}}, []string{"blocks[0].type"}},
 		{"block that is not an object", "", []any{"section"}, []string{"blocks[0]"}},
-		{"unknown block types pass", "", []any{map[string]any{"type": "rich_text", "elements": []any{}}}, []string{}},
+		{"block types the checker does not look into pass", "", []any{map[string]any{"type": "rich_text", "elements": []any{}}}, []string{}},
+		{"a block type Block Kit does not have", "", []any{map[string]any{"type": "sparkle"}}, []string{"blocks[0].type"}},
+		{"an element type Block Kit does not have", "", []any{map[string]any{"type": "actions",
+			"elements": []any{map[string]any{"type": "sparkle", "action_id": "s"}}}}, []string{"blocks[0].elements[0].type"}},
+		{"section text counts UTF-16 code units", "", []any{section(strings.Repeat("😀", 1501))}, []string{"blocks[0].text.text"}},
+		{"actions without elements", "", []any{map[string]any{"type": "actions", "elements": []any{}}}, []string{"blocks[0].elements"}},
+		{"context without elements", "", []any{map[string]any{"type": "context", "elements": []any{}}}, []string{"blocks[0].elements"}},
+		{"empty context text", "", []any{map[string]any{"type": "context", "elements": []any{mrkdwn("")}}},
+			[]string{"blocks[0].elements[0].text"}},
+		{"mrkdwn that sets emoji", "", []any{map[string]any{"type": "section",
+			"text": map[string]any{"type": "mrkdwn", "text": "s", "emoji": true}}}, []string{"blocks[0].text.emoji"}},
+		{"button style", "", []any{map[string]any{"type": "actions", "elements": []any{
+			map[string]any{"type": "button", "action_id": "b", "text": plain("b"), "style": "loud"}}}},
+			[]string{"blocks[0].elements[0].style"}},
+		{"radio buttons: no options, repeated values, an initial option not among them", "", []any{
+			map[string]any{"type": "actions", "elements": []any{map[string]any{"type": "radio_buttons", "action_id": "r", "options": []any{}}}},
+			map[string]any{"type": "actions", "elements": []any{map[string]any{"type": "radio_buttons", "action_id": "r",
+				"options":        []any{map[string]any{"text": plain("a"), "value": "v"}, map[string]any{"text": plain("b"), "value": "v"}},
+				"initial_option": map[string]any{"text": plain("c"), "value": "w"}}}},
+			map[string]any{"type": "actions", "elements": []any{map[string]any{"type": "radio_buttons", "action_id": "r",
+				"options": []any{map[string]any{"text": plain("a"), "value": ""}}}}},
+		}, []string{"blocks[0].elements[0].options", "blocks[1].elements[0].options[1].value",
+			"blocks[1].elements[0].initial_option", "blocks[2].elements[0].options[0].value"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,6 +201,13 @@ func TestCheckView(t *testing.T) {
 			in["label"] = plain(x(2001))
 			v["blocks"] = []any{in}
 		}), []string{"view.blocks[0].label.text"}},
+		{"initial_value over max_length", modal(func(v map[string]any) { v["blocks"] = []any{input(textInput(10, x(11)))} }),
+			[]string{"view.blocks[0].element.initial_value"}},
+		{"min_length over max_length", modal(func(v map[string]any) {
+			el := textInput(10, "")
+			el["min_length"] = 11
+			v["blocks"] = []any{input(el)}
+		}), []string{"view.blocks[0].element.min_length"}},
 		{"not a modal", modal(func(v map[string]any) { v["type"] = "home" }), []string{"view.type"}},
 		{"no blocks", modal(func(v map[string]any) { delete(v, "blocks") }), []string{"view.blocks"}},
 	}

@@ -61,7 +61,11 @@
 // action_id and block_id 255, block_ids unique; modal title, submit and close
 // 24; private_metadata 3,000; plain_text_input max_length 1 to 3,000 and
 // initial_value 3,000; message text 40,000; options, confirm dialogs,
-// placeholders, labels, images). Lengths count Unicode code points. A payload
+// placeholders, labels, images; no empty text, no block or element type
+// Block Kit lacks). Lengths count UTF-16 code units, the strictest way Slack
+// might count, so an emoji outside the Basic Multilingual Plane counts
+// twice. CheckBlocks and CheckModal apply the same checks without a
+// server, for tests of what a bot renders. A payload
 // that breaks one is recorded as a Violation and refused as Slack refuses it
 // (invalid_blocks, msg_too_long, or invalid_arguments for views), unless the
 // server was made WithLenientBlocks. An upload whose size differs from the

@@ -1,0 +1,234 @@
+package bot
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// checklist is the header's list of steps, each step followed by the
+// steps its output added (indented under it). Past checklistMax steps it
+// counts them all, then shows a window around the first step that is not
+// settled, with the steps before and after it summed up.
+func checklist(r *engine.Run) []string {
+	nodes := tree(r)
+	if len(nodes) <= checklistMax {
+		lines := make([]string, 0, len(nodes))
+		for _, nd := range nodes {
+			lines = append(lines, treeLine(r, nd, false))
+		}
+		return lines
+	}
+	focus := len(nodes) - 1
+	for i, nd := range nodes {
+		if !nd.s.Settled() {
+			focus = i
+			break
+		}
+	}
+	window := checklistMax - 5
+	lo := max(0, focus-5)
+	hi := min(len(nodes), lo+window)
+	lo = max(0, hi-window)
+	lines := []string{fmt.Sprintf("%d steps: %s", len(nodes), countStatuses(nodeSteps(nodes)))}
+	if lo > 0 {
+		lines = append(lines, "… "+nodeSpan(nodes[:lo])+": "+countStatuses(nodeSteps(nodes[:lo])))
+	}
+	for _, nd := range nodes[lo:hi] {
+		lines = append(lines, treeLine(r, nd, false))
+	}
+	if hi < len(nodes) {
+		lines = append(lines, "… "+nodeSpan(nodes[hi:])+": "+countStatuses(nodeSteps(nodes[hi:])))
+	}
+	return lines
+}
+
+// node is a step in the order the thread lists a run's steps: each step
+// followed by the steps its output added (a route step's workflow, a
+// decompose step's tasks), one level deeper.
+type node struct {
+	s     *engine.Step
+	depth int
+}
+
+// tree lists r's steps in that order. For plans and chains it is the
+// steps' own order.
+func tree(r *engine.Run) []node {
+	kids := map[int][]int{}
+	var roots []int
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Parent > 0 && s.Parent < s.N {
+			kids[s.Parent] = append(kids[s.Parent], s.N)
+		} else {
+			roots = append(roots, s.N)
+		}
+	}
+	out := make([]node, 0, len(r.Steps))
+	// A parent comes before the steps it added (Parent < N), so the walk
+	// ends; the engine bounds the nesting.
+	var walk func(n, depth int)
+	walk = func(n, depth int) {
+		out = append(out, node{s: r.Step(n), depth: depth})
+		for _, k := range kids[n] {
+			walk(k, depth+1)
+		}
+	}
+	for _, n := range roots {
+		walk(n, 0)
+	}
+	return out
+}
+
+func nodeSteps(nodes []node) []engine.Step {
+	out := make([]engine.Step, len(nodes))
+	for i, nd := range nodes {
+		out[i] = *nd.s
+	}
+	return out
+}
+
+// nodeSpan names a run of listed steps: "steps 1 to 37" when their
+// numbers follow one another, "12 steps" otherwise.
+func nodeSpan(nodes []node) string {
+	for i := 1; i < len(nodes); i++ {
+		if nodes[i].s.N != nodes[i-1].s.N+1 {
+			return plural(len(nodes), "step")
+		}
+	}
+	if len(nodes) == 1 {
+		return fmt.Sprintf("step %d", nodes[0].s.N)
+	}
+	return fmt.Sprintf("steps %d to %d", nodes[0].s.N, nodes[len(nodes)-1].s.N)
+}
+
+// treeLine is stepLine indented under the step that added it.
+func treeLine(r *engine.Run, nd node, withFile bool) string {
+	if nd.depth == 0 {
+		return stepLine(r, nd.s, withFile)
+	}
+	// Em spaces: Slack keeps them where it would fold plain ones.
+	return strings.Repeat("\u2003", min(nd.depth, 5)) + "↳ " + stepLine(r, nd.s, withFile)
+}
+
+var statusOrder = []engine.StepStatus{engine.StepDone, engine.StepSkipped, engine.StepWaiting, engine.StepInterrupted,
+	engine.StepRunning, engine.StepQueued, engine.StepPending, engine.StepAborted}
+
+func countStatuses(steps []engine.Step) string {
+	counts := map[engine.StepStatus]int{}
+	for i := range steps {
+		counts[steps[i].Status]++
+	}
+	var parts []string
+	for _, st := range statusOrder {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+			delete(counts, st)
+		}
+	}
+	other := 0
+	for _, n := range counts {
+		other += n
+	}
+	if other > 0 {
+		parts = append(parts, fmt.Sprintf("%d other", other))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stepLine is one step in the header's checklist or the end table.
+func stepLine(r *engine.Run, s *engine.Step, withFile bool) string {
+	line := fmt.Sprintf("%s %d. %s%s: %s", emojiOrQ(statusEmoji[s.Status]), s.N, mdLine(s.Skill, 80), effortPart(s.Effort), stepState(r, s))
+	if l := s.Latest(); withFile && l != nil && l.File != "" && s.Status != engine.StepSkipped {
+		line += " · `" + mdLine(path.Base(l.File), 150) + "`"
+	}
+	return line
+}
+
+// stepState is what became of a step, in a few words.
+func stepState(r *engine.Run, s *engine.Step) string {
+	d := s.LastDecision()
+	switch s.Status {
+	case engine.StepPending:
+		return "pending"
+	case engine.StepQueued:
+		if d != nil && d.Kind == engine.DecideRedo {
+			return withResult(s, "redo requested"+decidedBy(d, engine.DecideRedo)+", queued")
+		}
+		return "queued"
+	case engine.StepRunning:
+		if n := len(s.Attempts); n > 1 {
+			return fmt.Sprintf("running (attempt %d)", n)
+		}
+		return "running"
+	case engine.StepWaiting:
+		return withResult(s, waitingState(r, s))
+	case engine.StepDone:
+		return withResult(s, doneState(s, d))
+	case engine.StepSkipped:
+		if optionalFailed(s) {
+			return optionalFailedWords(s)
+		}
+		return withResult(s, "skipped"+decidedBy(d, engine.DecideSkip))
+	case engine.StepInterrupted:
+		return "interrupted, waiting for redo or abort"
+	case engine.StepAborted:
+		return withResult(s, "aborted"+decidedBy(d, engine.DecideAbort))
+	}
+	return withResult(s, mdLine(string(s.Status), 40))
+}
+
+// withResult puts the result of the step's latest attempt, when it has
+// one, before words.
+func withResult(s *engine.Step, words string) string {
+	l := s.Latest()
+	if l == nil || l.Result == "" {
+		return words
+	}
+	return mdLine(string(l.Result), 40) + ", " + words
+}
+
+// decidedBy is " by someone" when d, the step's last decision, is of kind
+// k.
+func decidedBy(d *engine.Decision, k engine.DecisionKind) string {
+	if d != nil && d.Kind == k {
+		return " by " + who(d.Actor)
+	}
+	return ""
+}
+
+// waitingState is what a waiting step waits for: a retry, a fix, a redo,
+// or a decision and its approvals so far.
+func waitingState(r *engine.Run, s *engine.Step) string {
+	if due, n, of, ok := engine.RetryDue(s); ok {
+		return fmt.Sprintf("retrying at %s (retry %d of %d)", clock(due, time.Time{}), n, of)
+	}
+	if gateOnError(s) {
+		return "waiting for a fix (edit, skip or redo) or abort"
+	}
+	if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
+		return "waiting for redo or abort"
+	}
+	if q := r.Quorum; q > 1 {
+		return fmt.Sprintf("waiting for a decision (%d of %d approvals)", len(engine.Approvals(s)), q)
+	}
+	return "waiting for a decision"
+}
+
+// doneState is how a done step got there: edited, approved (by whom), or
+// advanced automatically.
+func doneState(s *engine.Step, d *engine.Decision) string {
+	switch {
+	case d != nil && d.Kind == engine.DecideEdit:
+		return "edited" + decidedBy(d, engine.DecideEdit)
+	case d != nil && d.Kind == engine.DecideApprove:
+		if votes := uniq(engine.Approvals(s)); len(votes) > 1 {
+			return "approved by " + people(votes)
+		}
+		return "approved" + decidedBy(d, engine.DecideApprove)
+	}
+	return "advanced automatically"
+}

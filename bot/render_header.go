@@ -1,0 +1,248 @@
+package bot
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Header is the run's root message, updated as the run goes: input, mode,
+// domain and confidence, a checklist of the steps with their state, the
+// manual and deferred blocks, cost so far, elapsed time and who started it.
+func Header(r *engine.Run, v View) []slack.Block {
+	if r == nil {
+		return noRun()
+	}
+	title := "gonogo run"
+	if k := plain(string(r.Input), 40); strings.TrimSpace(k) != "" {
+		title = "gonogo " + k + " run"
+	}
+	if r.Input == engine.InputWorkflow && engine.ValidSkillName(r.Plan.Source) {
+		title += ": " + plain(r.Plan.Source, 100)
+	}
+	body := []slack.Block{headerBlock(emojiOrQ(runEmoji[r.State]) + " " + title)}
+	input := inputLine(r.Input, r.Plan.Source)
+	if r.Input == engine.InputWorkflow && strings.TrimSpace(r.Plan.Source) != "" {
+		input = "Workflow: `" + mdLine(r.Plan.Source, 300) + "`"
+	}
+	fields := []string{"*Input*\n" + input, "*Mode*\n" + modeLine(r)}
+	if r.Input == engine.InputPlan {
+		fields = append(fields, "*Domain*\n"+domainLine(r.Plan), "*Confidence*\n"+confidenceLine(r.Plan))
+	}
+	cost := money(r.CostUSD)
+	if r.BudgetUSD > 0 {
+		cost += " of a " + money(r.BudgetUSD) + " budget"
+	}
+	fields = append(fields,
+		"*State*\n"+runStateLine(r, v),
+		fmt.Sprintf("*Steps*\n%d of %d done", r.StepsDone(), len(r.Steps)),
+		"*Started by*\n"+who(r.StartedBy)+" "+when(r.Created, v.Now),
+		"*Elapsed*\n"+duration(runElapsed(r, v)),
+		"*Cost so far*\n"+cost,
+	)
+	body = append(body, fieldsSection(fields))
+	if ctx := strings.TrimSpace(r.Plan.Context); ctx != "" {
+		body = append(body, contextBlock("Context: "+mdLine(ctx, 300)))
+	}
+	if args := argsLine(r.Plan.Args); args != "" {
+		body = append(body, contextBlock(args))
+	}
+	body = append(body, packSections("*Steps*", checklist(r), 5, func(n int) string {
+		return fmt.Sprintf("… and %d more lines", n)
+	})...)
+	body = append(body, leftovers(r.Plan)...)
+	if w := warnings(r.Plan.Warnings); w != nil {
+		body = append(body, w)
+	}
+	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"`"))
+	return fit(body, nil, maxMessageBlocks)
+}
+
+// argsLine lists a workflow's argument values, by name.
+func argsLine(args map[string]string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, min(len(names), 10))
+	for _, k := range names[:min(len(names), 10)] {
+		parts = append(parts, "`"+mdLine(k, 60)+"` = "+mdLine(args[k], 200))
+	}
+	if more := len(names) - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return "Arguments: " + strings.Join(parts, ", ")
+}
+
+// leftovers lists a plan's manual blocks (shown, never run) and its
+// deferred blocks (past the first runnable ones).
+func leftovers(p engine.Plan) []slack.Block {
+	var out []slack.Block
+	if len(p.Manual) > 0 {
+		out = append(out, blockList(fmt.Sprintf("*Manual* (%d, SKIPPED-MANUAL: shown, never run)", len(p.Manual)), p.Manual, true))
+	}
+	if len(p.Deferred) > 0 {
+		out = append(out, blockList(fmt.Sprintf("*Deferred* (%d, past the first %d runnable blocks)", len(p.Deferred), engine.MaxPlanSteps), p.Deferred, false))
+	}
+	return out
+}
+
+func blockList(title string, blocks []engine.Block, withReason bool) slack.Block {
+	var lines []string
+	for _, b := range blocks[:min(len(blocks), leftoverMax)] {
+		name := "-"
+		if b.Skill != "" {
+			name = "`" + mdLine(b.Skill, 80) + "`"
+		}
+		line := "• " + name + tokensEffort(b.PTokens, b.Effort)
+		if withReason && b.Reason != "" {
+			line += ": " + mdLine(b.Reason, 300)
+		}
+		lines = append(lines, line)
+	}
+	if n := len(blocks) - leftoverMax; n > 0 {
+		lines = append(lines, fmt.Sprintf("… and %d more", n))
+	}
+	return section(title + "\n" + strings.Join(lines, "\n"))
+}
+
+func tokensEffort(tokens []string, effort string) string {
+	var parts []string
+	if len(tokens) > 0 {
+		parts = append(parts, mdLine(strings.Join(tokens[:min(len(tokens), 5)], "+"), 40))
+	}
+	if strings.TrimSpace(effort) != "" {
+		parts = append(parts, mdLine(effort, 150))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ": ") + ")"
+}
+
+func warnings(ws []string) slack.Block {
+	if len(ws) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, w := range ws[:min(len(ws), 5)] {
+		lines = append(lines, "⚠️ "+mdLine(w, 400))
+	}
+	if n := len(ws) - 5; n > 0 {
+		lines = append(lines, fmt.Sprintf("… and %d more warnings", n))
+	}
+	return contextBlock(strings.Join(lines, "\n"))
+}
+
+func inputLine(kind engine.InputKind, source string) string {
+	k := mdLine(string(kind), 40)
+	if k == "" {
+		k = "input"
+	}
+	if strings.TrimSpace(source) == "" {
+		return k
+	}
+	return k + " `" + mdLine(source, 300) + "`"
+}
+
+func modeLine(r *engine.Run) string {
+	m := mdLine(engine.RunModeName(r.Mode, r.DryRun), 40)
+	if r.ForceAuto && !r.DryRun {
+		m += " (--force-auto)"
+	}
+	if r.Thread {
+		m += ", threaded"
+	}
+	return m
+}
+
+func domainLine(p engine.Plan) string {
+	switch {
+	case p.DomainAmbiguous:
+		return "ambiguous (stays checkpointed)"
+	case p.Domain == "":
+		return "not stated (stays checkpointed)"
+	case p.DomainSource != "":
+		return mdLine(string(p.Domain), 40) + " (" + mdLine(p.DomainSource, 40) + ")"
+	}
+	return mdLine(string(p.Domain), 40)
+}
+
+func confidenceLine(p engine.Plan) string {
+	if strings.TrimSpace(p.Confidence) == "" {
+		return "not stated"
+	}
+	c := mdLine(p.Confidence, 60)
+	if strings.TrimSpace(p.ConfidenceReason) != "" {
+		c += " - " + mdLine(p.ConfidenceReason, 400)
+	}
+	return c
+}
+
+func runStateLine(r *engine.Run, v View) string {
+	steps := func(want func(*engine.Step) bool) []string {
+		var out []string
+		for i := range r.Steps {
+			if want(&r.Steps[i]) {
+				out = append(out, strconv.Itoa(r.Steps[i].N))
+			}
+		}
+		if len(out) > 5 {
+			out = append(out[:5], "…")
+		}
+		return out
+	}
+	stepWord := func(ns []string) string {
+		if len(ns) == 1 {
+			return "step " + ns[0]
+		}
+		return "steps " + strings.Join(ns, ", ")
+	}
+	switch r.State {
+	case engine.RunRunning:
+		if ns := steps(func(s *engine.Step) bool { return s.Status == engine.StepRunning }); len(ns) > 0 {
+			return "running " + stepWord(ns)
+		}
+		return "running"
+	case engine.RunWaiting:
+		if s := haltedStep(r); s != nil {
+			if s.Status == engine.StepInterrupted {
+				return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
+			}
+			if due, n, of, ok := engine.RetryDue(s); ok {
+				return fmt.Sprintf("step %d FAILED: retrying at %s (retry %d of %d)", s.N, clock(due, v.Now), n, of)
+			}
+			if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
+				return "halted: step " + strconv.Itoa(s.N) + " FAILED"
+			}
+		}
+		if ns := steps(func(s *engine.Step) bool { return s.Status == engine.StepWaiting }); len(ns) > 0 {
+			return "waiting for a decision on " + stepWord(ns)
+		}
+		return "waiting for a decision"
+	case engine.RunCompleted:
+		return "complete"
+	case engine.RunAborted:
+		if v.AbortedBy != "" {
+			return "aborted by " + who(v.AbortedBy)
+		}
+		for i := range r.Steps {
+			for _, d := range r.Steps[i].Decisions {
+				if d.Kind == engine.DecideAbort {
+					return "aborted by " + who(d.Actor)
+				}
+			}
+		}
+		return "aborted"
+	}
+	return mdLine(string(r.State), 40)
+}

@@ -1,0 +1,679 @@
+package bot
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// StepMessage is one step's message in the run's thread: `Step i of N:
+// skill (effort)`, then while it runs the live progress and a Cancel button;
+// once it finished the result, a one-line summary, a preview of the
+// artifact and where it is attached; at a checkpoint the buttons
+// engine.Allowed offers (only Redo and Abort after a FAILED or interrupted
+// step); after a decision, who decided what and when instead of buttons.
+func StepMessage(r *engine.Run, n int, v View) []slack.Block {
+	s := stepOf(r, n)
+	if s == nil {
+		return noStep(r, n)
+	}
+	now := nowOf(r, v)
+	a, latest := shownAttempt(s, v.Attempt)
+	body := []slack.Block{section(stepHeading(r, s, a))}
+	if line := parentLine(r, s); line != "" {
+		body = append(body, contextBlock(line))
+	}
+	if a != nil && a.Feedback != "" {
+		body = append(body, contextBlock("🔁 Started with the reviewer's feedback: “"+mdLine(a.Feedback, 600)+"”"))
+	}
+	shown, tail := attemptBlocks(r, s, a, latest, v, now)
+	body = append(body, shown...)
+	if latest && len(s.Attempts) > 1 {
+		if line := earlierAttempts(s, a.N, now); line != "" {
+			body = append(body, contextBlock(line))
+		}
+	}
+	if note := addedNote(r, s, v); note != "" && latest {
+		tail = append(tail, contextBlock(note))
+	}
+	decided := decisionLines(r, s, a, latest, now)
+	if len(decided) > 0 {
+		tail = append(tail, section(strings.Join(decided, "\n")))
+	}
+	tail = append(tail, stepOutlook(r, s, a, latest, len(decided) > 0, v, now)...)
+	return fit(body, tail, maxMessageBlocks)
+}
+
+// stepHeading is a step message's first line: `Step i of N: skill
+// (effort)`, the attempt shown after the first, and the fallback skill it
+// ran with.
+func stepHeading(r *engine.Run, s *engine.Step, a *engine.Attempt) string {
+	title := "*" + stepTitle(r, s) + "*" + effortPart(s.Effort)
+	if a != nil && a.N > 1 {
+		title += fmt.Sprintf(" · attempt %d", a.N)
+	}
+	if a != nil {
+		title += fallbackPart(s, a)
+	}
+	return title
+}
+
+// attemptBlocks show the attempt a step message is about: its live
+// progress and a Cancel button (the tail) while it runs, its result once
+// it finished, or why it has neither.
+func attemptBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, v View, now time.Time) (body, tail []slack.Block) {
+	switch {
+	case a == nil:
+		return []slack.Block{section(noAttemptLine(s))}, nil
+	case latest && s.Status == engine.StepRunning && a.Result == "":
+		return []slack.Block{section(progressLine(a, v, now))},
+			[]slack.Block{slack.NewActionBlock("", cancelButton(StepRef{Run: r.ID, Step: s.N, Attempt: a.N}))}
+	case latest && s.Status == engine.StepInterrupted:
+		return []slack.Block{section("⚠️ *interrupted*: gonogo stopped while this step was running. Redo it, or abort the run.")}, nil
+	case a.Result == "":
+		return []slack.Block{section("🛑 Stopped: the run was aborted while this step was running.")}, nil
+	}
+	return resultBlocks(r, s, a, v), nil
+}
+
+// stepOutlook ends a step message with what comes next for the step: a
+// newer attempt, the end of the run, the buttons of a checkpoint, a queued
+// attempt, or how it moved on without a decision.
+func stepOutlook(r *engine.Run, s *engine.Step, a *engine.Attempt, latest, decided bool, v View, now time.Time) []slack.Block {
+	switch {
+	case !latest:
+		return []slack.Block{contextBlock(fmt.Sprintf("A newer attempt (%d) of this step follows in the thread.", s.Latest().N))}
+	case r.Finished() && !s.Settled() && !slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Kind == engine.DecideAbort }):
+		return []slack.Block{section(abortLine(r, v, now))}
+	case s.Status == engine.StepWaiting || s.Status == engine.StepInterrupted:
+		return checkpointBlocks(r, s, v, now)
+	case s.Status == engine.StepQueued && a != nil && engine.AttemptSkill(s, nil) != engine.AttemptSkill(s, a):
+		return []slack.Block{contextBlock("🕒 The fallback skill `" + mdLine(engine.AttemptSkill(s, nil), 120) +
+			"` runs next: its attempt starts when a runner slot is free.")}
+	case s.Status == engine.StepQueued && a != nil:
+		return []slack.Block{contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free.")}
+	case s.Status == engine.StepSkipped && optionalFailed(s):
+		return []slack.Block{contextBlock("⏭ " + optionalFailedWords(s) + ": the run goes on without it.")}
+	case s.Status == engine.StepDone && !decided && a != nil && a.Result != "":
+		return []slack.Block{contextBlock("⏩ Advanced automatically (guarded auto).")}
+	}
+	return nil
+}
+
+// checkpointBlocks are what a step waiting for a decision (or a redo after
+// an interruption) shows: its deadline and reminders, and its buttons.
+func checkpointBlocks(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.Block {
+	var out []slack.Block
+	if s.Status == engine.StepWaiting {
+		out = append(out, waitingNotes(r, s, v, now)...)
+	}
+	if act := decisionButtons(r, s); act != nil {
+		out = append(out, act)
+	}
+	return out
+}
+
+// Interrupted announces, in the run's thread, a step that was running when
+// gonogo stopped; it offers Redo and Abort while the step still waits for
+// one of them.
+func Interrupted(r *engine.Run, n int, v View) []slack.Block {
+	s := stepOf(r, n)
+	if s == nil {
+		return noStep(r, n)
+	}
+	now := nowOf(r, v)
+	body := []slack.Block{section("⚠️ *" + stepTitle(r, s) + "*" + effortPart(s.Effort) +
+		" was *interrupted*: gonogo stopped while it was running.")}
+	var facts []string
+	a, latest := shownAttempt(s, v.Attempt)
+	if a != nil {
+		f := fmt.Sprintf("Attempt %d", a.N)
+		if !a.Started.IsZero() {
+			f += " started " + when(a.Started, now)
+		}
+		facts = append(facts, f+".")
+	}
+	facts = append(facts, "*Redo* runs it again from the start; *Abort* ends the run and keeps everything produced so far.")
+	body = append(body, contextBlock(strings.Join(facts, " ")))
+	var tail []slack.Block
+	if latest && s.Status == engine.StepInterrupted && !r.Finished() {
+		if act := decisionButtons(r, s); act != nil {
+			tail = append(tail, act)
+		}
+	} else {
+		tail = append(tail, contextBlock("This step has moved on: it is "+mdLine(string(s.Status), 40)+" now."))
+	}
+	return fit(body, tail, maxMessageBlocks)
+}
+
+// Reminder nudges the approvers of a step that has been waiting for a
+// decision; the buttons stay on the step's own message.
+func Reminder(r *engine.Run, n int, v View) []slack.Block {
+	s := stepOf(r, n)
+	if s == nil {
+		return noStep(r, n)
+	}
+	now := nowOf(r, v)
+	line := "⏰ *" + stepTitle(r, s) + "*" + effortPart(s.Effort) + " is waiting for a decision"
+	if a := s.Latest(); a != nil && !a.Finished.IsZero() {
+		line += " since " + when(a.Finished, now)
+	}
+	line += ". " + who(r.StartedBy) + ", approvers: decide with the buttons on the step's message."
+	body := []slack.Block{section(line)}
+	notes := v
+	notes.RemindedAt = time.Time{} // this message is the reminder
+	body = append(body, waitingNotes(r, s, notes, now)...)
+	return fit(body, nil, maxMessageBlocks)
+}
+
+// stepName is how a note names a step: its workflow id, else its skill.
+func stepName(s *engine.Step) string {
+	if s.ID != "" {
+		return s.ID
+	}
+	return s.Skill
+}
+
+// fallbackPart names the fallback skill an attempt ran instead of the
+// step's own.
+func fallbackPart(s *engine.Step, a *engine.Attempt) string {
+	if sk := engine.AttemptSkill(s, a); sk != s.Skill {
+		return " · ran the fallback `" + mdLine(sk, 120) + "`"
+	}
+	return ""
+}
+
+// parentLine places a step that another step's output added under it.
+func parentLine(r *engine.Run, s *engine.Step) string {
+	p := r.Step(s.Parent)
+	if p == nil || s.Parent >= s.N {
+		return ""
+	}
+	what := "from the workflow it routed the run to"
+	if p.Rules.Decompose != "" {
+		what = "one of the tasks it split its work into"
+	}
+	return fmt.Sprintf("↳ Sub-step of step %d `%s`: %s.", p.N, mdLine(stepName(p), 120), what)
+}
+
+// addedNote says what a route or decompose step's output added to the
+// run, once it has: "Step 2 `triage` routed the run to workflow `bugfix`:
+// 3 steps added (steps 5 to 7)". A route step's output (the preview) names
+// the workflow.
+func addedNote(r *engine.Run, s *engine.Step, v View) string {
+	var added []node
+	for i := range r.Steps {
+		if r.Steps[i].Parent == s.N && s.N < r.Steps[i].N {
+			added = append(added, node{s: &r.Steps[i]})
+		}
+	}
+	if len(added) == 0 {
+		return ""
+	}
+	who := fmt.Sprintf("Step %d `%s`", s.N, mdLine(stepName(s), 120))
+	if s.Rules.Decompose != "" {
+		return fmt.Sprintf("➕ %s split its work into %s, each run with `%s` (%s, listed in the header).",
+			who, plural(len(added), "task"), mdLine(s.Rules.Decompose, 120), nodeSpan(added))
+	}
+	to := "another workflow"
+	if name, err := engine.RouteTarget([]byte(v.Preview)); err == nil {
+		to = "workflow `" + mdLine(name, 120) + "`"
+	}
+	return fmt.Sprintf("➕ %s routed the run to %s: %s added (%s).", who, to, plural(len(added), "step"), nodeSpan(added))
+}
+
+// optionalFailed reports an optional step whose failure the run went on
+// without: skipped, its latest attempt FAILED, and no one skipped it.
+func optionalFailed(s *engine.Step) bool {
+	l := s.Latest()
+	if s.Status != engine.StepSkipped || !s.Rules.Optional || l == nil || l.Result != engine.ResultFailed {
+		return false
+	}
+	return !slices.ContainsFunc(decisionsOn(s, l), func(d engine.Decision) bool { return d.Kind == engine.DecideSkip })
+}
+
+func optionalFailedWords(s *engine.Step) string {
+	reason := "no reason given"
+	if l := s.Latest(); l != nil && strings.TrimSpace(l.Reason) != "" {
+		reason = mdLine(l.Reason, 600)
+	}
+	return "skipped (optional step failed: " + reason + ")"
+}
+
+// gateOnError reports a FAILED step whose on_error is gate: the team may
+// fix it (edit, skip, redo) besides aborting.
+func gateOnError(s *engine.Step) bool {
+	l := s.Latest()
+	return s.Status == engine.StepWaiting && l != nil && l.Result == engine.ResultFailed && s.Rules.OnError.Kind == engine.OnErrorGate
+}
+
+// retryLine says when gonogo retries a FAILED step by itself.
+func retryLine(s *engine.Step, now time.Time) string {
+	due, n, of, ok := engine.RetryDue(s)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("🔁 Retrying at %s (retry %d of %d). *Redo* runs it now; *Abort* ends the run.", clock(due, now), n, of)
+}
+
+// retryNotice is a FAILED step's notice while gonogo waits to retry it.
+func retryNotice(r *engine.Run, s *engine.Step, due time.Time, n, of int, now time.Time) []slack.Block {
+	body := []slack.Block{headerBlock(fmt.Sprintf("🔁 Step %d failed: retrying", s.N)),
+		section("*" + stepTitle(r, s) + "*" + effortPart(s.Effort) + ": " + resultText(s.Latest())),
+		contextBlock(fmt.Sprintf("gonogo runs it again at %s (retry %d of %d, on_error: retry). *Redo* runs it now; "+
+			"*Abort* ends the run and keeps everything produced so far.", clock(due, now), n, of))}
+	var tail []slack.Block
+	if act := decisionButtons(r, s); act != nil {
+		tail = append(tail, act)
+	}
+	return fit(body, tail, maxMessageBlocks)
+}
+
+func noRun() []slack.Block { return []slack.Block{section("There is no run to show.")} }
+
+func noStep(r *engine.Run, n int) []slack.Block {
+	if r == nil {
+		return noRun()
+	}
+	return []slack.Block{section(fmt.Sprintf("Run `%s` has no step %d.", mdLine(string(r.ID), 100), n))}
+}
+
+func stepOf(r *engine.Run, n int) *engine.Step {
+	if r == nil {
+		return nil
+	}
+	return r.Step(n)
+}
+
+// shownAttempt returns the attempt a step message shows and whether it is
+// the step's latest.
+func shownAttempt(s *engine.Step, n int) (*engine.Attempt, bool) {
+	l := s.Latest()
+	if n > 0 {
+		for i := range s.Attempts {
+			if a := &s.Attempts[i]; a.N == n {
+				return a, a == l
+			}
+		}
+	}
+	return l, true
+}
+
+func decisionsOn(s *engine.Step, a *engine.Attempt) []engine.Decision {
+	n := 0
+	if a != nil {
+		n = a.N
+	}
+	var out []engine.Decision
+	for _, d := range s.Decisions {
+		if d.Attempt == n {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func stepTitle(r *engine.Run, s *engine.Step) string {
+	return fmt.Sprintf("Step %d of %d: %s", s.N, len(r.Steps), mdLine(s.Skill, 120))
+}
+
+func effortPart(effort string) string {
+	if strings.TrimSpace(effort) == "" {
+		return ""
+	}
+	return " (" + mdLine(effort, 200) + ")"
+}
+
+func noAttemptLine(s *engine.Step) string {
+	switch s.Status {
+	case engine.StepPending:
+		if len(s.DependsOn) > 0 {
+			var deps []string
+			for _, d := range s.DependsOn[:min(len(s.DependsOn), 10)] {
+				deps = append(deps, strconv.Itoa(d))
+			}
+			return "⚪ Pending: starts when step " + strings.Join(deps, ", ") + " is settled."
+		}
+		return "⚪ Pending."
+	case engine.StepQueued:
+		return "🕒 Queued: waiting for a free runner slot."
+	case engine.StepRunning:
+		return "⏳ Starting."
+	case engine.StepInterrupted:
+		return "⚠️ *interrupted*: gonogo stopped while this step was starting. Redo it, or abort the run."
+	case engine.StepAborted:
+		return "🛑 Not run: the run was aborted."
+	}
+	return emojiOrQ(statusEmoji[s.Status]) + " " + mdLine(string(s.Status), 40)
+}
+
+func progressLine(a *engine.Attempt, v View, now time.Time) string {
+	el := now.Sub(a.Started)
+	p := v.Progress
+	if p != nil && p.Elapsed > 0 {
+		el = p.Elapsed
+	}
+	parts := []string{"⏳ *Running*", duration(el)}
+	if p != nil {
+		parts = append(parts, plural(p.Turns, "turn"))
+		tools := plural(p.ToolCalls, "tool call")
+		if p.LastTool != "" {
+			tools += " (last: " + mdLine(p.LastTool, 60) + ")"
+		}
+		parts = append(parts, tools)
+		if p.CostUSD > 0 {
+			parts = append(parts, money(p.CostUSD))
+		}
+		if p.Status != "" { // the agent's own words: "Reconnecting...", a retry
+			parts = append(parts, mdLine(p.Status, 150))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// resultText is an attempt's result and its reason: "FAILED - the agent
+// exited with code 1".
+func resultText(a *engine.Attempt) string {
+	if a == nil || a.Result == "" {
+		return "no result yet"
+	}
+	line := mdLine(string(a.Result), 40)
+	reason := a.Reason
+	if a.Result == engine.ResultNotExecuted {
+		reason = strings.TrimPrefix(reason, "NOT EXECUTED - ")
+	}
+	if strings.TrimSpace(reason) != "" {
+		line += " - " + mdLine(reason, 1000)
+	}
+	return line
+}
+
+func resultBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) []slack.Block {
+	text := emojiOrQ(resultEmoji[a.Result]) + " *Result:* " + resultText(a)
+	if a.Result == engine.ResultManual {
+		text += "\nShown, never run."
+	}
+	if sum := strings.TrimSpace(a.Summary); sum != "" {
+		text += "\n*Summary:* " + mdLine(sum, 600)
+	}
+	out := []slack.Block{section(text)}
+	var facts []string
+	if !a.Started.IsZero() && !a.Finished.IsZero() && a.Finished.After(a.Started) {
+		facts = append(facts, duration(a.Finished.Sub(a.Started)))
+	}
+	if a.Usage.Turns > 0 {
+		facts = append(facts, plural(a.Usage.Turns, "turn"))
+	}
+	if a.CostUSD > 0 {
+		facts = append(facts, money(a.CostUSD))
+	}
+	if len(facts) > 0 {
+		out = append(out, contextBlock(strings.Join(facts, " · ")))
+	}
+	if a.Artifact {
+		if p, ok := preview(v.Preview); ok {
+			out = append(out, section(p))
+		}
+		name := v.ArtifactName
+		if name == "" {
+			name = artifactName(r, s, a)
+		}
+		label := "`" + mdLine(name, 200) + "`"
+		if u := safeURL(v.ArtifactLink); u != "" {
+			label = "<" + u + "|" + strings.ReplaceAll(mdLine(name, 200), "|", "¦") + ">"
+		}
+		note := "📎 Attached in this thread as " + label
+		if a.Size > 0 {
+			note += " (" + bytesize(a.Size) + ")"
+		}
+		if a.Edited {
+			note += " · ✏️ edited by a person"
+		}
+		out = append(out, contextBlock(note))
+	}
+	return out
+}
+
+// artifactName is the attached file's name: the one gonogo wrote it under,
+// or the name it would have.
+func artifactName(r *engine.Run, s *engine.Step, a *engine.Attempt) string {
+	if a.File != "" {
+		return path.Base(a.File)
+	}
+	l := s.Latest()
+	return path.Base(engine.ArtifactFile(r.ID, s.N, s.Skill, a.N, l == nil || l.N == a.N))
+}
+
+// preview is the first lines of an artifact as a code block, cut to stay
+// well within a section's 3,000 characters. It reads only the lines it
+// shows (and counts the rest), however large the artifact.
+func preview(text string) (string, bool) {
+	text = strings.TrimLeft(text, " \t\r\n")
+	if text == "" {
+		return "", false
+	}
+	var lines []string
+	rest := text
+	for len(lines) < previewLines && rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.TrimRight(clean(line), " \t")
+		// A fence inside the artifact would end the code block early.
+		line = strings.ReplaceAll(cut(escape(line), 240), "``", "`\u200b`")
+		lines = append(lines, line)
+	}
+	more := 0
+	if strings.TrimSpace(rest) != "" {
+		more = strings.Count(strings.TrimRight(rest, " \t\r\n"), "\n") + 1
+	}
+	size := 0
+	for i, l := range lines {
+		if size+textLen(l)+1 > previewBudget {
+			more += len(lines) - i
+			lines = lines[:i]
+			break
+		}
+		size += textLen(l) + 1
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) == 0 {
+		return "", false
+	}
+	out := "```\n" + strings.Join(lines, "\n") + "\n```"
+	if more > 0 {
+		out += "\n_… " + plural(more, "more line") + " in the attached file_"
+	}
+	return out, true
+}
+
+func earlierAttempts(s *engine.Step, shown int, now time.Time) string {
+	var parts []string
+	for i := range s.Attempts {
+		a := &s.Attempts[i]
+		if a.N == shown {
+			continue
+		}
+		p := strconv.Itoa(a.N) + " " + mdLine(string(a.Result), 40)
+		if a.Result == "" {
+			p = strconv.Itoa(a.N) + " unfinished"
+		}
+		p += fallbackPart(s, a)
+		for _, d := range decisionsOn(s, a) {
+			w, ok := decisionWords[d.Kind]
+			if !ok {
+				continue
+			}
+			if d.Actor == engine.RetryActor {
+				p += " (retried automatically)"
+				continue
+			}
+			p += " (" + w.short + " by " + who(d.Actor)
+			if d.Feedback != "" {
+				p += ": “" + mdLine(d.Feedback, 120) + "”"
+			}
+			p += ")"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	prefix := "Earlier attempts: "
+	if len(parts) > attemptsListed {
+		prefix = fmt.Sprintf("Earlier attempts (the last %d of %d): ", attemptsListed, len(parts))
+		parts = parts[len(parts)-attemptsListed:]
+	}
+	return prefix + strings.Join(parts, ", ")
+}
+
+// decisionLines says who decided what on attempt a, and when. With a
+// quorum, approvals are votes: while the step waits the quorum line counts
+// them; once they carried it they read as one approval by all who gave one;
+// votes overtaken by another decision are listed as such.
+func decisionLines(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, now time.Time) []string {
+	ds := decisionsOn(s, a)
+	var approvers []string
+	var lastApprove *engine.Decision
+	var others []string
+	for i := range ds {
+		if ds[i].Kind == engine.DecideApprove {
+			approvers = append(approvers, ds[i].Actor)
+			lastApprove = &ds[i]
+			continue
+		}
+		others = append(others, decisionLine(ds[i], now))
+	}
+	if lastApprove == nil {
+		return others
+	}
+	carried := ds[len(ds)-1].Kind == engine.DecideApprove && (s.Status == engine.StepDone || !latest)
+	switch {
+	case carried:
+		d := *lastApprove
+		line := decisionLine(d, now)
+		if len(uniq(approvers)) > 1 {
+			line = decisionWords[engine.DecideApprove].emoji + " Approved by " + people(approvers) + " " + at(d.Time, now)
+		}
+		return append([]string{line}, others...)
+	case latest && s.Status == engine.StepWaiting:
+		return others // the quorum line counts the votes
+	}
+	vote := fmt.Sprintf("👍 Approved by %s (%d of the %d approvals needed)", people(approvers), len(uniq(approvers)), max(r.Quorum, 1))
+	return append([]string{vote}, others...)
+}
+
+func decisionLine(d engine.Decision, now time.Time) string {
+	w, ok := decisionWords[d.Kind]
+	if !ok {
+		return "❔ " + who(d.Actor) + " decided " + mdLine(string(d.Kind), 40) + " " + at(d.Time, now)
+	}
+	if d.Kind == engine.DecideRedo && d.Actor == engine.RetryActor {
+		return w.emoji + " Retried automatically (on_error: retry) " + at(d.Time, now)
+	}
+	line := w.emoji + " " + w.done + " by " + who(d.Actor) + " " + at(d.Time, now)
+	if d.Kind == engine.DecideRedo && strings.TrimSpace(d.Feedback) != "" {
+		line += " with feedback: “" + mdLine(d.Feedback, 800) + "”"
+	}
+	return line
+}
+
+// waitingNotes are what a step waiting for a decision is waiting for
+// beyond the buttons: the retry gonogo makes itself and when, what a
+// failed step's on_error gate offers, the quorum count, the last reminder
+// and the deadline.
+func waitingNotes(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.Block {
+	var notes []string
+	if line := retryLine(s, now); line != "" {
+		notes = append(notes, line)
+	}
+	if gateOnError(s) {
+		notes = append(notes, "🚧 This step's on_error is *gate*: fix it and go on (*Edit* writes its output, *Skip* goes on without it, "+
+			"*Redo* runs it again), or *Abort* the run.")
+	}
+	if r.Quorum > 1 {
+		votes := engine.Approvals(s)
+		line := fmt.Sprintf("👥 Approvals: %d of %d", len(uniq(votes)), r.Quorum)
+		if len(votes) > 0 {
+			line += " (" + people(votes) + ")"
+		}
+		if r.ExcludeStarter && r.StartedBy != "" {
+			line += ". " + who(r.StartedBy) + "'s own approval does not count"
+		}
+		notes = append(notes, line)
+	}
+	if !v.RemindedAt.IsZero() {
+		notes = append(notes, "⏰ Reminded "+when(v.RemindedAt, now))
+	}
+	if !v.Deadline.IsZero() {
+		line := "⌛ Decide by " + when(v.Deadline, now)
+		if v.AbortAtDeadline {
+			line += ": the run is aborted then"
+		} else {
+			line += ": after that the step keeps waiting"
+		}
+		notes = append(notes, line)
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	return []slack.Block{contextBlock(strings.Join(notes, "\n"))}
+}
+
+// decisionButtons are the buttons engine.Allowed offers for s, each
+// carrying the step's latest attempt; nil when the step takes no decision.
+func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
+	allowed := engine.Allowed(s)
+	if len(allowed) == 0 || r.Finished() {
+		return nil
+	}
+	ref := StepRef{Run: r.ID, Step: s.N}
+	if l := s.Latest(); l != nil {
+		ref.Attempt = l.N
+	}
+	val := fitValue(ref.Value())
+	var els []slack.BlockElement
+	for _, k := range allowed {
+		label, ok := buttonLabels[k]
+		if !ok {
+			continue
+		}
+		b := slack.NewButtonBlockElement(buttonActions[k], val, plainText(label))
+		switch k {
+		case engine.DecideApprove:
+			b.Style = slack.StylePrimary
+		case engine.DecideAbort:
+			b.Style = slack.StyleDanger
+			b.Confirm = confirm("Abort the run?",
+				fmt.Sprintf("The run stops at step %d. Everything produced so far is kept.", s.N), "Abort", "Keep going")
+		}
+		els = append(els, b)
+	}
+	if len(els) == 0 {
+		return nil
+	}
+	return slack.NewActionBlock("", els...)
+}
+
+func cancelButton(ref StepRef) *slack.ButtonBlockElement {
+	b := slack.NewButtonBlockElement(ActionCancel, fitValue(ref.Value()), plainText("Cancel"))
+	b.Style = slack.StyleDanger
+	b.Confirm = confirm("Cancel this step?",
+		"The agent is stopped and the step FAILS; then you can redo it or abort the run.", "Cancel step", "Let it run")
+	return b
+}
+
+func confirm(title, text, yes, no string) *slack.ConfirmationBlockObject {
+	c := slack.NewConfirmationBlockObject(plainText(plain(title, maxConfirmTitle)), plainText(plain(text, maxConfirmText)),
+		plainText(plain(yes, maxConfirmButton)), plainText(plain(no, maxConfirmButton)))
+	c.Style = slack.StyleDanger
+	return c
+}

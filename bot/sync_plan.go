@@ -1,0 +1,227 @@
+package bot
+
+import (
+	"fmt"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// A run's thread is kept in step with the run in two parts: planThread,
+// pure, says what the thread should get given the run and what the thread
+// already shows (the notes kept with the run); (*Bot).sync carries the plan
+// out through the sender and its update budget, noting every post with the
+// run as it goes.
+
+// threadOpKind is what a planned operation does in Slack.
+type threadOpKind int
+
+const (
+	opPost   threadOpKind = iota + 1 // chat.postMessage, a new message in the thread
+	opUpdate                         // chat.update of a message the thread already has
+	opUpload                         // an artifact attached to the thread as a file
+)
+
+// ifGone is what an update does when its message was deleted.
+type ifGone int
+
+const (
+	goneFails  ifGone = iota // the sync fails with the error
+	goneRepost               // the message is posted again, in the thread
+	goneIgnore               // the message stays gone
+)
+
+// threadOp is one operation a thread needs.
+type threadOp struct {
+	kind threadOpKind
+	// key is the note the message's ts is kept under (the file's note for
+	// an upload); a post or a repost sets it.
+	key string
+	// ts is the message an update replaces.
+	ts     string
+	blocks []slack.Block
+	prio   updatePriority // an update's place in the chat.update budget
+	ifGone ifGone
+	// opensThread marks the run's first message, the header: it is posted
+	// in the thread the run came from (a new root message for a slash
+	// command) and its thread is noted as the run's. A channel the bot
+	// cannot post in ends the run there. Every other post goes to the
+	// run's noted thread.
+	opensThread bool
+	// tsOnly notes a post's ts without a digest of what it shows: the end
+	// of a run is never updated.
+	tsOnly bool
+	// phase is the attempt and status a step message shows; running says
+	// the step runs, when only live progress changes the message.
+	phase   string
+	running bool
+	// step, attempt and file name the artifact an upload attaches.
+	step, attempt int
+	file          string
+	// what names the message in errors: "step 3", "the run's header".
+	what string
+}
+
+// threadViews are the views a thread's messages are rendered with: run for
+// the run's own messages, steps[n] for step n's.
+type threadViews struct {
+	run   View
+	steps map[int]View
+}
+
+// planThread is the plan of a run's thread: the operations, in order, that
+// bring the thread up to date with r, given the notes kept with the run and
+// phases, the phase each running step's message was last sent showing (by
+// message ts). The order is the thread's: the header, then for each started
+// step its message, its files, the announcement of its interrupted attempt
+// and its halt notices, then the end of the run. Updates are planned for
+// every message the thread has; the sync leaves out those that already show
+// their blocks.
+func planThread(r *engine.Run, views threadViews, notes, phases map[string]string) []threadOp {
+	if notes[noteUnreachable] != "" {
+		return nil
+	}
+	ops := []threadOp{headerOp(r, views.run, notes)}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if len(s.Attempts) == 0 {
+			continue
+		}
+		sv := views.steps[s.N]
+		ops = append(ops, stepOp(r, s, sv, notes, phases))
+		ops = append(ops, uploadOps(s, notes)...)
+		ops = append(ops, interruptedOps(r, s, sv, notes)...)
+		ops = append(ops, haltOps(r, s, views.run, notes)...)
+	}
+	if r.Finished() && notes[noteFinal] == "" {
+		msg := Completion(r, views.run)
+		if r.State == engine.RunAborted {
+			msg = Halt(r, views.run)
+		}
+		ops = append(ops, threadOp{kind: opPost, key: noteFinal, blocks: msg, tsOnly: true, what: "the end of the run"})
+	}
+	return ops
+}
+
+// headerOp posts the run's header once and then keeps it current. The
+// header changes with the run, not with the clock: its elapsed time is
+// measured to the run's last change, so progress alone never spends an
+// update on it.
+func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
+	if !r.Finished() && !r.Updated.IsZero() {
+		v.Now = r.Updated
+	}
+	hdr := Header(r, v)
+	if notes[noteHeader] == "" {
+		return threadOp{kind: opPost, key: noteHeader, blocks: hdr, opensThread: true, what: "the run's header"}
+	}
+	return threadOp{kind: opUpdate, key: noteHeader, ts: notes[noteHeader], blocks: hdr, prio: updateMinor,
+		ifGone: goneRepost, what: "the run's header"}
+}
+
+// stepOp posts a started step's message once and then keeps it current. A
+// step waiting for a decision shows its buttons first of all. A running
+// step's message that already shows the same attempt running changes only
+// with live progress: a minor update.
+func stepOp(r *engine.Run, s *engine.Step, v View, notes, phases map[string]string) threadOp {
+	op := threadOp{
+		key:     noteStep(s.N),
+		blocks:  StepMessage(r, s.N, v),
+		phase:   fmt.Sprintf("%d %s", s.Latest().N, s.Status),
+		running: s.Status == engine.StepRunning,
+		what:    fmt.Sprintf("step %d", s.N),
+	}
+	ts := notes[op.key]
+	if ts == "" {
+		op.kind = opPost
+		return op
+	}
+	op.kind, op.ts, op.ifGone, op.prio = opUpdate, ts, goneRepost, updateState
+	switch {
+	case s.Status == engine.StepWaiting:
+		op.prio = updateCheckpoint
+	case op.running && phases[ts] == op.phase:
+		op.prio = updateMinor
+	}
+	return op
+}
+
+// uploadOps attach each finished attempt's artifact to the thread once,
+// and its edited version once more after an edit.
+func uploadOps(s *engine.Step, notes map[string]string) []threadOp {
+	var ops []threadOp
+	for _, a := range s.Attempts {
+		if !a.Artifact || a.Finished.IsZero() {
+			continue
+		}
+		key := noteFile(s.N, a.N, a.Edited)
+		if notes[key] != "" {
+			continue
+		}
+		ops = append(ops, threadOp{kind: opUpload, key: key, step: s.N, attempt: a.N, file: artifactFile(s, a)})
+	}
+	return ops
+}
+
+// artifactFile is the name an attempt's artifact is attached under.
+func artifactFile(s *engine.Step, a engine.Attempt) string {
+	name := fmt.Sprintf("%02d-%s", s.N, s.Skill)
+	if a.N > 1 {
+		name += fmt.Sprintf(".attempt-%d", a.N)
+	}
+	if a.Edited {
+		name += ".edited"
+	}
+	return name + ".md"
+}
+
+// interruptedOps announce an interrupted attempt once; the announcement is
+// noted by its ts and kept current, so that once the step is redone or the
+// run aborted its buttons give way.
+func interruptedOps(r *engine.Run, s *engine.Step, v View, notes map[string]string) []threadOp {
+	var ops []threadOp
+	for _, a := range s.Attempts {
+		key := noteInterrupted(s.N, a.N)
+		av := v
+		av.Attempt = a.N
+		switch ts := notes[key]; {
+		case ts == "" && a.N == s.Latest().N && s.Status == engine.StepInterrupted:
+			ops = append(ops, threadOp{kind: opPost, key: key, blocks: Interrupted(r, s.N, av),
+				what: fmt.Sprintf("the announcement of interrupted step %d", s.N)})
+		case noted(ts):
+			ops = append(ops, threadOp{kind: opUpdate, key: key, ts: ts, blocks: Interrupted(r, s.N, av), prio: updateState,
+				what: fmt.Sprintf("the announcement of interrupted step %d", s.N)})
+		}
+	}
+	return ops
+}
+
+// haltOps announce a FAILED halt once, noted by its ts and kept current,
+// so its Redo and Abort give way once the step moves on.
+func haltOps(r *engine.Run, s *engine.Step, v View, notes map[string]string) []threadOp {
+	var ops []threadOp
+	for _, a := range s.Attempts {
+		key := noteHalt(s.N, a.N)
+		latest := a.N == s.Latest().N
+		switch ts := notes[key]; {
+		case ts == "" && latest && s.Status == engine.StepWaiting && a.Result == engine.ResultFailed:
+			ops = append(ops, threadOp{kind: opPost, key: key, blocks: Halt(r, v.onStep(s.N)),
+				what: fmt.Sprintf("the halt of step %d", s.N)})
+		case noted(ts):
+			msg := Halt(r, v.onStep(s.N))
+			if !latest || s.Status != engine.StepWaiting || r.Finished() {
+				// Acted on: the notice keeps what failed and gives way,
+				// and never becomes a second end of the run.
+				msg = HaltHandled(r, s.N, a.N)
+			}
+			ops = append(ops, threadOp{kind: opUpdate, key: key, ts: ts, blocks: msg, prio: updateState, ifGone: goneIgnore,
+				what: fmt.Sprintf("the halt of step %d", s.N)})
+		}
+	}
+	return ops
+}
+
+// noted reports whether a message's note holds its ts: "1" was noted
+// without it by an earlier version, and such a message is left as it is.
+func noted(ts string) bool { return ts != "" && ts != "1" }

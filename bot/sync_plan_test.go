@@ -1,0 +1,255 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// describeOp is an operation in a line a table can hold: what it does, to
+// which note, and how (an update's priority and what it does when its
+// message is gone).
+func describeOp(op threadOp) string {
+	var s string
+	switch op.kind {
+	case opPost:
+		s = "post " + op.key
+		if op.opensThread {
+			s += " opening the thread"
+		}
+		if op.tsOnly {
+			s += " ts only"
+		}
+	case opUpdate:
+		s = fmt.Sprintf("update %s %s", op.key, op.ts)
+		s += map[updatePriority]string{updateCheckpoint: " checkpoint", updateState: " state", updateMinor: " minor"}[op.prio]
+		s += map[ifGone]string{goneRepost: " repost", goneIgnore: " ignore"}[op.ifGone]
+	case opUpload:
+		s = fmt.Sprintf("upload %s %s", op.key, op.file)
+	}
+	return s
+}
+
+func sameBlocks(t *testing.T, what string, got, want []slack.Block) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Errorf("%s shows\n%s\nwant\n%s", what, g, w)
+	}
+}
+
+// TestPlanThread: what a thread gets for each state of its run and each
+// thing it already shows.
+func TestPlanThread(t *testing.T) {
+	noted := map[string]string{noteHeader: "1.1", noteThread: "1.0"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range noted {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	chain := func(t *testing.T, names ...string) *script {
+		return newRun(t, goldenRunID, chainInput(names...), engine.StartOptions{})
+	}
+	tests := []struct {
+		name   string
+		run    func(t *testing.T) *script
+		notes  map[string]string
+		phases map[string]string
+		want   []string
+	}{
+		{
+			name:  "a new run posts its header, which opens the thread",
+			run:   func(t *testing.T) *script { return chain(t, "deliver-prd") },
+			notes: map[string]string{},
+			want:  []string{"post header opening the thread"},
+		},
+		{
+			name:  "a step that starts before the header is posted follows it",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes: map[string]string{},
+			want:  []string{"post header opening the thread", "post step/1"},
+		},
+		{
+			name:  "the header is kept current as a minor update, posted again if deleted",
+			run:   func(t *testing.T) *script { return chain(t, "deliver-prd", "deliver-user-stories") },
+			notes: noted,
+			want:  []string{"update header 1.1 minor repost"},
+		},
+		{
+			name:  "a step that starts gets its message",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes: noted,
+			want:  []string{"update header 1.1 minor repost", "post step/1"},
+		},
+		{
+			name:   "a running step shown running changes with live progress alone: minor",
+			run:    func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes:  with(map[string]string{noteStep(1): "1.2"}),
+			phases: map[string]string{"1.2": "1 running"},
+			want:   []string{"update header 1.1 minor repost", "update step/1 1.2 minor repost"},
+		},
+		{
+			name:  "a running step not yet shown running is a change of state",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes: with(map[string]string{noteStep(1): "1.2"}),
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 state repost"},
+		},
+		{
+			name:  "a checkpoint shows its buttons first and attaches the artifact once",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
+			notes: with(map[string]string{noteStep(1): "1.2"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+				"upload file/1/1 01-deliver-prd.md"},
+		},
+		{
+			name:  "an attached artifact is not attached again",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
+		},
+		{
+			name: "an edit attaches the edited artifact; a redo's attempt has its own file",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd", "deliver-user-stories")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideRedo, alice, "more detail")
+				s.produce(1, "A better PRD.")
+				s.decide(1, engine.DecideEdit, alice, "")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 state repost",
+				"upload file/1/2/edited 01-deliver-prd.attempt-2.edited.md"},
+		},
+		{
+			name:  "an interrupted step is announced once",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); s.interrupt(); return s },
+			notes: with(map[string]string{noteStep(1): "1.2"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 state repost",
+				"post interrupted/1/1"},
+		},
+		{
+			name:  "an announced interruption is kept current, and fails the sync if deleted",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); s.interrupt(); return s },
+			notes: with(map[string]string{noteStep(1): "1.2", noteInterrupted(1, 1): "1.3"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 state repost",
+				"update interrupted/1/1 1.3 state"},
+		},
+		{
+			name:  "an interruption noted without its ts is left as it is",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); s.interrupt(); return s },
+			notes: with(map[string]string{noteStep(1): "1.2", noteInterrupted(1, 1): "1"}),
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 state repost"},
+		},
+		{
+			name:  "a FAILED step waiting for a decision gets a halt notice",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.fail(1, "no output"); return s },
+			notes: with(map[string]string{noteStep(1): "1.2"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+				"post halt/1/1"},
+		},
+		{
+			name:  "a halt notice is kept current; a deleted one stays gone",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.fail(1, "no output"); return s },
+			notes: with(map[string]string{noteStep(1): "1.2", noteHalt(1, 1): "1.3"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+				"update halt/1/1 1.3 state ignore"},
+		},
+		{
+			name: "a completed run posts its end once, noting only its ts",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideApprove, alice, "")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 state repost",
+				"post final ts only"},
+		},
+		{
+			name: "a posted end is not posted again",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideApprove, alice, "")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9"}),
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 state repost"},
+		},
+		{
+			name:  "a run in a channel the bot cannot post in plans nothing",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes: map[string]string{noteUnreachable: "1"},
+			want:  nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.run(t)
+			ops := planThread(s.r, threadViews{run: s.view(), steps: map[int]View{1: s.view(), 2: s.view()}}, tt.notes, tt.phases)
+			var got []string
+			for _, op := range ops {
+				got = append(got, describeOp(op))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("plan:\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPlanThreadBlocks: each planned message shows what render makes of
+// the run for it.
+func TestPlanThreadBlocks(t *testing.T) {
+	s := newRun(t, goldenRunID, chainInput("deliver-prd", "deliver-user-stories"), engine.StartOptions{})
+	s.fail(1, "no output")
+	s.decide(1, engine.DecideRedo, alice, "try again")
+	s.start(1)
+	s.interrupt()
+	v := s.view()
+	views := threadViews{run: v, steps: map[int]View{1: v}}
+	notes := map[string]string{noteHeader: "1.1", noteThread: "1.0", noteStep(1): "1.2", noteHalt(1, 1): "1.3"}
+	ops := planThread(s.r, views, notes, nil)
+	byKey := map[string]threadOp{}
+	for _, op := range ops {
+		byKey[op.key] = op
+	}
+	sameBlocks(t, "step 1", byKey[noteStep(1)].blocks, StepMessage(s.r, 1, v))
+	sameBlocks(t, "the acted-on halt", byKey[noteHalt(1, 1)].blocks, HaltHandled(s.r, 1, 1))
+	av := v
+	av.Attempt = 2
+	sameBlocks(t, "the interruption", byKey[noteInterrupted(1, 2)].blocks, Interrupted(s.r, 1, av))
+	if op := byKey[noteStep(1)]; op.phase != "2 interrupted" || op.running {
+		t.Errorf("step 1 shows phase %q (running %v), want 2 interrupted", op.phase, op.running)
+	}
+	s.abortRun(bob)
+	v = s.view()
+	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, nil)
+	sameBlocks(t, "the end of an aborted run", ops[len(ops)-1].blocks, Halt(s.r, v))
+	// The header of a finished run is measured to now.
+	sameBlocks(t, "the finished run's header", ops[0].blocks, Header(s.r, v))
+
+	// An unfinished run's header is measured to the run's last change, so
+	// that the clock alone never changes it.
+	s = newRun(t, goldenRunID, chainInput("deliver-prd"), engine.StartOptions{})
+	s.start(1)
+	v = View{Now: s.now.Add(time.Hour)}
+	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, map[string]string{}, nil)
+	hv := v
+	hv.Now = s.r.Updated
+	sameBlocks(t, "the running run's header", ops[0].blocks, Header(s.r, hv))
+}

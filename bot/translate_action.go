@@ -1,0 +1,130 @@
+package bot
+
+import (
+	"fmt"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// ActionKind is what a button asks for.
+type ActionKind string
+
+const (
+	ActApprove      ActionKind = "approve"
+	ActEdit         ActionKind = "edit"
+	ActSkip         ActionKind = "skip"
+	ActRedo         ActionKind = "redo"
+	ActAbort        ActionKind = "abort"
+	ActCancel       ActionKind = "cancel"        // stop a running step
+	ActSaveWorkflow ActionKind = "save-workflow" // keep a finished chain as a workflow
+)
+
+var actionKinds = map[string]ActionKind{
+	ActionApprove:      ActApprove,
+	ActionEdit:         ActEdit,
+	ActionSkip:         ActSkip,
+	ActionRedo:         ActRedo,
+	ActionAbort:        ActAbort,
+	ActionCancel:       ActCancel,
+	ActionSaveWorkflow: ActSaveWorkflow,
+}
+
+// Decision returns the engine decision a button stands for; Cancel and
+// Save-workflow are not decisions.
+func (k ActionKind) Decision() (engine.DecisionKind, bool) {
+	switch k {
+	case ActApprove, ActEdit, ActSkip, ActRedo, ActAbort:
+		return engine.DecisionKind(k), true
+	}
+	return "", false
+}
+
+// Action is one click on one of gonogo's buttons. Every gonogo button's
+// value is StepRef.Value(): the step attempt it was rendered for (for
+// Cancel, the running attempt; for Save-workflow, the run's last step and
+// its latest attempt).
+type Action struct {
+	Kind ActionKind
+	Ref  StepRef
+
+	// User is who clicked; Team is the user's own team (user.team_id), which
+	// differs from the workspace's in a channel shared with another
+	// organization, and falls back to the workspace's (team.id).
+	User, Team string
+	// Channel and MessageTS locate the clicked message; ThreadTS is its
+	// thread ("" for a message outside a thread). The run's origin in the
+	// store stays the authority on where a run's messages go.
+	Channel, MessageTS, ThreadTS string
+	ActionTS                     string // when Slack took the click
+	TriggerID                    string // opens a modal (Edit, Redo)
+	ResponseURL                  string
+}
+
+// Key is the idempotency key of the click: a redelivered envelope carries
+// the same one, a second click a new one.
+func (a Action) Key() string {
+	return "slack-action:" + a.Team + ":" + a.User + ":" + a.ActionTS
+}
+
+// ParseAction reads a block_actions payload from one of gonogo's buttons.
+// Exactly one action is expected; an unknown action id, a value that
+// ParseStepRef refuses, or missing user, channel, message or action time
+// make an error wrapping ErrBadPayload.
+func ParseAction(cb slack.InteractionCallback) (Action, error) {
+	if cb.Type != slack.InteractionTypeBlockActions {
+		return Action{}, badPayload("expected a block_actions interaction, got %q", clip(string(cb.Type), 40))
+	}
+	if n := len(cb.ActionCallback.AttachmentActions); n > 0 {
+		return Action{}, badPayload("legacy attachment action %q: gonogo's buttons are Block Kit buttons",
+			clip(cb.ActionCallback.AttachmentActions[0].Name, 40))
+	}
+	switch n := len(cb.ActionCallback.BlockActions); {
+	case n == 0:
+		return Action{}, badPayload("the block_actions payload carries no action")
+	case n > 1:
+		return Action{}, badPayload("the block_actions payload carries %d actions; a click on a gonogo button carries one", n)
+	}
+	ba := cb.ActionCallback.BlockActions[0]
+	if ba == nil {
+		return Action{}, badPayload("the block_actions payload carries an empty action")
+	}
+	kind, ok := actionKinds[ba.ActionID]
+	if !ok {
+		return Action{}, badPayload("unknown action id %q: not one of gonogo's buttons", clip(ba.ActionID, 60))
+	}
+	if ba.Type != "" && ba.Type != slack.ActionType("button") {
+		return Action{}, badPayload("action %s is a %q element, not a button", ba.ActionID, clip(string(ba.Type), 40))
+	}
+	ref, err := ParseStepRef(ba.Value)
+	if err != nil {
+		return Action{}, fmt.Errorf("%w: %s button: %w", ErrBadPayload, kind, err)
+	}
+	if cb.Container.Type != "" && cb.Container.Type != "message" {
+		return Action{}, badPayload("%s button in a %q, not in a message", kind, clip(cb.Container.Type, 40))
+	}
+	a := Action{
+		Kind:        kind,
+		Ref:         ref,
+		User:        cb.User.ID,
+		Team:        firstNonEmpty(cb.User.TeamID, cb.Team.ID),
+		Channel:     firstNonEmpty(cb.Channel.ID, cb.Container.ChannelID),
+		MessageTS:   firstNonEmpty(cb.Container.MessageTs, cb.Message.Timestamp),
+		ThreadTS:    firstNonEmpty(cb.Container.ThreadTs, cb.Message.ThreadTimestamp),
+		ActionTS:    firstNonEmpty(ba.ActionTs, cb.ActionTs),
+		TriggerID:   cb.TriggerID,
+		ResponseURL: cb.ResponseURL,
+	}
+	what := string(kind) + " button"
+	if err := checkIDs(what, "user id", a.User, "channel id", a.Channel, "team id", a.Team); err != nil {
+		return Action{}, err
+	}
+	if err := checkTSs(what, "message ts", a.MessageTS, "action ts", a.ActionTS); err != nil {
+		return Action{}, err
+	}
+	if a.ThreadTS != "" && !validTS(a.ThreadTS) {
+		return Action{}, badPayload("%s: invalid thread ts %q", what, clip(a.ThreadTS, 40))
+	}
+	return a, nil
+}

@@ -1,0 +1,307 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/parse"
+)
+
+// CommandKind is what a slash command asks for.
+type CommandKind string
+
+const (
+	CmdChain CommandKind = "chain" // run skills in a row
+	CmdRun   CommandKind = "run"   // run a named workflow
+	CmdRuns  CommandKind = "runs"  // list the runs in this channel
+	CmdHelp  CommandKind = "help"
+)
+
+var commandKinds = []CommandKind{CmdChain, CmdRun, CmdRuns, CmdHelp}
+
+// Command is a slash command, read.
+type Command struct {
+	Kind  CommandKind
+	Slash string // the command as Slack names it ("/gonogo"), for messages
+	Text  string // the command's text with Slack's markup and entities decoded
+
+	Chain    engine.ChainExpr  // CmdChain: the parsed chain (flags and context included)
+	Workflow string            // CmdRun: the workflow's name
+	Args     map[string]string // CmdRun: --arg k=v; nil when none
+	Flags    engine.Flags      // CmdChain and CmdRun
+	Context  string            // CmdChain and CmdRun: the shared context, "" when none
+
+	// Who and where. Team is the workspace Slack sent the command from
+	// (team_id); a front end that serves one team compares it.
+	User, Team, Channel string
+	ResponseURL         string
+	TriggerID           string
+}
+
+const defaultSlash = "/gonogo"
+
+var commandUsage = map[CommandKind]string{
+	CmdChain: "%s chain EXPR [flags] [-- context]         skills in a row: a -> b, c then d",
+	CmdRun:   "%s run WORKFLOW [flags] [--arg k=v ...] [-- context]",
+	CmdRuns:  "%s runs                                     the runs in this channel",
+	CmdHelp:  "%s help",
+}
+
+// Usage returns the usage line of one subcommand of the slash command
+// slash ("" means /gonogo).
+func Usage(slash string, kind CommandKind) string {
+	if slash == "" {
+		slash = defaultSlash
+	}
+	u, ok := commandUsage[kind]
+	if !ok {
+		return Help(slash)
+	}
+	return fmt.Sprintf(u, slash)
+}
+
+// Help is the text of "/gonogo help": every subcommand, the flags, and how
+// to start a run from a plan file.
+func Help(slash string) string {
+	if slash == "" {
+		slash = defaultSlash
+	}
+	var b strings.Builder
+	for _, k := range commandKinds {
+		b.WriteString(Usage(slash, k))
+		b.WriteByte('\n')
+	}
+	b.WriteString("flags: --auto (advance without pausing; a FAILED step halts, an EMPTY step pauses), " +
+		"--force-auto, --dry-run, --thread (each step gets the previous step's artifact)\n")
+	b.WriteString("or mention the bot in a message with a Markdown (.md) or text (.txt) plan attached; " +
+		"flags go in the message text")
+	return b.String()
+}
+
+// ParseCommand reads a slash command: "chain EXPR [flags] [-- context]",
+// "run WORKFLOW [flags] [--arg k=v ...] [-- context]", "runs" and "help"
+// (also empty text, "-h", "--help" and "?"). Bad input is an *InputError
+// with the usage of the subcommand concerned, except the refusals of the
+// chain parser (a trailing separator, an invalid skill name, an unknown
+// flag, an empty chain), which are returned as they are: *engine.Refusal,
+// shown with Usage(slash, CmdChain).
+func ParseCommand(sc slack.SlashCommand) (Command, error) {
+	cmd := Command{
+		Slash:       sc.Command,
+		User:        sc.UserID,
+		Team:        sc.TeamID,
+		Channel:     sc.ChannelID,
+		ResponseURL: sc.ResponseURL,
+		TriggerID:   sc.TriggerID,
+	}
+	if cmd.Slash == "" {
+		cmd.Slash = defaultSlash
+	}
+	if err := checkIDs("slash command", "user_id", sc.UserID, "channel_id", sc.ChannelID, "team_id", sc.TeamID); err != nil {
+		return Command{}, err
+	}
+	if err := checkText("the command text", sc.Text, MaxCommandChars); err != nil {
+		return Command{}, &InputError{Problem: err.Error() + longTextHint(sc.Text), Usage: Help(cmd.Slash)}
+	}
+	text := slackText(sc.Text, false)
+	cmd.Text = text
+
+	word, rest := firstWord(text)
+	switch strings.ToLower(word) {
+	case "", "help", "-h", "--help", "—help", "–help", "?":
+		cmd.Kind = CmdHelp
+		return cmd, nil
+	case string(CmdRuns):
+		cmd.Kind = CmdRuns
+		if extra := trimSpace(rest); extra != "" {
+			return Command{}, &InputError{
+				Problem: fmt.Sprintf("%s runs takes nothing after it (got %q)", cmd.Slash, clip(extra, 40)),
+				Usage:   Usage(cmd.Slash, CmdRuns),
+			}
+		}
+		return cmd, nil
+	case string(CmdChain):
+		cmd.Kind = CmdChain
+		ce, err := parse.Chain(chainText(rest))
+		if err != nil {
+			return Command{}, err
+		}
+		cmd.Chain, cmd.Flags, cmd.Context = ce, ce.Flags, ce.Context
+		return cmd, nil
+	case string(CmdRun):
+		cmd.Kind = CmdRun
+		if err := parseRun(&cmd, rest); err != nil {
+			return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdRun)}
+		}
+		return cmd, nil
+	default:
+		return Command{}, &InputError{Problem: unknownSubcommand(cmd.Slash, word, rest), Usage: Help(cmd.Slash)}
+	}
+}
+
+func unknownSubcommand(slash, word, rest string) string {
+	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, runs or help", clip(word, 40), slash)
+	var names []string
+	for _, k := range commandKinds {
+		names = append(names, string(k))
+	}
+	if len(word) <= 32 {
+		if s := engine.Suggest(strings.ToLower(word), names); len(s) > 0 {
+			return msg + fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+	}
+	// "/gonogo deliver-prd -> deliver-stories" forgot the subcommand.
+	if engine.ValidSkillName(word) && (strings.ContainsAny(rest, ",→>") || strings.Contains(strings.ToLower(rest), " then ")) {
+		return msg + fmt.Sprintf(" (to run skills in a row: %s chain %s ...)", slash, word)
+	}
+	return msg
+}
+
+func longTextHint(text string) string {
+	if utf8.ValidString(text) && utf8.RuneCountInString(text) > MaxCommandChars {
+		return ": put a long context in a plan file and mention the bot with it attached"
+	}
+	return ""
+}
+
+// chainText is the chain expression of "chain EXPR": trimmed, and with the
+// first lone dash ("—" or "–", a "--" a keyboard rewrote) made "--" again,
+// so that what follows it is context as written, flags included, exactly
+// as after a typed "--".
+func chainText(rest string) string {
+	rest = trimSpace(rest)
+	words, _ := splitWords(rest, false)
+	for _, w := range words {
+		if w.isDashDash() {
+			if w.text != "--" {
+				rest = rest[:w.start] + "--" + rest[w.end:]
+			}
+			break
+		}
+	}
+	return rest
+}
+
+// runFlagNames are the flags of "run" besides --arg.
+var runFlagNames = map[string]func(*engine.Flags){
+	"auto":       func(f *engine.Flags) { f.Auto = true },
+	"force-auto": func(f *engine.Flags) { f.ForceAuto = true },
+	"dry-run":    func(f *engine.Flags) { f.DryRun = true },
+	"thread":     func(f *engine.Flags) { f.Thread = true },
+}
+
+const knownRunFlags = "--auto, --force-auto, --dry-run, --thread, --arg k=v"
+
+const knownMentionFlags = "--auto, --force-auto, --dry-run, --thread"
+
+var argKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// parseRun reads "WORKFLOW [flags] [--arg k=v ...] [-- context]". Unlike a
+// chain, run has no implicit context: a stray word is an error (a typo in a
+// flag or a forgotten "--"), never silently part of the prompt.
+func parseRun(cmd *Command, rest string) error {
+	rest = trimSpace(rest) // columns count from the workflow name, as a chain's from its first name
+	words, err := splitWords(rest, true)
+	if err != nil {
+		return err
+	}
+	for k := 0; k < len(words); k++ {
+		w := words[k]
+		if w.isDashDash() {
+			cmd.Context = trimSpace(rest[w.end:])
+			break
+		}
+		if name, ok := w.flag(); ok {
+			name, value, hasValue := strings.Cut(name, "=")
+			if set, ok := runFlagNames[name]; ok {
+				if hasValue {
+					return fmt.Errorf("flag %q at column %d takes no value", w.raw, w.col)
+				}
+				set(&cmd.Flags)
+				continue
+			}
+			if name != "arg" {
+				return unknownFlag(w, knownRunFlags)
+			}
+			if !hasValue {
+				if k+1 == len(words) {
+					return fmt.Errorf("flag %q at column %d needs a name=value pair after it", w.raw, w.col)
+				}
+				k++
+				value = words[k].text
+			}
+			if err := addArg(cmd, value, w); err != nil {
+				return err
+			}
+			continue
+		}
+		if cmd.Workflow != "" {
+			return fmt.Errorf("unexpected %q at column %d after the workflow name %q: one workflow at a time, "+
+				"and the context goes after a lone \"--\"", clip(w.text, 40), w.col, cmd.Workflow)
+		}
+		if err := checkRunWorkflowName(w.text); err != nil {
+			return fmt.Errorf("%w (at column %d)", err, w.col)
+		}
+		cmd.Workflow = w.text
+	}
+	if cmd.Workflow == "" {
+		return errors.New("name the workflow to run")
+	}
+	return nil
+}
+
+func addArg(cmd *Command, pair string, at word) error {
+	key, value, ok := strings.Cut(pair, "=")
+	switch {
+	case !ok:
+		return fmt.Errorf("--arg at column %d needs name=value, got %q", at.col, clip(pair, 40))
+	case !argKeyRE.MatchString(key) || len(key) > 64:
+		return fmt.Errorf("--arg at column %d: %q is not an argument name (letters, digits, '_' and '-', "+
+			"starting with a letter or '_', at most 64)", at.col, clip(key, 40))
+	}
+	if _, dup := cmd.Args[key]; dup {
+		return fmt.Errorf("--arg at column %d gives %q a second time", at.col, key)
+	}
+	if cmd.Args == nil {
+		cmd.Args = map[string]string{}
+	}
+	cmd.Args[key] = value
+	return nil
+}
+
+// checkRunWorkflowName holds a workflow name to the rule parse.LoadWorkflow
+// applies (engine.ValidSkillName: lower-case letters, digits and dashes,
+// starting with a letter or digit, at most 128), since the name picks a file
+// in the workflows directory. A near miss (capitals, underscores) is offered
+// in its valid form, never taken for it.
+func checkRunWorkflowName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("the workflow name is empty")
+	case strings.ContainsAny(name, `/\`) || strings.Contains(name, ".."):
+		return fmt.Errorf("invalid workflow name %q: a workflow name is a plain name, not a path", clip(name, 40))
+	case strings.HasSuffix(strings.ToLower(name), ".yaml") || strings.HasSuffix(strings.ToLower(name), ".yml"):
+		return fmt.Errorf("invalid workflow name %q: name the workflow without .yaml", clip(name, 40))
+	case len(name) > 128:
+		return fmt.Errorf("invalid workflow name %q: at most 128 characters", clip(name, 40))
+	case engine.ValidSkillName(name):
+		return nil
+	}
+	msg := fmt.Sprintf("invalid workflow name %q: workflow names are lower-case letters, digits and dashes, starting with a letter or digit",
+		clip(name, 40))
+	if near := strings.ReplaceAll(strings.ToLower(name), "_", "-"); engine.ValidSkillName(near) {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return errors.New(msg)
+}
+
+func unknownFlag(w word, known string) error {
+	return fmt.Errorf("unknown flag %q at column %d: the flags are %s (text that starts with \"--\" goes after a lone \"--\")",
+		clip(w.raw, 40), w.col, known)
+}

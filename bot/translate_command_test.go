@@ -1,0 +1,123 @@
+package bot
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+func TestParseCommand(t *testing.T) {
+	chain := func(src string, names []string, f engine.Flags, ctx string) engine.ChainExpr {
+		// The context is explicit when it follows a lone "--" as written.
+		explicit := ctx != "" && strings.Contains(src, "-- "+ctx)
+		return engine.ChainExpr{Source: src, Names: names, Flags: f, Context: ctx, ExplicitContext: explicit}
+	}
+	tests := []struct {
+		name string
+		text string
+		want Command
+	}{
+		{"empty is help", "", Command{Kind: CmdHelp}},
+		{"help", "help", Command{Kind: CmdHelp}},
+		{"help in capitals, with a topic", "HELP chain", Command{Kind: CmdHelp}},
+		{"--help", " --help", Command{Kind: CmdHelp}},
+		{"runs", "runs", Command{Kind: CmdRuns}},
+		{"runs with spaces around", "  runs \u00a0", Command{Kind: CmdRuns}},
+		{
+			"chain with flag and explicit context",
+			"chain deliver-prd -> deliver-user-stories --thread -- mobile checkout",
+			Command{Kind: CmdChain, Flags: engine.Flags{Thread: true}, Context: "mobile checkout",
+				Chain: chain("deliver-prd -> deliver-user-stories --thread -- mobile checkout",
+					[]string{"deliver-prd", "deliver-user-stories"}, engine.Flags{Thread: true}, "mobile checkout")},
+		},
+		{
+			"capitalized by a phone, entities decoded, implicit context",
+			"Chain deliver-prd, deliver-user-stories --auto mobile &amp; web &lt;beta&gt;",
+			Command{Kind: CmdChain, Flags: engine.Flags{Auto: true}, Context: "mobile & web <beta>",
+				Chain: chain("deliver-prd, deliver-user-stories --auto mobile & web <beta>",
+					[]string{"deliver-prd", "deliver-user-stories"}, engine.Flags{Auto: true}, "mobile & web <beta>")},
+		},
+		{
+			"links and mentions in the context",
+			"chain deliver-prd -- see <https://example.com/spec|the spec> and <https://example.com|example.com> with <@U0BOB|bob> in <#C0GEN|general>",
+			Command{Kind: CmdChain, Context: "see the spec (https://example.com/spec) and example.com with @bob in #general",
+				Chain: chain("deliver-prd -- see the spec (https://example.com/spec) and example.com with @bob in #general",
+					[]string{"deliver-prd"}, engine.Flags{}, "see the spec (https://example.com/spec) and example.com with @bob in #general")},
+		},
+		{
+			"NBSP, zero-width space and smart quotes",
+			"chain\u00a0“deliver-prd”\u00a0->\u200bdeliver-user-stories",
+			Command{Kind: CmdChain,
+				Chain: chain("“deliver-prd”\u00a0->\u200bdeliver-user-stories",
+					[]string{"deliver-prd", "deliver-user-stories"}, engine.Flags{}, "")},
+		},
+		{
+			"a keyboard's dashes: —dry-run is the flag, a lone — is --",
+			"chain deliver-prd —dry-run — ship it --auto",
+			Command{Kind: CmdChain, Flags: engine.Flags{DryRun: true}, Context: "ship it --auto",
+				Chain: chain("deliver-prd —dry-run -- ship it --auto",
+					[]string{"deliver-prd"}, engine.Flags{DryRun: true}, "ship it --auto")},
+		},
+		{
+			"run with flags, args and context",
+			`run release-train --dry-run --arg topic="mobile checkout" --arg=owner=ana -- ship by Friday`,
+			Command{Kind: CmdRun, Workflow: "release-train", Flags: engine.Flags{DryRun: true},
+				Args: map[string]string{"topic": "mobile checkout", "owner": "ana"}, Context: "ship by Friday"},
+		},
+		{
+			"run typed on a phone: smart quotes and dashes",
+			"Run release-2 —auto —arg topic=“mobile checkout” — note: keep --thread as text",
+			Command{Kind: CmdRun, Workflow: "release-2", Flags: engine.Flags{Auto: true},
+				Args: map[string]string{"topic": "mobile checkout"}, Context: "note: keep --thread as text"},
+		},
+		{
+			"run with an empty argument and every flag",
+			"run wf --auto --force-auto --dry-run --thread --arg note=",
+			Command{Kind: CmdRun, Workflow: "wf", Flags: engine.Flags{Auto: true, ForceAuto: true, DryRun: true, Thread: true},
+				Args: map[string]string{"note": ""}},
+		},
+		{
+			"run with a quoted arg pair and an apostrophe in a value",
+			`run wf --arg "title=don't panic" --arg who=ana's`,
+			Command{Kind: CmdRun, Workflow: "wf", Args: map[string]string{"title": "don't panic", "who": "ana's"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseCommand(slashCommand(tt.text))
+			if err != nil {
+				t.Fatalf("ParseCommand(%q): %v", tt.text, err)
+			}
+			want := tt.want
+			want.Slash, want.User, want.Team, want.Channel = "/gonogo", testUser, testTeam, testChannel
+			want.ResponseURL, want.TriggerID = "https://hooks.slack.com/commands/T0ACME/1/x", "111.222.abc"
+			want.Text = got.Text // checked by TestSlackText
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("ParseCommand(%q)\n got %#v\nwant %#v", tt.text, got, want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	h := Help("/pm")
+	for _, want := range []string{"/pm chain EXPR", "/pm run WORKFLOW", "/pm runs", "/pm help", "--auto", "--dry-run", "--thread", ".md"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("Help lacks %q:\n%s", want, h)
+		}
+	}
+	if got := Usage("", CmdChain); !strings.HasPrefix(got, "/gonogo chain EXPR") {
+		t.Errorf("Usage(\"\", chain) = %q", got)
+	}
+	// A custom slash command name is used in the answer to bad input.
+	sc := slashCommand("frobnicate")
+	sc.Command = "/pm"
+	_, err := ParseCommand(sc)
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Problem, "/pm takes chain") || !strings.Contains(ie.Usage, "/pm runs") {
+		t.Errorf("unknown subcommand of /pm: %v", err)
+	}
+}
