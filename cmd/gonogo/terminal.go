@@ -950,7 +950,10 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 		} else if s.Status == engine.StepDone {
 			dec = "auto"
 		}
-		if s.Status == engine.StepAborted || s.Status == engine.StepPending || s.Status == engine.StepInterrupted {
+		// An aborted step that ran keeps its attempt's result (the decision
+		// column says abort); one that never ran says aborted.
+		if s.Status == engine.StepPending || s.Status == engine.StepInterrupted ||
+			(s.Status == engine.StepAborted && s.Latest() == nil) {
 			res = string(s.Status)
 		}
 		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, clip(s.Skill, 32), res, dec, art)
