@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/runner"
 )
 
 func newCheckCmd(a *cli) *cobra.Command {
@@ -30,6 +31,11 @@ Exit codes: 0 accepted, 1 refused, 2 usage, I/O or configuration error.`,
 }
 
 func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
+	// run refuses a runner it does not know; check says so the same way.
+	if _, ok := runner.Lookup(runnerName(f)); !ok && f.runnerOverride == nil {
+		fmt.Fprintf(e.stderr, "gonogo check: unknown runner %q (valid: %s)\n", runnerName(f), strings.Join(runner.Names(), ", "))
+		return exitUsage
+	}
 	in, err := loadInput(f, cfg)
 	ref, refused := refusal(err)
 	if err != nil && !refused {

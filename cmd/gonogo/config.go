@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -68,8 +69,8 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	if c.MaxParallel < 0 {
 		return c, fmt.Errorf("configuration: GONOGO_MAX_PARALLEL must not be negative, got %d (for example GONOGO_MAX_PARALLEL=4; unset, the number of CPUs)", c.MaxParallel)
 	}
-	if c.RunBudgetUSD < 0 {
-		return c, fmt.Errorf("configuration: GONOGO_RUN_BUDGET_USD must not be negative, got %g (for example GONOGO_RUN_BUDGET_USD=5.00)", c.RunBudgetUSD)
+	if c.RunBudgetUSD < 0 || math.IsNaN(c.RunBudgetUSD) || math.IsInf(c.RunBudgetUSD, 0) {
+		return c, fmt.Errorf("configuration: GONOGO_RUN_BUDGET_USD must be an amount of dollars, zero or more, got %g (for example GONOGO_RUN_BUDGET_USD=5.00)", c.RunBudgetUSD)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {

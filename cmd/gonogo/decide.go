@@ -81,6 +81,8 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 	switch rd := rd.(type) {
 	case *localClient:
 		return rd, true, nil
+	case noStore:
+		return rd, false, nil
 	case storeReader:
 		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		return storeDecider{storeReader: rd, svc: svc}, false, nil
@@ -114,7 +116,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 		return refuseOrFail(e, err)
 	}
 	if !held && req.kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
-		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s", s.N, r.ID))
+		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, onData(req.data)))
 	}
 	d := engine.Decision{Kind: req.kind, Step: s.N, Attempt: req.attempt, Feedback: req.feedback, Key: req.key, Actor: req.actor}
 	if d.Attempt == 0 {
@@ -136,9 +138,9 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	case carried:
 		fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.describe())
 	case held:
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s once that gonogo is done.\n", c.describe(), after.ID)
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.describe(), after.ID, onData(req.data))
 	default:
-		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s\n", req.data, after.ID)
+		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s%s\n", req.data, after.ID, onData(req.data))
 	}
 	return exitOK
 }

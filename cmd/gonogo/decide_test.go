@@ -139,6 +139,14 @@ func TestDecideWithNobodyHoldingTheData(t *testing.T) {
 	if s := r.Step(1); s.Status != engine.StepQueued && s.Status != engine.StepPending || len(s.Attempts) != 1 {
 		t.Fatalf("step 1 is %s with %d attempts: decide must not run anything", s.Status, len(s.Attempts))
 	}
+	// Nobody carries the run out until it is resumed, and runs and show
+	// say so rather than call it running.
+	if res := gonogo(t, vars, "", "runs"); !strings.Contains(res.stdout, id+"  queued") {
+		t.Errorf("runs after the recorded redo:\n%s", res.stdout)
+	}
+	if res := gonogo(t, vars, "", "show", id); !strings.Contains(res.stdout, "Continue:   gonogo resume "+id) {
+		t.Errorf("show after the recorded redo:\n%s", res.stdout)
+	}
 	// The run goes on with resume: the redo runs, then waits.
 	if res := gonogo(t, vars, "", "resume", id); res.code != exitWaiting || !strings.Contains(res.stdout, "attempt 2") {
 		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)

@@ -223,6 +223,17 @@ func diagnoseSkills(cfg config, explicit string) doctorSkills {
 	s.Skills = len(cat.Names())
 	s.Broken = len(cat.Skills()) - s.Skills
 	s.Problems = append(s.Problems, cat.Warnings()...)
+	// A dispatch skill without its leaf agent reads well but cannot run,
+	// as gonogo skills says.
+	pol, err := parse.LoadPolicy(cfg.Policy)
+	if err != nil {
+		s.Problems = append(s.Problems, fmt.Sprintf("policy: %v", err))
+		return s
+	}
+	leaf := leafProblems(cat, pol)
+	s.Skills -= len(leaf)
+	s.Broken += len(leaf)
+	s.Problems = append(s.Problems, leaf...)
 	return s
 }
 
@@ -315,9 +326,9 @@ func printDoctor(w io.Writer, rep doctorReport) {
 	case !s.Exists:
 		fmt.Fprint(w, "not found")
 	case s.Broken > 0:
-		fmt.Fprintf(w, "%d skills, %d that cannot be used", s.Skills, s.Broken)
+		fmt.Fprintf(w, "%s (%d usable, %d that cannot be used)", plural(s.Skills+s.Broken, "skill"), s.Skills, s.Broken)
 	default:
-		fmt.Fprintf(w, "%d skills", s.Skills)
+		fmt.Fprint(w, plural(s.Skills, "skill"))
 	}
 	fmt.Fprintln(w, problemCount(s.Problems))
 	printProblems(w, s.Problems)

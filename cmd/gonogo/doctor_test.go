@@ -66,7 +66,7 @@ func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
 	text := gonogo(t, vars, "", "doctor")
 	for _, want := range []string{"* claude   " + filepath.Join(bin, "claude") + "  2.1.7 (Claude Code)  starts",
 		`codex    "codex" not found on PATH`, "Skills     " + vars["GONOGO_SKILLS_DIR"] + " (GONOGO_SKILLS_DIR): 3 skills",
-		"store opens: 1 runs (1 waiting)", "OK: the claude runner can run its agent."} {
+		"store opens: 1 run (1 waiting)", "OK: the claude runner can run its agent."} {
 		if !strings.Contains(text.stdout, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, text.stdout)
 		}
@@ -147,11 +147,28 @@ func TestDoctorListsTheSkillsProblems(t *testing.T) {
 	if r.code != exitOK || !s.Exists || s.Source != "--skills" || s.Skills == 0 || s.Broken == 0 || len(s.Problems) < s.Broken {
 		t.Errorf("doctor exited %d, skills %+v; want usable and broken skills, with a problem for each broken one", r.code, s)
 	}
-	found := false
-	for _, p := range s.Problems {
-		found = found || strings.Contains(p, "unclosed-front-matter")
+	for _, name := range []string{"unclosed-front-matter", "utility-pm-critic"} {
+		found := false
+		for _, p := range s.Problems {
+			found = found || strings.Contains(p, name)
+		}
+		if !found {
+			t.Errorf("the problems do not name %s: %q", name, s.Problems)
+		}
 	}
-	if !found {
-		t.Errorf("the problems do not name the skill whose front matter is unclosed: %q", s.Problems)
+	// The counts agree with gonogo skills: its leaf agent missing, the
+	// dispatch skill cannot be used.
+	var list []jsonSkill
+	if err := json.Unmarshal([]byte(gonogo(t, vars, "", "skills", "--json", "--skills", shapes).stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	usable := 0
+	for _, sk := range list {
+		if sk.Usable {
+			usable++
+		}
+	}
+	if s.Skills != usable || s.Skills+s.Broken != len(list) {
+		t.Errorf("doctor counts %d usable of %d, gonogo skills %d of %d", s.Skills, s.Skills+s.Broken, usable, len(list))
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,6 +52,11 @@ var holderWait = 3 * time.Second
 // openReader opens the runs of a data directory for reading: the store
 // when it is free, else through the local API of the gonogo holding it.
 func openReader(ctx context.Context, e env, data string) (runReader, error) {
+	// Reading creates nothing: a data directory without a store (a typo
+	// in --data, or nothing run yet) has no runs.
+	if _, err := os.Stat(filepath.Join(data, storage.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return noStore{}, nil
+	}
 	db, err := storage.Open(data, storage.Options{LockTimeout: lockProbe})
 	if err == nil {
 		warnPendingFiles(e, db)
@@ -61,6 +68,27 @@ func openReader(ctx context.Context, e env, data string) (runReader, error) {
 	}
 	return dialLocal(ctx, data)
 }
+
+// noStore is a data directory without a store: no runs, nothing decided.
+type noStore struct{}
+
+func (noStore) List(context.Context) ([]engine.RunSummary, error) { return nil, nil }
+func (noStore) Load(context.Context, engine.RunID) (*engine.Run, error) {
+	return nil, engine.ErrNotFound
+}
+func (noStore) RunWithJournal(context.Context, engine.RunID) (*engine.Run, []engine.Event, error) {
+	return nil, nil, engine.ErrNotFound
+}
+func (noStore) Artifact(context.Context, engine.RunID, int, int) ([]byte, error) {
+	return nil, engine.ErrNotFound
+}
+func (noStore) ArtifactSums(context.Context, engine.RunID) ([]storage.ArtifactSum, error) {
+	return nil, engine.ErrNotFound
+}
+func (noStore) Decide(context.Context, engine.RunID, engine.Decision) (*engine.Run, bool, error) {
+	return nil, false, engine.ErrNotFound
+}
+func (noStore) Close() error { return nil }
 
 // localClient talks to the local API of the gonogo holding a data
 // directory.

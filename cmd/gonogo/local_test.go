@@ -180,6 +180,11 @@ func checkReadsThroughHolder(t *testing.T, env []string, id, agent string) {
 	if len(list) != 2 || !slices.ContainsFunc(list, func(l jsonRunLine) bool { return l.ID == id && l.State == "waiting" }) {
 		t.Fatalf("runs --json = %+v, want run %s waiting among two", list, id)
 	}
+	// The way on from a held run is decide: resume cannot open the store.
+	if text := subprocess(t, env, "", "show", id); text.code != 0 ||
+		!strings.Contains(text.stdout, "Continue:   gonogo decide "+id+" approve|skip|redo|abort") || strings.Contains(text.stdout, "gonogo resume") {
+		t.Fatalf("show of a held run: exit %d\n%s%s", text.code, text.stdout, text.stderr)
+	}
 	show := subprocess(t, env, "", "show", "--json", id)
 	var run jsonRun
 	if err := json.Unmarshal([]byte(show.stdout), &run); show.code != 0 || err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -248,6 +249,10 @@ func TestFailedStepHaltsThenAbort(t *testing.T) {
 	res = gonogo(t, vars, "abort\n", "resume", id)
 	if res.code != exitRefused || !strings.Contains(res.stdout, "Run halted") || !strings.Contains(res.stdout, "aborted by tester") {
 		t.Fatalf("abort: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	// The closing table keeps what the aborted step's attempt came to.
+	if !regexp.MustCompile(`(?m)^\s+1\s+\S+\s+FAILED\s+abort\s`).MatchString(res.stdout) {
+		t.Errorf("the closing table should show step 1 FAILED, decided abort:\n%s", res.stdout)
 	}
 	list := gonogo(t, vars, "", "runs", "--json")
 	var runs []jsonRunLine

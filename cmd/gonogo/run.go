@@ -116,7 +116,7 @@ func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, er
 	if errors.Is(err, engine.ErrLocked) {
 		if c, cerr := dialLocal(ctx, data); cerr == nil {
 			defer c.Close()
-			return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s, or stop it first: %w", c.describe(), data, id, engine.ErrLocked)
+			return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", c.describe(), data, id, onData(data), engine.ErrLocked)
 		}
 	}
 	if err != nil {

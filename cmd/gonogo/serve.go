@@ -110,6 +110,9 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "serve", fmt.Errorf("policy: %w", err))
 	}
+	for _, p := range leafProblems(cat, pol) {
+		log.Warn("skill", "problem", p)
+	}
 	bcfg.Catalog, bcfg.Policy = cat, pol
 	if _, err := bot.New(bcfg, nil); err != nil {
 		return fail(e, "serve", usagef("%v", err))

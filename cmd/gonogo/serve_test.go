@@ -224,3 +224,55 @@ func TestServeRefusesBadTokensAtStart(t *testing.T) {
 		})
 	}
 }
+
+// serve starts with a skills folder holding every broken shape, and logs
+// each skill that cannot be used once, the dispatch skill whose leaf agent
+// is missing included.
+func TestServeLogsEachSkillProblemOnceAtStart(t *testing.T) {
+	srv := fakeslack.New()
+	defer srv.Close()
+	vars := serveVars(t, srv)
+	vars["GONOGO_SKILLS_DIR"] = shapesDir(t)
+	s := startServe(vars)
+	s.httpAddr(t)
+	if code := s.stop(t); code != exitOK {
+		t.Fatalf("serve exited %d:\n%s", code, s.stderr.String())
+	}
+	logs := s.stderr.String()
+	for _, name := range []string{"unclosed-front-matter", "name-mismatch", "not-utf8", "yaml-unreadable",
+		"description-is-a-list", "no-skill-file", "Bad_Name", "utility-pm-critic"} {
+		if n := strings.Count(logs, "skill problem=\""+filepath.Join(shapesDir(t), name)); n != 1 {
+			t.Errorf("%s: logged %d times, want once:\n%s", name, n, logs)
+		}
+	}
+}
+
+// A chain whose context starts with an installed skill (a forgotten arrow)
+// runs as written, and the thread says what was probably meant.
+func TestServeWarnsOfAForgottenArrow(t *testing.T) {
+	srv := fakeslack.New()
+	defer srv.Close()
+	s := startServe(serveVars(t, srv))
+	defer s.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.WaitConnected(ctx); err != nil {
+		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
+	}
+	const ch = "C0ARROW"
+	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U0ARROW", ChannelID: ch, Text: "chain deliver-prd measure-experiment-design -- saved searches"})
+	if _, err := srv.WaitAck(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	// Slack's text escapes ">" as "&gt;", which Slack shows as ">".
+	want := "did you mean `deliver-prd -&gt; measure-experiment-design`?"
+	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.Contains(m.Rendered, want) }); err != nil {
+		t.Fatalf("no message in the thread says %q: %v\n%s", want, err, s.stderr.String())
+	}
+	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.HasPrefix(m.Text, "*Step 1 of 1") }); err != nil {
+		t.Fatalf("the chain did not run as one step: %v", err)
+	}
+	if code := s.stop(t); code != exitOK {
+		t.Errorf("serve exited %d:\n%s", code, s.stderr.String())
+	}
+}

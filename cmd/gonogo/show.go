@@ -44,9 +44,16 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	// A waiting run may be halted on a FAILED step (or on an interrupted
 	// one): only its snapshot says, so waiting runs, and only they, are
 	// read whole.
+	// A running run in a store nobody holds is carried out by no one: a
+	// decision recorded from another shell queued its next step, which
+	// waits for gonogo resume.
+	_, unheld := db.(storeReader)
 	states := make([]string, len(list))
 	for i, s := range list {
 		states[i] = string(s.State)
+		if s.State == engine.RunRunning && unheld {
+			states[i] = stateQueued
+		}
 		if s.State != engine.RunWaiting {
 			continue
 		}
@@ -89,6 +96,8 @@ const (
 	stateHalted      = "halted"
 	stateInterrupted = "interrupted"
 	statePaused      = "paused"
+	// stateQueued: running in the store, carried out by no gonogo
+	stateQueued = "queued"
 )
 
 // runState is how a run stands, for people: its state, except that a run
@@ -329,8 +338,18 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	_, detail := runState(r)
 	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
-	if r.State == engine.RunWaiting || r.Paused {
-		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s\n", r.ID)
+	if _, unheld := db.(storeReader); unheld && r.State == engine.RunRunning {
+		fmt.Fprintf(e.stdout, "Queued:     no gonogo carries it out now; its next step runs with gonogo resume\n")
+		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
+	}
+	if r.State == engine.RunWaiting {
+		if c, held := db.(*localClient); held && !personPaused(r) {
+			// resume cannot open a held data directory; decide can (and
+			// resume of a paused run goes to its holder).
+			fmt.Fprintf(e.stdout, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, onData(f.data), c.describe())
+		} else {
+			fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
+		}
 	}
 	if r.CostUSD > 0 {
 		fmt.Fprintf(e.stdout, "Cost:       $%.2f\n", r.CostUSD)

@@ -107,7 +107,7 @@ func skillList(cat *parse.Catalog, pol engine.Policy) []jsonSkill {
 				js.LeafAgentFile = &file
 			}
 			if !found && problem == "" {
-				problem = fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
+				problem = leafProblem(leaf, err)
 			}
 		}
 		js.Usable = problem == ""
@@ -117,6 +117,27 @@ func skillList(cat *parse.Catalog, pol engine.Policy) []jsonSkill {
 		list = append(list, js)
 	}
 	return list
+}
+
+func leafProblem(leaf string, err error) string {
+	return fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
+}
+
+// leafProblems are the problems of the dispatch skills that read well but
+// cannot run, their leaf agent missing; the catalog's own warnings do not
+// hold them, since the policy says which skills dispatch.
+func leafProblems(cat *parse.Catalog, pol engine.Policy) []string {
+	var out []string
+	for _, s := range cat.Skills() {
+		class, leaf, _ := pol.Classify(s.Name)
+		if class != engine.ClassDispatch || s.Problem != "" {
+			continue
+		}
+		if _, err := cat.AgentFile(leaf); err != nil {
+			out = append(out, s.Dir+": "+leafProblem(leaf, err))
+		}
+	}
+	return out
 }
 
 // skillCategory names a policy class as gonogo skills shows it.
@@ -139,7 +160,7 @@ func printSkills(w io.Writer, cat *parse.Catalog, list []jsonSkill) {
 			usable++
 		}
 	}
-	fmt.Fprintf(w, "%d skills (%d usable) from %s\n\n", len(list), usable, strings.Join(cat.Dirs(), ", "))
+	fmt.Fprintf(w, "%s (%d usable) from %s\n\n", plural(len(list), "skill"), usable, strings.Join(cat.Dirs(), ", "))
 	if len(list) == 0 {
 		return
 	}

@@ -351,3 +351,24 @@ func TestServeGoesOnWithBrokenSkills(t *testing.T) {
 		t.Errorf("the unclosed front matter is logged %d times, want once:\n%s", n, logs)
 	}
 }
+
+// One skill is one skill, not one skills.
+func TestSkillsCountsOneSkill(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "skills")
+	if err := os.MkdirAll(filepath.Join(dir, "only-one"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "only-one", "SKILL.md"), []byte("---\nname: only-one\ndescription: d\n---\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := baseVars(t)
+	vars["GONOGO_SKILLS_DIR"] = dir
+	res := gonogo(t, vars, "", "skills")
+	if !strings.HasPrefix(res.stdout, "1 skill (1 usable) from ") {
+		t.Errorf("skills: %q", strings.SplitN(res.stdout, "\n", 2)[0])
+	}
+	res = gonogo(t, vars, "", "doctor", "--dry-run")
+	if !strings.Contains(res.stdout, "(GONOGO_SKILLS_DIR): 1 skill\n") {
+		t.Errorf("doctor:\n%s", res.stdout)
+	}
+}

@@ -179,7 +179,7 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			}
 			if n.Err != nil {
 				d.clearLine()
-				fmt.Fprintf(d.e.stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s\n", n.Err, r.ID)
+				fmt.Fprintf(d.e.stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s%s\n", n.Err, r.ID, onData(d.data))
 				return exitUsage
 			}
 			if n.Progress != nil {
@@ -234,7 +234,7 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			}
 		case <-ctx.Done():
 			d.clearLine()
-			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s\n", r.ID)
+			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, onData(d.data))
 			return exitWaiting
 		}
 	}
@@ -352,7 +352,7 @@ func (d *driver) skipNote(r *engine.Run, s *engine.Step) {
 
 // stopped says gonogo stopped at the checkpoint of s, the run kept.
 func (d *driver) stopped(r *engine.Run, s *engine.Step) {
-	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s\n", stepTitle(r, s), r.ID)
+	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s%s\n", stepTitle(r, s), r.ID, onData(d.data))
 }
 
 // interrupted announces, as a run resumes, the steps gonogo stopped in.
@@ -429,7 +429,7 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		if ev.File != "" {
 			fmt.Fprintf(d.out, "  Artifact: %s\n", filepath.Join(d.data, filepath.FromSlash(ev.File)))
 		} else {
-			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d)\n", r.ID, ev.Step, ev.Attempt)
+			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d%s)\n", r.ID, ev.Step, ev.Attempt, onData(d.data))
 		}
 		if body, err := d.svc.Artifact(ctx, r.ID, ev.Step, ev.Attempt); err == nil {
 			printPreview(d.out, body, 12)
@@ -638,7 +638,7 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 			if d.tty {
 				continue
 			}
-			fmt.Fprintf(d.e.stderr, "The run is kept, waiting: gonogo resume %s\n", r.ID)
+			fmt.Fprintf(d.e.stderr, "The run is kept, waiting: gonogo resume %s%s\n", r.ID, onData(d.data))
 			return nil, exitUsage, true
 		}
 		if dec == nil {
@@ -926,7 +926,7 @@ func (d *driver) runEditor(ctx context.Context, path string) (back bool, err err
 func (d *driver) readEdit(path string) ([]byte, error) {
 	b, err := readLimited(path, d.maxEdit, "edit file")
 	if err != nil {
-		return nil, fmt.Errorf("edit: %w", err)
+		return nil, err // it names the edit file
 	}
 	if int64(len(b)) > d.maxEdit {
 		return nil, fmt.Errorf("edit: %s is larger than the %d-byte artifact limit (GONOGO_MAX_ARTIFACT)", path, d.maxEdit)
@@ -946,14 +946,14 @@ func (d *driver) leave(r *engine.Run, s *engine.Step) int {
 	l := s.Latest()
 	if l != nil && l.Result == engine.ResultFailed {
 		// The reason was printed with the step's result just above.
-		fmt.Fprintf(d.out, "Run halted at %s: FAILED\nContinue with: gonogo resume %s (redo or abort)\n", stepTitle(r, s), r.ID)
+		fmt.Fprintf(d.out, "Run halted at %s: FAILED\nContinue with: gonogo resume %s%s (redo or abort)\n", stepTitle(r, s), r.ID, onData(d.data))
 		return exitRefused
 	}
 	if s.Status == engine.StepInterrupted {
-		fmt.Fprintf(d.out, "Run halted at %s: interrupted\nContinue with: gonogo resume %s (redo or abort)\n", stepTitle(r, s), r.ID)
+		fmt.Fprintf(d.out, "Run halted at %s: interrupted\nContinue with: gonogo resume %s%s (redo or abort)\n", stepTitle(r, s), r.ID, onData(d.data))
 		return exitWaiting
 	}
-	fmt.Fprintf(d.out, "Run waiting for a decision at %s\nContinue with: gonogo resume %s\n", stepTitle(r, s), r.ID)
+	fmt.Fprintf(d.out, "Run waiting for a decision at %s\nContinue with: gonogo resume %s%s\n", stepTitle(r, s), r.ID, onData(d.data))
 	return exitWaiting
 }
 
@@ -986,7 +986,7 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 			if l.File != "" {
 				art = filepath.Join(data, filepath.FromSlash(l.File))
 			} else if l.Artifact {
-				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d", r.ID, s.N)
+				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, onData(data))
 			}
 		}
 		if s.Status == engine.StepSkipped {
@@ -997,7 +997,10 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 		} else if s.Status == engine.StepDone {
 			dec = "auto"
 		}
-		if s.Status == engine.StepAborted || s.Status == engine.StepPending || s.Status == engine.StepInterrupted {
+		// An aborted step that ran keeps its attempt's result (the decision
+		// column says abort); one that never ran says aborted.
+		if s.Status == engine.StepPending || s.Status == engine.StepInterrupted ||
+			(s.Status == engine.StepAborted && s.Latest() == nil) {
 			res = string(s.Status)
 		}
 		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, clip(s.Skill, 32), res, dec, art)

@@ -204,6 +204,9 @@ func TestEditOfAMissingFileNamesIt(t *testing.T) {
 	if strings.Contains(res.stderr, "plan file") {
 		t.Errorf("the edit file is called a plan file: %s", res.stderr)
 	}
+	if strings.Contains(res.stderr, "edit: edit file") {
+		t.Errorf("the message repeats its prefix: %s", res.stderr)
+	}
 }
 
 // Malformed variables are refused naming the variable and a good value,
@@ -233,6 +236,16 @@ func TestMalformedVariables(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Numbers strconv reads but no budget can be: never compared true,
+	// NaN would turn the budget off without a word.
+	for _, v := range []string{"NaN", "Inf", "-1"} {
+		vars := baseVars(t)
+		vars["GONOGO_RUN_BUDGET_USD"] = v
+		res := gonogo(t, vars, "", "runs")
+		if res.code != exitUsage || !strings.Contains(res.stderr, "GONOGO_RUN_BUDGET_USD") || !strings.Contains(res.stderr, "for example GONOGO_RUN_BUDGET_USD=5.00") {
+			t.Errorf("GONOGO_RUN_BUDGET_USD=%s: exit %d, stderr %q", v, res.code, res.stderr)
+		}
 	}
 	for _, c := range []struct{ name, value, example string }{
 		{"GONOGO_QUORUM", "x", "GONOGO_QUORUM=1"},

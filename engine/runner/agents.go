@@ -181,8 +181,10 @@ func running(pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
 	}
-	st, err := procStart(pid)
-	return err == nil && st == start
+	st, err := readStat(pid)
+	// A zombie has exited: its parent has not collected it yet, but it
+	// holds no lock and runs nothing.
+	return err == nil && st.start == start && st.state != 'Z' && st.state != 'X'
 }
 
 // envValue returns the value of key in env (KEY=VALUE entries, the last

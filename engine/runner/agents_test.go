@@ -225,3 +225,44 @@ func TestInfosKnowEveryRunner(t *testing.T) {
 		}
 	}
 }
+
+// A gonogo that was killed but not yet collected by its parent (a zombie)
+// is gone: what it left running is killed all the same.
+func TestReapKillsWhatAZombieGonogoLeftRunning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec, leader, child := orphan(t, dir, "m-z")
+	owner := exec.Command("sleep", "60")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = owner.Wait() })
+	if err := owner.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Not waited for: the owner stays a zombie until the cleanup.
+	var st procStat
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if st, err = readStat(owner.Process.Pid); err == nil && st.state == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the owner never became a zombie (state %q)", st.state)
+		}
+	}
+	rec.Owner, rec.OwnerStart = owner.Process.Pid, st.start
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(rec.path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	left, err := ReapAgents(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].PGID != leader {
+		t.Errorf("ReapAgents = %+v, want group %d", left, leader)
+	}
+	assertDead(t, leader)
+	assertDead(t, child)
+}
