@@ -94,6 +94,9 @@ func TestPauseSurvivesSIGKILL(t *testing.T) {
 	if res := subprocess(t, env, "", "show", id); !strings.Contains(res.stdout, "State:      paused by second") {
 		t.Fatalf("show does not say the run is paused:\n%s%s", res.stdout, res.stderr)
 	}
+	if res := subprocess(t, env, "", "runs"); !regexp.MustCompile(regexp.QuoteMeta(id) + `\s+paused\s`).MatchString(res.stdout) {
+		t.Fatalf("runs does not list the run as paused:\n%s%s", res.stdout, res.stderr)
+	}
 	res = subprocess(t, as(env, "third"), "", "resume", id)
 	if res.code != exitOK || !strings.Contains(res.stdout, "▶ Run resumed by third") || !strings.Contains(res.stdout, "Run complete: "+id) {
 		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
