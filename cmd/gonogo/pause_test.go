@@ -136,3 +136,23 @@ func TestResumeFromAnotherShell(t *testing.T) {
 		t.Fatalf("pausing a completed run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// resume --checkpointed resumes a paused auto run checkpointed: the step
+// the pause held stays at its checkpoint, and the run goes on from there
+// a checkpoint at a time.
+func TestResumeCheckpointed(t *testing.T) {
+	h, id, env, release, _ := pausable(t)
+	pausedAtStep1(t, h, id, env, release)
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.wait(t)
+	res := subprocess(t, as(env, "third"), "", "resume", "--checkpointed", id)
+	if res.code != exitWaiting || !strings.Contains(res.stdout, "▶ Run resumed by third") || !strings.Contains(res.stdout, "Run waiting for a decision at Step 1 of 2") {
+		t.Fatalf("resume --checkpointed: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res = subprocess(t, env, "approve\napprove\n", "resume", id)
+	if res.code != exitOK || strings.Count(res.stdout, ": approve by") != 2 {
+		t.Fatalf("resume, approving both steps: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
