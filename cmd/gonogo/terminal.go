@@ -651,18 +651,24 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		case err == nil:
 			return next, 0, false
 		case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrDuplicate):
-			fmt.Fprintln(d.e.stderr, "gonogo:", err)
-			cur, lerr := d.svc.Load(ctx, r.ID)
-			if lerr != nil {
-				fmt.Fprintln(d.e.stderr, "gonogo:", lerr)
-				return nil, exitUsage, true
-			}
-			return cur, 0, false
+			return d.refused(ctx, r.ID, err)
 		default:
 			fmt.Fprintf(d.e.stderr, "gonogo: the decision was not recorded: %v\n", err)
 			return nil, exitUsage, true
 		}
 	}
+}
+
+// refused says why the run did not take the terminal's word (it moved on
+// meanwhile) and carries on with the run as it now stands.
+func (d *driver) refused(ctx context.Context, id engine.RunID, err error) (*engine.Run, int, bool) {
+	fmt.Fprintln(d.e.stderr, "gonogo:", err)
+	cur, lerr := d.svc.Load(ctx, id)
+	if lerr != nil {
+		fmt.Fprintln(d.e.stderr, "gonogo:", lerr)
+		return nil, exitUsage, true
+	}
+	return cur, 0, false
 }
 
 // errMovedOn ends a wait for a decision line when the run moved on without

@@ -56,13 +56,7 @@ func (d *driver) unpause(ctx context.Context, r *engine.Run, m engine.Mode) (*en
 	case err == nil:
 		return next, 0, false
 	case errors.Is(err, engine.ErrNotPaused):
-		fmt.Fprintln(d.e.stderr, "gonogo:", err)
-		cur, lerr := d.svc.Load(ctx, r.ID)
-		if lerr != nil {
-			fmt.Fprintln(d.e.stderr, "gonogo:", lerr)
-			return nil, exitUsage, true
-		}
-		return cur, 0, false
+		return d.refused(ctx, r.ID, err)
 	default:
 		fmt.Fprintf(d.e.stderr, "gonogo: the run was not resumed: %v\n", err)
 		return nil, exitUsage, true
