@@ -1,11 +1,12 @@
 // Package storage owns gonogo's durable state: the bbolt file
 // <data>/gonogo.db with every run's snapshot, its append-only journal, the
 // artifacts each attempt produced (every version), the idempotency keys
-// already applied, the outbox of effects still to deliver, the schema version
-// and its migrations; the artifact files written under the data
-// directory once a change is committed; and, in a file of its own beside
-// the store's (<data>/inbox.db, see Inbox), the requests a front end
-// acknowledged and has not carried out yet.
+// already applied, the notes a front end keeps with each run (such as the
+// Slack messages it posted), the schema version and its migrations; the
+// artifact files written under the data directory once a change is
+// committed; and, in a file of its own beside the store's
+// (<data>/inbox.db, see Inbox), the requests a front end acknowledged and
+// has not carried out yet.
 //
 // # Layout
 //
@@ -21,7 +22,7 @@
 //	active     run id -> empty: runs neither completed nor aborted
 //	running    run id -> empty: runs with a step whose status is running
 //	files      id (8-byte big-endian, bucket sequence) -> pending file write (framed)
-//	outbox     id (8-byte big-endian, bucket sequence) -> outbox item (framed)
+//	notes      run id -> notes record (JSON): the run's notes, key -> value
 //
 // A framed value is a 4-byte big-endian length, a JSON header of that
 // length, then the raw body (artifacts run to a megabyte; base64 would add a

@@ -33,8 +33,9 @@ func TestNotes(t *testing.T) {
 	}
 }
 
-// TestMigrationFromVersion1 opens a version 1 store (no notes bucket) that
-// holds a run: the migration adds the bucket and keeps the run.
+// TestMigrationFromVersion1 opens a version 1 store (no notes bucket, an
+// outbox) that holds a run: the migrations add the notes, drop the outbox
+// and keep the run.
 func TestMigrationFromVersion1(t *testing.T) {
 	dir := t.TempDir()
 	db := openStore(t, dir, Options{NoSync: true})
@@ -44,6 +45,9 @@ func TestMigrationFromVersion1(t *testing.T) {
 	}
 	rawUpdate(t, dir, func(tx *bbolt.Tx) error {
 		if err := tx.DeleteBucket(bucketNotes); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket([]byte("outbox")); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint64(nil, 1))
@@ -58,7 +62,7 @@ func TestMigrationFromVersion1(t *testing.T) {
 		}
 		return nil
 	})
-	loadEquals(t, db, r, "after migration to version 2")
+	loadEquals(t, db, r, "after migration from version 1")
 	if err := db.SetNotes(context.Background(), "r0001", map[string]string{"k": "v"}); err != nil {
 		t.Fatalf("notes after migration: %v", err)
 	}

@@ -261,10 +261,11 @@ func TestRecordVersions(t *testing.T) {
 	if _, err := unframe([]byte{0, 0, 1, 0, '{'}, &fileRecord{}); err == nil {
 		t.Fatal("frame whose header runs past its end accepted")
 	}
-	v, _ := frame(outboxRecord{V: 1, Kind: "k"}, []byte("body"))
-	var rec outboxRecord
+	received := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	v, _ := frame(inboxRecord{V: 1, Received: received}, []byte("body"))
+	var rec inboxRecord
 	body, err := unframe(v, &rec)
-	if err != nil || !bytes.Equal(body, []byte("body")) || rec.Kind != "k" {
+	if err != nil || !bytes.Equal(body, []byte("body")) || rec.V != 1 || !rec.Received.Equal(received) {
 		t.Fatalf("frame round trip: %q %+v %v", body, rec, err)
 	}
 }

@@ -302,12 +302,6 @@ type artRef struct {
 	Version int `json:"version"`
 }
 
-type outboxRecord struct {
-	V       int       `json:"v"`
-	Kind    string    `json:"kind"`
-	Created time.Time `json:"created,omitzero"`
-}
-
 // inboxRecord heads a request kept in the inbox; the request is the body.
 type inboxRecord struct {
 	V        int       `json:"v"`

@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the layout this gonogo writes. Open migrates an older
 // file up to it and refuses a newer one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 var (
 	bucketMeta      = []byte("meta")
@@ -23,14 +23,18 @@ var (
 	bucketActive    = []byte("active")
 	bucketRunning   = []byte("running")
 	bucketFiles     = []byte("files")
-	bucketOutbox    = []byte("outbox")
 	bucketNotes     = []byte("notes")
 
 	keySchema = []byte("schema")
 
 	// layout is every bucket of schema version SchemaVersion.
 	layout = [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
-		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox, bucketNotes}
+		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketNotes}
+
+	// oldOutbox is versions 1 and 2's outbox of effects still to deliver,
+	// which nothing wrote into: Slack requests are kept in the inbox, and a
+	// run's notes say what its thread already shows.
+	oldOutbox = []byte("outbox")
 )
 
 // migration moves the file from one schema version to the next. migrations[i]
@@ -44,6 +48,7 @@ type migration struct {
 var migrations = []migration{
 	{name: "create the version 1 buckets", up: createV1Buckets},
 	{name: "add the notes bucket", up: createNotesBucket},
+	{name: "drop the outbox bucket", up: dropOutboxBucket},
 }
 
 func init() {
@@ -61,7 +66,7 @@ var errNewerSchema = errors.New("written by a newer gonogo")
 // not layout: a migration does what it did when it was written.
 func createV1Buckets(tx *bbolt.Tx) error {
 	for _, name := range [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
-		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketOutbox} {
+		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, oldOutbox} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
 		}
@@ -74,6 +79,18 @@ func createV1Buckets(tx *bbolt.Tx) error {
 func createNotesBucket(tx *bbolt.Tx) error {
 	if _, err := tx.CreateBucketIfNotExists(bucketNotes); err != nil {
 		return fmt.Errorf("bucket %s: %w", bucketNotes, err)
+	}
+	return nil
+}
+
+// dropOutboxBucket removes the outbox, with whatever it still holds: no
+// gonogo delivers from it. A file without one is left as it is.
+func dropOutboxBucket(tx *bbolt.Tx) error {
+	if tx.Bucket(oldOutbox) == nil {
+		return nil
+	}
+	if err := tx.DeleteBucket(oldOutbox); err != nil {
+		return fmt.Errorf("bucket %s: %w", oldOutbox, err)
 	}
 	return nil
 }

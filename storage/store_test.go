@@ -361,38 +361,6 @@ func TestUnknownStoredStateIsAnError(t *testing.T) {
 	}
 }
 
-func TestOutbox(t *testing.T) {
-	dir := t.TempDir()
-	db := openStore(t, dir, Options{})
-	id1, err := db.Enqueue(ctx, "slack-post", []byte(`{"text":"Step 1 of 3"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id2, err := db.Enqueue(ctx, "slack-upload", bytes.Repeat([]byte{0, 1, 2, 0xff}, 1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id2 <= id1 {
-		t.Fatalf("ids %d then %d: not growing", id1, id2)
-	}
-	if err := db.OutboxDone(ctx, id1); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.OutboxDone(ctx, id1); err != nil {
-		t.Fatalf("second done: %v", err)
-	}
-	db.Close()
-	db = openStore(t, dir, Options{})
-	items, err := db.Outbox(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(items) != 1 || items[0].ID != id2 || items[0].Kind != "slack-upload" ||
-		!bytes.Equal(items[0].Payload, bytes.Repeat([]byte{0, 1, 2, 0xff}, 1000)) || items[0].Created.IsZero() {
-		t.Fatalf("outbox after reopen = %+v", items)
-	}
-}
-
 // Runs advance side by side: commits to different runs, and readers, do not
 // get in each other's way.
 func TestConcurrentRuns(t *testing.T) {
