@@ -305,7 +305,7 @@ func BenchmarkReopen10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	first := time.Since(t0)
-	if n := len(db.Recovered()); n != bigRunning {
+	if n := len(db.recovered); n != bigRunning {
 		b.Fatalf("first open recovered %d runs, want %d", n, bigRunning)
 	}
 	db.Close()
@@ -350,7 +350,7 @@ func TestTenThousandRuns(t *testing.T) {
 	}
 	dir := bigStore(t)
 	db := openStore(t, dir, Options{})
-	rec := db.Recovered()
+	rec := db.recovered
 	if len(rec) != bigRunning {
 		t.Fatalf("recovered %d runs, want %d", len(rec), bigRunning)
 	}

@@ -38,8 +38,8 @@ type DB struct {
 	path      string
 	files     dataFiles
 	now       func() time.Time
-	recovered []engine.RunID
-	opening   bool // errors name the file once, in Open's own message
+	recovered []engine.RunID // runs whose running steps Open marked interrupted
+	opening   bool           // errors name the file once, in Open's own message
 
 	// fileMu keeps file writes in commit order: a rename and the write that
 	// takes its place must not interleave with another commit's.
@@ -214,14 +214,6 @@ func (db *DB) Close() error {
 		return fmt.Errorf("close %s: %w", db.path, err)
 	}
 	return nil
-}
-
-// Path is the bbolt file.
-func (db *DB) Path() string { return db.path }
-
-// Recovered lists the runs whose running steps this Open marked interrupted.
-func (db *DB) Recovered() []engine.RunID {
-	return append([]engine.RunID(nil), db.recovered...)
 }
 
 // view and update run fn in a transaction and turn a panic (bbolt panics

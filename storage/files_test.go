@@ -171,7 +171,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 	if perm := st.Mode().Perm(); perm != 0o700 {
 		t.Fatalf("data directory mode %o, want 700", perm)
 	}
-	if db.Path() != filepath.Join(dir, "gonogo.db") {
-		t.Fatalf("Path() = %s", db.Path())
+	if db.path != filepath.Join(dir, "gonogo.db") {
+		t.Fatalf("Path() = %s", db.path)
 	}
 }

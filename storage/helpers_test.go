@@ -26,7 +26,7 @@ func openStore(t testing.TB, dir string, opt Options) *DB {
 		if err := db.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		checkFile(t, db.Path())
+		checkFile(t, db.path)
 	})
 	return db
 }
@@ -245,4 +245,34 @@ func sameRun(t testing.TB, what string, got, want *engine.Run) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: runs differ\n got: %+v\nwant: %+v", what, got, want)
 	}
+}
+
+// rebuild folds the stored journal of a run into a run: what the snapshot
+// should say, derived from the events alone.
+func rebuild(ctx context.Context, db *DB, id engine.RunID) (*engine.Run, error) {
+	j, err := db.Journal(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := engine.Rebuild(j)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// activeRuns lists the runs in the active index: neither completed nor
+// aborted, oldest first.
+func activeRuns(ctx context.Context, db *DB) ([]engine.RunID, error) {
+	if err := live(ctx); err != nil {
+		return nil, err
+	}
+	var out []engine.RunID
+	err := db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
+			out = append(out, engine.RunID(k))
+			return nil
+		})
+	})
+	return out, err
 }

@@ -110,9 +110,6 @@ func (in *Inbox) Close() error {
 	return nil
 }
 
-// Path is the inbox's file.
-func (in *Inbox) Path() string { return in.path }
-
 // Record keeps a request and returns its id; once it returns the request
 // is on disk. Ids grow, so Pending lists requests in the order they were
 // recorded.

@@ -25,7 +25,7 @@ func openInbox(t *testing.T, dir string, opt Options) *Inbox {
 	}
 	t.Cleanup(func() {
 		in.Close()
-		checkFile(t, in.Path())
+		checkFile(t, in.path)
 	})
 	return in
 }
@@ -84,12 +84,12 @@ func TestInboxIsAFileOfItsOwn(t *testing.T) {
 	if _, err := in.Record(ctx, []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	if in.Path() == db.Path() {
-		t.Fatalf("the inbox is the store's file %s", db.Path())
+	if in.path == db.path {
+		t.Fatalf("the inbox is the store's file %s", db.path)
 	}
 	_ = db.bolt.View(func(tx *bbolt.Tx) error {
 		if tx.Bucket(bucketInbox) != nil {
-			t.Errorf("the store's file %s has an inbox bucket", db.Path())
+			t.Errorf("the store's file %s has an inbox bucket", db.path)
 		}
 		return nil
 	})

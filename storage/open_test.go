@@ -110,7 +110,7 @@ func TestDamagedPagesAreRefused(t *testing.T) {
 				r := startRun(t, db, engine.RunID(fmt.Sprintf("r%04d", i)), testPlan(2), c)
 				r.start(1)
 			}
-			path := db.Path()
+			path := db.path
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}

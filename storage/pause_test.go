@@ -43,7 +43,7 @@ func TestPauseAndRateLimitSurviveReopen(t *testing.T) {
 	if l := got.Step(1).Latest(); !got.Paused || got.PausedBy != "U789" || l.ErrorKind != engine.AgentErrRateLimit || l.RetryAt.IsZero() || l.Retries != 5 {
 		t.Fatalf("reopened: paused %v by %q, attempt %+v", got.Paused, got.PausedBy, l)
 	}
-	rebuilt, err := db.Rebuild(ctx, "r0001")
+	rebuilt, err := rebuild(ctx, db, "r0001")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,20 +144,6 @@ func (db *DB) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, err
 	return out, err
 }
 
-// Rebuild folds the stored journal of a run into a run: what the snapshot
-// should say, derived from the events alone.
-func (db *DB) Rebuild(ctx context.Context, id engine.RunID) (*engine.Run, error) {
-	j, err := db.Journal(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	r, err := engine.Rebuild(j)
-	if err != nil {
-		return nil, fmt.Errorf("rebuild run %s: %w", id, err)
-	}
-	return r, nil
-}
-
 // List returns a summary of every run, newest first. It reads only the small
 // summary records, not the runs.
 func (db *DB) List(ctx context.Context) ([]engine.RunSummary, error) {
@@ -221,22 +207,6 @@ func (db *DB) remember(r *engine.Run) {
 		ID: r.ID, State: r.State, Input: r.Input, Source: r.Plan.Source, Origin: r.Origin,
 		Created: r.Created, Updated: r.Updated, StepsTotal: len(r.Steps), StepsDone: r.StepsDone(),
 	}
-}
-
-// Active lists the runs that are neither completed nor aborted, oldest
-// first.
-func (db *DB) Active(ctx context.Context) ([]engine.RunID, error) {
-	if err := live(ctx); err != nil {
-		return nil, err
-	}
-	var out []engine.RunID
-	err := db.view(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
-			out = append(out, engine.RunID(k))
-			return nil
-		})
-	})
-	return out, err
 }
 
 // SeenKey reports whether an idempotency key was already applied.

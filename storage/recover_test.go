@@ -24,8 +24,8 @@ func TestOpenInterruptsRunningSteps(t *testing.T) {
 
 	restart := time.Date(2025, 3, 15, 8, 0, 0, 0, time.UTC)
 	db = openStore(t, dir, Options{Now: func() time.Time { return restart }})
-	if got := db.Recovered(); !reflect.DeepEqual(got, []engine.RunID{"r0001"}) {
-		t.Fatalf("Recovered() = %v, want [r0001]", got)
+	if got := db.recovered; !reflect.DeepEqual(got, []engine.RunID{"r0001"}) {
+		t.Fatalf("recovered = %v, want [r0001]", got)
 	}
 	r, err := db.Load(ctx, "r0001")
 	if err != nil {
@@ -45,7 +45,7 @@ func TestOpenInterruptsRunningSteps(t *testing.T) {
 	if last.Type != engine.EvStepInterrupted || last.Step != 1 || last.Attempt != 1 || last.Seq != r.Seq || !last.Time.Equal(restart) {
 		t.Fatalf("last journal event = %+v, want step-interrupted for step 1 attempt 1", last)
 	}
-	rebuilt, err := db.Rebuild(ctx, "r0001")
+	rebuilt, err := rebuild(ctx, db, "r0001")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +63,8 @@ func TestOpenInterruptsRunningSteps(t *testing.T) {
 	// Recovery is not repeated for what it already handled, and handles the
 	// new attempt.
 	db = openStore(t, dir, Options{Now: func() time.Time { return restart.Add(time.Hour) }})
-	if got := db.Recovered(); !reflect.DeepEqual(got, []engine.RunID{"r0001"}) {
-		t.Fatalf("second restart: Recovered() = %v", got)
+	if got := db.recovered; !reflect.DeepEqual(got, []engine.RunID{"r0001"}) {
+		t.Fatalf("second restart: recovered = %v", got)
 	}
 	r, _ = db.Load(ctx, "r0001")
 	if s := r.Step(1); s.Status != engine.StepInterrupted || len(s.Attempts) != 2 {
@@ -72,8 +72,8 @@ func TestOpenInterruptsRunningSteps(t *testing.T) {
 	}
 	db.Close()
 	db = openStore(t, dir, Options{})
-	if got := db.Recovered(); len(got) != 0 {
-		t.Fatalf("third open with nothing running: Recovered() = %v", got)
+	if got := db.recovered; len(got) != 0 {
+		t.Fatalf("third open with nothing running: recovered = %v", got)
 	}
 }
 
@@ -109,8 +109,8 @@ func TestReopenTouchesOnlyRunningRuns(t *testing.T) {
 	db.Close()
 
 	db = openStore(t, dir, Options{})
-	if got := db.Recovered(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("Recovered() = %v, want %v", got, want)
+	if got := db.recovered; !reflect.DeepEqual(got, want) {
+		t.Fatalf("recovered = %v, want %v", got, want)
 	}
 	recovered := map[engine.RunID]bool{}
 	for _, id := range want {
@@ -136,7 +136,7 @@ func TestReopenTouchesOnlyRunningRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	active, err := db.Active(ctx)
+	active, err := activeRuns(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestSetupIsRecordedAndChangesAreJournaled(t *testing.T) {
 	if last.Type != engine.EvSetupChanged || last.Actor != "bob" || !reflect.DeepEqual(last.Changes, want) {
 		t.Fatalf("last event = %s by %q %+v, want setup-changed by bob %+v", last.Type, last.Actor, last.Changes, want)
 	}
-	rebuilt, err := db.Rebuild(ctx, "r1")
+	rebuilt, err := rebuild(ctx, db, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestRunRecordedWithoutSetupStillReads(t *testing.T) {
 	if r.Setup != nil || r.Steps[0].Skill != "deliver-prd" {
 		t.Fatalf("old run reads as setup %+v, step %q", r.Setup, r.Steps[0].Skill)
 	}
-	rebuilt, err := db.Rebuild(ctx, oldRunID)
+	rebuilt, err := rebuild(ctx, db, oldRunID)
 	if err != nil {
 		t.Fatal(err)
 	}

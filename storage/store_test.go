@@ -89,7 +89,7 @@ func TestRoundTripThroughEveryDecision(t *testing.T) {
 		if uint64(len(j)) != r.run.Seq {
 			t.Fatalf("run %s: %d journal events, run at seq %d", r.run.ID, len(j), r.run.Seq)
 		}
-		rebuilt, err := db.Rebuild(ctx, r.run.ID)
+		rebuilt, err := rebuild(ctx, db, r.run.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestRoundTripThroughEveryDecision(t *testing.T) {
 		s.Input != engine.InputPlan || s.Origin.Channel != "C1" || !s.Updated.Equal(a.run.Updated) {
 		t.Fatalf("summary of r0001 = %+v", s)
 	}
-	active, err := db.Active(ctx)
+	active, err := activeRuns(ctx, db)
 	if err != nil || !reflect.DeepEqual(active, []engine.RunID{"r0003"}) {
 		t.Fatalf("Active = %v, %v; want only the waiting run", active, err)
 	}
@@ -166,8 +166,8 @@ func TestRoundTripThroughEveryDecision(t *testing.T) {
 	for _, r := range []*runner{a, b, w} {
 		loadEquals(t, db2, r, "after reopen "+string(r.run.ID))
 	}
-	if rec := db2.Recovered(); len(rec) != 0 {
-		t.Fatalf("Recovered() = %v with nothing running", rec)
+	if rec := db2.recovered; len(rec) != 0 {
+		t.Fatalf("recovered = %v with nothing running", rec)
 	}
 }
 
@@ -383,7 +383,7 @@ func TestConcurrentRuns(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if active, err := db.Active(ctx); err != nil || len(active) != 0 {
+	if active, err := activeRuns(ctx, db); err != nil || len(active) != 0 {
 		t.Fatalf("Active() = %v, %v after every run completed", active, err)
 	}
 }
