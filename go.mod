@@ -3,6 +3,7 @@ module github.com/gonogo/gonogo
 go 1.26.0
 
 require (
+	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/mattn/go-shellwords v1.0.12
 	github.com/sethvargo/go-envconfig v1.4.3
@@ -18,5 +19,7 @@ require (
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/valyala/fastrand v1.1.0 // indirect
+	github.com/valyala/histogram v1.2.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )

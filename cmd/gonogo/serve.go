@@ -191,7 +191,8 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 }
 
 // httpHandler serves /healthz (connected to Slack, store open) and
-// /metrics (Prometheus text).
+// /metrics (Prometheus text: the bot's metrics, the Go runtime's and the
+// process's).
 func httpHandler(b *bot.Bot, svc *engine.Service) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -156,6 +156,8 @@ func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
 		`gonogo_slack_connected 1`,
 		`gonogo_slack_calls_total{method="chat.postMessage"}`,
 		`gonogo_ack_latency_seconds_count 3`, // the command and two clicks
+		"# TYPE gonogo_ack_latency_seconds histogram\n",
+		"\ngo_goroutines ", "\nprocess_resident_memory_bytes ", "\nprocess_open_fds ",
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, metrics)
