@@ -281,6 +281,21 @@ func pgid(pid int) (int, error) {
 // judge runs the rubric on an outcome, as the engine will.
 func judge(o engine.Outcome) (engine.Result, string) { return engine.Judge(o, engine.Skill{}) }
 
+// failedAs checks that the attempt is FAILED with an agent error of kind
+// whose reason names every one of want, and returns the reason.
+func failedAs(t *testing.T, o engine.Outcome, kind engine.AgentErrorKind, want ...string) string {
+	t.Helper()
+	res, why := judge(o)
+	ok := res == engine.ResultFailed && o.AgentErrorKind == kind
+	for _, w := range want {
+		ok = ok && strings.Contains(why, w)
+	}
+	if !ok {
+		t.Errorf("judged %s - %s (kind %q), want FAILED (%s) naming %q", res, why, o.AgentErrorKind, kind, want)
+	}
+	return why
+}
+
 // --- Claude Code against a stand-in of the Anthropic Messages API ---
 
 const standInAnswer = "# Stand-in answer\n\nHello from the stand-in."
@@ -359,10 +374,7 @@ func TestRealClaude(t *testing.T) {
 		srv := anthropicStandIn(t, "unauthorized")
 		cfg, _ := claudeConfig(t, srv, "sk-ant-standin-wrong")
 		o := NewClaude(cfg).Run(context.Background(), realJob(t), nil)
-		res, why := judge(o)
-		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrAuth || !strings.Contains(why, "Invalid API key") || !strings.Contains(why, "ANTHROPIC_API_KEY") {
-			t.Errorf("judged %s - %s (kind %q)", res, why, o.AgentErrorKind)
-		}
+		failedAs(t, o, engine.AgentErrAuth, "Invalid API key", "ANTHROPIC_API_KEY")
 		if len(srv.requests("/v1/messages")) == 0 {
 			t.Error("the stand-in got no request")
 		}
@@ -383,10 +395,7 @@ func TestRealClaude(t *testing.T) {
 		srv := anthropicStandIn(t, "overloaded")
 		cfg, _ := claudeConfig(t, srv, "sk-ant-standin-key-2")
 		o := NewClaude(cfg).Run(context.Background(), realJob(t), nil)
-		res, why := judge(o)
-		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrOverloaded || !strings.Contains(why, "529") {
-			t.Errorf("judged %s - %s (kind %q)", res, why, o.AgentErrorKind)
-		}
+		failedAs(t, o, engine.AgentErrOverloaded, "529")
 		if len(srv.requests("/v1/messages")) == 0 {
 			t.Error("the stand-in got no request")
 		}
@@ -516,10 +525,7 @@ func TestRealCodex(t *testing.T) {
 		srv := responsesStandIn(t, "ok")
 		cfg, _ := codexConfig(t, srv, "")
 		o := NewCodex(cfg).Run(context.Background(), realJob(t), nil)
-		res, why := judge(o)
-		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrAuth || !strings.Contains(why, "OPENAI_API_KEY") || !strings.Contains(why, "codex login") {
-			t.Errorf("judged %s - %s (kind %q)", res, why, o.AgentErrorKind)
-		}
+		failedAs(t, o, engine.AgentErrAuth, "OPENAI_API_KEY", "codex login")
 		if n := len(srv.requests("/")); n != 0 {
 			t.Errorf("the stand-in got %d requests, want none", n)
 		}
@@ -529,10 +535,7 @@ func TestRealCodex(t *testing.T) {
 		srv := responsesStandIn(t, "unauthorized")
 		cfg, _ := codexConfig(t, srv, "sk-standin-codex-wrong")
 		o := NewCodex(cfg).Run(context.Background(), realJob(t), nil)
-		res, why := judge(o)
-		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrAuth || !strings.Contains(why, "401") {
-			t.Errorf("judged %s - %s (kind %q)", res, why, o.AgentErrorKind)
-		}
+		failedAs(t, o, engine.AgentErrAuth, "401")
 		if len(srv.requests("/responses")) == 0 {
 			t.Error("the stand-in got no request")
 		}
@@ -542,10 +545,7 @@ func TestRealCodex(t *testing.T) {
 		srv := responsesStandIn(t, "rate-limited")
 		cfg, _ := codexConfig(t, srv, "sk-standin-codex-2")
 		o := NewCodex(cfg).Run(context.Background(), realJob(t), nil)
-		res, why := judge(o)
-		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrRateLimit || !strings.Contains(why, "429") {
-			t.Errorf("judged %s - %s (kind %q)", res, why, o.AgentErrorKind)
-		}
+		why := failedAs(t, o, engine.AgentErrRateLimit, "429")
 		if strings.Count(why, "429 Too Many Requests") != 1 {
 			t.Errorf("the reason repeats itself: %s", why)
 		}
@@ -677,10 +677,7 @@ func TestRealGemini(t *testing.T) {
 		srv := geminiStandIn(t, "bad-key")
 		cfg, _ := geminiConfig(t, srv, "standin-gemini-wrong")
 		o := NewGemini(cfg).Run(context.Background(), realJob(t), nil)
-		res, why := judge(o)
-		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrAuth || !strings.Contains(why, "API key not valid") {
-			t.Errorf("judged %s - %s (kind %q)", res, why, o.AgentErrorKind)
-		}
+		failedAs(t, o, engine.AgentErrAuth, "API key not valid")
 		if len(srv.requests(":streamGenerateContent")) == 0 {
 			t.Error("the stand-in got no request")
 		}
@@ -690,10 +687,7 @@ func TestRealGemini(t *testing.T) {
 		srv := geminiStandIn(t, "overloaded")
 		cfg, _ := geminiConfig(t, srv, "standin-gemini-key-2")
 		o := NewGemini(cfg).Run(context.Background(), realJob(t), nil)
-		res, why := judge(o)
-		if res != engine.ResultFailed || o.AgentErrorKind != engine.AgentErrOverloaded || !strings.Contains(why, "overloaded") {
-			t.Errorf("judged %s - %s (kind %q)", res, why, o.AgentErrorKind)
-		}
+		failedAs(t, o, engine.AgentErrOverloaded, "overloaded")
 	})
 	t.Run("slow stream then cancel", func(t *testing.T) {
 		t.Parallel()
