@@ -96,10 +96,7 @@ Exit codes: 0 the configured runner can run its agent, 1 it cannot, 2 usage erro
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
 	a.addJSONFlag(c, f)
-	c.Flags().BoolVar(&f.DryRun, "dry-run", false, "check as for a dry run, which needs no agent")
-	a.addSkillsFlag(c, f)
-	a.addDataFlag(c, f)
-	a.addRunnerFlags(c, f)
+	a.addAgentFlags(c, f, "check as for a dry run, which needs no agent")
 	return c
 }
 

@@ -46,8 +46,17 @@ func (a *cli) addRunFlags(c *cobra.Command, f *runFlags) {
 	fs := c.Flags()
 	fs.BoolVar(&f.Auto, "auto", false, "guarded auto: no pauses, but halt on FAILED and pause on EMPTY")
 	fs.BoolVar(&f.ForceAuto, "force-auto", false, "guarded auto also for chains and Complex, Chaotic or unclassified plans")
-	fs.BoolVar(&f.DryRun, "dry-run", false, "run no agent: each step reports NOT EXECUTED - dry run")
 	fs.BoolVar(&f.Thread, "thread", false, "each step gets the previous step's confirmed artifact (chains, workflows)")
+	a.addAgentFlags(c, f, dryRunUsage)
+}
+
+const dryRunUsage = "run no agent: each step reports NOT EXECUTED - dry run"
+
+// addAgentFlags defines what says which agent runs, on which skills, over
+// which data: --dry-run (described by dryRun), --skills, --data, --runner
+// and --runner-cmd.
+func (a *cli) addAgentFlags(c *cobra.Command, f *runFlags, dryRun string) {
+	c.Flags().BoolVar(&f.DryRun, "dry-run", false, dryRun)
 	a.addSkillsFlag(c, f)
 	a.addDataFlag(c, f)
 	a.addRunnerFlags(c, f)

@@ -63,10 +63,7 @@ other variables.`,
 		RunE:              a.action(f, cmdServe),
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	c.Flags().BoolVar(&f.DryRun, "dry-run", false, "run no agent: each step reports NOT EXECUTED - dry run")
-	a.addSkillsFlag(c, f)
-	a.addDataFlag(c, f)
-	a.addRunnerFlags(c, f)
+	a.addAgentFlags(c, f, dryRunUsage)
 	return c
 }
 

@@ -281,6 +281,17 @@ func pgid(pid int) (int, error) {
 // judge runs the rubric on an outcome, as the engine will.
 func judge(o engine.Outcome) (engine.Result, string) { return engine.Judge(o, engine.Skill{}) }
 
+// failsAgainst runs r once and checks that the attempt is FAILED with an
+// agent error of kind naming every one of want, after the stand-in was
+// asked at path.
+func failsAgainst(t *testing.T, r engine.Runner, srv *standIn, path string, kind engine.AgentErrorKind, want ...string) {
+	t.Helper()
+	failedAs(t, r.Run(context.Background(), realJob(t), nil), kind, want...)
+	if len(srv.requests(path)) == 0 {
+		t.Errorf("the stand-in got no request at %s", path)
+	}
+}
+
 // failedAs checks that the attempt is FAILED with an agent error of kind
 // whose reason names every one of want, and returns the reason.
 func failedAs(t *testing.T, o engine.Outcome, kind engine.AgentErrorKind, want ...string) string {
@@ -373,11 +384,7 @@ func TestRealClaude(t *testing.T) {
 		t.Parallel()
 		srv := anthropicStandIn(t, "unauthorized")
 		cfg, _ := claudeConfig(t, srv, "sk-ant-standin-wrong")
-		o := NewClaude(cfg).Run(context.Background(), realJob(t), nil)
-		failedAs(t, o, engine.AgentErrAuth, "Invalid API key", "ANTHROPIC_API_KEY")
-		if len(srv.requests("/v1/messages")) == 0 {
-			t.Error("the stand-in got no request")
-		}
+		failsAgainst(t, NewClaude(cfg), srv, "/v1/messages", engine.AgentErrAuth, "Invalid API key", "ANTHROPIC_API_KEY")
 	})
 	t.Run("not logged in", func(t *testing.T) {
 		t.Parallel()
@@ -394,11 +401,7 @@ func TestRealClaude(t *testing.T) {
 		t.Parallel()
 		srv := anthropicStandIn(t, "overloaded")
 		cfg, _ := claudeConfig(t, srv, "sk-ant-standin-key-2")
-		o := NewClaude(cfg).Run(context.Background(), realJob(t), nil)
-		failedAs(t, o, engine.AgentErrOverloaded, "529")
-		if len(srv.requests("/v1/messages")) == 0 {
-			t.Error("the stand-in got no request")
-		}
+		failsAgainst(t, NewClaude(cfg), srv, "/v1/messages", engine.AgentErrOverloaded, "529")
 	})
 	t.Run("slow stream then cancel", func(t *testing.T) {
 		t.Parallel()
@@ -534,11 +537,7 @@ func TestRealCodex(t *testing.T) {
 		t.Parallel()
 		srv := responsesStandIn(t, "unauthorized")
 		cfg, _ := codexConfig(t, srv, "sk-standin-codex-wrong")
-		o := NewCodex(cfg).Run(context.Background(), realJob(t), nil)
-		failedAs(t, o, engine.AgentErrAuth, "401")
-		if len(srv.requests("/responses")) == 0 {
-			t.Error("the stand-in got no request")
-		}
+		failsAgainst(t, NewCodex(cfg), srv, "/responses", engine.AgentErrAuth, "401")
 	})
 	t.Run("rate limited", func(t *testing.T) {
 		t.Parallel()
@@ -676,11 +675,7 @@ func TestRealGemini(t *testing.T) {
 		t.Parallel()
 		srv := geminiStandIn(t, "bad-key")
 		cfg, _ := geminiConfig(t, srv, "standin-gemini-wrong")
-		o := NewGemini(cfg).Run(context.Background(), realJob(t), nil)
-		failedAs(t, o, engine.AgentErrAuth, "API key not valid")
-		if len(srv.requests(":streamGenerateContent")) == 0 {
-			t.Error("the stand-in got no request")
-		}
+		failsAgainst(t, NewGemini(cfg), srv, ":streamGenerateContent", engine.AgentErrAuth, "API key not valid")
 	})
 	t.Run("overloaded", func(t *testing.T) {
 		t.Parallel()
