@@ -204,19 +204,24 @@ func (s *Server) dispatch() {
 		}
 		out := s.queue[0]
 		s.queue = s.queue[1:]
+		// The send time is taken before the write: a client may read the
+		// frame and ack it before the write call returns here.
+		first := out.env != nil && out.env.firstSent.IsZero()
+		if first {
+			out.env.firstSent = time.Now()
+		}
 		s.mu.Unlock()
 
 		err := wc.write(out.frame)
-		now := time.Now()
 
 		s.mu.Lock()
 		if err != nil {
 			s.queue = append([]outgoing{out}, s.queue...)
 			wc.dead = true
-		} else if out.env != nil {
-			if out.env.firstSent.IsZero() {
-				out.env.firstSent = now
+			if first {
+				out.env.firstSent = time.Time{}
 			}
+		} else if out.env != nil {
 			out.env.sends++
 		}
 		s.notifyLocked()
