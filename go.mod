@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/VictoriaMetrics/metrics v1.44.0
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/gorilla/websocket v1.5.3
 	github.com/mattn/go-shellwords v1.0.12
 	github.com/sethvargo/go-envconfig v1.4.3

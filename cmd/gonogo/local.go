@@ -177,6 +177,7 @@ func (a *localAPI) handler() http.Handler {
 	mux.HandleFunc("GET /v1/runs/{id}", a.run)
 	mux.HandleFunc("GET /v1/runs/{id}/artifacts", a.sums)
 	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}", a.artifact)
+	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}/versions", a.versions)
 	mux.HandleFunc("POST /v1/runs/{id}/decisions", a.decide)
 	mux.HandleFunc("POST /v1/runs/{id}/pause", a.pause)
 	mux.HandleFunc("POST /v1/runs/{id}/resume", a.resume)
@@ -246,11 +247,37 @@ func (a *localAPI) sums(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, b, err, a)
 }
 
-func (a *localAPI) artifact(w http.ResponseWriter, r *http.Request) {
+// pathStepAttempt reads a request's {step} and {attempt}; it answers a bad
+// one itself.
+func pathStepAttempt(w http.ResponseWriter, r *http.Request) (step, attempt int, ok bool) {
 	step, err1 := strconv.Atoi(r.PathValue("step"))
 	attempt, err2 := strconv.Atoi(r.PathValue("attempt"))
 	if err1 != nil || err2 != nil {
 		writeError(w, http.StatusBadRequest, "bad-request", "step and attempt are numbers")
+		return 0, 0, false
+	}
+	return step, attempt, true
+}
+
+// versions answers every version of an attempt's artifact, as a JSON list
+// of base64 strings, the agent's original first.
+func (a *localAPI) versions(w http.ResponseWriter, r *http.Request) {
+	step, attempt, ok := pathStepAttempt(w, r)
+	if !ok {
+		return
+	}
+	vs, err := a.db.ArtifactVersions(r.Context(), engine.RunID(r.PathValue("id")), step, attempt)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	b, err := json.Marshal(vs)
+	writeBody(w, b, err, a)
+}
+
+func (a *localAPI) artifact(w http.ResponseWriter, r *http.Request) {
+	step, attempt, ok := pathStepAttempt(w, r)
+	if !ok {
 		return
 	}
 	body, err := a.db.Artifact(r.Context(), engine.RunID(r.PathValue("id")), step, attempt)

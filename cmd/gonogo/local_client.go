@@ -31,6 +31,9 @@ type runReader interface {
 	RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error)
 	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
 	ArtifactSums(ctx context.Context, id engine.RunID) ([]storage.ArtifactSum, error)
+	// ArtifactVersions is every version of an attempt's artifact, the
+	// agent's original first, then each edit.
+	ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error)
 	Close() error
 }
 
@@ -87,6 +90,9 @@ func (noStore) ArtifactSums(context.Context, engine.RunID) ([]storage.ArtifactSu
 }
 func (noStore) Decide(context.Context, engine.RunID, engine.Decision) (*engine.Run, bool, error) {
 	return nil, false, engine.ErrNotFound
+}
+func (noStore) ArtifactVersions(context.Context, engine.RunID, int, int) ([][]byte, error) {
+	return nil, engine.ErrNotFound
 }
 func (noStore) Close() error { return nil }
 
@@ -246,6 +252,14 @@ func (c *localClient) ArtifactSums(ctx context.Context, id engine.RunID) ([]stor
 	out := make([]storage.ArtifactSum, 0, len(in))
 	for _, s := range in {
 		out = append(out, storage.ArtifactSum(s))
+	}
+	return out, nil
+}
+
+func (c *localClient) ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error) {
+	var out [][]byte
+	if err := c.get(ctx, fmt.Sprintf("%s/artifacts/%d/%d/versions", runPath(id), step, attempt), &out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

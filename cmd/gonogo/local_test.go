@@ -211,6 +211,18 @@ func checkReadsThroughHolder(t *testing.T, env []string, id, agent string) {
 	if art.code != 0 || art.stdout != string(file) {
 		t.Fatalf("show --artifact 1: exit %d, printed %q, want the file %q (%s)", art.code, art.stdout, file, art.stderr)
 	}
+	exp := subprocess(t, env, "", "export", id)
+	var trail struct {
+		Steps []struct {
+			Attempts []struct {
+				Artifact *struct{ SHA256 string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(exp.stdout), &trail); exp.code != 0 || err != nil || len(trail.Steps) != 2 ||
+		len(trail.Steps[0].Attempts) != 1 || trail.Steps[0].Attempts[0].Artifact == nil || trail.Steps[0].Attempts[0].Artifact.SHA256 != *a.SHA256 {
+		t.Fatalf("export of a held run: exit %d, %v\n%s%s", exp.code, err, exp.stdout, exp.stderr)
+	}
 }
 
 func TestStaleSocketIsReplaced(t *testing.T) {

@@ -131,6 +131,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newCheckCmd(a),
 		newRunsCmd(a),
 		newShowCmd(a),
+		newExportCmd(a),
 		newDecideCmd(a),
 		newPauseCmd(a),
 		newResumeCmd(a),

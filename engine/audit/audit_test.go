@@ -1,0 +1,210 @@
+package audit_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/audit"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var t0 = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+
+// history plays a run through the engine's own transitions: step 1 is
+// edited, step 2 fails, is redone with feedback and approved, step 3 is
+// skipped. It returns the run, its journal and the stored artifact
+// versions, as a store would hold them.
+func history(t *testing.T) (*engine.Run, []engine.Event, map[[2]int][][]byte) {
+	t.Helper()
+	p := engine.Plan{Input: engine.InputChain, Source: "deliver-prd -> deliver-user-stories -> measure",
+		Steps:  []engine.PlanStep{{Skill: "deliver-prd", Effort: "spec | the fix"}, {Skill: "deliver-user-stories"}, {Skill: "measure"}},
+		Manual: []engine.Block{{Effort: "launch", Skill: "workflow-launch", Reason: "a whole workflow", Line: 40}}}
+	var journal []engine.Event
+	r := &engine.Run{}
+	now := t0
+	apply := func(evs []engine.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := engine.Fold(r, evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, journal = next, append(journal, evs...)
+		now = now.Add(time.Minute)
+	}
+	apply(engine.NewRun("20261120-090000-abc", p, engine.StartOptions{StartedBy: "U1", Origin: engine.Origin{Channel: "C1", Thread: "1.2"}}, now))
+	versions := map[[2]int][][]byte{}
+	agent := []byte("# PRD\n\nline one\nline two\n")
+	edited := []byte("# PRD\n\nline one, sharper\nline two\n")
+
+	apply(engine.Start(r, 1, now))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: len(agent), CostUSD: 0.25,
+		Usage: engine.Usage{InputTokens: 100, OutputTokens: 50, Turns: 3}, File: "runs/x/01-deliver-prd.md"}, now))
+	versions[[2]int{1, 1}] = [][]byte{agent, edited}
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideEdit, Actor: "U2", Step: 1, Attempt: 1, Key: "k1"},
+		&engine.Edit{Size: len(edited)}, now))
+
+	apply(engine.Start(r, 2, now))
+	apply(engine.Finish(r, 2, 1, engine.Finished{Result: engine.ResultFailed, Reason: "timed out after 30m"}, now))
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideRedo, Actor: "U1", Step: 2, Attempt: 1, Key: "k2", Feedback: "shorter,\nplease"}, nil, now))
+	apply(engine.Start(r, 2, now))
+	stories := []byte("stories\n")
+	apply(engine.Finish(r, 2, 2, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: len(stories), CostUSD: 0.5}, now))
+	versions[[2]int{2, 2}] = [][]byte{stories}
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideApprove, Actor: "U3", Step: 2, Attempt: 2, Key: "k3"}, nil, now))
+
+	apply(engine.Start(r, 3, now))
+	apply(engine.Finish(r, 3, 1, engine.Finished{Result: engine.ResultEmpty}, now))
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideSkip, Actor: "ops|lead", Step: 3, Attempt: 1, Key: "k4"}, nil, now))
+	return r, journal, versions
+}
+
+func build(t *testing.T) audit.Trail {
+	t.Helper()
+	r, journal, versions := history(t)
+	tr, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(step, attempt int) ([][]byte, error) {
+		return versions[[2]int{step, attempt}], nil
+	}}, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (write it with -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test ./engine/audit -update):\n%s", path, got)
+	}
+}
+
+// TestTrailGolden: the JSON shape and the Markdown of a run with an edit,
+// a failure redone with feedback, an approval and a skip.
+func TestTrailGolden(t *testing.T) {
+	tr := build(t)
+	js, err := tr.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "trail.json", js)
+	golden(t, "trail.md", tr.Markdown())
+}
+
+// TestTrailFacts asserts the facts an auditor relies on, independently of
+// the golden files.
+func TestTrailFacts(t *testing.T) {
+	tr := build(t)
+	if tr.Version != audit.Version || tr.Run.State != "completed" || tr.Run.Finished == nil {
+		t.Fatalf("run = %+v", tr.Run)
+	}
+	if got := tr.Run.CostUSD; got != 0.75 {
+		t.Errorf("cost = %v, want 0.75", got)
+	}
+	s1 := tr.Steps[0].Attempts[0]
+	agentSum := sha256.Sum256([]byte("# PRD\n\nline one\nline two\n"))
+	if s1.Artifact == nil || s1.Artifact.SHA256 != hex.EncodeToString(agentSum[:]) || s1.Artifact.File != "runs/x/01-deliver-prd.md" {
+		t.Fatalf("step 1 artifact = %+v", s1.Artifact)
+	}
+	if len(s1.Edits) != 1 {
+		t.Fatalf("step 1 edits = %+v", s1.Edits)
+	}
+	e := s1.Edits[0]
+	if e.Actor != "U2" || !strings.Contains(e.Diff, "-line one\n+line one, sharper\n") || strings.Contains(e.Diff, "-line two") {
+		t.Errorf("edit = %+v", e)
+	}
+	if e.SHA256 == s1.Artifact.SHA256 {
+		t.Error("the edit's sum is the agent's")
+	}
+	s2 := tr.Steps[1]
+	if len(s2.Attempts) != 2 || s2.Attempts[0].Reason != "timed out after 30m" || s2.Attempts[1].Feedback != "shorter,\nplease" {
+		t.Fatalf("step 2 attempts = %+v", s2.Attempts)
+	}
+	if d := s2.Attempts[0].Decisions; len(d) != 1 || d[0].Kind != "redo" || d[0].Actor != "U1" || d[0].Feedback == "" {
+		t.Errorf("step 2 attempt 1 decisions = %+v", d)
+	}
+	if d := s2.Attempts[1].Decisions; len(d) != 1 || d[0].Kind != "approve" || d[0].Actor != "U3" {
+		t.Errorf("step 2 attempt 2 decisions = %+v", d)
+	}
+	if s3 := tr.Steps[2]; *s3.Decision != "skip" || s3.Attempts[0].Artifact != nil {
+		t.Errorf("step 3 = %+v", s3)
+	}
+	if len(tr.NotRun) != 1 || tr.NotRun[0].Kind != "manual" || tr.NotRun[0].Line != 40 {
+		t.Errorf("not run = %+v", tr.NotRun)
+	}
+	if len(tr.Journal) == 0 || tr.Journal[0].Seq != 1 || tr.Journal[len(tr.Journal)-1].Type != "run-finished" {
+		t.Errorf("journal = %+v", tr.Journal)
+	}
+}
+
+// TestMarkdownCannotBeSteered: text people or agents wrote (a reason, an
+// effort, feedback) cannot break the document's tables or start headings.
+func TestMarkdownCannotBeSteered(t *testing.T) {
+	md := string(build(t).Markdown())
+	if strings.Contains(md, "shorter,\nplease") {
+		t.Error("multi-line feedback was not folded to one line")
+	}
+	// Every row of the steps table has its 8 columns, whatever the
+	// effort or skill says.
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "| Step |"):
+			in = true
+		case in && !strings.HasPrefix(line, "|"):
+			in = false
+		case in:
+			if n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"); n != 9 {
+				t.Errorf("steps table row has %d column breaks, want 9: %q", n, line)
+			}
+		}
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "#") && strings.Contains(line, "please") {
+			t.Errorf("feedback became a heading: %q", line)
+		}
+	}
+}
+
+// TestEditsMissingVersion: an edit whose version the store lacks is still
+// listed, with who and when, and says so.
+func TestEditsMissingVersion(t *testing.T) {
+	r, journal, versions := history(t)
+	versions[[2]int{1, 1}] = versions[[2]int{1, 1}][:1]
+	tr, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(step, attempt int) ([][]byte, error) {
+		return versions[[2]int{step, attempt}], nil
+	}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := tr.Steps[0].Attempts[0].Edits
+	if len(e) != 1 || e[0].Actor != "U2" || !strings.Contains(e[0].Diff, "not in the store") {
+		t.Fatalf("edits = %+v", e)
+	}
+	var back audit.Trail
+	js, _ := tr.JSON()
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,269 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// JSON is the trail as indented JSON, ending in a newline.
+func (t Trail) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Markdown is the trail as a document that reads on its own: the run's
+// facts, a table of its steps, each step's attempts with their decisions,
+// feedback and edits (as diffs), what was never run, and the journal.
+func (t Trail) Markdown() []byte {
+	var b bytes.Buffer
+	r := t.Run
+	fmt.Fprintf(&b, "# Audit trail of run %s\n\n", r.ID)
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	row(&b, "Input", r.Input+": "+code(r.Source))
+	row(&b, "State", r.State)
+	row(&b, "Mode", r.Mode)
+	row(&b, "Started by", orDash(r.StartedBy))
+	if r.Channel != "" {
+		row(&b, "Slack", "channel "+r.Channel+threadPart(r.Thread))
+	}
+	row(&b, "Started", stamp(r.Created))
+	if r.Finished != nil {
+		row(&b, "Finished", stamp(*r.Finished))
+	} else {
+		row(&b, "Last change", stamp(r.Updated))
+	}
+	row(&b, "Cost", money(r.CostUSD)+budgetPart(r.BudgetUSD))
+	if r.Quorum > 1 {
+		row(&b, "Quorum", fmt.Sprintf("%d approvals a checkpoint", r.Quorum))
+	}
+	if r.Runner != "" {
+		row(&b, "Runner", r.Runner+agentPart(r.Agent))
+	}
+	row(&b, "Written", stamp(t.Generated))
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "\n> Warning: %s\n", oneLine(w))
+	}
+
+	b.WriteString("\n## Steps\n\n| Step | Skill | Result | Decision | Who | Attempts | Cost | Time |\n|---|---|---|---|---|---|---|---|\n")
+	for _, s := range t.Steps {
+		res, dec, who := "—", "—", "—"
+		if s.Result != nil {
+			res = *s.Result
+		}
+		if d := lastDecision(s); d != nil {
+			dec, who = d.Kind, d.Actor
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d | %s | %s |\n", s.N, cell(s.Skill), res, dec, cell(who),
+			len(s.Attempts), money(s.CostUSD), duration(stepSeconds(s)))
+	}
+	for _, s := range t.Steps {
+		writeStep(&b, s)
+	}
+	if len(t.NotRun) > 0 {
+		b.WriteString("\n## Not run\n\n")
+		for _, n := range t.NotRun {
+			fmt.Fprintf(&b, "- %s: %s%s%s\n", n.Kind, oneLine(n.Effort), skillPart(n.Skill), reasonPart(n.Reason))
+		}
+	}
+	b.WriteString("\n## Journal\n\n| # | Time (UTC) | Event | Step | Who | Detail |\n|---|---|---|---|---|---|\n")
+	for _, e := range t.Journal {
+		step := ""
+		if e.Step > 0 {
+			step = fmt.Sprintf("%d.%d", e.Step, e.Attempt)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", e.Seq, stamp(e.Time), e.Type, step, cell(e.Actor), cell(eventDetail(e)))
+	}
+	return b.Bytes()
+}
+
+func writeStep(b *bytes.Buffer, s Step) {
+	fmt.Fprintf(b, "\n## Step %d: %s", s.N, s.Skill)
+	if s.Effort != "" {
+		fmt.Fprintf(b, " (%s)", oneLine(s.Effort))
+	}
+	b.WriteString("\n\n")
+	if s.Parent > 0 {
+		fmt.Fprintf(b, "Added by step %d.\n\n", s.Parent)
+	}
+	if len(s.Attempts) == 0 {
+		fmt.Fprintf(b, "Never ran (%s).\n", s.Status)
+		return
+	}
+	for i, a := range s.Attempts {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(b, "### Attempt %d: %s\n\n", a.N, orDash(a.Result))
+		if a.Skill != s.Skill {
+			fmt.Fprintf(b, "- Ran the fallback skill %s\n", code(a.Skill))
+		}
+		if a.Feedback != "" {
+			fmt.Fprintf(b, "- Redo feedback: %s\n", quoteLine(a.Feedback))
+		}
+		if a.Started != nil {
+			fmt.Fprintf(b, "- Ran %s from %s, cost %s%s\n", duration(a.DurationSeconds), stamp(*a.Started), money(a.CostUSD), usagePart(a.Usage))
+		}
+		if a.Reason != "" {
+			fmt.Fprintf(b, "- Reason: %s\n", oneLine(a.Reason))
+		}
+		if art := a.Artifact; art != nil {
+			fmt.Fprintf(b, "- Artifact: %d bytes, sha256 `%s`", art.Size, art.SHA256)
+			if art.File != "" {
+				fmt.Fprintf(b, ", on disk as %s", code(art.File))
+			}
+			b.WriteString("\n")
+		}
+		for _, d := range a.Decisions {
+			fmt.Fprintf(b, "- **%s** by %s at %s", d.Kind, oneLine(d.Actor), stamp(d.Time))
+			if d.Feedback != "" {
+				fmt.Fprintf(b, " with feedback %s", quoteLine(d.Feedback))
+			}
+			b.WriteString("\n")
+		}
+		for _, e := range a.Edits {
+			fmt.Fprintf(b, "\nEdit by %s at %s (%d bytes, sha256 `%s`), against the agent's artifact:\n\n", oneLine(e.Actor), stamp(e.Time), e.Size, orDash(e.SHA256))
+			fence := strings.Repeat("`", max(3, longestRun(e.Diff, '`')+1))
+			fmt.Fprintf(b, "%sdiff\n%s", fence, e.Diff)
+			if !strings.HasSuffix(e.Diff, "\n") {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(b, "%s\n", fence)
+		}
+	}
+}
+
+func lastDecision(s Step) *Decision {
+	var last *Decision
+	for i := range s.Attempts {
+		for j := range s.Attempts[i].Decisions {
+			d := &s.Attempts[i].Decisions[j]
+			if last == nil || !d.Time.Before(last.Time) {
+				last = d
+			}
+		}
+	}
+	return last
+}
+
+func stepSeconds(s Step) float64 {
+	var n float64
+	for _, a := range s.Attempts {
+		n += a.DurationSeconds
+	}
+	return n
+}
+
+func eventDetail(e Event) string {
+	var parts []string
+	for _, p := range []string{e.Decision, e.Result, e.Reason} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ": ")
+}
+
+func row(b *bytes.Buffer, k, v string) { fmt.Fprintf(b, "| %s | %s |\n", k, cell(v)) }
+
+// cell makes text safe inside one table cell: one line, no column breaks.
+func cell(s string) string {
+	return strings.ReplaceAll(oneLine(s), "|", `\|`)
+}
+
+// oneLine folds text to one line, so a reason or a name cannot start a
+// heading or a list of its own.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func quoteLine(s string) string { return "“" + oneLine(s) + "”" }
+
+// code sets text as inline code, with a fence longer than any run of
+// backticks inside it.
+func code(s string) string {
+	s = oneLine(s)
+	if s == "" {
+		return "—"
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+func money(usd float64) string { return fmt.Sprintf("$%.4f", usd) }
+
+func duration(sec float64) string {
+	return (time.Duration(sec * float64(time.Second))).Round(time.Second).String()
+}
+
+func threadPart(ts string) string {
+	if ts == "" {
+		return ""
+	}
+	return ", thread " + ts
+}
+
+func budgetPart(usd float64) string {
+	if usd <= 0 {
+		return ""
+	}
+	return " of a " + money(usd) + " budget"
+}
+
+func agentPart(cmd string) string {
+	if cmd == "" {
+		return ""
+	}
+	return " (" + cmd + ")"
+}
+
+func skillPart(skill string) string {
+	if skill == "" {
+		return ""
+	}
+	return " (" + code(skill) + ")"
+}
+
+func reasonPart(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + oneLine(reason)
+}
+
+func usagePart(u Usage) string {
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d tokens in, %d out, %d turns", u.InputTokens, u.OutputTokens, u.Turns)
+}
