@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/audit"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -185,9 +186,9 @@ type jsonRun struct {
 	PauseReason string     `json:"pause_reason,omitempty"`
 	// Setup is how the run is carried out (resume goes on with it); null
 	// for a run recorded before gonogo kept it.
-	Setup   *jsonSetup  `json:"setup"`
-	Steps   []jsonStep  `json:"steps"`
-	Journal []jsonEvent `json:"journal"`
+	Setup   *jsonSetup    `json:"setup"`
+	Steps   []jsonStep    `json:"steps"`
+	Journal []audit.Event `json:"journal"`
 }
 
 type jsonSetup struct {
@@ -234,33 +235,6 @@ type jsonAttempt struct {
 	// --artifact N --attempt K prints it.
 	SHA256    *string `json:"sha256"`
 	StoreOnly bool    `json:"store_only"`
-}
-
-type jsonEvent struct {
-	Seq      uint64    `json:"seq"`
-	Time     time.Time `json:"time"`
-	Type     string    `json:"type"`
-	Step     int       `json:"step,omitempty"`
-	Attempt  int       `json:"attempt,omitempty"`
-	Actor    string    `json:"actor,omitempty"`
-	Kind     string    `json:"kind,omitempty"`
-	Key      string    `json:"key,omitempty"`
-	Feedback string    `json:"feedback,omitempty"`
-	Status   string    `json:"status,omitempty"`
-	Result   string    `json:"result,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	CostUSD  float64   `json:"cost_usd,omitempty"`
-	Mode     string    `json:"mode,omitempty"`
-	State    string    `json:"state,omitempty"`
-	// Changes are a setup-changed event's: what resume changed in how the
-	// run is carried out.
-	Changes []jsonChange `json:"changes,omitempty"`
-}
-
-type jsonChange struct {
-	Field string `json:"field"`
-	From  string `json:"from"`
-	To    string `json:"to"`
 }
 
 func newShowCmd(a *cli) *cobra.Command {
@@ -519,7 +493,7 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 	out := jsonRun{
 		ID: string(r.ID), State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
 		Mode: engine.RunModeName(r.Mode, r.DryRun), Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD,
-		Halt: strOrNil(r.Halt), Steps: []jsonStep{}, Journal: []jsonEvent{},
+		Halt: strOrNil(r.Halt), Steps: []jsonStep{},
 	}
 	if st := r.Setup; st != nil {
 		out.Setup = &jsonSetup{Runner: st.Runner, RunnerCmd: st.RunnerCmd, RunnerArgs: append([]string{}, st.RunnerArgs...),
@@ -568,22 +542,7 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 		}
 		out.Steps = append(out.Steps, js)
 	}
-	for _, ev := range journal {
-		out.Journal = append(out.Journal, jsonEvent{
-			Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt, Actor: ev.Actor,
-			Kind: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback, Status: string(ev.Status), Result: string(ev.Result),
-			Reason: ev.Reason, CostUSD: ev.CostUSD, Mode: string(ev.Mode), State: string(ev.State),
-			Changes: jsonChanges(ev.Changes),
-		})
-	}
-	return out
-}
-
-func jsonChanges(cs []engine.SetupChange) []jsonChange {
-	var out []jsonChange
-	for _, c := range cs {
-		out = append(out, jsonChange(c))
-	}
+	out.Journal = audit.Journal(journal)
 	return out
 }
 

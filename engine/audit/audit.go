@@ -147,7 +147,7 @@ type NotRun struct {
 	Line   int    `json:"line,omitempty"`
 }
 
-// Event is one journal entry.
+// Event is one journal entry, in the shape gonogo show --json prints it.
 type Event struct {
 	Seq      uint64    `json:"seq"`
 	Time     time.Time `json:"time"`
@@ -155,16 +155,47 @@ type Event struct {
 	Step     int       `json:"step,omitempty"`
 	Attempt  int       `json:"attempt,omitempty"`
 	Actor    string    `json:"actor,omitempty"`
-	Decision string    `json:"decision,omitempty"`
+	Kind     string    `json:"kind,omitempty"` // a decision's kind
+	Key      string    `json:"key,omitempty"`
+	Feedback string    `json:"feedback,omitempty"`
+	Status   string    `json:"status,omitempty"`
 	Result   string    `json:"result,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
+	CostUSD  float64   `json:"cost_usd,omitempty"`
+	Mode     string    `json:"mode,omitempty"`
+	State    string    `json:"state,omitempty"`
+	// Changes are a setup-changed event's: what resume changed in how the
+	// run is carried out.
+	Changes []Change `json:"changes,omitempty"`
+}
+
+// Change is one field of a run's setup changed on resume.
+type Change struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+// Journal is a run's journal in the shape of Event.
+func Journal(journal []engine.Event) []Event {
+	out := make([]Event, 0, len(journal))
+	for _, ev := range journal {
+		e := Event{Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt, Actor: ev.Actor,
+			Kind: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback, Status: string(ev.Status), Result: string(ev.Result),
+			Reason: ev.Reason, CostUSD: ev.CostUSD, Mode: string(ev.Mode), State: string(ev.State)}
+		for _, c := range ev.Changes {
+			e.Changes = append(e.Changes, Change(c))
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // Build makes the trail of src.Run as it stands; now is when it is written.
 func Build(src Source, now time.Time) (Trail, error) {
 	r := src.Run
 	t := Trail{Version: Version, Generated: now.UTC(), Run: runOf(r, src.Journal),
-		Steps: make([]Step, 0, len(r.Steps)), NotRun: notRun(r.Plan), Journal: make([]Event, 0, len(src.Journal))}
+		Steps: make([]Step, 0, len(r.Steps)), NotRun: notRun(r.Plan), Journal: Journal(src.Journal)}
 	edits := editsByAttempt(src.Journal)
 	for i := range r.Steps {
 		st, err := stepOf(&r.Steps[i], edits, src.Versions)
@@ -172,10 +203,6 @@ func Build(src Source, now time.Time) (Trail, error) {
 			return Trail{}, err
 		}
 		t.Steps = append(t.Steps, st)
-	}
-	for _, ev := range src.Journal {
-		t.Journal = append(t.Journal, Event{Seq: ev.Seq, Time: ev.Time.UTC(), Type: string(ev.Type), Step: ev.Step,
-			Attempt: ev.Attempt, Actor: ev.Actor, Decision: string(ev.Decision), Result: string(ev.Result), Reason: ev.Reason})
 	}
 	return t, nil
 }

@@ -161,7 +161,7 @@ func stepSeconds(s Step) float64 {
 
 func eventDetail(e Event) string {
 	var parts []string
-	for _, p := range []string{e.Decision, e.Result, e.Reason} {
+	for _, p := range []string{e.Kind, e.Result, e.Reason} {
 		if p != "" {
 			parts = append(parts, p)
 		}
