@@ -33,7 +33,9 @@ const (
 	maxLabel           = 2000 // input label and hint
 	maxAltText         = 2000
 	maxImageTitle      = 2000
-	maxMarkdownBlock   = 12000
+	maxMarkdownBlock   = 12000 // every markdown block of a payload together
+	maxTableRows       = 100
+	maxTableCells      = 20 // cells of a row, and column_settings
 	maxSelectOptions   = 100
 	maxOverflowOptions = 5
 	maxChoiceOptions   = 10 // radio_buttons, checkboxes
@@ -49,6 +51,11 @@ type checker struct {
 	method   string
 	out      []Violation
 	blockIDs map[string]string // block_id -> path of its first use
+	// view is set while a modal's blocks are checked: markdown and table
+	// blocks are for messages only.
+	view     bool
+	markdown int    // characters of the payload's markdown blocks so far
+	table    string // path of the payload's first table block
 }
 
 func newChecker(method string) *checker {
@@ -156,6 +163,7 @@ func checkView(method string, view map[string]any) []Violation {
 	if !ok {
 		c.add("view.blocks", 0, 0, "a view needs a blocks array")
 	}
+	c.view = true
 	c.blocks("view.blocks", blocks, maxViewBlocks)
 	if view["submit"] == nil {
 		for i, b := range blocks {
@@ -204,13 +212,84 @@ func (c *checker) block(path string, v any) {
 			c.text(path+".title", t, maxImageTitle, false, true)
 		}
 	case "markdown":
-		c.maxLen(path+".text", str(b["text"]), maxMarkdownBlock)
+		c.markdownBlock(path, b)
+	case "table":
+		c.tableBlock(path, b)
 	case "":
 		c.add(path+".type", 0, 0, "a block needs a type")
 	default:
 		if !slices.Contains(blockTypes, t) {
 			c.add(path+".type", 0, 0, "block type %q is not a Block Kit block", t)
 		}
+	}
+}
+
+// markdownBlock checks a markdown block: messages only, with text, and
+// at most 12,000 characters in all the payload's markdown blocks together.
+func (c *checker) markdownBlock(path string, b map[string]any) {
+	if c.view {
+		c.add(path+".type", 0, 0, "a markdown block is for messages, not views")
+	}
+	text := str(b["text"])
+	if text == "" {
+		c.add(path+".text", 0, 0, "a markdown block needs text")
+	}
+	c.markdown += textLen(text)
+	if c.markdown > maxMarkdownBlock {
+		c.add(path+".text", maxMarkdownBlock, c.markdown, "%d characters in the payload's markdown blocks, limit %d", c.markdown, maxMarkdownBlock)
+	}
+}
+
+// tableBlock checks a table block: messages only, one a message, 1 to 100
+// rows of 1 to 20 cells, each cell raw_text with text or rich_text with
+// elements, and at most 20 column settings.
+func (c *checker) tableBlock(path string, b map[string]any) {
+	if c.view {
+		c.add(path+".type", 0, 0, "a table block is for messages, not views")
+	}
+	if c.table != "" {
+		c.add(path, 1, 2, "only_one_table_allowed: a message takes one table (the first is %s)", c.table)
+	} else {
+		c.table = path
+	}
+	rows, _ := b["rows"].([]any)
+	c.items(path+".rows", len(rows), maxTableRows, "rows")
+	for i, r := range rows {
+		cells, ok := r.([]any)
+		rp := fmt.Sprintf("%s.rows[%d]", path, i)
+		if !ok {
+			c.add(rp, 0, 0, "a table row is an array of cells")
+			continue
+		}
+		c.items(rp, len(cells), maxTableCells, "cells")
+		for j, cell := range cells {
+			c.tableCell(fmt.Sprintf("%s[%d]", rp, j), cell)
+		}
+	}
+	if cs, ok := b["column_settings"].([]any); ok {
+		c.maxItems(path+".column_settings", len(cs), maxTableCells, "column settings")
+		for i, v := range cs {
+			m, _ := v.(map[string]any)
+			if a := str(m["align"]); a != "" && a != "left" && a != "center" && a != "right" {
+				c.add(fmt.Sprintf("%s.column_settings[%d].align", path, i), 0, 0, "align %q: left, center or right", a)
+			}
+		}
+	}
+}
+
+func (c *checker) tableCell(path string, v any) {
+	cell, _ := v.(map[string]any)
+	switch t := str(cell["type"]); t {
+	case "raw_text":
+		if _, ok := cell["text"].(string); !ok {
+			c.add(path+".text", 0, 0, "a raw_text cell needs text")
+		}
+	case "rich_text":
+		if els, _ := cell["elements"].([]any); len(els) == 0 {
+			c.add(path+".elements", 0, 0, "a rich_text cell needs elements")
+		}
+	default:
+		c.add(path+".type", 0, 0, "cell type %q: raw_text or rich_text", t)
 	}
 }
 

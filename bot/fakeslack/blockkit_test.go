@@ -23,7 +23,16 @@ func repeat(n int, v func(i int) any) []any {
 	}
 	return out
 }
-func x(n int) string { return strings.Repeat("x", n) }
+func x(n int) string             { return strings.Repeat("x", n) }
+func md(s string) map[string]any { return map[string]any{"type": "markdown", "text": s} }
+func cell(s string) map[string]any {
+	return map[string]any{"type": "raw_text", "text": s}
+}
+func table(rows, cells int) map[string]any {
+	return map[string]any{"type": "table", "rows": repeat(rows, func(int) any {
+		return repeat(cells, func(int) any { return cell("c") })
+	})}
+}
 
 // paths returns the violations' paths, to compare with a table's want.
 func paths(vs []Violation) []string {
@@ -118,6 +127,24 @@ func TestCheckMessage(t *testing.T) {
 			[]string{"blocks[0].alt_text"}},
 		{"block without type", "", []any{map[string]any{}}, []string{"blocks[0].type"}},
 		{"block that is not an object", "", []any{"section"}, []string{"blocks[0]"}},
+		{"markdown at 12000", "", []any{md(x(12000))}, []string{}},
+		{"markdown blocks over 12000 together", "", []any{md(x(6000)), md(x(6001))}, []string{"blocks[1].text"}},
+		{"empty markdown", "", []any{md("")}, []string{"blocks[0].text"}},
+		{"table of 100 rows of 20 cells", "", []any{table(100, 20)}, []string{}},
+		{"table of 101 rows", "", []any{table(101, 1)}, []string{"blocks[0].rows"}},
+		{"table row of 21 cells", "", []any{table(1, 21)}, []string{"blocks[0].rows[0]"}},
+		{"table without rows", "", []any{map[string]any{"type": "table"}}, []string{"blocks[0].rows"}},
+		{"two tables", "", []any{table(1, 1), table(1, 1)}, []string{"blocks[1]"}},
+		{"table cells of every kind", "", []any{map[string]any{"type": "table", "rows": []any{[]any{
+			map[string]any{"type": "raw_text", "text": ""},
+			map[string]any{"type": "rich_text", "elements": []any{map[string]any{"type": "rich_text_section", "elements": []any{}}}},
+			map[string]any{"type": "raw_text"},
+			map[string]any{"type": "rich_text"},
+			map[string]any{"type": "mrkdwn", "text": "x"},
+		}}}}, []string{"blocks[0].rows[0][2].text", "blocks[0].rows[0][3].elements", "blocks[0].rows[0][4].type"}},
+		{"table column settings", "", []any{map[string]any{"type": "table", "rows": []any{[]any{cell("a")}},
+			"column_settings": append([]any{map[string]any{"align": "middle"}}, repeat(20, func(int) any { return map[string]any{"align": "right"} })...)}},
+			[]string{"blocks[0].column_settings", "blocks[0].column_settings[0].align"}},
 		{"block types the checker does not look into pass", "", []any{map[string]any{"type": "rich_text", "elements": []any{}}}, []string{}},
 		{"a block type Block Kit does not have", "", []any{map[string]any{"type": "sparkle"}}, []string{"blocks[0].type"}},
 		{"an element type Block Kit does not have", "", []any{map[string]any{"type": "actions",
@@ -185,6 +212,9 @@ func TestCheckView(t *testing.T) {
 		{"100 blocks", modal(func(v map[string]any) {
 			v["blocks"] = repeat(100, func(int) any { return section("s") })
 		}), []string{}},
+		{"markdown and table blocks are for messages", modal(func(v map[string]any) {
+			v["blocks"] = []any{md("**m**"), table(1, 1)}
+		}), []string{"view.blocks[0].type", "view.blocks[1].type"}},
 		{"101 blocks", modal(func(v map[string]any) {
 			v["blocks"] = repeat(101, func(int) any { return section("s") })
 		}), []string{"view.blocks"}},

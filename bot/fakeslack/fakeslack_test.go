@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -750,5 +751,68 @@ func TestSendInteractionAndEventFromHandMadePayloads(t *testing.T) {
 	}
 	if _, err := srv.SendInteraction([]byte("{")); err == nil {
 		t.Error("SendInteraction accepted invalid JSON")
+	}
+}
+
+// TestThreadStatus: assistant.threads.setStatus through slack-go shows a
+// loading status in an existing thread until the app replies there, clears
+// it, or two minutes pass; a thread that does not exist and more than ten
+// loading messages are refused as Slack refuses them.
+func TestThreadStatus(t *testing.T) {
+	srv := newServer(t)
+	ctx := testContext(t)
+	api := webClient(srv)
+	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(status string, loading ...string) error {
+		return api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+			ChannelID: "C1", ThreadTS: root, Status: status, LoadingMessages: loading})
+	}
+	// slack-go sends loading messages joined by commas, as Slack reads
+	// them from a form: a comma inside one splits it in two.
+	if err := set("is running step 1", "3 turns · 2 tool calls", "a, b"); err != nil {
+		t.Fatal(err)
+	}
+	st := srv.Statuses("C1", root)
+	if len(st) != 1 || st[0].Status != "is running step 1" || !slices.Equal(st[0].Loading, []string{"3 turns · 2 tool calls", "a", " b"}) ||
+		!st[0].Showing(time.Now()) {
+		t.Fatalf("statuses = %+v", st)
+	}
+	if st[0].Showing(st[0].Set.Add(2*time.Minute + time.Second)) {
+		t.Error("a status still shows after two minutes without a reply")
+	}
+	// A second status replaces the first.
+	if err := set("is running step 1 (4 turns)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("step 1 done", false), slack.MsgOptionTS(root)); err != nil {
+		t.Fatal(err)
+	}
+	st = srv.Statuses("C1", root)
+	if len(st) != 2 || st[0].How != "cleared" || st[1].How != "replied" || st[1].Showing(time.Now()) {
+		t.Fatalf("after a second status and a reply: %+v", st)
+	}
+	if err := set("is running step 2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(""); err != nil {
+		t.Fatal(err)
+	}
+	if st = srv.Statuses("C1", root); len(st) != 3 || st[2].How != "cleared" || st[2].Showing(time.Now()) {
+		t.Fatalf("after clearing: %+v", st)
+	}
+
+	err = api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: "C1", ThreadTS: "1.000", Status: "x"})
+	if err == nil || !strings.Contains(err.Error(), "invalid_thread_ts") {
+		t.Errorf("status in a thread that does not exist: %v", err)
+	}
+	eleven := make([]string, 11)
+	for i := range eleven {
+		eleven[i] = fmt.Sprint("m", i)
+	}
+	if err := set("busy", eleven...); err == nil || len(srv.Violations()) == 0 {
+		t.Errorf("11 loading messages: %v, violations %v", err, srv.Violations())
 	}
 }

@@ -155,6 +155,7 @@ type State struct {
 	conns       []*wsConn
 	rateLimited map[string]int
 	groups      map[string][]string
+	statuses    []*ThreadStatus
 }
 
 func newState() State {

@@ -35,6 +35,7 @@ var apiMethods = map[string]apiMethod{
 	"conversations.replies":        (*Server).conversationsReplies,
 	"usergroups.users.list":        (*Server).usergroupsUsersList,
 	"users.info":                   (*Server).usersInfo,
+	"assistant.threads.setStatus":  (*Server).assistantThreadsSetStatus,
 }
 
 func (s *Server) authTest(*apiRequest, time.Time) reply {
@@ -134,6 +135,10 @@ func (s *Server) chatPostMessage(req *apiRequest, now time.Time) reply {
 func (s *Server) addMessageLocked(m *Message) {
 	s.st.messages = append(s.st.messages, m)
 	s.st.byKey[msgKey(m.Channel, m.TS)] = m
+	if m.FromBot && m.ThreadTS != "" {
+		// The app's reply in a thread ends its loading status there.
+		s.endStatusLocked(m.Channel, m.ThreadTS, m.Posted, "replied")
+	}
 }
 
 func (s *Server) chatUpdate(req *apiRequest, now time.Time) reply {
