@@ -213,6 +213,8 @@ func (b *Bot) consume(ctx context.Context) error {
 				}
 			}
 			switch evt.Type {
+			case socketmode.EventTypeHello:
+				b.hello(evt.Request)
 			case socketmode.EventTypeConnected:
 				b.cfg.Metrics.setConnected(true)
 				b.conn.succeeded()

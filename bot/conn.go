@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
 )
 
 // ConnState is the bot's connection to Slack, for health checks.
@@ -41,6 +42,37 @@ type conn struct {
 	mu       sync.Mutex
 	last     *ConnError
 	failures int
+	// warnedConns is the connection count last warned about, so a crowd
+	// of connections is logged when it appears or grows, not at every
+	// refresh.
+	warnedConns int
+}
+
+// ownConnections is how many Socket Mode connections one gonogo keeps open.
+const ownConnections = 1
+
+// hello notes how many Socket Mode connections Slack counts for the app
+// (its hello says). More than this process keeps open means another
+// program (a second gonogo, a test, a forgotten deploy) uses the same app
+// token; Slack spreads envelopes across every open connection, so the
+// clicks and commands that reach the other one are lost to this one.
+func (b *Bot) hello(req *socketmode.Request) {
+	if req == nil {
+		return
+	}
+	n := req.NumConnections
+	b.cfg.Metrics.setSlackConnections(n)
+	b.conn.mu.Lock()
+	warn := n > ownConnections && n > b.conn.warnedConns
+	if warn || n <= ownConnections {
+		b.conn.warnedConns = n
+	}
+	b.conn.mu.Unlock()
+	if warn {
+		b.cfg.Log.Warn("Slack counts more Socket Mode connections for this app than this gonogo opened: "+
+			"another program uses the same app token, and the clicks and commands Slack sends it never reach this gonogo; "+
+			"run one gonogo per Slack app", "connections", n, "own", ownConnections)
+	}
 }
 
 func (c *conn) failed(call, text string, refused bool) ConnError {

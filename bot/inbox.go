@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +16,9 @@ import (
 
 // keptEnvelope is what the inbox keeps of an envelope: the fields of Socket
 // Mode's own, so that what is on disk reads like what Slack sent. It holds
-// what people typed (as run artifacts do) and no token.
+// what people typed (as run artifacts do), no token (Slack's verification
+// token is taken out of the payload, see scrub) and no response_url the
+// bot does not use.
 type keptEnvelope struct {
 	Type         string          `json:"type"`
 	EnvelopeID   string          `json:"envelope_id"`
@@ -44,7 +47,11 @@ func worthKeeping(evt socketmode.Event) bool {
 // it again, and acknowledging it would promise what a crash could break.
 func (b *Bot) keep(ctx context.Context, evt socketmode.Event, received time.Time) {
 	req := evt.Request
-	raw, err := json.Marshal(keptEnvelope{Type: req.Type, EnvelopeID: req.EnvelopeID, Payload: req.Payload, RetryAttempt: req.RetryAttempt})
+	payload, err := scrub(req.Type, req.Payload)
+	var raw []byte
+	if err == nil {
+		raw, err = json.Marshal(keptEnvelope{Type: req.Type, EnvelopeID: req.EnvelopeID, Payload: payload, RetryAttempt: req.RetryAttempt})
+	}
 	if err == nil {
 		var id uint64
 		if id, err = b.cfg.Inbox.Record(ctx, raw); err == nil {
@@ -58,6 +65,31 @@ func (b *Bot) keep(ctx context.Context, evt socketmode.Event, received time.Time
 		b.cfg.Log.Error("an envelope could not be kept, so it was not acknowledged; Slack will send it again",
 			"envelope", req.EnvelopeID, "type", req.Type, "err", err)
 	}
+}
+
+// scrub takes out of a payload what the inbox must not keep: Slack's
+// verification token (a secret Socket Mode apps never need) and, in
+// interactions, the response_urls (the bot answers clicks and submissions
+// through the Web API; a slash command's response_url is kept, as the
+// bot may answer the person through it, also after a restart).
+func scrub(typ string, payload json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &fields); err != nil {
+		return nil, fmt.Errorf("envelope payload: %w", err)
+	}
+	delete(fields, "token")
+	if typ == socketmode.RequestTypeInteractive {
+		delete(fields, "response_url")
+		delete(fields, "response_urls")
+	}
+	// Written as Slack wrote it: no \u003c for the < of a <@mention>.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fields); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // replay queues the envelopes a crash left in the inbox, oldest first, to

@@ -23,6 +23,9 @@ type Metrics struct {
 	deferred  *metrics.Counter             // chat.update calls put off by the update budget
 	replayed  *metrics.Counter             // envelopes acknowledged before a restart and carried out after it
 	connected atomic.Bool
+	// slackConns is how many Socket Mode connections Slack counted for
+	// the app at the last hello.
+	slackConns atomic.Int64
 }
 
 // Metric names. They are part of what gonogo serve offers: the README's
@@ -38,6 +41,7 @@ const (
 	metricDecisionLatency = "gonogo_decision_latency_seconds"
 	metricConnected       = "gonogo_slack_connected"
 	metricConnectFails    = "gonogo_slack_connect_failures_total"
+	metricConnections     = "gonogo_slack_connections"
 )
 
 func init() {
@@ -65,6 +69,7 @@ func NewMetrics() *Metrics {
 		}
 		return 0
 	})
+	s.NewGauge(metricConnections, func() float64 { return float64(m.slackConns.Load()) })
 	return m
 }
 
@@ -102,6 +107,7 @@ func (m *Metrics) acked(d time.Duration)     { m.acks.Update(d.Seconds()) }
 func (m *Metrics) decided(d time.Duration)   { m.decisions.Update(d.Seconds()) }
 func (m *Metrics) setConnected(c bool)       { m.connected.Store(c) }
 func (m *Metrics) connFailed(call string)    { m.connFails.counter(call).Inc() }
+func (m *Metrics) setSlackConnections(n int) { m.slackConns.Store(int64(n)) }
 
 // Connected reports whether the Socket Mode connection is up.
 func (m *Metrics) Connected() bool { return m.connected.Load() }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,7 +68,7 @@ func gone(err error) bool {
 
 // serialMethods are the methods whose calls under one limit are made one
 // at a time.
-var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true, "chat.postEphemeral": true, "files.upload": true}
+var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true, "chat.postEphemeral": true}
 
 type channelPace struct {
 	mu   sync.Mutex
@@ -98,7 +100,7 @@ func (s *sender) limited(ctx context.Context, method, key string, admit func(now
 		}
 		s.mu.Unlock()
 	}
-	backoff := 500 * time.Millisecond
+	backoff, limitBackoff := 500*time.Millisecond, time.Second
 	for {
 		if err := s.waitLimit(ctx, key); err != nil {
 			return err
@@ -120,10 +122,16 @@ func (s *sender) limited(ctx context.Context, method, key string, admit func(now
 		}
 		s.metrics.call(method)
 		err := fn()
-		var rl *slack.RateLimitedError
-		if errors.As(err, &rl) {
+		limited := false
+		if wait, said, ok := rateLimit(err); ok {
+			limited = true
 			s.metrics.rateLimited(method)
-			s.block(key, time.Now().Add(max(rl.RetryAfter, 100*time.Millisecond)))
+			if !said {
+				// No Retry-After: wait ever longer, rather than call
+				// again at once into the same limit.
+				wait, limitBackoff = limitBackoff, min(2*limitBackoff, time.Minute)
+			}
+			s.block(key, time.Now().Add(max(wait, 100*time.Millisecond)))
 		}
 		if one != nil {
 			one.Unlock()
@@ -135,9 +143,9 @@ func (s *sender) limited(ctx context.Context, method, key string, admit func(now
 		var sc slack.StatusCodeError
 		var ne net.Error
 		switch {
-		case rl != nil && method == "chat.postMessage":
+		case limited && method == "chat.postMessage":
 			return err // post turns it into a *laterError
-		case rl != nil:
+		case limited:
 			continue
 		case errors.As(err, &sc) && sc.Code >= 500, errors.As(err, &ne), transient(err):
 			wait, backoff = backoff, min(backoff*2, 30*time.Second)
@@ -152,6 +160,21 @@ func (s *sender) limited(ctx context.Context, method, key string, admit func(now
 		case <-t.C:
 		}
 	}
+}
+
+// rateLimit reports whether err is Slack's 429, and the wait its
+// Retry-After asked for; said is false when the 429 came without one
+// (slack-go then reports a plain status code error).
+func rateLimit(err error) (wait time.Duration, said, ok bool) {
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter, true, true
+	}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) && sc.Code == http.StatusTooManyRequests {
+		return 0, false, true
+	}
+	return 0, false, false
 }
 
 // block holds the calls under key until until.
@@ -235,8 +258,7 @@ func (s *sender) post(ctx context.Context, channel, thread, text string, blocks 
 			_, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 			return err
 		})
-		var rl *slack.RateLimitedError
-		if errors.As(err, &rl) {
+		if _, _, limited := rateLimit(err); limited {
 			return &laterError{s.blockedUntil(key)}
 		}
 		return err
@@ -432,17 +454,53 @@ func (s *sender) ephemeral(ctx context.Context, channel, thread, user, text stri
 	})
 }
 
-// upload attaches a file to a thread.
+// upload attaches a file to a thread, in Slack's three steps, each retried
+// on its own: files.getUploadURLExternal, the bytes to the upload URL, and
+// files.completeUploadExternal, which shares the file in the thread. A
+// share whose answer was lost (a network error) may have happened: before
+// sharing the same file again, files.info says whether it is in the
+// channel already, so one artifact is never shared twice, and a retry
+// never uploads the bytes again.
 func (s *sender) upload(ctx context.Context, channel, thread, name string, body []byte) error {
 	return s.paced(ctx, channel, func() error {
-		return s.do(ctx, "files.upload", func() error {
-			_, err := s.api.UploadFileContext(ctx, slack.UploadFileParameters{
-				Filename: name, Title: name, FileSize: len(body), Content: string(body),
-				Channel: channel, ThreadTimestamp: thread,
-			})
+		var u *slack.GetUploadURLExternalResponse
+		err := s.do(ctx, "files.getUploadURLExternal", func() error {
+			var err error
+			u, err = s.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(body)})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		err = s.do(ctx, "upload_url", func() error {
+			return s.api.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Content: string(body), Filename: name})
+		})
+		if err != nil {
+			return err
+		}
+		tried := false
+		return s.do(ctx, "files.completeUploadExternal", func() error {
+			if tried {
+				if shared, err := s.sharedIn(ctx, u.FileID, channel); err != nil || shared {
+					return err
+				}
+			}
+			tried = true
+			_, err := s.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+				Files: []slack.FileSummary{{ID: u.FileID, Title: name}}, Channel: channel, ThreadTimestamp: thread})
 			return err
 		})
 	})
+}
+
+// sharedIn reports whether a file is shared in a channel.
+func (s *sender) sharedIn(ctx context.Context, file, channel string) (bool, error) {
+	s.metrics.call("files.info")
+	f, _, _, err := s.api.GetFileInfoContext(ctx, file, 0, 0)
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(f.Channels, channel) || slices.Contains(f.Groups, channel) || slices.Contains(f.IMs, channel), nil
 }
 
 // openView opens a modal for a trigger.

@@ -316,6 +316,8 @@ type fault struct {
 	failCode    string
 	statusTimes int
 	status      int
+	loseTimes   int
+	bareTimes   int // 429s without a Retry-After header
 }
 
 func (s *Server) faultFor(method string) *fault {
@@ -347,6 +349,25 @@ func (s *Server) Fail(method string, times int, slackError string) {
 	defer s.mu.Unlock()
 	f := s.faultFor(method)
 	f.failTimes, f.failCode = times, slackError
+}
+
+// RateLimitBare makes the next times calls to method answer HTTP 429 with
+// no Retry-After header, as Slack's edge sometimes does: the caller has to
+// choose how long to wait.
+func (s *Server) RateLimitBare(method string, times int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultFor(method).bareTimes = times
+}
+
+// LoseReply makes the next times calls to method take effect and then lose
+// their answer: the connection is cut before a byte of it is written, as a
+// network failure after Slack acted would (slack-go reports a network
+// error, and the caller cannot tell whether the call happened).
+func (s *Server) LoseReply(method string, times int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultFor(method).loseTimes = times
 }
 
 // FailStatus makes the next times calls to method answer with an HTTP status
@@ -390,6 +411,12 @@ func (s *Server) faultLocked(method string, req *apiRequest, now time.Time) (rep
 		}
 		s.st.rateLimited[method]++
 		return rateLimited(secs), true
+	case f.bareTimes > 0:
+		f.bareTimes--
+		s.st.rateLimited[method]++
+		res := rateLimited(0)
+		res.retryAfter = ""
+		return res, true
 	case f.statusTimes > 0:
 		f.statusTimes--
 		return reply{status: f.status, text: http.StatusText(f.status)}, true
@@ -578,8 +605,21 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		call.JSON = json.RawMessage(req.body)
 	}
 	s.st.calls = append(s.st.calls, call)
+	lose := false
+	if f := s.faults[method]; f != nil && f.loseTimes > 0 && err == nil {
+		f.loseTimes--
+		lose = true
+	}
 	s.notifyLocked()
 	s.mu.Unlock()
+	if lose {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, herr := hj.Hijack(); herr == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+	}
 	res.write(w)
 }
 

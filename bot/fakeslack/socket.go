@@ -97,8 +97,17 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	wc := &wsConn{c: c}
 	defer c.Close()
 
+	// Slack counts every connection open for the app, this one included.
+	s.mu.Lock()
+	open := 1
+	for _, x := range s.st.conns {
+		if !x.dead {
+			open++
+		}
+	}
+	s.mu.Unlock()
 	hello, _ := json.Marshal(map[string]any{
-		"type": "hello", "num_connections": 1,
+		"type": "hello", "num_connections": open,
 		"debug_info":      map[string]any{"host": "fakeslack", "build_number": 1, "approximate_connection_time": 18060},
 		"connection_info": map[string]any{"app_id": AppID},
 	})
