@@ -13,11 +13,13 @@ import (
 // the engine's internal tests cannot run it themselves.
 type MemStore = memStore
 
+// NewMemStore returns an empty in-memory store.
 func NewMemStore() *MemStore { return newMemStore() }
 
 // Restart is what reopening a store does after gonogo stopped.
 func (m *memStore) Restart() error { return m.restart(time.Now()) }
 
+// Journal returns a run's events in seq order.
 func (m *memStore) Journal(_ context.Context, id RunID) ([]Event, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -27,6 +29,7 @@ func (m *memStore) Journal(_ context.Context, id RunID) ([]Event, error) {
 	return slices.Clone(m.journals[id]), nil
 }
 
+// Versions returns every version of an attempt's artifact, oldest first.
 func (m *memStore) Versions(_ context.Context, id RunID, step, attempt int) ([][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -44,7 +44,8 @@ func heldRunID(t *testing.T, open func() Opened) {
 }
 
 // A key seen once, in any run, refuses a later commit with ErrDuplicate:
-// a repeated decision, or a repeated start of a new run.
+// a repeated decision (its artifact and file not written), or a repeated
+// start of a new run.
 func seenKey(t *testing.T, open func() Opened) {
 	s := open()
 	clk := newClock()
@@ -57,10 +58,16 @@ func seenKey(t *testing.T, open func() Opened) {
 	b.commit(b.finished(1, "two\n"))
 	before := look(t, s, "r0002")
 
-	if err := s.Commit(ctx, b.decided(1, engine.DecideApprove, "k-approve", "")); !errors.Is(err, engine.ErrDuplicate) {
+	if err := s.Commit(ctx, b.decided(1, engine.DecideEdit, "k-approve", "edited\n")); !errors.Is(err, engine.ErrDuplicate) {
 		t.Fatalf("decision with a key seen in another run: %v, want ErrDuplicate", err)
 	}
 	unchanged(t, s, "r0002", before, "a repeated key")
+	if vs, err := s.Versions(ctx, "r0002", 1, 1); err != nil || len(vs) != 1 || string(vs[0]) != "two\n" {
+		t.Errorf("artifact versions after the refused edit = %q, %v; want the original only", vs, err)
+	}
+	if file := engine.ArtifactFile("r0002", 1, "skill-1", 1, true); s.Dir != "" && readFile(t, s, file) != "two\n" {
+		t.Errorf("the refused edit was written to %s", file)
+	}
 
 	c := &driver{t: t, s: s, clk: clk, run: &engine.Run{}}
 	if err := s.Commit(ctx, c.runStarted("r0003", 1, "k-approve")); !errors.Is(err, engine.ErrDuplicate) {
@@ -96,9 +103,14 @@ func contiguousJournal(t *testing.T, open func() Opened) {
 	}
 
 	next := d.finished(1, "again\n")
+	// Events that skip a seq, in a run that ends at the last of them.
 	gap := next
 	gap.Events = append([]engine.Event(nil), next.Events...)
-	gap.Events[0].Seq++
+	for i := range gap.Events {
+		gap.Events[i].Seq++
+	}
+	gap.Run = next.Run.Clone()
+	gap.Run.Seq++
 	if err := s.Commit(ctx, gap); err == nil {
 		t.Error("events with a gap before them: accepted")
 	}
