@@ -39,7 +39,8 @@ type Reader interface {
 type Engine interface {
 	Runs
 	Reader
-	engine.Notes
+	Notes(ctx context.Context, id engine.RunID) (map[string]string, error)
+	SetNotes(ctx context.Context, id engine.RunID, set map[string]string) error
 }
 
 // Bot is the Slack front end. It acknowledges every Socket Mode envelope

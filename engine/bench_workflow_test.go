@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -12,7 +15,9 @@ import (
 
 // leanStore is the least a Store does: keep each run as committed (runs
 // are values the engine never changes once folded) and the artifacts. It
-// makes the engine's own cost per step visible.
+// makes the engine's own cost per step visible. It keeps no journal, keys,
+// artifact versions or notes, so it does not keep the whole Store contract
+// (memStore does): it is for this benchmark only.
 type leanStore struct {
 	mu   sync.Mutex
 	runs map[RunID]*Run
@@ -48,6 +53,26 @@ func (l *leanStore) Artifact(_ context.Context, id RunID, step, attempt int) ([]
 		return b, nil
 	}
 	return nil, ErrNotFound
+}
+
+func (l *leanStore) List(context.Context) ([]RunSummary, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]RunSummary, 0, len(l.runs))
+	for _, r := range l.runs {
+		out = append(out, r.Summary())
+	}
+	slices.SortFunc(out, func(a, b RunSummary) int { return strings.Compare(string(b.ID), string(a.ID)) })
+	return out, nil
+}
+
+// Notes and SetNotes refuse: nothing the benchmark runs keeps notes.
+func (l *leanStore) Notes(context.Context, RunID) (map[string]string, error) {
+	return nil, errors.New("the benchmark's store keeps no notes")
+}
+
+func (l *leanStore) SetNotes(context.Context, RunID, map[string]string) error {
+	return errors.New("the benchmark's store keeps no notes")
 }
 
 type instantRunner struct{}

@@ -32,12 +32,14 @@ var (
 // Commit is one durable change to a run: journal events, the artifacts they
 // store, the files to write under the data directory once the change is
 // committed, an optional idempotency key and the run as it stands after the
-// events. A Store applies a Commit in one fsynced transaction.
+// events. A Store applies a Commit in one fsynced transaction (see
+// Store.Commit for what it refuses).
 type Commit struct {
 	Run    *Run // the run after Events were applied; Run.Seq is the last event's Seq
 	Events []Event
-	// After is the Seq the change was computed against; a Store refuses the
-	// commit with ErrStale when the stored journal has moved past it.
+	// After is the Seq the change was computed against (0 for a new run);
+	// a Store refuses the commit with ErrStale when the stored journal is
+	// elsewhere.
 	After     uint64
 	Artifacts []ArtifactWrite
 	Files     []FileWrite
@@ -77,27 +79,63 @@ type RunSummary struct {
 	StepsDone  int
 }
 
-// Store keeps runs durably. Every method is one transaction.
+// Store keeps runs durably. Every method is one transaction, and a Store
+// is safe for concurrent use. engine/storetest checks a Store against this
+// contract; the bbolt store (storage) and the engine tests' in-memory store
+// both pass it.
+//
+// Opening a store recovers it before anything reads it: a step recorded as
+// running (which no process can still be running once the store is open
+// again) is interrupted with a journal event, the change Recover returns;
+// files left pending by an earlier failure are written.
 type Store interface {
-	// Commit applies a change in one fsynced transaction (see Commit).
+	// Commit applies a change in one fsynced transaction, all of it or
+	// nothing:
+	//
+	//   - The journal: c.Events continue the stored journal. Each run's
+	//     events are numbered 1, 2, 3, ... without a gap, and c.Run.Seq
+	//     is the last event's; a commit without events, with a gap, or
+	//     whose run does not end at its last event is refused.
+	//   - Staleness: a commit whose After is not the stored journal's last
+	//     seq was computed against another state of the run and is refused
+	//     with ErrStale. So is the first commit of a run (After 0) whose id
+	//     is already held, and a commit with After above 0 for a run the
+	//     store does not hold (that error also wraps ErrNotFound).
+	//   - Idempotency: a c.Key the store has seen, for any run, refuses
+	//     the commit with ErrDuplicate.
+	//   - Artifacts: each ArtifactWrite becomes the attempt's current body;
+	//     a later write for the same attempt (an edit) replaces it, and the
+	//     store keeps the agent's original as the first version.
+	//   - Files: a store with a data directory writes c.Files under it once
+	//     the transaction has committed, in commit order. When one cannot
+	//     be written, Commit returns an error wrapping ErrFilesPending: the
+	//     change stands, and the file is written when the store is next
+	//     opened.
+	//
+	// A refused commit changes nothing. Commit keeps none of c after it
+	// returns; c must not change while it runs.
 	Commit(ctx context.Context, c Commit) error
-	// Load returns the current snapshot of a run, or ErrNotFound.
+	// Load returns the run as its last commit left it, the caller's own
+	// to keep, or an error wrapping ErrNotFound.
 	Load(ctx context.Context, id RunID) (*Run, error)
-	// Artifact returns the current body of an attempt's artifact.
+	// Artifact returns the current body of an attempt's artifact (the last
+	// edit, else the agent's original), or an error wrapping ErrNotFound.
 	Artifact(ctx context.Context, id RunID, step, attempt int) ([]byte, error)
-}
-
-// Lister lists the runs in a store, newest first.
-type Lister interface {
+	// List returns a summary of every run (Run.Summary as of its last
+	// commit), newest first: by id, descending, since run ids sort by
+	// creation time (NewRunID).
 	List(ctx context.Context) ([]RunSummary, error)
-}
-
-// Notes are small facts a front end keeps with a run (the Slack messages it
-// posted, the last journal event it has shown), so that after a restart it
-// updates what it posted instead of posting again. They are not part of
-// the run's journal and change nothing about the run.
-type Notes interface {
+	// Notes returns the notes kept with a run, the caller's own map (empty
+	// when none were set), or an error wrapping ErrNotFound.
+	//
+	// Notes are small facts a front end keeps with a run (the Slack
+	// messages it posted, the last journal event it has shown), so that
+	// after a restart it updates what it posted instead of posting again.
+	// They are not part of the run's journal and change nothing about the
+	// run.
 	Notes(ctx context.Context, id RunID) (map[string]string, error)
+	// SetNotes merges set into a run's notes, durably; an empty value
+	// deletes its key. A run the store does not hold is ErrNotFound.
 	SetNotes(ctx context.Context, id RunID, set map[string]string) error
 }
 

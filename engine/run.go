@@ -255,6 +255,14 @@ func (r *Run) StepsDone() int {
 	return n
 }
 
+// Summary is the run's line in a listing.
+func (r *Run) Summary() RunSummary {
+	return RunSummary{
+		ID: r.ID, State: r.State, Input: r.Input, Source: r.Plan.Source, Origin: r.Origin,
+		Created: r.Created, Updated: r.Updated, StepsTotal: len(r.Steps), StepsDone: r.StepsDone(),
+	}
+}
+
 // Clone returns a deep copy, so a caller can hand a run to another goroutine.
 func (r *Run) Clone() *Run {
 	c := *r

@@ -270,29 +270,17 @@ func (s *Service) Load(ctx context.Context, id RunID) (*Run, error) {
 
 // List returns the runs in the store, newest first.
 func (s *Service) List(ctx context.Context) ([]RunSummary, error) {
-	l, ok := s.store.(Lister)
-	if !ok {
-		return nil, errors.New("this store cannot list runs")
-	}
-	return l.List(ctx)
+	return s.store.List(ctx)
 }
 
 // Notes returns what a front end noted with a run.
 func (s *Service) Notes(ctx context.Context, id RunID) (map[string]string, error) {
-	n, ok := s.store.(Notes)
-	if !ok {
-		return nil, errors.New("this store keeps no notes")
-	}
-	return n.Notes(ctx, id)
+	return s.store.Notes(ctx, id)
 }
 
 // SetNotes merges notes into a run's; an empty value deletes its key.
 func (s *Service) SetNotes(ctx context.Context, id RunID, set map[string]string) error {
-	n, ok := s.store.(Notes)
-	if !ok {
-		return errors.New("this store keeps no notes")
-	}
-	return n.SetNotes(ctx, id, set)
+	return s.store.SetNotes(ctx, id, set)
 }
 
 // Artifact returns the current artifact of a step attempt.

@@ -4,17 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
-// memStore is an in-memory Store with the checks a real one makes: a change
-// computed against an older journal is stale, a seen key is a duplicate, and
-// events must follow the journal without a gap.
+// memStore is the in-memory Store the engine's tests run the service on.
+// It keeps the whole Store contract, checked by engine/storetest
+// (store_contract_test.go), so what the service does against it, it does
+// against bbolt: a change computed against an older journal is stale, a
+// seen key is a duplicate, events must follow the journal without a gap,
+// and restart recovers running steps as opening a store does. Its files
+// are a map, not a data directory.
 type memStore struct {
 	mu       sync.Mutex
 	runs     map[RunID]*Run
@@ -23,6 +29,7 @@ type memStore struct {
 	files    map[string][]byte   // the data directory
 	fileLog  []FileWrite
 	keys     map[string]bool
+	notes    map[RunID]map[string]string
 
 	// Hooks that let a test order the service's goroutines: beforeCommit
 	// runs on the committing goroutine before the change is applied,
@@ -38,7 +45,7 @@ type artKey struct {
 
 func newMemStore() *memStore {
 	return &memStore{runs: map[RunID]*Run{}, journals: map[RunID][]Event{}, arts: map[artKey][][]byte{},
-		files: map[string][]byte{}, keys: map[string]bool{}}
+		files: map[string][]byte{}, keys: map[string]bool{}, notes: map[RunID]map[string]string{}}
 }
 
 func (m *memStore) Commit(_ context.Context, c Commit) error {
@@ -54,11 +61,17 @@ func (m *memStore) Commit(_ context.Context, c Commit) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id := c.Run.ID
+	cur, held := m.runs[id]
 	var seq uint64
-	if cur, ok := m.runs[id]; ok {
+	if held {
 		seq = cur.Seq
 	}
-	if c.After != seq {
+	switch {
+	case !held && c.After != 0:
+		return fmt.Errorf("run %s is not in the store, but the change follows its event %d: %w: %w", id, c.After, ErrStale, ErrNotFound)
+	case held && c.After == 0:
+		return fmt.Errorf("run %s already exists: %w", id, ErrStale)
+	case c.After != seq:
 		return fmt.Errorf("run %s is at event %d, the change was computed at %d: %w", id, seq, c.After, ErrStale)
 	}
 	if c.Key != "" && m.keys[c.Key] {
@@ -124,6 +137,72 @@ func (m *memStore) Artifact(_ context.Context, id RunID, step, attempt int) ([]b
 		return nil, fmt.Errorf("artifact of run %s step %d attempt %d: %w", id, step, attempt, ErrNotFound)
 	}
 	return slices.Clone(vs[len(vs)-1]), nil
+}
+
+func (m *memStore) List(context.Context) ([]RunSummary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]RunSummary, 0, len(m.runs))
+	for _, r := range m.runs {
+		out = append(out, r.Summary())
+	}
+	slices.SortFunc(out, func(a, b RunSummary) int { return strings.Compare(string(b.ID), string(a.ID)) })
+	return out, nil
+}
+
+func (m *memStore) Notes(_ context.Context, id RunID) (map[string]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.runs[id] == nil {
+		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	out := map[string]string{}
+	maps.Copy(out, m.notes[id])
+	return out, nil
+}
+
+func (m *memStore) SetNotes(_ context.Context, id RunID, set map[string]string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.runs[id] == nil {
+		return fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	n := m.notes[id]
+	if n == nil {
+		n = map[string]string{}
+		m.notes[id] = n
+	}
+	for k, v := range set {
+		if v == "" {
+			delete(n, k)
+		} else {
+			n[k] = v
+		}
+	}
+	return nil
+}
+
+// restart does what opening a real store does after gonogo stopped: it
+// commits Recover's change for every run, before anything reads the store
+// again.
+func (m *memStore) restart(now time.Time) error {
+	m.mu.Lock()
+	runs := slices.Collect(maps.Values(m.runs))
+	m.mu.Unlock()
+	slices.SortFunc(runs, func(a, b *Run) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	for _, r := range runs {
+		c, ok, err := Recover(r, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := m.Commit(context.Background(), c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (m *memStore) journal(id RunID) []Event {
@@ -913,13 +992,7 @@ func TestServiceCloseLeavesStepRunning(t *testing.T) {
 
 		// The store reopens: the running step is interrupted and a new
 		// service offers it for redo.
-		r := h.load(id)
-		evs := Interrupt(r, t0)
-		after, err := Fold(r, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.store.Commit(t.Context(), Commit{Run: after, Events: evs, After: r.Seq}); err != nil {
+		if err := h.store.restart(t0); err != nil {
 			t.Fatal(err)
 		}
 		runner := &fakeRunner{script: map[string][]Outcome{}}

@@ -900,6 +900,79 @@ func TestThreadFrom(t *testing.T) {
 	}
 }
 
+// Interrupt takes every running step when none is named (a crash) and only
+// the running steps named otherwise (a lost worker); the rest stay as they
+// are.
+func TestInterruptNamedSteps(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []int
+		want  []int // the steps interrupted, in order
+	}{
+		{"none named: every running step", nil, []int{1, 3}},
+		{"one running step", []int{3}, []int{3}},
+		{"both running steps, in any order", []int{3, 1}, []int{1, 3}},
+		{"a step that is not running", []int{2}, nil},
+		{"a step the run does not have", []int{9}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newScript(t, testPlan(InputPlan, "alpha", "beta", "gamma"), StartOptions{})
+			s.start(1)
+			s.start(3)
+			before := s.r
+			evs := Interrupt(s.r, s.tick(), tt.steps...)
+			var got []int
+			for i, ev := range evs {
+				if ev.Type != EvStepInterrupted || ev.Attempt != 1 || ev.Seq != before.Seq+uint64(i)+1 || ev.Reason == "" {
+					t.Errorf("event %+v, want step-interrupted of attempt 1 at seq %d with a reason", ev, before.Seq+uint64(i)+1)
+				}
+				got = append(got, ev.Step)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("interrupted steps %v, want %v", got, tt.want)
+			}
+			s.apply(evs, nil)
+			for n := 1; n <= 3; n++ {
+				want := before.Step(n).Status
+				if slices.Contains(tt.want, n) {
+					want = StepInterrupted
+				}
+				if st := s.step(n).Status; st != want {
+					t.Errorf("step %d is %s, want %s", n, st, want)
+				}
+			}
+		})
+	}
+}
+
+// Recover is the whole change a store commits on open: nothing for a run
+// with no step running, else every running step interrupted, folded into
+// the run, after the run's last event.
+func TestRecover(t *testing.T) {
+	s := newScript(t, testPlan(InputPlan, "alpha", "beta", "gamma"), StartOptions{})
+	if c, ok, err := Recover(s.r, s.tick()); ok || err != nil || len(c.Events) != 0 {
+		t.Fatalf("Recover with nothing running = %+v, %v, %v", c, ok, err)
+	}
+	s.start(1)
+	s.start(3)
+	now := s.tick()
+	c, ok, err := Recover(s.r, now)
+	if !ok || err != nil {
+		t.Fatalf("Recover with steps running: ok %v, %v", ok, err)
+	}
+	if c.After != s.r.Seq || len(c.Events) != 2 || c.Events[0].Step != 1 || c.Events[1].Step != 3 || !c.Events[0].Time.Equal(now) {
+		t.Fatalf("Recover = after %d, events %+v; want steps 1 and 3 after %d", c.After, c.Events, s.r.Seq)
+	}
+	want, err := Fold(s.r, c.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Run, want) || c.Run.Step(1).Status != StepInterrupted || c.Run.Step(3).Status != StepInterrupted {
+		t.Fatalf("Recover's run is not the run with its events folded in: %+v", c.Run)
+	}
+}
+
 func TestInterruptAndAbortRun(t *testing.T) {
 	s := newScript(t, testPlan(InputChain, "alpha", "beta"), StartOptions{})
 	if evs := Interrupt(s.r, s.tick()); len(evs) != 0 {

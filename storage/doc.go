@@ -55,9 +55,12 @@
 // Commit is one read-write transaction, fsynced by bbolt when it commits.
 // Files cannot join that transaction, so a commit records them as pending
 // writes inside it and carries them out after it: if gonogo stops in
-// between, Open carries them out before anything else. Open then marks every
-// step the file says was running as interrupted, which is true because
-// bbolt's exclusive lock means no other process can still be running it.
+// between, Open carries them out before anything else. Open then commits,
+// through Commit's own path, the change engine.Recover makes of every run
+// the file says had a step running (the step interrupted), which is true
+// because bbolt's exclusive lock means no other process can still be
+// running it. The store keeps the contract engine.Store declares, checked
+// by engine/storetest.
 //
 // Caveats: the lock is advisory (flock), so it keeps out other gonogo
 // processes, not other programs; a damaged file is reported, not repaired.

@@ -203,10 +203,7 @@ func (db *DB) remember(r *engine.Run) {
 		i, _ := slices.BinarySearch(db.sumIDs, r.ID)
 		db.sumIDs = slices.Insert(db.sumIDs, i, r.ID)
 	}
-	db.sums[r.ID] = engine.RunSummary{
-		ID: r.ID, State: r.State, Input: r.Input, Source: r.Plan.Source, Origin: r.Origin,
-		Created: r.Created, Updated: r.Updated, StepsTotal: len(r.Steps), StepsDone: r.StepsDone(),
-	}
+	db.sums[r.ID] = r.Summary()
 }
 
 // SeenKey reports whether an idempotency key was already applied.

@@ -569,10 +569,11 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 }
 
 func toSummaryRecord(r *engine.Run) summaryRecord {
+	s := r.Summary()
 	return summaryRecord{
-		V: recordVersion, State: string(r.State), Input: string(r.Input), Source: r.Plan.Source,
-		Origin: toOrigin(r.Origin), Created: r.Created, Updated: r.Updated,
-		StepsTotal: len(r.Steps), StepsDone: r.StepsDone(),
+		V: recordVersion, State: string(s.State), Input: string(s.Input), Source: s.Source,
+		Origin: toOrigin(s.Origin), Created: s.Created, Updated: s.Updated,
+		StepsTotal: s.StepsTotal, StepsDone: s.StepsDone,
 	}
 }
 

@@ -8,51 +8,60 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// recoverRunning marks every step the file says was running as interrupted, with a
-// journal event, in one transaction. No process can still be running it:
-// bbolt's lock is exclusive, so the gonogo that started it has stopped. Only
-// the running index is read, so opening a large store stays fast.
+// recoverRunning commits, for every run the file says had a step running,
+// the change engine.Recover makes of it (the step interrupted, with a
+// journal event), all in one transaction through the commit path Commit
+// uses. No process can still be running such a step: bbolt's lock is
+// exclusive, so the gonogo that started it has stopped. Only the running
+// index is read, so opening a large store stays fast.
 func (db *DB) recoverRunning() error {
-	var ids [][]byte
+	var runs []*engine.Run
 	err := db.view(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketRunning).ForEach(func(k, _ []byte) error {
-			ids = append(ids, append([]byte(nil), k...))
+			run, err := loadTx(tx, engine.RunID(k))
+			if err != nil {
+				return fmt.Errorf("recover: %w", err)
+			}
+			runs = append(runs, run)
 			return nil
 		})
 	})
-	if err != nil || len(ids) == 0 {
+	if err != nil || len(runs) == 0 {
 		return err
 	}
 	now := db.now()
-	var recovered []engine.RunID
+	var (
+		changes   []*prepared
+		recovered []engine.RunID
+		stray     [][]byte // indexed as running, though the snapshot says otherwise
+	)
+	for _, run := range runs {
+		c, ok, err := engine.Recover(run, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			stray = append(stray, []byte(run.ID))
+			continue
+		}
+		p, err := encodeCommit(c)
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		changes = append(changes, p)
+		recovered = append(recovered, run.ID)
+	}
 	err = db.update(func(tx *bbolt.Tx) error {
-		recovered = recovered[:0]
-		for _, id := range ids {
-			run, err := loadTx(tx, engine.RunID(id))
-			if err != nil {
-				return fmt.Errorf("recover: %w", err)
+		// The snapshot is the truth: an index entry it contradicts goes.
+		for _, id := range stray {
+			if err := tx.Bucket(bucketRunning).Delete(id); err != nil {
+				return err
 			}
-			evs := engine.Interrupt(run, now)
-			if len(evs) == 0 {
-				// The index said running, the snapshot says otherwise: the
-				// snapshot is the truth.
-				if err := tx.Bucket(bucketRunning).Delete(id); err != nil {
-					return err
-				}
-				continue
-			}
-			after, err := engine.Fold(run, evs)
-			if err != nil {
-				return fmt.Errorf("recover run %s: %w", run.ID, err)
-			}
-			p, err := encodeCommit(engine.Commit{Run: after, Events: evs, After: run.Seq})
-			if err != nil {
-				return fmt.Errorf("recover: %w", err)
-			}
+		}
+		for _, p := range changes {
 			if _, err := commitTx(tx, p); err != nil {
 				return fmt.Errorf("recover: %w", err)
 			}
-			recovered = append(recovered, run.ID)
 		}
 		return nil
 	})
