@@ -68,7 +68,8 @@ func gone(err error) bool {
 
 // serialMethods are the methods whose calls under one limit are made one
 // at a time.
-var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true, "chat.postEphemeral": true}
+var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": true, "chat.postEphemeral": true,
+	"files.getUploadURLExternal": true, "files.completeUploadExternal": true}
 
 type channelPace struct {
 	mu   sync.Mutex
