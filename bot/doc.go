@@ -31,7 +31,8 @@
 // delivers, when each run is synced, shutdown), conn.go (connecting to
 // Slack, its retries and health),
 // inbox.go and queue.go (envelopes kept, then handed on),
-// handle.go (carrying out a request), sync_plan.go (what a run's thread
+// handle.go (carrying out a request; one that starts a run is read by
+// engine/intake, as in the terminal), sync_plan.go (what a run's thread
 // needs, planned from the run and its notes, pure), sync.go (carrying that
 // plan out, and the notes), sender.go (the Web API calls, retries and the
 // chat.update budget), remind.go (reminders and decision deadlines),

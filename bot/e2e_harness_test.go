@@ -15,6 +15,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/bot/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -157,13 +158,7 @@ func withMaxParallel(n int) option { return func(s *setup) { s.maxParallel = n }
 // withWorkflows serves the workflow files in dir: /gonogo run, route
 // steps and "Save as workflow".
 func withWorkflows(dir string) option {
-	return func(s *setup) { s.cfg.WorkflowsDir, s.workflows = dir, workflowDir(dir) }
-}
-
-type workflowDir string
-
-func (d workflowDir) Workflow(name string) (engine.WorkflowSpec, error) {
-	return parse.LoadWorkflow(string(d), name)
+	return func(s *setup) { s.cfg.WorkflowsDir, s.workflows = dir, intake.Dir(dir) }
 }
 
 // withEngine puts wrap between the bot and the engine.

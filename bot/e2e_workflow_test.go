@@ -15,7 +15,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/bot/fakeslack"
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/engine/intake"
 )
 
 // Named workflows from Slack, end to end: /gonogo run reads the file,
@@ -337,7 +337,7 @@ func TestSaveChainAsWorkflow(t *testing.T) {
 	if !strings.Contains(saved.Rendered, name+".yaml") || strings.Contains(saved.Rendered, dir) {
 		t.Errorf("the reply does not name the file, or shows the server's directory (%s): %s", path, saved.Rendered)
 	}
-	spec, err := parse.LoadWorkflow(dir, name)
+	spec, err := intake.Dir(dir).Workflow(name)
 	if err != nil {
 		t.Fatalf("the saved workflow does not load: %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/engine/intake"
 )
 
 // handle carries out one acknowledged envelope.
@@ -110,17 +110,17 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 	case CmdRun:
 		b.runWorkflow(ctx, cmd, envelopeID)
 	case CmdChain:
-		expr := cmd.Chain
-		expr.Flags = engine.Flags{
-			Auto: expr.Flags.Auto || cmd.Flags.Auto, ForceAuto: expr.Flags.ForceAuto || cmd.Flags.ForceAuto,
-			DryRun: expr.Flags.DryRun || cmd.Flags.DryRun, Thread: expr.Flags.Thread || cmd.Flags.Thread,
-		}
-		plan, err := engine.PreflightChain(expr, b.cfg.Catalog, b.cfg.Policy)
+		// The chain was read to refuse a bad command at once; the intake
+		// reads its text again, as it reads every chain.
+		plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
+			Input: engine.InputChain, Chain: cmd.Chain.Source, Flags: cmd.Flags,
+			StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
+		})
 		if err != nil {
 			b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputChain, err, "")
 			return
 		}
-		b.start(ctx, plan, cmd.User, engine.Origin{Channel: cmd.Channel}, "slack-command:"+envelopeID)
+		b.start(ctx, plan, opt)
 	}
 }
 
@@ -143,16 +143,25 @@ func (b *Bot) refuse(ctx context.Context, channel, thread, user string, kind eng
 	}
 }
 
-func (b *Bot) start(ctx context.Context, p engine.Plan, user string, origin engine.Origin, key string) {
-	_, err := b.eng.Start(ctx, p, engine.StartOptions{
-		StartedBy: user, Origin: origin, Key: key, BudgetUSD: b.cfg.BudgetUSD,
-		Quorum: b.cfg.Quorum, ExcludeStarter: b.cfg.ExcludeStarter,
-	})
+// intakeConfig is what the bot reads requests to start a run with, and
+// the defaults of the runs it starts.
+func (b *Bot) intakeConfig() intake.Config {
+	return intake.Config{
+		Catalog: func() (engine.Catalog, error) { return b.cfg.Catalog, nil },
+		Policy:  b.cfg.Policy, Workflows: intake.Dir(b.cfg.WorkflowsDir), MaxPlanBytes: b.cfg.MaxPlanBytes,
+		BudgetUSD: b.cfg.BudgetUSD, Quorum: b.cfg.Quorum, ExcludeStarter: b.cfg.ExcludeStarter,
+	}
+}
+
+// start starts a run the intake accepted, and tells the person when the
+// engine refuses it.
+func (b *Bot) start(ctx context.Context, p engine.Plan, opt engine.StartOptions) {
+	_, err := b.eng.Start(ctx, p, opt)
 	switch {
 	case errors.Is(err, engine.ErrDuplicate):
 		// A redelivered command: the run it started is already going.
 	case err != nil:
-		b.refuse(ctx, origin.Channel, origin.Thread, user, p.Input, err, "")
+		b.refuse(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy, p.Input, err, "")
 	}
 }
 
@@ -619,17 +628,15 @@ func (b *Bot) onMention(ctx context.Context, ev *slackevents.AppMentionEvent, te
 	if name == "" {
 		name = f.ID
 	}
-	doc, err := parse.Plan(body, name, parse.PlanOptions{MaxBytes: int(b.cfg.MaxPlanBytes)})
+	plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
+		Input: engine.InputPlan, Plan: body, PlanName: name, Flags: m.Flags,
+		StartedBy: m.User, Origin: engine.Origin{Channel: m.Channel, Thread: m.ThreadTS}, Key: "slack-mention:" + m.Channel + ":" + m.TS,
+	})
 	if err != nil {
 		b.refuse(ctx, m.Channel, m.ThreadTS, m.User, engine.InputPlan, err, "")
 		return
 	}
-	plan, err := engine.PreflightPlan(doc, b.cfg.Catalog, b.cfg.Policy, m.Flags)
-	if err != nil {
-		b.refuse(ctx, m.Channel, m.ThreadTS, m.User, engine.InputPlan, err, "")
-		return
-	}
-	b.start(ctx, plan, m.User, engine.Origin{Channel: m.Channel, Thread: m.ThreadTS}, "slack-mention:"+m.Channel+":"+m.TS)
+	b.start(ctx, plan, opt)
 }
 
 func threadOf(ev *slackevents.AppMentionEvent) string {

@@ -275,7 +275,7 @@ func addArg(cmd *Command, pair string, at word) error {
 	return nil
 }
 
-// checkRunWorkflowName holds a workflow name to the rule parse.LoadWorkflow
+// checkRunWorkflowName holds a workflow name to the rule intake.Dir.Workflow
 // applies (engine.ValidSkillName: lower-case letters, digits and dashes,
 // starting with a letter or digit, at most 128), since the name picks a file
 // in the workflows directory. A near miss (capitals, underscores) is offered

@@ -75,7 +75,7 @@ func FuzzParseCommand(f *testing.F) {
 				}
 			}
 		case CmdRun:
-			// The name must be one parse.LoadWorkflow accepts, so a refusal
+			// The name must be one intake.Dir.Workflow accepts, so a refusal
 			// about its form comes from the command, never from the file system.
 			if err := checkRunWorkflowName(cmd.Workflow); err != nil || !engine.ValidSkillName(cmd.Workflow) {
 				t.Fatalf("workflow %q accepted: %v", cmd.Workflow, err)

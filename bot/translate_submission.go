@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine/intake"
 )
 
 // SubmissionKind is which of gonogo's modals was submitted.
@@ -163,9 +165,9 @@ func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
 }
 
 // MaxWorkflowName is the longest name a workflow is saved under (the
-// limit parse.ChainWorkflow keeps to); a workflow file written by hand may
+// limit intake.ChainWorkflow keeps to); a workflow file written by hand may
 // have a name up to 128 characters.
-const MaxWorkflowName = 64
+const MaxWorkflowName = intake.MaxSavedName
 
 // CheckWorkflowName checks the name a chain is to be saved under: lower-case
 // letters, digits and dashes, starting with a letter or digit, at most

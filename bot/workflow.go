@@ -15,7 +15,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/engine/intake"
 )
 
 // Named workflows in Slack: "/gonogo run WORKFLOW" starts one from the
@@ -41,24 +41,24 @@ func (b *Bot) runWorkflow(ctx context.Context, cmd Command, envelopeID string) {
 			"to the directory that holds them. Nothing was run.", nil)
 		return
 	}
-	spec, err := parse.LoadWorkflow(b.cfg.WorkflowsDir, cmd.Workflow)
+	plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
+		Input: engine.InputWorkflow, Workflow: cmd.Workflow, Args: cmd.Args, Context: cmd.Context, Flags: cmd.Flags,
+		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
+	})
 	if err == nil {
-		var plan engine.Plan
-		if plan, err = engine.PreflightWorkflow(spec, cmd.Args, cmd.Context, cmd.Flags, b.cfg.Catalog, b.cfg.Policy); err == nil {
-			b.start(ctx, plan, cmd.User, engine.Origin{Channel: cmd.Channel}, "slack-command:"+envelopeID)
-			return
-		}
+		b.start(ctx, plan, opt)
+		return
 	}
-	var ps *engine.Problems
 	var ref *engine.Refusal
 	var blocks []slack.Block
 	switch {
-	case errors.As(err, &ps):
-		blocks = WorkflowProblems(cmd.Workflow, filepath.Base(ps.Source), ps.List)
+	case errors.As(err, &ref) && len(ref.Problems) > 0:
+		// Every problem of the file, each with its line, one by one.
+		blocks = WorkflowProblems(cmd.Workflow, filepath.Base(ref.Source), ref.Problems)
 	case errors.As(err, &ref) && ref.Reason == engine.RefuseUnknownWorkflow:
-		// parse's message names the directory on the server; the person
-		// needs the names only.
-		names, _ := parse.ListWorkflows(b.cfg.WorkflowsDir)
+		// The refusal's message names the directory on the server; the
+		// person needs the names only.
+		names, _ := intake.Dir(b.cfg.WorkflowsDir).List()
 		blocks = UnknownWorkflow(cmd.Workflow, ref.Suggestions[cmd.Workflow], names)
 	case errors.Is(err, fs.ErrNotExist):
 		b.cfg.Log.Error("the workflows directory cannot be read", "dir", b.cfg.WorkflowsDir, "err", err)
@@ -83,7 +83,7 @@ func (b *Bot) openSaveWorkflow(ctx context.Context, r *engine.Run, a Action) {
 	}
 	skills := chainSkills(r)
 	name := workflowNameFor(skills, func(n string) bool {
-		_, ok := workflowFile(b.cfg.WorkflowsDir, n)
+		_, ok := intake.Dir(b.cfg.WorkflowsDir).Find(n)
 		return ok
 	})
 	if err := b.send.openView(ctx, a.TriggerID, SaveWorkflowModal(a.Ref, name, skills, r.Thread)); err != nil {
@@ -106,13 +106,14 @@ func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, c
 		tell("Only a completed chain can be saved as a workflow. Nothing was saved.")
 		return
 	}
-	if info, ok := workflowFile(b.cfg.WorkflowsDir, sub.Name); ok && info.ModTime().Before(received) {
+	dir := intake.Dir(b.cfg.WorkflowsDir)
+	if info, ok := dir.Find(sub.Name); ok && info.ModTime().Before(received) {
 		return
 	}
-	src, err := parse.ChainWorkflow(sub.Name, engine.ChainExpr{Names: chainSkills(r), Flags: engine.Flags{Thread: r.Thread}})
+	src, err := intake.ChainWorkflow(sub.Name, engine.ChainExpr{Names: chainSkills(r), Flags: engine.Flags{Thread: r.Thread}})
 	var path string
 	if err == nil {
-		path, err = parse.SaveWorkflow(b.cfg.WorkflowsDir, sub.Name, src, false)
+		path, err = dir.Save(sub.Name, src, false)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		// The same submission carried out again (kept before a restart):
@@ -167,21 +168,10 @@ func (b *Bot) saveProblem(cb slack.InteractionCallback) string {
 	case err != nil || b.cfg.WorkflowsDir == "":
 		return ""
 	}
-	if _, ok := workflowFile(b.cfg.WorkflowsDir, sub.Name); ok {
+	if _, ok := intake.Dir(b.cfg.WorkflowsDir).Find(sub.Name); ok {
 		return fmt.Sprintf("a workflow named %s exists already: choose another name", sub.Name)
 	}
 	return ""
-}
-
-// workflowFile finds the file of the workflow name in dir (.yaml or .yml),
-// as parse.SaveWorkflow looks for one before it writes.
-func workflowFile(dir, name string) (os.FileInfo, bool) {
-	for _, ext := range []string{".yaml", ".yml"} {
-		if info, err := os.Stat(filepath.Join(dir, name+ext)); err == nil {
-			return info, true
-		}
-	}
-	return nil, false
 }
 
 // chainSkills are the skills of a chain's steps, in order.

@@ -140,6 +140,11 @@ type Refusal struct {
 	Source      string // file, chain or workflow the refusal is about
 	Line        int
 	Suggestions map[string][]string
+	// Problems are, for a refused workflow, every problem found in it,
+	// each with its line, in the order found: Message lists them as one
+	// text, for a front end that shows a list (the Slack bot) to show them
+	// one by one.
+	Problems []Problem
 }
 
 func (r *Refusal) Error() string {

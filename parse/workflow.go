@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -38,10 +36,6 @@ const (
 	// workflowMaxRetries bounds on_error: {retry: N}.
 	workflowMaxRetries = 20
 )
-
-// refuseUnknownWorkflow is the refusal reason for a workflow name with no
-// file behind it.
-const refuseUnknownWorkflow = engine.RefuseUnknownWorkflow
 
 // Workflow reads a workflow file: a named, reusable graph of skill steps.
 // name is the file name, used in messages and, when the file has no "name"
@@ -116,82 +110,23 @@ func Workflow(src []byte, name string) (engine.WorkflowSpec, error) {
 	return workflowRead(src, name, "")
 }
 
-// LoadWorkflow reads <dir>/<name>.yaml, or <dir>/<name>.yml. The name must
-// be a valid skill name (lower-case letters, digits and dashes), checked
-// before the file system is touched; a file with a "name" key must give
-// this name. An unknown name is an *engine.Refusal (reason
-// "unknown-workflow") listing the workflows in dir and offering close names;
-// a missing dir is an error wrapping fs.ErrNotExist. Otherwise it returns
-// what Workflow returns, with the file's path as Source.
-func LoadWorkflow(dir, name string) (engine.WorkflowSpec, error) {
-	if !engine.ValidSkillName(name) {
-		return engine.WorkflowSpec{}, &engine.Refusal{Reason: engine.RefuseInvalidInput, Source: name,
-			Message: fmt.Sprintf("invalid workflow name %q: %s", name, strings.Replace(chainNameProblem(name), "skill name", "workflow name", 1))}
-	}
-	var found []string
-	for _, ext := range []string{".yaml", ".yml"} {
-		p := filepath.Join(dir, name+ext)
-		info, err := os.Stat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return engine.WorkflowSpec{}, fmt.Errorf("workflow %q: %w", name, err)
-		case !info.Mode().IsRegular():
-			// A directory or device named like a workflow is not one;
-			// ListWorkflows leaves it out too.
-		default:
-			found = append(found, p)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return engine.WorkflowSpec{}, workflowNotFound(dir, name)
-	case 2:
-		return engine.WorkflowSpec{}, &engine.Refusal{Reason: engine.RefuseInvalidWorkflow, Source: name,
-			Message: fmt.Sprintf("both %s and %s exist: keep one", found[0], found[1])}
-	}
-	src, err := workflowReadFile(found[0])
-	if err != nil {
-		return engine.WorkflowSpec{}, err
-	}
-	return workflowRead(src, found[0], name)
+// WorkflowFile reads a workflow file that was looked up by its name (the
+// file <name>.yaml or <name>.yml, at path): as Workflow does, with path as
+// Source, except that a "name" key must repeat name, since a workflow is
+// run by its file name. Finding the file is engine/intake's (intake.Dir).
+func WorkflowFile(src []byte, path, name string) (engine.WorkflowSpec, error) {
+	return workflowRead(src, path, name)
 }
 
-// ListWorkflows returns the names of the workflows in dir, sorted: the
-// .yaml and .yml files whose base name is a valid workflow name. Other
-// files, hidden files and directories are not workflows and are left out.
-// A missing dir is an error wrapping fs.ErrNotExist.
-func ListWorkflows(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("workflows directory %q does not exist; set GONOGO_WORKFLOWS_DIR: %w", dir, err)
-		}
-		return nil, fmt.Errorf("reading workflows directory: %w", err)
-	}
-	var names []string
-	for _, e := range entries {
-		stem, ok := workflowStem(e.Name())
-		if !ok || !engine.ValidSkillName(stem) {
-			continue
-		}
-		if e.IsDir() {
-			continue
-		}
-		if e.Type()&fs.ModeSymlink != 0 {
-			info, err := os.Stat(filepath.Join(dir, e.Name()))
-			if err != nil || !info.Mode().IsRegular() {
-				continue
-			}
-		}
-		names = append(names, stem)
-	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
-}
+// WorkflowExtensions are the file extensions of a workflow file, in the
+// order a name is looked up.
+var WorkflowExtensions = []string{".yaml", ".yml"}
 
-func workflowStem(file string) (string, bool) {
-	for _, ext := range []string{".yaml", ".yml"} {
+// WorkflowStem is the workflow name a file name gives (its base name
+// without .yaml or .yml), and whether it has a workflow's extension at all.
+// The name may still be invalid: see CheckWorkflowName.
+func WorkflowStem(file string) (string, bool) {
+	for _, ext := range WorkflowExtensions {
 		if stem, ok := strings.CutSuffix(file, ext); ok {
 			return stem, true
 		}
@@ -199,38 +134,16 @@ func workflowStem(file string) (string, bool) {
 	return file, false
 }
 
-func workflowNotFound(dir, name string) error {
-	names, err := ListWorkflows(dir)
-	if err != nil {
-		return err
+// CheckWorkflowName holds a name a workflow is looked up by to the rule of
+// skill names (lower-case letters, digits and dashes), since the name picks
+// a file in a directory: an invalid name is an *engine.Refusal (reason
+// invalid-input) saying what is wrong with it.
+func CheckWorkflowName(name string) error {
+	if engine.ValidSkillName(name) {
+		return nil
 	}
-	r := &engine.Refusal{Reason: refuseUnknownWorkflow, Source: name}
-	var b strings.Builder
-	fmt.Fprintf(&b, "no workflow %q in %s", name, dir)
-	if s := engine.Suggest(name, names); len(s) > 0 {
-		r.Suggestions = map[string][]string{name: s}
-		fmt.Fprintf(&b, " (did you mean `%s`?)", strings.Join(s, "`, `"))
-	}
-	if len(names) == 0 {
-		b.WriteString("; the directory holds no workflow (.yaml or .yml) files")
-	} else {
-		fmt.Fprintf(&b, "; the workflows there: %s", strings.Join(names, ", "))
-	}
-	r.Message = b.String()
-	return r
-}
-
-func workflowReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading workflow: %w", err)
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, WorkflowMaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading workflow %s: %w", path, err)
-	}
-	return src, nil
+	return &engine.Refusal{Reason: engine.RefuseInvalidInput, Source: name,
+		Message: fmt.Sprintf("invalid workflow name %q: %s", name, strings.Replace(chainNameProblem(name), "skill name", "workflow name", 1))}
 }
 
 // workflowRead is Workflow; wantName, when set, is the name the file was
@@ -638,7 +551,7 @@ func (r *wfReader) read(doc *yaml.Node, wantName string) engine.WorkflowSpec {
 		}
 	}
 	if !hasName {
-		switch stem, _ := workflowStem(filepath.Base(r.source)); {
+		switch stem, _ := WorkflowStem(filepath.Base(r.source)); {
 		case wantName != "":
 			spec.Name = wantName
 		case engine.ValidSkillName(stem):

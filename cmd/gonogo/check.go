@@ -36,7 +36,7 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 		fmt.Fprintf(e.stderr, "gonogo check: unknown runner %q (valid: %s)\n", runnerName(f), strings.Join(runner.Names(), ", "))
 		return exitUsage
 	}
-	in, err := loadInput(f, cfg)
+	in, err := loadInput(e, f, cfg)
 	ref, refused := refusal(err)
 	if err != nil && !refused {
 		fmt.Fprintln(e.stderr, "gonogo check:", err)
@@ -51,7 +51,7 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 	}
 	if f.json {
-		out := checkJSON(in, f, ref)
+		out := checkJSON(in, ref)
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -135,13 +135,14 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func checkJSON(in input, f *runFlags, ref *engine.Refusal) jsonCheck {
+func checkJSON(in input, ref *engine.Refusal) jsonCheck {
 	p := in.plan
 	if p.Input == "" {
 		p.Input = in.kind
 	}
-	flags := mergeFlags(p.Flags, f.Flags)
-	p.Flags = flags
+	// The plan carries every flag given (the intake merged them), also
+	// when it was refused.
+	flags := p.Flags
 	mode, _ := engine.ResolveMode(p)
 	out := jsonCheck{
 		Input: string(p.Input), Accepted: ref == nil,

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/engine/runner"
-	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -66,7 +66,7 @@ func (a *cli) completionConfig() config {
 }
 
 func (a *cli) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	names, _ := parse.ListWorkflows(a.completionConfig().WorkflowsDir)
+	names, _ := intake.Dir(a.completionConfig().WorkflowsDir).List()
 	return withPrefix("", names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 

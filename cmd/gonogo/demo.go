@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -102,15 +103,16 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "demo", err)
 	}
-	doc, err := parse.Plan(src, demoSource, parse.PlanOptions{})
-	if err != nil {
-		return fail(e, "demo", err)
-	}
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
 		return fail(e, "demo", err)
 	}
-	plan, err := engine.PreflightPlan(doc, cat, pol, f.Flags)
+	// The example is read with parse's own size limit, whatever
+	// GONOGO_MAX_PLAN_BYTES says: it is not the user's plan.
+	plan, opts, err := intake.Take(intake.Config{
+		Catalog: func() (engine.Catalog, error) { return cat, nil },
+		Policy:  pol, BudgetUSD: cfg.RunBudgetUSD,
+	}, intake.Request{Input: engine.InputPlan, Plan: src, PlanName: demoSource, Flags: f.Flags, StartedBy: actor(e)})
 	if err != nil {
 		return fail(e, "demo", err)
 	}
@@ -120,5 +122,5 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
 	}
 	f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
-	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, catalog: cat, policy: pol})
+	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, opts: opts, catalog: cat})
 }

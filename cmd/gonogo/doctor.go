@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
@@ -236,7 +237,7 @@ func diagnoseSkills(cfg config, explicit string) doctorSkills {
 
 func diagnoseWorkflows(dir string) doctorWorkflows {
 	w := doctorWorkflows{Dir: dir, Problems: []string{}}
-	names, err := parse.ListWorkflows(dir)
+	names, err := intake.Dir(dir).List()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return w // optional: no problem
@@ -247,7 +248,7 @@ func diagnoseWorkflows(dir string) doctorWorkflows {
 	}
 	w.Exists, w.Workflows = true, len(names)
 	for _, n := range names {
-		if _, err := parse.LoadWorkflow(dir, n); err != nil {
+		if _, err := intake.Dir(dir).Workflow(n); err != nil {
 			w.Problems = append(w.Problems, err.Error())
 		}
 	}

@@ -136,10 +136,6 @@ func (f *runFlags) resolve(c *cobra.Command, cfg config, args []string) {
 	f.positional = args
 }
 
-func mergeFlags(a, b engine.Flags) engine.Flags {
-	return engine.Flags{Auto: a.Auto || b.Auto, ForceAuto: a.ForceAuto || b.ForceAuto, DryRun: a.DryRun || b.DryRun, Thread: a.Thread || b.Thread}
-}
-
 func oneOf(f *runFlags) error {
 	n := 0
 	if f.chainSet {

@@ -75,7 +75,7 @@ end of input leaves the run waiting for gonogo resume.
 }
 
 func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
-	in, err := loadInput(f, cfg)
+	in, err := loadInput(e, f, cfg)
 	if ref, ok := refusal(err); ok {
 		printRefusal(e.stderr, in.kind, ref)
 		return exitRefused
@@ -99,7 +99,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	for _, w := range in.plan.Warnings {
 		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
-	r, err := a.svc.Start(ctx, in.plan, engine.StartOptions{StartedBy: actor(e), BudgetUSD: cfg.RunBudgetUSD})
+	r, err := a.svc.Start(ctx, in.plan, in.opts)
 	if err != nil {
 		return fail(e, "run", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
@@ -142,7 +143,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	bcfg.Inbox = inbox
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
-		MaxParallel: cfg.MaxParallel, Log: log, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		MaxParallel: cfg.MaxParallel, Log: log, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
 		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg)})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {

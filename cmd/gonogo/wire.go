@@ -13,6 +13,7 @@ import (
 	"github.com/mattn/go-shellwords"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/engine/runner"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
@@ -165,7 +166,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: log,
-		Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
 		Setup: setupOf(f, cfg), RateLimit: cfg.rateLimit(),
 	})
 	rctx, stop := context.WithCancel(ctx)

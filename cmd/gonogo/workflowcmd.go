@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -86,11 +87,11 @@ func workflowSave(e env, cfg config, f *runFlags, replace bool) int {
 	if _, err := engine.PreflightChain(expr, cat, pol); err != nil {
 		return fail(e, "workflow save", err)
 	}
-	src, err := parse.ChainWorkflow(name, expr)
+	src, err := intake.ChainWorkflow(name, expr)
 	if err != nil {
 		return fail(e, "workflow save", usagef("%v", err))
 	}
-	path, err := parse.SaveWorkflow(cfg.WorkflowsDir, name, src, replace)
+	path, err := intake.Dir(cfg.WorkflowsDir).Save(name, src, replace)
 	if errors.Is(err, fs.ErrExist) {
 		return fail(e, "workflow save", usagef("%v; pass --replace to overwrite it", err))
 	}
@@ -108,7 +109,8 @@ func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "workflow list", usagef("takes no arguments"))
 	}
-	names, err := parse.ListWorkflows(cfg.WorkflowsDir)
+	dir := intake.Dir(cfg.WorkflowsDir)
+	names, err := dir.List()
 	if err != nil {
 		return fail(e, "workflow list", err)
 	}
@@ -117,7 +119,7 @@ func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
 		return exitOK
 	}
 	for _, n := range names {
-		w, err := parse.LoadWorkflow(cfg.WorkflowsDir, n)
+		w, err := dir.Workflow(n)
 		switch {
 		case err != nil:
 			fmt.Fprintf(e.stdout, "%-28s (does not read: gonogo check --workflow %s)\n", n, n)

@@ -1,4 +1,4 @@
-package parse
+package intake_test
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/parse"
 )
 
 func TestChainWorkflowReadsBackAsTheSameChain(t *testing.T) {
@@ -20,15 +22,15 @@ func TestChainWorkflowReadsBackAsTheSameChain(t *testing.T) {
 		{"deliver-prd -> deliver-user-stories", []string{"deliver-prd", "deliver-user-stories"}, false},
 		{"deliver-prd -> deliver-prd -> utility-pm-critic --thread -- mobile checkout", []string{"deliver-prd", "deliver-prd-2", "utility-pm-critic"}, true},
 	} {
-		chain, err := Chain(tc.expr)
+		chain, err := parse.Chain(tc.expr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := ChainWorkflow("kickoff", chain)
+		src, err := intake.ChainWorkflow("kickoff", chain)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := Workflow(src, "kickoff")
+		w, err := parse.Workflow(src, "kickoff")
 		if err != nil {
 			t.Fatalf("%s:\n%s\n%v", tc.expr, src, err)
 		}
@@ -51,52 +53,52 @@ func TestChainWorkflowReadsBackAsTheSameChain(t *testing.T) {
 		}
 	}
 	// A skill whose name looks like a repeat's id keeps the ids apart.
-	chain, _ := Chain("deliver-prd -> deliver-prd-2 -> deliver-prd")
-	if src, err := ChainWorkflow("dups", chain); err != nil {
+	chain, _ := parse.Chain("deliver-prd -> deliver-prd-2 -> deliver-prd")
+	if src, err := intake.ChainWorkflow("dups", chain); err != nil {
 		t.Fatalf("ids collide: %v", err)
-	} else if w, _ := Workflow(src, "dups"); len(w.Steps) != 3 || w.Steps[2].ID != "deliver-prd-3" {
+	} else if w, _ := parse.Workflow(src, "dups"); len(w.Steps) != 3 || w.Steps[2].ID != "deliver-prd-3" {
 		t.Fatalf("ids %+v", w.Steps)
 	}
-	if _, err := ChainWorkflow("Bad Name", engine.ChainExpr{Names: []string{"a"}}); err == nil || !strings.Contains(err.Error(), `invalid workflow name "Bad Name"`) {
+	if _, err := intake.ChainWorkflow("Bad Name", engine.ChainExpr{Names: []string{"a"}}); err == nil || !strings.Contains(err.Error(), `invalid workflow name "Bad Name"`) {
 		t.Errorf("bad name: %v", err)
 	}
 }
 
-func TestSaveWorkflowRefusesToReplace(t *testing.T) {
+func TestDirSaveRefusesToReplace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "flows")
-	chain, _ := Chain("deliver-prd -> deliver-user-stories")
-	src, err := ChainWorkflow("kickoff", chain)
+	chain, _ := parse.Chain("deliver-prd -> deliver-user-stories")
+	src, err := intake.ChainWorkflow("kickoff", chain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := SaveWorkflow(dir, "kickoff", src, false)
+	path, err := intake.Dir(dir).Save("kickoff", src, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != string(src) {
 		t.Fatalf("%s holds %q", path, got)
 	}
-	if _, err := SaveWorkflow(dir, "kickoff", []byte("other"), false); !errors.Is(err, fs.ErrExist) {
+	if _, err := intake.Dir(dir).Save("kickoff", []byte("other"), false); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("a second save replaced the workflow: %v", err)
 	}
-	if _, err := SaveWorkflow(dir, "kickoff", src, true); err != nil {
+	if _, err := intake.Dir(dir).Save("kickoff", src, true); err != nil {
 		t.Fatalf("replace: %v", err)
 	}
-	if _, err := LoadWorkflow(dir, "kickoff"); err != nil {
+	if _, err := intake.Dir(dir).Workflow("kickoff"); err != nil {
 		t.Fatalf("the saved workflow does not load: %v", err)
 	}
 	// An existing .yml is replaced in place, not shadowed by a .yaml.
-	old, err := ChainWorkflow("old", chain)
+	old, err := intake.ChainWorkflow("old", chain)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "old.yml"), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := SaveWorkflow(dir, "old", old, true); err != nil || filepath.Base(p) != "old.yml" {
+	if p, err := intake.Dir(dir).Save("old", old, true); err != nil || filepath.Base(p) != "old.yml" {
 		t.Fatalf("replace a .yml: %s %v", p, err)
 	}
-	if _, err := LoadWorkflow(dir, "old"); err != nil {
+	if _, err := intake.Dir(dir).Workflow("old"); err != nil {
 		t.Fatalf("the replaced .yml does not load: %v", err)
 	}
 	os.Remove(filepath.Join(dir, "old.yml"))
@@ -104,15 +106,15 @@ func TestSaveWorkflowRefusesToReplace(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %v", entries)
 	}
-	if _, err := SaveWorkflow(dir, "../escape", src, false); err == nil {
+	if _, err := intake.Dir(dir).Save("../escape", src, false); err == nil {
 		t.Fatal("a name with a path in it was saved")
 	}
 }
 
-func TestSaveWorkflowTwoSavesOfOneNewName(t *testing.T) {
+func TestDirSaveTwoSavesOfOneNewName(t *testing.T) {
 	dir := t.TempDir()
-	chain, _ := Chain("deliver-prd -> deliver-user-stories")
-	src, err := ChainWorkflow("race", chain)
+	chain, _ := parse.Chain("deliver-prd -> deliver-user-stories")
+	src, err := intake.ChainWorkflow("race", chain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestSaveWorkflowTwoSavesOfOneNewName(t *testing.T) {
 		errs := make(chan error, 2)
 		for range 2 {
 			go func() {
-				_, err := SaveWorkflow(dir, "race", src, false)
+				_, err := intake.Dir(dir).Save("race", src, false)
 				errs <- err
 			}()
 		}
