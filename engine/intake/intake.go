@@ -150,8 +150,9 @@ func takeWorkflow(cfg Config, req Request) (engine.Plan, error) {
 	return p, nil
 }
 
-// mergeFlags is a flag given in either place: a flag in a chain and the
-// same flag beside it mean the same, and neither place can turn one off.
+// mergeFlags sets each flag set in either a or b: a flag written in a chain
+// and the same flag given beside it mean the same, and neither place can
+// turn the other's off.
 func mergeFlags(a, b engine.Flags) engine.Flags {
 	return engine.Flags{Auto: a.Auto || b.Auto, ForceAuto: a.ForceAuto || b.ForceAuto, DryRun: a.DryRun || b.DryRun, Thread: a.Thread || b.Thread}
 }

@@ -100,9 +100,9 @@ func (d Dir) List() ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-// Find reports whether a file of the workflow name is in the directory
-// (.yaml or .yml), and its file information: the name is taken, and Save
-// would not replace it.
+// Find returns the file of the workflow name in the directory (.yaml, else
+// .yml), if there is one: the name is taken, and Save replaces that file
+// only when told to.
 func (d Dir) Find(name string) (fs.FileInfo, bool) {
 	for _, ext := range parse.WorkflowExtensions {
 		if info, err := os.Stat(filepath.Join(string(d), name+ext)); err == nil {
@@ -125,17 +125,14 @@ func (d Dir) Save(name string, src []byte, replace bool) (string, error) {
 		return "", ErrNoWorkflows
 	}
 	path := filepath.Join(dir, name+".yaml")
-	for _, ext := range parse.WorkflowExtensions {
-		p := filepath.Join(dir, name+ext)
-		if _, err := os.Stat(p); err == nil {
-			if !replace {
-				return "", fmt.Errorf("workflow %q exists already (%s): %w", name, p, fs.ErrExist)
-			}
-			// Replaced where it is: a second file of the same name would
-			// make the workflow ambiguous.
-			path = p
-			break
+	if info, ok := d.Find(name); ok {
+		p := filepath.Join(dir, info.Name())
+		if !replace {
+			return "", fmt.Errorf("workflow %q exists already (%s): %w", name, p, fs.ErrExist)
 		}
+		// Replaced where it is: a second file of the same name would make
+		// the workflow ambiguous.
+		path = p
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create the workflows directory: %w", err)
