@@ -24,11 +24,11 @@ type ServiceConfig struct {
 	Now         func() time.Time
 	Log         *slog.Logger
 
-	// For workflows: the directory file conditions and command conditions
-	// are relative to ("" is the current directory), the workflows a route
-	// step may continue with (nil: none), and the policy steps added at run
-	// time are checked against (the zero Policy: DefaultPolicy).
-	WorkDir   string
+	// For workflows: what answers file and command conditions (nil: they
+	// fail; see Probe), the workflows a route step may continue with (nil:
+	// none), and the policy steps added at run time are checked against
+	// (the zero Policy: DefaultPolicy).
+	Probe     Probe
 	Workflows WorkflowSource
 	Policy    *Policy
 
@@ -52,11 +52,11 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 
-	slots   int // runner slots; busy counts the taken ones
-	workDir string
-	expand  Expander
-	limit   RateLimit
-	setup   *Setup
+	slots  int // runner slots; busy counts the taken ones
+	probe  Probe
+	expand Expander
+	limit  RateLimit
+	setup  *Setup
 
 	mu      sync.Mutex
 	busy    int
@@ -107,7 +107,7 @@ func NewService(cfg ServiceConfig) *Service {
 	return &Service{
 		limit: limit,
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
-		now: now, log: log, slots: n, workDir: cfg.WorkDir,
+		now: now, log: log, slots: n, probe: cfg.Probe,
 		expand: Expander{Workflows: cfg.Workflows, Catalog: cfg.Catalog, Policy: pol},
 		live:   map[RunID]*runLock{}, running: map[execKey]context.CancelCauseFunc{}, retries: map[execKey]*time.Timer{},
 		base: base, stop: stop, setup: cfg.Setup.Clone(),
@@ -701,7 +701,7 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 		st = &c
 	}
 	if len(st.Rules.Pre) > 0 && !r.DryRun {
-		if err := CheckConditions(ctx, st.Rules.Pre, s.workDir, nil); err != nil {
+		if err := CheckConditions(ctx, st.Rules.Pre, nil, s.probe); err != nil {
 			return job, fmt.Errorf("precondition failed: %w", err)
 		}
 	}
@@ -810,7 +810,7 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 	if res == ResultProduced {
 		// The output was judged good; the step's own checks come next. An
 		// output that fails them is kept, so the team can see why.
-		if err := CheckConditions(ctx, st.Rules.Post, s.workDir, out.Artifact); err != nil {
+		if err := CheckConditions(ctx, st.Rules.Post, out.Artifact, s.probe); err != nil {
 			f.Result, f.Reason = ResultFailed, "postcondition failed: "+err.Error()
 		} else if f.Added, err = s.expand.Expand(r, st, out.Artifact); err != nil {
 			f.Result, f.Reason = ResultFailed, err.Error()

@@ -165,7 +165,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: log,
-		Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
+		Probe: runner.Probe{}, Workflows: workflowDir(cfg.WorkflowsDir), Policy: &pol,
 		Setup: setupOf(f, cfg), RateLimit: cfg.rateLimit(),
 	})
 	rctx, stop := context.WithCancel(ctx)
