@@ -619,10 +619,10 @@ func TestWorkflowRetryIsScheduledAgainOnResume(t *testing.T) {
 		h.script("flaky", failed("down"))
 		id := h.run(Flags{}, flaky)
 		h.expect(id, RunWaiting, "waiting/FAILED")
-		h.svc.Close() // gonogo stops during the backoff
+		h.stop() // gonogo stops during the backoff
 
-		svc := NewService(ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner, MaxParallel: 4})
-		defer svc.Close()
+		svc, stop := startService(t, ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner, MaxParallel: 4})
+		defer stop()
 		if _, err := svc.Resume(t.Context(), id, ""); err != nil {
 			t.Fatal(err)
 		}
