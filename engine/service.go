@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -743,103 +742,25 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 	return r, nil
 }
 
-// prepare composes the job for an attempt. An error here (a threaded step
-// that produced nothing, a skill that vanished) fails the attempt without
-// running anything.
+// prepare composes the job for an attempt: the rules are PlanAttempt and
+// ComposeJob; prepare reads what they ask for. An error here (a threaded
+// step that produced nothing, a skill that vanished) fails the attempt
+// without running anything.
 func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
-	l := st.Latest()
-	job := Job{Run: r.ID, Step: st.N, Attempt: l.N, Skill: st.Skill, DryRun: r.DryRun,
-		Timeout: st.Rules.Timeout, Options: st.Rules.Options}
-	if skill := AttemptSkill(st, l); skill != st.Skill {
-		// The fallback runs as the step, with its own instructions.
-		ps, why, _ := resolve(skill, s.catalog, s.expand.Policy)
-		if why != "" && !r.DryRun {
-			return job, fmt.Errorf("the fallback: %s", why)
-		}
-		c, d := *st, *st.StepDef
-		d.Skill, d.Category, d.Execution, d.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
-		c.StepDef = &d
-		st, job.Skill = &c, skill
+	p, err := PlanAttempt(r, st, s.catalog, s.expand.Policy)
+	if err != nil {
+		return p.Job, err
 	}
-	if strings.Contains(st.Prompt, "{{") {
-		prompt, err := s.interpolate(ctx, r, st.Prompt)
-		if err != nil {
-			return job, err
-		}
-		c, d := *st, *st.StepDef
-		d.Prompt = prompt
-		c.StepDef = &d
-		st = &c
+	read := make(map[ArtifactRef]ArtifactRead, len(p.Reads))
+	for _, ref := range p.Reads {
+		body, err := s.store.Artifact(ctx, r.ID, ref.Step, ref.Attempt)
+		read[ref] = ArtifactRead{Body: body, Err: err}
 	}
-	if len(st.Rules.Pre) > 0 && !r.DryRun {
-		if err := CheckConditions(ctx, st.Rules.Pre, nil, s.probe); err != nil {
-			return job, fmt.Errorf("precondition failed: %w", err)
-		}
+	var pre error
+	if p.CheckPre {
+		pre = CheckConditions(ctx, p.Step.Rules.Pre, nil, s.probe)
 	}
-	in := PromptInput{Run: r, Step: st, Feedback: l.Feedback}
-	sk, err := s.catalog.Skill(st.Skill)
-	if err != nil && !r.DryRun {
-		return job, fmt.Errorf("skill `%s` is no longer installed: %w", st.Skill, err)
-	}
-	in.Skill, job.SkillDir = sk, SkillDir(sk)
-	if st.Leaf != "" && !r.DryRun {
-		if in.Leaf, err = s.catalog.Agent(st.Leaf); err != nil {
-			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
-		}
-	}
-	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
-		if in.Step, in.Threaded, err = s.threaded(ctx, r, st); err != nil {
-			return job, err
-		}
-		st = in.Step
-	}
-	if len(st.Attempts) > 1 && in.Feedback != "" {
-		prev := st.Attempts[len(st.Attempts)-2]
-		if prev.Artifact {
-			in.Previous, _ = s.store.Artifact(ctx, r.ID, st.N, prev.N)
-		}
-	}
-	job.Prompt = ComposePrompt(in)
-	return job, nil
-}
-
-// interpolate fills in the references a workflow prompt keeps until its
-// step runs: {{run.id}}, {{today}} (the UTC date, YYYY-MM-DD) and
-// {{steps.ID.output}}, the confirmed output of an upstream step (empty
-// when that step was skipped or produced nothing).
-func (s *Service) interpolate(ctx context.Context, r *Run, prompt string) (string, error) {
-	var ferr error
-	out := expandPromptRefs(prompt, func(name string) (string, bool) {
-		switch name {
-		case "run.id":
-			return string(r.ID), true
-		case "today":
-			return s.now().UTC().Format("2006-01-02"), true
-		}
-		id, ok := stepRef(name)
-		if !ok {
-			return "", false
-		}
-		var from *Step
-		for i := range r.Steps {
-			if r.Steps[i].ID == id {
-				from = &r.Steps[i]
-			}
-		}
-		if from == nil {
-			return "", false
-		}
-		l := from.Latest()
-		if from.Status != StepDone || l == nil || !l.Artifact || r.DryRun {
-			return "", true
-		}
-		body, err := s.store.Artifact(ctx, r.ID, from.N, l.N)
-		if err != nil && ferr == nil {
-			ferr = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, err)
-		}
-		return strings.TrimSpace(string(body)), true
-	})
-	return out, ferr
+	return ComposeJob(p, read, pre, s.catalog, s.now())
 }
 
 // execute runs one attempt in ctx (which a cancel or an abort ends with
@@ -870,40 +791,18 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 		// marked interrupted and offered for redo when the store reopens.
 		return false
 	}
-	cancelled := false
-	if cause := context.Cause(ctx); cause != nil && out.Err != nil && !errors.Is(cause, context.Canceled) {
-		out.Err, cancelled = cause, true
+	e := AttemptEnd{Run: r, Step: n, Attempt: attempt, Outcome: out, RateLimit: s.limit}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		e.Cancel = cause // a person's cancel or an abort, with its reason
 	}
-	sk, _ := s.catalog.Skill(job.Skill)
-	res, reason := Judge(out, sk)
-	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage, Cancelled: cancelled,
-		ErrorKind: out.AgentErrorKind, RateLimit: s.limit}
-	keep := res == ResultProduced || res == ResultEmpty
-	if res == ResultProduced {
-		// The output was judged good; the step's own checks come next. An
-		// output that fails them is kept, so the team can see why.
-		if err := CheckConditions(ctx, st.Rules.Post, out.Artifact, s.probe); err != nil {
-			f.Result, f.Reason = ResultFailed, "postcondition failed: "+err.Error()
-		} else if f.Added, err = s.expand.Expand(r, st, out.Artifact); err != nil {
-			f.Result, f.Reason = ResultFailed, err.Error()
-		}
+	e.Skill, _ = s.catalog.Skill(job.Skill)
+	f := JudgeAttempt(e)
+	var post error
+	if PostconditionsDue(st, f) {
+		post = CheckConditions(ctx, st.Rules.Post, out.Artifact, s.probe)
 	}
 	var c Commit
-	if hasContent(out.Artifact) && keep {
-		f.Artifact, f.Size, f.Summary = true, len(out.Artifact), Summarize(out.Artifact)
-		c.Artifacts = []ArtifactWrite{{Step: n, Attempt: attempt, Body: out.Artifact}}
-		switch {
-		case len(r.Steps) == 1:
-		case f.Result == ResultFailed:
-			// Output kept to show why it failed is not the step's
-			// artifact: it goes under the attempt's name.
-			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, false)
-			c.Files = []FileWrite{{Path: f.File, Body: out.Artifact}}
-		default:
-			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, true)
-			c.Files = append(makeWay(r.ID, st, attempt, f.File), FileWrite{Path: f.File, Body: out.Artifact})
-		}
-	}
+	f, c.Artifacts, c.Files = SettleAttempt(e, f, post, s.expand)
 	unlock := s.lock(r.ID)
 	cur, err := s.store.Load(runCtx, r.ID)
 	if err == nil {
@@ -924,38 +823,4 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 		return false
 	}
 	return true
-}
-
-// threaded returns the threaded step st as it runs, handed the confirmed
-// artifact ThreadSource names (past skipped steps), and that artifact; or
-// st handed nothing when there is none.
-func (s *Service) threaded(ctx context.Context, r *Run, st *Step) (*Step, []byte, error) {
-	from, _ := ThreadSource(r, st)
-	if from == nil {
-		return withoutThread(st), nil, nil
-	}
-	if from.N != st.ThreadFrom {
-		st = threadedFrom(st, from.N)
-	}
-	l := from.Latest()
-	if from.Status != StepDone || l == nil || !l.Artifact {
-		return st, nil, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which has no confirmed artifact; redo step %d or abort",
-			st.N, st.Skill, from.N, from.Skill, st.N)
-	}
-	body, err := s.store.Artifact(ctx, r.ID, from.N, l.N)
-	if err != nil {
-		return st, nil, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
-	}
-	return st, body, nil
-}
-
-// withoutThread is a copy of st that is handed no artifact.
-func withoutThread(st *Step) *Step { return threadedFrom(st, 0) }
-
-// threadedFrom is a copy of st that is handed the artifact of step n.
-func threadedFrom(st *Step, n int) *Step {
-	c, d := *st, *st.StepDef
-	d.ThreadFrom = n
-	c.StepDef = &d
-	return &c
 }
