@@ -66,8 +66,13 @@ func TestPlanAttemptReads(t *testing.T) {
 			},
 			step: 3, reads: []ArtifactRef{{1, 1}}},
 		{name: "a redo with feedback reads the attempt it redoes", plan: testPlan(InputChain, "deliver-prd"),
-			moves: func(s *script) { s.start(1); s.finish(1, ResultProduced); s.decide(1, DecideRedo, "shorter"); s.start(1) },
-			step:  1, reads: []ArtifactRef{{1, 1}}},
+			moves: func(s *script) {
+				s.start(1)
+				s.finish(1, ResultProduced)
+				s.decide(1, DecideRedo, "shorter")
+				s.start(1)
+			},
+			step: 1, reads: []ArtifactRef{{1, 1}}},
 		{name: "a redo without feedback reads nothing", plan: testPlan(InputChain, "deliver-prd"),
 			moves: func(s *script) { s.start(1); s.finish(1, ResultProduced); s.decide(1, DecideRedo, ""); s.start(1) },
 			step:  1},

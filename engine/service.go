@@ -20,8 +20,12 @@ type ServiceConfig struct {
 	Runner      Runner
 	Notifier    Notifier // may be nil
 	MaxParallel int      // steps executing at once across all runs; 0 = number of CPUs
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Now is the clock and NewID the source of run ids (nil: the UTC wall
+	// clock, NewRunID): the service reads them and hands what they give
+	// to the rules, which never draw either themselves.
+	Now   func() time.Time
+	NewID func(now time.Time) RunID
+	Log   *slog.Logger
 
 	// For workflows: what answers file and command conditions (nil: they
 	// fail; see Probe), the workflows a route step may continue with (nil:
@@ -54,6 +58,7 @@ type Service struct {
 	runner   Runner
 	notifier Notifier
 	now      func() time.Time
+	newID    func(now time.Time) RunID
 	log      *slog.Logger
 
 	slots  int // runner slots; busy counts the taken ones
@@ -100,6 +105,10 @@ func NewService(cfg ServiceConfig) *Service {
 	if now == nil {
 		now = func() time.Time { return time.Now().UTC() }
 	}
+	newID := cfg.NewID
+	if newID == nil {
+		newID = NewRunID
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -115,7 +124,7 @@ func NewService(cfg ServiceConfig) *Service {
 	return &Service{
 		limit: limit,
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
-		now: now, log: log, slots: n, probe: cfg.Probe,
+		now: now, newID: newID, log: log, slots: n, probe: cfg.Probe,
 		expand: Expander{Workflows: cfg.Workflows, Catalog: cfg.Catalog, Policy: pol},
 		live:   map[RunID]*runLock{}, running: map[execKey]context.CancelCauseFunc{}, retries: map[execKey]*time.Timer{},
 		wake: make(chan struct{}, 1), setup: cfg.Setup.Clone(),
@@ -207,7 +216,8 @@ func (s *Service) isStopping() bool {
 
 // NewRunID returns a new run id: the UTC time, so ids sort by creation, and
 // 48 random bits so two runs started in the same second almost never
-// collide (Start draws again when they do).
+// collide (Start draws again when they do). It is the service's id source
+// unless ServiceConfig.NewID names another.
 func NewRunID(now time.Time) RunID {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -277,8 +287,9 @@ func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, er
 	}
 	var r *Run
 	for try := 0; ; try++ {
-		id := NewRunID(s.now())
-		evs, err := NewRun(id, p, opt, s.now())
+		now := s.now()
+		id := s.newID(now)
+		evs, err := NewRun(id, p, opt, now)
 		if err != nil {
 			return nil, err
 		}

@@ -1085,3 +1085,34 @@ func TestServiceExecutesOnceRunRuns(t *testing.T) {
 		h.expect(again.ID, RunRunning, "pending")
 	})
 }
+
+// Run ids come from the configured source, read once a start with the
+// clock's reading; two starts given the same id draw again.
+func TestServiceRunIDsComeFromItsSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		ids := []RunID{"run-a", "run-a", "run-b"}
+		var saw []time.Time
+		h := newHarnessWith(t, 4, false, func(_ *harness, c *ServiceConfig) {
+			c.Now = func() time.Time { return t0 }
+			c.NewID = func(now time.Time) RunID {
+				mu.Lock()
+				defer mu.Unlock()
+				saw = append(saw, now)
+				id := ids[0]
+				ids = ids[1:]
+				return id
+			}
+		})
+		if first := h.start(h.chain(Flags{}, "deliver-prd")); first != "run-a" {
+			t.Fatalf("first run %s", first)
+		}
+		if second := h.start(h.chain(Flags{}, "deliver-prd")); second != "run-b" {
+			t.Fatalf("second run %s, want run-b after run-a was taken", second)
+		}
+		if len(saw) != 3 || !saw[0].Equal(t0) {
+			t.Fatalf("the source was read %d times, with %v", len(saw), saw)
+		}
+		synctest.Wait()
+	})
+}
