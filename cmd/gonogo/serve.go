@@ -190,7 +190,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 // httpHandler serves /healthz (connected to Slack, store open) and
 // /metrics (Prometheus text: the bot's metrics, the Go runtime's and the
 // process's).
-func httpHandler(b *bot.Bot, svc *engine.Service) http.Handler {
+func httpHandler(b *bot.Bot, svc runList) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, err := svc.List(r.Context())

@@ -23,7 +23,7 @@ import (
 // demo.
 type app struct {
 	db   *storage.DB
-	svc  *engine.Service
+	svc  backend
 	done chan struct{}
 	stop context.CancelFunc
 
