@@ -276,8 +276,7 @@ func (s *liveServe) stop(b testing.TB) {
 		return
 	}
 	s.cancel()
-	<-s.done
-	s.svc.Close()
+	<-s.done // the bot's Run, then the engine's, have returned
 	if err := s.db.Close(); err != nil {
 		b.Errorf("close the store: %v", err)
 	}

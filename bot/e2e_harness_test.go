@@ -220,8 +220,7 @@ func start(t testing.TB, srv *fakeslack.Server, dir string, r *scriptedRunner, o
 func (h *harness) stop() {
 	h.once.Do(func() {
 		h.cancel()
-		<-h.done
-		h.svc.Close()
+		<-h.done // the bot's Run, then the engine's, have returned
 		if err := h.db.Close(); err != nil {
 			h.t.Errorf("close the store: %v", err)
 		}
@@ -267,7 +266,10 @@ func seedStore(b testing.TB, dir string, total, waiting int) {
 	}
 	cat := parse.NewCatalog(skills)
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: &scriptedRunner{}, MaxParallel: 16})
-	defer svc.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- svc.Run(runCtx) }()
+	defer func() { stop(); <-ran }()
 	chain, err := parse.Chain("deliver-prd -- seeded")
 	if err != nil {
 		b.Fatal(err)

@@ -139,9 +139,9 @@ func BenchmarkWorkflowEngineTimePerStep(b *testing.B) {
 	}
 	measure := func(p Plan, runs int) (cpu, wall time.Duration) {
 		done := make(finishedSignal, runs)
-		svc := NewService(ServiceConfig{Store: &leanStore{runs: map[RunID]*Run{}, arts: map[artKey][]byte{}},
+		svc, stop := startService(b, ServiceConfig{Store: &leanStore{runs: map[RunID]*Run{}, arts: map[artKey][]byte{}},
 			Catalog: cat, Runner: instantRunner{}, Notifier: done, MaxParallel: 20})
-		defer svc.Close()
+		defer stop()
 		c0, w0 := cpuTime(), time.Now()
 		for range runs {
 			if _, err := svc.Start(context.Background(), p, StartOptions{StartedBy: "bench"}); err != nil {

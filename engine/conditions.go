@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,17 +15,48 @@ import (
 // conditionCommandTimeout bounds a command condition: a check, not a step.
 const conditionCommandTimeout = time.Minute
 
+// Probe looks outside a run for a workflow step's conditions: whether a
+// file exists and how a command ends. It is the only way the engine
+// reaches the file system or starts a process for a condition, so the
+// engine itself does no I/O, and a backend that runs steps on another
+// machine checks their conditions where they run. Paths and commands are
+// relative to the probe's own working directory. The probe only looks;
+// what a condition's answer means, and the words a failure is told in, are
+// the engine's (CheckConditions).
+type Probe interface {
+	// Exists reports whether path (slash-separated, relative to the
+	// working directory) exists; an error says it cannot be told.
+	Exists(ctx context.Context, path string) (bool, error)
+	// Command runs argv[0] directly (no shell) in the working directory,
+	// with stdin, in the environment an agent gets (gonogo's without its
+	// secrets), until it exits or ctx ends.
+	Command(ctx context.Context, argv []string, stdin []byte) CommandResult
+}
+
+// CommandResult is how a command condition's program ended.
+type CommandResult struct {
+	// Err says why the program did not run or could not be waited for;
+	// nil once it ran and exited with ExitCode.
+	Err      error
+	ExitCode int
+	Stderr   string // what it wrote to stderr
+}
+
+// errNoProbe fails a condition that needs a Probe when the service was
+// given none.
+var errNoProbe = errors.New("this gonogo cannot check file or command conditions")
+
 // CheckConditions checks a workflow step's pre- or postconditions in order
 // and returns the first that does not hold, described with where it was
-// written. dir is the working directory paths and commands are relative
-// to; output is the step's output (nil before it runs). A command
-// condition runs its program directly (no shell) in dir, with the output on
-// stdin, and must exit 0 within a minute.
-func CheckConditions(ctx context.Context, conds []Condition, dir string, output []byte) error {
+// written. output is the step's output (nil before it runs). Conditions on
+// the output are judged here; p answers those on files and commands (nil:
+// they fail). A command condition is given the output on stdin and must
+// exit 0 within a minute.
+func CheckConditions(ctx context.Context, conds []Condition, output []byte, p Probe) error {
 	for _, c := range conds {
-		if err := checkCondition(ctx, c, dir, output); err != nil {
+		if err := checkCondition(ctx, c, output, p); err != nil {
 			if c.Line > 0 {
-				return fmt.Errorf("%s (condition at line %d)", err, c.Line)
+				return fmt.Errorf("%w (condition at line %d)", err, c.Line)
 			}
 			return err
 		}
@@ -36,18 +64,10 @@ func CheckConditions(ctx context.Context, conds []Condition, dir string, output 
 	return nil
 }
 
-func checkCondition(ctx context.Context, c Condition, dir string, output []byte) error {
+func checkCondition(ctx context.Context, c Condition, output []byte, p Probe) error {
 	switch c.Kind {
 	case CondFileExists, CondFileAbsent:
-		_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(c.Path)))
-		switch {
-		case c.Kind == CondFileExists && errors.Is(err, os.ErrNotExist):
-			return fmt.Errorf("file %s does not exist", c.Path)
-		case c.Kind == CondFileAbsent && err == nil:
-			return fmt.Errorf("file %s exists, and must not", c.Path)
-		case err != nil && !errors.Is(err, os.ErrNotExist):
-			return fmt.Errorf("file %s cannot be checked: %w", c.Path, err)
-		}
+		return checkFile(ctx, c, p)
 	case CondOutputContains:
 		if !bytes.Contains(output, []byte(c.Text)) {
 			return fmt.Errorf("the output does not contain %q", c.Text)
@@ -63,9 +83,25 @@ func checkCondition(ctx context.Context, c Condition, dir string, output []byte)
 	case CondJSONField:
 		return checkJSONField(output, c.Field, c.Value)
 	case CondCommand:
-		return checkCommand(ctx, c.Command, dir, output)
+		return checkCommand(ctx, c.Command, output, p)
 	default:
 		return fmt.Errorf("unknown condition %q", c.Kind)
+	}
+	return nil
+}
+
+func checkFile(ctx context.Context, c Condition, p Probe) error {
+	if p == nil {
+		return fmt.Errorf("file %s cannot be checked: %w", c.Path, errNoProbe)
+	}
+	exists, err := p.Exists(ctx, c.Path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("file %s cannot be checked: %w", c.Path, err)
+	case c.Kind == CondFileExists && !exists:
+		return fmt.Errorf("file %s does not exist", c.Path)
+	case c.Kind == CondFileAbsent && exists:
+		return fmt.Errorf("file %s exists, and must not", c.Path)
 	}
 	return nil
 }
@@ -108,35 +144,30 @@ func checkJSONField(output []byte, field, want string) error {
 	return nil
 }
 
-func checkCommand(ctx context.Context, argv []string, dir string, output []byte) error {
+func checkCommand(ctx context.Context, argv []string, output []byte, p Probe) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return errors.New("the command condition names no program")
 	}
+	name := strings.Join(argv, " ")
+	if p == nil {
+		return fmt.Errorf("command `%s` could not run: %w", wfClip(name, 80), errNoProbe)
+	}
 	ctx, cancel := context.WithTimeout(ctx, conditionCommandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = AgentEnviron()
-	cmd.Stdin = bytes.NewReader(output)
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	name := strings.Join(argv, " ")
-	var exit *exec.ExitError
+	res := p.Command(ctx, argv, output)
 	switch {
-	case err == nil:
+	case res.Err == nil && res.ExitCode == 0:
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("command `%s` did not finish within %s", wfClip(name, 80), conditionCommandTimeout)
-	case errors.As(err, &exit):
-		msg := fmt.Sprintf("command `%s` exited %d", wfClip(name, 80), exit.ExitCode())
-		if tail := strings.TrimSpace(stderr.String()); tail != "" {
+	case res.Err == nil:
+		msg := fmt.Sprintf("command `%s` exited %d", wfClip(name, 80), res.ExitCode)
+		if tail := strings.TrimSpace(res.Stderr); tail != "" {
 			msg += ": " + wfClip(lastLine(tail), 200)
 		}
 		return errors.New(msg)
 	}
-	return fmt.Errorf("command `%s` could not run: %w", wfClip(name, 80), err)
+	return fmt.Errorf("command `%s` could not run: %w", wfClip(name, 80), res.Err)
 }
 
 func lastLine(s string) string {
@@ -144,25 +175,6 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-// IsSecretEnv reports whether an environment variable of gonogo's own is
-// a secret that nothing gonogo starts (an agent, a command condition) may
-// see: an agent that can run shell commands could otherwise read the bot's
-// Slack tokens.
-func IsSecretEnv(name string) bool {
-	return name == "SLACK_APP_TOKEN" || name == "SLACK_BOT_TOKEN"
-}
-
-// AgentEnviron is gonogo's environment without its secrets.
-func AgentEnviron() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !IsSecretEnv(k) {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 // jsonBody returns the JSON an agent's output carries: the output itself,

@@ -1,13 +1,64 @@
-// Package engine owns gonogo's domain: plans and their steps, runs, attempts,
-// decisions and the journal of events, the typed run and step states with
-// their one transition table, the step-status rubric, run modes, the
-// pre-flight refusals, and the run-loop service that carries out effects.
+// Package engine owns gonogo's domain: plans and their steps, runs,
+// attempts, decisions and the journal of events, the typed run and step
+// states with their one transition table, the step-status rubric, run
+// modes, the pre-flight refusals, the rules of one attempt, and the
+// run-loop service that carries out effects.
 //
 // The package does no I/O of its own. It declares the small interfaces it
-// consumes (Store, Runner, Catalog, Notifier) and the adapters in storage,
-// runner, bot and cmd implement them; Store's doc comments are the whole
-// contract a store keeps, and engine/storetest checks a store against it. Transitions are pure: they validate a
-// move against the current run and return the journal events that describe
-// it; Apply folds an event into a run, so a run can always be rebuilt from its
-// journal. The Service persists those events first and only then acts.
+// consumes (Store for runs, their journals, artifacts and notes; Runner
+// for an agent; Probe for the files and commands a workflow condition
+// looks at; Catalog and WorkflowSource for installed skills and workflows;
+// Notifier for front ends) and the adapters in storage, runner, parse, bot
+// and cmd implement them; Store's doc comments are the whole contract a
+// store keeps, and engine/storetest checks a store against it. The clock
+// and the source of run ids are given to the Service too (ServiceConfig.Now
+// and NewID) and reach the rules as arguments; their defaults read the
+// wall clock and random bits (NewRunID). The one other reach outside:
+// SkillDir makes a relative skill folder absolute against the working
+// directory.
+//
+// Transitions are pure: they validate a move against the current run and
+// return the journal events that describe it; Apply folds an event into a
+// run, so a run can always be rebuilt from its journal. The Service
+// persists those events first and only then acts.
+//
+// # Backends
+//
+// Service is one backend: one process runs the steps on its own machine
+// and keeps state in one Store. Front ends do not depend on it: each
+// declares the methods it calls (bot.Engine; the terminal's in
+// cmd/gonogo), so another backend, such as one that runs steps on a
+// cluster, can stand in. Whatever it is built on, a backend keeps these
+// rules, which front ends and the people deciding rely on:
+//
+//   - Persist, then act. A change is committed, with its journal events
+//     numbered without gaps, before anything acts on it or shows it: before
+//     an agent starts, a front end is notified, or a call returns.
+//   - One transition table. Every change is computed by this package's
+//     transitions (NewRun, Queue, Start, Finish, Decide and DecideExpand,
+//     Pause, Unpause, AbortRun, Interrupt, SetMode, ChangeSetup) and folded
+//     by Apply; no backend changes a run any other way.
+//   - A decision is applied once. One for an attempt that is no longer the
+//     step's latest, or for a step not waiting, is refused (ErrStale,
+//     ErrNotWaiting); one whose idempotency key was seen is refused
+//     (ErrDuplicate); a refusal changes nothing.
+//   - Steps running when whatever ran them died come back interrupted
+//     (Recover when the whole process died, Interrupt naming the steps of
+//     a lost worker), with a journal event, before anything reads the run,
+//     and are offered for redo; a step is never recorded as finished
+//     without an outcome.
+//   - At most MaxParallel steps execute at once across all runs; the others
+//     queue, and a free slot goes to the step queued longest, so a run that
+//     keeps advancing cannot starve the others.
+//   - An attempt is prepared and judged by the attempt rules (PlanAttempt,
+//     ComposeJob, JudgeAttempt, PostconditionsDue, SettleAttempt): the same
+//     reads give the same prompt, the same outcome the same verdict, files
+//     and expansion.
+//   - Automatic retries and rate-limit waits are due from the stored run
+//     (RetryDue), so they survive a restart; a retry is a redo keyed with
+//     RetryKey, so it counts once and loses to a person's decision.
+//   - Clock readings and run ids are inputs: a rule is given now and the
+//     id, and never draws either.
+//   - Every committed change reaches the Notifier after it is durable, in
+//     journal order for each run.
 package engine

@@ -333,9 +333,9 @@ func TestPauseSurvivesRestart(t *testing.T) {
 		}
 		h2.runner.gate <- struct{}{}
 		synctest.Wait()
-		h2.svc.Close()
-		again := NewService(ServiceConfig{Store: h2.store, Catalog: h2.cat, Runner: h2.runner})
-		defer again.Close()
+		h2.stop()
+		again, stop := startService(t, ServiceConfig{Store: h2.store, Catalog: h2.cat, Runner: h2.runner})
+		defer stop()
 		r, err = again.Resume(t.Context(), id2, "")
 		if err != nil {
 			t.Fatal(err)
@@ -419,10 +419,10 @@ func TestRateLimitWaitSurvivesRestart(t *testing.T) {
 		if !ok {
 			t.Fatal("no retry is due")
 		}
-		h.svc.Close()
+		h.stop()
 		time.Sleep(30 * time.Second)
-		again := NewService(ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner})
-		defer again.Close()
+		again, stop := startService(t, ServiceConfig{Store: h.store, Catalog: h.cat, Runner: h.runner})
+		defer stop()
 		if _, err := again.Resume(t.Context(), id, ""); err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -21,14 +20,18 @@ type ServiceConfig struct {
 	Runner      Runner
 	Notifier    Notifier // may be nil
 	MaxParallel int      // steps executing at once across all runs; 0 = number of CPUs
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Now is the clock and NewID the source of run ids (nil: the UTC wall
+	// clock, NewRunID): the service reads them and hands what they give
+	// to the rules, which never draw either themselves.
+	Now   func() time.Time
+	NewID func(now time.Time) RunID
+	Log   *slog.Logger
 
-	// For workflows: the directory file conditions and command conditions
-	// are relative to ("" is the current directory), the workflows a route
-	// step may continue with (nil: none), and the policy steps added at run
-	// time are checked against (the zero Policy: DefaultPolicy).
-	WorkDir   string
+	// For workflows: what answers file and command conditions (nil: they
+	// fail; see Probe), the workflows a route step may continue with (nil:
+	// none), and the policy steps added at run time are checked against
+	// (the zero Policy: DefaultPolicy).
+	Probe     Probe
 	Workflows WorkflowSource
 	Policy    *Policy
 
@@ -43,20 +46,26 @@ type ServiceConfig struct {
 // Service carries out transitions: it commits each one to the Store before
 // it acts on it (starts a runner, tells the Notifier), runs steps on the
 // Runner with at most MaxParallel at a time across all runs, and queues the
-// rest. Run owns the executions it starts; they end before Run returns.
+// rest.
+//
+// Its methods may be called from any goroutine, before Run too. The work
+// they leave to be done later (an execution, a queued step's start, an
+// automatic retry) is handed to Run, which starts it with Run's context
+// and waits for it: nothing the service started outlives Run.
 type Service struct {
 	store    Store
 	catalog  Catalog
 	runner   Runner
 	notifier Notifier
 	now      func() time.Time
+	newID    func(now time.Time) RunID
 	log      *slog.Logger
 
-	slots   int // runner slots; busy counts the taken ones
-	workDir string
-	expand  Expander
-	limit   RateLimit
-	setup   *Setup
+	slots  int // runner slots; busy counts the taken ones
+	probe  Probe
+	expand Expander
+	limit  RateLimit
+	setup  *Setup
 
 	mu      sync.Mutex
 	busy    int
@@ -64,10 +73,15 @@ type Service struct {
 	queue   []queued // steps waiting for a slot, oldest first
 	running map[execKey]context.CancelCauseFunc
 	retries map[execKey]*time.Timer // automatic retries waiting for their backoff
-	base    context.Context
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
-	closed  bool
+
+	// work is what the service's own goroutines are to do, handed over
+	// for Run to start; owed counts the work promised (reserve) and not
+	// handed over yet, which Run waits for once it is stopping; wake
+	// tells Run there is work. Once stopping, nothing more is promised.
+	work     []func(context.Context)
+	owed     int
+	wake     chan struct{}
+	stopping bool
 }
 
 type queued struct {
@@ -91,6 +105,10 @@ func NewService(cfg ServiceConfig) *Service {
 	if now == nil {
 		now = func() time.Time { return time.Now().UTC() }
 	}
+	newID := cfg.NewID
+	if newID == nil {
+		newID = NewRunID
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -103,43 +121,103 @@ func NewService(cfg ServiceConfig) *Service {
 	if limit == (RateLimit{}) {
 		limit = DefaultRateLimit()
 	}
-	base, stop := context.WithCancel(context.Background())
 	return &Service{
 		limit: limit,
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
-		now: now, log: log, slots: n, workDir: cfg.WorkDir,
+		now: now, newID: newID, log: log, slots: n, probe: cfg.Probe,
 		expand: Expander{Workflows: cfg.Workflows, Catalog: cfg.Catalog, Policy: pol},
 		live:   map[RunID]*runLock{}, running: map[execKey]context.CancelCauseFunc{}, retries: map[execKey]*time.Timer{},
-		base: base, stop: stop, setup: cfg.Setup.Clone(),
+		wake: make(chan struct{}, 1), setup: cfg.Setup.Clone(),
 	}
 }
 
-// Run lets the service execute steps until ctx ends, then stops every
-// execution it started and waits for them. A step stopped this way is not
-// recorded as finished: the store marks it interrupted when it is next
-// opened, and it is offered for redo.
+// errStopping refuses to start work once Run is stopping.
+var errStopping = errors.New("gonogo is shutting down")
+
+// Run carries out the work the service's methods hand it (executions,
+// starts of queued steps, automatic retries), each in a goroutine given
+// ctx, until ctx ends. Then it refuses new work, stops the retry timers,
+// and waits for the work under way, whose executions see ctx end and stop
+// their agents. A step stopped this way is not recorded as finished: it
+// stays running in the store, is marked interrupted when the store is next
+// opened, and is offered for redo. Call Run once; steps start only while
+// it runs.
 func (s *Service) Run(ctx context.Context) error {
-	<-ctx.Done()
-	s.Close()
-	return nil
+	var wg sync.WaitGroup
+	done := ctx.Done()
+	for {
+		select {
+		case <-s.wake:
+		case <-done:
+			done = nil // stopping: from now on, wait only for work owed
+		}
+		s.mu.Lock()
+		if done == nil && !s.stopping {
+			s.stopping = true
+			for k, t := range s.retries {
+				t.Stop()
+				delete(s.retries, k)
+			}
+		}
+		work := s.work
+		s.work = nil
+		finished := s.stopping && s.owed == 0
+		s.mu.Unlock()
+		for _, f := range work {
+			wg.Go(func() { f(ctx) })
+		}
+		if finished {
+			wg.Wait()
+			return nil
+		}
+	}
 }
 
-// Close stops the executions the service started and waits for them.
-func (s *Service) Close() {
-	s.mu.Lock()
-	s.closed = true
-	for k, t := range s.retries {
-		t.Stop()
-		delete(s.retries, k)
+// reserveLocked promises Run a piece of work, so that Run, once stopping,
+// waits for it to be handed over; it is false once Run is stopping. Every
+// promise is settled with handLocked.
+func (s *Service) reserveLocked() bool {
+	if s.stopping {
+		return false
 	}
-	s.mu.Unlock()
-	s.stop()
-	s.wg.Wait()
+	s.owed++
+	return true
+}
+
+// handLocked gives Run the work promised by reserveLocked; nil settles
+// the promise with no work.
+func (s *Service) handLocked(f func(context.Context)) {
+	s.owed--
+	if f != nil {
+		s.work = append(s.work, f)
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default: // Run is woken already
+	}
+}
+
+// spawnLocked hands Run work at once; false once Run is stopping.
+func (s *Service) spawnLocked(f func(context.Context)) bool {
+	if !s.reserveLocked() {
+		return false
+	}
+	s.handLocked(f)
+	return true
+}
+
+// isStopping reports whether Run is stopping, so that errors caused by
+// the shutdown are not logged as failures.
+func (s *Service) isStopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopping
 }
 
 // NewRunID returns a new run id: the UTC time, so ids sort by creation, and
 // 48 random bits so two runs started in the same second almost never
-// collide (Start draws again when they do).
+// collide (Start draws again when they do). It is the service's id source
+// unless ServiceConfig.NewID names another.
 func NewRunID(now time.Time) RunID {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -209,8 +287,9 @@ func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, er
 	}
 	var r *Run
 	for try := 0; ; try++ {
-		id := NewRunID(s.now())
-		evs, err := NewRun(id, p, opt, s.now())
+		now := s.now()
+		id := s.newID(now)
+		evs, err := NewRun(id, p, opt, now)
 		if err != nil {
 			return nil, err
 		}
@@ -466,7 +545,7 @@ func (s *Service) cancelRun(id RunID, cause error) {
 func (s *Service) advanceAfter(ctx context.Context, r *Run) *Run {
 	next, err := s.advance(ctx, r.ID)
 	if err != nil {
-		if s.base.Err() == nil && ctx.Err() == nil {
+		if !s.isStopping() && ctx.Err() == nil {
 			s.log.Error("start the next step", "run", r.ID, "err", err)
 		}
 		return r
@@ -541,12 +620,17 @@ func (s *Service) scheduleRetries(r *Run) {
 			continue
 		}
 		s.mu.Lock()
-		if _, set := s.retries[key]; set || s.closed {
+		if _, set := s.retries[key]; set || s.stopping {
 			s.mu.Unlock()
 			continue
 		}
 		rk := retryKey{key, RetryActorFor(st)}
-		s.retries[key] = time.AfterFunc(max(due.Sub(s.now()), 0), func() { s.retry(rk) })
+		s.retries[key] = time.AfterFunc(max(due.Sub(s.now()), 0), func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			delete(s.retries, rk.execKey)
+			s.spawnLocked(func(ctx context.Context) { s.retry(ctx, rk) })
+		})
 		s.mu.Unlock()
 	}
 }
@@ -557,20 +641,12 @@ type retryKey struct {
 	actor string
 }
 
-func (s *Service) retry(k retryKey) {
-	s.mu.Lock()
-	delete(s.retries, k.execKey)
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
+// retry redoes the attempt k follows, when its backoff is over.
+func (s *Service) retry(ctx context.Context, k retryKey) {
 	d := Decision{Kind: DecideRedo, Actor: k.actor, Step: k.step, Attempt: k.attempt, Key: RetryKey(k.run, k.step, k.attempt)}
-	_, err := s.Decide(s.base, k.run, d, nil)
+	_, err := s.Decide(ctx, k.run, d, nil)
 	switch {
-	case err == nil, s.base.Err() != nil:
+	case err == nil, ctx.Err() != nil:
 	case errors.Is(err, ErrDuplicate), errors.Is(err, ErrStale), errors.Is(err, ErrNotWaiting):
 		// A person decided first, or the retry was made already.
 	case errors.Is(err, ErrPaused):
@@ -609,171 +685,99 @@ func (s *Service) release() {
 }
 
 // dispatchLocked reserves free slots for the oldest queued steps and
-// advances their runs. A queued entry may be spent already (its step
-// started another way, or its run ended): advanceHeld then hands the slot
-// on.
+// has Run advance their runs. A queued entry may be spent already (its
+// step started another way, or its run ended): advanceHeld then hands the
+// slot on.
 func (s *Service) dispatchLocked() {
-	for !s.closed && s.busy < s.slots && len(s.queue) > 0 {
+	for !s.stopping && s.busy < s.slots && len(s.queue) > 0 {
 		q := s.queue[0]
 		s.queue = s.queue[1:]
 		s.busy++
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if _, err := s.advanceHeld(s.base, q.run, q.step); err != nil && s.base.Err() == nil {
+		s.spawnLocked(func(ctx context.Context) {
+			if _, err := s.advanceHeld(ctx, q.run, q.step); err != nil && ctx.Err() == nil {
 				s.log.Error("start queued step", "run", q.run, "step", q.step, "err", err)
 			}
-		}()
+		})
 	}
 }
 
 // startStep commits the start of an attempt (the caller holds a slot and
-// the run's lock) and hands the execution to a goroutine the service owns.
+// the run's lock) and hands the execution to Run.
 func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
-	// The execution is owned before its start is committed, so Close
-	// either refuses it here or waits for it.
+	// The execution is promised to Run before its start is committed, so
+	// a stopping Run either refuses it here or waits for it: nothing is
+	// committed after Run returns.
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, errors.New("gonogo is shutting down")
-	}
-	s.wg.Add(1)
+	ok := s.reserveLocked()
 	s.mu.Unlock()
+	if !ok {
+		return nil, errStopping
+	}
 	evs, err := Start(r, n, s.now())
 	if err == nil {
 		r, err = s.commit(ctx, r, evs, Commit{})
 	}
 	if err != nil {
-		s.wg.Done()
+		s.mu.Lock()
+		s.handLocked(nil)
+		s.mu.Unlock()
 		return nil, err
 	}
 	st := r.Step(n)
 	attempt := st.Latest().N
 	job, ferr := s.prepare(ctx, r, st)
-	ectx, cancel := context.WithCancelCause(s.base)
+	// Cancel and an abort may stop the attempt before Run has started it:
+	// halted keeps their cause until the execution's context exists.
+	halted, halt := context.WithCancelCause(context.Background())
 	key := execKey{r.ID, n, attempt}
 	s.mu.Lock()
-	s.running[key] = cancel
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		recorded := s.execute(ectx, r, n, attempt, job, ferr)
+	s.running[key] = halt
+	s.handLocked(func(runCtx context.Context) {
+		ectx, cancel := context.WithCancelCause(runCtx)
+		unhook := context.AfterFunc(halted, func() { cancel(context.Cause(halted)) })
+		recorded := s.execute(runCtx, ectx, r, n, attempt, job, ferr)
+		unhook()
 		s.mu.Lock()
 		delete(s.running, key)
 		s.mu.Unlock()
 		cancel(nil)
+		halt(nil)
 		s.release()
 		if recorded {
-			if _, err := s.advance(s.base, r.ID); err != nil && s.base.Err() == nil {
+			if _, err := s.advance(runCtx, r.ID); err != nil && runCtx.Err() == nil {
 				s.log.Error("advance run", "run", r.ID, "err", err)
 			}
 		}
-	}()
+	})
+	s.mu.Unlock()
 	return r, nil
 }
 
-// prepare composes the job for an attempt. An error here (a threaded step
-// that produced nothing, a skill that vanished) fails the attempt without
-// running anything.
+// prepare composes the job for an attempt: the rules are PlanAttempt and
+// ComposeJob; prepare reads what they ask for. An error here (a threaded
+// step that produced nothing, a skill that vanished) fails the attempt
+// without running anything.
 func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
-	l := st.Latest()
-	job := Job{Run: r.ID, Step: st.N, Attempt: l.N, Skill: st.Skill, DryRun: r.DryRun,
-		Timeout: st.Rules.Timeout, Options: st.Rules.Options}
-	if skill := AttemptSkill(st, l); skill != st.Skill {
-		// The fallback runs as the step, with its own instructions.
-		ps, why, _ := resolve(skill, s.catalog, s.expand.Policy)
-		if why != "" && !r.DryRun {
-			return job, fmt.Errorf("the fallback: %s", why)
-		}
-		c, d := *st, *st.StepDef
-		d.Skill, d.Category, d.Execution, d.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
-		c.StepDef = &d
-		st, job.Skill = &c, skill
+	p, err := PlanAttempt(r, st, s.catalog, s.expand.Policy)
+	if err != nil {
+		return p.Job, err
 	}
-	if strings.Contains(st.Prompt, "{{") {
-		prompt, err := s.interpolate(ctx, r, st.Prompt)
-		if err != nil {
-			return job, err
-		}
-		c, d := *st, *st.StepDef
-		d.Prompt = prompt
-		c.StepDef = &d
-		st = &c
+	read := make(map[ArtifactRef]ArtifactRead, len(p.Reads))
+	for _, ref := range p.Reads {
+		body, err := s.store.Artifact(ctx, r.ID, ref.Step, ref.Attempt)
+		read[ref] = ArtifactRead{Body: body, Err: err}
 	}
-	if len(st.Rules.Pre) > 0 && !r.DryRun {
-		if err := CheckConditions(ctx, st.Rules.Pre, s.workDir, nil); err != nil {
-			return job, fmt.Errorf("precondition failed: %w", err)
-		}
+	var pre error
+	if p.CheckPre {
+		pre = CheckConditions(ctx, p.Step.Rules.Pre, nil, s.probe)
 	}
-	in := PromptInput{Run: r, Step: st, Feedback: l.Feedback}
-	sk, err := s.catalog.Skill(st.Skill)
-	if err != nil && !r.DryRun {
-		return job, fmt.Errorf("skill `%s` is no longer installed: %w", st.Skill, err)
-	}
-	in.Skill, job.SkillDir = sk, SkillDir(sk)
-	if st.Leaf != "" && !r.DryRun {
-		if in.Leaf, err = s.catalog.Agent(st.Leaf); err != nil {
-			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
-		}
-	}
-	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
-		if in.Step, in.Threaded, err = s.threaded(ctx, r, st); err != nil {
-			return job, err
-		}
-		st = in.Step
-	}
-	if len(st.Attempts) > 1 && in.Feedback != "" {
-		prev := st.Attempts[len(st.Attempts)-2]
-		if prev.Artifact {
-			in.Previous, _ = s.store.Artifact(ctx, r.ID, st.N, prev.N)
-		}
-	}
-	job.Prompt = ComposePrompt(in)
-	return job, nil
+	return ComposeJob(p, read, pre, s.catalog, s.now())
 }
 
-// interpolate fills in the references a workflow prompt keeps until its
-// step runs: {{run.id}}, {{today}} (the UTC date, YYYY-MM-DD) and
-// {{steps.ID.output}}, the confirmed output of an upstream step (empty
-// when that step was skipped or produced nothing).
-func (s *Service) interpolate(ctx context.Context, r *Run, prompt string) (string, error) {
-	var ferr error
-	out := expandPromptRefs(prompt, func(name string) (string, bool) {
-		switch name {
-		case "run.id":
-			return string(r.ID), true
-		case "today":
-			return s.now().UTC().Format("2006-01-02"), true
-		}
-		id, ok := stepRef(name)
-		if !ok {
-			return "", false
-		}
-		var from *Step
-		for i := range r.Steps {
-			if r.Steps[i].ID == id {
-				from = &r.Steps[i]
-			}
-		}
-		if from == nil {
-			return "", false
-		}
-		l := from.Latest()
-		if from.Status != StepDone || l == nil || !l.Artifact || r.DryRun {
-			return "", true
-		}
-		body, err := s.store.Artifact(ctx, r.ID, from.N, l.N)
-		if err != nil && ferr == nil {
-			ferr = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, err)
-		}
-		return strings.TrimSpace(string(body)), true
-	})
-	return out, ferr
-}
-
-// execute runs one attempt, judges it and records the result; it reports
-// whether the result was recorded.
-func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, prepErr error) bool {
+// execute runs one attempt in ctx (which a cancel or an abort ends with
+// its cause), judges it and records the result; it reports whether the
+// result was recorded. runCtx is Run's: when it ends, gonogo is stopping.
+func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, job Job, prepErr error) bool {
 	st := r.Step(n)
 	var out Outcome
 	switch {
@@ -793,51 +797,29 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 			s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepStarted, Step: n, Attempt: attempt}, Progress: &p})
 		})
 	}
-	if s.base.Err() != nil {
+	if runCtx.Err() != nil {
 		// gonogo is stopping: leave the step running in the store, so it is
 		// marked interrupted and offered for redo when the store reopens.
 		return false
 	}
-	cancelled := false
-	if cause := context.Cause(ctx); cause != nil && out.Err != nil && !errors.Is(cause, context.Canceled) {
-		out.Err, cancelled = cause, true
+	e := AttemptEnd{Run: r, Step: n, Attempt: attempt, Outcome: out, RateLimit: s.limit}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		e.Cancel = cause // a person's cancel or an abort, with its reason
 	}
-	sk, _ := s.catalog.Skill(job.Skill)
-	res, reason := Judge(out, sk)
-	f := Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage, Cancelled: cancelled,
-		ErrorKind: out.AgentErrorKind, RateLimit: s.limit}
-	keep := res == ResultProduced || res == ResultEmpty
-	if res == ResultProduced {
-		// The output was judged good; the step's own checks come next. An
-		// output that fails them is kept, so the team can see why.
-		if err := CheckConditions(ctx, st.Rules.Post, s.workDir, out.Artifact); err != nil {
-			f.Result, f.Reason = ResultFailed, "postcondition failed: "+err.Error()
-		} else if f.Added, err = s.expand.Expand(r, st, out.Artifact); err != nil {
-			f.Result, f.Reason = ResultFailed, err.Error()
-		}
+	e.Skill, _ = s.catalog.Skill(job.Skill)
+	f := JudgeAttempt(e)
+	var post error
+	if PostconditionsDue(st, f) {
+		post = CheckConditions(ctx, st.Rules.Post, out.Artifact, s.probe)
 	}
 	var c Commit
-	if hasContent(out.Artifact) && keep {
-		f.Artifact, f.Size, f.Summary = true, len(out.Artifact), Summarize(out.Artifact)
-		c.Artifacts = []ArtifactWrite{{Step: n, Attempt: attempt, Body: out.Artifact}}
-		switch {
-		case len(r.Steps) == 1:
-		case f.Result == ResultFailed:
-			// Output kept to show why it failed is not the step's
-			// artifact: it goes under the attempt's name.
-			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, false)
-			c.Files = []FileWrite{{Path: f.File, Body: out.Artifact}}
-		default:
-			f.File = ArtifactFile(r.ID, n, st.Skill, attempt, true)
-			c.Files = append(makeWay(r.ID, st, attempt, f.File), FileWrite{Path: f.File, Body: out.Artifact})
-		}
-	}
+	f, c.Artifacts, c.Files = SettleAttempt(e, f, post, s.expand)
 	unlock := s.lock(r.ID)
-	cur, err := s.store.Load(s.base, r.ID)
+	cur, err := s.store.Load(runCtx, r.ID)
 	if err == nil {
 		var evs []Event
 		if evs, err = Finish(cur, n, attempt, f, s.now()); err == nil {
-			_, err = s.commit(s.base, cur, evs, c)
+			_, err = s.commit(runCtx, cur, evs, c)
 		}
 	}
 	unlock()
@@ -852,38 +834,4 @@ func (s *Service) execute(ctx context.Context, r *Run, n, attempt int, job Job, 
 		return false
 	}
 	return true
-}
-
-// threaded returns the threaded step st as it runs, handed the confirmed
-// artifact ThreadSource names (past skipped steps), and that artifact; or
-// st handed nothing when there is none.
-func (s *Service) threaded(ctx context.Context, r *Run, st *Step) (*Step, []byte, error) {
-	from, _ := ThreadSource(r, st)
-	if from == nil {
-		return withoutThread(st), nil, nil
-	}
-	if from.N != st.ThreadFrom {
-		st = threadedFrom(st, from.N)
-	}
-	l := from.Latest()
-	if from.Status != StepDone || l == nil || !l.Artifact {
-		return st, nil, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which has no confirmed artifact; redo step %d or abort",
-			st.N, st.Skill, from.N, from.Skill, st.N)
-	}
-	body, err := s.store.Artifact(ctx, r.ID, from.N, l.N)
-	if err != nil {
-		return st, nil, fmt.Errorf("read the artifact of step %d: %w", from.N, err)
-	}
-	return st, body, nil
-}
-
-// withoutThread is a copy of st that is handed no artifact.
-func withoutThread(st *Step) *Step { return threadedFrom(st, 0) }
-
-// threadedFrom is a copy of st that is handed the artifact of step n.
-func threadedFrom(st *Step, n int) *Step {
-	c, d := *st, *st.StepDef
-	d.ThreadFrom = n
-	c.StepDef = &d
-	return &c
 }

@@ -335,6 +335,26 @@ func (n *recordingNotifier) progress() int {
 	return c
 }
 
+// startService makes a service of cfg and runs it until the returned stop
+// is called or the test ends; stop returns once Run has.
+func startService(tb testing.TB, cfg ServiceConfig) (*Service, func()) {
+	svc := NewService(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := svc.Run(ctx); err != nil {
+			tb.Errorf("service: %v", err)
+		}
+	}()
+	stop := sync.OnceFunc(func() {
+		cancel()
+		<-done
+	})
+	tb.Cleanup(stop)
+	return svc, stop
+}
+
 type harness struct {
 	t      *testing.T
 	store  *memStore
@@ -342,13 +362,14 @@ type harness struct {
 	notes  *recordingNotifier
 	cat    *memCatalog
 	svc    *Service
+	stop   func() // stops the service's Run and waits for it
 	keys   int
 }
 
 // newHarness returns a service over an in-memory store, a fake runner and a
 // recording notifier. Call it inside a synctest bubble: the service's
 // goroutines then belong to the bubble and synctest.Wait says when they are
-// all idle. The service is closed when the test ends.
+// all idle. The service runs until the test ends or h.stop is called.
 func newHarness(t *testing.T, maxParallel int, gated bool) *harness {
 	return newHarnessWith(t, maxParallel, gated, nil)
 }
@@ -365,9 +386,9 @@ func newHarnessWith(t *testing.T, maxParallel int, gated bool, adjust func(*harn
 	if adjust != nil {
 		adjust(h, &cfg)
 	}
-	h.svc = NewService(cfg)
+	h.svc, h.stop = startService(t, cfg)
 	t.Cleanup(func() {
-		h.svc.Close()
+		h.stop()
 		h.notes.mu.Lock()
 		defer h.notes.mu.Unlock()
 		for _, p := range h.notes.problems {
@@ -973,7 +994,7 @@ func TestServiceCancel(t *testing.T) {
 	})
 }
 
-// Closing the service stops the agent but records nothing: the step stays
+// Stopping the service stops the agent but records nothing: the step stays
 // running in the store, to be marked interrupted when the store reopens.
 func TestServiceCloseLeavesStepRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -981,7 +1002,7 @@ func TestServiceCloseLeavesStepRunning(t *testing.T) {
 		id := h.start(h.chain(Flags{}, "deliver-prd", "deliver-user-stories"))
 		synctest.Wait()
 		n := len(h.store.journal(id))
-		h.svc.Close()
+		h.stop()
 		h.expect(id, RunRunning, "running/", "pending")
 		if got := len(h.store.journal(id)); got != n {
 			t.Fatalf("closing added %d events", got-n)
@@ -996,8 +1017,8 @@ func TestServiceCloseLeavesStepRunning(t *testing.T) {
 			t.Fatal(err)
 		}
 		runner := &fakeRunner{script: map[string][]Outcome{}}
-		svc := NewService(ServiceConfig{Store: h.store, Catalog: h.cat, Runner: runner, MaxParallel: 1})
-		defer svc.Close()
+		svc, stop := startService(t, ServiceConfig{Store: h.store, Catalog: h.cat, Runner: runner, MaxParallel: 1})
+		defer stop()
 		if _, err := svc.Resume(t.Context(), id, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -1012,5 +1033,86 @@ func TestServiceCloseLeavesStepRunning(t *testing.T) {
 		if jobs := runner.calls(); len(jobs) != 1 || jobs[0].Attempt != 2 {
 			t.Fatalf("after the restart the runner ran %+v, want attempt 2", jobs)
 		}
+	})
+}
+
+// Steps started before Run begins wait for it, and a cancel given in the
+// meantime is not lost: the execution starts cancelled.
+func TestServiceExecutesOnceRunRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, 4, true) // the harness's service stays idle here
+		runner := &fakeRunner{script: map[string][]Outcome{}, gate: make(chan struct{})}
+		svc := NewService(ServiceConfig{Store: h.store, Catalog: h.cat, Runner: runner, MaxParallel: 4})
+		r, err := svc.Start(t.Context(), h.chain(Flags{}, "deliver-prd"), StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := svc.Start(t.Context(), h.chain(Flags{}, "deliver-prd"), StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		h.expect(r.ID, RunRunning, "running/")
+		if n := len(runner.calls()); n != 0 {
+			t.Fatalf("the runner ran %d jobs before Run", n)
+		}
+		if err := svc.Cancel(other.ID, 1, 1, "U-bo"); err != nil {
+			t.Fatalf("cancel before Run: %v", err)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- svc.Run(ctx) }()
+		synctest.Wait()
+		h.expect(other.ID, RunWaiting, "waiting/FAILED")
+		if got := h.load(other.ID).Step(1).Latest().Reason; !strings.Contains(got, "cancelled by U-bo") {
+			t.Fatalf("the cancelled step reads %q", got)
+		}
+		runner.gate <- struct{}{}
+		synctest.Wait()
+		h.expect(r.ID, RunWaiting, "waiting/PRODUCED")
+
+		// Once Run has returned, nothing starts.
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		again, err := svc.Start(t.Context(), h.chain(Flags{}, "deliver-prd"), StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		h.expect(again.ID, RunRunning, "pending")
+	})
+}
+
+// Run ids come from the configured source, read once a start with the
+// clock's reading; two starts given the same id draw again.
+func TestServiceRunIDsComeFromItsSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		ids := []RunID{"run-a", "run-a", "run-b"}
+		var saw []time.Time
+		h := newHarnessWith(t, 4, false, func(_ *harness, c *ServiceConfig) {
+			c.Now = func() time.Time { return t0 }
+			c.NewID = func(now time.Time) RunID {
+				mu.Lock()
+				defer mu.Unlock()
+				saw = append(saw, now)
+				id := ids[0]
+				ids = ids[1:]
+				return id
+			}
+		})
+		if first := h.start(h.chain(Flags{}, "deliver-prd")); first != "run-a" {
+			t.Fatalf("first run %s", first)
+		}
+		if second := h.start(h.chain(Flags{}, "deliver-prd")); second != "run-b" {
+			t.Fatalf("second run %s, want run-b after run-a was taken", second)
+		}
+		if len(saw) != 3 || !saw[0].Equal(t0) {
+			t.Fatalf("the source was read %d times, with %v", len(saw), saw)
+		}
+		synctest.Wait()
 	})
 }

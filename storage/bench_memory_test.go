@@ -36,7 +36,10 @@ func BenchmarkMemoryPerWaitingRun(b *testing.B) {
 	}
 	defer db.Close()
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: benchCatalog{}, Runner: instantRunner{body: realisticArtifact()}, MaxParallel: 16})
-	defer svc.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- svc.Run(runCtx) }()
+	defer func() { stop(); <-ran }()
 	if _, err := svc.List(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -57,16 +57,16 @@ func completeRunners(*cobra.Command, []string, string) ([]cobra.Completion, cobr
 
 // completionConfig is the configuration as a completion sees it: the
 // environment, or the built-in defaults when it does not read.
-func (a *cli) completionConfig() config {
-	cfg, err := loadConfig(a.ctx, a.e.lookup)
+func (a *cli) completionConfig(ctx context.Context) config {
+	cfg, err := loadConfig(ctx, a.e.lookup)
 	if err != nil {
 		return a.defaults
 	}
 	return cfg
 }
 
-func (a *cli) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	names, _ := intake.Dir(a.completionConfig().WorkflowsDir).List()
+func (a *cli) completeWorkflows(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	names, _ := intake.Dir(a.completionConfig(c.Context()).WorkflowsDir).List()
 	return withPrefix("", names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
@@ -74,7 +74,7 @@ func (a *cli) completeWorkflows(_ *cobra.Command, _ []string, toComplete string)
 // so far: "deliver-prd -> d" completes to "deliver-prd -> deliver-...".
 func (a *cli) completeChain(f *runFlags) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		cfg := a.completionConfig()
+		cfg := a.completionConfig(c.Context())
 		f.resolve(c, cfg, args)
 		cat, err := cfg.loadSkills(f.skills)
 		if err != nil {
@@ -93,8 +93,8 @@ func (a *cli) completeRunIDs(f *runFlags) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		f.resolve(c, a.completionConfig(), args)
-		return runIDs(a.ctx, f.data, toComplete), cobra.ShellCompDirectiveNoFileComp
+		f.resolve(c, a.completionConfig(c.Context()), args)
+		return runIDs(c.Context(), f.data, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

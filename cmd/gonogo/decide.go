@@ -65,7 +65,7 @@ type decider interface {
 // on from them when it is next resumed.
 type storeDecider struct {
 	storeReader
-	svc *engine.Service
+	svc recorder
 }
 
 func (s storeDecider) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, bool, error) {

@@ -126,7 +126,7 @@ func (l *ownedListener) Close() error {
 // localAPI is what the holder of a data directory serves on its socket.
 type localAPI struct {
 	db      *storage.DB
-	svc     *engine.Service
+	svc     remoteDecisions
 	log     *slog.Logger
 	command string // run, resume, demo or serve: named to whoever asks
 

@@ -75,8 +75,10 @@ type env struct {
 // c.Flags().XxxVar with a one-line usage (a flag value to complete:
 // a.completeFlag). Help goldens are then expected in
 // testdata/cli/help-<command>.golden: go test ./cmd/gonogo -run Help -update.
+//
+// A body and a completion run in the command's context (Command.Context,
+// the one realMain gives ExecuteContextC), so a signal reaches them.
 type cli struct {
-	ctx      context.Context
 	e        env
 	defaults config // the configuration with no variable set
 	code     int
@@ -91,21 +93,21 @@ type cli struct {
 // code. Command-line mistakes cobra finds itself never reach the body.
 func (a *cli) action(f *runFlags, body func(context.Context, env, config, *runFlags) int) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
-		cfg, err := loadConfig(a.ctx, a.e.lookup)
+		cfg, err := loadConfig(c.Context(), a.e.lookup)
 		if err != nil {
 			fmt.Fprintln(a.e.stderr, "gonogo:", err)
 			a.code = exitUsage
 			return nil
 		}
 		f.resolve(c, cfg, args)
-		a.code = body(a.ctx, a.e, cfg, f)
+		a.code = body(c.Context(), a.e, cfg, f)
 		return nil
 	}
 }
 
 func newRootCmd(ctx context.Context, e env) (*cobra.Command, *cli) {
 	defaults, _ := loadConfig(ctx, envconfig.MapLookuper(nil))
-	a := &cli{ctx: ctx, e: e, defaults: defaults}
+	a := &cli{e: e, defaults: defaults}
 	root := &cobra.Command{
 		Use:   "gonogo",
 		Short: "AI-agent skills step by step, with a go / no-go at each checkpoint",

@@ -380,7 +380,7 @@ func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catal
 
 // recordSetup journals how the run goes on when it differs from what was
 // recorded, and says so.
-func recordSetup(ctx context.Context, e env, svc *engine.Service, r *engine.Run, setup *engine.Setup, who string) error {
+func recordSetup(ctx context.Context, e env, svc setupRecorder, r *engine.Run, setup *engine.Setup, who string) error {
 	if setup == nil {
 		return nil
 	}

@@ -143,7 +143,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	bcfg.Inbox = inbox
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
-		MaxParallel: cfg.MaxParallel, Log: log, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
+		MaxParallel: cfg.MaxParallel, Log: log, Probe: runner.Probe{}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
 		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg)})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
@@ -191,7 +191,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 // httpHandler serves /healthz (connected to Slack, store open) and
 // /metrics (Prometheus text: the bot's metrics, the Go runtime's and the
 // process's).
-func httpHandler(b *bot.Bot, svc *engine.Service) http.Handler {
+func httpHandler(b *bot.Bot, svc runList) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, err := svc.List(r.Context())

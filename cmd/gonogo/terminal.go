@@ -128,7 +128,7 @@ type driver struct {
 	in      *lineReader
 	tty     bool // a person answers at a terminal (stdin is one): prompts, short answers
 	live    bool // stdout is a terminal: a live progress line, and $EDITOR may open
-	svc     *engine.Service
+	svc     checkpoints
 	data    string
 	actor   string
 	box     *inbox

@@ -24,7 +24,7 @@ import (
 // demo.
 type app struct {
 	db   *storage.DB
-	svc  *engine.Service
+	svc  backend
 	done chan struct{}
 	stop context.CancelFunc
 
@@ -166,7 +166,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: log,
-		Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
+		Probe: runner.Probe{}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
 		Setup: setupOf(f, cfg), RateLimit: cfg.rateLimit(),
 	})
 	rctx, stop := context.WithCancel(ctx)

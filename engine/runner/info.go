@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/gonogo/gonogo/engine"
 )
 
 // Info is what gonogo knows about a runner without running a step: the
@@ -98,7 +96,7 @@ func Version(ctx context.Context, path string, args []string, timeout time.Durat
 	x := runProcess(ctx, spec{
 		cmd:     path,
 		args:    args,
-		env:     engine.AgentEnviron(),
+		env:     agentEnviron(),
 		timeout: timeout,
 		grace:   100 * time.Millisecond,
 	}, func(r io.Reader) error {

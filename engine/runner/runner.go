@@ -12,6 +12,9 @@
 //   - command runs any executable; its stdout is the artifact.
 //   - dry-run runs nothing.
 //
+// Probe answers a workflow step's file and command conditions for the
+// engine (engine.Probe): commands it starts get the agent's environment.
+//
 // An error the agent reports itself (not logged in, rate limited,
 // overloaded, a prompt too long) comes back in its own words as
 // Outcome.AgentError, with its kind in Outcome.AgentErrorKind; values of
@@ -159,11 +162,11 @@ func (c Config) killGrace() time.Duration {
 }
 
 // environ is the agent's environment: gonogo's own minus its secrets
-// (engine.IsSecretEnv: the Slack tokens), then cfg.Env (which can still
+// (isSecretEnv: the Slack tokens), then cfg.Env (which can still
 // pass them on purpose), then the job's GONOGO_* variables (GONOGO_SKILL_DIR
 // when the job knows its skill's folder), later entries winning.
 func environ(extra []string, job engine.Job) []string {
-	env := append(engine.AgentEnviron(), extra...)
+	env := append(agentEnviron(), extra...)
 	env = append(env,
 		"GONOGO_RUN_ID="+string(job.Run),
 		"GONOGO_STEP="+strconv.Itoa(job.Step),

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// The engine as gonogo's own front ends drive it: the terminal, the local
+// API other gonogo processes talk to, and the HTTP health and metrics
+// handler (the Slack bot declares its own slice, bot.Engine). Each names
+// only what it calls. *engine.Service is the backend today; another (one
+// that runs steps on a cluster) implements the same methods and keeps the
+// rules engine's package doc lists.
+//
+// There is no Subscribe method: a front end hears of changes through the
+// engine.Notifier the backend is made with. Every committed change must
+// reach it, also those no front-end call is waiting on (a step finishing,
+// an automatic retry, a run resumed on start) and those made before a
+// subscriber could have registered, and each process wires its front
+// ends once. A notifier fixed at construction cannot miss a change, where
+// a subscription would have to say what a late subscriber missed; what a
+// front end has not shown yet, it reads back from the run and its journal.
+// The cost is a cycle at wiring (serve's bot is made from the backend and
+// is its notifier), which lateNotifier breaks.
+
+// checkpoints is what the terminal asks while it follows a run: the run
+// and its artifacts, and the decisions a person takes at its checkpoints.
+type checkpoints interface {
+	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
+	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
+	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
+	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
+	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+}
+
+// recorder records what people decide on a run nobody here carries out:
+// the change is durable, nothing starts, and the run goes on from it when
+// it is next resumed.
+type recorder interface {
+	Record(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
+	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+	RecordUnpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
+}
+
+// remoteDecisions is what the local API asks on behalf of other gonogo
+// processes: it acts on decisions for the run this gonogo carries out
+// and records those for any other.
+type remoteDecisions interface {
+	recorder
+	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
+	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
+}
+
+// setupRecorder journals that a run goes on with another setup.
+type setupRecorder interface {
+	ChangeSetup(ctx context.Context, id engine.RunID, to engine.Setup, actor string) (*engine.Run, error)
+}
+
+// runList is what /healthz and /metrics read: the runs in the store, and
+// the active ones whole.
+type runList interface {
+	List(ctx context.Context) ([]engine.RunSummary, error)
+	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
+}
+
+// backend is the engine as gonogo run, resume and demo drive it: they
+// start a run or pick one up, record the setup it goes on with, follow it
+// at the terminal, and take other processes' decisions through the local
+// API.
+type backend interface {
+	checkpoints
+	remoteDecisions
+	setupRecorder
+	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)
+	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
+}
+
+var _ backend = (*engine.Service)(nil)

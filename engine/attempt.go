@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The rules of one attempt, apart from the I/O that feeds them, so that
+// every backend prepares and judges an attempt the same way. A backend:
+//
+//  1. plans the attempt (PlanAttempt): the skill it runs and what it reads;
+//  2. reads the artifacts the plan names from its store and, when the plan
+//     says so, checks the preconditions (CheckConditions with its Probe);
+//  3. composes the job from what it read (ComposeJob) and runs it on a
+//     Runner, unless composing failed the attempt;
+//  4. judges the outcome (JudgeAttempt), checks the postconditions when
+//     PostconditionsDue says so, and settles the verdict (SettleAttempt):
+//     the Finished to record with Finish, and the artifacts and files to
+//     commit with it.
+
+// ArtifactRef names one attempt's artifact in a run.
+type ArtifactRef struct {
+	Step    int
+	Attempt int
+}
+
+// ArtifactRead is one artifact as a backend read it from its store.
+type ArtifactRead struct {
+	Body []byte
+	Err  error
+}
+
+// AttemptPlan is what the latest attempt of a step needs before its prompt
+// can be composed.
+type AttemptPlan struct {
+	Run *Run
+	// Step is the step as the attempt runs it: with its fallback's skill,
+	// category and leaf when the attempt falls back.
+	Step *Step
+	// Job is the runner's job without Prompt and SkillDir.
+	Job Job
+	// Reads are the artifacts composing the prompt reads, each once: the
+	// outputs {{steps.ID.output}} references name, the artifact threading
+	// hands on, and the redone attempt's, when the reviewer gave feedback.
+	Reads []ArtifactRef
+	// CheckPre says the step's preconditions are checked before the job
+	// is composed (not in a dry run).
+	CheckPre bool
+}
+
+// PlanAttempt plans the latest attempt of st in r: the skill it runs (the
+// fallback's, once the step falls back, resolved against cat and pol) and
+// what must be read and checked before its prompt is composed. An error
+// (a fallback that cannot be used) fails the attempt without running
+// anything; the plan's Job is still the one to judge it with.
+func PlanAttempt(r *Run, st *Step, cat Catalog, pol Policy) (AttemptPlan, error) {
+	l := st.Latest()
+	p := AttemptPlan{Run: r, Step: st, Job: Job{Run: r.ID, Step: st.N, Attempt: l.N, Skill: st.Skill, DryRun: r.DryRun,
+		Timeout: st.Rules.Timeout, Options: st.Rules.Options}}
+	if skill := AttemptSkill(st, l); skill != st.Skill {
+		// The fallback runs as the step, with its own instructions.
+		ps, why, _ := resolve(skill, cat, pol)
+		if why != "" && !r.DryRun {
+			return p, fmt.Errorf("the fallback: %s", why)
+		}
+		c, d := *st, *st.StepDef
+		d.Skill, d.Category, d.Execution, d.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
+		c.StepDef = &d
+		p.Step, p.Job.Skill = &c, skill
+	}
+	st = p.Step
+	read := func(ref ArtifactRef) {
+		for _, x := range p.Reads {
+			if x == ref {
+				return
+			}
+		}
+		p.Reads = append(p.Reads, ref)
+	}
+	if strings.Contains(st.Prompt, "{{") {
+		refs, _ := promptRefs(st.Prompt)
+		for _, ref := range refs {
+			if _, src, has := refSource(r, ref.name); has {
+				read(src)
+			}
+		}
+	}
+	p.CheckPre = len(st.Rules.Pre) > 0 && !r.DryRun
+	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
+		if _, from, err := threadOf(r, st); err == nil && from != nil {
+			read(ArtifactRef{from.N, from.Latest().N})
+		}
+	}
+	if prev, ok := previousAttempt(st, l); ok {
+		read(prev)
+	}
+	return p, nil
+}
+
+// ComposeJob composes the job of a planned attempt from what the backend
+// read: the artifacts of p.Reads (one missing from read counts as
+// unreadable), the verdict of the preconditions when p.CheckPre (pre, from
+// CheckConditions; nil when they hold), the skill and leaf agent from cat,
+// and now for {{today}}. An error fails the attempt without running the
+// agent; the returned Job is still the one to judge it with.
+func ComposeJob(p AttemptPlan, read map[ArtifactRef]ArtifactRead, pre error, cat Catalog, now time.Time) (Job, error) {
+	r, st, job := p.Run, p.Step, p.Job
+	if strings.Contains(st.Prompt, "{{") {
+		prompt, err := interpolate(r, st.Prompt, read, now)
+		if err != nil {
+			return job, err
+		}
+		c, d := *st, *st.StepDef
+		d.Prompt = prompt
+		c.StepDef = &d
+		st = &c
+	}
+	if pre != nil {
+		return job, fmt.Errorf("precondition failed: %w", pre)
+	}
+	in := PromptInput{Run: r, Step: st, Feedback: st.Latest().Feedback}
+	sk, err := cat.Skill(st.Skill)
+	if err != nil && !r.DryRun {
+		return job, fmt.Errorf("skill `%s` is no longer installed: %w", st.Skill, err)
+	}
+	in.Skill, job.SkillDir = sk, SkillDir(sk)
+	if st.Leaf != "" && !r.DryRun {
+		if in.Leaf, err = cat.Agent(st.Leaf); err != nil {
+			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
+		}
+	}
+	if st.ThreadFrom > 0 && !r.DryRun {
+		if in.Step, in.Threaded, err = threaded(r, st, read); err != nil {
+			return job, err
+		}
+	}
+	if prev, ok := previousAttempt(st, st.Latest()); ok {
+		// Without it the feedback still reaches the agent.
+		in.Previous = lookup(read, prev).Body
+	}
+	job.Prompt = ComposePrompt(in)
+	return job, nil
+}
+
+// previousAttempt is the artifact of the attempt l redoes, which the agent
+// is shown with the reviewer's feedback; false when there is no feedback
+// or no such artifact.
+func previousAttempt(st *Step, l *Attempt) (ArtifactRef, bool) {
+	if len(st.Attempts) < 2 || l.Feedback == "" {
+		return ArtifactRef{}, false
+	}
+	prev := st.Attempts[len(st.Attempts)-2]
+	return ArtifactRef{st.N, prev.N}, prev.Artifact
+}
+
+// lookup is what the backend read for ref.
+func lookup(read map[ArtifactRef]ArtifactRead, ref ArtifactRef) ArtifactRead {
+	if a, ok := read[ref]; ok {
+		return a
+	}
+	return ArtifactRead{Err: fmt.Errorf("step %d attempt %d: %w", ref.Step, ref.Attempt, ErrNotFound)}
+}
+
+// refSource reads a {{steps.ID.output}} reference in r: the step id it
+// names and, when that step's output is confirmed, the artifact it reads
+// (has). known is false for anything else, which is left as written;
+// known without has (the step was skipped, produced nothing, is not done,
+// or the run is dry) reads as "".
+func refSource(r *Run, name string) (known bool, src ArtifactRef, has bool) {
+	id, ok := stepRef(name)
+	if !ok {
+		return false, src, false
+	}
+	var from *Step
+	for i := range r.Steps {
+		if r.Steps[i].ID == id {
+			from = &r.Steps[i]
+		}
+	}
+	if from == nil {
+		return false, src, false
+	}
+	l := from.Latest()
+	if from.Status != StepDone || l == nil || !l.Artifact || r.DryRun {
+		return true, src, false
+	}
+	return true, ArtifactRef{from.N, l.N}, true
+}
+
+// interpolate fills in the references a workflow prompt keeps until its
+// step runs: {{run.id}}, {{today}} (now's UTC date, YYYY-MM-DD) and
+// {{steps.ID.output}}, the confirmed output of an upstream step (empty
+// when that step was skipped or produced nothing).
+func interpolate(r *Run, prompt string, read map[ArtifactRef]ArtifactRead, now time.Time) (string, error) {
+	var ferr error
+	out := expandPromptRefs(prompt, func(name string) (string, bool) {
+		switch name {
+		case "run.id":
+			return string(r.ID), true
+		case "today":
+			return now.UTC().Format("2006-01-02"), true
+		}
+		known, src, has := refSource(r, name)
+		if !known || !has {
+			return "", known
+		}
+		a := lookup(read, src)
+		if a.Err != nil && ferr == nil {
+			id, _ := stepRef(name)
+			ferr = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, a.Err)
+		}
+		return strings.TrimSpace(string(a.Body)), true
+	})
+	return out, ferr
+}
+
+// threadOf is the threaded step st as it runs, handed the confirmed
+// artifact of from (ThreadSource, past skipped steps); from is nil when st
+// is handed nothing. It is an error when the source has no confirmed
+// artifact.
+func threadOf(r *Run, st *Step) (*Step, *Step, error) {
+	from, _ := ThreadSource(r, st)
+	if from == nil {
+		return withoutThread(st), nil, nil
+	}
+	if from.N != st.ThreadFrom {
+		st = threadedFrom(st, from.N)
+	}
+	l := from.Latest()
+	if from.Status != StepDone || l == nil || !l.Artifact {
+		return st, nil, fmt.Errorf("step %d (%s) takes the artifact of step %d (%s), which has no confirmed artifact; redo step %d or abort",
+			st.N, st.Skill, from.N, from.Skill, st.N)
+	}
+	return st, from, nil
+}
+
+// threaded is the threaded step st as it runs and the artifact it is
+// handed, from what the backend read.
+func threaded(r *Run, st *Step, read map[ArtifactRef]ArtifactRead) (*Step, []byte, error) {
+	st, from, err := threadOf(r, st)
+	if err != nil || from == nil {
+		return st, nil, err
+	}
+	a := lookup(read, ArtifactRef{from.N, from.Latest().N})
+	if a.Err != nil {
+		return st, nil, fmt.Errorf("read the artifact of step %d: %w", from.N, a.Err)
+	}
+	return st, a.Body, nil
+}
+
+// withoutThread is a copy of st that is handed no artifact.
+func withoutThread(st *Step) *Step { return threadedFrom(st, 0) }
+
+// threadedFrom is a copy of st that is handed the artifact of step n.
+func threadedFrom(st *Step, n int) *Step {
+	c, d := *st, *st.StepDef
+	d.ThreadFrom = n
+	c.StepDef = &d
+	return &c
+}
+
+// AttemptEnd is how an attempt ended, as judging it needs to know.
+type AttemptEnd struct {
+	Run     *Run // the run as the attempt started
+	Step    int
+	Attempt int
+	Outcome Outcome
+	Skill   Skill // the skill the attempt ran (its fallback's, when it fell back)
+	// Cancel is why a person, or an abort, stopped the attempt; nil when
+	// nobody did.
+	Cancel    error
+	RateLimit RateLimit
+}
+
+// JudgeAttempt is the rubric's verdict on an attempt (Judge), with its
+// cost, usage and the kind of error the agent reported: an attempt a
+// person stopped fails with their reason. The step's postconditions come
+// next (PostconditionsDue), then SettleAttempt.
+func JudgeAttempt(e AttemptEnd) Finished {
+	out, cancelled := e.Outcome, false
+	if e.Cancel != nil && out.Err != nil {
+		out.Err, cancelled = e.Cancel, true
+	}
+	res, reason := Judge(out, e.Skill)
+	return Finished{Result: res, Reason: reason, CostUSD: out.CostUSD, Usage: out.Usage, Cancelled: cancelled,
+		ErrorKind: out.AgentErrorKind, RateLimit: e.RateLimit}
+}
+
+// PostconditionsDue says whether the step's postconditions are checked on
+// the attempt judged f: only output judged good is; a failed or empty one
+// fails or pauses on its own.
+func PostconditionsDue(st *Step, f Finished) bool {
+	return f.Result == ResultProduced && len(st.Rules.Post) > 0
+}
+
+// SettleAttempt completes the verdict f of JudgeAttempt. Output that fails
+// the step's postconditions (post, from CheckConditions; nil when they
+// hold or were not due), or that a route or decompose step cannot be
+// expanded from (x), fails the attempt but is kept, so the team can see
+// why. It returns the Finished to record with Finish and the artifact and
+// files the change stores: the output, when kept, goes to the step's
+// artifact file, or under the attempt's own name when it failed (a run of
+// one step has no files).
+func SettleAttempt(e AttemptEnd, f Finished, post error, x Expander) (Finished, []ArtifactWrite, []FileWrite) {
+	r, st, out := e.Run, e.Run.Step(e.Step), e.Outcome.Artifact
+	keep := f.Result == ResultProduced || f.Result == ResultEmpty
+	if f.Result == ResultProduced {
+		var err error
+		if post != nil {
+			f.Result, f.Reason = ResultFailed, "postcondition failed: "+post.Error()
+		} else if f.Added, err = x.Expand(r, st, out); err != nil {
+			f.Result, f.Reason = ResultFailed, err.Error()
+		}
+	}
+	if !keep || !hasContent(out) {
+		return f, nil, nil
+	}
+	f.Artifact, f.Size, f.Summary = true, len(out), Summarize(out)
+	arts := []ArtifactWrite{{Step: e.Step, Attempt: e.Attempt, Body: out}}
+	switch {
+	case len(r.Steps) == 1:
+		return f, arts, nil
+	case f.Result == ResultFailed:
+		// Output kept to show why it failed is not the step's artifact:
+		// it goes under the attempt's name.
+		f.File = ArtifactFile(r.ID, e.Step, st.Skill, e.Attempt, false)
+		return f, arts, []FileWrite{{Path: f.File, Body: out}}
+	}
+	f.File = ArtifactFile(r.ID, e.Step, st.Skill, e.Attempt, true)
+	return f, arts, append(makeWay(r.ID, st, e.Attempt, f.File), FileWrite{Path: f.File, Body: out})
+}
