@@ -38,6 +38,13 @@ type ServiceConfig struct {
 	// Setup is recorded with every run started without one of its own
 	// (StartOptions.Setup): how this service carries out steps.
 	Setup *Setup
+
+	// Members says who a person acting on a run is, for the rule of who
+	// may decide (see MayDecide); nil is LocalOperator. Approvers are
+	// the approvers of runs recorded before runs kept their own (see
+	// ApproversOf).
+	Members   Members
+	Approvers []string
 }
 
 // Service carries out transitions: it commits each one to the Store before
@@ -58,12 +65,16 @@ type Service struct {
 	limit   RateLimit
 	setup   *Setup
 
+	members   Members  // who a person is: ServiceConfig.Members
+	approvers []string // ServiceConfig.Approvers
+
 	mu      sync.Mutex
 	busy    int
 	live    map[RunID]*runLock
 	queue   []queued // steps waiting for a slot, oldest first
 	running map[execKey]context.CancelCauseFunc
 	retries map[execKey]*time.Timer // automatic retries waiting for their backoff
+	due     map[execKey]*time.Timer // checkpoints waiting for their next deadline
 	base    context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -103,8 +114,13 @@ func NewService(cfg ServiceConfig) *Service {
 	if limit == (RateLimit{}) {
 		limit = DefaultRateLimit()
 	}
+	members := cfg.Members
+	if members == nil {
+		members = LocalOperator
+	}
 	base, stop := context.WithCancel(context.Background())
 	return &Service{
+		members: members, approvers: slices.Clone(cfg.Approvers), due: map[execKey]*time.Timer{},
 		limit: limit,
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
 		now: now, log: log, slots: n, workDir: cfg.WorkDir,
@@ -132,6 +148,7 @@ func (s *Service) Close() {
 		t.Stop()
 		delete(s.retries, k)
 	}
+	s.stopDeadlinesLocked()
 	s.mu.Unlock()
 	s.stop()
 	s.wg.Wait()
@@ -290,8 +307,9 @@ func (s *Service) Artifact(ctx context.Context, id RunID, step, attempt int) ([]
 
 // Decide applies a decision and, when the run can go on, starts what comes
 // next. body is the replacement artifact of an edit. The decision is
-// durable before Decide returns; a repeated key or a stale attempt is
-// refused (ErrDuplicate, ErrStale) and changes nothing.
+// durable before Decide returns; a person who may not decide
+// (ErrNotApprover), a repeated key or a stale attempt is refused
+// (ErrDuplicate, ErrStale) and changes nothing.
 func (s *Service) Decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
 	unlock := s.lock(id)
 	r, err := s.decide(ctx, id, d, body)
@@ -319,6 +337,9 @@ func (s *Service) Record(ctx context.Context, id RunID, d Decision, body []byte)
 func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
 	r, err := s.store.Load(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.MayDecide(ctx, r, d.Actor); err != nil {
 		return nil, err
 	}
 	if d.Time.IsZero() {
@@ -397,6 +418,9 @@ func (s *Service) Abort(ctx context.Context, id RunID, actor string) (*Run, erro
 	unlock := s.lock(id)
 	r, err := s.store.Load(ctx, id)
 	if err == nil {
+		err = s.MayDecide(ctx, r, actor)
+	}
+	if err == nil {
 		var evs []Event
 		if evs, err = AbortRun(r, actor, "aborted by "+actor, s.now()); err == nil {
 			r, err = s.commit(ctx, r, evs, Commit{})
@@ -425,7 +449,10 @@ func makeWay(id RunID, st *Step, attempt int, path string) []FileWrite {
 
 // Cancel stops a running step attempt (the Cancel button). The attempt ends
 // FAILED with the reason, and the run halts on it for redo or abort.
-func (s *Service) Cancel(id RunID, step, attempt int, actor string) error {
+func (s *Service) Cancel(ctx context.Context, id RunID, step, attempt int, actor string) error {
+	if err := s.mayAct(ctx, id, actor); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	cancel, ok := s.running[execKey{id, step, attempt}]
 	s.mu.Unlock()
@@ -520,6 +547,7 @@ func (s *Service) advanceHeld(ctx context.Context, id RunID, held int) (*Run, er
 		}
 	}
 	s.scheduleRetries(r)
+	s.scheduleDeadlines(r)
 	return r, nil
 }
 

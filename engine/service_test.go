@@ -952,10 +952,10 @@ func TestServiceCancel(t *testing.T) {
 		id := h.start(h.chain(Flags{}, "deliver-prd", "deliver-user-stories"))
 		synctest.Wait()
 		h.expect(id, RunRunning, "running/", "pending")
-		if err := h.svc.Cancel(id, 1, 2, "U-bo"); !errors.Is(err, ErrStale) {
+		if err := h.svc.Cancel(t.Context(), id, 1, 2, "U-bo"); !errors.Is(err, ErrStale) {
 			t.Fatalf("cancel of an attempt that is not running: %v, want ErrStale", err)
 		}
-		if err := h.svc.Cancel(id, 1, 1, "U-bo"); err != nil {
+		if err := h.svc.Cancel(t.Context(), id, 1, 1, "U-bo"); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -966,7 +966,7 @@ func TestServiceCancel(t *testing.T) {
 		if got := Allowed(r.Step(1)); !slices.Equal(got, []DecisionKind{DecideRedo, DecideAbort}) {
 			t.Fatalf("a cancelled step allows %v", got)
 		}
-		if err := h.svc.Cancel(id, 1, 1, "U-bo"); !errors.Is(err, ErrStale) {
+		if err := h.svc.Cancel(t.Context(), id, 1, 1, "U-bo"); !errors.Is(err, ErrStale) {
 			t.Fatalf("a second cancel: %v, want ErrStale", err)
 		}
 		h.checkJournal(id)
