@@ -232,7 +232,8 @@ func startServeOn(b testing.TB, srv *fakeslack.Server, dir string, set serveSetu
 		b.Fatal(err)
 	}
 	n := &lateNotifier{}
-	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: harnessCatalog(), Runner: set.runner, Notifier: n, MaxParallel: set.parallel})
+	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: harnessCatalog(), Runner: set.runner, Notifier: n, MaxParallel: set.parallel,
+		Members: n.member})
 	cfg := bot.Config{
 		AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
 		Catalog: harnessCatalog(), Policy: engine.DefaultPolicy(),

@@ -55,15 +55,14 @@ func benchmarkEnvelopeToAck(b *testing.B, second string, inbox bool) {
 	)
 	srv := newSlack(b)
 	dir := b.TempDir()
-	seedStore(b, dir, total, waiting)
-
 	var approvers []string
 	for i := range voters {
 		approvers = append(approvers, fmt.Sprintf("U0VOTER%02d", i))
 	}
+	seedStore(b, dir, total, waiting, approvers...)
 	startServeOn(b, srv, dir, serveSetup{runner: &scriptedRunner{}, parallel: 4, fsync: true, inbox: inbox, configure: func(c *bot.Config) {
 		c.Approvers = approvers
-		c.PostInterval, c.ProgressInterval, c.TickInterval = time.Millisecond, 50*time.Millisecond, 20*time.Millisecond
+		c.PostInterval, c.ProgressInterval = time.Millisecond, 50*time.Millisecond
 	}})
 	var steps []fakeslack.Message
 	err := srv.WaitFor(ctxT(b), func(st *fakeslack.State) bool {

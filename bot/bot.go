@@ -21,10 +21,13 @@ type Runs interface {
 	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)
 	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
-	Cancel(id engine.RunID, step, attempt int, actor string) error
+	Cancel(ctx context.Context, id engine.RunID, step, attempt int, actor string) error
 	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
 	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
+	// MayDecide refuses, with an error wrapping engine.ErrForbidden, a
+	// person who may not decide on r.
+	MayDecide(ctx context.Context, r *engine.Run, user string) error
 }
 
 // Reader is the slice of the engine that reads runs back.
@@ -151,7 +154,6 @@ func (b *Bot) Run(ctx context.Context) error {
 	for range 2 {
 		g.Go(func() error { b.replyLoop(ctx); return nil })
 	}
-	g.Go(func() error { b.tickLoop(ctx); return nil })
 	g.Go(func() error { return b.catchUp(ctx) })
 	if b.cfg.Inbox != nil {
 		g.Go(func() error { b.doneLoop(ctx); return nil })

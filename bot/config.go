@@ -23,6 +23,8 @@ type Config struct {
 	// the quorum.
 	ExcludeStarter bool
 
+	// The deadlines of the checkpoints of the runs the bot starts,
+	// recorded with each run (engine.Oversight); the engine keeps them.
 	RemindAfter     time.Duration // remind the thread of a waiting checkpoint; 0: never
 	DecisionTimeout time.Duration // act on a checkpoint left waiting this long; 0: never
 	TimeoutAction   string        // "abort" or "wait" (post a note and leave it waiting)
@@ -40,8 +42,6 @@ type Config struct {
 	// progress updates of one step message. Zero means the defaults.
 	PostInterval     time.Duration
 	ProgressInterval time.Duration
-	// TickInterval is how often reminders and timeouts are checked.
-	TickInterval time.Duration
 
 	// UpdateLimit is how many chat.update calls the bot makes at most in
 	// any UpdateWindow, across the whole app, live progress included
@@ -72,7 +72,6 @@ type Config struct {
 const (
 	DefaultPostInterval     = time.Second
 	DefaultProgressInterval = 5 * time.Second
-	DefaultTickInterval     = 30 * time.Second
 
 	DefaultUpdateLimit           = 50
 	DefaultUpdateBurst           = 5
@@ -121,9 +120,7 @@ func (c *Config) validateRest() error {
 			return fmt.Errorf("GONOGO_APPROVERS: %q is not a Slack user (U…) or user group (S…) id", a)
 		}
 	}
-	switch c.TimeoutAction {
-	case "", "abort", "wait":
-	default:
+	if _, err := engine.ParseTimeoutAction(c.TimeoutAction); err != nil {
 		return fmt.Errorf("GONOGO_DECISION_TIMEOUT_ACTION must be abort or wait, got %q", c.TimeoutAction)
 	}
 	if c.Catalog == nil {
@@ -140,9 +137,6 @@ func (c *Config) validateRest() error {
 	}
 	if c.ProgressInterval == 0 {
 		c.ProgressInterval = DefaultProgressInterval
-	}
-	if c.TickInterval == 0 {
-		c.TickInterval = DefaultTickInterval
 	}
 	if c.UpdateLimit == 0 {
 		c.UpdateLimit = DefaultUpdateLimit
@@ -187,4 +181,12 @@ func validSlackID(s string) bool {
 		}
 	}
 	return true
+}
+
+// oversight is what the runs the bot starts record for their checkpoints:
+// who may decide besides the starter, and the deadlines.
+func (c *Config) oversight() engine.Oversight {
+	action, _ := engine.ParseTimeoutAction(c.TimeoutAction) // validate checked it
+	return engine.Oversight{Approvers: c.Approvers, RemindAfter: c.RemindAfter,
+		DecisionTimeout: c.DecisionTimeout, OnTimeout: action}
 }

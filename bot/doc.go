@@ -22,7 +22,8 @@
 // render.go (View, the words for states and decisions, fallback text),
 // render_header.go (a run's header), render_checklist.go (the list of
 // steps with their state, in the header and at the end), render_step.go
-// (a step's message, the interrupted notice, reminders),
+// (a step's message, the interrupted notice, a reminder and the note that
+// a decision timed out),
 // render_end.go (completion and halt), render_modal.go (the modals),
 // render_command.go (answers to commands: help, the runs list,
 // refusals), render_blocks.go (Block Kit's limits and the blocks every
@@ -33,9 +34,10 @@
 // inbox.go and queue.go (envelopes kept, then handed on),
 // handle.go (carrying out a request; one that starts a run is read by
 // engine/intake, as in the terminal), sync_plan.go (what a run's thread
-// needs, planned from the run and its notes, pure), sync.go (carrying that
+// needs, planned from the run and its notes, pure: the reminders and
+// timeouts the engine journals among it), sync.go (carrying that
 // plan out, and the notes), sender.go (the Web API calls, retries and the
-// chat.update budget), remind.go (reminders and decision deadlines),
-// workflow.go (named workflows), config.go and metrics.go. The fake Slack
+// chat.update budget), members.go (who a Slack person is, for the
+// engine's rule of who may decide), workflow.go (named workflows), config.go and metrics.go. The fake Slack
 // in fakeslack holds the one Block Kit validator the tests use.
 package bot

@@ -67,3 +67,28 @@ func TestOutsiderCannotStartRuns(t *testing.T) {
 		t.Fatalf("%d runs started for an outsider", n)
 	}
 }
+
+// A person from another organization may not decide on a run either,
+// unless the approvers name them; the engine applies the rule, the bot
+// says who the person is.
+func TestOutsiderCannotDecideUnlessNamed(t *testing.T) {
+	srv := newSlack(t)
+	const guest, partner = "U0GUEST", "U0PARTNER"
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withApprovers(partner))
+	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
+	step1 := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	before := h.onlyRun()
+
+	clickFrom(t, srv, guest, "T0OTHERORG", step1, "Approve")
+	if e := waitEphemeral(t, srv, guest, "Only <@"+starter+">"); !strings.Contains(e.Rendered, "Nothing changed") {
+		t.Errorf("refusal = %q", e.Rendered)
+	}
+	if got := h.onlyRun(); got.Seq != before.Seq {
+		t.Fatalf("an outsider changed the run (seq %d -> %d)", before.Seq, got.Seq)
+	}
+	clickFrom(t, srv, partner, "T0OTHERORG", step1, "Approve")
+	waitStep(t, srv, 2, "deliver-user-stories", "Approve")
+	if ds := h.decisions(before.ID); len(ds) != 1 || ds[0].Actor != partner {
+		t.Errorf("decisions = %+v, want the named partner's approval", ds)
+	}
+}

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -181,7 +182,7 @@ func start(t testing.TB, srv *fakeslack.Server, dir string, r *scriptedRunner, o
 	cfg := bot.Config{
 		AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
 		Catalog: parse.NewCatalog(skills), Policy: engine.DefaultPolicy(),
-		PostInterval: time.Millisecond, ProgressInterval: 50 * time.Millisecond, TickInterval: 20 * time.Millisecond,
+		PostInterval: time.Millisecond, ProgressInterval: 50 * time.Millisecond,
 	}
 	su := setup{cfg: &cfg, wrap: func(e bot.Engine) bot.Engine { return e }, runner: r, maxParallel: 4}
 	for _, o := range opts {
@@ -189,7 +190,7 @@ func start(t testing.TB, srv *fakeslack.Server, dir string, r *scriptedRunner, o
 	}
 	n := &lateNotifier{}
 	h.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: parse.NewCatalog(skills), Runner: su.runner,
-		Notifier: n, MaxParallel: su.maxParallel, Log: cfg.Log, Workflows: su.workflows})
+		Notifier: n, MaxParallel: su.maxParallel, Log: cfg.Log, Workflows: su.workflows, Members: n.member})
 	h.bot, err = bot.New(cfg, su.wrap(h.svc))
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +243,17 @@ func (l *lateNotifier) Notify(n engine.Notice) {
 	}
 }
 
+// member asks the bot who a person is, as gonogo serve does.
+func (l *lateNotifier) member(ctx context.Context, user string, groups []string) (engine.Member, error) {
+	l.mu.Lock()
+	b := l.b
+	l.mu.Unlock()
+	if b == nil {
+		return engine.Member{}, errors.New("the bot is not started yet")
+	}
+	return b.Member(ctx, user, groups)
+}
+
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -249,10 +261,11 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // seedStore fills dir's store with total one-step Slack runs in the
-// harness channel: waiting of them wait for a decision, the others are
-// completed and noted as fully posted (as a bot that showed them did), so
-// that the bot only brings the waiting ones' threads up to date.
-func seedStore(b testing.TB, dir string, total, waiting int) {
+// harness channel, which approvers may decide: waiting of them wait for a
+// decision, the others are completed and noted as fully posted (as a bot
+// that showed them did), so that the bot only brings the waiting ones'
+// threads up to date.
+func seedStore(b testing.TB, dir string, total, waiting int, approvers ...string) {
 	b.Helper()
 	ctx := context.Background()
 	db, err := storage.Open(dir, storage.Options{NoSync: true})
@@ -280,7 +293,8 @@ func seedStore(b testing.TB, dir string, total, waiting int) {
 	}
 	ids := make([]engine.RunID, 0, total)
 	for i := range total {
-		opt := engine.StartOptions{StartedBy: starter, Origin: engine.Origin{Channel: channel}, Key: fmt.Sprintf("seed-%d", i)}
+		opt := engine.StartOptions{StartedBy: starter, Origin: engine.Origin{Channel: channel}, Key: fmt.Sprintf("seed-%d", i),
+			Oversight: engine.Oversight{Approvers: approvers}}
 		if i < waiting {
 			// A quorum no one reaches: every click on these is an approval
 			// the engine records, and they keep waiting.
@@ -359,6 +373,13 @@ func click(t *testing.T, srv *fakeslack.Server, user string, m fakeslack.Message
 // person does whose Slack client has not refreshed yet.
 func clickStale(t *testing.T, srv *fakeslack.Server, user string, old fakeslack.Message, label string) string {
 	t.Helper()
+	return clickFrom(t, srv, user, fakeslack.TeamID, old, label)
+}
+
+// clickFrom presses a button on m as user of team, another organization's
+// when it is not the workspace's.
+func clickFrom(t *testing.T, srv *fakeslack.Server, user, team string, old fakeslack.Message, label string) string {
+	t.Helper()
 	i := slices.IndexFunc(old.Buttons(), func(b fakeslack.Button) bool { return b.Text == label })
 	if i < 0 {
 		t.Fatalf("the message had no %q button: %v", label, old.Buttons())
@@ -367,7 +388,7 @@ func clickStale(t *testing.T, srv *fakeslack.Server, user string, old fakeslack.
 	now := time.Now()
 	cb := slack.InteractionCallback{
 		Type:      slack.InteractionTypeBlockActions,
-		User:      slack.User{ID: user, TeamID: fakeslack.TeamID},
+		User:      slack.User{ID: user, TeamID: team},
 		Team:      slack.Team{ID: fakeslack.TeamID},
 		Channel:   slack.Channel{GroupConversation: slack.GroupConversation{Conversation: slack.Conversation{ID: old.Channel}}},
 		Container: slack.Container{Type: "message", MessageTs: old.TS, ChannelID: old.Channel, ThreadTs: old.ThreadTS},

@@ -150,6 +150,7 @@ func (b *Bot) intakeConfig() intake.Config {
 		Catalog: func() (engine.Catalog, error) { return b.cfg.Catalog, nil },
 		Policy:  b.cfg.Policy, Workflows: intake.Dir(b.cfg.WorkflowsDir), MaxPlanBytes: b.cfg.MaxPlanBytes,
 		BudgetUSD: b.cfg.BudgetUSD, Quorum: b.cfg.Quorum, ExcludeStarter: b.cfg.ExcludeStarter,
+		Oversight: b.cfg.oversight(),
 	}
 }
 
@@ -204,71 +205,19 @@ func permalink(channel, ts string) string {
 	return "https://slack.com/archives/" + channel + "/p" + string(p)
 }
 
-// outsider reports whether a user comes from another organization (a Slack
-// Connect channel) and is not listed as an approver: such users may not
-// start runs or decide, even as a run's starter.
-func (b *Bot) outsider(user, team string) bool {
-	return team != "" && b.team != "" && team != b.team && !slices.Contains(b.cfg.Approvers, user)
-}
-
-// mayDecide says whether user may decide on r: its starter, the approvers,
-// and the members of the approver user groups.
-func (b *Bot) mayDecide(ctx context.Context, r *engine.Run, user, team string) bool {
-	if user == "" {
-		return false
-	}
-	if b.outsider(user, team) {
-		return false
-	}
-	if user == r.StartedBy || slices.Contains(b.cfg.Approvers, user) {
-		return true
-	}
-	for _, g := range b.cfg.Approvers {
-		if g[0] != 'S' {
-			continue
-		}
-		if slices.Contains(b.groupMembers(ctx, g), user) {
-			return true
-		}
-	}
-	return false
-}
-
-func (b *Bot) groupMembers(ctx context.Context, group string) []string {
-	b.mu.Lock()
-	c, ok := b.groups[group]
-	b.mu.Unlock()
-	if ok && time.Since(c.fetched) < 5*time.Minute {
-		return c.members
-	}
-	var members []string
-	err := b.send.do(ctx, "usergroups.users.list", func() error {
-		var err error
-		members, err = b.api.GetUserGroupMembersContext(ctx, group)
-		return err
-	})
-	if err != nil {
-		b.cfg.Log.Error("read user group members", "group", group, "err", err)
-		return c.members
-	}
-	b.mu.Lock()
-	b.groups[group] = groupCache{members: members, fetched: time.Now()}
-	b.mu.Unlock()
-	return members
-}
-
 func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 	a, err := ParseAction(cb)
 	if err != nil {
 		b.refuse(ctx, cb.Channel.ID, "", cb.User.ID, "", err, "")
 		return
 	}
+	ctx = asPerson(ctx, a.Team)
 	r, err := b.eng.Load(ctx, a.Ref.Run)
 	if err != nil {
 		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "This run is not in gonogo's store.", nil)
 		return
 	}
-	if !b.mayDecide(ctx, r, a.User, a.Team) {
+	if !b.mayDecide(ctx, r, a.User) {
 		what := "decide on it. Nothing changed."
 		switch a.Kind {
 		case ActSaveWorkflow:
@@ -285,7 +234,7 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 	case ActSaveWorkflow:
 		b.openSaveWorkflow(ctx, r, a)
 	case ActCancel:
-		if err := b.eng.Cancel(a.Ref.Run, a.Ref.Step, a.Ref.Attempt, a.User); err != nil {
+		if err := b.eng.Cancel(ctx, a.Ref.Run, a.Ref.Step, a.Ref.Attempt, a.User); err != nil {
 			b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, err)
 		}
 	case ActPause, ActResume, ActResumeCheckp:
@@ -471,13 +420,14 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback, receiv
 		}
 		return
 	}
+	ctx = asPerson(ctx, sub.Team)
 	r, err := b.eng.Load(ctx, sub.Ref.Run)
 	if err != nil {
 		return
 	}
 	notes, _ := b.eng.Notes(ctx, r.ID)
 	channel, thread := r.Origin.Channel, notes[noteThread]
-	if !b.mayDecide(ctx, r, sub.User, sub.Team) {
+	if !b.mayDecide(ctx, r, sub.User) {
 		b.tell(ctx, channel, thread, sub.User, fmt.Sprintf("Only <@%s>, who started this run, and the approvers can decide on it. Nothing changed.", r.StartedBy), nil)
 		return
 	}

@@ -169,7 +169,7 @@ func stepState(r *engine.Run, s *engine.Step) string {
 	case engine.StepDone:
 		return withResult(s, doneState(s, d))
 	case engine.StepSkipped:
-		if optionalFailed(s) {
+		if engine.OptionalFailed(s) {
 			return optionalFailedWords(s)
 		}
 		return withResult(s, "skipped"+decidedBy(d, engine.DecideSkip))
@@ -206,7 +206,7 @@ func waitingState(r *engine.Run, s *engine.Step) string {
 	if due, n, of, ok := engine.RetryDue(s); ok {
 		return fmt.Sprintf("retrying at %s (retry %d of %d)", clock(due, time.Time{}), n, of)
 	}
-	if gateOnError(s) {
+	if engine.GateOnError(s) {
 		return "waiting for a fix (edit, skip or redo) or abort"
 	}
 	if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {

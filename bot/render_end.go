@@ -59,7 +59,7 @@ func Halt(r *engine.Run, v View) []slack.Block {
 		return Completion(r, v)
 	}
 	now := nowOf(r, v)
-	s := haltedStep(r)
+	s := engine.Halted(r)
 	if st := r.Step(v.Step); st != nil && (st.Status == engine.StepWaiting || st.Status == engine.StepInterrupted) {
 		s = st
 	}
@@ -86,7 +86,7 @@ func Halt(r *engine.Run, v View) []slack.Block {
 			what = resultText(s.Latest())
 		}
 		how := "*Redo* runs the step again; *Abort* ends the run and keeps everything produced so far."
-		if gateOnError(s) {
+		if engine.GateOnError(s) {
 			how = "This step's on_error is *gate*: *Edit* writes its output, *Skip* goes on without it, *Redo* runs it again; " +
 				"*Abort* ends the run and keeps everything produced so far."
 		}
@@ -177,7 +177,7 @@ func endSummary(r *engine.Run, v View) string {
 	auto, optional := 0, 0
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if optionalFailed(s) {
+		if engine.OptionalFailed(s) {
 			optional++
 			continue
 		}
@@ -209,35 +209,4 @@ func endSummary(r *engine.Run, v View) string {
 		"*Steps:* " + steps,
 		"*Total cost:* " + money(r.CostUSD),
 	}, "\n")
-}
-
-// haltedStep is the step a waiting run cannot pass by itself: an
-// interrupted or FAILED step first, then a FAILED step gonogo is about to
-// retry, then any step waiting for a decision.
-func haltedStep(r *engine.Run) *engine.Step {
-	var retrying, waiting *engine.Step
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		switch s.Status {
-		case engine.StepInterrupted:
-			return s
-		case engine.StepWaiting:
-			if _, _, _, ok := engine.RetryDue(s); ok {
-				if retrying == nil {
-					retrying = s
-				}
-				continue
-			}
-			if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
-				return s
-			}
-			if waiting == nil {
-				waiting = s
-			}
-		}
-	}
-	if retrying != nil {
-		return retrying
-	}
-	return waiting
 }

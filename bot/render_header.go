@@ -277,7 +277,7 @@ func runStateLine(r *engine.Run, v View) string {
 		}
 		return "running"
 	case engine.RunWaiting:
-		if s := haltedStep(r); s != nil {
+		if s := engine.Halted(r); s != nil {
 			if s.Status == engine.StepInterrupted {
 				return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
 			}

@@ -99,7 +99,7 @@ func stepOutlook(r *engine.Run, s *engine.Step, a *engine.Attempt, latest, decid
 			"` runs next: its attempt starts when a runner slot is free.")}
 	case s.Status == engine.StepQueued && a != nil:
 		return []slack.Block{contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free.")}
-	case s.Status == engine.StepSkipped && optionalFailed(s):
+	case s.Status == engine.StepSkipped && engine.OptionalFailed(s):
 		return []slack.Block{contextBlock("⏭ " + optionalFailedWords(s) + ": the run goes on without it.")}
 	case s.Status == engine.StepDone && !decided && a != nil && a.Result != "":
 		return []slack.Block{contextBlock("⏩ Advanced automatically (guarded auto).")}
@@ -173,6 +173,17 @@ func Reminder(r *engine.Run, n int, v View) []slack.Block {
 	return fit(body, nil, maxMessageBlocks)
 }
 
+// TimeoutNote says in the run's thread that the decision on step n timed
+// out and the step keeps waiting (GONOGO_DECISION_TIMEOUT_ACTION=wait).
+func TimeoutNote(r *engine.Run, n int) string {
+	s := stepOf(r, n)
+	if s == nil || r.Oversight == nil {
+		return ""
+	}
+	t := engine.Title(r, s)
+	return fmt.Sprintf("Step %d of %d (%s) has waited %s for a decision; it keeps waiting.", t.N, t.Of, t.Skill, r.Oversight.DecisionTimeout)
+}
+
 // stepName is how a note names a step: its workflow id, else its skill.
 func stepName(s *engine.Step) string {
 	if s.ID != "" {
@@ -229,29 +240,12 @@ func addedNote(r *engine.Run, s *engine.Step, v View) string {
 	return fmt.Sprintf("➕ %s routed the run to %s: %s added (%s).", who, to, plural(len(added), "step"), nodeSpan(added))
 }
 
-// optionalFailed reports an optional step whose failure the run went on
-// without: skipped, its latest attempt FAILED, and no one skipped it.
-func optionalFailed(s *engine.Step) bool {
-	l := s.Latest()
-	if s.Status != engine.StepSkipped || !s.Rules.Optional || l == nil || l.Result != engine.ResultFailed {
-		return false
-	}
-	return !slices.ContainsFunc(decisionsOn(s, l), func(d engine.Decision) bool { return d.Kind == engine.DecideSkip })
-}
-
 func optionalFailedWords(s *engine.Step) string {
 	reason := "no reason given"
 	if l := s.Latest(); l != nil && strings.TrimSpace(l.Reason) != "" {
 		reason = mdLine(l.Reason, 600)
 	}
 	return "skipped (optional step failed: " + reason + ")"
-}
-
-// gateOnError reports a FAILED step whose on_error is gate: the team may
-// fix it (edit, skip, redo) besides aborting.
-func gateOnError(s *engine.Step) bool {
-	l := s.Latest()
-	return s.Status == engine.StepWaiting && l != nil && l.Result == engine.ResultFailed && s.Rules.OnError.Kind == engine.OnErrorGate
 }
 
 // retryLine says when gonogo retries a FAILED step by itself.
@@ -340,8 +334,12 @@ func decisionsOn(s *engine.Step, a *engine.Attempt) []engine.Decision {
 	return out
 }
 
+// stepTitle is the engine's heading of a step, `Step i of N: skill`, with
+// the skill escaped for mrkdwn.
 func stepTitle(r *engine.Run, s *engine.Step) string {
-	return fmt.Sprintf("Step %d of %d: %s", s.N, len(r.Steps), mdLine(s.Skill, 120))
+	t := engine.Title(r, s)
+	t.Skill = mdLine(t.Skill, 120)
+	return t.Heading()
 }
 
 func effortPart(effort string) string {
@@ -622,7 +620,7 @@ func waitingNotes(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.
 		notes = append(notes, "⏸ "+who(r.PausedBy)+" paused the run "+at(r.PausedAt, now)+
 			": this step waits here whatever the run's mode, and no step starts. *Resume* goes on in the run's mode; a decision here goes on from this step.")
 	}
-	if gateOnError(s) {
+	if engine.GateOnError(s) {
 		notes = append(notes, "🚧 This step's on_error is *gate*: fix it and go on (*Edit* writes its output, *Skip* goes on without it, "+
 			"*Redo* runs it again), or *Abort* the run.")
 	}

@@ -43,13 +43,18 @@ func noteFile(n, a int, edited bool) string {
 }
 func noteInterrupted(n, a int) string { return fmt.Sprintf("interrupted/%d/%d", n, a) }
 func noteHalt(n, a int) string        { return fmt.Sprintf("halt/%d/%d", n, a) }
-func noteRemind(n, a int) string      { return fmt.Sprintf("remind/%d/%d", n, a) }
-func noteTimeout(n, a int) string     { return fmt.Sprintf("timeout/%d/%d", n, a) }
+
+// noteRemind and noteTimeout key the ts of a checkpoint's reminder and of
+// the note that its decision timed out; an earlier gonogo noted the time
+// of the reminder, and "1" for the note.
+func noteRemind(n, a int) string  { return fmt.Sprintf("remind/%d/%d", n, a) }
+func noteTimeout(n, a int) string { return fmt.Sprintf("timeout/%d/%d", n, a) }
 
 // sync brings a run's thread up to date with the run: the header (posted
 // once, then updated), one message per started step, every artifact
 // attached as a file, the announcement of an interrupted step, the halt
-// message of a FAILED step, and the final message. Every post is noted
+// message of a FAILED step, the reminder and the timeout of a checkpoint
+// left waiting, and the final message. Every post is noted
 // with the run at once, so a crash between two posts repeats nothing that
 // Slack accepted (except, at worst, the one post in flight).
 func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
@@ -116,7 +121,11 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 	if op.opensThread {
 		thread = t.r.Origin.Thread
 	}
-	ts, err := t.b.send.post(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks)
+	text := FallbackText(op.blocks)
+	if op.text != "" {
+		text = op.text
+	}
+	ts, err := t.b.send.post(ctx, t.channel, thread, text, op.blocks)
 	if op.opensThread && unreachable(err) {
 		note := func(k, v string) error { return t.note(ctx, k, v) }
 		return true, t.b.giveUp(ctx, t.r, note, err)
@@ -275,11 +284,13 @@ func (b *Bot) view(ctx context.Context, r *engine.Run, n int, notes map[string]s
 			v.Preview = previewOf(body)
 		}
 	}
-	if s.Status == engine.StepWaiting && b.cfg.DecisionTimeout > 0 && !l.Finished.IsZero() {
-		v.Deadline = l.Finished.Add(b.cfg.DecisionTimeout)
-		v.AbortAtDeadline = b.cfg.TimeoutAction == "abort"
+	if _, timeout := engine.Deadlines(r, s); !timeout.IsZero() {
+		v.Deadline = timeout
+		v.AbortAtDeadline = r.Oversight.OnTimeout == engine.TimeoutAbort
 	}
-	if at, err := time.Parse(time.RFC3339, notes[noteRemind(s.N, l.N)]); err == nil {
+	v.RemindedAt = l.Reminded
+	if at, err := time.Parse(time.RFC3339, notes[noteRemind(s.N, l.N)]); err == nil && v.RemindedAt.IsZero() {
+		// A reminder an earlier gonogo made, and noted with its time.
 		v.RemindedAt = at
 	}
 	return v

@@ -41,6 +41,8 @@ type threadOp struct {
 	// ts is the message an update replaces.
 	ts     string
 	blocks []slack.Block
+	// text is the text of a post without blocks.
+	text   string
 	prio   updatePriority // an update's place in the chat.update budget
 	ifGone ifGone
 	// opensThread marks the run's first message, the header: it is posted
@@ -74,8 +76,8 @@ type threadViews struct {
 // bring the thread up to date with r, given the notes kept with the run and
 // phases, the phase each running step's message was last sent showing (by
 // message ts). The order is the thread's: the header, then for each started
-// step its message, its files, the announcement of its interrupted attempt
-// and its halt notices, then the end of the run. Updates are planned for
+// step its message, its files, the announcement of its interrupted attempt,
+// its halt notices and its deadlines' notices, then the end of the run. Updates are planned for
 // every message the thread has; the sync leaves out those that already show
 // their blocks.
 func planThread(r *engine.Run, views threadViews, notes, phases map[string]string) []threadOp {
@@ -93,6 +95,7 @@ func planThread(r *engine.Run, views threadViews, notes, phases map[string]strin
 		ops = append(ops, uploadOps(s, notes)...)
 		ops = append(ops, interruptedOps(r, s, sv, notes)...)
 		ops = append(ops, haltOps(r, s, views.run, notes)...)
+		ops = append(ops, deadlineOps(r, s, sv, notes)...)
 	}
 	if r.Finished() && notes[noteFinal] == "" {
 		msg := Completion(r, views.run)
@@ -223,6 +226,27 @@ func haltOps(r *engine.Run, s *engine.Step, v View, notes map[string]string) []t
 			ops = append(ops, threadOp{kind: opUpdate, key: key, ts: ts, blocks: msg, prio: updateState, ifGone: goneIgnore,
 				what: fmt.Sprintf("the halt of step %d", s.N)})
 		}
+	}
+	return ops
+}
+
+// deadlineOps post, once each, what gonogo did about a checkpoint left
+// waiting (the engine records it): that its decision timed out and it
+// keeps waiting, then the reminder to its approvers. Neither is posted
+// once the step has moved on.
+func deadlineOps(r *engine.Run, s *engine.Step, v View, notes map[string]string) []threadOp {
+	l := s.Latest()
+	if l == nil || s.Status != engine.StepWaiting || r.Finished() {
+		return nil
+	}
+	var ops []threadOp
+	if key := noteTimeout(s.N, l.N); !l.TimedOut.IsZero() && notes[key] == "" {
+		ops = append(ops, threadOp{kind: opPost, key: key, text: TimeoutNote(r, s.N), tsOnly: true,
+			what: fmt.Sprintf("the decision timeout of step %d", s.N)})
+	}
+	if key := noteRemind(s.N, l.N); !l.Reminded.IsZero() && notes[key] == "" {
+		ops = append(ops, threadOp{kind: opPost, key: key, blocks: Reminder(r, s.N, v), tsOnly: true,
+			what: fmt.Sprintf("the reminder of step %d", s.N)})
 	}
 	return ops
 }

@@ -253,3 +253,47 @@ func TestPlanThreadBlocks(t *testing.T) {
 	hv.Now = s.r.Updated
 	sameBlocks(t, "the running run's header", ops[0].blocks, Header(s.r, hv))
 }
+
+// TestPlanThreadDeadlines: what gonogo did about a checkpoint left waiting
+// (the engine records it) is posted once, the timeout before the reminder,
+// and not at all once the step has moved on.
+func TestPlanThreadDeadlines(t *testing.T) {
+	overseen := func(t *testing.T) *script {
+		s := newRun(t, goldenRunID, chainInput("deliver-prd", "deliver-user-stories"), engine.StartOptions{
+			Oversight: engine.Oversight{RemindAfter: time.Hour, DecisionTimeout: 24 * time.Hour}})
+		s.produce(1, "A PRD.")
+		evs, _ := engine.Overdue(s.r, s.now.Add(25*time.Hour))
+		s.apply(evs, nil)
+		return s
+	}
+	notes := map[string]string{noteHeader: "1.1", noteThread: "1.0", noteStep(1): "1.2", noteFile(1, 1, false): "1"}
+	s := overseen(t)
+	v := s.view()
+	ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, nil)
+	var got []string
+	for _, op := range ops {
+		got = append(got, describeOp(op))
+	}
+	want := []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+		"post timeout/1/1 ts only", "post remind/1/1 ts only"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("plan:\n%q\nwant\n%q", got, want)
+	}
+	if text := ops[2].text; text != "Step 1 of 2 (deliver-prd) has waited 24h0m0s for a decision; it keeps waiting." || ops[2].blocks != nil {
+		t.Errorf("the timeout note is %q with blocks %v", text, ops[2].blocks)
+	}
+	sameBlocks(t, "the reminder", ops[3].blocks, Reminder(s.r, 1, v))
+
+	notes[noteTimeout(1, 1)], notes[noteRemind(1, 1)] = "1.3", "1.4"
+	if ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, nil); len(ops) != 2 {
+		t.Errorf("posted deadlines are planned again: %d operations", len(ops))
+	}
+	delete(notes, noteTimeout(1, 1))
+	delete(notes, noteRemind(1, 1))
+	s.decide(1, engine.DecideApprove, alice, "")
+	for _, op := range planThread(s.r, threadViews{run: v, steps: map[int]View{1: v, 2: v}}, notes, nil) {
+		if op.key == noteTimeout(1, 1) || op.key == noteRemind(1, 1) {
+			t.Errorf("a deadline of a step that moved on is posted: %s", describeOp(op))
+		}
+	}
+}

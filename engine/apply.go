@@ -22,21 +22,47 @@ func Apply(r *Run, ev Event) error {
 			return fmt.Errorf("run %s: event %d names step %d of %d", r.ID, ev.Seq, ev.Step, len(r.Steps))
 		}
 	}
+	var err error
 	switch ev.Type {
 	case EvRunStarted:
 		if ev.Start == nil {
 			return fmt.Errorf("run-started event %d carries no run", ev.Seq)
 		}
 		start(r, ev)
+	case EvStepQueued, EvStepStarted, EvStepFinished, EvStepInterrupted, EvDecision, EvStepReleased,
+		EvStepReminded, EvStepTimedOut, EvStepsAdded:
+		err = applyStepEvent(r, s, ev)
+	default:
+		err = applyRunEvent(r, ev)
+	}
+	if err != nil {
+		return err
+	}
+	if (ev.Type == EvStepFinished || ev.Type == EvDecision && ev.Decision == DecideEdit) && ev.File != "" {
+		madeWay(r, s, ev)
+	}
+	r.Seq = ev.Seq
+	if ev.Type != EvStepReminded && ev.Type != EvStepTimedOut {
+		// A deadline that leaves its step waiting is no change to the
+		// run: it is not its last change.
+		r.Updated = ev.Time
+	}
+	if ev.Type != EvRunFinished && !r.Finished() {
+		r.State = derivedState(r)
+	}
+	return nil
+}
+
+// applyStepEvent folds an event about step s.
+func applyStepEvent(r *Run, s *Step, ev Event) error {
+	switch ev.Type {
 	case EvStepQueued:
 		s.Status = ev.Status
 	case EvStepStarted:
 		s.Status = ev.Status
 		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback})
 	case EvStepFinished:
-		if err := finished(r, s, ev); err != nil {
-			return err
-		}
+		return finished(r, s, ev)
 	case EvStepInterrupted:
 		s.Status = ev.Status
 		if a := attempt(s, ev.Attempt); a != nil {
@@ -47,22 +73,12 @@ func Apply(r *Run, ev Event) error {
 		decided(r, s, ev)
 	case EvStepReleased:
 		s.Status, s.Held = ev.Status, false
+	case EvStepReminded, EvStepTimedOut:
+		deadlinePassed(s, ev)
 	case EvStepsAdded:
 		if err := addSteps(r, ev.Step, ev.Added); err != nil {
 			return fmt.Errorf("run %s: event %d: %w", r.ID, ev.Seq, err)
 		}
-	default:
-		if err := applyRunEvent(r, ev); err != nil {
-			return err
-		}
-	}
-	if (ev.Type == EvStepFinished || ev.Type == EvDecision && ev.Decision == DecideEdit) && ev.File != "" {
-		madeWay(r, s, ev)
-	}
-	r.Seq = ev.Seq
-	r.Updated = ev.Time
-	if ev.Type != EvRunFinished && !r.Finished() {
-		r.State = derivedState(r)
 	}
 	return nil
 }
@@ -129,6 +145,20 @@ func finished(r *Run, s *Step, ev Event) error {
 	return nil
 }
 
+// deadlinePassed records on its attempt that a checkpoint's reminder, or
+// its decision timeout, has been acted on.
+func deadlinePassed(s *Step, ev Event) {
+	a := attempt(s, ev.Attempt)
+	if a == nil {
+		return
+	}
+	if ev.Type == EvStepReminded {
+		a.Reminded = ev.Time
+	} else {
+		a.TimedOut = ev.Time
+	}
+}
+
 // decided applies a decision event to its step s.
 func decided(r *Run, s *Step, ev Event) {
 	s.Decisions = append(s.Decisions, Decision{
@@ -167,7 +197,7 @@ func start(r *Run, ev Event) {
 		DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
 		Quorum: max(st.Quorum, 1), ExcludeStarter: st.ExcludeStarter,
 		Plan: clonePlan(st.Plan), StartedBy: st.StartedBy, Origin: st.Origin,
-		Created: ev.Time, Updated: ev.Time, Setup: st.Setup.Clone(),
+		Created: ev.Time, Updated: ev.Time, Setup: st.Setup.Clone(), Oversight: st.Oversight.Clone(),
 	}
 	ids := map[string]int{}
 	for i, ps := range st.Plan.Steps {

@@ -57,8 +57,31 @@
 //   - Automatic retries and rate-limit waits are due from the stored run
 //     (RetryDue), so they survive a restart; a retry is a redo keyed with
 //     RetryKey, so it counts once and loses to a person's decision.
+//   - A person's decision, pause, resume, cancel or abort is checked with
+//     MayDecide against the run's recorded Oversight before anything
+//     changes; gonogo's own actors (retries, deadlines) are not refused.
+//   - Decision deadlines are due from the stored run (DeadlineDue), like
+//     retries, and the journal says which fired, so a restart neither
+//     repeats nor forgets them.
 //   - Clock readings and run ids are inputs: a rule is given now and the
 //     id, and never draws either.
 //   - Every committed change reaches the Notifier after it is durable, in
 //     journal order for each run.
+//
+// # Rules every front end shares
+//
+// The rules every front end would otherwise repeat live here too. Who may
+// decide on a run (MayDecide): its starter, the approvers recorded with it
+// when it started (Oversight), and the local operator, who may decide any
+// run; the Service refuses anyone else with ErrNotApprover and changes
+// nothing. A front end only says who a person is (ServiceConfig.Members):
+// the Slack bot says which user groups a person is in and whether they come
+// from another organization; the terminal and the local API, which only the
+// data directory's owner can reach, say the person is the operator, so
+// anyone who can open <data>/gonogo.sock may decide, and a terminal run is
+// decided by whoever runs it. A checkpoint's deadlines (Deadlines: a
+// reminder, a decision timeout) are timers the Service keeps like retries,
+// and the journal records what they did. Which step a run waits on
+// (WaitingOn, NextDecision, Halted) and what a step is called (Title) are
+// answered once, for every front end.
 package engine

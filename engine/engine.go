@@ -27,6 +27,10 @@ type StartOptions struct {
 	// Setup is how the run's steps are carried out, recorded with the run;
 	// nil takes the service's (ServiceConfig.Setup).
 	Setup *Setup
+	// Oversight is who may decide besides the starter and the deadlines of
+	// the run's checkpoints, recorded with the run; the zero value lets only
+	// the starter (and the local operator) decide, with no deadline.
+	Oversight Oversight
 }
 
 // ResolveMode returns the mode a plan runs in for its flags, and a warning
@@ -134,6 +138,7 @@ func NewRun(id RunID, p Plan, opt StartOptions, now time.Time) ([]Event, error) 
 		ID: id, Plan: clonePlan(p), Mode: mode, DryRun: p.Flags.DryRun, Thread: p.Flags.Thread,
 		ForceAuto: p.Flags.ForceAuto, BudgetUSD: opt.BudgetUSD, StartedBy: opt.StartedBy, Origin: opt.Origin,
 		Quorum: max(opt.Quorum, 1), ExcludeStarter: opt.ExcludeStarter, Setup: opt.Setup.Clone(),
+		Oversight: opt.Oversight.Clone(),
 	}
 	return stamp(&Run{}, now, Event{Type: EvRunStarted, Actor: opt.StartedBy, Start: st}), nil
 }

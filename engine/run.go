@@ -58,6 +58,36 @@ type Run struct {
 	// started and changed since on resume; nil for a run recorded before
 	// setups were kept.
 	Setup *Setup
+	// Oversight is who may decide besides the starter and how long a
+	// checkpoint may wait, as recorded when the run started; nil for a run
+	// recorded before runs kept it (see ApproversOf).
+	Oversight *Oversight
+}
+
+// Oversight is what the front end that starts a run sets for its
+// checkpoints, recorded with the run so that every front end and every
+// restart applies the same: who may decide besides the starter, and the
+// deadlines of a checkpoint left waiting.
+type Oversight struct {
+	// Approvers may decide besides the starter: people, or groups that
+	// the service's Members callback says a person belongs to.
+	Approvers []string
+	// RemindAfter is how long a checkpoint waits before gonogo reminds the
+	// approvers once; DecisionTimeout, before it acts as OnTimeout says.
+	// Zero is never.
+	RemindAfter     time.Duration
+	DecisionTimeout time.Duration
+	OnTimeout       TimeoutAction
+}
+
+// Clone returns a copy that shares nothing with o; nil stays nil.
+func (o *Oversight) Clone() *Oversight {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.Approvers = append([]string(nil), o.Approvers...)
+	return &c
 }
 
 // Step is one step of a run with every attempt at it: what the step is
@@ -133,6 +163,12 @@ type Attempt struct {
 	Usage    Usage
 	Started  time.Time
 	Finished time.Time
+
+	// Reminded is when gonogo reminded the approvers of this attempt's
+	// checkpoint, TimedOut when its decision timed out and it kept
+	// waiting; zero when it has not.
+	Reminded time.Time
+	TimedOut time.Time
 }
 
 // Decision is one person's go / no-go on one step attempt.
@@ -208,6 +244,8 @@ type RunStart struct {
 	// Setup is how the run's steps are carried out; nil when the starter
 	// did not say.
 	Setup *Setup
+	// Oversight as in Run: nil in journals recorded before runs kept it.
+	Oversight *Oversight
 }
 
 // Step returns the 1-based step n, or nil.
@@ -268,6 +306,7 @@ func (r *Run) Clone() *Run {
 	c := *r
 	c.Plan = clonePlan(r.Plan)
 	c.Setup = r.Setup.Clone()
+	c.Oversight = r.Oversight.Clone()
 	c.Steps = make([]Step, len(r.Steps))
 	for i, s := range r.Steps {
 		if s.StepDef != nil {

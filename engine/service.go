@@ -41,6 +41,13 @@ type ServiceConfig struct {
 	// Setup is recorded with every run started without one of its own
 	// (StartOptions.Setup): how this service carries out steps.
 	Setup *Setup
+
+	// Members says who a person acting on a run is, for the rule of who
+	// may decide (see MayDecide); nil is LocalOperator. Approvers are
+	// the approvers of runs recorded before runs kept their own (see
+	// ApproversOf).
+	Members   Members
+	Approvers []string
 }
 
 // Service carries out transitions: it commits each one to the Store before
@@ -67,6 +74,9 @@ type Service struct {
 	limit  RateLimit
 	setup  *Setup
 
+	members   Members  // who a person is: ServiceConfig.Members
+	approvers []string // ServiceConfig.Approvers
+
 	mu      sync.Mutex
 	busy    int
 	live    map[RunID]*runLock
@@ -82,6 +92,7 @@ type Service struct {
 	owed     int
 	wake     chan struct{}
 	stopping bool
+	due      map[execKey]*time.Timer // checkpoints waiting for their next deadline
 }
 
 type queued struct {
@@ -121,7 +132,12 @@ func NewService(cfg ServiceConfig) *Service {
 	if limit == (RateLimit{}) {
 		limit = DefaultRateLimit()
 	}
+	members := cfg.Members
+	if members == nil {
+		members = LocalOperator
+	}
 	return &Service{
+		members: members, approvers: slices.Clone(cfg.Approvers), due: map[execKey]*time.Timer{},
 		limit: limit,
 		store: cfg.Store, catalog: cfg.Catalog, runner: cfg.Runner, notifier: cfg.Notifier,
 		now: now, newID: newID, log: log, slots: n, probe: cfg.Probe,
@@ -158,6 +174,7 @@ func (s *Service) Run(ctx context.Context) error {
 				t.Stop()
 				delete(s.retries, k)
 			}
+			s.stopDeadlinesLocked()
 		}
 		work := s.work
 		s.work = nil
@@ -369,8 +386,9 @@ func (s *Service) Artifact(ctx context.Context, id RunID, step, attempt int) ([]
 
 // Decide applies a decision and, when the run can go on, starts what comes
 // next. body is the replacement artifact of an edit. The decision is
-// durable before Decide returns; a repeated key or a stale attempt is
-// refused (ErrDuplicate, ErrStale) and changes nothing.
+// durable before Decide returns; a person who may not decide
+// (ErrNotApprover), a repeated key or a stale attempt is refused
+// (ErrDuplicate, ErrStale) and changes nothing.
 func (s *Service) Decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
 	unlock := s.lock(id)
 	r, err := s.decide(ctx, id, d, body)
@@ -398,6 +416,9 @@ func (s *Service) Record(ctx context.Context, id RunID, d Decision, body []byte)
 func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
 	r, err := s.store.Load(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.MayDecide(ctx, r, d.Actor); err != nil {
 		return nil, err
 	}
 	if d.Time.IsZero() {
@@ -476,6 +497,9 @@ func (s *Service) Abort(ctx context.Context, id RunID, actor string) (*Run, erro
 	unlock := s.lock(id)
 	r, err := s.store.Load(ctx, id)
 	if err == nil {
+		err = s.MayDecide(ctx, r, actor)
+	}
+	if err == nil {
 		var evs []Event
 		if evs, err = AbortRun(r, actor, "aborted by "+actor, s.now()); err == nil {
 			r, err = s.commit(ctx, r, evs, Commit{})
@@ -504,7 +528,10 @@ func makeWay(id RunID, st *Step, attempt int, path string) []FileWrite {
 
 // Cancel stops a running step attempt (the Cancel button). The attempt ends
 // FAILED with the reason, and the run halts on it for redo or abort.
-func (s *Service) Cancel(id RunID, step, attempt int, actor string) error {
+func (s *Service) Cancel(ctx context.Context, id RunID, step, attempt int, actor string) error {
+	if err := s.mayAct(ctx, id, actor); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	cancel, ok := s.running[execKey{id, step, attempt}]
 	s.mu.Unlock()
@@ -599,6 +626,7 @@ func (s *Service) advanceHeld(ctx context.Context, id RunID, held int) (*Run, er
 		}
 	}
 	s.scheduleRetries(r)
+	s.scheduleDeadlines(r)
 	return r, nil
 }
 

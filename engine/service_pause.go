@@ -7,13 +7,17 @@ import (
 
 // Pause holds a moving run at its next checkpoint (see Pause): steps
 // already running finish and wait for a decision, and none starts until the
-// run is resumed or decided. A paused run refuses with ErrPaused, a run
-// waiting or finished with ErrNotMoving; neither changes anything.
+// run is resumed or decided. A person who may not decide is refused with
+// ErrNotApprover, a paused run with ErrPaused, a run waiting or finished
+// with ErrNotMoving; none changes anything.
 func (s *Service) Pause(ctx context.Context, id RunID, actor string) (*Run, error) {
 	unlock := s.lock(id)
 	defer unlock()
 	r, err := s.store.Load(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.MayDecide(ctx, r, actor); err != nil {
 		return nil, err
 	}
 	evs, err := Pause(r, actor, "", s.now())
@@ -44,6 +48,9 @@ func (s *Service) unpause(ctx context.Context, id RunID, actor string, m Mode) (
 	defer unlock()
 	r, err := s.store.Load(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.MayDecide(ctx, r, actor); err != nil {
 		return nil, err
 	}
 	if !r.Paused || r.Finished() {

@@ -973,10 +973,10 @@ func TestServiceCancel(t *testing.T) {
 		id := h.start(h.chain(Flags{}, "deliver-prd", "deliver-user-stories"))
 		synctest.Wait()
 		h.expect(id, RunRunning, "running/", "pending")
-		if err := h.svc.Cancel(id, 1, 2, "U-bo"); !errors.Is(err, ErrStale) {
+		if err := h.svc.Cancel(t.Context(), id, 1, 2, "U-bo"); !errors.Is(err, ErrStale) {
 			t.Fatalf("cancel of an attempt that is not running: %v, want ErrStale", err)
 		}
-		if err := h.svc.Cancel(id, 1, 1, "U-bo"); err != nil {
+		if err := h.svc.Cancel(t.Context(), id, 1, 1, "U-bo"); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -987,7 +987,7 @@ func TestServiceCancel(t *testing.T) {
 		if got := Allowed(r.Step(1)); !slices.Equal(got, []DecisionKind{DecideRedo, DecideAbort}) {
 			t.Fatalf("a cancelled step allows %v", got)
 		}
-		if err := h.svc.Cancel(id, 1, 1, "U-bo"); !errors.Is(err, ErrStale) {
+		if err := h.svc.Cancel(t.Context(), id, 1, 1, "U-bo"); !errors.Is(err, ErrStale) {
 			t.Fatalf("a second cancel: %v, want ErrStale", err)
 		}
 		h.checkJournal(id)
@@ -1056,7 +1056,7 @@ func TestServiceExecutesOnceRunRuns(t *testing.T) {
 		if n := len(runner.calls()); n != 0 {
 			t.Fatalf("the runner ran %d jobs before Run", n)
 		}
-		if err := svc.Cancel(other.ID, 1, 1, "U-bo"); err != nil {
+		if err := svc.Cancel(t.Context(), other.ID, 1, 1, "U-bo"); err != nil {
 			t.Fatalf("cancel before Run: %v", err)
 		}
 

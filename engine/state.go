@@ -81,11 +81,13 @@ const (
 	EvDecision        EventType = "decision"
 	EvModeChanged     EventType = "mode-changed"
 	EvRunFinished     EventType = "run-finished"
-	EvStepsAdded      EventType = "steps-added"   // a route or decompose step's output added steps to the run
-	EvRunPaused       EventType = "run-paused"    // no new step starts until the run is resumed
-	EvRunResumed      EventType = "run-resumed"   // the run goes on, in the mode the event names
-	EvStepReleased    EventType = "step-released" // a step the pause held at a checkpoint went on when the run resumed
-	EvSetupChanged    EventType = "setup-changed" // resume changed how the run's steps are carried out
+	EvStepsAdded      EventType = "steps-added"    // a route or decompose step's output added steps to the run
+	EvRunPaused       EventType = "run-paused"     // no new step starts until the run is resumed
+	EvRunResumed      EventType = "run-resumed"    // the run goes on, in the mode the event names
+	EvStepReleased    EventType = "step-released"  // a step the pause held at a checkpoint went on when the run resumed
+	EvSetupChanged    EventType = "setup-changed"  // resume changed how the run's steps are carried out
+	EvStepReminded    EventType = "step-reminded"  // gonogo reminded the approvers of a checkpoint left waiting
+	EvStepTimedOut    EventType = "step-timed-out" // a checkpoint's decision timed out; the step keeps waiting
 )
 
 func parseOne[T ~string](kind, s string, all ...T) (T, error) {
@@ -135,5 +137,5 @@ func ParseGate(s string) (Gate, error) {
 func ParseEventType(s string) (EventType, error) {
 	return parseOne("event type", s, EvRunStarted, EvStepQueued, EvStepStarted, EvStepFinished,
 		EvStepInterrupted, EvDecision, EvModeChanged, EvRunFinished, EvStepsAdded, EvSetupChanged,
-		EvRunPaused, EvRunResumed, EvStepReleased)
+		EvRunPaused, EvRunResumed, EvStepReleased, EvStepReminded, EvStepTimedOut)
 }

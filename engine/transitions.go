@@ -104,7 +104,7 @@ func Allowed(s *Step) []DecisionKind {
 		return []DecisionKind{DecideRedo, DecideAbort}
 	case StepWaiting:
 		if a := s.Latest(); a != nil {
-			if a.Result == ResultFailed && s.Rules.OnError.Kind == OnErrorGate {
+			if GateOnError(s) {
 				return gateOnError
 			}
 			return decisionsAfter[a.Result]

@@ -746,7 +746,7 @@ func TestWorkflowPersonsCancelHaltsWithoutFallback(t *testing.T) {
 		s.Fallback, s.Optional = "backup", true
 		s.OnError = ErrorPolicy{Kind: OnErrorRetry, Retries: 2, Backoff: time.Second}
 		id := h.run(Flags{}, s)
-		if err := h.svc.Cancel(id, 1, 1, "U-ana"); err != nil {
+		if err := h.svc.Cancel(t.Context(), id, 1, 1, "U-ana"); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()

@@ -47,6 +47,18 @@ type runRecord struct {
 	// Setup is absent from runs recorded before setups were kept; they
 	// decode with none.
 	Setup *setupRecord `json:"setup,omitempty"`
+	// Oversight is absent from runs recorded before runs kept it; they
+	// decode with none.
+	Oversight *oversightRecord `json:"oversight,omitempty"`
+}
+
+// oversightRecord is who may decide a run and its checkpoints' deadlines
+// (engine.Oversight).
+type oversightRecord struct {
+	Approvers         []string `json:"approvers"`
+	RemindAfterNS     int64    `json:"remind_after_ns,omitempty"`
+	DecisionTimeoutNS int64    `json:"decision_timeout_ns,omitempty"`
+	OnTimeout         string   `json:"on_timeout,omitempty"`
 }
 
 // setupRecord is how a run's steps are carried out (engine.Setup).
@@ -115,6 +127,10 @@ type attemptRecord struct {
 	Usage     usageRecord `json:"usage,omitzero"`
 	Started   time.Time   `json:"started,omitzero"`
 	Finished  time.Time   `json:"finished,omitzero"`
+
+	// Absent from attempts recorded before checkpoints had deadlines.
+	Reminded time.Time `json:"reminded,omitzero"`
+	TimedOut time.Time `json:"timed_out,omitzero"`
 }
 
 type usageRecord struct {
@@ -264,6 +280,8 @@ type startRecord struct {
 	StartedBy  string       `json:"started_by,omitempty"`
 	Origin     originRecord `json:"origin,omitzero"`
 	Setup      *setupRecord `json:"setup,omitempty"` // absent from runs started before setups were kept
+	// Absent from runs started before runs kept it.
+	Oversight *oversightRecord `json:"oversight,omitempty"`
 }
 
 type summaryRecord struct {
@@ -359,6 +377,23 @@ func toSetupRecord(s *engine.Setup) *setupRecord {
 	}
 	return &setupRecord{Runner: s.Runner, RunnerCmd: s.RunnerCmd, RunnerArgs: s.RunnerArgs, Skills: s.Skills,
 		Workflows: s.Workflows, Policy: s.Policy}
+}
+
+func toOversightRecord(o *engine.Oversight) *oversightRecord {
+	if o == nil {
+		return nil
+	}
+	return &oversightRecord{Approvers: o.Approvers, RemindAfterNS: int64(o.RemindAfter),
+		DecisionTimeoutNS: int64(o.DecisionTimeout), OnTimeout: string(o.OnTimeout)}
+}
+
+func fromOversightRecord(p *stateReader, r *oversightRecord) *engine.Oversight {
+	if r == nil {
+		return nil
+	}
+	return &engine.Oversight{Approvers: r.Approvers, RemindAfter: time.Duration(r.RemindAfterNS),
+		DecisionTimeout: time.Duration(r.DecisionTimeoutNS),
+		OnTimeout:       parseOpt(p, "decision timeout action", r.OnTimeout, engine.ParseTimeoutAction)}
 }
 
 func fromSetupRecord(r *setupRecord) *engine.Setup {
@@ -462,7 +497,7 @@ func toRunRecord(r *engine.Run) runRecord {
 		BudgetUSD: r.BudgetUSD, Quorum: r.Quorum, ExclStart: r.ExcludeStarter, StartedBy: r.StartedBy, Origin: toOrigin(r.Origin),
 		Created: r.Created, Updated: r.Updated, CostUSD: r.CostUSD, Seq: r.Seq, Halt: r.Halt,
 		Paused: r.Paused, PausedBy: r.PausedBy, PauseReason: r.PauseReason, PausedAt: r.PausedAt,
-		Setup: toSetupRecord(r.Setup),
+		Setup: toSetupRecord(r.Setup), Oversight: toOversightRecord(r.Oversight),
 	}
 	if r.Steps != nil {
 		rec.Steps = make([]stepRecord, len(r.Steps))
@@ -485,6 +520,7 @@ func toRunRecord(r *engine.Run) runRecord {
 				Artifact: a.Artifact, Edited: a.Edited, Final: a.Final, Size: a.Size, File: a.File, CostUSD: a.CostUSD,
 				Usage: toUsage(a.Usage), Started: a.Started, Finished: a.Finished,
 				ErrorKind: string(a.ErrorKind), RetryAt: a.RetryAt, Retries: a.Retries,
+				Reminded: a.Reminded, TimedOut: a.TimedOut,
 			}
 		}
 		if s.Decisions != nil {
@@ -556,7 +592,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 			ID: string(st.ID), Mode: string(st.Mode), DryRun: st.DryRun,
 			Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD, StartedBy: st.StartedBy,
 			Quorum: st.Quorum, ExclStart: st.ExcludeStarter,
-			Origin: toOrigin(st.Origin), Setup: toSetupRecord(st.Setup),
+			Origin: toOrigin(st.Origin), Setup: toSetupRecord(st.Setup), Oversight: toOversightRecord(st.Oversight),
 		}
 		if stored != nil && reflect.DeepEqual(st.Plan, *stored) {
 			rec.Start.PlanStored = true
@@ -639,7 +675,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 		Seq:       rec.Seq,
 		Halt:      rec.Halt,
 		Paused:    rec.Paused, PausedBy: rec.PausedBy, PauseReason: rec.PauseReason, PausedAt: rec.PausedAt,
-		Setup: fromSetupRecord(rec.Setup),
+		Setup: fromSetupRecord(rec.Setup), Oversight: fromOversightRecord(&p, rec.Oversight),
 	}
 	if rec.Steps != nil {
 		r.Steps = make([]engine.Step, len(rec.Steps))
@@ -680,7 +716,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 				Edited: a.Edited, Final: a.Final, Size: a.Size, File: a.File, CostUSD: a.CostUSD, Usage: fromUsage(a.Usage),
 				Started: a.Started, Finished: a.Finished,
 				ErrorKind: parseOpt(&p, fmt.Sprintf("%s attempt %d error kind", where, a.N), a.ErrorKind, engine.ParseAgentErrorKind),
-				RetryAt:   a.RetryAt, Retries: a.Retries,
+				RetryAt:   a.RetryAt, Retries: a.Retries, Reminded: a.Reminded, TimedOut: a.TimedOut,
 			}
 		}
 		if sr.Decisions != nil {
@@ -790,6 +826,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 			DryRun: st.DryRun, Thread: st.Thread, ForceAuto: st.ForceAuto, BudgetUSD: st.BudgetUSD,
 			Quorum: st.Quorum, ExcludeStarter: st.ExclStart,
 			StartedBy: st.StartedBy, Origin: fromOrigin(st.Origin), Setup: fromSetupRecord(st.Setup),
+			Oversight: fromOversightRecord(&p, st.Oversight),
 		}
 	}
 	if p.err != nil {

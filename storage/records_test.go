@@ -28,6 +28,7 @@ var validText = map[reflect.Type]string{
 	reflect.TypeFor[engine.Category]():       string(engine.CategoryDispatch),
 	reflect.TypeFor[engine.Execution]():      string(engine.ExecInlineLeaf),
 	reflect.TypeFor[engine.AgentErrorKind](): string(engine.AgentErrOverloaded),
+	reflect.TypeFor[engine.TimeoutAction]():  string(engine.TimeoutAbort),
 }
 
 // filler sets every field of a value to something distinct and non-zero,

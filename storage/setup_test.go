@@ -111,12 +111,17 @@ func TestRunRecordedWithoutSetupStillReads(t *testing.T) {
 	if r.Setup != nil || r.Steps[0].Skill != "deliver-prd" {
 		t.Fatalf("old run reads as setup %+v, step %q", r.Setup, r.Steps[0].Skill)
 	}
+	// Nor did it record its approvers and deadlines: the engine judges it
+	// by the front end's approvers (engine.ApproversOf).
+	if r.Oversight != nil {
+		t.Fatalf("old run reads with oversight %+v", r.Oversight)
+	}
 	rebuilt, err := rebuild(ctx, db, oldRunID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rebuilt.Setup != nil {
-		t.Fatalf("old journal rebuilds a setup: %+v", rebuilt.Setup)
+	if rebuilt.Setup != nil || rebuilt.Oversight != nil {
+		t.Fatalf("old journal rebuilds a setup %+v, oversight %+v", rebuilt.Setup, rebuilt.Oversight)
 	}
 	// Resuming it records the setup it goes on with, every field new.
 	evs, err := engine.ChangeSetup(r, engine.Setup{Runner: "claude", Skills: []string{"skills"}}, "ann", newClock().now())

@@ -84,7 +84,8 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 	case noStore:
 		return rd, false, nil
 	case storeReader:
-		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Members: engine.LocalOperator})
 		return storeDecider{storeReader: rd, svc: svc}, false, nil
 	}
 	_ = rd.Close()
@@ -181,14 +182,10 @@ func decisionStep(r *engine.Run, req decideRequest) (*engine.Step, error) {
 		}
 	} else {
 		var waiting []string
-		for i := range r.Steps {
-			if st := &r.Steps[i]; len(engine.Allowed(st)) > 0 {
-				if _, _, _, retrying := engine.RetryDue(st); !retrying {
-					waiting = append(waiting, fmt.Sprint(st.N))
-					if s == nil {
-						s = st
-					}
-				}
+		for _, st := range engine.WaitingOn(r) {
+			waiting = append(waiting, fmt.Sprint(st.N))
+			if s == nil {
+				s = st
 			}
 		}
 		switch {

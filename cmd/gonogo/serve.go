@@ -42,13 +42,24 @@ type slackConfig struct {
 }
 
 // lateNotifier hands the engine's notices to the bot, which is built after
-// the engine it needs.
+// the engine it needs, and asks it who a person is.
 type lateNotifier struct{ b atomic.Pointer[bot.Bot] }
 
 func (l *lateNotifier) Notify(n engine.Notice) {
 	if b := l.b.Load(); b != nil {
 		b.Notify(n)
 	}
+}
+
+// Member is the service's engine.Members: the bot says who a Slack person
+// is, and that anyone else (the local API's operator) may decide any run.
+// Before the bot is built no Slack person can act: whoever does is the
+// operator.
+func (l *lateNotifier) Member(ctx context.Context, user string, groups []string) (engine.Member, error) {
+	if b := l.b.Load(); b != nil {
+		return b.Member(ctx, user, groups)
+	}
+	return engine.LocalOperator(ctx, user, groups)
 }
 
 // cmdServe is the Slack bot: the store is opened and recovered first, then
@@ -144,7 +155,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	notifier := &lateNotifier{}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
 		MaxParallel: cfg.MaxParallel, Log: log, Probe: runner.Probe{}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
-		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg)})
+		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg), Members: notifier.Member, Approvers: approvers})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)

@@ -121,7 +121,7 @@ func runState(r *engine.Run) (state, detail string) {
 	default:
 		return state, state
 	}
-	s := askable(r)
+	s := engine.NextDecision(r)
 	if s == nil && r.Paused {
 		return state, "paused: " + r.PauseReason
 	}
@@ -148,7 +148,7 @@ func pausedState(r *engine.Run) (state, detail string) {
 	if r.State == engine.RunRunning {
 		return string(r.State), who + ": the running steps finish and wait at a checkpoint; no step starts"
 	}
-	if s := askable(r); s != nil {
+	if s := engine.NextDecision(r); s != nil {
 		return statePaused, fmt.Sprintf("%s; waiting for a decision at step %d (%s), or resume", who, s.N, s.Skill)
 	}
 	return statePaused, who + "; no step starts until it is resumed"
@@ -464,6 +464,10 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 		return "by " + ev.Actor
 	case engine.EvStepReleased:
 		return fmt.Sprintf("%s, attempt %d: went on as the run resumed", stepTitle(r, s), ev.Attempt)
+	case engine.EvStepReminded:
+		return fmt.Sprintf("%s, attempt %d: the approvers were reminded", stepTitle(r, s), ev.Attempt)
+	case engine.EvStepTimedOut:
+		return fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, ev.Reason)
 	case engine.EvSetupChanged:
 		parts := make([]string, 0, len(ev.Changes))
 		for _, c := range ev.Changes {

@@ -199,7 +199,7 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 		// Decisions are asked for once no step runs: a workflow's other
 		// branches run on meanwhile, and their output does not break into
 		// the question. A step gonogo retries by itself is not asked about.
-		if s := askable(r); s != nil {
+		if s := engine.NextDecision(r); s != nil {
 			next, code, done := d.checkpoint(ctx, r, s)
 			if done {
 				return code
@@ -377,36 +377,12 @@ func (d *driver) waiting(ctx context.Context, r *engine.Run) {
 	}
 }
 
-// askable is the first step a person must decide on now: none while a
-// step runs, and none that gonogo will retry by itself.
-func askable(r *engine.Run) *engine.Step {
-	if r.State != engine.RunWaiting {
-		return nil
-	}
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if s.Status != engine.StepWaiting && s.Status != engine.StepInterrupted {
-			continue
-		}
-		if _, _, _, retrying := engine.RetryDue(s); !retrying {
-			return s
-		}
-	}
-	return nil
-}
-
+// stepTitle is the engine's title of a step in plain text; "run" for none.
 func stepTitle(r *engine.Run, s *engine.Step) string {
 	if s == nil {
 		return "run"
 	}
-	t := fmt.Sprintf("Step %d of %d: %s", s.N, len(r.Steps), s.Skill)
-	if s.Effort != "" {
-		t += " (" + s.Effort + ")"
-	}
-	if s.Parent != 0 {
-		t += fmt.Sprintf(" [added by step %d]", s.Parent)
-	}
-	return t
+	return engine.Title(r, s).String()
 }
 
 // stepBlock prints a finished attempt: result, summary, where the artifact

@@ -167,7 +167,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: log,
 		Probe: runner.Probe{}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
-		Setup: setupOf(f, cfg), RateLimit: cfg.rateLimit(),
+		Setup: setupOf(f, cfg), RateLimit: cfg.rateLimit(), Members: engine.LocalOperator,
 	})
 	rctx, stop := context.WithCancel(ctx)
 	a := &app{db: db, svc: svc, done: make(chan struct{}), stop: stop}

@@ -62,7 +62,10 @@ type Config struct {
 	BudgetUSD      float64
 	Quorum         int
 	ExcludeStarter bool
-	Setup          *engine.Setup // nil: the service's
+	// Oversight is who may decide besides the starter, and the
+	// checkpoints' deadlines (engine.StartOptions.Oversight).
+	Oversight engine.Oversight
+	Setup     *engine.Setup // nil: the service's
 }
 
 // ErrNoWorkflows is returned for a workflow when Config names no place to
@@ -82,6 +85,7 @@ func Take(cfg Config, req Request) (engine.Plan, engine.StartOptions, error) {
 	opt := engine.StartOptions{
 		StartedBy: req.StartedBy, Origin: req.Origin, Key: req.Key,
 		BudgetUSD: cfg.BudgetUSD, Quorum: cfg.Quorum, ExcludeStarter: cfg.ExcludeStarter, Setup: cfg.Setup,
+		Oversight: cfg.Oversight,
 	}
 	var p engine.Plan
 	var err error
