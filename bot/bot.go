@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -53,11 +54,11 @@ type Engine interface {
 // its outbox: what the thread does not show yet is posted, with retries,
 // until Slack accepts it, also after a restart).
 type Bot struct {
-	cfg  Config
-	eng  Engine
-	api  *slack.Client
-	sm   *socketmode.Client
-	send *sender
+	cfg   Config
+	eng   Engine
+	api   *slack.Client
+	links atomic.Int64 // Socket Mode connections open or opening (see links.go)
+	send  *sender
 
 	work     *queue[envelope]
 	finished *queue[uint64] // inbox ids of envelopes carried out, to mark done
@@ -114,7 +115,6 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 	api := slack.New(cfg.BotToken, opts...)
 	b := &Bot{
 		cfg: cfg, eng: eng, api: api,
-		sm: socketmode.New(api),
 		send: newSender(api, cfg.Metrics, cfg.PostInterval,
 			newUpdateBudget(cfg.UpdateLimit, cfg.UpdateBurst, cfg.UpdateWindow, cfg.MessageUpdateInterval)),
 		work:     newQueue[envelope](),
@@ -145,8 +145,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	// first, ahead of anything Slack sends on the new connection.
 	b.replay(ctx)
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return b.socketMode(ctx) })
-	g.Go(func() error { return b.consume(ctx) })
+	g.Go(func() error { return b.connections(ctx) })
 	for range 4 {
 		g.Go(func() error { b.handleLoop(ctx); return nil })
 		g.Go(func() error { b.syncLoop(ctx); return nil })
@@ -181,25 +180,25 @@ var refusedToken = map[string]bool{
 // goroutine of its own, so that envelopes arriving together share the
 // inbox's fsync rather than queue for one each. It never blocks on Slack
 // or the runs.
-func (b *Bot) consume(ctx context.Context) error {
+func (b *Bot) consume(ctx context.Context, l *link) error {
 	var keeping sync.WaitGroup
 	defer keeping.Wait()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case evt, ok := <-b.sm.Events:
+		case evt, ok := <-l.sm.Events:
 			if !ok {
 				return nil
 			}
 			now := time.Now()
 			if b.cfg.Inbox != nil && worthKeeping(evt) {
-				keeping.Go(func() { b.keep(ctx, evt, now) })
+				keeping.Go(func() { b.keep(ctx, l, evt, now) })
 				continue
 			}
 			switch {
 			case evt.Request != nil && evt.Request.EnvelopeID != "":
-				_ = b.sm.AckCtx(ctx, evt.Request.EnvelopeID, b.ackPayload(evt))
+				_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, b.ackPayload(evt))
 				b.cfg.Metrics.acked(time.Since(now))
 			case evt.Type == socketmode.EventTypeErrorBadMessage:
 				// An envelope slack-go could not parse is acknowledged
@@ -209,7 +208,7 @@ func (b *Bot) consume(ctx context.Context) error {
 						EnvelopeID string `json:"envelope_id"`
 					}
 					if json.Unmarshal(bad.Message, &raw) == nil && raw.EnvelopeID != "" {
-						_ = b.sm.AckCtx(ctx, raw.EnvelopeID, nil)
+						_ = l.sm.AckCtx(ctx, raw.EnvelopeID, nil)
 						b.cfg.Metrics.acked(time.Since(now))
 					}
 					b.cfg.Log.Warn("Slack sent an envelope gonogo cannot read", "err", bad.Cause)
@@ -218,6 +217,7 @@ func (b *Bot) consume(ctx context.Context) error {
 			switch evt.Type {
 			case socketmode.EventTypeHello:
 				b.hello(evt.Request)
+				l.sayHello(evt.Request)
 			case socketmode.EventTypeConnected:
 				b.cfg.Metrics.setConnected(true)
 				b.conn.succeeded()
@@ -228,6 +228,12 @@ func (b *Bot) consume(ctx context.Context) error {
 					b.noteFailure("apps.connections.open", ce.ErrorObj, ce.Backoff)
 				}
 			case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
+				if l.retired.Load() {
+					// Slack dropped a link the next one has replaced:
+					// it ends here instead of reconnecting.
+					l.cancel()
+					continue
+				}
 				b.cfg.Metrics.setConnected(false)
 			case socketmode.EventTypeInvalidAuth:
 				// slack-go sends this for an HTTP 404 from

@@ -48,9 +48,6 @@ type conn struct {
 	warnedConns int
 }
 
-// ownConnections is how many Socket Mode connections one gonogo keeps open.
-const ownConnections = 1
-
 // hello notes how many Socket Mode connections Slack counts for the app
 // (its hello says). More than this process keeps open means another
 // program (a second gonogo, a test, a forgotten deploy) uses the same app
@@ -61,17 +58,18 @@ func (b *Bot) hello(req *socketmode.Request) {
 		return
 	}
 	n := req.NumConnections
+	own := int(b.links.Load()) // two for a moment while one replaces the other
 	b.cfg.Metrics.setSlackConnections(n)
 	b.conn.mu.Lock()
-	warn := n > ownConnections && n > b.conn.warnedConns
-	if warn || n <= ownConnections {
+	warn := n > own && n > b.conn.warnedConns
+	if warn || n <= own {
 		b.conn.warnedConns = n
 	}
 	b.conn.mu.Unlock()
 	if warn {
 		b.cfg.Log.Warn("Slack counts more Socket Mode connections for this app than this gonogo opened: "+
 			"another program uses the same app token, and the clicks and commands Slack sends it never reach this gonogo; "+
-			"run one gonogo per Slack app", "connections", n, "own", ownConnections)
+			"run one gonogo per Slack app", "connections", n, "own", own)
 	}
 }
 
@@ -217,11 +215,11 @@ func (b *Bot) authenticate(ctx context.Context) error {
 // retries failed connections itself (each failure reaches consume as a
 // connection error event) but gives up on a few answers; gonogo tries
 // again after them, except when Slack refused the app-level token.
-func (b *Bot) socketMode(ctx context.Context) error {
+func (b *Bot) socketMode(ctx context.Context, l *link) error {
 	var bo backoff
 	for {
 		started := time.Now()
-		err := b.sm.RunContext(ctx)
+		err := l.sm.RunContext(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}

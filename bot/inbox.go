@@ -45,7 +45,7 @@ func worthKeeping(evt socketmode.Event) bool {
 // keep records an envelope in the inbox, then acknowledges it and queues
 // it. An envelope that cannot be recorded is not acknowledged: Slack sends
 // it again, and acknowledging it would promise what a crash could break.
-func (b *Bot) keep(ctx context.Context, evt socketmode.Event, received time.Time) {
+func (b *Bot) keep(ctx context.Context, l *link, evt socketmode.Event, received time.Time) {
 	req := evt.Request
 	payload, err := scrub(req.Type, req.Payload)
 	var raw []byte
@@ -55,7 +55,7 @@ func (b *Bot) keep(ctx context.Context, evt socketmode.Event, received time.Time
 	if err == nil {
 		var id uint64
 		if id, err = b.cfg.Inbox.Record(ctx, raw); err == nil {
-			_ = b.sm.AckCtx(ctx, req.EnvelopeID, b.ackPayload(evt))
+			_ = l.sm.AckCtx(ctx, req.EnvelopeID, b.ackPayload(evt))
 			b.cfg.Metrics.acked(time.Since(received))
 			b.work.push(envelope{evt: evt, received: received, kept: id})
 			return

@@ -46,10 +46,28 @@ type config struct {
 	appToken     string
 	pingInterval time.Duration
 	lenient      bool
+	lifetime     time.Duration // 0: connections live until dropped
+	connectDelay time.Duration // how long apps.connections.open takes
 }
 
 // Option configures a Server.
 type Option func(*config)
+
+// WithConnectionLifetime makes Slack refresh every Socket Mode connection
+// d after it opened, as it does every few hours: hello announces d (whole
+// seconds, rounded up) as approximate_connection_time, and when d has
+// passed the connection gets a disconnect (reason refresh_requested),
+// nothing more is delivered on it, and it is closed shortly after.
+func WithConnectionLifetime(d time.Duration) Option {
+	return func(c *config) { c.lifetime = d }
+}
+
+// WithConnectDelay makes a new Socket Mode connection wait d for its
+// hello, as opening a connection takes Slack a moment: envelopes sent
+// meanwhile wait for a connection.
+func WithConnectDelay(d time.Duration) Option {
+	return func(c *config) { c.connectDelay = d }
+}
 
 // WithTokens sets the bot token (xoxb-) and the app-level token (xapp-) the
 // server accepts instead of DefaultBotToken and DefaultAppToken.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"sync"
@@ -39,6 +40,7 @@ type envelope struct {
 	accepts   bool
 	raw       []byte // SendRaw: written verbatim
 	retry     int
+	queued    time.Time // when Slack had it to send (first time)
 	firstSent time.Time
 	sends     int
 }
@@ -96,6 +98,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	wc := &wsConn{c: c}
 	defer c.Close()
+	if d := s.cfg.connectDelay; d > 0 {
+		time.Sleep(d) // Slack takes a moment before its hello
+	}
 
 	// Slack counts every connection open for the app, this one included.
 	s.mu.Lock()
@@ -106,9 +111,13 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	life := 18060
+	if s.cfg.lifetime > 0 {
+		life = int(math.Ceil(s.cfg.lifetime.Seconds()))
+	}
 	hello, _ := json.Marshal(map[string]any{
 		"type": "hello", "num_connections": open,
-		"debug_info":      map[string]any{"host": "fakeslack", "build_number": 1, "approximate_connection_time": 18060},
+		"debug_info":      map[string]any{"host": "fakeslack", "build_number": 1, "approximate_connection_time": life},
 		"connection_info": map[string]any{"app_id": AppID},
 	})
 	if err := wc.write(hello); err != nil {
@@ -126,6 +135,10 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.pingInterval > 0 {
 		s.wg.Add(1)
 		go s.ping(wc, stop)
+	}
+	if s.cfg.lifetime > 0 {
+		s.wg.Add(1)
+		go s.retire(wc, stop)
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
@@ -239,6 +252,9 @@ func (s *Server) dispatch() {
 }
 
 func (s *Server) enqueueLocked(env *envelope) string {
+	if env.queued.IsZero() {
+		env.queued = time.Now()
+	}
 	s.st.envelopes[env.id] = env
 	s.queue = append(s.queue, outgoing{env: env, frame: env.frame()})
 	s.notifyLocked()
@@ -288,6 +304,30 @@ func (s *Server) Redeliver(envelopeID string) error {
 	s.queue = append(s.queue, outgoing{env: env, frame: env.frame()})
 	s.notifyLocked()
 	return nil
+}
+
+// retire refreshes a connection at the end of its lifetime: a disconnect,
+// nothing more delivered on it, and the connection closed a moment later.
+func (s *Server) retire(wc *wsConn, stop chan struct{}) {
+	defer s.wg.Done()
+	t := time.NewTimer(s.cfg.lifetime)
+	defer t.Stop()
+	select {
+	case <-stop:
+		return
+	case <-t.C:
+	}
+	s.mu.Lock()
+	wc.draining = true
+	s.st.refreshes++
+	s.notifyLocked()
+	s.mu.Unlock()
+	_ = wc.write([]byte(`{"type":"disconnect","reason":"refresh_requested","debug_info":{"host":"fakeslack"}}`))
+	select {
+	case <-stop:
+	case <-time.After(100 * time.Millisecond):
+		_ = wc.c.Close()
+	}
 }
 
 // Disconnect asks the connected client to reconnect, with a Socket Mode

@@ -156,6 +156,7 @@ type State struct {
 	rateLimited map[string]int
 	groups      map[string][]string
 	statuses    []*ThreadStatus
+	refreshes   int
 }
 
 func newState() State {
@@ -294,6 +295,23 @@ func (st *State) Connections() int { return st.connections }
 // Connected reports whether a client is connected and not asked to leave, so
 // that envelopes sent now are delivered at once.
 func (st *State) Connected() bool { return st.current() != nil }
+
+// Refreshes returns how many connections Slack retired at the end of
+// their lifetime (WithConnectionLifetime).
+func (st *State) Refreshes() int { return st.refreshes }
+
+// AckDelays returns, for every envelope acked, how long after Slack had it
+// to send the ack came: Slack wants interactions and commands acked
+// within 3 seconds, or the person sees an error.
+func (st *State) AckDelays() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for id, a := range st.acks {
+		if env := st.envelopes[id]; env != nil && !env.queued.IsZero() {
+			out[id] = a.Acked.Sub(env.queued)
+		}
+	}
+	return out
+}
 
 // RateLimited returns how many calls to method were answered 429.
 func (st *State) RateLimited(method string) int { return st.rateLimited[method] }
