@@ -48,6 +48,10 @@ func (x exampleRunner) Run(ctx context.Context, job engine.Job, progress func(en
 // gonogo resume continues a demo run with the demo's stand-in agent.
 const demoSource = "built-in example (gonogo demo)"
 
+// demoRunner is the runner a demo run records: the built-in stand-in that
+// returns each skill's sample artifact.
+const demoRunner = "demo (sample artifacts, no agent)"
+
 // exampleCatalog unpacks the example into a temporary directory and loads
 // its skills; cleanup removes the directory.
 func exampleCatalog() (cat *parse.Catalog, dir string, cleanup func(), err error) {

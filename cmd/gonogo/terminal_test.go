@@ -574,3 +574,20 @@ func TestInterruptSignals(t *testing.T) {
 		t.Fatal("the second Ctrl-C did not stop gonogo")
 	}
 }
+
+// A demo run records the demo's stand-in as its runner, not the agent the
+// configuration names: show and export tell no agent ran.
+func TestDemoRecordsItsStandIn(t *testing.T) {
+	vars := baseVars(t)
+	res := gonogo(t, vars, "", "demo")
+	id := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(res.stdout)
+	if id == nil {
+		t.Fatalf("no run id:\n%s", res.stdout)
+	}
+	var shown jsonRun
+	show := gonogo(t, vars, "", "show", "--json", id[1])
+	if err := json.Unmarshal([]byte(show.stdout), &shown); err != nil || shown.Setup == nil || shown.Setup.Runner != demoRunner ||
+		len(shown.Setup.Skills) != 0 {
+		t.Fatalf("setup = %+v (%v)", shown.Setup, err)
+	}
+}

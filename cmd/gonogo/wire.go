@@ -208,6 +208,11 @@ func (a *app) close() {
 // carries out their steps, with paths made absolute so that a resume from
 // another directory finds the same agent, skills and files.
 func setupOf(f *runFlags, cfg config) *engine.Setup {
+	if f.runnerOverride != nil {
+		// The demo: its stand-in agent and its unpacked example skills,
+		// which resume unpacks again; no folder of the user's is involved.
+		return &engine.Setup{Runner: demoRunner}
+	}
 	s := &engine.Setup{Runner: f.runner, RunnerCmd: absCmd(f.runnerCmd), Workflows: absPath(cfg.WorkflowsDir),
 		Policy: absPath(cfg.Policy)}
 	// startApp has checked they split.
