@@ -26,6 +26,10 @@ type Runs interface {
 	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
 	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
+	// StartAwaited and CancelAwaited start, or drop, a run recorded to
+	// await Start (engine.StartOptions.AwaitStart): a preview's buttons.
+	StartAwaited(ctx context.Context, id engine.RunID, actor, key string) (*engine.Run, error)
+	CancelAwaited(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	// MayDecide refuses, with an error wrapping engine.ErrForbidden, a
 	// person who may not decide on r.
 	MayDecide(ctx context.Context, r *engine.Run, user string) error

@@ -36,6 +36,11 @@ type Config struct {
 	// WorkflowsDir holds the named workflows /gonogo run starts and "Save
 	// as workflow" writes; "" turns both off.
 	WorkflowsDir string
+	// ConfirmStart (GONOGO_CONFIRM_START) makes every run started from
+	// Slack wait at a preview until someone who may decide presses Start.
+	// A plan a mention uploads waits there anyway, unless its message says
+	// --yes (which ConfirmStart overrules).
+	ConfirmStart bool
 
 	// PostInterval paces posts to one channel (Slack allows about one a
 	// second); ProgressInterval is the least time between two live

@@ -26,14 +26,17 @@
 // a decision timed out),
 // render_end.go (completion and halt), render_modal.go (the modals),
 // render_command.go (answers to commands: help, the runs list,
-// refusals), render_blocks.go (Block Kit's limits and the blocks every
+// refusals), render_preview.go (a run's preview with Start and Cancel, a
+// check, the choice between plan files), render_blocks.go (Block Kit's limits and the blocks every
 // message is made of), render_text.go (escaping, cutting to fit, names,
 // times, money). Transport: bot.go (start-up, the envelopes Socket Mode
 // delivers, when each run is synced, shutdown), conn.go (connecting to
 // Slack, its retries and health),
 // inbox.go and queue.go (envelopes kept, then handed on),
 // handle.go (carrying out a request; one that starts a run is read by
-// engine/intake, as in the terminal), sync_plan.go (what a run's thread
+// engine/intake, as in the terminal), handle_preview.go (finding the plan
+// among a mention's files, a preview's Start and Cancel, a pick of plan
+// file), sync_plan.go (what a run's thread
 // needs, planned from the run and its notes, pure: the reminders and
 // timeouts the engine journals among it), sync.go (carrying that
 // plan out, and the notes), sender.go (the Web API calls, retries and the

@@ -384,7 +384,12 @@ func clickFrom(t *testing.T, srv *fakeslack.Server, user, team string, old fakes
 	if i < 0 {
 		t.Fatalf("the message had no %q button: %v", label, old.Buttons())
 	}
-	b := old.Buttons()[i]
+	return clickButton(t, srv, user, team, old, old.Buttons()[i])
+}
+
+// clickButton presses button b of message old as user of team.
+func clickButton(t *testing.T, srv *fakeslack.Server, user, team string, old fakeslack.Message, b fakeslack.Button) string {
+	t.Helper()
 	now := time.Now()
 	cb := slack.InteractionCallback{
 		Type:      slack.InteractionTypeBlockActions,

@@ -79,6 +79,13 @@ func TestPlanUploadRunsInTheMentionsThread(t *testing.T) {
 	}
 	ack(t, srv, env)
 
+	// A plan from a mention waits at its preview, in the thread, for Start.
+	preview := waitMsg(t, srv, "the preview with Start", func(m fakeslack.Message) bool { return hasButton(m, "Start") })
+	if preview.ThreadTS != ts {
+		t.Errorf("the preview is in thread %q, want the mention's thread %q", preview.ThreadTS, ts)
+	}
+	click(t, srv, starter, preview, "Start")
+
 	step1 := waitStep(t, srv, 1, "deliver-prd", "Approve")
 	if step1.ThreadTS != ts {
 		t.Errorf("step 1 is in thread %q, want the mention's thread %q", step1.ThreadTS, ts)

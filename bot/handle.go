@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -97,7 +98,7 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 		b.refuse(ctx, sc.ChannelID, "", sc.UserID, engine.InputChain, err, Usage(sc.Command, CmdChain))
 		return
 	}
-	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun) && b.outsider(cmd.User, cmd.Team) {
+	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck) && b.outsider(cmd.User, cmd.Team) {
 		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo starts runs only for people of its own workspace (or listed approvers).", nil)
 		return
 	}
@@ -109,19 +110,57 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 		b.listRuns(ctx, cmd)
 	case CmdRun:
 		b.runWorkflow(ctx, cmd, envelopeID)
-	case CmdChain:
-		// The chain was read to refuse a bad command at once; the intake
-		// reads its text again, as it reads every chain.
-		plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
-			Input: engine.InputChain, Chain: cmd.Chain.Source, Flags: cmd.Flags,
-			StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
-		})
-		if err != nil {
-			b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputChain, err, "")
+	case CmdCheck:
+		if cmd.Checks == CmdRun {
+			b.runWorkflow(ctx, cmd, envelopeID)
 			return
 		}
-		b.start(ctx, plan, opt)
+		b.runChain(ctx, cmd, envelopeID)
+	case CmdChain:
+		b.runChain(ctx, cmd, envelopeID)
 	}
+}
+
+// runChain answers "/gonogo chain EXPR" (and "check EXPR"): the chain
+// starts in a new thread, or the person is told why it cannot. The chain
+// was read to refuse a bad command at once; the intake reads its text
+// again, as it reads every chain.
+func (b *Bot) runChain(ctx context.Context, cmd Command, envelopeID string) {
+	plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
+		Input: engine.InputChain, Chain: cmd.Chain.Source, Flags: cmd.Flags,
+		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
+	})
+	if err != nil {
+		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputChain, err, "")
+		return
+	}
+	b.startCommand(ctx, cmd, plan, opt)
+}
+
+// startCommand starts what a slash command asked for, at once or at a
+// preview that waits for Start (GONOGO_CONFIRM_START); a check shows the
+// person the preview only, and how to start it.
+func (b *Bot) startCommand(ctx context.Context, cmd Command, plan engine.Plan, opt engine.StartOptions) {
+	if cmd.Kind != CmdCheck {
+		opt.AwaitStart = b.cfg.ConfirmStart
+		_ = b.start(ctx, plan, opt) // a refusal is told
+		return
+	}
+	// What follows "check" is what starts the run: the same words after
+	// "chain" (or "run").
+	_, what := firstWord(cmd.Text)
+	if cmd.Checks == CmdChain {
+		if w, after := firstWord(what); strings.EqualFold(w, string(CmdChain)) {
+			what = after
+		}
+		what = "chain " + trimSpace(what)
+	}
+	how := "To run it: `" + mdLine(cmd.Slash+" "+trimSpace(what), 600) + "`"
+	if b.cfg.ConfirmStart {
+		how += " (it waits for *Start* first)"
+	}
+	blocks := CheckPreview(plan, how+".")
+	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
 }
 
 // refuse tells the person why their input starts nothing.
@@ -155,15 +194,15 @@ func (b *Bot) intakeConfig() intake.Config {
 }
 
 // start starts a run the intake accepted, and tells the person when the
-// engine refuses it.
-func (b *Bot) start(ctx context.Context, p engine.Plan, opt engine.StartOptions) {
+// engine refuses it; it returns the refusal. A start whose key was seen
+// (a redelivered request, whose run is already going) is refused with
+// engine.ErrDuplicate, and nobody is told.
+func (b *Bot) start(ctx context.Context, p engine.Plan, opt engine.StartOptions) error {
 	_, err := b.eng.Start(ctx, p, opt)
-	switch {
-	case errors.Is(err, engine.ErrDuplicate):
-		// A redelivered command: the run it started is already going.
-	case err != nil:
+	if err != nil && !errors.Is(err, engine.ErrDuplicate) {
 		b.refuse(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy, p.Input, err, "")
 	}
+	return err
 }
 
 func (b *Bot) listRuns(ctx context.Context, cmd Command) {
@@ -212,6 +251,10 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 		return
 	}
 	ctx = asPerson(ctx, a.Team)
+	if a.Kind == ActStart || a.Kind == ActCancelStart || a.Kind == ActPickPlan {
+		b.onPreviewAction(ctx, a) // the engine says who may start or cancel; a pick, the mention's author
+		return
+	}
 	r, err := b.eng.Load(ctx, a.Ref.Run)
 	if err != nil {
 		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "This run is not in gonogo's store.", nil)
@@ -506,16 +549,10 @@ func (b *Bot) replyText(ctx context.Context, channel, thread, ts string) (string
 // download fetches a user's file with the bot token, up to max bytes.
 func (b *Bot) download(ctx context.Context, f FileRef, max int64) ([]byte, error) {
 	if f.NeedsInfo {
-		var info *slack.File
-		err := b.send.do(ctx, "files.info", func() error {
-			var err error
-			info, _, _, err = b.api.GetFileInfoContext(ctx, f.ID, 0, 0)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("files.info %s: %w", f.ID, err)
+		var err error
+		if f, err = b.fileInfo(ctx, f.ID); err != nil {
+			return nil, err
 		}
-		f = FileRefFrom(*info)
 	}
 	if err := CheckPlanFile(f, max); err != nil {
 		return nil, err
@@ -543,6 +580,20 @@ func (b *Bot) download(ctx context.Context, f FileRef, max int64) ([]byte, error
 	return buf.Bytes(), nil
 }
 
+// fileInfo describes a file Slack sent by its id alone.
+func (b *Bot) fileInfo(ctx context.Context, id string) (FileRef, error) {
+	var info *slack.File
+	err := b.send.do(ctx, "files.info", func() error {
+		var err error
+		info, _, _, err = b.api.GetFileInfoContext(ctx, id, 0, 0)
+		return err
+	})
+	if err != nil {
+		return FileRef{}, fmt.Errorf("files.info %s: %w", id, err)
+	}
+	return FileRefFrom(*info), nil
+}
+
 var errTooLarge = errors.New("too large")
 
 type limitWriter struct {
@@ -568,25 +619,49 @@ func (b *Bot) onMention(ctx context.Context, ev *slackevents.AppMentionEvent, te
 		b.tell(ctx, m.Channel, m.ThreadTS, m.User, "gonogo starts runs only for people of its own workspace (or listed approvers).", nil)
 		return
 	}
-	f := m.Files[0]
-	body, err := b.download(ctx, f, b.cfg.MaxPlanBytes)
-	if err != nil {
+	f, body, err := b.planOf(ctx, m)
+	switch {
+	case errors.Is(err, errAsked):
+		return
+	case err != nil:
 		b.refuse(ctx, m.Channel, m.ThreadTS, m.User, engine.InputPlan, err, "")
 		return
 	}
+	_ = b.takePlan(ctx, m.Pick(f.ID), m.Channel, m.ThreadTS, f, body) // a refusal is told
+}
+
+// takePlan starts the plan file f of a mention (what pick says its
+// message asked for) in thread: at a preview that waits for Start, at once
+// with --yes (unless GONOGO_CONFIRM_START), or, for a check, shows the
+// preview only. The person is told of a refusal, which is returned; the
+// run's key is the mention's, so one message starts one run (a second
+// start is refused with engine.ErrDuplicate, told to nobody).
+func (b *Bot) takePlan(ctx context.Context, pick PlanPick, channel, thread string, f FileRef, body []byte) error {
 	name := f.Name
 	if name == "" {
 		name = f.ID
 	}
 	plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
-		Input: engine.InputPlan, Plan: body, PlanName: name, Flags: m.Flags,
-		StartedBy: m.User, Origin: engine.Origin{Channel: m.Channel, Thread: m.ThreadTS}, Key: "slack-mention:" + m.Channel + ":" + m.TS,
+		Input: engine.InputPlan, Plan: body, PlanName: name, Flags: pick.Flags,
+		StartedBy: pick.User, Origin: engine.Origin{Channel: channel, Thread: thread}, Key: "slack-mention:" + channel + ":" + pick.MentionTS,
 	})
 	if err != nil {
-		b.refuse(ctx, m.Channel, m.ThreadTS, m.User, engine.InputPlan, err, "")
-		return
+		b.refuse(ctx, channel, thread, pick.User, engine.InputPlan, err, "")
+		return err
 	}
-	b.start(ctx, plan, opt)
+	if pick.Check {
+		how := "To run it, mention gonogo with the plan attached again, without `check`; it waits for *Start* first"
+		if !b.cfg.ConfirmStart {
+			how += " (add `--yes` to start it at once)"
+		}
+		b.showCheck(ctx, channel, thread, pick.User, CheckPreview(plan, how+"."))
+		return nil
+	}
+	opt.AwaitStart = b.cfg.ConfirmStart || !pick.Yes
+	if pick.Yes && b.cfg.ConfirmStart {
+		b.tell(ctx, channel, thread, pick.User, "`--yes` does not skip the preview here: this gonogo asks for Start before every run (GONOGO_CONFIRM_START).", nil)
+	}
+	return b.start(ctx, plan, opt)
 }
 
 func threadOf(ev *slackevents.AppMentionEvent) string {

@@ -215,6 +215,10 @@ func (b *Bot) carriedOut(ctx context.Context, env envelope) bool {
 			}
 			s := r.Step(a.Ref.Step)
 			return s == nil || s.Status != engine.StepRunning || s.Latest() == nil || s.Latest().N != a.Ref.Attempt
+		case ActStart, ActCancelStart:
+			// Carried out once the run no longer awaits Start.
+			r, err := b.eng.Load(ctx, a.Ref.Run)
+			return err == nil && !engine.AwaitingStart(r)
 		case ActPause, ActResume, ActResumeCheckp:
 			// Carried out when the run stands as the click asked.
 			r, err := b.eng.Load(ctx, a.Ref.Run)

@@ -91,8 +91,8 @@ func InputProblem(e *InputError) []slack.Block {
 var commandRE = regexp.MustCompile(`^/[a-z0-9_-]{1,32}$`)
 
 // HelpBlocks is `/gonogo help` as Block Kit (Help is the same as plain
-// text): chain, run, runs and help with examples, the flags, and how to
-// start a run from a plan file. command is the slash command as Slack sent
+// text): chain, run, check, runs and help with examples, the flags, and how
+// to start a run from a plan file. command is the slash command as Slack sent
 // it ("/gonogo").
 func HelpBlocks(command string) []slack.Block {
 	if !commandRE.MatchString(command) {
@@ -103,9 +103,11 @@ func HelpBlocks(command string) []slack.Block {
 		"*gonogo* runs AI-agent skills step by step in a thread and stops at each checkpoint for your team's go / no-go: *Approve*, *Edit*, *Skip*, *Redo* or *Abort*.",
 		"• " + c + " chain EXPR [flags] [-- context]`: run installed skills one after another. Separate them with `,`, `-&gt;` or `then`; everything after the last name (or after `--`) is the shared context.\n   Example: " + c + " chain deliver-prd -&gt; deliver-user-stories --thread -- mobile checkout`",
 		"• " + c + " run WORKFLOW [flags] [--arg k=v ...] [-- context]`: run a saved workflow.\n   Example: " + c + " run weekly-discovery -- onboarding funnel`",
+		"• " + c + " check EXPR` or " + c + " check run WORKFLOW ...`: what the chain or workflow would run (steps, prompts, mode, warnings), or why it cannot; nothing runs.",
 		"• " + c + " runs`: the runs in this channel, their state and links.",
 		"• " + c + " help`: this message.",
-		"• Mention gonogo in a message with a plan file attached (Markdown or text) to run the plan's Section 7 steps in that thread; put flags in the message text.",
+		"• Mention gonogo in a message with a plan file attached (Markdown or text) to run the plan's Section 7 steps in that thread; put flags in the message text. " +
+			"gonogo first shows what will run, with *Start*: add `--yes` to start at once, or say `check` to see it only.",
 	}
 	flags := "*Flags*: `--auto` (guarded auto: advance without pausing, but a FAILED step halts and an EMPTY step pauses), " +
 		"`--force-auto` (guarded auto even where gonogo keeps a run checkpointed: chains, and Complex, Chaotic or unclassified plans), " +

@@ -211,6 +211,38 @@ func goldenCases() []goldenCase {
 			s.start(2)
 			return Header(s.r, s.view())
 		}),
+		msg("preview_plan", func(t *testing.T) []slack.Block {
+			p := planInput()
+			p.Warnings = []string{"--auto ignored: Complex plans stay checkpointed unless --force-auto"}
+			s := newRun(t, goldenRunID, p, engine.StartOptions{AwaitStart: true, BudgetUSD: 5})
+			return headerOrPreview(s.r, s.view())
+		}),
+		msg("preview_chain_cancelled", func(t *testing.T) []slack.Block {
+			s := newRun(t, goldenRunID, chainInput("deliver-prd", "deliver-user-stories"), engine.StartOptions{AwaitStart: true})
+			s.apply(engine.CancelAwaited(s.r, bob, s.tick()))
+			v := s.view()
+			v.AbortedBy = bob
+			return headerOrPreview(s.r, v)
+		}),
+		msg("preview_chain_started", func(t *testing.T) []slack.Block {
+			s := newRun(t, goldenRunID, chainInput("deliver-prd", "deliver-user-stories"), engine.StartOptions{AwaitStart: true})
+			s.apply(engine.StartAwaited(s.r, alice, "k", s.tick()))
+			s.start(1)
+			return headerOrPreview(s.r, s.view())
+		}),
+		msg("check_workflow", func(t *testing.T) []slack.Block {
+			p := workflowInput(
+				engine.PlanStep{ID: "prd", Skill: "deliver-prd", Prompt: "Write the PRD for guest checkout.\nKeep it short."},
+				engine.PlanStep{ID: "stories", Skill: "deliver-user-stories", DependsOn: []string{"prd"}},
+				engine.PlanStep{ID: "experiment", Skill: "measure-experiment-design", DependsOn: []string{"prd"}, Execution: engine.ExecInlineLeaf})
+			p.Steps[2].Execution, p.Steps[2].Leaf = engine.ExecInlineLeaf, "experiment-designer"
+			p.Flags.DryRun = true
+			return CheckPreview(p, "To run it: `/gonogo run weekly-discovery --arg topic=\"guest checkout\"`.")
+		}),
+		msg("plan_choice", func(t *testing.T) []slack.Block {
+			m := Mention{User: alice, TS: "1772460000.000100", Flags: engine.Flags{DryRun: true}}
+			return PlanChoice(m, []FileRef{{ID: "F0Q2PLAN", Name: "q2-plan.md", Size: 4321}, {ID: "F0Q3PLAN", Name: "q3 <!channel> plan.md", Size: 12345}})
+		}),
 		msg("header_paused_running", func(t *testing.T) []slack.Block {
 			s := autoChain(t)
 			s.start(1)
@@ -700,6 +732,14 @@ func TestWords(t *testing.T) {
 		"refusal_unknown_workflow":  {"unknown-workflow", "did you mean `weekly-discovery`?", "The 3 workflows: `bugfix`, `release-train`, `weekly-discovery`"},
 		"modal_save_workflow":       {"`deliver-prd` → `deliver-user-stories` → `deliver-acceptance-criteria`", "Workflow name", "at most 64"},
 		"modal_edit_empty":          {"This attempt has no artifact"},
+		"preview_plan": {"Preview: gonogo plan run", "Complicated (section-2)", "Medium-High - two interview rounds", "3 steps to run, 3 not run",
+			"1. `deliver-prd` (P1: Spec the post-send fix)", "Write the PRD.", "Manual", "Deferred", "--auto ignored", "$5.00",
+			"Nothing runs until <@U0STARTER> or an approver presses *Start*", "Start", "Cancel"},
+		"preview_chain_cancelled": {"Cancelled: gonogo chain run", "Cancelled before it started by <@U0BOB22>", "Nothing ran"},
+		"preview_chain_started":   {"gonogo chain run", "running step 1", "Pause"},
+		"check_workflow": {"Check: gonogo workflow run: weekly-discovery", "dry-run", "`prd` (`deliver-prd`)", "after `prd`",
+			"runs its leaf agent `experiment-designer` inline", "Levels", "Checked only: nothing was recorded or run", "/gonogo run weekly-discovery"},
+		"plan_choice": {"Which one should gonogo run?", "`q2-plan.md` (4.2 KiB)", "Use this plan", "Only <@U0ALICE1>, who sent them, can pick"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(texts[name], w) {

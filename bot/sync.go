@@ -26,6 +26,9 @@ const (
 	noteFinal  = "final"  // the completion or abort message
 	// noteUnreachable marks a run whose channel the bot cannot post in.
 	noteUnreachable = "unreachable"
+	// noteAbortedBy is who ended a run that no step decision records: a
+	// preview's Cancel.
+	noteAbortedBy = "aborted-by"
 )
 
 // noteStepPrefix starts the key of every step message's note.
@@ -264,7 +267,7 @@ func (b *Bot) giveUp(ctx context.Context, r *engine.Run, note func(k, v string) 
 // view gathers what a message shows beyond the run: live progress, votes,
 // the artifact's preview, reminder and deadline.
 func (b *Bot) view(ctx context.Context, r *engine.Run, n int, notes map[string]string) View {
-	v := View{Now: time.Now(), OfferSaveWorkflow: b.cfg.WorkflowsDir != ""}
+	v := View{Now: time.Now(), OfferSaveWorkflow: b.cfg.WorkflowsDir != "", AbortedBy: notes[noteAbortedBy]}
 	b.mu.Lock()
 	if p := b.progress[r.ID]; p != nil {
 		cp := *p

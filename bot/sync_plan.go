@@ -115,7 +115,7 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 	if !r.Finished() && !r.Updated.IsZero() {
 		v.Now = r.Updated
 	}
-	hdr := Header(r, v)
+	hdr := headerOrPreview(r, v)
 	if notes[noteHeader] == "" {
 		return threadOp{kind: opPost, key: noteHeader, blocks: hdr, opensThread: true, what: "the run's header"}
 	}

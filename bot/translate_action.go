@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/slack-go/slack"
 
@@ -22,6 +23,9 @@ const (
 	ActResume       ActionKind = "resume" // resume a paused run in its mode
 	ActResumeCheckp ActionKind = "resume-checkpointed"
 	ActSaveWorkflow ActionKind = "save-workflow" // keep a finished chain as a workflow
+	ActStart        ActionKind = "start"         // start a run awaiting Start (its preview)
+	ActCancelStart  ActionKind = "cancel-start"  // drop a run awaiting Start
+	ActPickPlan     ActionKind = "pick-plan"     // the plan among a mention's files
 )
 
 var actionKinds = map[string]ActionKind{
@@ -36,6 +40,9 @@ var actionKinds = map[string]ActionKind{
 
 	ActionResumeCheckpointed: ActResumeCheckp,
 	ActionSaveWorkflow:       ActSaveWorkflow,
+	ActionStart:              ActStart,
+	ActionCancelStart:        ActCancelStart,
+	ActionPickPlan:           ActPickPlan,
 }
 
 // Decision returns the engine decision a button stands for; Cancel and
@@ -51,10 +58,14 @@ func (k ActionKind) Decision() (engine.DecisionKind, bool) {
 // Action is one click on one of gonogo's buttons. Every gonogo button's
 // value is StepRef.Value(): the step attempt it was rendered for (for
 // Cancel, the running attempt; for Save-workflow, the run's last step and
-// its latest attempt).
+// its latest attempt; for a preview's Start and Cancel, the run), except
+// a plan file's, which is PlanPick.Value().
 type Action struct {
 	Kind ActionKind
 	Ref  StepRef
+	// Pick is the mention and the file a plan file's button picks
+	// (ActPickPlan); zero otherwise.
+	Pick PlanPick
 
 	// User is who clicked; Team is the user's own team (user.team_id), which
 	// differs from the workspace's in a channel shared with another
@@ -104,7 +115,14 @@ func ParseAction(cb slack.InteractionCallback) (Action, error) {
 	if ba.Type != "" && ba.Type != slack.ActionType("button") {
 		return Action{}, badPayload("action %s is a %q element, not a button", ba.ActionID, clip(string(ba.Type), 40))
 	}
-	ref, err := ParseStepRef(ba.Value)
+	var ref StepRef
+	var pick PlanPick
+	var err error
+	if kind == ActPickPlan {
+		pick, err = ParsePlanPick(ba.Value)
+	} else {
+		ref, err = ParseStepRef(ba.Value)
+	}
 	if err != nil {
 		return Action{}, fmt.Errorf("%w: %s button: %w", ErrBadPayload, kind, err)
 	}
@@ -114,6 +132,7 @@ func ParseAction(cb slack.InteractionCallback) (Action, error) {
 	a := Action{
 		Kind:        kind,
 		Ref:         ref,
+		Pick:        pick,
 		User:        cb.User.ID,
 		Team:        firstNonEmpty(cb.User.TeamID, cb.Team.ID),
 		Channel:     firstNonEmpty(cb.Channel.ID, cb.Container.ChannelID),
@@ -134,4 +153,66 @@ func ParseAction(cb slack.InteractionCallback) (Action, error) {
 		return Action{}, badPayload("%s: invalid thread ts %q", what, clip(a.ThreadTS, 40))
 	}
 	return a, nil
+}
+
+// PlanPick is what a plan file's button carries: the mention that sent
+// several plans (its author, its ts, what its text asked for) and the
+// file this button picks. The run it starts has the mention's key, so one
+// mention starts one run however many buttons are pressed.
+type PlanPick struct {
+	User      string // the mention's author: who may pick
+	MentionTS string
+	File      string // the file's id
+	Flags     engine.Flags
+	Yes       bool // --yes: no preview
+	Check     bool // "check": show what would run, run nothing
+}
+
+// pickFlags are the letters PlanPick.Value writes its flags as.
+var pickFlags = []struct {
+	letter byte
+	on     func(p *PlanPick) *bool
+}{
+	{'a', func(p *PlanPick) *bool { return &p.Flags.Auto }},
+	{'f', func(p *PlanPick) *bool { return &p.Flags.ForceAuto }},
+	{'d', func(p *PlanPick) *bool { return &p.Flags.DryRun }},
+	{'t', func(p *PlanPick) *bool { return &p.Flags.Thread }},
+	{'y', func(p *PlanPick) *bool { return &p.Yes }},
+	{'c', func(p *PlanPick) *bool { return &p.Check }},
+}
+
+// Value encodes a PlanPick as a button value.
+func (p PlanPick) Value() string {
+	var flags []byte
+	for _, f := range pickFlags {
+		if *f.on(&p) {
+			flags = append(flags, f.letter)
+		}
+	}
+	return strings.Join([]string{valueVersion, "pick", p.User, p.MentionTS, p.File, string(flags)}, "|")
+}
+
+// ParsePlanPick reads a value written by PlanPick.Value; anything else is
+// an error, never a guess.
+func ParsePlanPick(v string) (PlanPick, error) {
+	parts := strings.Split(v, "|")
+	if len(parts) != 6 || parts[0] != valueVersion || parts[1] != "pick" {
+		return PlanPick{}, fmt.Errorf("not a gonogo plan pick: %q", clipValue(v))
+	}
+	p := PlanPick{User: parts[2], MentionTS: parts[3], File: parts[4]}
+	if !validID(p.User) || !validID(p.File) || !validTS(p.MentionTS) {
+		return PlanPick{}, fmt.Errorf("not a gonogo plan pick: %q", clipValue(v))
+	}
+	for _, c := range []byte(parts[5]) {
+		known := false
+		for _, f := range pickFlags {
+			if f.letter == c {
+				*f.on(&p), known = true, true
+			}
+		}
+		if !known {
+			return PlanPick{}, fmt.Errorf("not a gonogo plan pick: flag %q in %q", c, clipValue(v))
+		}
+	}
+	return p, nil
 }

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
@@ -10,6 +11,7 @@ func TestParseAction(t *testing.T) {
 	for id, kind := range map[string]ActionKind{
 		ActionApprove: ActApprove, ActionEdit: ActEdit, ActionSkip: ActSkip, ActionRedo: ActRedo,
 		ActionAbort: ActAbort, ActionCancel: ActCancel, ActionSaveWorkflow: ActSaveWorkflow,
+		ActionStart: ActStart, ActionCancelStart: ActCancelStart,
 	} {
 		t.Run(id, func(t *testing.T) {
 			got, err := ParseAction(actionCallback(t, id, testRef.Value(), nil))
@@ -65,9 +67,35 @@ func TestActionKindDecision(t *testing.T) {
 			t.Errorf("%s: %v", k, err)
 		}
 	}
-	for _, k := range []ActionKind{ActCancel, ActSaveWorkflow} {
+	for _, k := range []ActionKind{ActCancel, ActSaveWorkflow, ActStart, ActCancelStart, ActPickPlan} {
 		if _, ok := k.Decision(); ok {
 			t.Errorf("%s is a decision", k)
 		}
+	}
+}
+
+func TestPlanPick(t *testing.T) {
+	p := PlanPick{User: "U0ANA", MentionTS: "1743854400.000300", File: "F0PLAN", Flags: engine.Flags{Auto: true, Thread: true}, Check: true}
+	got, err := ParsePlanPick(p.Value())
+	if err != nil || got != p {
+		t.Fatalf("ParsePlanPick(%q) = %+v, %v; want %+v", p.Value(), got, err, p)
+	}
+	a, err := ParseAction(actionCallback(t, ActionPickPlan, p.Value(), nil))
+	if err != nil || a.Kind != ActPickPlan || a.Pick != p || a.Ref != (StepRef{}) {
+		t.Fatalf("ParseAction of a pick = %+v, %v", a, err)
+	}
+	for _, bad := range []string{"", testRef.Value(), "v1|pick|U0ANA|1743854400.000300|F0PLAN|z", "v1|pick|U0ANA|now|F0PLAN|",
+		"v1|pick|U0<ANA|1743854400.000300|F0PLAN|", "v1|pick|U0ANA|1743854400.000300|F0PLAN"} {
+		if _, err := ParsePlanPick(bad); err == nil {
+			t.Errorf("ParsePlanPick(%q) accepted", bad)
+		}
+	}
+	// A pick's button with a step reference, or a step's with a pick, is
+	// no gonogo button.
+	if _, err := ParseAction(actionCallback(t, ActionPickPlan, testRef.Value(), nil)); !errors.Is(err, ErrBadPayload) {
+		t.Errorf("a pick with a step reference: %v", err)
+	}
+	if _, err := ParseAction(actionCallback(t, ActionStart, p.Value(), nil)); !errors.Is(err, ErrBadPayload) {
+		t.Errorf("a Start with a pick: %v", err)
 	}
 }

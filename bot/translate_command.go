@@ -19,17 +19,23 @@ type CommandKind string
 const (
 	CmdChain CommandKind = "chain" // run skills in a row
 	CmdRun   CommandKind = "run"   // run a named workflow
+	CmdCheck CommandKind = "check" // show what a chain or a workflow would run; run nothing
 	CmdRuns  CommandKind = "runs"  // list the runs in this channel
 	CmdHelp  CommandKind = "help"
 )
 
-var commandKinds = []CommandKind{CmdChain, CmdRun, CmdRuns, CmdHelp}
+var commandKinds = []CommandKind{CmdChain, CmdRun, CmdCheck, CmdRuns, CmdHelp}
 
 // Command is a slash command, read.
 type Command struct {
 	Kind  CommandKind
 	Slash string // the command as Slack names it ("/gonogo"), for messages
 	Text  string // the command's text with Slack's markup and entities decoded
+
+	// Checks is what CmdCheck checks: CmdChain ("check EXPR" or "check
+	// chain EXPR") or CmdRun ("check run WORKFLOW ..."); the fields below
+	// are filled as for that command.
+	Checks CommandKind
 
 	Chain    engine.ChainExpr  // CmdChain: the parsed chain (flags and context included)
 	Workflow string            // CmdRun: the workflow's name
@@ -49,6 +55,7 @@ const defaultSlash = "/gonogo"
 var commandUsage = map[CommandKind]string{
 	CmdChain: "%s chain EXPR [flags] [-- context]         skills in a row: a -> b, c then d",
 	CmdRun:   "%s run WORKFLOW [flags] [--arg k=v ...] [-- context]",
+	CmdCheck: "%s check EXPR | check run WORKFLOW [...]   what would run, and why not; runs nothing",
 	CmdRuns:  "%s runs                                     the runs in this channel",
 	CmdHelp:  "%s help",
 }
@@ -80,12 +87,13 @@ func Help(slash string) string {
 	b.WriteString("flags: --auto (advance without pausing; a FAILED step halts, an EMPTY step pauses), " +
 		"--force-auto, --dry-run, --thread (each step gets the previous step's artifact)\n")
 	b.WriteString("or mention the bot in a message with a Markdown (.md) or text (.txt) plan attached; " +
-		"flags go in the message text")
+		"flags go in the message text (--yes starts it without the preview; the word check only shows it)")
 	return b.String()
 }
 
 // ParseCommand reads a slash command: "chain EXPR [flags] [-- context]",
-// "run WORKFLOW [flags] [--arg k=v ...] [-- context]", "runs" and "help"
+// "run WORKFLOW [flags] [--arg k=v ...] [-- context]", "check" followed by
+// either ("chain" may be left out: "check EXPR"), "runs" and "help"
 // (also empty text, "-h", "--help" and "?"). Bad input is an *InputError
 // with the usage of the subcommand concerned, except the refusals of the
 // chain parser (a trailing separator, an invalid skill name, an unknown
@@ -128,11 +136,9 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 		return cmd, nil
 	case string(CmdChain):
 		cmd.Kind = CmdChain
-		ce, err := parse.Chain(chainText(rest))
-		if err != nil {
+		if err := parseChainInto(&cmd, rest); err != nil {
 			return Command{}, err
 		}
-		cmd.Chain, cmd.Flags, cmd.Context = ce, ce.Flags, ce.Context
 		return cmd, nil
 	case string(CmdRun):
 		cmd.Kind = CmdRun
@@ -140,13 +146,51 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 			return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdRun)}
 		}
 		return cmd, nil
+	case string(CmdCheck):
+		return parseCheck(cmd, rest)
 	default:
 		return Command{}, &InputError{Problem: unknownSubcommand(cmd.Slash, word, rest), Usage: Help(cmd.Slash)}
 	}
 }
 
+// parseChainInto reads "EXPR [flags] [-- context]" into cmd.
+func parseChainInto(cmd *Command, rest string) error {
+	ce, err := parse.Chain(chainText(rest))
+	if err != nil {
+		return err
+	}
+	cmd.Chain, cmd.Flags, cmd.Context = ce, ce.Flags, ce.Context
+	return nil
+}
+
+// parseCheck reads what follows "check": "run WORKFLOW ..." checks a
+// workflow, "chain EXPR" or EXPR alone a chain (so a chain whose first
+// skill is named "run" or "chain" is checked as "check chain EXPR").
+func parseCheck(cmd Command, rest string) (Command, error) {
+	cmd.Kind = CmdCheck
+	word, after := firstWord(rest)
+	switch strings.ToLower(word) {
+	case "":
+		return Command{}, &InputError{Problem: "name what to check: a chain of skills, or run and a workflow's name",
+			Usage: Usage(cmd.Slash, CmdCheck)}
+	case string(CmdRun):
+		cmd.Checks = CmdRun
+		if err := parseRun(&cmd, after); err != nil {
+			return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdCheck)}
+		}
+		return cmd, nil
+	case string(CmdChain):
+		rest = after
+	}
+	cmd.Checks = CmdChain
+	if err := parseChainInto(&cmd, rest); err != nil {
+		return Command{}, err
+	}
+	return cmd, nil
+}
+
 func unknownSubcommand(slash, word, rest string) string {
-	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, runs or help", clip(word, 40), slash)
+	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, check, runs or help", clip(word, 40), slash)
 	var names []string
 	for _, k := range commandKinds {
 		names = append(names, string(k))
@@ -198,7 +242,7 @@ var runFlagNames = map[string]func(*engine.Flags){
 
 const knownRunFlags = "--auto, --force-auto, --dry-run, --thread, --arg k=v"
 
-const knownMentionFlags = "--auto, --force-auto, --dry-run, --thread"
+const knownMentionFlags = "--auto, --force-auto, --dry-run, --thread, --yes"
 
 var argKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 

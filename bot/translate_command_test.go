@@ -80,6 +80,22 @@ func TestParseCommand(t *testing.T) {
 				Args: map[string]string{"note": ""}},
 		},
 		{
+			"check a chain",
+			"check deliver-prd -> deliver-user-stories --auto",
+			Command{Kind: CmdCheck, Checks: CmdChain, Flags: engine.Flags{Auto: true},
+				Chain: chain("deliver-prd -> deliver-user-stories --auto", []string{"deliver-prd", "deliver-user-stories"}, engine.Flags{Auto: true}, "")},
+		},
+		{
+			"check chain, spelled out",
+			"Check chain deliver-prd",
+			Command{Kind: CmdCheck, Checks: CmdChain, Chain: chain("deliver-prd", []string{"deliver-prd"}, engine.Flags{}, "")},
+		},
+		{
+			"check a workflow",
+			"check run wf --dry-run --arg k=v -- soon",
+			Command{Kind: CmdCheck, Checks: CmdRun, Workflow: "wf", Flags: engine.Flags{DryRun: true}, Args: map[string]string{"k": "v"}, Context: "soon"},
+		},
+		{
 			"run with a quoted arg pair and an apostrophe in a value",
 			`run wf --arg "title=don't panic" --arg who=ana's`,
 			Command{Kind: CmdRun, Workflow: "wf", Args: map[string]string{"title": "don't panic", "who": "ana's"}},
@@ -104,7 +120,7 @@ func TestParseCommand(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	h := Help("/pm")
-	for _, want := range []string{"/pm chain EXPR", "/pm run WORKFLOW", "/pm runs", "/pm help", "--auto", "--dry-run", "--thread", ".md"} {
+	for _, want := range []string{"/pm chain EXPR", "/pm run WORKFLOW", "/pm check EXPR", "/pm runs", "/pm help", "--auto", "--dry-run", "--thread", ".md", "--yes"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("Help lacks %q:\n%s", want, h)
 		}
@@ -119,5 +135,24 @@ func TestHelp(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(ie.Problem, "/pm takes chain") || !strings.Contains(ie.Usage, "/pm runs") {
 		t.Errorf("unknown subcommand of /pm: %v", err)
+	}
+}
+
+func TestParseCheckRefusals(t *testing.T) {
+	for text, want := range map[string]string{
+		"check":                 "name what to check",
+		"check run":             "name the workflow",
+		"check run wf --bogus":  "unknown flag",
+		"check run Weekly_Disc": "did you mean",
+	} {
+		_, err := ParseCommand(slashCommand(text))
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(ie.Problem, want) || !strings.Contains(ie.Usage, "/gonogo check") {
+			t.Errorf("ParseCommand(%q) = %v, want an input error saying %q with check's usage", text, err, want)
+		}
+	}
+	var ref *engine.Refusal
+	if _, err := ParseCommand(slashCommand("check a ->")); !errors.As(err, &ref) {
+		t.Errorf("check of a chain ending in a separator: %v, want the chain's refusal", err)
 	}
 }

@@ -51,6 +51,7 @@ func FuzzParseCommand(f *testing.F) {
 		`run wf --arg k="a b" --arg=j=“c d” -- ctx`,
 		"run ../x", "run wf --arg", `run wf --arg k="`, "chain a\x00", "\u202e", "\xff",
 		"run Release_Train --auto", "run release-2.yml", "run -x", "run 9-lives --arg k=v",
+		"check a -> b --auto", "check chain run", "check run wf --arg k=v -- x", "check", "check run",
 	} {
 		f.Add(s)
 	}
@@ -63,7 +64,11 @@ func FuzzParseCommand(f *testing.F) {
 		if !utf8.ValidString(cmd.Text) {
 			t.Fatalf("accepted text is not UTF-8: %q", cmd.Text)
 		}
-		switch cmd.Kind {
+		kind := cmd.Kind
+		if kind == CmdCheck {
+			kind = cmd.Checks
+		}
+		switch kind {
 		case CmdHelp, CmdRuns:
 		case CmdChain:
 			if len(cmd.Chain.Names) == 0 || cmd.Flags != cmd.Chain.Flags || cmd.Context != cmd.Chain.Context {
@@ -97,6 +102,9 @@ func FuzzParseAction(f *testing.F) {
 	f.Add("v1|../x|1|1", ActionEdit)
 	f.Add("v1|a|1|1|1", ActionSkip)
 	f.Add(testRef.Value(), "other_app_button")
+	f.Add(testRef.Value(), ActionStart)
+	f.Add(PlanPick{User: "U1", MentionTS: "1.2", File: "F1", Yes: true}.Value(), ActionPickPlan)
+	f.Add("v1|pick|U1|1.2|F1|q", ActionPickPlan)
 	f.Add("", "")
 	f.Fuzz(func(t *testing.T, value, actionID string) {
 		cb := slack.InteractionCallback{
@@ -114,6 +122,12 @@ func FuzzParseAction(f *testing.F) {
 		}
 		if _, ok := actionKinds[actionID]; !ok {
 			t.Fatalf("action id %q accepted", actionID)
+		}
+		if a.Kind == ActPickPlan {
+			if back, err := ParsePlanPick(a.Pick.Value()); err != nil || back != a.Pick {
+				t.Fatalf("pick %#v does not round-trip: %v", a.Pick, err)
+			}
+			return
 		}
 		if back, err := ParseStepRef(a.Ref.Value()); err != nil || back != a.Ref {
 			t.Fatalf("ref %#v does not round-trip: %v", a.Ref, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/parse"
 )
 
 // FileRef is a file attached to a message, as Slack described it.
@@ -62,7 +63,11 @@ func (f FileRef) label() string {
 // and the files attached to it. A run started from it runs in ThreadTS.
 type Mention struct {
 	Flags engine.Flags
-	Files []FileRef
+	// Yes (--yes) starts the plan at once, without the preview a plan from
+	// a mention waits at for Start; Check (the word "check" in the text)
+	// shows what the plan would run and runs nothing.
+	Yes, Check bool
+	Files      []FileRef
 	// Text is what the message says besides mentions and flags, decoded as
 	// for commands.
 	Text string
@@ -77,10 +82,11 @@ type Mention struct {
 }
 
 // ParseMention reads an app_mention event. Flags (--auto, --force-auto,
-// --dry-run, --thread, or the same after "—" or "–") are taken from the
-// text, every user mention stripped; any other word starting with "--" is
-// refused, and after a lone "--" nothing is a flag (a lone dash is prose
-// here). Other words are free text. slack-go v0.35.0's
+// --dry-run, --thread, --yes, or the same after "—" or "–") are taken from
+// the text, every user mention stripped; any other word starting with "--"
+// is refused, and after a lone "--" nothing is a flag (a lone dash is prose
+// here). The word "check" before it (any case, punctuation around it
+// aside) asks for a check. Other words are free text. slack-go v0.35.0's
 // AppMentionEvent carries the message's files, so the plan is found
 // without fetching the message; entries Slack sent as bare ids come back
 // with NeedsInfo set. A message with no file is an *InputError telling the
@@ -122,6 +128,12 @@ func ParseMention(ev *slackevents.AppMentionEvent) (Mention, error) {
 		}
 		name, ok := w.flag()
 		if !ok {
+			m.Check = m.Check || strings.EqualFold(strings.Trim(w.text, checkPunct), "check")
+			continue
+		}
+		if name == "yes" {
+			m.Yes = true
+			cut = append(cut, w)
 			continue
 		}
 		set, known := runFlagNames[name]
@@ -145,8 +157,13 @@ func ParseMention(ev *slackevents.AppMentionEvent) (Mention, error) {
 	return m, nil
 }
 
+// checkPunct is what may stand around the word "check" in a mention:
+// "check:", "(check)", "check?".
+const checkPunct = ".,:;!?()[]\"'`*_~“”‘’"
+
 // PlanFile returns the one plan attached to the mention, checked with
-// CheckPlanFile. Several files are refused rather than guessed between.
+// CheckPlanFile. Several files are refused here; the bot looks into them
+// for the plan (PlanTyped, HasSection7) and asks when that does not say.
 func (m Mention) PlanFile(maxBytes int64) (FileRef, error) {
 	switch len(m.Files) {
 	case 0:
@@ -178,6 +195,22 @@ var (
 // message naming the file. A file sent as a bare id is an error wrapping
 // ErrNeedsFileInfo. CheckPlanContent checks the bytes once downloaded.
 func CheckPlanFile(f FileRef, maxBytes int64) error {
+	if err := checkPlanType(f); err != nil {
+		return err
+	}
+	switch {
+	case f.Size < 0:
+		return badPayload("%s has a negative size", f.label())
+	case f.Size == 0:
+		return &InputError{Problem: fmt.Sprintf("%s is empty: attach the plan itself", f.label())}
+	case maxBytes > 0 && f.Size > maxBytes:
+		return &InputError{Problem: fmt.Sprintf("%s is %s; gonogo reads plans up to %s", f.label(), sizeText(f.Size), sizeText(maxBytes))}
+	}
+	return nil
+}
+
+// checkPlanType is CheckPlanFile's judgement of the file's type alone.
+func checkPlanType(f FileRef) error {
 	if f.ID == "" {
 		return badPayload("an attached file has no id")
 	}
@@ -207,14 +240,36 @@ func CheckPlanFile(f FileRef, maxBytes int64) error {
 		return &InputError{Problem: fmt.Sprintf("%s is a %s file, not a plan: %s", f.label(), clip(ext, 20), want)}
 	case mt == "" && ft == "" && ext == "":
 		return &InputError{Problem: fmt.Sprintf("Slack says nothing about the type of %s: %s", f.label(), want)}
-	case f.Size < 0:
-		return badPayload("%s has a negative size", f.label())
-	case f.Size == 0:
-		return &InputError{Problem: fmt.Sprintf("%s is empty: attach the plan itself", f.label())}
-	case maxBytes > 0 && f.Size > maxBytes:
-		return &InputError{Problem: fmt.Sprintf("%s is %s; gonogo reads plans up to %s", f.label(), sizeText(f.Size), sizeText(maxBytes))}
 	}
 	return nil
+}
+
+// PlanTyped splits files (each described in full: no NeedsInfo) into
+// those whose type may be a plan's (Markdown or plain text, as
+// CheckPlanFile judges types) and the others.
+func PlanTyped(files []FileRef) (typed, others []FileRef) {
+	for _, f := range files {
+		if checkPlanType(f) == nil {
+			typed = append(typed, f)
+		} else {
+			others = append(others, f)
+		}
+	}
+	return typed, others
+}
+
+// HasSection7 reports whether body reads as an action plan with a
+// Section 7, the blocks gonogo runs: what makes a file the plan among the
+// files of one message.
+func HasSection7(body []byte, name string) bool {
+	doc, err := parse.Plan(body, name, parse.PlanOptions{MaxBytes: len(body) + 1})
+	return err == nil && doc.HasSection7
+}
+
+// Pick is the request of the mention for one of its files: what a choice
+// between several plan files carries to the click that makes it.
+func (m Mention) Pick(file string) PlanPick {
+	return PlanPick{User: m.User, MentionTS: m.TS, File: file, Flags: m.Flags, Yes: m.Yes, Check: m.Check}
 }
 
 // CheckPlanContent checks a plan file's bytes once downloaded: a file can

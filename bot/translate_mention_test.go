@@ -30,6 +30,16 @@ func TestParseMention(t *testing.T) {
 				ThreadTS: "1743850000.000100"},
 		},
 		{
+			"--yes and check, which any case and punctuation leave a word",
+			mentionEvent(t, "<@U0BOT> Check: this —yes", nil, planFileJSON),
+			Mention{Yes: true, Check: true, Text: "Check: this", ThreadTS: "1743854400.000300"},
+		},
+		{
+			"check inside a word, or after a lone --, is no check",
+			mentionEvent(t, "<@U0BOT> rechecked -- check", nil, planFileJSON),
+			Mention{Text: "rechecked check", ThreadTS: "1743854400.000300"},
+		},
+		{
 			"a user of another organization",
 			mentionEvent(t, "<@U0BOT>", func(m map[string]any) { m["user_team"] = "T0OTHER"; m["source_team"] = "T0OTHER" }, planFileJSON),
 			Mention{Team: "T0OTHER", ThreadTS: "1743854400.000300"},
@@ -91,5 +101,32 @@ func TestCheckPlanFile(t *testing.T) {
 	}
 	if err := CheckPlanContent(FileRef{Name: "plan.md"}, []byte("\ufeff# Plan\n\nÉtape 1\n"), 1<<20); err != nil {
 		t.Errorf("CheckPlanContent: %v", err)
+	}
+}
+
+func TestPlanTypedAndSection7(t *testing.T) {
+	files := []FileRef{
+		{ID: "F1", Name: "notes.md", Filetype: "markdown", Size: 10},
+		{ID: "F2", Name: "shot.png", Mimetype: "image/png", Filetype: "png", Size: 10},
+		{ID: "F3", Name: "plan.txt", Mimetype: "text/plain", Size: 10},
+		{ID: "F4", Name: "big.md", Filetype: "markdown", Size: 50 << 20},
+	}
+	typed, others := PlanTyped(files)
+	var ids []string
+	for _, f := range typed {
+		ids = append(ids, f.ID)
+	}
+	if !reflect.DeepEqual(ids, []string{"F1", "F3", "F4"}) || len(others) != 1 || others[0].ID != "F2" {
+		t.Errorf("typed %v, others %v; want F1, F3, F4 (sizes are checked on download) and F2", ids, others)
+	}
+	for body, want := range map[string]bool{
+		"# Plan\n\n## Section 7. Prompts\n\n#### To execute P1: x\n\n**Skill:** `deliver-prd`\n\n**Prompt:**\n> go\n": true,
+		"### Section 7. Prompts\n\n#### To execute P1: x\n":                                                           true,
+		"# Notes\n\nSection 7 is mentioned in prose only.\n":                                                          false,
+		"": false,
+	} {
+		if got := HasSection7([]byte(body), "x.md"); got != want {
+			t.Errorf("HasSection7(%q) = %v, want %v", body, got, want)
+		}
 	}
 }

@@ -30,11 +30,12 @@ const (
 	InputWorkflowName = "gonogo_workflow_name_input"
 )
 
-// runWorkflow answers "/gonogo run WORKFLOW": the workflow is read from the
-// workflows directory and checked against the installed skills with the
-// arguments, context and flags given; then it starts as a chain does (a new
-// thread in the channel, the command's envelope as the start's key), or
-// the person is told every reason it cannot.
+// runWorkflow answers "/gonogo run WORKFLOW" (and "check run WORKFLOW"):
+// the workflow is read from the workflows directory and checked against
+// the installed skills with the arguments, context and flags given; then
+// it starts as a chain does (a new thread in the channel, the command's
+// envelope as the start's key; a check shows what would run), or the
+// person is told every reason it cannot.
 func (b *Bot) runWorkflow(ctx context.Context, cmd Command, envelopeID string) {
 	if b.cfg.WorkflowsDir == "" {
 		b.tell(ctx, cmd.Channel, "", cmd.User, "Named workflows are not set up here: the operator sets GONOGO_WORKFLOWS_DIR "+
@@ -46,7 +47,7 @@ func (b *Bot) runWorkflow(ctx context.Context, cmd Command, envelopeID string) {
 		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
 	})
 	if err == nil {
-		b.start(ctx, plan, opt)
+		b.startCommand(ctx, cmd, plan, opt)
 		return
 	}
 	var ref *engine.Refusal

@@ -36,8 +36,9 @@
 //     an agent starts, a front end is notified, or a call returns.
 //   - One transition table. Every change is computed by this package's
 //     transitions (NewRun, Queue, Start, Finish, Decide and DecideExpand,
-//     Pause, Unpause, AbortRun, Interrupt, SetMode, ChangeSetup) and folded
-//     by Apply; no backend changes a run any other way.
+//     Pause, Unpause, StartAwaited, CancelAwaited, AbortRun, Interrupt,
+//     SetMode, ChangeSetup) and folded by Apply; no backend changes a run
+//     any other way.
 //   - A decision is applied once. One for an attempt that is no longer the
 //     step's latest, or for a step not waiting, is refused (ErrStale,
 //     ErrNotWaiting); one whose idempotency key was seen is refused
@@ -60,6 +61,10 @@
 //   - A person's decision, pause, resume, cancel or abort is checked with
 //     MayDecide against the run's recorded Oversight before anything
 //     changes; gonogo's own actors (retries, deadlines) are not refused.
+//   - A run recorded to await Start (StartOptions.AwaitStart) runs nothing
+//     until someone who may decide starts it (StartAwaited, keyed, so it
+//     applies once; or Unpause); a Start or Cancel that finds it started
+//     or ended is refused (ErrNotAwaitingStart).
 //   - Decision deadlines are due from the stored run (DeadlineDue), like
 //     retries, and the journal says which fired, so a restart neither
 //     repeats nor forgets them.

@@ -31,6 +31,10 @@ type StartOptions struct {
 	// the run's checkpoints, recorded with the run; the zero value lets only
 	// the starter (and the local operator) decide, with no deadline.
 	Oversight Oversight
+	// AwaitStart records the run without starting anything: it waits,
+	// paused by AwaitStartActor, until a person who may decide starts it
+	// (StartAwaited) or cancels it (CancelAwaited). See AwaitingStart.
+	AwaitStart bool
 }
 
 // ResolveMode returns the mode a plan runs in for its flags, and a warning
@@ -140,7 +144,22 @@ func NewRun(id RunID, p Plan, opt StartOptions, now time.Time) ([]Event, error) 
 		Quorum: max(opt.Quorum, 1), ExcludeStarter: opt.ExcludeStarter, Setup: opt.Setup.Clone(),
 		Oversight: opt.Oversight.Clone(),
 	}
-	return stamp(&Run{}, now, Event{Type: EvRunStarted, Actor: opt.StartedBy, Start: st}), nil
+	evs := stamp(&Run{}, now, Event{Type: EvRunStarted, Actor: opt.StartedBy, Start: st})
+	if !opt.AwaitStart {
+		return evs, nil
+	}
+	// The run is recorded as it will run, and paused before its first
+	// step: a journal that says no more than a pause, which every reader
+	// of journals understands already.
+	r, err := Fold(&Run{}, evs)
+	if err != nil {
+		return nil, err
+	}
+	held, err := Pause(r, AwaitStartActor, awaitStartReason, now)
+	if err != nil {
+		return nil, err
+	}
+	return append(evs, held...), nil
 }
 
 // Ready lists the steps that may start now, in order: pending or queued

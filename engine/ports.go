@@ -23,6 +23,10 @@ var (
 	ErrNotMoving = errors.New("nothing to pause")
 	// ErrNotPaused refuses to resume a run that is not paused.
 	ErrNotPaused = errors.New("not paused")
+	// ErrNotAwaitingStart refuses to start or cancel, as a run awaiting
+	// Start, a run that does not await it (any more): it has started, or
+	// ended.
+	ErrNotAwaitingStart = errors.New("not awaiting Start")
 	// ErrFilesPending is returned by a Store whose commit is durable but
 	// whose artifact files could not be written yet; the change stands and
 	// the files are written when the store is next opened.

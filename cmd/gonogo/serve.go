@@ -35,6 +35,9 @@ type slackConfig struct {
 	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT" example:"24h"`
 	TimeoutAction   string        `env:"GONOGO_DECISION_TIMEOUT_ACTION, default=wait"`
 	HTTPAddr        string        `env:"GONOGO_HTTP_ADDR"`
+	// ConfirmStart makes every run started from Slack wait at a preview
+	// until someone who may decide presses Start.
+	ConfirmStart bool `env:"GONOGO_CONFIRM_START, default=false" example:"true"`
 	// UpdatesPerMinute is the app-wide chat.update budget: Slack's Tier 3
 	// allows about 50 a minute for an app in a workspace; instances that
 	// share one Slack app share it.
@@ -100,6 +103,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
 		MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,
 		WorkflowsDir: cfg.WorkflowsDir, UpdateLimit: sc.UpdatesPerMinute, UpdateWindow: time.Minute,
+		ConfirmStart: sc.ConfirmStart,
 	}
 	// Check the tokens before anything else, so a bad one stops serve at
 	// once; the bot is built for real once the engine is up.

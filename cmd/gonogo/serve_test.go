@@ -278,3 +278,45 @@ func TestServeWarnsOfAForgottenArrow(t *testing.T) {
 		t.Errorf("serve exited %d:\n%s", code, s.stderr.String())
 	}
 }
+
+// GONOGO_CONFIRM_START reaches the bot: a chain waits at its preview, and
+// runs once Start is pressed.
+func TestServeConfirmStartWaitsForStart(t *testing.T) {
+	srv := fakeslack.New()
+	defer srv.Close()
+	vars := serveVars(t, srv)
+	vars["GONOGO_CONFIRM_START"] = "true"
+	s := startServe(vars)
+	defer s.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.WaitConnected(ctx); err != nil {
+		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
+	}
+	const ch = "C0CONFIRM"
+	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U0SERVE", ChannelID: ch, Text: "chain deliver-prd"})
+	if _, err := srv.WaitAck(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	preview, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.Contains(m.Rendered, "Preview") })
+	if err != nil {
+		t.Fatalf("no preview: %v\n%s", err, s.stderr.String())
+	}
+	for _, m := range srv.Messages(ch) {
+		if strings.HasPrefix(m.Text, "*Step 1 of 1") {
+			t.Fatal("the step ran before Start")
+		}
+	}
+	if env, err = srv.Click("U0SERVE", ch, preview.TS, "Start"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.WaitAck(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.HasPrefix(m.Text, "*Step 1 of 1") }); err != nil {
+		t.Fatalf("no step after Start: %v", err)
+	}
+	if code := s.stop(t); code != exitOK {
+		t.Errorf("serve exited %d:\n%s", code, s.stderr.String())
+	}
+}

@@ -251,6 +251,7 @@ func TestMalformedVariables(t *testing.T) {
 		{"GONOGO_QUORUM", "x", "GONOGO_QUORUM=1"},
 		{"GONOGO_REMIND_AFTER", "2", "GONOGO_REMIND_AFTER=2h"},
 		{"GONOGO_QUORUM_EXCLUDE_STARTER", "yes", "GONOGO_QUORUM_EXCLUDE_STARTER=true"},
+		{"GONOGO_CONFIRM_START", "yes", "GONOGO_CONFIRM_START=true"},
 	} {
 		vars := baseVars(t)
 		vars[c.name] = c.value

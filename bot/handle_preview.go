@@ -1,0 +1,217 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Carrying out plan before apply: finding the plan among a mention's
+// files (or asking which), showing a check, and the buttons of a preview
+// and of a choice between plan files. The rules of who may start or
+// cancel a run, and that a Start applies once, are the engine's
+// (Service.StartAwaited, Service.CancelAwaited).
+
+// errAsked says the person was asked which of their files to run; nothing
+// more happens until they pick one.
+var errAsked = errors.New("asked which plan to run")
+
+// maxPlanFiles is how many Markdown or text files of one message gonogo
+// reads to find the plan among them.
+const maxPlanFiles = 10
+
+// planOf finds the plan among a mention's files and reads it. The one file
+// attached is the plan. Of several, the plan is the one Slack says is
+// Markdown or plain text (PlanTyped); of several of those, the one whose
+// content has a Section 7 (HasSection7). When several have one, planOf
+// asks in the thread which to run (PlanChoice) and returns errAsked. A
+// problem the person can correct is an *InputError.
+func (b *Bot) planOf(ctx context.Context, m Mention) (FileRef, []byte, error) {
+	if len(m.Files) == 1 {
+		body, err := b.download(ctx, m.Files[0], b.cfg.MaxPlanBytes)
+		return m.Files[0], body, err
+	}
+	files := make([]FileRef, 0, len(m.Files))
+	for _, f := range m.Files {
+		if f.NeedsInfo {
+			var err error
+			if f, err = b.fileInfo(ctx, f.ID); err != nil {
+				return FileRef{}, nil, err
+			}
+		}
+		files = append(files, f)
+	}
+	typed, _ := PlanTyped(files)
+	switch {
+	case len(typed) == 0:
+		return FileRef{}, nil, &InputError{Problem: fmt.Sprintf("none of the %d files attached (%s) is a plan: "+
+			"attach the plan as a Markdown (.md) or plain-text (.txt) file", len(files), fileLabels(files))}
+	case len(typed) == 1:
+		body, err := b.download(ctx, typed[0], b.cfg.MaxPlanBytes)
+		return typed[0], body, err
+	case len(typed) > maxPlanFiles:
+		return FileRef{}, nil, &InputError{Problem: fmt.Sprintf("%d Markdown or text files attached: gonogo looks for the plan "+
+			"among at most %d; attach the plan alone", len(typed), maxPlanFiles)}
+	}
+	var plans []FileRef
+	bodies := map[string][]byte{}
+	var problems []string
+	for _, f := range typed {
+		body, err := b.download(ctx, f, b.cfg.MaxPlanBytes)
+		var in *InputError
+		switch {
+		case errors.As(err, &in):
+			problems = append(problems, in.Problem)
+			continue
+		case err != nil:
+			return FileRef{}, nil, err
+		}
+		if HasSection7(body, f.Name) {
+			plans = append(plans, f)
+			bodies[f.ID] = body
+		}
+	}
+	switch len(plans) {
+	case 1:
+		return plans[0], bodies[plans[0].ID], nil
+	case 0:
+		msg := fmt.Sprintf("none of the %d Markdown or text files attached (%s) has a Section 7: gonogo runs the plan's "+
+			"`#### To execute ...` blocks under a `## Section 7` heading", len(typed), fileLabels(typed))
+		if len(problems) > 0 {
+			msg += "; " + strings.Join(problems, "; ")
+		}
+		return FileRef{}, nil, &InputError{Problem: msg}
+	}
+	blocks := PlanChoice(m, plans)
+	if _, err := b.send.post(ctx, m.Channel, m.ThreadTS, FallbackText(blocks), blocks); err != nil {
+		return FileRef{}, nil, fmt.Errorf("ask which plan to run: %w", err)
+	}
+	return FileRef{}, nil, errAsked
+}
+
+// fileLabels names files for a message.
+func fileLabels(files []FileRef) string {
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, f.label())
+	}
+	return strings.Join(names, ", ")
+}
+
+// showCheck posts a check's preview in the thread of the mention that
+// asked for it, where the team sees it; when it cannot be posted there,
+// the person is shown it alone.
+func (b *Bot) showCheck(ctx context.Context, channel, thread, user string, blocks []slack.Block) {
+	if _, err := b.send.post(ctx, channel, thread, FallbackText(blocks), blocks); err != nil {
+		b.cfg.Log.Warn("post a check in the thread", "channel", channel, "err", err)
+		b.tell(ctx, channel, thread, user, FallbackText(blocks), blocks)
+	}
+}
+
+// onPreviewAction carries out a preview's Start or Cancel, or the pick
+// of one of several plan files; ctx carries who clicked (asPerson).
+func (b *Bot) onPreviewAction(ctx context.Context, a Action) {
+	switch a.Kind {
+	case ActPickPlan:
+		b.pickPlan(ctx, a)
+	case ActStart:
+		_, err := b.eng.StartAwaited(ctx, a.Ref.Run, a.User, a.Key())
+		b.previewRefused(ctx, a, err)
+	case ActCancelStart:
+		b.cancelAwaited(ctx, a)
+	}
+}
+
+// cancelAwaited drops a run awaiting Start. Who cancels is noted with the
+// run first, so that its thread names them from its first update; the
+// note is taken back when the engine refuses.
+func (b *Bot) cancelAwaited(ctx context.Context, a Action) {
+	r, err := b.eng.Load(ctx, a.Ref.Run)
+	switch {
+	case err != nil:
+		b.previewRefused(ctx, a, err)
+		return
+	case !engine.AwaitingStart(r):
+		b.previewRefused(ctx, a, engine.ErrNotAwaitingStart)
+		return
+	case !b.mayDecide(ctx, r, a.User):
+		b.previewRefused(ctx, a, engine.ErrNotApprover)
+		return
+	}
+	if err := b.eng.SetNotes(ctx, r.ID, map[string]string{noteAbortedBy: a.User}); err != nil {
+		b.cfg.Log.Warn("note who cancelled a run", "run", r.ID, "err", err)
+	}
+	if _, err := b.eng.CancelAwaited(ctx, r.ID, a.User); err != nil {
+		if err := b.eng.SetNotes(ctx, r.ID, map[string]string{noteAbortedBy: ""}); err != nil {
+			b.cfg.Log.Warn("take back who cancelled a run", "run", r.ID, "err", err)
+		}
+		b.previewRefused(ctx, a, err)
+	}
+}
+
+// previewRefused tells the person who pressed a preview's Start or Cancel
+// why it changed nothing (nil: it did; a repeated click: nothing to say).
+func (b *Bot) previewRefused(ctx context.Context, a Action, err error) {
+	what, nothing := "start it", "Nothing ran."
+	if a.Kind == ActCancelStart {
+		what, nothing = "cancel it", "Nothing changed."
+	}
+	var msg string
+	switch {
+	case err == nil, errors.Is(err, engine.ErrDuplicate):
+		return
+	case errors.Is(err, engine.ErrForbidden):
+		asker := "the person who asked for this run"
+		if r, lerr := b.eng.Load(ctx, a.Ref.Run); lerr == nil {
+			asker = "<@" + r.StartedBy + ">, who asked for this run,"
+		}
+		msg = fmt.Sprintf("Only %s and the approvers can %s. %s", asker, what, nothing)
+	case errors.Is(err, engine.ErrNotAwaitingStart):
+		msg = "This run no longer waits for Start: it has started, or was cancelled. Nothing changed."
+	case errors.Is(err, engine.ErrNotFound):
+		msg = "This run is not in gonogo's store."
+	default:
+		b.cfg.Log.Error("start or cancel a run at its preview", "run", a.Ref.Run, "err", err)
+		msg = "gonogo could not record that; nothing changed. The operator can find why in gonogo's log."
+	}
+	b.tell(ctx, a.Channel, a.ThreadTS, a.User, msg, nil)
+}
+
+// pickPlan takes the plan file the mention's author picked, as the mention
+// would have had it been the only plan; the choice then says who picked
+// what (a check's choice stays, to check another).
+func (b *Bot) pickPlan(ctx context.Context, a Action) {
+	p := a.Pick
+	if a.User != p.User {
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf("Only <@%s>, who sent these files, can pick the plan. Nothing changed.", p.User), nil)
+		return
+	}
+	thread := a.ThreadTS
+	if thread == "" {
+		thread = p.MentionTS
+	}
+	f, err := b.fileInfo(ctx, p.File)
+	var body []byte
+	if err == nil {
+		body, err = b.download(ctx, f, b.cfg.MaxPlanBytes)
+	}
+	if err != nil {
+		b.refuse(ctx, a.Channel, thread, a.User, engine.InputPlan, err, "")
+		return
+	}
+	err = b.takePlan(ctx, p, a.Channel, thread, f, body)
+	switch {
+	case errors.Is(err, engine.ErrDuplicate):
+		b.tell(ctx, a.Channel, thread, a.User, "A plan from this message was started already: one message starts one run. Nothing changed.", nil)
+	case err == nil && !p.Check:
+		blocks := PlanPicked(a.User, f)
+		if err := b.send.update(ctx, a.Channel, a.MessageTS, FallbackText(blocks), blocks, updateState); err != nil {
+			b.cfg.Log.Warn("show the plan picked", "channel", a.Channel, "err", err)
+		}
+	}
+}
