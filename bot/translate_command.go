@@ -10,7 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/engine/intake"
 )
 
 // CommandKind is what a slash command asks for.
@@ -155,7 +155,7 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 
 // parseChainInto reads "EXPR [flags] [-- context]" into cmd.
 func parseChainInto(cmd *Command, rest string) error {
-	ce, err := parse.Chain(chainText(rest))
+	ce, err := intake.Chain(chainText(rest))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/parse"
+	"github.com/gonogo/gonogo/engine/intake"
 )
 
 // FileRef is a file attached to a message, as Slack described it.
@@ -261,10 +261,7 @@ func PlanTyped(files []FileRef) (typed, others []FileRef) {
 // HasSection7 reports whether body reads as an action plan with a
 // Section 7, the blocks gonogo runs: what makes a file the plan among the
 // files of one message.
-func HasSection7(body []byte, name string) bool {
-	doc, err := parse.Plan(body, name, parse.PlanOptions{MaxBytes: len(body) + 1})
-	return err == nil && doc.HasSection7
-}
+func HasSection7(body []byte, name string) bool { return intake.IsPlan(body, name) }
 
 // Pick is the request of the mention for one of its files: what a choice
 // between several plan files carries to the click that makes it.

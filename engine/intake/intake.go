@@ -222,3 +222,16 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
+
+// Chain reads a chain expression as Take does, for a front end that
+// checks a command when it arrives (a slash command's syntax is refused in
+// the ack) and starts it later through Take.
+func Chain(text string) (engine.ChainExpr, error) { return parse.Chain(text) }
+
+// IsPlan reports whether body reads as an action plan with a Section 7,
+// the blocks a plan run executes: what tells the plan among several files
+// a person attached.
+func IsPlan(body []byte, name string) bool {
+	doc, err := parse.Plan(body, name, parse.PlanOptions{MaxBytes: len(body) + 1})
+	return err == nil && doc.HasSection7
+}

@@ -213,3 +213,23 @@ func TestTakeErrors(t *testing.T) {
 		t.Errorf("no input kind: %v", err)
 	}
 }
+
+// TestChainAndIsPlan: the readers a front end uses to check a request
+// when it arrives agree with what Take makes of it.
+func TestChainAndIsPlan(t *testing.T) {
+	expr, err := intake.Chain("deliver-prd -> deliver-user-stories --thread -- mobile checkout")
+	if err != nil || len(expr.Names) != 2 || !expr.Flags.Thread || expr.Context != "mobile checkout" {
+		t.Fatalf("Chain = %+v, %v", expr, err)
+	}
+	if _, err := intake.Chain("deliver-prd ->"); err == nil {
+		t.Error("a trailing separator was read")
+	}
+	if !intake.IsPlan(readFixture(t, "plans", "h2-sections.md"), "h2-sections.md") {
+		t.Error("a plan with a Section 7 is not a plan")
+	}
+	for _, body := range [][]byte{readFixture(t, "plans", "no-section7.md"), []byte("notes\n"), {}} {
+		if intake.IsPlan(body, "x.md") {
+			t.Errorf("%.40q reads as a plan", body)
+		}
+	}
+}
