@@ -37,7 +37,8 @@
 // Users act through AddUserMessage, AddFile, SendMention, SendSlashCommand,
 // Click and SubmitView; SendInteraction, SendEvent and SendRaw deliver
 // hand-made payloads. Envelopes wait in a queue until a client is connected.
-// Faults: RateLimit, Fail, FailStatus, Redeliver, Disconnect, DropConnection.
+// Faults: RateLimit, RateLimitBare, Fail, FailStatus, LoseReply, Delay,
+// Redeliver, Disconnect, DropConnection.
 //
 // # Fidelity
 //
@@ -73,9 +74,27 @@
 // recorded too, and so is a call made before the Retry-After of its 429 ran
 // out.
 //
+// Triggers: a trigger_id opens one view (views.open or views.push) within
+// TriggerLife (3 s) of the sending of the interaction that carried it;
+// otherwise Slack's errors answer: invalid_trigger_id,
+// expired_trigger_id, exchanged_trigger_id. Delay holds a method's calls
+// (every method's, with ""), as a slow Slack would, so a test can see
+// whether a modal still opens in time.
+//
+// Acks: a slash command's ack payload is its response message (an
+// ephemeral, Ephemeral.Via "ack", or in_channel a message), checked like
+// any message. A view_submission's is a response_action: "errors" must
+// name input blocks of the view submitted (the modal stays open and
+// View.Errors shows them), "update" and "push" carry a checked view, and
+// "clear" or no payload closes the modal (View.Closed: views.update then
+// answers not_found). A payload on an envelope that accepts none, an
+// unknown response_action, an error under a block that is not an input
+// and an ack of 20 KB or more are Violations (method "ack").
+//
 // Simplifications: one workspace; any channel id exists; thread_ts is not
 // checked against known messages; envelopes are delivered to the newest
 // connection only, and one delivered but never acked is not redelivered
-// unless the test calls Redeliver; trigger_ids never expire; views.update
-// honours hash; Retry-After is whole seconds.
+// unless the test calls Redeliver; a modal is closed only by the answer to
+// its submission, never by the person; views.update honours hash;
+// Retry-After is whole seconds.
 package fakeslack

@@ -110,10 +110,12 @@ type Server struct {
 	seq       int
 	tsSeq     int64
 	tickets   map[string]bool
-	triggers  map[string]string // trigger_id -> user
+	triggers  map[string]*trigger
 	responses map[string]responseTarget
 	faults    map[string]*fault
-	windows   map[string]time.Time // method + " " + channel -> end of its Retry-After
+	windows   map[string]time.Time     // method + " " + channel -> end of its Retry-After
+	delays    map[string]time.Duration // method ("" for every method) -> how long its calls are held
+	done      chan struct{}            // closed by Close: held calls give up
 
 	wg sync.WaitGroup // the dispatcher, socket handlers and pingers
 }
@@ -130,10 +132,12 @@ func New(opts ...Option) *Server {
 		st:        newState(),
 		changed:   make(chan struct{}),
 		tickets:   map[string]bool{},
-		triggers:  map[string]string{},
+		triggers:  map[string]*trigger{},
 		responses: map[string]responseTarget{},
 		faults:    map[string]*fault{},
 		windows:   map[string]time.Time{},
+		delays:    map[string]time.Duration{},
+		done:      make(chan struct{}),
 		// slack-go dials with "Origin: https://api.slack.com", which the
 		// default same-origin check would refuse.
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
@@ -160,6 +164,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	close(s.done)
 	conns := append([]*wsConn(nil), s.st.conns...)
 	s.notifyLocked()
 	s.mu.Unlock()
@@ -203,7 +208,7 @@ func (s *Server) newTSLocked() string {
 func (s *Server) newTriggerLocked(user string) string {
 	s.seq++
 	id := fmt.Sprintf("%d.%d.fake-trigger-%06d", s.started.Unix(), s.seq, s.seq)
-	s.triggers[id] = user
+	s.triggers[id] = &trigger{user: user, issued: time.Now()}
 	return id
 }
 
@@ -608,8 +613,13 @@ func (s *Server) authLocked(method, token string) (reply, bool) {
 
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	method := r.PathValue("method")
-	now := time.Now()
+	made := time.Now()
 	req, err := readAPIRequest(r)
+	if !s.hold(r, s.delayFor(method)) {
+		http.Error(w, "fakeslack: closed", http.StatusServiceUnavailable)
+		return
+	}
+	now := time.Now()
 	s.mu.Lock()
 	var res reply
 	switch {
@@ -618,7 +628,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	default:
 		res = s.callLocked(method, req, now)
 	}
-	call := Call{Method: method, Params: req.form, Status: res.code(), Error: res.errCode(), Time: now}
+	call := Call{Method: method, Params: req.form, Status: res.code(), Error: res.errCode(), Time: made}
 	if req.body != nil {
 		call.JSON = json.RawMessage(req.body)
 	}

@@ -192,16 +192,18 @@ func (s *Server) readAcks(wc *wsConn) {
 			continue
 		}
 		s.mu.Lock()
+		env := s.st.envelopes[msg.EnvelopeID]
 		a := s.st.acks[msg.EnvelopeID]
 		if a == nil {
 			a = &Ack{EnvelopeID: msg.EnvelopeID, Payload: msg.Payload, Acked: now}
-			if env := s.st.envelopes[msg.EnvelopeID]; env != nil && !env.firstSent.IsZero() {
+			if env != nil && !env.firstSent.IsZero() {
 				a.Sent = env.firstSent
 				a.Latency = now.Sub(env.firstSent)
 			}
 			s.st.acks[msg.EnvelopeID] = a
 		}
 		a.Count++
+		s.answerLocked(env, data, msg.Payload, now)
 		s.notifyLocked()
 		s.mu.Unlock()
 	}
@@ -256,6 +258,7 @@ func (s *Server) enqueueLocked(env *envelope) string {
 		env.queued = time.Now()
 	}
 	s.st.envelopes[env.id] = env
+	s.linkTriggerLocked(env)
 	s.queue = append(s.queue, outgoing{env: env, frame: env.frame()})
 	s.notifyLocked()
 	return env.id

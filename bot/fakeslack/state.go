@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -35,8 +36,9 @@ type Message struct {
 	fileIDs []string
 }
 
-// Ephemeral is a message only one user sees (chat.postEphemeral, or a
-// response_url answer that is not in_channel).
+// Ephemeral is a message only one user sees (chat.postEphemeral, a
+// response_url answer that is not in_channel, or the answer a slash
+// command's acknowledgement carried).
 type Ephemeral struct {
 	Channel  string
 	User     string
@@ -46,6 +48,9 @@ type Ephemeral struct {
 	Blocks   json.RawMessage
 	Rendered string
 	Time     time.Time
+	// Via is how the app sent it: "chat.postEphemeral", "response_url",
+	// or "ack" (the payload of a slash command's acknowledgement).
+	Via string
 }
 
 // View is a modal the bot opened (views.open or views.push) and maybe
@@ -68,6 +73,14 @@ type View struct {
 	Updates   int
 	Opened    time.Time
 	Updated   time.Time
+	// Errors are the field errors the modal shows: the last
+	// response_action "errors" its submission was answered with, by
+	// block_id; nil once a submission was accepted.
+	Errors map[string]string
+	// Closed is set once a submission was answered without errors (or with
+	// response_action "clear"): Slack closed the modal, and views.update
+	// finds it no more.
+	Closed bool
 }
 
 // File is a file the bot uploaded (files.getUploadURLExternal and the upload
@@ -97,7 +110,9 @@ type Call struct {
 	JSON   json.RawMessage // the body when it was JSON
 	Status int             // HTTP status of the answer
 	Error  string          // the Slack error code when ok was false
-	Time   time.Time
+	// Time is when the call was made. Calls are listed in the order the
+	// fake answered them, which differs only for calls held by Delay.
+	Time time.Time
 }
 
 // Violation is a Block Kit or API limit the bot broke.
@@ -343,6 +358,7 @@ func copyView(v *View) View {
 	c := *v
 	c.Blocks = slices.Clone(v.Blocks)
 	c.JSON = slices.Clone(v.JSON)
+	c.Errors = maps.Clone(v.Errors)
 	return c
 }
 

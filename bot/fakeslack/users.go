@@ -253,7 +253,9 @@ func (s *Server) Click(user, channel, ts, button string) (string, error) {
 // SubmitView submits a modal the bot opened, as user, and returns the
 // view_submission envelope id. values maps an input element's action_id to
 // what the user typed or chose; inputs left out keep their initial_value.
-// The ack's payload (Ack.Payload) carries the bot's response_action.
+// The ack's payload (Ack.Payload) carries the bot's response_action, which
+// the fake applies (see View.Errors and View.Closed); a closed modal
+// cannot be submitted.
 func (s *Server) SubmitView(user, viewID string, values map[string]string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,6 +267,9 @@ func (s *Server) SubmitView(user, viewID string, values map[string]string) (stri
 	}
 	if v == nil {
 		return "", fmt.Errorf("fakeslack: submit: no view %q was opened", viewID)
+	}
+	if v.Closed {
+		return "", fmt.Errorf("fakeslack: submit: view %s was closed by the answer to its last submission", viewID)
 	}
 	var blocks []map[string]any
 	_ = json.Unmarshal(v.Blocks, &blocks)
@@ -414,7 +419,7 @@ func (s *Server) respondLocked(t responseTarget, known bool, decodeErr error, te
 		if thread == "" {
 			thread = t.thread
 		}
-		e := &Ephemeral{Channel: t.channel, User: t.user, ThreadTS: thread, TS: s.newTSLocked(),
+		e := &Ephemeral{Channel: t.channel, User: t.user, ThreadTS: thread, TS: s.newTSLocked(), Via: "response_url",
 			Text: text, Blocks: slices.Clone(rawBlocks), Time: now}
 		e.Rendered = render(e.Text, e.Blocks)
 		s.st.ephemerals = append(s.st.ephemerals, e)

@@ -192,7 +192,7 @@ func (s *Server) chatPostEphemeral(req *apiRequest, now time.Time) reply {
 	if !good {
 		return res
 	}
-	e := &Ephemeral{Channel: channel, User: user, ThreadTS: req.get("thread_ts"), TS: s.newTSLocked(),
+	e := &Ephemeral{Channel: channel, User: user, ThreadTS: req.get("thread_ts"), TS: s.newTSLocked(), Via: "chat.postEphemeral",
 		Text: p.textValue, Blocks: p.rawBlocks, Time: now}
 	e.Rendered = render(e.Text, e.Blocks)
 	s.st.ephemerals = append(s.st.ephemerals, e)
@@ -242,15 +242,20 @@ func (s *Server) decodeViewLocked(method string, req *apiRequest, now time.Time)
 }
 
 func (s *Server) openView(method string, req *apiRequest, pushed bool, now time.Time) reply {
-	trigger := req.get("trigger_id")
-	if trigger == "" {
+	id := req.get("trigger_id")
+	if id == "" {
 		return errorReply("invalid_arguments", "[ERROR] missing required field: trigger_id")
+	}
+	t, res, good := s.exchangeTriggerLocked(id, now)
+	if !good {
+		return res
 	}
 	doc, raw, res, good := s.decodeViewLocked(method, req, now)
 	if !good {
 		return res
 	}
-	v := &View{ID: s.newIDLocked("V"), User: s.triggers[trigger], TriggerID: trigger, Pushed: pushed, Opened: now}
+	t.used = true
+	v := &View{ID: s.newIDLocked("V"), User: t.user, TriggerID: id, Pushed: pushed, Opened: now}
 	s.setViewLocked(v, doc, raw, now)
 	s.st.views = append(s.st.views, v)
 	return okReply(map[string]any{"view": s.viewJSON(v, nil)})
@@ -303,7 +308,7 @@ func (s *Server) viewsUpdate(req *apiRequest, now time.Time) reply {
 			v = x
 		}
 	}
-	if v == nil {
+	if v == nil || v.Closed {
 		return errorReply("not_found")
 	}
 	if h := req.get("hash"); h != "" && h != v.Hash {
