@@ -89,6 +89,15 @@ type envelope struct {
 	received time.Time
 	kept     uint64 // its id in the inbox; 0 when not kept
 	replayed bool   // kept before a restart, carried out after it
+	// answered is set when the person was answered in full as the
+	// envelope arrived (a refusal or help in a command's ack, a field
+	// error in a submission's, a refusal of a mention): there is nothing
+	// more to carry out or tell.
+	answered bool
+	// opened is set when the modal a click asks for was opened as it
+	// arrived; view is that modal's id, "" when Slack did not open it.
+	opened bool
+	view   string
 }
 
 type syncState struct {
@@ -179,11 +188,10 @@ var refusedToken = map[string]bool{
 
 // consume is the Socket Mode loop: it acknowledges each envelope before
 // anything else, then hands it off. An envelope that asks for work is
-// first kept in the inbox: Slack never sends an acknowledged envelope
-// again, so it must be on disk before the ack. Each is kept and acked by a
-// goroutine of its own, so that envelopes arriving together share the
-// inbox's fsync rather than queue for one each. It never blocks on Slack
-// or the runs.
+// handed to arrive, in a goroutine of its own, so that envelopes arriving
+// together share the inbox's fsync rather than queue for one each, and a
+// modal opened for one click never waits for another. It never blocks on
+// Slack or the runs.
 func (b *Bot) consume(ctx context.Context, l *link) error {
 	var keeping sync.WaitGroup
 	defer keeping.Wait()
@@ -196,13 +204,13 @@ func (b *Bot) consume(ctx context.Context, l *link) error {
 				return nil
 			}
 			now := time.Now()
-			if b.cfg.Inbox != nil && worthKeeping(evt) {
-				keeping.Go(func() { b.keep(ctx, l, evt, now) })
+			if worthKeeping(evt) {
+				keeping.Go(func() { b.arrive(ctx, l, evt, now) })
 				continue
 			}
 			switch {
 			case evt.Request != nil && evt.Request.EnvelopeID != "":
-				_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, b.ackPayload(evt))
+				_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
 				b.cfg.Metrics.acked(time.Since(now))
 			case evt.Type == socketmode.EventTypeErrorBadMessage:
 				// An envelope slack-go could not parse is acknowledged
@@ -244,11 +252,77 @@ func (b *Bot) consume(ctx context.Context, l *link) error {
 				// apps.connections.open, then gives up; socketMode logs
 				// that and tries again.
 				b.cfg.Metrics.setConnected(false)
-			case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
-				b.work.push(envelope{evt: evt, received: now})
 			}
 		}
 	}
+}
+
+// arrive takes an envelope that asks for work as it arrives. It is first
+// kept in the inbox (Slack never sends an acknowledged envelope again, so
+// it must be on disk before the ack), then acknowledged, with the answer
+// the person sees at once when there is one (ackPayload). Then, before it
+// queues behind other work: a click on Edit, Redo or Save as workflow
+// opens its modal, while the click's trigger is young, and a mention is
+// answered (answerMention). An envelope that cannot be kept is not
+// acknowledged: Slack sends it again, and acknowledging it would promise
+// what a crash could break.
+func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, received time.Time) {
+	env := envelope{evt: evt, received: received}
+	if b.cfg.Inbox != nil {
+		id, err := b.keep(ctx, evt)
+		if err != nil {
+			if ctx.Err() == nil {
+				b.cfg.Log.Error("an envelope could not be kept, so it was not acknowledged; Slack will send it again",
+					"envelope", evt.Request.EnvelopeID, "type", evt.Request.Type, "err", err)
+			}
+			return
+		}
+		env.kept = id
+	}
+	payload, answered := b.ackPayload(ctx, evt)
+	if err := l.sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil && payload != nil {
+		_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+		answered = false
+	}
+	b.cfg.Metrics.acked(time.Since(received))
+	env.answered = answered
+	first := !b.seen.has(evt.Request.EnvelopeID) // a redelivery of an envelope carried out opens nothing
+	if a, ok := modalClick(evt); ok && first {
+		env.opened, env.view = true, b.openLoading(ctx, a, received)
+	}
+	if evt.Type == socketmode.EventTypeEventsAPI && first && evt.Request.RetryAttempt == 0 {
+		env.answered = b.answerMention(ctx, evt)
+	}
+	b.work.push(env)
+}
+
+// ackPayload is what the acknowledgement of evt carries, and whether it
+// answers the person in full. A slash command is answered with what
+// starts, or why nothing does (commandAnswer); a modal submission that
+// the person can correct, with the problem under its field
+// (submissionErrors), and the modal stays open. Everything else is
+// acknowledged bare. A command sent again by Slack is acknowledged bare
+// too: the handler answers it, as it did before the acknowledgement could.
+func (b *Bot) ackPayload(ctx context.Context, evt socketmode.Event) (any, bool) {
+	switch d := evt.Data.(type) {
+	case slack.SlashCommand:
+		if evt.Request.RetryAttempt > 0 || b.seen.has(evt.Request.EnvelopeID) {
+			return nil, false
+		}
+		if a, final := b.commandAnswer(d, evt.Request.EnvelopeID); a != nil {
+			if p := commandPayload(a); fitsAck(p) {
+				return p, final
+			}
+		}
+	case slack.InteractionCallback:
+		if d.Type != slack.InteractionTypeViewSubmission {
+			return nil, false
+		}
+		if errs := b.submissionErrors(ctx, d); len(errs) > 0 {
+			return slack.NewErrorsViewSubmissionResponse(errs), true
+		}
+	}
+	return nil, false
 }
 
 // handleLoop carries out acknowledged envelopes. Slack never redelivers an
@@ -518,6 +592,13 @@ type recent struct {
 }
 
 func newRecent(n int) *recent { return &recent{set: map[string]bool{}, n: n} }
+
+// has reports whether key was added (and not forgotten since).
+func (r *recent) has(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.set[key]
+}
 
 // add reports whether key is new.
 func (r *recent) add(key string) bool {

@@ -5,8 +5,11 @@
 // commands, block actions, view submissions, app mentions) into gonogo
 // requests, and refuses anything it cannot read; render turns runs into
 // Block Kit messages and modals that stay within Slack's limits; both are
-// pure. Transport acknowledges every Socket Mode envelope before any work,
-// hands it to a queue, carries out the request through the engine, and
+// pure. Transport acknowledges every Socket Mode envelope before any work
+// (the acknowledgement carries the answer a person can be given at once:
+// what a command starts or why it starts nothing, a modal's field errors),
+// opens the modal a click asks for while its trigger is young, hands the
+// envelope to a queue, carries out the request through the engine, and
 // keeps each run's thread in step with the run: the bot notes with a run
 // which messages and files its thread already has, so after a crash or an
 // outage it posts what is missing and updates the rest. Every Web API call
@@ -24,10 +27,13 @@
 // steps with their state, in the header and at the end), render_step.go
 // (a step's message, the interrupted notice, a reminder and the note that
 // a decision timed out),
-// render_end.go (completion and halt), render_modal.go (the modals),
+// render_end.go (completion and halt), render_modal.go (the modals, and
+// the loading and notice views they open as and fill with),
 // render_command.go (answers to commands: help, the runs list,
 // refusals), render_preview.go (a run's preview with Start and Cancel, a
-// check, the choice between plan files), render_blocks.go (Block Kit's limits and the blocks every
+// check, the choice between plan files), render_notice.go (what a command
+// or a mention is answered with at once), render_blocks.go (Block Kit's
+// limits and the blocks every
 // message is made of), render_text.go (escaping, cutting to fit, names,
 // times, money). Transport: bot.go (start-up, the envelopes Socket Mode
 // delivers, when each run is synced, shutdown), conn.go (connecting to
@@ -36,7 +42,10 @@
 // handle.go (carrying out a request; one that starts a run is read by
 // engine/intake, as in the terminal), handle_preview.go (finding the plan
 // among a mention's files, a preview's Start and Cancel, a pick of plan
-// file), sync_plan.go (what a run's thread
+// file), handle_answer.go (answering a command or a mention as it
+// arrives), handle_modal.go (modals: opened first, filled after,
+// submissions checked in their acknowledgement), sync_plan.go (what a
+// run's thread
 // needs, planned from the run and its notes, pure: the reminders and
 // timeouts the engine journals among it), sync.go (carrying that
 // plan out, and the notes), sender.go (the Web API calls, retries and the

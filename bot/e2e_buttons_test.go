@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/bot/fakeslack"
@@ -253,15 +254,23 @@ func TestEditTakesATextReplyAsTyped(t *testing.T) {
 	}
 }
 
+// A reply that cannot replace the artifact is read when Edit is pressed:
+// the modal says why, before anything is submitted.
 func TestEditRefusesAReplyThatIsNotText(t *testing.T) {
 	srv := newSlack(t)
 	h := start(t, srv, t.TempDir(), longArtifactRunner())
 
 	file := srv.AddFile("prd-colour.md", []byte("# PRD\n\n\x1b[31mred terminal text\x1b[0m\n"))
-	step1 := editFromReply(t, srv, h, "here it is", file)
-	e := waitEphemeral(t, srv, starter, "control character")
-	if e.ThreadTS != step1.ThreadTS {
-		t.Errorf("the refusal is not in the run's thread")
+	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
+	step1 := waitStep(t, srv, 1, "deliver-prd", "Edit")
+	if _, err := srv.AddUserMessage(channel, step1.ThreadTS, starter, "here it is", file); err != nil {
+		t.Fatal(err)
+	}
+	click(t, srv, starter, step1, "Edit")
+	waitNoticeModal(t, srv, starter, "prd-colour.md", "cannot replace the artifact", "control character", "press *Edit* again")
+	settle(srv, 50*time.Millisecond, time.Second)
+	if es := afterAcks(srv.Ephemerals(starter)); len(es) != 0 {
+		t.Errorf("the starter was also told %q", es[0].Text)
 	}
 	r := h.onlyRun()
 	if r.Steps[0].Status != engine.StepWaiting || r.Steps[0].Latest().Edited {

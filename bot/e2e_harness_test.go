@@ -462,6 +462,18 @@ func waitEphemeral(t *testing.T, srv *fakeslack.Server, user string, want ...str
 	return got
 }
 
+// afterAcks leaves out of es the answers slash commands' acknowledgements
+// carried (what starts, shown at once): what the bot told people later.
+func afterAcks(es []fakeslack.Ephemeral) []fakeslack.Ephemeral {
+	var out []fakeslack.Ephemeral
+	for _, e := range es {
+		if e.Via != "ack" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // waitEphemeralN waits until user was shown n ephemeral messages, and
 // returns the nth.
 func waitEphemeralN(t *testing.T, srv *fakeslack.Server, user string, n int) fakeslack.Ephemeral {
@@ -481,7 +493,9 @@ func waitEphemeralN(t *testing.T, srv *fakeslack.Server, user string, n int) fak
 	return got
 }
 
-// waitView waits for the modal number i (0-based, in opening order).
+// waitView waits for the modal number i (0-based, in opening order) to be
+// filled: a click opens a loading modal first, which views.update then
+// replaces.
 func waitView(t *testing.T, srv *fakeslack.Server, i int) fakeslack.View {
 	t.Helper()
 	var v fakeslack.View
@@ -491,12 +505,40 @@ func waitView(t *testing.T, srv *fakeslack.Server, i int) fakeslack.View {
 			return false
 		}
 		v = vs[i]
-		return true
+		return v.CallbackID != bot.ModalLoading
 	})
 	if err != nil {
 		t.Fatalf("modal %d was not opened: %v", i, err)
 	}
 	return v
+}
+
+// waitNoticeModal waits for a modal opened for user that, once filled,
+// says all of want and offers nothing to submit (a refusal, or why
+// nothing can be done), and returns it.
+func waitNoticeModal(t *testing.T, srv *fakeslack.Server, user string, want ...string) fakeslack.View {
+	t.Helper()
+	var got fakeslack.View
+	err := srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool {
+		for _, v := range st.Views() {
+			if v.User == user && v.CallbackID != bot.ModalLoading && containsAll(v.Rendered, want...) {
+				got = v
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		var seen []string
+		for _, v := range srv.Views() {
+			seen = append(seen, v.User+": "+v.Rendered)
+		}
+		t.Fatalf("no modal for %s saying %q: %v; modals: %q", user, want, err, seen)
+	}
+	if strings.Contains(string(got.JSON), `"submit"`) || got.CallbackID != "" {
+		t.Errorf("the notice modal %q offers a submission: %s", got.Rendered, got.JSON)
+	}
+	return got
 }
 
 // onlyRun returns the one run in the store.

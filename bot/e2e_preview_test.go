@@ -396,7 +396,7 @@ func TestStartKeptInTheInboxAppliesOnce(t *testing.T) {
 			if n := pending(t, inbox); n != 0 {
 				t.Errorf("the inbox still holds %d envelopes", n)
 			}
-			if es := srv.Ephemerals(starter); len(es) != 0 {
+			if es := afterAcks(srv.Ephemerals(starter)); len(es) != 0 {
 				t.Errorf("the starter was told %q; carrying out the inbox again says nothing", es[0].Text)
 			}
 		})

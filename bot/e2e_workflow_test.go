@@ -312,12 +312,13 @@ func TestSaveChainAsWorkflow(t *testing.T) {
 	click(t, srv, starter, waitStep(t, srv, 2, "deliver-user-stories", "Approve"), "Approve")
 	done := waitText(t, srv, "Run complete", "Save as workflow")
 
-	// Only people who may decide on the run may save it.
+	// Only people who may decide on the run may save it: the modal opened
+	// on the click says so.
 	click(t, srv, "U0STRANGER", done, "Save as workflow")
-	waitEphemeral(t, srv, "U0STRANGER", "Only <@"+starter+">", "can save it as a workflow")
+	waitNoticeModal(t, srv, "U0STRANGER", "Only <@"+starter+">", "can save it as a workflow", "Nothing was saved")
 
 	click(t, srv, starter, done, "Save as workflow")
-	modal := waitView(t, srv, 0)
+	modal := waitView(t, srv, 1)
 	if modal.CallbackID != bot.ModalSaveWorkflow || modal.User != starter {
 		t.Fatalf("opened modal %q for %s, want the save-workflow modal for %s", modal.CallbackID, modal.User, starter)
 	}
@@ -352,7 +353,7 @@ func TestSaveChainAsWorkflow(t *testing.T) {
 	// Saving again: the name is taken, and a malformed one is refused by
 	// the field; the modal stays open and nothing is written.
 	click(t, srv, starter, done, "Save as workflow")
-	again := waitView(t, srv, 1)
+	again := waitView(t, srv, 2)
 	if got := initialValue(t, again, bot.InputWorkflowName); got != name+"-2" {
 		t.Errorf("the second modal proposes %q, want a free name", got)
 	}
@@ -370,7 +371,7 @@ func TestSaveChainAsWorkflow(t *testing.T) {
 		}
 	}
 	settle(srv, 50*time.Millisecond, time.Second)
-	if n := len(srv.Ephemerals(starter)); n != 1 {
+	if n := len(afterAcks(srv.Ephemerals(starter))); n != 1 {
 		t.Errorf("the starter was told %d things, want only the one save", n)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -19,7 +17,9 @@ import (
 	"github.com/gonogo/gonogo/engine/intake"
 )
 
-// handle carries out one acknowledged envelope.
+// handle carries out one acknowledged envelope. What was answered in
+// full as it arrived (env.answered: a refusal, help, a field error) asks
+// for nothing more.
 func (b *Bot) handle(ctx context.Context, env envelope) {
 	id := ""
 	if env.evt.Request != nil {
@@ -27,7 +27,12 @@ func (b *Bot) handle(ctx context.Context, env envelope) {
 	}
 	switch env.evt.Type {
 	case socketmode.EventTypeSlashCommand:
-		if sc, ok := env.evt.Data.(slack.SlashCommand); ok {
+		sc, ok := env.evt.Data.(slack.SlashCommand)
+		switch {
+		case !ok:
+		case env.answered:
+			b.keepReplyURL(sc)
+		default:
 			b.onCommand(ctx, sc, id)
 		}
 	case socketmode.EventTypeInteractive:
@@ -35,10 +40,10 @@ func (b *Bot) handle(ctx context.Context, env envelope) {
 		if !ok {
 			return
 		}
-		switch cb.Type {
-		case slack.InteractionTypeBlockActions:
-			b.onAction(ctx, cb)
-		case slack.InteractionTypeViewSubmission:
+		switch {
+		case cb.Type == slack.InteractionTypeBlockActions:
+			b.onAction(ctx, cb, env)
+		case cb.Type == slack.InteractionTypeViewSubmission && !env.answered:
 			b.onSubmit(ctx, cb, env.received)
 		}
 	case socketmode.EventTypeEventsAPI:
@@ -46,7 +51,7 @@ func (b *Bot) handle(ctx context.Context, env envelope) {
 		if !ok {
 			return
 		}
-		if m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent); ok {
+		if m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent); ok && !env.answered {
 			b.onMention(ctx, m, ev.TeamID)
 		}
 	}
@@ -87,19 +92,25 @@ func unreachable(err error) bool {
 	return errors.As(err, &se) && unreachableErrors[se.Err]
 }
 
-func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID string) {
+// keepReplyURL keeps the response_url of a person's latest slash command
+// in a channel, to answer them there if the bot cannot post.
+func (b *Bot) keepReplyURL(sc slack.SlashCommand) {
 	if sc.ResponseURL != "" && sc.ChannelID != "" && sc.UserID != "" {
 		b.mu.Lock()
 		b.replyURLs[sc.ChannelID+"/"+sc.UserID] = sc.ResponseURL
 		b.mu.Unlock()
 	}
+}
+
+func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID string) {
+	b.keepReplyURL(sc)
 	cmd, err := ParseCommand(sc)
 	if err != nil {
 		b.refuse(ctx, sc.ChannelID, "", sc.UserID, engine.InputChain, err, Usage(sc.Command, CmdChain))
 		return
 	}
 	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck) && b.outsider(cmd.User, cmd.Team) {
-		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo starts runs only for people of its own workspace (or listed approvers).", nil)
+		b.tell(ctx, cmd.Channel, "", cmd.User, outsiderRefusal, nil)
 		return
 	}
 	switch cmd.Kind {
@@ -126,15 +137,21 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 // was read to refuse a bad command at once; the intake reads its text
 // again, as it reads every chain.
 func (b *Bot) runChain(ctx context.Context, cmd Command, envelopeID string) {
-	plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
-		Input: engine.InputChain, Chain: cmd.Chain.Source, Flags: cmd.Flags,
-		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
-	})
+	plan, opt, err := b.takeChain(cmd, envelopeID)
 	if err != nil {
 		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputChain, err, "")
 		return
 	}
 	b.startCommand(ctx, cmd, plan, opt)
+}
+
+// takeChain reads "/gonogo chain EXPR" (or "check EXPR") into the plan and
+// options of a run, or the intake's refusal.
+func (b *Bot) takeChain(cmd Command, envelopeID string) (engine.Plan, engine.StartOptions, error) {
+	return intake.Take(b.intakeConfig(), intake.Request{
+		Input: engine.InputChain, Chain: cmd.Chain.Source, Flags: cmd.Flags,
+		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
+	})
 }
 
 // startCommand starts what a slash command asked for, at once or at a
@@ -146,6 +163,13 @@ func (b *Bot) startCommand(ctx context.Context, cmd Command, plan engine.Plan, o
 		_ = b.start(ctx, plan, opt) // a refusal is told
 		return
 	}
+	blocks := b.checkAnswer(cmd, plan)
+	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
+}
+
+// checkAnswer answers "/gonogo check ...": what would run, and how to run
+// it.
+func (b *Bot) checkAnswer(cmd Command, plan engine.Plan) []slack.Block {
 	// What follows "check" is what starts the run: the same words after
 	// "chain" (or "run").
 	_, what := firstWord(cmd.Text)
@@ -159,27 +183,21 @@ func (b *Bot) startCommand(ctx context.Context, cmd Command, plan engine.Plan, o
 	if b.cfg.ConfirmStart {
 		how += " (it waits for *Start* first)"
 	}
-	blocks := CheckPreview(plan, how+".")
-	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
+	return CheckPreview(plan, how+".")
 }
 
 // refuse tells the person why their input starts nothing.
 func (b *Bot) refuse(ctx context.Context, channel, thread, user string, kind engine.InputKind, err error, usage string) {
-	var ref *engine.Refusal
-	var in *InputError
-	switch {
-	case errors.As(err, &ref):
-		blocks := Refusal(ref, kind)
-		b.tell(ctx, channel, thread, user, FallbackText(blocks), blocks)
-	case errors.As(err, &in):
-		blocks := InputProblem(in)
-		b.tell(ctx, channel, thread, user, FallbackText(blocks), blocks)
-	case errors.Is(err, ErrBadPayload):
-		b.cfg.Log.Warn("a Slack payload gonogo cannot use", "err", err)
-	default:
-		b.cfg.Log.Error("a request could not be carried out", "err", err)
-		b.tell(ctx, channel, thread, user, "gonogo could not do that; nothing was started. The operator can find why in gonogo's log.", nil)
+	if no := refusalAnswer(err, kind); no != nil {
+		b.tell(ctx, channel, thread, user, no.text, no.blocks)
+		return
 	}
+	if errors.Is(err, ErrBadPayload) {
+		b.cfg.Log.Warn("a Slack payload gonogo cannot use", "err", err)
+		return
+	}
+	b.cfg.Log.Error("a request could not be carried out", "err", err)
+	b.tell(ctx, channel, thread, user, "gonogo could not do that; nothing was started. The operator can find why in gonogo's log.", nil)
 }
 
 // intakeConfig is what the bot reads requests to start a run with, and
@@ -244,7 +262,7 @@ func permalink(channel, ts string) string {
 	return "https://slack.com/archives/" + channel + "/p" + string(p)
 }
 
-func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
+func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, env envelope) {
 	a, err := ParseAction(cb)
 	if err != nil {
 		b.refuse(ctx, cb.Channel.ID, "", cb.User.ID, "", err, "")
@@ -255,50 +273,50 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback) {
 		b.onPreviewAction(ctx, a) // the engine says who may start or cancel; a pick, the mention's author
 		return
 	}
+	if opensModal(a.Kind) {
+		b.fillModal(ctx, a, env)
+		return
+	}
 	r, err := b.eng.Load(ctx, a.Ref.Run)
 	if err != nil {
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "This run is not in gonogo's store.", nil)
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, notInStore, nil)
 		return
 	}
 	if !b.mayDecide(ctx, r, a.User) {
-		what := "decide on it. Nothing changed."
-		switch a.Kind {
-		case ActSaveWorkflow:
-			what = "save it as a workflow. Nothing was saved."
-		case ActPause:
-			what = "pause it. Nothing changed."
-		case ActResume, ActResumeCheckp:
-			what = "resume it. Nothing changed."
-		}
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf("Only <@%s>, who started this run, and the approvers can %s", r.StartedBy, what), nil)
+		b.tell(ctx, a.Channel, a.ThreadTS, a.User, mayNot(a.Kind, r.StartedBy), nil)
 		return
 	}
 	switch a.Kind {
-	case ActSaveWorkflow:
-		b.openSaveWorkflow(ctx, r, a)
 	case ActCancel:
 		if err := b.eng.Cancel(ctx, a.Ref.Run, a.Ref.Step, a.Ref.Attempt, a.User); err != nil {
 			b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, err)
 		}
 	case ActPause, ActResume, ActResumeCheckp:
 		b.pauseOrResume(ctx, a)
-	case ActEdit:
-		b.openEdit(ctx, r, a)
-	case ActRedo:
-		s := r.Step(a.Ref.Step)
-		if s == nil || s.Latest() == nil || s.Latest().N != a.Ref.Attempt || !slices.Contains(engine.Allowed(s), engine.DecideRedo) {
-			b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, engine.ErrStale)
-			return
-		}
-		if err := b.send.openView(ctx, a.TriggerID, RedoModal(a.Ref, s.Skill)); err != nil {
-			b.cfg.Log.Error("open the redo modal", "err", err)
-		}
 	default:
 		kind, _ := a.Kind.Decision()
 		b.decide(ctx, r, a.Channel, a.ThreadTS, engine.Decision{
 			Kind: kind, Actor: a.User, Step: a.Ref.Step, Attempt: a.Ref.Attempt, Key: a.Key(),
 		}, nil)
 	}
+}
+
+// notInStore answers a click on a run the store does not hold.
+const notInStore = "This run is not in gonogo's store."
+
+// mayNot tells a person who may not decide on a run that a click of kind
+// changed nothing, and who may.
+func mayNot(kind ActionKind, starter string) string {
+	what := "decide on it. Nothing changed."
+	switch kind {
+	case ActSaveWorkflow:
+		what = "save it as a workflow. Nothing was saved."
+	case ActPause:
+		what = "pause it. Nothing changed."
+	case ActResume, ActResumeCheckp:
+		what = "resume it. Nothing changed."
+	}
+	return fmt.Sprintf("Only <@%s>, who started this run, and the approvers can %s", starter, what)
 }
 
 // pauseOrResume pauses a run or resumes it on a click, and tells the
@@ -347,7 +365,7 @@ func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, 
 	var msg string
 	switch {
 	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting):
-		msg = "This step has moved on: the buttons you clicked were for an earlier moment. Nothing changed."
+		msg = movedOn
 	case errors.Is(err, engine.ErrDuplicate):
 		msg = "Already done: " + err.Error()
 	case errors.Is(err, engine.ErrForbidden):
@@ -358,192 +376,6 @@ func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, 
 		msg = "gonogo could not record that decision; nothing changed. The operator can find why in gonogo's log."
 	}
 	b.tell(ctx, channel, thread, user, msg, nil)
-}
-
-// openEdit opens the edit modal: the artifact in an input when it fits
-// Slack's 3,000 characters, else an offer of the person's latest reply in
-// the thread, else how to give the new artifact as a reply.
-func (b *Bot) openEdit(ctx context.Context, r *engine.Run, a Action) {
-	s := r.Step(a.Ref.Step)
-	if s == nil || s.Latest() == nil || s.Latest().N != a.Ref.Attempt || !slices.Contains(engine.Allowed(s), engine.DecideEdit) {
-		b.decisionFailed(ctx, a.Channel, a.ThreadTS, a.User, engine.ErrStale)
-		return
-	}
-	// A FAILED attempt (on_error: gate) may have no artifact: the team
-	// writes the step's output from nothing.
-	var body []byte
-	if s.Latest().Artifact {
-		var err error
-		if body, err = b.eng.Artifact(ctx, r.ID, s.N, a.Ref.Attempt); err != nil {
-			b.cfg.Log.Error("read the artifact to edit", "run", r.ID, "step", s.N, "err", err)
-			body = nil
-		}
-	}
-	var view slack.ModalViewRequest
-	if n := utf8.RuneCount(body); n <= maxModalInputText {
-		view = EditModal(a.Ref, s.Skill, string(body))
-	} else if reply, ok := b.findReply(ctx, r, s, a.User); ok {
-		view = EditFromReplyModal(a.Ref, s.Skill, reply)
-	} else {
-		view = EditTooLongModal(a.Ref, s.Skill, n)
-	}
-	if err := b.send.openView(ctx, a.TriggerID, view); err != nil {
-		b.cfg.Log.Error("open the edit modal", "err", err)
-	}
-}
-
-// findReply finds user's latest reply in the run's thread after the step's
-// message: a file, or text.
-func (b *Bot) findReply(ctx context.Context, r *engine.Run, s *engine.Step, user string) (Reply, bool) {
-	notes, err := b.eng.Notes(ctx, r.ID)
-	if err != nil || notes[noteThread] == "" {
-		return Reply{}, false
-	}
-	var msgs []slack.Message
-	err = b.send.do(ctx, "conversations.replies", func() error {
-		var err error
-		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-			ChannelID: r.Origin.Channel, Timestamp: notes[noteThread], Limit: 1000,
-		})
-		return err
-	})
-	if err != nil {
-		b.cfg.Log.Error("read the run's thread", "run", r.ID, "err", err)
-		return Reply{}, false
-	}
-	after := notes[noteStep(s.N)]
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
-		if m.User != user || m.BotID != "" || tsBefore(m.Timestamp, after) {
-			continue
-		}
-		rep := Reply{User: user, TS: m.Timestamp, Time: tsTime(m.Timestamp)}
-		if len(m.Files) > 0 {
-			rep.File, rep.FileID, rep.Chars = m.Files[0].Name, m.Files[0].ID, m.Files[0].Size
-			return rep, true
-		}
-		if m.Text != "" {
-			rep.Chars = utf8.RuneCountInString(slackText(m.Text, false))
-			return rep, true
-		}
-	}
-	return Reply{}, false
-}
-
-func tsBefore(a, b string) bool {
-	ta, tb := tsTime(a), tsTime(b)
-	return !ta.After(tb)
-}
-
-func tsTime(ts string) time.Time {
-	var sec, usec int64
-	fmt.Sscanf(ts, "%d.%d", &sec, &usec)
-	return time.Unix(sec, usec*1000)
-}
-
-func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback, received time.Time) {
-	sub, err := ParseSubmission(cb)
-	if err != nil {
-		var in *InputError
-		if !errors.As(err, &in) {
-			b.cfg.Log.Warn("a modal submission gonogo cannot use", "err", err)
-			return
-		}
-		if in.Block == BlockWorkflowName {
-			return // the acknowledgement showed it by the field, and the modal stayed open
-		}
-		// The modal is closed by the time gonogo reads it (every envelope
-		// is acknowledged first), so the person is told in the thread.
-		if ref, rerr := ParseStepRef(cb.View.PrivateMetadata); rerr == nil {
-			if r, lerr := b.eng.Load(ctx, ref.Run); lerr == nil {
-				notes, _ := b.eng.Notes(ctx, r.ID)
-				blocks := InputProblem(in)
-				b.tell(ctx, r.Origin.Channel, notes[noteThread], cb.User.ID, "Nothing changed: "+FallbackText(blocks), blocks)
-			}
-		}
-		return
-	}
-	ctx = asPerson(ctx, sub.Team)
-	r, err := b.eng.Load(ctx, sub.Ref.Run)
-	if err != nil {
-		return
-	}
-	notes, _ := b.eng.Notes(ctx, r.ID)
-	channel, thread := r.Origin.Channel, notes[noteThread]
-	if !b.mayDecide(ctx, r, sub.User) {
-		b.tell(ctx, channel, thread, sub.User, fmt.Sprintf("Only <@%s>, who started this run, and the approvers can decide on it. Nothing changed.", r.StartedBy), nil)
-		return
-	}
-	d := engine.Decision{Actor: sub.User, Step: sub.Ref.Step, Attempt: sub.Ref.Attempt, Key: sub.Key()}
-	switch sub.Kind {
-	case SubmitEdit:
-		d.Kind = engine.DecideEdit
-		b.decide(ctx, r, channel, thread, d, []byte(sub.Artifact))
-	case SubmitRedo:
-		d.Kind, d.Feedback = engine.DecideRedo, sub.Feedback
-		b.decide(ctx, r, channel, thread, d, nil)
-	case SubmitSaveWorkflow:
-		b.saveWorkflow(ctx, r, sub, channel, thread, received)
-	case SubmitEditReply:
-		body, err := b.replyBody(ctx, channel, thread, sub.Reply)
-		if err != nil {
-			msg := "gonogo could not read your reply; nothing changed."
-			var in *InputError
-			if errors.As(err, &in) {
-				msg = "Your reply cannot replace the artifact: " + in.Problem
-			} else {
-				b.cfg.Log.Error("read a reply in a run's thread", "run", r.ID, "err", err)
-			}
-			b.tell(ctx, channel, thread, sub.User, msg, nil)
-			return
-		}
-		d.Kind = engine.DecideEdit
-		b.decide(ctx, r, channel, thread, d, body)
-	}
-}
-
-// replyBody reads the reply offered as a new artifact: its file, or its
-// text as the person typed it (Slack stores "<", ">" and "&" as entities
-// and mentions as markup). Either is checked like an edit in the modal.
-func (b *Bot) replyBody(ctx context.Context, channel, thread string, rep ReplyRef) ([]byte, error) {
-	var body []byte
-	if rep.File != "" {
-		var err error
-		if body, err = b.download(ctx, FileRef{ID: rep.File, NeedsInfo: true}, min(b.cfg.MaxPlanBytes, MaxEditBytes)); err != nil {
-			return nil, err
-		}
-	} else {
-		text, err := b.replyText(ctx, channel, thread, rep.TS)
-		if err != nil {
-			return nil, err
-		}
-		body = []byte(text)
-	}
-	if err := CheckArtifact(string(body), MaxEditBytes); err != nil {
-		return nil, err
-	}
-	return body, nil
-}
-
-// replyText is the text of the reply ts in the thread, as typed.
-func (b *Bot) replyText(ctx context.Context, channel, thread, ts string) (string, error) {
-	var msgs []slack.Message
-	err := b.send.do(ctx, "conversations.replies", func() error {
-		var err error
-		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-			ChannelID: channel, Timestamp: thread, Limit: 1000,
-		})
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	for _, m := range msgs {
-		if m.Timestamp == ts {
-			return slackText(m.Text, false), nil
-		}
-	}
-	return "", errors.New("the reply is no longer in the thread")
 }
 
 // download fetches a user's file with the bot token, up to max bytes.
@@ -616,7 +448,7 @@ func (b *Bot) onMention(ctx context.Context, ev *slackevents.AppMentionEvent, te
 		return
 	}
 	if userTeam := m.Team; b.outsider(m.User, userTeam) || (userTeam == "" && b.outsider(m.User, team)) {
-		b.tell(ctx, m.Channel, m.ThreadTS, m.User, "gonogo starts runs only for people of its own workspace (or listed approvers).", nil)
+		b.tell(ctx, m.Channel, m.ThreadTS, m.User, outsiderRefusal, nil)
 		return
 	}
 	f, body, err := b.planOf(ctx, m)

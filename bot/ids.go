@@ -32,6 +32,7 @@ const (
 	ModalEdit         = "gonogo_edit_modal"       // the artifact in a multiline input
 	ModalEditReply    = "gonogo_edit_reply_modal" // the artifact is too long: use a reply in the thread
 	ModalRedo         = "gonogo_redo_modal"       // optional feedback for the agent
+	ModalLoading      = "gonogo_loading_modal"    // opened on the click, filled once its content is read
 	BlockArtifact     = "gonogo_artifact"
 	InputArtifact     = "gonogo_artifact_input"
 	BlockFeedback     = "gonogo_feedback"

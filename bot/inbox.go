@@ -42,29 +42,18 @@ func worthKeeping(evt socketmode.Event) bool {
 	return false
 }
 
-// keep records an envelope in the inbox, then acknowledges it and queues
-// it. An envelope that cannot be recorded is not acknowledged: Slack sends
-// it again, and acknowledging it would promise what a crash could break.
-func (b *Bot) keep(ctx context.Context, l *link, evt socketmode.Event, received time.Time) {
+// keep records an envelope in the inbox and returns its id there.
+func (b *Bot) keep(ctx context.Context, evt socketmode.Event) (uint64, error) {
 	req := evt.Request
 	payload, err := scrub(req.Type, req.Payload)
-	var raw []byte
-	if err == nil {
-		raw, err = json.Marshal(keptEnvelope{Type: req.Type, EnvelopeID: req.EnvelopeID, Payload: payload, RetryAttempt: req.RetryAttempt})
+	if err != nil {
+		return 0, err
 	}
-	if err == nil {
-		var id uint64
-		if id, err = b.cfg.Inbox.Record(ctx, raw); err == nil {
-			_ = l.sm.AckCtx(ctx, req.EnvelopeID, b.ackPayload(evt))
-			b.cfg.Metrics.acked(time.Since(received))
-			b.work.push(envelope{evt: evt, received: received, kept: id})
-			return
-		}
+	raw, err := json.Marshal(keptEnvelope{Type: req.Type, EnvelopeID: req.EnvelopeID, Payload: payload, RetryAttempt: req.RetryAttempt})
+	if err != nil {
+		return 0, err
 	}
-	if ctx.Err() == nil {
-		b.cfg.Log.Error("an envelope could not be kept, so it was not acknowledged; Slack will send it again",
-			"envelope", req.EnvelopeID, "type", req.Type, "err", err)
-	}
+	return b.cfg.Inbox.Record(ctx, raw)
 }
 
 // scrub takes out of a payload what the inbox must not keep: Slack's
@@ -206,7 +195,7 @@ func (b *Bot) carriedOut(ctx context.Context, env envelope) bool {
 			return false
 		}
 		switch a.Kind {
-		case ActEdit, ActRedo:
+		case ActEdit, ActRedo, ActSaveWorkflow:
 			return env.replayed && time.Since(env.received) > triggerLife
 		case ActCancel:
 			r, err := b.eng.Load(ctx, a.Ref.Run)

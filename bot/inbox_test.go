@@ -89,7 +89,7 @@ func TestAckedClickLostWithTheProcessIsAppliedAfterTheRestart(t *testing.T) {
 	if n := pending(t, inbox); n != 0 {
 		t.Errorf("the inbox still holds %d envelopes", n)
 	}
-	if es := srv.Ephemerals(starter); len(es) != 0 {
+	if es := afterAcks(srv.Ephemerals(starter)); len(es) != 0 {
 		t.Errorf("the starter was told %q; carrying out the inbox again says nothing", es[0].Text)
 	}
 	if got := h.bot.Metrics(); !strings.Contains(metricsText(got), "gonogo_envelopes_replayed_total 2") {
@@ -124,7 +124,7 @@ func TestAppliedClickLeftInTheInboxChangesNothing(t *testing.T) {
 	if n := pending(t, inbox); n != 0 {
 		t.Errorf("the inbox still holds %d envelopes", n)
 	}
-	if es := srv.Ephemerals(starter); len(es) != 0 {
+	if es := afterAcks(srv.Ephemerals(starter)); len(es) != 0 {
 		t.Errorf("the starter was told %q after the restart, want nothing", es[0].Text)
 	}
 	// The run goes on from where it was.

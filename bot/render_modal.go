@@ -8,6 +8,37 @@ import (
 	"github.com/slack-go/slack"
 )
 
+// LoadingModal is the modal a click on Edit, Redo or Save as workflow
+// opens at once, before anything is read: Slack takes the click's trigger
+// for 3 s only, and reading the artifact, the thread or who may decide can
+// take longer. views.update then replaces it with the modal itself, or
+// with a NoticeModal saying why there is none. It has no submit button.
+func LoadingModal(kind ActionKind, ref StepRef) slack.ModalViewRequest {
+	return modal(ModalLoading, modalTitle(kind, ref), "", "Cancel", fitValue(ref.Value()),
+		[]slack.Block{section("⏳ Loading…")})
+}
+
+// NoticeModal takes the place of a modal that cannot be offered: text
+// says why (the person may not decide, the step has moved on, the
+// artifact cannot be read) and that nothing changed. text is mrkdwn that
+// gonogo wrote (it may mention the run's starter), never what a person
+// typed. It has no submit button.
+func NoticeModal(kind ActionKind, ref StepRef, text string) slack.ModalViewRequest {
+	return modal("", modalTitle(kind, ref), "", "OK", fitValue(ref.Value()), []slack.Block{section(text)})
+}
+
+// modalTitle is the title of the modal a button opens, the same from the
+// loading view to the filled one.
+func modalTitle(kind ActionKind, ref StepRef) string {
+	switch kind {
+	case ActRedo:
+		return fmt.Sprintf("Redo step %d", ref.Step)
+	case ActSaveWorkflow:
+		return "Save as workflow"
+	}
+	return fmt.Sprintf("Edit step %d", ref.Step)
+}
+
 // EditModal opens a step's artifact in a multiline input for editing.
 // Slack's input holds 3,000 characters: a longer artifact gets
 // EditTooLongModal instead. The private_metadata is the StepRef's value.
@@ -28,7 +59,7 @@ func EditModal(ref StepRef, skill string, artifact string) slack.ModalViewReques
 		slack.NewInputBlock(BlockArtifact, plainText("Artifact"),
 			plainText("Up to 3,000 characters. For a longer artifact, reply in the thread with a file and press Edit again."), input),
 	}
-	return modal(ModalEdit, fmt.Sprintf("Edit step %d", ref.Step), "Save", "Cancel", fitValue(ref.Value()), blocks)
+	return modal(ModalEdit, modalTitle(ActEdit, ref), "Save", "Cancel", fitValue(ref.Value()), blocks)
 }
 
 // EditTooLongModal says a step's artifact (size characters) is too long for
@@ -41,7 +72,7 @@ func EditTooLongModal(ref StepRef, skill string, size int) slack.ModalViewReques
 		section("To replace it, reply in this run's thread with the new artifact as a file (or paste the text), " +
 			"then press *Edit* on the step again: gonogo offers your reply as the new artifact."),
 	}
-	return modal("", fmt.Sprintf("Edit step %d", ref.Step), "", "OK", fitValue(ref.Value()), blocks)
+	return modal("", modalTitle(ActEdit, ref), "", "OK", fitValue(ref.Value()), blocks)
 }
 
 // EditFromReplyModal offers replies found in the run's thread (most recent
@@ -52,7 +83,7 @@ func EditTooLongModal(ref StepRef, skill string, size int) slack.ModalViewReques
 // input, where the first reply is selected. With no reply it says how to
 // give one.
 func EditFromReplyModal(ref StepRef, skill string, replies ...Reply) slack.ModalViewRequest {
-	title := fmt.Sprintf("Edit step %d", ref.Step)
+	title := modalTitle(ActEdit, ref)
 	if len(replies) == 0 {
 		return modal("", title, "", "OK", fitValue(ref.Value()), []slack.Block{section(modalStep(ref, skill) +
 			"\nNo reply to use yet. Reply in this run's thread with the new artifact as a file (or paste the text), then press *Edit* again.")})
@@ -83,6 +114,20 @@ func EditFromReplyModal(ref StepRef, skill string, replies ...Reply) slack.Modal
 	return modal(ModalEditReply, title, "Use this reply", "Cancel", fitValue(ref.Value()), blocks)
 }
 
+// UnusableReplyModal says that the reply found in the thread for a
+// step's new artifact (the person's latest) cannot replace it, and why
+// (problem, in words for the person), before anything is submitted: how
+// to give another. It has no submit button.
+func UnusableReplyModal(ref StepRef, skill string, r Reply, problem string) slack.ModalViewRequest {
+	line := fmt.Sprintf("Your reply%s (%s) cannot replace the artifact of %s: %s.", replyTime(r.Time), replyWhat(r),
+		modalStep(ref, skill), md(strings.TrimSuffix(problem, "."), 1500))
+	blocks := []slack.Block{
+		section(line),
+		section("Reply again in this run's thread with the new artifact as a file (or paste the text), then press *Edit* again. Nothing changed."),
+	}
+	return modal("", modalTitle(ActEdit, ref), "", "OK", fitValue(ref.Value()), blocks)
+}
+
 func replyWhat(r Reply) string {
 	if r.File != "" || r.FileID != "" {
 		name := r.File
@@ -110,7 +155,7 @@ func RedoModal(ref StepRef, skill string) slack.ModalViewRequest {
 		section("Run " + modalStep(ref, skill) + " again as a new attempt. Earlier attempts are kept in the thread."),
 		slack.NewInputBlock(BlockFeedback, plainText("Feedback for the agent (optional)"), nil, input).WithOptional(true),
 	}
-	return modal(ModalRedo, fmt.Sprintf("Redo step %d", ref.Step), "Redo", "Cancel", fitValue(ref.Value()), blocks)
+	return modal(ModalRedo, modalTitle(ActRedo, ref), "Redo", "Cancel", fitValue(ref.Value()), blocks)
 }
 
 // SaveWorkflowModal asks for the name a completed chain is saved under as a
@@ -139,7 +184,7 @@ func SaveWorkflowModal(ref StepRef, name string, skills []string, thread bool) s
 				MaxWorkflowName, defaultCommand)), input),
 		contextBlock("The chain's context is not saved: give one each time the workflow runs."),
 	}
-	return modal(ModalSaveWorkflow, "Save as workflow", "Save", "Cancel", fitValue(ref.Value()), blocks)
+	return modal(ModalSaveWorkflow, modalTitle(ActSaveWorkflow, ref), "Save", "Cancel", fitValue(ref.Value()), blocks)
 }
 
 func modalStep(ref StepRef, skill string) string {

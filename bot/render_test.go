@@ -482,6 +482,26 @@ func goldenCases() []goldenCase {
 		mod("modal_edit_empty", func(t *testing.T) slack.ModalViewRequest {
 			return EditModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 1}, "deliver-prd", "")
 		}),
+		mod("modal_loading", func(t *testing.T) slack.ModalViewRequest {
+			return LoadingModal(ActEdit, StepRef{Run: goldenRunID, Step: 1, Attempt: 1})
+		}),
+		mod("modal_notice_may_not", func(t *testing.T) slack.ModalViewRequest {
+			return NoticeModal(ActRedo, StepRef{Run: goldenRunID, Step: 2, Attempt: 1}, mayNot(ActRedo, alice))
+		}),
+		mod("modal_edit_reply_unusable", func(t *testing.T) slack.ModalViewRequest {
+			return UnusableReplyModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 2}, "deliver-prd",
+				Reply{User: alice, TS: "1772460300.000200", Time: goldenT0.Add(5 * time.Minute), File: "plan.pdf", FileID: "F0ABC123", Chars: 12345},
+				"plan.pdf is not text: attach a Markdown or plain text file")
+		}),
+		msg("start_notice", func(t *testing.T) []slack.Block {
+			return StartNotice(chainInput("deliver-prd", "deliver-user-stories"), false)
+		}),
+		msg("start_notice_awaiting_start", func(t *testing.T) []slack.Block {
+			return StartNotice(chainInput("deliver-prd", "deliver-user-stories"), true)
+		}),
+		msg("reading_notice", func(t *testing.T) []slack.Block {
+			return ReadingNotice([]FileRef{{ID: "F0ABC123", Name: "q3-action-plan.md"}})
+		}),
 		mod("modal_save_workflow", func(t *testing.T) slack.ModalViewRequest {
 			return SaveWorkflowModal(StepRef{Run: goldenRunID, Step: 3, Attempt: 1}, "deliver-prd-user-stories-acceptance-criteria",
 				[]string{"deliver-prd", "deliver-user-stories", "deliver-acceptance-criteria"}, true)
@@ -966,6 +986,8 @@ func checkAll(t testing.TB, rng *rand.Rand, s *script, artifact string) {
 			EditModal(ref, st.Skill, artifact), RedoModal(ref, st.Skill), EditTooLongModal(ref, st.Skill, rng.IntN(1<<30)),
 			EditFromReplyModal(ref, st.Skill, Reply{User: alice, TS: "1.2", File: randomText(rng, 300), FileID: "F1", Chars: rng.Int(), Time: s.now},
 				Reply{User: randomText(rng, 30), TS: "1.3", Chars: -1}),
+			UnusableReplyModal(ref, st.Skill, Reply{User: alice, TS: "1.2", File: randomText(rng, 300), FileID: "F1", Time: s.now}, randomText(rng, 3000)),
+			LoadingModal(ActSaveWorkflow, ref), NoticeModal(ActEdit, ref, mayNot(ActEdit, alice)),
 		} {
 			if err := checkModal(m); err != nil {
 				t.Fatalf("modal for step %d: %v", n, err)

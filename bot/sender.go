@@ -504,10 +504,40 @@ func (s *sender) sharedIn(ctx context.Context, file, channel string) (bool, erro
 	return slices.Contains(f.Channels, channel) || slices.Contains(f.Groups, channel) || slices.Contains(f.IMs, channel), nil
 }
 
-// openView opens a modal for a trigger.
-func (s *sender) openView(ctx context.Context, trigger string, view slack.ModalViewRequest) error {
-	return s.do(ctx, "views.open", func() error {
-		_, err := s.api.OpenViewContext(ctx, trigger, view)
+// openView opens a modal on the trigger of a click that arrived at
+// received, and returns the view's id. Slack takes a trigger for 3 s from
+// the click: views.open is tried again (after a 429, a 5xx or a network
+// failure) only while less than openCutoff has passed since then, and a
+// call still waiting when the trigger dies is given up.
+func (s *sender) openView(ctx context.Context, trigger string, view slack.ModalViewRequest, received time.Time) (string, error) {
+	ctx, cancel := context.WithDeadline(ctx, received.Add(triggerLife))
+	defer cancel()
+	var id string
+	err := s.do(ctx, "views.open", func() error {
+		if time.Since(received) > openCutoff {
+			return errTriggerSpent
+		}
+		resp, err := s.api.OpenViewContext(ctx, trigger, view)
+		if err == nil {
+			id = resp.ID
+		}
+		return err
+	})
+	return id, err
+}
+
+// openCutoff is how long after a click views.open is still tried: past
+// it, a call would reach Slack too close to the end of the trigger's life.
+const openCutoff = 2500 * time.Millisecond
+
+// errTriggerSpent is a views.open not made because the click's trigger
+// is (nearly) dead.
+var errTriggerSpent = errors.New("the click's trigger_id is too old to open a modal")
+
+// updateView replaces the content of an open modal.
+func (s *sender) updateView(ctx context.Context, viewID string, view slack.ModalViewRequest) error {
+	return s.do(ctx, "views.update", func() error {
+		_, err := s.api.UpdateViewContext(ctx, view, "", "", viewID)
 		return err
 	})
 }

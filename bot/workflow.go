@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/socketmode"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/intake"
@@ -37,18 +36,33 @@ const (
 // envelope as the start's key; a check shows what would run), or the
 // person is told every reason it cannot.
 func (b *Bot) runWorkflow(ctx context.Context, cmd Command, envelopeID string) {
+	plan, opt, no, err := b.takeWorkflow(cmd, envelopeID)
+	switch {
+	case err != nil:
+		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputWorkflow, err, "")
+	case no != nil:
+		b.tell(ctx, cmd.Channel, "", cmd.User, no.text, no.blocks)
+	default:
+		b.startCommand(ctx, cmd, plan, opt)
+	}
+}
+
+// takeWorkflow reads "/gonogo run WORKFLOW" into the plan and options of a
+// run, or the answer that refuses it (every problem of the file, each with
+// its line; the close names and the workflows there are). err is a failure
+// that is no person's to correct, for refuse, with the server's directory
+// taken out.
+func (b *Bot) takeWorkflow(cmd Command, envelopeID string) (engine.Plan, engine.StartOptions, *answer, error) {
 	if b.cfg.WorkflowsDir == "" {
-		b.tell(ctx, cmd.Channel, "", cmd.User, "Named workflows are not set up here: the operator sets GONOGO_WORKFLOWS_DIR "+
-			"to the directory that holds them. Nothing was run.", nil)
-		return
+		return engine.Plan{}, engine.StartOptions{}, &answer{text: "Named workflows are not set up here: the operator sets GONOGO_WORKFLOWS_DIR " +
+			"to the directory that holds them. Nothing was run."}, nil
 	}
 	plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
 		Input: engine.InputWorkflow, Workflow: cmd.Workflow, Args: cmd.Args, Context: cmd.Context, Flags: cmd.Flags,
 		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
 	})
 	if err == nil {
-		b.startCommand(ctx, cmd, plan, opt)
-		return
+		return plan, opt, nil, nil
 	}
 	var ref *engine.Refusal
 	var blocks []slack.Block
@@ -65,38 +79,38 @@ func (b *Bot) runWorkflow(ctx context.Context, cmd Command, envelopeID string) {
 		b.cfg.Log.Error("the workflows directory cannot be read", "dir", b.cfg.WorkflowsDir, "err", err)
 		blocks = UnknownWorkflow(cmd.Workflow, nil, nil)
 	default:
-		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputWorkflow, hideDir(err, b.cfg.WorkflowsDir), "")
-		return
+		err = hideDir(err, b.cfg.WorkflowsDir)
+		if no := refusalAnswer(err, engine.InputWorkflow); no != nil {
+			return engine.Plan{}, engine.StartOptions{}, no, nil
+		}
+		return engine.Plan{}, engine.StartOptions{}, nil, err
 	}
-	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
+	return engine.Plan{}, engine.StartOptions{}, &answer{text: FallbackText(blocks), blocks: blocks}, nil
 }
 
-// openSaveWorkflow opens the "Save as workflow" modal for a completed
-// chain, with a free name made of its skills filled in.
-func (b *Bot) openSaveWorkflow(ctx context.Context, r *engine.Run, a Action) {
+// saveWorkflowContent is the "Save as workflow" modal for a completed
+// chain, with a free name made of its skills filled in, or why it cannot
+// be saved.
+func (b *Bot) saveWorkflowContent(r *engine.Run, a Action) (slack.ModalViewRequest, string) {
 	switch {
 	case b.cfg.WorkflowsDir == "":
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "Saving workflows is not set up here: the operator sets GONOGO_WORKFLOWS_DIR. Nothing was saved.", nil)
-		return
+		return slack.ModalViewRequest{}, "Saving workflows is not set up here: the operator sets GONOGO_WORKFLOWS_DIR. Nothing was saved."
 	case r.Input != engine.InputChain || r.State != engine.RunCompleted:
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, "Only a completed chain can be saved as a workflow. Nothing was saved.", nil)
-		return
+		return slack.ModalViewRequest{}, "Only a completed chain can be saved as a workflow. Nothing was saved."
 	}
 	skills := chainSkills(r)
 	name := workflowNameFor(skills, func(n string) bool {
 		_, ok := intake.Dir(b.cfg.WorkflowsDir).Find(n)
 		return ok
 	})
-	if err := b.send.openView(ctx, a.TriggerID, SaveWorkflowModal(a.Ref, name, skills, r.Thread)); err != nil {
-		b.cfg.Log.Error("open the save-workflow modal", "err", err)
-	}
+	return SaveWorkflowModal(a.Ref, name, skills, r.Thread), ""
 }
 
 // saveWorkflow writes a completed chain as the workflow the modal named
 // and tells the person where it is and how to run it. received is when the
 // submission arrived: a name found taken by a file older than that was
-// already refused in the modal (see ackPayload), so the person is not told
-// twice.
+// already refused in the modal (see submissionErrors), so the person is
+// not told twice.
 func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, channel, thread string, received time.Time) {
 	tell := func(text string) { b.tell(ctx, channel, thread, sub.User, text, nil) }
 	switch {
@@ -137,37 +151,13 @@ func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, c
 	}
 }
 
-// ackPayload is what the acknowledgement of evt carries. For a "Save as
-// workflow" submission whose name cannot be used (malformed, or the name
-// of a workflow that exists) it is the field error Slack then shows in the
-// modal, which stays open; for everything else nil. It reads nothing but
-// the workflows directory's entries for that name: the ack waits for it.
-func (b *Bot) ackPayload(evt socketmode.Event) any {
-	if evt.Type != socketmode.EventTypeInteractive {
-		return nil
-	}
-	cb, ok := evt.Data.(slack.InteractionCallback)
-	if !ok || cb.Type != slack.InteractionTypeViewSubmission || cb.View.CallbackID != ModalSaveWorkflow {
-		return nil
-	}
-	problem := b.saveProblem(cb)
-	if problem == "" {
-		return nil
-	}
-	return slack.NewErrorsViewSubmissionResponse(map[string]string{BlockWorkflowName: plain(problem, 300)})
-}
-
-// saveProblem is what keeps a "Save as workflow" submission's name from
-// being used, or "": the submission is usable, or not one a person can
-// correct (the handler logs that).
-func (b *Bot) saveProblem(cb slack.InteractionCallback) string {
-	sub, err := ParseSubmission(cb)
-	var in *InputError
-	switch {
-	case errors.As(err, &in) && in.Block == BlockWorkflowName:
-		return in.Problem
-	case err != nil || b.cfg.WorkflowsDir == "":
-		return ""
+// saveProblem is why a "Save as workflow" submission's name, well formed,
+// cannot be used (a workflow of that name exists), or "". It reads nothing
+// but the workflows directory's entries for that name: the
+// acknowledgement waits for it.
+func (b *Bot) saveProblem(sub Submission) string {
+	if b.cfg.WorkflowsDir == "" {
+		return "" // the handler says so
 	}
 	if _, ok := intake.Dir(b.cfg.WorkflowsDir).Find(sub.Name); ok {
 		return fmt.Sprintf("a workflow named %s exists already: choose another name", sub.Name)

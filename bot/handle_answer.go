@@ -1,0 +1,161 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// A person who types a command or mentions the bot is answered as it
+// arrives, before the slower work (a run's start and its thread, a plan
+// file's download): with what will start, or why nothing will. Slack lets
+// the acknowledgement of a slash command carry that answer, which the
+// person sees at once as an ephemeral message. The acknowledgement of an
+// app_mention (an Events API envelope) carries nothing Slack would show,
+// so a mention is answered with chat.postEphemeral right after its ack,
+// before the plan file is fetched: one Web API call, where the download
+// and the run's first posts take several. The answer is what the person's
+// request alone tells (the command or the mention read, the workspace,
+// the intake's verdict on a chain or a workflow), never the store's or
+// Slack's state; what can only be known later (the engine refusing the
+// start, a file that is not a plan) is told as before, once known.
+
+// answer is a message for one person: text, with blocks when there are.
+type answer struct {
+	text   string
+	blocks []slack.Block
+}
+
+// refusalAnswer is the answer to input that starts nothing, when err is
+// one a person can read (a refusal, or input they can correct); nil for
+// any other error.
+func refusalAnswer(err error, kind engine.InputKind) *answer {
+	var ref *engine.Refusal
+	var in *InputError
+	var blocks []slack.Block
+	switch {
+	case errors.As(err, &ref):
+		blocks = Refusal(ref, kind)
+	case errors.As(err, &in):
+		blocks = InputProblem(in)
+	default:
+		return nil
+	}
+	return &answer{text: FallbackText(blocks), blocks: blocks}
+}
+
+// outsiderRefusal tells a person of another organization that runs are
+// started only for the workspace's people.
+const outsiderRefusal = "gonogo starts runs only for people of its own workspace (or listed approvers)."
+
+// commandAnswer is the answer a slash command's acknowledgement carries,
+// and whether it is the whole answer (a refusal, help, a check's preview:
+// the handler then has nothing to tell). A command that starts a run is
+// answered with what starts; `/gonogo runs` reads the store, so the
+// handler answers it.
+func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, bool) {
+	cmd, err := ParseCommand(sc)
+	if err != nil {
+		no := refusalAnswer(err, engine.InputChain)
+		return no, no != nil
+	}
+	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck) && b.outsider(cmd.User, cmd.Team) {
+		return &answer{text: outsiderRefusal}, true
+	}
+	var plan engine.Plan
+	switch {
+	case cmd.Kind == CmdHelp:
+		blocks := HelpBlocks(cmd.Slash)
+		return &answer{text: FallbackText(blocks), blocks: blocks}, true
+	case cmd.Kind == CmdRun || (cmd.Kind == CmdCheck && cmd.Checks == CmdRun):
+		p, _, no, err := b.takeWorkflow(cmd, envelopeID)
+		if no != nil || err != nil {
+			return no, no != nil
+		}
+		plan = p
+	case cmd.Kind == CmdChain || cmd.Kind == CmdCheck:
+		p, _, err := b.takeChain(cmd, envelopeID)
+		if err != nil {
+			no := refusalAnswer(err, engine.InputChain)
+			return no, no != nil
+		}
+		plan = p
+	default:
+		return nil, false
+	}
+	if cmd.Kind == CmdCheck {
+		blocks := b.checkAnswer(cmd, plan)
+		return &answer{text: FallbackText(blocks), blocks: blocks}, true
+	}
+	blocks := StartNotice(plan, b.cfg.ConfirmStart)
+	return &answer{text: FallbackText(blocks), blocks: blocks}, false
+}
+
+// commandPayload is the slash command's answer as the payload of its
+// acknowledgement: an ephemeral message.
+func commandPayload(a *answer) any {
+	msg := slack.Msg{Text: a.text, ResponseType: slack.ResponseTypeEphemeral}
+	if len(a.blocks) > 0 {
+		msg.Blocks = slack.Blocks{BlockSet: a.blocks}
+	}
+	return msg
+}
+
+// maxAckPayload is the largest acknowledgement payload gonogo sends:
+// Slack drops a Socket Mode response of 20 KB or more (and slack-go then
+// refuses to send even the ack), so a larger answer is left to the
+// handler, which posts it.
+const maxAckPayload = 19 * 1024
+
+func fitsAck(payload any) bool {
+	raw, err := json.Marshal(payload)
+	return err == nil && len(raw) <= maxAckPayload
+}
+
+// answerMention answers a mention as it arrives, right after its
+// acknowledgement: a refusal when the message cannot start a run (no plan
+// file attached, an edited message, a person of another organization),
+// else which file is read. It reports whether that answered the person in
+// full. A payload no person sent (a bot's message) is left to the
+// handler, which logs it.
+func (b *Bot) answerMention(ctx context.Context, evt socketmode.Event) bool {
+	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+	if !ok {
+		return false
+	}
+	raw, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent)
+	if !ok {
+		return false
+	}
+	m, err := ParseMention(raw)
+	if err != nil {
+		no := refusalAnswer(err, engine.InputPlan)
+		if no == nil {
+			return false
+		}
+		b.tellNow(ctx, raw.Channel, threadOf(raw), raw.User, no.text, no.blocks)
+		return true
+	}
+	if b.outsider(m.User, m.Team) || (m.Team == "" && b.outsider(m.User, ev.TeamID)) {
+		b.tellNow(ctx, m.Channel, m.ThreadTS, m.User, outsiderRefusal, nil)
+		return true
+	}
+	// The notice is worth something only before the answer it announces:
+	// one Slack holds back (a 429) is given up, not let hold the run.
+	ctx, cancel := context.WithTimeout(ctx, noticeWait)
+	defer cancel()
+	blocks := ReadingNotice(m.Files)
+	b.tellNow(ctx, m.Channel, m.ThreadTS, m.User, FallbackText(blocks), blocks)
+	return false
+}
+
+// noticeWait is how long a mention's handling waits for its notice to be
+// posted.
+const noticeWait = 2 * time.Second
