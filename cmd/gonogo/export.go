@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -93,7 +94,16 @@ func cmdExport(ctx context.Context, e env, f *runFlags, x exportFlags) int {
 // writeFileAtomic writes path whole or not at all: a temporary file in
 // the same folder, synced, then renamed over path.
 func writeFileAtomic(path string, body []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write %s: the folder %s does not exist", path, dir)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// Not the temporary file's name: the person named path.
+		return fmt.Errorf("write %s: %w", path, pe.Err)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

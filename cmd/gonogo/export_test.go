@@ -96,10 +96,21 @@ func TestExportRefusals(t *testing.T) {
 		{[]string{"export", "20260101-000000-000000000000"}, "no run 20260101-000000-000000000000"},
 		{[]string{"export", "x", "--format", "pdf"}, `--format "pdf": json or md`},
 		{[]string{"export"}, "expected one run id"},
+		{[]string{"export", "x", "-o", "/nonexistent-gonogo/dir/trail.md"}, "no run x"},
 	} {
 		res := gonogo(t, vars, "", tc.args...)
 		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || res.stdout != "" {
 			t.Errorf("gonogo %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(tc.args, " "), res.code, res.stderr, tc.want)
 		}
+	}
+}
+
+// TestWriteFileAtomicSaysWhatIsWrong: a folder that does not exist is
+// named, never the temporary file's name.
+func TestWriteFileAtomicSaysWhatIsWrong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "trail.md")
+	err := writeFileAtomic(path, []byte("x"))
+	if err == nil || !strings.Contains(err.Error(), "the folder "+filepath.Dir(path)+" does not exist") || strings.Contains(err.Error(), ".tmp") {
+		t.Fatalf("err = %v", err)
 	}
 }
