@@ -63,7 +63,10 @@ type DB struct {
 // file is on disk.
 func (db *DB) FilesPending() error { return db.filesErr }
 
-var _ engine.Store = (*DB)(nil)
+var (
+	_ engine.Store   = (*DB)(nil)
+	_ engine.History = (*DB)(nil)
+)
 
 // ErrDamaged marks a file that is not a gonogo database or is damaged.
 var ErrDamaged = errors.New("not a gonogo database, or damaged")
