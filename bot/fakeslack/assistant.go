@@ -7,7 +7,8 @@ import (
 
 // Slack's loading status for an app in a thread (assistant.threads.setStatus):
 // it shows under the thread until the app replies in it, the app clears it
-// (an empty status), or two minutes pass without a reply.
+// (an empty status), or two minutes pass without a reply (WithStatusExpiry
+// shortens them for a test).
 const (
 	statusExpiry       = 2 * time.Minute
 	maxLoadingMessages = 10
@@ -21,6 +22,9 @@ type ThreadStatus struct {
 	// Loading are the messages Slack rotates through while it shows.
 	Loading []string
 	Set     time.Time
+	// Expires is when it stops showing unless the app replies, clears or
+	// replaces it first: two minutes after Set (WithStatusExpiry).
+	Expires time.Time
 	// Cleared is when it stopped showing: cleared by the app, replaced by
 	// the app's reply, or expired; zero while it shows.
 	Cleared time.Time
@@ -29,7 +33,7 @@ type ThreadStatus struct {
 
 // Showing reports whether the status still shows at t.
 func (ts ThreadStatus) Showing(t time.Time) bool {
-	return ts.Status != "" && (ts.Cleared.IsZero() || t.Before(ts.Cleared)) && t.Before(ts.Set.Add(statusExpiry))
+	return ts.Status != "" && (ts.Cleared.IsZero() || t.Before(ts.Cleared)) && t.Before(ts.Expires)
 }
 
 // assistantThreadsSetStatus answers assistant.threads.setStatus: the
@@ -61,7 +65,7 @@ func (s *Server) assistantThreadsSetStatus(req *apiRequest, now time.Time) reply
 	status := req.get("status")
 	if status != "" {
 		s.st.statuses = append(s.st.statuses, &ThreadStatus{Channel: channel, ThreadTS: thread, Status: status,
-			Loading: loading, Set: now})
+			Loading: loading, Set: now, Expires: now.Add(s.cfg.statusExpiry)})
 	}
 	return okReply(nil)
 }
@@ -70,7 +74,7 @@ func (s *Server) assistantThreadsSetStatus(req *apiRequest, now time.Time) reply
 func (s *Server) endStatusLocked(channel, thread string, now time.Time, how string) {
 	for _, st := range s.st.statuses {
 		if st.Channel == channel && st.ThreadTS == thread && st.Cleared.IsZero() {
-			if exp := st.Set.Add(statusExpiry); now.After(exp) {
+			if exp := st.Expires; now.After(exp) {
 				st.Cleared, st.How = exp, "expired"
 			} else {
 				st.Cleared, st.How = now, how

@@ -51,9 +51,10 @@
 // chat.postMessage, chat.update, chat.postEphemeral, chat.delete, views.open,
 // views.push, views.update, files.getUploadURLExternal,
 // files.completeUploadExternal, files.info, conversations.replies,
-// usergroups.users.list and users.info. Others answer unknown_method (and are
-// recorded). Uploads, downloads and response_url posts are recorded as the
-// calls "upload_url", "url_private" and "response_url".
+// usergroups.users.list, users.info and assistant.threads.setStatus. Others
+// answer unknown_method (and are recorded). Uploads, downloads and
+// response_url posts are recorded as the calls "upload_url", "url_private"
+// and "response_url".
 //
 // Block Kit: every message, ephemeral, modal and response_url answer is
 // checked against Slack's documented limits (50 blocks per message, 100 per
@@ -62,8 +63,9 @@
 // action_id and block_id 255, block_ids unique; modal title, submit and close
 // 24; private_metadata 3,000; plain_text_input max_length 1 to 3,000 and
 // initial_value 3,000; message text 40,000; options, confirm dialogs,
-// placeholders, labels, images; no empty text, no block or element type
-// Block Kit lacks). Lengths count UTF-16 code units, the strictest way Slack
+// placeholders, labels, images; markdown blocks 12,000 characters together
+// and table blocks one a message, 100 rows of 20 cells, both in messages
+// only; no empty text, no block or element type Block Kit lacks). Lengths count UTF-16 code units, the strictest way Slack
 // might count, so an emoji outside the Basic Multilingual Plane counts
 // twice. CheckBlocks and CheckModal apply the same checks without a
 // server, for tests of what a bot renders. A payload
@@ -90,6 +92,11 @@
 // answers not_found). A payload on an envelope that accepts none, an
 // unknown response_action, an error under a block that is not an input
 // and an ack of 20 KB or more are Violations (method "ack").
+//
+// assistant.threads.setStatus keeps each thread's loading status: it ends
+// when the app replies in the thread (chat.postMessage or a file shared
+// there), is set empty or again, or expires two minutes after it was set
+// (WithStatusExpiry shortens that for a test); Statuses lists them.
 //
 // Simplifications: one workspace; any channel id exists; thread_ts is not
 // checked against known messages; envelopes are delivered to the newest

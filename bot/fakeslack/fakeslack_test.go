@@ -816,3 +816,32 @@ func TestThreadStatus(t *testing.T) {
 		t.Errorf("11 loading messages: %v, violations %v", err, srv.Violations())
 	}
 }
+
+// TestThreadStatusExpiry: a status nobody replies under stops showing when
+// it expires (WithStatusExpiry shortens Slack's two minutes), and one set
+// again before that replaces it without ever expiring.
+func TestThreadStatusExpiry(t *testing.T) {
+	srv := newServer(t, fakeslack.WithStatusExpiry(200*time.Millisecond))
+	ctx := testContext(t)
+	api := webClient(srv)
+	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(status string) {
+		t.Helper()
+		if err := api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+			ChannelID: "C1", ThreadTS: root, Status: status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("is running step 1")
+	set("is running step 1 (2 turns)") // refreshed before it expires
+	time.Sleep(300 * time.Millisecond)
+	set("is running step 2") // after the second one expired
+	st := srv.Statuses("C1", root)
+	if len(st) != 3 || st[0].How != "cleared" || st[1].How != "expired" || st[1].Cleared != st[1].Expires ||
+		!st[2].Showing(time.Now()) || st[2].Showing(st[2].Set.Add(200*time.Millisecond)) {
+		t.Fatalf("statuses = %+v", st)
+	}
+}

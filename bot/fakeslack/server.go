@@ -48,6 +48,7 @@ type config struct {
 	lenient      bool
 	lifetime     time.Duration // 0: connections live until dropped
 	connectDelay time.Duration // how long apps.connections.open takes
+	statusExpiry time.Duration
 }
 
 // Option configures a Server.
@@ -93,6 +94,14 @@ func WithLenientBlocks() Option {
 	return func(c *config) { c.lenient = true }
 }
 
+// WithStatusExpiry sets how long a thread's loading status
+// (assistant.threads.setStatus) shows without a reply before it expires:
+// two minutes, as on Slack, unless a test needs to see an app outlive a
+// shorter one.
+func WithStatusExpiry(d time.Duration) Option {
+	return func(c *config) { c.statusExpiry = d }
+}
+
 // Server is a fake Slack: the Web API and the Socket Mode websocket over one
 // httptest server. It is safe for concurrent use.
 type Server struct {
@@ -122,7 +131,7 @@ type Server struct {
 
 // New starts a fake Slack. Close it when done.
 func New(opts ...Option) *Server {
-	cfg := config{botToken: DefaultBotToken, appToken: DefaultAppToken, pingInterval: time.Second}
+	cfg := config{botToken: DefaultBotToken, appToken: DefaultAppToken, pingInterval: time.Second, statusExpiry: statusExpiry}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
