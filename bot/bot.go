@@ -42,11 +42,20 @@ type Reader interface {
 	List(ctx context.Context) ([]engine.RunSummary, error)
 }
 
-// Engine is everything the bot asks of the engine: runs, reading them, and
-// the notes it keeps with a run (where its messages are).
+// History is the slice of the engine a run's audit trail is built from:
+// its journal and every version of each artifact.
+type History interface {
+	Journal(ctx context.Context, id engine.RunID) ([]engine.Event, error)
+	ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error)
+}
+
+// Engine is everything the bot asks of the engine: runs, reading them and
+// their history, and the notes it keeps with a run (where its messages
+// are).
 type Engine interface {
 	Runs
 	Reader
+	History
 	Notes(ctx context.Context, id engine.RunID) (map[string]string, error)
 	SetNotes(ctx context.Context, id engine.RunID, set map[string]string) error
 }
@@ -71,10 +80,10 @@ type Bot struct {
 
 	mu       sync.Mutex
 	syncing  map[engine.RunID]*syncState
-	progress map[engine.RunID]*engine.Progress
-	rendered map[string]string // message key -> what was last sent, to skip identical updates
-	phases   map[string]string // running step's message key -> the attempt and status it was last sent showing
-	seen     *recent           // envelope ids already handled
+	progress map[engine.RunID]map[int]engine.Progress // each running step's latest live progress
+	statuses map[engine.RunID]shownStatus             // the loading status each run's thread shows
+	rendered map[string]string                        // message key -> what was last sent, to skip identical updates
+	seen     *recent                                  // envelope ids already handled
 	groups   map[string]groupCache
 	botUser  string
 	team     string // the workspace the bot is installed in
@@ -134,8 +143,9 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 		finished: newQueue[uint64](),
 		syncs:    newQueue[engine.RunID](),
 		replies:  newQueue[func(context.Context)](),
-		syncing:  map[engine.RunID]*syncState{}, progress: map[engine.RunID]*engine.Progress{},
-		rendered: map[string]string{}, phases: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
+		syncing:  map[engine.RunID]*syncState{}, progress: map[engine.RunID]map[int]engine.Progress{},
+		statuses: map[engine.RunID]shownStatus{},
+		rendered: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
 		replyURLs: map[string]string{},
 	}
 	return b, nil
@@ -379,7 +389,8 @@ func (b *Bot) replyLoop(ctx context.Context) {
 }
 
 // Notify is the engine's notifier: every committed change of a Slack run
-// brings its thread up to date; live progress is coalesced.
+// brings its thread up to date; live progress, which the thread's loading
+// status shows, is coalesced to one sync a ProgressInterval for each run.
 func (b *Bot) Notify(n engine.Notice) {
 	if n.Run == nil || n.Run.Origin.Channel == "" {
 		return
@@ -387,16 +398,14 @@ func (b *Bot) Notify(n engine.Notice) {
 	id := n.Run.ID
 	if n.Progress != nil {
 		b.mu.Lock()
-		p := *n.Progress
-		b.progress[id] = &p
+		steps := b.progress[id]
+		if steps == nil {
+			steps = map[int]engine.Progress{}
+			b.progress[id] = steps
+		}
+		steps[n.Event.Step] = *n.Progress
 		st := b.state(id)
-		// Live progress shares the app-wide chat.update budget across every
-		// running step: at most three fifths of it for progress in all, the
-		// rest left for state changes. (The budget holds either way; this
-		// spares the syncs it would turn away.)
-		perWindow := max(1, b.cfg.UpdateLimit*progressShare/5)
-		interval := max(b.cfg.ProgressInterval, time.Duration(len(b.progress))*b.cfg.UpdateWindow/time.Duration(perWindow))
-		wait := time.Until(st.lastProgress.Add(interval))
+		wait := time.Until(st.lastProgress.Add(b.cfg.ProgressInterval))
 		if st.progressTimer == nil {
 			if wait <= 0 {
 				st.lastProgress = time.Now()
@@ -414,7 +423,12 @@ func (b *Bot) Notify(n engine.Notice) {
 		b.mu.Unlock()
 		return
 	}
-	if n.Event.Type == engine.EvStepFinished || n.Event.Type == engine.EvRunFinished {
+	switch n.Event.Type {
+	case engine.EvStepFinished, engine.EvStepInterrupted:
+		b.mu.Lock()
+		delete(b.progress[id], n.Event.Step)
+		b.mu.Unlock()
+	case engine.EvRunFinished:
 		b.mu.Lock()
 		delete(b.progress, id)
 		b.mu.Unlock()
@@ -533,10 +547,6 @@ func (b *Bot) retryLater(ctx context.Context, id engine.RunID, err error) {
 	})
 }
 
-// progressShare is how many fifths of the chat.update budget live progress
-// is paced to, across all running steps.
-const progressShare = 3
-
 // shutdownGrace is how long a thread update under way may go on once the
 // bot is told to stop.
 const shutdownGrace = 5 * time.Second
@@ -570,7 +580,7 @@ func (b *Bot) catchUp(ctx context.Context) error {
 			continue
 		}
 		finished := s.State == engine.RunCompleted || s.State == engine.RunAborted
-		if finished && notes[noteFinal] != "" {
+		if finished && threadDone(notes) {
 			continue
 		}
 		if !finished {

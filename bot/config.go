@@ -44,17 +44,27 @@ type Config struct {
 
 	// PostInterval paces posts to one channel (Slack allows about one a
 	// second); ProgressInterval is the least time between two live
-	// progress updates of one step message. Zero means the defaults.
+	// progress updates of a run's thread (its loading status). Zero means
+	// the defaults.
 	PostInterval     time.Duration
 	ProgressInterval time.Duration
 
+	// StatusRefresh is how long a thread's loading status is left before
+	// it is set again while a step runs: Slack drops a status two minutes
+	// after it was set. Zero means the default.
+	StatusRefresh time.Duration
+
+	// NoAuditTrail stops the bot attaching a run's audit trail (the
+	// Markdown of gonogo export) to its thread when the run ends.
+	NoAuditTrail bool
+
 	// UpdateLimit is how many chat.update calls the bot makes at most in
-	// any UpdateWindow, across the whole app, live progress included
+	// any UpdateWindow, across the whole app
 	// (Slack's Tier 3: about 50 a minute). UpdateBurst of them may follow
 	// one another at once; the rest are spread evenly over the window.
 	// MessageUpdateInterval is the least time between two updates of one
-	// message that only refresh it (a run's header, a running step's live
-	// progress); a checkpoint or a decision shows at once, budget allowing.
+	// message that only refresh it (a run's header); a checkpoint or a
+	// decision shows at once, budget allowing.
 	// Changes that come faster are shown together, in one update of the
 	// run's current state. Posting new messages is not held by any of
 	// these. Zero means the defaults.
@@ -76,7 +86,8 @@ type Config struct {
 // Defaults of Config's zero values.
 const (
 	DefaultPostInterval     = time.Second
-	DefaultProgressInterval = 5 * time.Second
+	DefaultProgressInterval = 15 * time.Second
+	DefaultStatusRefresh    = 90 * time.Second
 
 	DefaultUpdateLimit           = 50
 	DefaultUpdateBurst           = 5
@@ -142,6 +153,9 @@ func (c *Config) validateRest() error {
 	}
 	if c.ProgressInterval == 0 {
 		c.ProgressInterval = DefaultProgressInterval
+	}
+	if c.StatusRefresh == 0 {
+		c.StatusRefresh = DefaultStatusRefresh
 	}
 	if c.UpdateLimit == 0 {
 		c.UpdateLimit = DefaultUpdateLimit

@@ -12,8 +12,10 @@
 // envelope to a queue, carries out the request through the engine, and
 // keeps each run's thread in step with the run: the bot notes with a run
 // which messages and files its thread already has, so after a crash or an
-// outage it posts what is missing and updates the rest. Every Web API call
-// waits out a 429 and is retried; nothing is dropped.
+// outage it posts what is missing and updates the rest. While a step runs
+// the thread shows Slack's loading status with its live progress, so that
+// progress costs no message update. Every Web API call waits out a 429 and
+// is retried; nothing is dropped.
 //
 // Layout. Files are named for the layer and then the thing they hold.
 // Translate: translate.go (the errors payloads are refused with, Slack
@@ -27,14 +29,15 @@
 // steps with their state, in the header and at the end), render_step.go
 // (a step's message, the interrupted notice, a reminder and the note that
 // a decision timed out),
-// render_end.go (completion and halt), render_modal.go (the modals, and
-// the loading and notice views they open as and fill with),
-// render_command.go (answers to commands: help, the runs list,
-// refusals), render_preview.go (a run's preview with Start and Cancel, a
-// check, the choice between plan files), render_notice.go (what a command
-// or a mention is answered with at once), render_blocks.go (Block Kit's
-// limits and the blocks every
-// message is made of), render_text.go (escaping, cutting to fit, names,
+// render_end.go (completion and halt, with the table of the steps),
+// render_modal.go (the modals, and the loading and notice views they open
+// as and fill with), render_command.go (answers to commands: help, the
+// runs list, refusals), render_preview.go (a run's preview with Start and
+// Cancel, a check, the choice between plan files), render_notice.go (what
+// a command or a mention is answered with at once), render_blocks.go
+// (Block Kit's limits, the blocks every message is made of, and defanging
+// the text Slack renders as Markdown), render_text.go (escaping, cutting
+// to fit, names,
 // times, money). Transport: bot.go (start-up, the envelopes Socket Mode
 // delivers, when each run is synced, shutdown), conn.go (connecting to
 // Slack, its retries and health),
@@ -48,7 +51,9 @@
 // run's thread
 // needs, planned from the run and its notes, pure: the reminders and
 // timeouts the engine journals among it), sync.go (carrying that
-// plan out, and the notes), sender.go (the Web API calls, retries and the
+// plan out, the notes, and the run's audit trail at its end),
+// sync_status.go (the thread's loading status), sender.go (the Web API
+// calls, retries and the
 // chat.update budget), members.go (who a Slack person is, for the
 // engine's rule of who may decide), workflow.go (named workflows), config.go and metrics.go. The fake Slack
 // in fakeslack holds the one Block Kit validator the tests use.

@@ -1310,8 +1310,8 @@ func ldCheckRun(t *testing.T, r *ldRun, s *ldSnap, got *engine.Run, db *storage.
 	}
 
 	// The thread: the header, one message per started step, one file per
-	// produced attempt and edit, a halt notice per FAILED attempt, and
-	// the end.
+	// produced attempt and edit, a halt notice per FAILED attempt, the end
+	// and the audit trail.
 	hs := s.headers[r.marker]
 	if len(hs) != 1 {
 		add("%d headers, want 1", len(hs))
@@ -1363,8 +1363,16 @@ func ldCheckRun(t *testing.T, r *ldRun, s *ldSnap, got *engine.Run, db *storage.
 			add("file %s holds %q, want %q", name, got[0], body)
 		}
 	}
+	// The end brings the run's audit trail, once.
+	audit := "audit-" + string(r.id) + ".md"
+	switch got := files[audit]; {
+	case len(got) != 1:
+		add("the audit trail %s was attached %d times, want once", audit, len(got))
+	case !strings.HasPrefix(got[0], "# Audit trail of run "+string(r.id)+"\n"):
+		add("the audit trail %s begins %.80q", audit, got[0])
+	}
 	for name := range files {
-		if _, ok := want[name]; !ok {
+		if _, ok := want[name]; !ok && name != audit {
 			add("file %s should not be there", name)
 		}
 	}

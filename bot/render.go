@@ -15,7 +15,9 @@ import (
 // no clock (the time comes in View). Every function returns blocks within
 // Block Kit's limits whatever the run holds; user text (artifacts, skill
 // names, reasons, feedback) is escaped so it can never mention, link or
-// format beyond what it says. This file holds what every message shares:
+// format beyond what it says. An artifact's preview is the one exception to
+// formatting: it is rendered as the Markdown it is, defanged so that it can
+// still neither mention nor link under a false label. This file holds what every message shares:
 // View, the words for states and decisions, and the fallback text.
 
 // View is what a message shows beyond the run itself: facts the bot knows
@@ -30,8 +32,6 @@ type View struct {
 	// message posted for an earlier attempt is rendered with its number, so
 	// after a redo it keeps showing that attempt and who asked for the redo.
 	Attempt int
-	// Progress is the latest live news of the running step, nil before any.
-	Progress *engine.Progress
 	// Preview is the shown attempt's artifact text, or its beginning; the
 	// message shows its first lines.
 	Preview string
@@ -112,7 +112,6 @@ var (
 // How much of a run a message shows before it summarises.
 const (
 	checklistMax   = 25 // header checklist lines before it shows a window
-	tableMax       = 60 // completion table lines
 	leftoverMax    = 10 // manual or deferred blocks listed
 	previewLines   = 15
 	previewBudget  = 2600 // characters of the preview's code block

@@ -105,3 +105,96 @@ func fit(body, tail []slack.Block, max int) []slack.Block {
 	}
 	return append(body, tail...)
 }
+
+// Limits of the blocks for rendered text. A markdown block's 12,000
+// characters are for every markdown block of a message together; a table
+// takes at most 100 rows (its header row among them) of 20 cells, and a
+// message takes one table.
+const (
+	maxMarkdownText = 12000
+	maxTableRows    = 100
+	maxTableCells   = 20
+)
+
+// markdownBlock is text Slack renders as Markdown: defang it first when it
+// holds anything gonogo did not write.
+func markdownBlock(text string) *slack.MarkdownBlock {
+	if strings.TrimSpace(text) == "" {
+		text = "-"
+	}
+	return slack.NewMarkdownBlock("", cutPlain(text, maxMarkdownText))
+}
+
+// textCell is a table cell of raw text, which Slack shows as it is: user
+// text in it is cleaned, put on one line and defanged.
+func textCell(text string, max int) *slack.TableRawTextCell {
+	text = cutPlain(defang(clean(oneLine(text, max*4+16))), max)
+	if text == "" {
+		text = "-"
+	}
+	return slack.NewTableRawTextCell(text)
+}
+
+// headCell is a table's column title, in bold.
+func headCell(title string) *slack.TableRichTextCell {
+	return slack.NewTableRichTextCell(slack.NewRichTextSection(
+		slack.NewRichTextSectionTextElement(title, &slack.RichTextSectionTextStyle{Bold: true})))
+}
+
+// cutPlain shortens text that is not mrkdwn to at most max characters,
+// ending in an ellipsis when it cuts. A cut that parts a defanged < or &
+// from its word joiner drops it too.
+func cutPlain(s string, max int) string {
+	if textLen(s) <= max {
+		return s
+	}
+	return strings.TrimRight(s[:prefixLen(s, max-1)], "<&]@") + "…"
+}
+
+// wordJoiner is invisible and joins what it sits between: after a < it
+// keeps any Slack token from forming, whatever parses the text.
+const wordJoiner = "\u2060"
+
+// defang keeps text that Slack renders as Markdown (a markdown block) or
+// may parse (a table's raw text, a thread's status) from becoming markup,
+// while a person reads it unchanged. Slack's markdown block translates
+// standard Markdown into Slack's own markup, so an artifact could
+// otherwise write <!channel>, <!here>, <@U…>, <#C…>, <!subteam^…> or an
+// entity that decodes into one, a link whose label hides where it goes
+// ([your bank](https://evil.example)) or an image link: a word joiner
+// after every < and & means no token or entity can form; after every ]
+// no inline, reference or image link can, so an address shows as itself;
+// and after the @ of @here, @channel and @everyone. Backslash escapes
+// would not do: whether Slack reads them before or after its own markup
+// is not documented.
+func defang(s string) string {
+	if !strings.ContainsAny(s, "<&]@") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		b.WriteByte(c)
+		switch c {
+		case '<', '&', ']':
+			b.WriteString(wordJoiner)
+		case '@':
+			if broadcast(s[i+1:]) {
+				b.WriteString(wordJoiner)
+			}
+		}
+	}
+	return b.String()
+}
+
+// broadcast reports whether s starts with the name of a mention that
+// notifies a whole channel or workspace.
+func broadcast(s string) bool {
+	for _, w := range []string{"here", "channel", "everyone"} {
+		if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) {
+			return true
+		}
+	}
+	return false
+}

@@ -11,10 +11,10 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// Completion is the end of a run that completed: `Run complete`, a table of
-// the steps with their result, decision and who made it, the manual steps,
-// the deferred blocks and the total cost; a chain also offers to be saved
-// as a workflow. A run that did not complete gets Halt's message instead.
+// Completion is the end of a run that completed: `Run complete`, a summary,
+// a table of the steps (Slack's table block: each step's result, decision,
+// who made it and its cost), the manual steps, the deferred blocks and the
+// total cost; a chain also offers to be saved as a workflow. A run that did not complete gets Halt's message instead.
 func Completion(r *engine.Run, v View) []slack.Block {
 	if r == nil {
 		return noRun()
@@ -156,20 +156,169 @@ func abortLine(r *engine.Run, v View, now time.Time) string {
 	return line + "."
 }
 
-// stepTable is the end message's table of steps, in the header's order.
+// stepTable is the end message's table of the steps, in the header's
+// order (a step the output of another added follows it, marked ↳): each
+// step's result, what became of it, who decided and what it cost. Slack
+// takes one table a message, of at most 100 rows with the titles' row: a
+// run of more steps lists the first 98 and sums up the rest in the last
+// row, and says where every step is.
 func stepTable(r *engine.Run) []slack.Block {
 	nodes := tree(r)
-	lines := make([]string, 0, min(len(nodes), tableMax+1))
-	for _, nd := range nodes[:min(len(nodes), tableMax)] {
-		lines = append(lines, treeLine(r, nd, true))
+	if len(nodes) == 0 {
+		return nil
 	}
-	if len(nodes) > tableMax {
-		rest := nodes[tableMax:]
-		lines = append(lines, "… "+nodeSpan(rest)+": "+countStatuses(nodeSteps(rest)))
+	t := slack.NewTableBlock("").WithColumnSettings(
+		slack.ColumnSetting{Align: slack.ColumnAlignmentLeft, IsWrapped: true},
+		slack.ColumnSetting{Align: slack.ColumnAlignmentLeft},
+		slack.ColumnSetting{Align: slack.ColumnAlignmentLeft, IsWrapped: true},
+		slack.ColumnSetting{Align: slack.ColumnAlignmentLeft, IsWrapped: true},
+		slack.ColumnSetting{Align: slack.ColumnAlignmentRight},
+	)
+	t.AddRow(headCell("Step"), headCell("Result"), headCell("Decision"), headCell("Who"), headCell("Cost"))
+	listed := nodes
+	if len(nodes) > maxTableRows-1 {
+		listed = nodes[:maxTableRows-2]
 	}
-	return packSections("*Steps*", lines, 12, func(n int) string {
-		return fmt.Sprintf("… and %d more lines", n)
-	})
+	for _, nd := range listed {
+		s := nd.s
+		step := fmt.Sprintf("%d. %s", s.N, s.Skill)
+		if nd.depth > 0 {
+			step = strings.Repeat("  ", min(nd.depth, 5)-1) + "↳ " + step
+		}
+		result := "-"
+		if l := s.Latest(); l != nil && l.Result != "" {
+			result = emojiOrQ(resultEmoji[l.Result]) + " " + string(l.Result)
+		}
+		t.AddRow(textCell(step+effortCell(s.Effort), 80), textCell(result, 30), textCell(stepOutcome(r, s), 60),
+			whoCell(stepDeciders(s)), textCell(money(stepCost(s)), 20))
+	}
+	out := []slack.Block{t}
+	if rest := nodes[len(listed):]; len(rest) > 0 {
+		cost := 0.0
+		for _, nd := range rest {
+			cost += stepCost(nd.s)
+		}
+		t.AddRow(textCell("… "+nodeSpan(rest), 80), textCell(countResults(rest), 80), textCell(countStatuses(nodeSteps(rest)), 80),
+			textCell("-", 5), textCell(money(cost), 20))
+		out = append(out, contextBlock(fmt.Sprintf("The table lists %d of the %d steps; its last row sums up the rest. "+
+			"The run's audit trail (`gonogo export %s`) has every step.", len(listed), len(nodes), mdLine(string(r.ID), 100))))
+	}
+	return out
+}
+
+// effortCell is a step's effort after its name in the table.
+func effortCell(effort string) string {
+	if strings.TrimSpace(effort) == "" {
+		return ""
+	}
+	return " (" + effort + ")"
+}
+
+// stepOutcome is what became of a step, in the table's words.
+func stepOutcome(r *engine.Run, s *engine.Step) string {
+	if engine.OptionalFailed(s) {
+		return "skipped (optional step failed)"
+	}
+	d := s.LastDecision()
+	switch s.Status {
+	case engine.StepDone:
+		switch {
+		case d != nil && d.Kind == engine.DecideEdit:
+			return "edited"
+		case d != nil && d.Kind == engine.DecideApprove:
+			return "approved"
+		}
+		return "advanced automatically"
+	case engine.StepSkipped:
+		return "skipped"
+	case engine.StepAborted:
+		switch l := s.Latest(); {
+		case d != nil && d.Kind == engine.DecideAbort:
+			return "aborted here"
+		case l != nil && l.Result == "":
+			return "stopped (run aborted)"
+		case l != nil:
+			return "run aborted"
+		}
+		return "not run (run aborted)"
+	case engine.StepWaiting:
+		if _, n, of, ok := engine.RetryDue(s); ok {
+			return fmt.Sprintf("retrying (retry %d of %d)", n, of)
+		}
+		// waitingState's words, which carry no markup but a retry's time.
+		return waitingState(r, s)
+	case engine.StepInterrupted:
+		return "interrupted"
+	}
+	return string(s.Status)
+}
+
+// stepDeciders are the people behind a step's outcome: everyone whose
+// approval carried it, or who made its last decision.
+func stepDeciders(s *engine.Step) []string {
+	d := s.LastDecision()
+	if d == nil || !s.Settled() && d.Kind != engine.DecideAbort {
+		return nil
+	}
+	if d.Kind == engine.DecideApprove {
+		if votes := uniq(engine.Approvals(s)); len(votes) > 0 {
+			return votes
+		}
+	}
+	return []string{d.Actor}
+}
+
+// whoCell names people in a table cell: a Slack user as a mention (which
+// Slack shows as the person's name), anyone else as text.
+func whoCell(actors []string) slack.TableCell {
+	if len(actors) == 0 {
+		return textCell("-", 5)
+	}
+	var els []slack.RichTextSectionElement
+	for i, a := range actors[:min(len(actors), 10)] {
+		if i > 0 {
+			els = append(els, slack.NewRichTextSectionTextElement(", ", nil))
+		}
+		if slackUserRE.MatchString(a) {
+			els = append(els, slack.NewRichTextSectionUserElement(a, nil))
+		} else {
+			els = append(els, slack.NewRichTextSectionTextElement(defang(plain(oneLine(a, 400), 80)), nil))
+		}
+	}
+	if extra := len(actors) - 10; extra > 0 {
+		els = append(els, slack.NewRichTextSectionTextElement(fmt.Sprintf(" and %d more", extra), nil))
+	}
+	return slack.NewTableRichTextCell(slack.NewRichTextSection(els...))
+}
+
+// stepCost is what every attempt at a step cost.
+func stepCost(s *engine.Step) float64 {
+	cost := 0.0
+	for _, a := range s.Attempts {
+		cost += a.CostUSD
+	}
+	return cost
+}
+
+// countResults counts the results of listed steps' latest attempts.
+func countResults(nodes []node) string {
+	counts := map[engine.Result]int{}
+	var order []engine.Result
+	for _, nd := range nodes {
+		res := engine.Result("no result")
+		if l := nd.s.Latest(); l != nil && l.Result != "" {
+			res = l.Result
+		}
+		if counts[res] == 0 {
+			order = append(order, res)
+		}
+		counts[res]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, res := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[res], res))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func endSummary(r *engine.Run, v View) string {

@@ -14,9 +14,11 @@ import (
 )
 
 // StepMessage is one step's message in the run's thread: `Step i of N:
-// skill (effort)`, then while it runs the live progress and a Cancel button;
-// once it finished the result, a one-line summary, a preview of the
-// artifact and where it is attached; at a checkpoint the buttons
+// skill (effort)`, then while it runs when it started and a Cancel button
+// (its live progress is the thread's loading status, ThreadStatus, so that
+// progress never spends a chat.update); once it finished the result, a
+// one-line summary, the artifact's beginning rendered as Markdown and
+// where it is attached; at a checkpoint the buttons
 // engine.Allowed offers (only Redo and Abort after a FAILED or interrupted
 // step); after a decision, who decided what and when instead of buttons.
 func StepMessage(r *engine.Run, n int, v View) []slack.Block {
@@ -65,15 +67,15 @@ func stepHeading(r *engine.Run, s *engine.Step, a *engine.Attempt) string {
 	return title
 }
 
-// attemptBlocks show the attempt a step message is about: its live
-// progress and a Cancel button (the tail) while it runs, its result once
-// it finished, or why it has neither.
+// attemptBlocks show the attempt a step message is about: that it runs
+// and a Cancel button (the tail) while it runs, its result once it
+// finished, or why it has neither.
 func attemptBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, v View, now time.Time) (body, tail []slack.Block) {
 	switch {
 	case a == nil:
 		return []slack.Block{section(noAttemptLine(s))}, nil
 	case latest && s.Status == engine.StepRunning && a.Result == "":
-		return []slack.Block{section(progressLine(a, v, now))},
+		return []slack.Block{section(runningLine(a, now))},
 			[]slack.Block{slack.NewActionBlock("", cancelButton(StepRef{Run: r.ID, Step: s.N, Attempt: a.N}))}
 	case latest && s.Status == engine.StepInterrupted:
 		return []slack.Block{section("⚠️ *interrupted*: gonogo stopped while this step was running. Redo it, or abort the run.")}, nil
@@ -372,29 +374,116 @@ func noAttemptLine(s *engine.Step) string {
 	return emojiOrQ(statusEmoji[s.Status]) + " " + mdLine(string(s.Status), 40)
 }
 
-func progressLine(a *engine.Attempt, v View, now time.Time) string {
-	el := now.Sub(a.Started)
-	p := v.Progress
-	if p != nil && p.Elapsed > 0 {
-		el = p.Elapsed
+// runningLine says that an attempt runs and since when. It holds nothing
+// that changes while the attempt runs, so that the message is updated only
+// when the step's state changes; the live progress is the thread's
+// loading status.
+func runningLine(a *engine.Attempt, now time.Time) string {
+	line := "⏳ *Running*"
+	if !a.Started.IsZero() {
+		line += " since " + when(a.Started, now)
 	}
-	parts := []string{"⏳ *Running*", duration(el)}
-	if p != nil {
-		parts = append(parts, plural(p.Turns, "turn"))
-		tools := plural(p.ToolCalls, "tool call")
+	return line + ". Its live progress shows at the foot of this thread."
+}
+
+// ThreadStatus is the loading status a run's thread shows while steps run
+// (assistant.threads.setStatus): Slack shows "gonogo <status>" at the foot
+// of the thread and rotates through loading until gonogo replies in the
+// thread or clears it. It carries the live progress of every running step
+// (progress holds each one's latest news, by step number): turns, tool
+// calls, time running and the agent's own status line. A thread shows one
+// status, so the steps of a workflow that run at once share it. status is
+// "" when no step runs. Slack joins the loading messages with commas, so
+// none holds one.
+func ThreadStatus(r *engine.Run, progress map[int]engine.Progress, now time.Time) (status string, loading []string) {
+	var running []*engine.Step
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if l := s.Latest(); s.Status == engine.StepRunning && l != nil && l.Result == "" {
+			running = append(running, s)
+		}
+	}
+	if len(running) == 0 || r.Finished() {
+		return "", nil
+	}
+	for i, s := range running {
+		if i == maxLoadingMessages-1 && len(running) > maxLoadingMessages {
+			loading = append(loading, fmt.Sprintf("and %d more steps", len(running)-i))
+			break
+		}
+		p := progress[s.N]
+		loading = append(loading, statusLine(engine.Title(r, s).Heading()+" · "+progressFacts(s, p, now)+agentWords(p)))
+	}
+	if len(running) == 1 {
+		s, p := running[0], progress[running[0].N]
+		status = "is running " + engine.Title(r, s).Heading() + " (" + progressFacts(s, p, now) + ")" + agentWords(p)
 		if p.LastTool != "" {
-			tools += " (last: " + mdLine(p.LastTool, 60) + ")"
+			loading = append(loading, statusLine("last tool: "+p.LastTool))
 		}
-		parts = append(parts, tools)
-		if p.CostUSD > 0 {
-			parts = append(parts, money(p.CostUSD))
-		}
-		if p.Status != "" { // the agent's own words: "Reconnecting...", a retry
-			parts = append(parts, mdLine(p.Status, 150))
-		}
+		return statusLine(status), loading
+	}
+	ns := make([]string, 0, min(len(running), 10))
+	for _, s := range running[:min(len(running), 10)] {
+		ns = append(ns, strconv.Itoa(s.N))
+	}
+	status = fmt.Sprintf("is running %d steps at once: %s", len(running), strings.Join(ns, " · "))
+	if len(running) > len(ns) {
+		status += " …"
+	}
+	return statusLine(status), loading
+}
+
+// maxLoadingMessages is Slack's limit on a status's loading messages.
+const maxLoadingMessages = 10
+
+// progressFacts are a running step's turns, tool calls, time running and
+// cost so far, as far as its agent has told them (an agent that tells
+// nothing has its time running alone).
+func progressFacts(s *engine.Step, p engine.Progress, now time.Time) string {
+	el := p.Elapsed
+	if l := s.Latest(); el <= 0 && l != nil && !l.Started.IsZero() {
+		el = now.Sub(l.Started)
+	}
+	var parts []string
+	if p.Turns > 0 || p.ToolCalls > 0 {
+		parts = append(parts, count(p.Turns, "turn"), count(p.ToolCalls, "tool call"))
+	}
+	parts = append(parts, duration(el))
+	if p.CostUSD > 0 {
+		parts = append(parts, money(p.CostUSD))
 	}
 	return strings.Join(parts, " · ")
 }
+
+// agentWords is the agent's own status line ("Reconnecting..."), when it
+// said one.
+func agentWords(p engine.Progress) string {
+	if strings.TrimSpace(p.Status) == "" {
+		return ""
+	}
+	return " · " + p.Status
+}
+
+// count is plural without a thousands separator, which would split a
+// loading message in two.
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// statusLine makes a status or loading message of text that may hold an
+// agent's words: on one line, without commas (Slack would split the
+// loading messages there), defanged, and short.
+func statusLine(s string) string {
+	s = strings.ReplaceAll(oneLine(clean(s), 1000), ",", ";")
+	return cutPlain(defang(s), maxStatusText)
+}
+
+// maxStatusText keeps a status and each loading message short: Slack
+// documents no limit, and a status line is read at a glance.
+const maxStatusText = 150
 
 // resultText is an attempt's result and its reason: "FAILED - the agent
 // exited with code 1".
@@ -437,7 +526,7 @@ func resultBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) []sl
 	}
 	if a.Artifact {
 		if p, ok := preview(v.Preview); ok {
-			out = append(out, section(p))
+			out = append(out, p)
 		}
 		name := v.ArtifactName
 		if name == "" {
@@ -469,23 +558,25 @@ func artifactName(r *engine.Run, s *engine.Step, a *engine.Attempt) string {
 	return path.Base(engine.ArtifactFile(r.ID, s.N, s.Skill, a.N, l == nil || l.N == a.N))
 }
 
-// preview is the first lines of an artifact as a code block, cut to stay
-// well within a section's 3,000 characters. It reads only the lines it
-// shows (and counts the rest), however large the artifact.
-func preview(text string) (string, bool) {
+// preview is the first lines of an artifact, rendered by Slack as
+// Markdown (a markdown block: headings, lists, emphasis, code), within
+// previewBudget characters of the 12,000 a message's markdown blocks may
+// hold together. It reads only the lines it shows (and counts the rest),
+// however large the artifact. The artifact is the agent's text, so it is
+// defanged: it cannot mention anyone, link under a false label or form
+// any other Slack markup. A code block the cut leaves open is closed, so
+// the note on the lines left out does not fall inside it.
+func preview(text string) (*slack.MarkdownBlock, bool) {
 	text = strings.TrimLeft(text, " \t\r\n")
 	if text == "" {
-		return "", false
+		return nil, false
 	}
 	var lines []string
 	rest := text
 	for len(lines) < previewLines && rest != "" {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		line = strings.TrimRight(clean(line), " \t")
-		// A fence inside the artifact would end the code block early.
-		line = strings.ReplaceAll(cut(escape(line), 240), "``", "`\u200b`")
-		lines = append(lines, line)
+		lines = append(lines, cutPlain(strings.TrimRight(clean(line), " \t"), 240))
 	}
 	more := 0
 	if strings.TrimSpace(rest) != "" {
@@ -493,24 +584,50 @@ func preview(text string) (string, bool) {
 	}
 	size := 0
 	for i, l := range lines {
-		if size+textLen(l)+1 > previewBudget {
+		if size+textLen(defang(l))+1 > previewBudget {
 			more += len(lines) - i
 			lines = lines[:i]
 			break
 		}
-		size += textLen(l) + 1
+		size += textLen(defang(l)) + 1
 	}
 	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
 		lines = lines[:len(lines)-1]
 	}
 	if len(lines) == 0 {
-		return "", false
+		return nil, false
 	}
-	out := "```\n" + strings.Join(lines, "\n") + "\n```"
+	out := defang(strings.Join(lines, "\n"))
+	if fence := openFence(lines); fence != "" {
+		out += "\n" + fence
+	}
 	if more > 0 {
-		out += "\n_… " + plural(more, "more line") + " in the attached file_"
+		out += "\n\n_… " + plural(more, "more line") + " in the attached file_"
 	}
-	return out, true
+	return markdownBlock(out), true
+}
+
+// openFence is the fence of a code block lines leave open ("```" or
+// "~~~", as long as the one that opened it), or "" when none is open.
+func openFence(lines []string) string {
+	open := ""
+	for _, l := range lines {
+		t := strings.TrimLeft(l, " ")
+		if len(l)-len(t) > 3 {
+			continue
+		}
+		for _, c := range []string{"`", "~"} {
+			n := len(t) - len(strings.TrimLeft(t, c))
+			switch {
+			case n < 3:
+			case open == "":
+				open = strings.Repeat(c, n)
+			case strings.HasPrefix(open, c) && n >= len(open) && strings.TrimSpace(t[n:]) == "":
+				open = ""
+			}
+		}
+	}
+	return open
 }
 
 func earlierAttempts(s *engine.Step, shown int, now time.Time) string {

@@ -309,13 +309,13 @@ func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []
 type updatePriority int
 
 const (
-	// updateCheckpoint shows a step waiting for a decision: its buttons.
+	// updateCheckpoint shows a step waiting for a decision (its
+	// buttons), or the decision a person just took on it.
 	updateCheckpoint updatePriority = iota
-	// updateState shows another change of state: a decision taken, a
-	// step started again, a notice that has moved on.
+	// updateState shows another change of state: a step started, a
+	// notice that has moved on.
 	updateState
-	// updateMinor refreshes a message: the run's header, a running
-	// step's live progress.
+	// updateMinor refreshes a message: the run's header.
 	updateMinor
 )
 
@@ -540,4 +540,28 @@ func (s *sender) updateView(ctx context.Context, viewID string, view slack.Modal
 		_, err := s.api.UpdateViewContext(ctx, view, "", "", viewID)
 		return err
 	})
+}
+
+// statusMethod is the Web API method of a thread's loading status.
+const statusMethod = "assistant.threads.setStatus"
+
+// setStatus shows a loading status in a thread, rotating through loading;
+// an empty status clears it. It is a courtesy, never worth holding a
+// thread's messages for: it is made once, and a 429 (Retry-After, or a
+// second when Slack gives none) holds the next ones, answered with a
+// *laterError rather than waited out.
+func (s *sender) setStatus(ctx context.Context, channel, thread, status string, loading []string) error {
+	if until := s.blockedUntil(statusMethod); !until.IsZero() {
+		return &laterError{until}
+	}
+	s.metrics.call(statusMethod)
+	err := s.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+		ChannelID: channel, ThreadTS: thread, Status: status, LoadingMessages: loading})
+	if wait, _, limited := rateLimit(err); limited {
+		s.metrics.rateLimited(statusMethod)
+		until := time.Now().Add(max(wait, time.Second))
+		s.block(statusMethod, until)
+		return &laterError{until}
+	}
+	return err
 }

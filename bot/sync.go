@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/audit"
 )
 
 // Keys of the notes the bot keeps with a run: where its messages are and
@@ -24,6 +24,10 @@ const (
 	noteThread = "thread" // the thread's root ts
 	noteHeader = "header" // the header message
 	noteFinal  = "final"  // the completion or abort message
+	// noteAudit is the run's audit trail attached as a file: auditPending
+	// from the end of the run until it is, then "1".
+	noteAudit    = "audit"
+	auditPending = "pending"
 	// noteUnreachable marks a run whose channel the bot cannot post in.
 	noteUnreachable = "unreachable"
 	// noteAbortedBy is who ended a run that no step decision records: a
@@ -57,9 +61,10 @@ func noteTimeout(n, a int) string { return fmt.Sprintf("timeout/%d/%d", n, a) }
 // once, then updated), one message per started step, every artifact
 // attached as a file, the announcement of an interrupted step, the halt
 // message of a FAILED step, the reminder and the timeout of a checkpoint
-// left waiting, and the final message. Every post is noted
-// with the run at once, so a crash between two posts repeats nothing that
-// Slack accepted (except, at worst, the one post in flight).
+// left waiting, the final message and the run's audit trail; then the
+// thread's loading status says what runs. Every post is noted with the run
+// at once, so a crash between two posts repeats nothing that Slack
+// accepted (except, at worst, the one post in flight).
 func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 	r, err := b.eng.Load(ctx, id)
 	if err != nil {
@@ -79,18 +84,22 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		}
 	}
 	t := &threadSync{b: b, r: r, channel: r.Origin.Channel, notes: notes}
-	for _, op := range planThread(r, views, notes, b.phasesOf(t.channel, notes)) {
+	for _, op := range planThread(r, views, notes, !b.cfg.NoAuditTrail) {
 		if stop, err := t.do(ctx, op); stop || err != nil {
 			return err
 		}
 	}
+	if err := t.status(ctx); err != nil {
+		return err
+	}
 	// An update the budget put off did not hold the rest of the thread (a
 	// new step's message was posted at once): the run is synced again when
-	// the earliest of them may be made, showing its state by then.
+	// the earliest of them may be made, showing its state by then. So is
+	// a run whose status is due for a refresh.
 	if !t.later.IsZero() {
 		return &laterError{t.later}
 	}
-	if r.Finished() && notes[noteFinal] != "" {
+	if r.Finished() && threadDone(notes) {
 		b.forgetRun(r.ID, t.channel, notes)
 	}
 	return nil
@@ -102,7 +111,14 @@ type threadSync struct {
 	r       *engine.Run
 	channel string
 	notes   map[string]string // kept current with every note set
-	later   time.Time         // the earliest update the budget put off
+	later   time.Time         // when to sync again: the earliest update the budget put off, or a status due
+}
+
+// syncAt has the run synced again at when, or earlier.
+func (t *threadSync) syncAt(when time.Time) {
+	if t.later.IsZero() || when.Before(t.later) {
+		t.later = when
+	}
 }
 
 // do carries out op. stop says the thread is given up: the bot cannot
@@ -115,6 +131,8 @@ func (t *threadSync) do(ctx context.Context, op threadOp) (stop bool, err error)
 		return false, t.update(ctx, op)
 	case opUpload:
 		return false, t.upload(ctx, op)
+	case opAudit:
+		return false, t.attachAudit(ctx, op)
 	}
 	return false, fmt.Errorf("thread operation %d on %s: unknown", op.kind, op.what)
 }
@@ -136,6 +154,9 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 	if err != nil {
 		return false, fmt.Errorf("post %s: %w", op.what, err)
 	}
+	if thread != "" {
+		t.b.replied(t.r.ID)
+	}
 	return false, t.posted(ctx, op, ts, thread)
 }
 
@@ -143,18 +164,16 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 // it shows, so that after a restart only the messages whose content
 // changed are updated.
 func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string) error {
-	if op.tsOnly {
-		return t.note(ctx, op.key, ts)
-	}
 	set := map[string]string{op.key: ts}
+	maps.Copy(set, op.also)
+	if op.tsOnly {
+		return t.notePairs(ctx, set)
+	}
 	if op.opensThread {
 		if thread == "" {
 			thread = ts
 		}
 		set[noteThread] = thread
-	}
-	if op.phase != "" {
-		t.b.showsPhase(t.channel, ts, op.phase, op.running)
 	}
 	sum := digest(op.blocks)
 	t.b.remember(t.channel, ts, sum)
@@ -165,7 +184,7 @@ func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string)
 // update makes op's message show its blocks, unless it already does or
 // the budget puts the update off.
 func (t *threadSync) update(ctx context.Context, op threadOp) error {
-	shown, err := t.updateShown(ctx, op)
+	_, err := t.updateShown(ctx, op)
 	switch {
 	case gone(err) && op.ifGone == goneRepost:
 		// The message was deleted: post it again, in the run's thread.
@@ -174,14 +193,12 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 		if err != nil {
 			return fmt.Errorf("post %s again: %w", op.what, err)
 		}
+		t.b.replied(t.r.ID)
 		return t.posted(ctx, op, ts, thread)
 	case gone(err) && op.ifGone == goneIgnore:
 		return nil
 	case err != nil:
 		return fmt.Errorf("update %s: %w", op.what, err)
-	}
-	if shown && op.phase != "" {
-		t.b.showsPhase(t.channel, op.ts, op.phase, op.running)
 	}
 	return nil
 }
@@ -197,9 +214,7 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 	var le *laterError
 	if errors.As(err, &le) {
 		t.b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", t.r.ID, "ts", op.ts, "priority", int(op.prio), "until", le.until)
-		if t.later.IsZero() || le.until.Before(t.later) {
-			t.later = le.until
-		}
+		t.syncAt(le.until)
 		return false, nil
 	}
 	if err != nil {
@@ -218,6 +233,28 @@ func (t *threadSync) upload(ctx context.Context, op threadOp) error {
 	if err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, body); err != nil {
 		return fmt.Errorf("attach %s: %w", op.file, err)
 	}
+	t.b.replied(t.r.ID)
+	return t.note(ctx, op.key, "1")
+}
+
+// attachAudit attaches the run's audit trail to its thread, in Markdown: the
+// trail `gonogo export RUN --format md` writes, built from the journal and
+// every version of each artifact the engine hands on.
+func (t *threadSync) attachAudit(ctx context.Context, op threadOp) error {
+	journal, err := t.b.eng.Journal(ctx, t.r.ID)
+	if err != nil {
+		return fmt.Errorf("read the journal for %s: %w", op.what, err)
+	}
+	trail, err := audit.Build(audit.Source{Run: t.r, Journal: journal, Versions: func(step, attempt int) ([][]byte, error) {
+		return t.b.eng.ArtifactVersions(ctx, t.r.ID, step, attempt)
+	}}, time.Now())
+	if err != nil {
+		return fmt.Errorf("build %s: %w", op.what, err)
+	}
+	if err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, trail.Markdown()); err != nil {
+		return fmt.Errorf("attach %s: %w", op.what, err)
+	}
+	t.b.replied(t.r.ID)
 	return t.note(ctx, op.key, "1")
 }
 
@@ -237,9 +274,9 @@ func (b *Bot) forgetRun(id engine.RunID, channel string, notes map[string]string
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.progress, id)
+	delete(b.statuses, id)
 	for _, ts := range notes {
 		delete(b.rendered, channel+"/"+ts)
-		delete(b.phases, channel+"/"+ts)
 	}
 	if st, ok := b.syncing[id]; ok && !st.queued && st.progressTimer == nil && st.wake == nil {
 		delete(b.syncing, id)
@@ -264,16 +301,10 @@ func (b *Bot) giveUp(ctx context.Context, r *engine.Run, note func(k, v string) 
 	return nil
 }
 
-// view gathers what a message shows beyond the run: live progress, votes,
-// the artifact's preview, reminder and deadline.
+// view gathers what a message shows beyond the run: the artifact's
+// preview, reminder and deadline.
 func (b *Bot) view(ctx context.Context, r *engine.Run, n int, notes map[string]string) View {
 	v := View{Now: time.Now(), OfferSaveWorkflow: b.cfg.WorkflowsDir != "", AbortedBy: notes[noteAbortedBy]}
-	b.mu.Lock()
-	if p := b.progress[r.ID]; p != nil {
-		cp := *p
-		v.Progress = &cp
-	}
-	b.mu.Unlock()
 	s := r.Step(n)
 	if s == nil {
 		return v
@@ -310,36 +341,6 @@ func previewOf(body []byte) string {
 		cut--
 	}
 	return string(body[:cut])
-}
-
-// phasesOf is the attempt and status each of a run's step messages was
-// last sent showing, by ts, as far as this process knows.
-func (b *Bot) phasesOf(channel string, notes map[string]string) map[string]string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	phases := map[string]string{}
-	for k, ts := range notes {
-		if !strings.HasPrefix(k, noteStepPrefix) {
-			continue
-		}
-		if p, ok := b.phases[channel+"/"+ts]; ok {
-			phases[ts] = p
-		}
-	}
-	return phases
-}
-
-// showsPhase notes the phase a step message was sent showing; only a
-// running step's is kept, as only a running step's message changes with
-// live progress alone.
-func (b *Bot) showsPhase(channel, ts, phase string, running bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if running {
-		b.phases[channel+"/"+ts] = phase
-	} else {
-		delete(b.phases, channel+"/"+ts)
-	}
 }
 
 // shows reports whether the message was last sent showing sum.

@@ -12,7 +12,8 @@ import (
 // pure, says what the thread should get given the run and what the thread
 // already shows (the notes kept with the run); (*Bot).sync carries the plan
 // out through the sender and its update budget, noting every post with the
-// run as it goes.
+// run as it goes, then gives the thread the loading status of the steps
+// that run (ThreadStatus), which is no message and spends no update.
 
 // threadOpKind is what a planned operation does in Slack.
 type threadOpKind int
@@ -21,6 +22,7 @@ const (
 	opPost   threadOpKind = iota + 1 // chat.postMessage, a new message in the thread
 	opUpdate                         // chat.update of a message the thread already has
 	opUpload                         // an artifact attached to the thread as a file
+	opAudit                          // the run's audit trail attached to the thread as a file
 )
 
 // ifGone is what an update does when its message was deleted.
@@ -54,11 +56,10 @@ type threadOp struct {
 	// tsOnly notes a post's ts without a digest of what it shows: the end
 	// of a run is never updated.
 	tsOnly bool
-	// phase is the attempt and status a step message shows; running says
-	// the step runs, when only live progress changes the message.
-	phase   string
-	running bool
-	// step, attempt and file name the artifact an upload attaches.
+	// also is noted with a post's ts, in the same write.
+	also map[string]string
+	// step, attempt and file name the artifact an upload attaches; file
+	// also names the audit trail's file.
 	step, attempt int
 	file          string
 	// what names the message in errors: "step 3", "the run's header".
@@ -73,14 +74,14 @@ type threadViews struct {
 }
 
 // planThread is the plan of a run's thread: the operations, in order, that
-// bring the thread up to date with r, given the notes kept with the run and
-// phases, the phase each running step's message was last sent showing (by
-// message ts). The order is the thread's: the header, then for each started
-// step its message, its files, the announcement of its interrupted attempt,
-// its halt notices and its deadlines' notices, then the end of the run. Updates are planned for
-// every message the thread has; the sync leaves out those that already show
-// their blocks.
-func planThread(r *engine.Run, views threadViews, notes, phases map[string]string) []threadOp {
+// bring the thread up to date with r, given the notes kept with the run.
+// The order is the thread's: the header, then for each started step its
+// message, its files, the announcement of its interrupted attempt, its
+// halt notices and its deadlines' notices, then the end of the run and,
+// when audit is set, the run's audit trail as a file. Updates are planned
+// for every message the thread has; the sync leaves out those that already
+// show their blocks.
+func planThread(r *engine.Run, views threadViews, notes map[string]string, audit bool) []threadOp {
 	if notes[noteUnreachable] != "" {
 		return nil
 	}
@@ -91,20 +92,41 @@ func planThread(r *engine.Run, views threadViews, notes, phases map[string]strin
 			continue
 		}
 		sv := views.steps[s.N]
-		ops = append(ops, stepOp(r, s, sv, notes, phases))
+		ops = append(ops, stepOp(r, s, sv, notes))
 		ops = append(ops, uploadOps(s, notes)...)
 		ops = append(ops, interruptedOps(r, s, sv, notes)...)
 		ops = append(ops, haltOps(r, s, views.run, notes)...)
 		ops = append(ops, deadlineOps(r, s, sv, notes)...)
 	}
-	if r.Finished() && notes[noteFinal] == "" {
+	if !r.Finished() {
+		return ops
+	}
+	if notes[noteFinal] == "" {
 		msg := Completion(r, views.run)
 		if r.State == engine.RunAborted {
 			msg = Halt(r, views.run)
 		}
-		ops = append(ops, threadOp{kind: opPost, key: noteFinal, blocks: msg, tsOnly: true, what: "the end of the run"})
+		end := threadOp{kind: opPost, key: noteFinal, blocks: msg, tsOnly: true, what: "the end of the run"}
+		if audit {
+			// Noted with the end, so that a restart between the two still
+			// attaches the trail.
+			end.also = map[string]string{noteAudit: auditPending}
+		}
+		ops = append(ops, end)
+	}
+	if audit && (notes[noteFinal] == "" || notes[noteAudit] == auditPending) {
+		ops = append(ops, threadOp{kind: opAudit, key: noteAudit, file: auditFile(r), what: "the run's audit trail"})
 	}
 	return ops
+}
+
+// auditFile is the name a run's audit trail is attached under.
+func auditFile(r *engine.Run) string { return "audit-" + string(r.ID) + ".md" }
+
+// threadDone reports whether a run's thread has all it will ever show:
+// the end of the run, and the audit trail when one is due.
+func threadDone(notes map[string]string) bool {
+	return notes[noteFinal] != "" && notes[noteAudit] != auditPending
 }
 
 // headerOp posts the run's header once and then keeps it current. The
@@ -129,16 +151,16 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 }
 
 // stepOp posts a started step's message once and then keeps it current. A
-// step waiting for a decision shows its buttons first of all. A running
-// step's message that already shows the same attempt running changes only
-// with live progress: a minor update.
-func stepOp(r *engine.Run, s *engine.Step, v View, notes, phases map[string]string) threadOp {
+// step waiting for a decision shows its buttons first of all, and so does
+// one a person has just decided: whoever clicked is looking at the message
+// for their decision to show. A running step's message changes only with
+// the step's state (its live progress is the thread's status), so every
+// update of it is a change of state.
+func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string) threadOp {
 	op := threadOp{
-		key:     noteStep(s.N),
-		blocks:  StepMessage(r, s.N, v),
-		phase:   fmt.Sprintf("%d %s", s.Latest().N, s.Status),
-		running: s.Status == engine.StepRunning,
-		what:    fmt.Sprintf("step %d", s.N),
+		key:    noteStep(s.N),
+		blocks: StepMessage(r, s.N, v),
+		what:   fmt.Sprintf("step %d", s.N),
 	}
 	ts := notes[op.key]
 	if ts == "" {
@@ -146,11 +168,8 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes, phases map[string]stri
 		return op
 	}
 	op.kind, op.ts, op.ifGone, op.prio = opUpdate, ts, goneRepost, updateState
-	switch {
-	case s.Status == engine.StepWaiting:
+	if d := s.LastDecision(); s.Status == engine.StepWaiting || d != nil && !engine.AutomaticActor(d.Actor) {
 		op.prio = updateCheckpoint
-	case op.running && phases[ts] == op.phase:
-		op.prio = updateMinor
 	}
 	return op
 }

@@ -26,12 +26,17 @@ func describeOp(op threadOp) string {
 		if op.tsOnly {
 			s += " ts only"
 		}
+		for k, v := range op.also {
+			s += " noting " + k + "=" + v
+		}
 	case opUpdate:
 		s = fmt.Sprintf("update %s %s", op.key, op.ts)
 		s += map[updatePriority]string{updateCheckpoint: " checkpoint", updateState: " state", updateMinor: " minor"}[op.prio]
 		s += map[ifGone]string{goneRepost: " repost", goneIgnore: " ignore"}[op.ifGone]
 	case opUpload:
 		s = fmt.Sprintf("upload %s %s", op.key, op.file)
+	case opAudit:
+		s = fmt.Sprintf("attach the audit trail %s %s", op.key, op.file)
 	}
 	return s
 }
@@ -63,11 +68,11 @@ func TestPlanThread(t *testing.T) {
 		return newRun(t, goldenRunID, chainInput(names...), engine.StartOptions{})
 	}
 	tests := []struct {
-		name   string
-		run    func(t *testing.T) *script
-		notes  map[string]string
-		phases map[string]string
-		want   []string
+		name  string
+		run   func(t *testing.T) *script
+		notes map[string]string
+		audit bool
+		want  []string
 	}{
 		{
 			name:  "a new run posts its header, which opens the thread",
@@ -94,14 +99,9 @@ func TestPlanThread(t *testing.T) {
 			want:  []string{"update header 1.1 minor repost", "post step/1"},
 		},
 		{
-			name:   "a running step shown running changes with live progress alone: minor",
-			run:    func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
-			notes:  with(map[string]string{noteStep(1): "1.2"}),
-			phases: map[string]string{"1.2": "1 running"},
-			want:   []string{"update header 1.1 minor repost", "update step/1 1.2 minor repost"},
-		},
-		{
-			name:  "a running step not yet shown running is a change of state",
+			// Its live progress is the thread's status: the sync leaves out
+			// the update while the message shows the same blocks.
+			name:  "a running step's message changes only with its state",
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
 			notes: with(map[string]string{noteStep(1): "1.2"}),
 			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 state repost"},
@@ -112,6 +112,21 @@ func TestPlanThread(t *testing.T) {
 			notes: with(map[string]string{noteStep(1): "1.2"}),
 			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
 				"upload file/1/1 01-deliver-prd.md"},
+		},
+		{
+			// Whoever clicked is looking at the message for it to show.
+			name: "a person's decision shows first, as a checkpoint does; gonogo's own retry does not",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd", "deliver-user-stories")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideSkip, alice, "")
+				s.fail(2, "boom")
+				s.decide(2, engine.DecideRedo, engine.RetryActor, "")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteStep(2): "1.3", noteHalt(2, 1): "1.4"}),
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+				"update step/2 1.3 state repost", "update halt/2/1 1.4 state ignore"},
 		},
 		{
 			name:  "an attached artifact is not attached again",
@@ -130,7 +145,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 state repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
 				"upload file/1/2/edited 01-deliver-prd.attempt-2.edited.md"},
 		},
 		{
@@ -176,7 +191,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 state repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
 				"post final ts only"},
 		},
 		{
@@ -188,7 +203,45 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9"}),
-			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 state repost"},
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
+		},
+		{
+			name: "a run that ends posts its end, noting its audit trail due, then attaches the trail",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideAbort, alice, "")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
+			audit: true,
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+				"post final ts only noting audit=pending", "attach the audit trail audit audit-" + string(goldenRunID) + ".md"},
+		},
+		{
+			name: "an audit trail still due after a restart is attached",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideApprove, alice, "")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9", noteAudit: auditPending}),
+			audit: true,
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+				"attach the audit trail audit audit-" + string(goldenRunID) + ".md"},
+		},
+		{
+			name: "an attached audit trail is not attached again, nor one for a run that ended before trails were",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideApprove, alice, "")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9"}),
+			audit: true,
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
 		},
 		{
 			name:  "a run in a channel the bot cannot post in plans nothing",
@@ -200,7 +253,7 @@ func TestPlanThread(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.run(t)
-			ops := planThread(s.r, threadViews{run: s.view(), steps: map[int]View{1: s.view(), 2: s.view()}}, tt.notes, tt.phases)
+			ops := planThread(s.r, threadViews{run: s.view(), steps: map[int]View{1: s.view(), 2: s.view()}}, tt.notes, tt.audit)
 			var got []string
 			for _, op := range ops {
 				got = append(got, describeOp(op))
@@ -223,7 +276,7 @@ func TestPlanThreadBlocks(t *testing.T) {
 	v := s.view()
 	views := threadViews{run: v, steps: map[int]View{1: v}}
 	notes := map[string]string{noteHeader: "1.1", noteThread: "1.0", noteStep(1): "1.2", noteHalt(1, 1): "1.3"}
-	ops := planThread(s.r, views, notes, nil)
+	ops := planThread(s.r, views, notes, false)
 	byKey := map[string]threadOp{}
 	for _, op := range ops {
 		byKey[op.key] = op
@@ -233,12 +286,9 @@ func TestPlanThreadBlocks(t *testing.T) {
 	av := v
 	av.Attempt = 2
 	sameBlocks(t, "the interruption", byKey[noteInterrupted(1, 2)].blocks, Interrupted(s.r, 1, av))
-	if op := byKey[noteStep(1)]; op.phase != "2 interrupted" || op.running {
-		t.Errorf("step 1 shows phase %q (running %v), want 2 interrupted", op.phase, op.running)
-	}
 	s.abortRun(bob)
 	v = s.view()
-	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, nil)
+	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, false)
 	sameBlocks(t, "the end of an aborted run", ops[len(ops)-1].blocks, Halt(s.r, v))
 	// The header of a finished run is measured to now.
 	sameBlocks(t, "the finished run's header", ops[0].blocks, Header(s.r, v))
@@ -248,7 +298,7 @@ func TestPlanThreadBlocks(t *testing.T) {
 	s = newRun(t, goldenRunID, chainInput("deliver-prd"), engine.StartOptions{})
 	s.start(1)
 	v = View{Now: s.now.Add(time.Hour)}
-	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, map[string]string{}, nil)
+	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, map[string]string{}, false)
 	hv := v
 	hv.Now = s.r.Updated
 	sameBlocks(t, "the running run's header", ops[0].blocks, Header(s.r, hv))
@@ -269,7 +319,7 @@ func TestPlanThreadDeadlines(t *testing.T) {
 	notes := map[string]string{noteHeader: "1.1", noteThread: "1.0", noteStep(1): "1.2", noteFile(1, 1, false): "1"}
 	s := overseen(t)
 	v := s.view()
-	ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, nil)
+	ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, false)
 	var got []string
 	for _, op := range ops {
 		got = append(got, describeOp(op))
@@ -285,13 +335,13 @@ func TestPlanThreadDeadlines(t *testing.T) {
 	sameBlocks(t, "the reminder", ops[3].blocks, Reminder(s.r, 1, v))
 
 	notes[noteTimeout(1, 1)], notes[noteRemind(1, 1)] = "1.3", "1.4"
-	if ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, nil); len(ops) != 2 {
+	if ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, false); len(ops) != 2 {
 		t.Errorf("posted deadlines are planned again: %d operations", len(ops))
 	}
 	delete(notes, noteTimeout(1, 1))
 	delete(notes, noteRemind(1, 1))
 	s.decide(1, engine.DecideApprove, alice, "")
-	for _, op := range planThread(s.r, threadViews{run: v, steps: map[int]View{1: v, 2: v}}, notes, nil) {
+	for _, op := range planThread(s.r, threadViews{run: v, steps: map[int]View{1: v, 2: v}}, notes, false) {
 		if op.key == noteTimeout(1, 1) || op.key == noteRemind(1, 1) {
 			t.Errorf("a deadline of a step that moved on is posted: %s", describeOp(op))
 		}

@@ -42,6 +42,9 @@ type slackConfig struct {
 	// allows about 50 a minute for an app in a workspace; instances that
 	// share one Slack app share it.
 	UpdatesPerMinute int `env:"GONOGO_SLACK_UPDATES_PER_MINUTE, default=50"`
+	// AuditTrail attaches a run's audit trail (gonogo export's Markdown)
+	// to its thread when the run ends.
+	AuditTrail bool `env:"GONOGO_SLACK_AUDIT_TRAIL, default=true" example:"false"`
 }
 
 // lateNotifier hands the engine's notices to the bot, which is built after
@@ -104,6 +107,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,
 		WorkflowsDir: cfg.WorkflowsDir, UpdateLimit: sc.UpdatesPerMinute, UpdateWindow: time.Minute,
 		ConfirmStart: sc.ConfirmStart,
+		NoAuditTrail: !sc.AuditTrail,
 	}
 	// Check the tokens before anything else, so a bad one stops serve at
 	// once; the bot is built for real once the engine is up.

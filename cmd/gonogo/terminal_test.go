@@ -252,6 +252,7 @@ func TestMalformedVariables(t *testing.T) {
 		{"GONOGO_REMIND_AFTER", "2", "GONOGO_REMIND_AFTER=2h"},
 		{"GONOGO_QUORUM_EXCLUDE_STARTER", "yes", "GONOGO_QUORUM_EXCLUDE_STARTER=true"},
 		{"GONOGO_CONFIRM_START", "yes", "GONOGO_CONFIRM_START=true"},
+		{"GONOGO_SLACK_AUDIT_TRAIL", "off", "GONOGO_SLACK_AUDIT_TRAIL=false"},
 	} {
 		vars := baseVars(t)
 		vars[c.name] = c.value

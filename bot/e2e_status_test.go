@@ -1,0 +1,266 @@
+package bot_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gonogo/gonogo/bot"
+	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/engine"
+)
+
+// The thread shows Slack's own loading status while a step runs, with the
+// step's live progress; the step's message is not updated for progress,
+// and the status ends when the step does.
+
+// waitStatus waits until the thread shows a status containing all of want,
+// and returns it.
+func waitStatus(t *testing.T, srv *fakeslack.Server, thread string, want ...string) fakeslack.ThreadStatus {
+	t.Helper()
+	var got fakeslack.ThreadStatus
+	err := srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool {
+		for _, s := range st.Statuses(channel, thread) {
+			if s.Showing(time.Now()) && containsAll(s.Status+"\n"+strings.Join(s.Loading, "\n"), want...) {
+				got = s
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("the thread never showed a status with %q: %v; statuses %+v", want, err, srv.Statuses(channel, thread))
+	}
+	return got
+}
+
+// showing returns the status a thread shows now, if any.
+func showing(srv *fakeslack.Server, thread string) (fakeslack.ThreadStatus, bool) {
+	for _, s := range srv.Statuses(channel, thread) {
+		if s.Showing(time.Now()) {
+			return s, true
+		}
+	}
+	return fakeslack.ThreadStatus{}, false
+}
+
+func TestThreadShowsTheRunningStepsProgress(t *testing.T) {
+	srv := newSlack(t)
+	runner := &scriptedRunner{}
+	release := runner.holdSkill("deliver-prd")
+	defer release()
+	release2 := runner.holdSkill("deliver-user-stories")
+	defer release2()
+	start(t, srv, t.TempDir(), runner)
+
+	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories -- status")
+	running := waitStep(t, srv, 1, "Running", "Cancel")
+	st := waitStatus(t, srv, running.ThreadTS, "is running Step 1 of 2: deliver-prd (1 turn · 2 tool calls", "last tool: Read")
+	if !strings.HasPrefix(st.Loading[0], "Step 1 of 2: deliver-prd · 1 turn · 2 tool calls · ") {
+		t.Errorf("the loading messages %q do not repeat the status %q", st.Loading, st.Status)
+	}
+	// Live progress goes to the status alone: the step's message is not
+	// updated while the step runs.
+	settle(srv, 300*time.Millisecond, 2*time.Second)
+	if m := waitStep(t, srv, 1, "Running"); m.Updates != 0 {
+		t.Errorf("the running step's message was updated %d times", m.Updates)
+	}
+
+	release()
+	step1 := waitStep(t, srv, 1, "PRODUCED", "Approve")
+	waitFiles(t, srv, running.ThreadTS, "01-deliver-prd.md")
+	// The artifact shared in the thread is gonogo's reply: it ends the
+	// status, which nothing sets again while the step waits.
+	settle(srv, 300*time.Millisecond, 2*time.Second)
+	if s, ok := showing(srv, running.ThreadTS); ok {
+		t.Errorf("a step waits for a decision, yet the thread shows %q", s.Status)
+	}
+	if step1.Updates != 1 {
+		t.Errorf("step 1's message was updated %d times before its checkpoint, want once", step1.Updates)
+	}
+
+	click(t, srv, starter, step1, "Approve")
+	waitStatus(t, srv, running.ThreadTS, "is running Step 2 of 2: deliver-user-stories")
+	release2()
+	click(t, srv, starter, waitStep(t, srv, 2, "Approve"), "Approve")
+	waitText(t, srv, "Run complete")
+	settle(srv, 300*time.Millisecond, 2*time.Second)
+	for _, s := range srv.Statuses(channel, running.ThreadTS) {
+		if s.Showing(time.Now()) || s.How == "expired" {
+			t.Errorf("after the run: status %q %s", s.Status, s.How)
+		}
+	}
+}
+
+// A step that runs long without a word from its agent keeps its status:
+// gonogo sets it again before Slack drops it.
+func TestThreadStatusOutlivesSlacksExpiry(t *testing.T) {
+	srv := newSlack(t, fakeslack.WithStatusExpiry(600*time.Millisecond))
+	runner := &scriptedRunner{}
+	release := runner.holdSkill("deliver-prd")
+	defer release()
+	start(t, srv, t.TempDir(), runner, withConfig(func(c *bot.Config) { c.StatusRefresh = 250 * time.Millisecond }))
+
+	slash(t, srv, starter, "chain deliver-prd")
+	running := waitStep(t, srv, 1, "Running", "Cancel")
+	waitStatus(t, srv, running.ThreadTS, "is running Step 1 of 1")
+	time.Sleep(2 * time.Second)
+	st := srv.Statuses(channel, running.ThreadTS)
+	if len(st) < 4 {
+		t.Errorf("%d statuses in 2 s, want one every 250 ms", len(st))
+	}
+	for _, s := range st {
+		if s.How == "expired" {
+			t.Errorf("a status expired while the step ran: %+v", s)
+		}
+	}
+	if _, ok := showing(srv, running.ThreadTS); !ok {
+		t.Error("the running step's thread shows no status")
+	}
+	release()
+}
+
+// The steps of a workflow that run at once share their thread's one
+// status; when one ends, the status goes on for the other.
+func TestParallelStepsShareTheThreadsStatus(t *testing.T) {
+	srv := newSlack(t)
+	runner := &scriptedRunner{}
+	h := start(t, srv, t.TempDir(), runner, withWorkflows(workflows(t, map[string]string{"diamond.yaml": diamondYAML})))
+	holdStories := runner.holdSkill("deliver-user-stories")
+	defer holdStories()
+	holdExperiment := runner.holdSkill("measure-experiment-design")
+	defer holdExperiment()
+
+	slash(t, srv, starter, "run diamond --arg feature=guest-checkout")
+	prd := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	click(t, srv, starter, prd, "Approve")
+	waitStep(t, srv, 2, "Running")
+	waitStep(t, srv, 3, "Running")
+	st := waitStatus(t, srv, prd.ThreadTS, "is running 2 steps at once: 2 · 3")
+	if len(st.Loading) != 2 || !strings.HasPrefix(st.Loading[0], "Step 2 of 4: deliver-user-stories · ") ||
+		!strings.HasPrefix(st.Loading[1], "Step 3 of 4: measure-experiment-design · ") {
+		t.Errorf("loading messages %q, want one for each running step", st.Loading)
+	}
+
+	holdStories()
+	waitStep(t, srv, 2, "Approve")
+	// Step 2's artifact ended the status: it is set again for step 3.
+	waitStatus(t, srv, prd.ThreadTS, "is running Step 3 of 4: measure-experiment-design")
+	holdExperiment()
+	waitStep(t, srv, 3, "Approve")
+	if r := h.onlyRun(); r.State != engine.RunWaiting {
+		t.Errorf("run is %s, want waiting", r.State)
+	}
+}
+
+// When a run ends its audit trail (gonogo export's Markdown) is attached
+// to its thread, once, after the end of the run.
+func TestRunEndAttachesItsAuditTrail(t *testing.T) {
+	srv := newSlack(t)
+	dir := t.TempDir()
+	h := start(t, srv, dir, &scriptedRunner{})
+
+	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories -- audit")
+	step1 := waitStep(t, srv, 1, "Approve")
+	click(t, srv, starter, step1, "Approve")
+	step2 := waitStep(t, srv, 2, "Approve")
+	click(t, srv, starter, step2, "Abort")
+	end := waitText(t, srv, "Run halted: aborted")
+	r := h.onlyRun()
+	name := "audit-" + string(r.ID) + ".md"
+	files := waitFiles(t, srv, step1.ThreadTS, name)
+	trail := string(files[name].Content)
+	for _, w := range []string{"# Audit trail of run " + string(r.ID), "deliver-prd", "deliver-user-stories", starter, "abort"} {
+		if !strings.Contains(trail, w) {
+			t.Errorf("the audit trail lacks %q:\n%.2000s", w, trail)
+		}
+	}
+	var share fakeslack.Message
+	for _, m := range srv.Messages(channel) {
+		if len(m.Files) == 1 && m.Files[0].Name == name {
+			share = m
+		}
+	}
+	if share.TS <= end.TS {
+		t.Errorf("the audit trail (%s) is not after the end of the run (%s)", share.TS, end.TS)
+	}
+
+	// A restart attaches nothing again.
+	h.stop()
+	start(t, srv, dir, &scriptedRunner{})
+	settle(srv, 300*time.Millisecond, 3*time.Second)
+	n := 0
+	for _, f := range srv.Files(channel, step1.ThreadTS) {
+		if f.Name == name {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the audit trail was attached %d times", n)
+	}
+}
+
+// An audit trail that could not be attached before gonogo stopped is
+// attached after the restart: it is noted as due with the end of the run.
+func TestAuditTrailDueSurvivesARestart(t *testing.T) {
+	srv := newSlack(t)
+	dir := t.TempDir()
+	h := start(t, srv, dir, &scriptedRunner{})
+
+	slash(t, srv, starter, "chain deliver-prd")
+	step1 := waitStep(t, srv, 1, "Approve")
+	waitFiles(t, srv, step1.ThreadTS, "01-deliver-prd.md")
+	settle(srv, 200*time.Millisecond, 2*time.Second)
+	// Slack refuses the trail's upload until gonogo has stopped.
+	srv.Fail("files.getUploadURLExternal", 1000, "not_allowed")
+	click(t, srv, starter, step1, "Approve")
+	waitText(t, srv, "Run complete")
+	r := h.onlyRun()
+	waitNote(t, h, r.ID, "audit", "pending")
+	h.stop()
+
+	srv.Fail("files.getUploadURLExternal", 0, "")
+	h = start(t, srv, dir, &scriptedRunner{})
+	waitFiles(t, srv, step1.ThreadTS, "audit-"+string(r.ID)+".md")
+	waitNote(t, h, r.ID, "audit", "1")
+	if n := len(botMessages(srv, "✅ Run complete")); n != 1 {
+		t.Errorf("the end of the run was posted %d times", n)
+	}
+}
+
+// GONOGO_SLACK_AUDIT_TRAIL=false (Config.NoAuditTrail) attaches none.
+func TestAuditTrailOff(t *testing.T) {
+	srv := newSlack(t)
+	start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.NoAuditTrail = true }))
+
+	slash(t, srv, starter, "chain deliver-prd")
+	step1 := waitStep(t, srv, 1, "Approve")
+	click(t, srv, starter, step1, "Approve")
+	waitText(t, srv, "Run complete")
+	settle(srv, 300*time.Millisecond, 2*time.Second)
+	for _, f := range srv.Files(channel, step1.ThreadTS) {
+		if strings.HasPrefix(f.Name, "audit-") {
+			t.Errorf("an audit trail was attached: %s", f.Name)
+		}
+	}
+}
+
+// waitNote waits until the bot has noted key = want with the run.
+func waitNote(t *testing.T, h *harness, id engine.RunID, key, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		notes, err := h.svc.Notes(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notes[key] == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("note %q is %q, want %q", key, notes[key], want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
