@@ -32,3 +32,38 @@ func TestUpdateBudgetKeepsTurns(t *testing.T) {
 		t.Fatalf("an abandoned turn still holds the budget, until %v", at)
 	}
 }
+
+// A person's decision takes the bucket's last token, as a checkpoint does,
+// where a change of state leaves one and a header's refresh two; but it
+// waits behind a checkpoint turned away before it, and no checkpoint waits
+// behind it.
+func TestUpdateBudgetPutsDecisionsAfterCheckpoints(t *testing.T) {
+	u := newUpdateBudget(12, 3, time.Minute, time.Second) // three tokens, refilled one every 6.67 s
+	t0 := time.Unix(1_700_000_000, 0)
+	for i, m := range []string{"a", "b"} {
+		if at := u.take(m, updateCheckpoint, t0); !at.IsZero() {
+			t.Fatalf("checkpoint %d waited until %v", i, at)
+		}
+	}
+	if at := u.take("state", updateState, t0); at.IsZero() {
+		t.Fatal("a change of state took the last token")
+	}
+	if at := u.take("header", updateMinor, t0); at.IsZero() {
+		t.Fatal("a header refresh took the last token")
+	}
+	if at := u.take("decided", updateDecision, t0); !at.IsZero() {
+		t.Fatalf("a decision did not take the last token: it waits until %v", at)
+	}
+	// The bucket is empty: a checkpoint turned away keeps its turn ahead of
+	// a decision that comes after it.
+	if at := u.take("waiting", updateCheckpoint, t0); at.IsZero() {
+		t.Fatal("a checkpoint past the budget was let through")
+	}
+	later := t0.Add(7 * time.Second) // one token back
+	if at := u.take("decided-later", updateDecision, later); at.IsZero() {
+		t.Fatal("a decision took the token a checkpoint turned away before it waits for")
+	}
+	if at := u.take("waiting", updateCheckpoint, later); !at.IsZero() {
+		t.Fatalf("the checkpoint waited for a decision, until %v", at)
+	}
+}

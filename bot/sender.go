@@ -309,9 +309,11 @@ func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []
 type updatePriority int
 
 const (
-	// updateCheckpoint shows a step waiting for a decision (its
-	// buttons), or the decision a person just took on it.
+	// updateCheckpoint shows a step waiting for a decision: its buttons.
 	updateCheckpoint updatePriority = iota
+	// updateDecision shows a decision a person just took: whoever
+	// clicked is looking at the message for it.
+	updateDecision
 	// updateState shows another change of state: a step started, a
 	// notice that has moved on.
 	updateState
@@ -323,10 +325,10 @@ const (
 // bucket holding up to burst tokens, refilled at (limit-burst)/window, so
 // that no window-long span sees more than limit updates, whatever the load.
 //
-// When it runs low, a checkpoint goes first: an update of lower priority
-// leaves one token more in the bucket for each level above it (state
-// changes leave one, minor updates two), and waits behind the updates of
-// its own priority or higher that were turned away before it. A minor
+// When it runs low, a checkpoint goes first, then a person's decision: a
+// change of state leaves one token in the bucket and a minor update two
+// (reserve), and an update waits behind the updates of its own priority or
+// higher that were turned away before it. A minor
 // update also waits interval after the last update of the same message,
 // so that a burst of changes is shown in one update; the others are never
 // held back that way, as each comes from a person's click or a step's end.
@@ -339,6 +341,13 @@ type updateBudget struct {
 	at       time.Time            // when tokens was counted
 	last     map[string]time.Time // message -> its last update
 	told     map[string]turn      // message turned away -> when it was told to come back
+}
+
+// reserve is how many tokens an update of p leaves in the bucket for the
+// updates above it: none for a checkpoint or a decision, which people
+// wait for.
+func (p updatePriority) reserve() float64 {
+	return float64(max(0, p-updateDecision))
 }
 
 // abandoned is how long past its turn a message turned away keeps its
@@ -367,7 +376,7 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 		u.tokens = min(u.burst, u.tokens+now.Sub(u.at).Seconds()*u.rate)
 	}
 	u.at = now
-	need := 1 + min(float64(prio), u.burst-1)
+	need := 1 + min(prio.reserve(), u.burst-1)
 	earliest := now
 	if last, ok := u.last[msg]; ok && prio == updateMinor && now.Before(last.Add(u.interval)) {
 		earliest = last.Add(u.interval)

@@ -151,9 +151,9 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 }
 
 // stepOp posts a started step's message once and then keeps it current. A
-// step waiting for a decision shows its buttons first of all, and so does
-// one a person has just decided: whoever clicked is looking at the message
-// for their decision to show. A running step's message changes only with
+// step waiting for a decision shows its buttons first of all, and the one a
+// person has just decided comes next: whoever clicked is looking at the
+// message for their decision to show. A running step's message changes only with
 // the step's state (its live progress is the thread's status), so every
 // update of it is a change of state.
 func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string) threadOp {
@@ -168,8 +168,11 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string) thre
 		return op
 	}
 	op.kind, op.ts, op.ifGone, op.prio = opUpdate, ts, goneRepost, updateState
-	if d := s.LastDecision(); s.Status == engine.StepWaiting || d != nil && !engine.AutomaticActor(d.Actor) {
+	switch d := s.LastDecision(); {
+	case s.Status == engine.StepWaiting:
 		op.prio = updateCheckpoint
+	case d != nil && !engine.AutomaticActor(d.Actor):
+		op.prio = updateDecision
 	}
 	return op
 }

@@ -31,7 +31,7 @@ func describeOp(op threadOp) string {
 		}
 	case opUpdate:
 		s = fmt.Sprintf("update %s %s", op.key, op.ts)
-		s += map[updatePriority]string{updateCheckpoint: " checkpoint", updateState: " state", updateMinor: " minor"}[op.prio]
+		s += map[updatePriority]string{updateCheckpoint: " checkpoint", updateDecision: " decision", updateState: " state", updateMinor: " minor"}[op.prio]
 		s += map[ifGone]string{goneRepost: " repost", goneIgnore: " ignore"}[op.ifGone]
 	case opUpload:
 		s = fmt.Sprintf("upload %s %s", op.key, op.file)
@@ -115,7 +115,7 @@ func TestPlanThread(t *testing.T) {
 		},
 		{
 			// Whoever clicked is looking at the message for it to show.
-			name: "a person's decision shows first, as a checkpoint does; gonogo's own retry does not",
+			name: "a person's decision shows right after the checkpoints; gonogo's own retry does not",
 			run: func(t *testing.T) *script {
 				s := chain(t, "deliver-prd", "deliver-user-stories")
 				s.produce(1, "A PRD.")
@@ -125,7 +125,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteStep(2): "1.3", noteHalt(2, 1): "1.4"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"update step/2 1.3 state repost", "update halt/2/1 1.4 state ignore"},
 		},
 		{
@@ -145,7 +145,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"upload file/1/2/edited 01-deliver-prd.attempt-2.edited.md"},
 		},
 		{
@@ -191,7 +191,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"post final ts only"},
 		},
 		{
@@ -203,7 +203,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9"}),
-			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost"},
 		},
 		{
 			name: "a run that ends posts its end, noting its audit trail due, then attaches the trail",
@@ -215,7 +215,7 @@ func TestPlanThread(t *testing.T) {
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
 			audit: true,
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"post final ts only noting audit=pending", "attach the audit trail audit audit-" + string(goldenRunID) + ".md"},
 		},
 		{
@@ -228,7 +228,7 @@ func TestPlanThread(t *testing.T) {
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9", noteAudit: auditPending}),
 			audit: true,
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"attach the audit trail audit audit-" + string(goldenRunID) + ".md"},
 		},
 		{
@@ -241,7 +241,7 @@ func TestPlanThread(t *testing.T) {
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9"}),
 			audit: true,
-			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost"},
 		},
 		{
 			name:  "a run in a channel the bot cannot post in plans nothing",
