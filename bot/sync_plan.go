@@ -78,7 +78,8 @@ type threadViews struct {
 // The order is the thread's: the header, then for each started step its
 // message, its files, the announcement of its interrupted attempt, its
 // halt notices and its deadlines' notices, then the end of the run and,
-// when audit is set, the run's audit trail as a file. Updates are planned
+// when audit is set, the run's audit trail as a file (but for a run
+// cancelled at its preview). Updates are planned
 // for every message the thread has; the sync leaves out those that already
 // show their blocks.
 func planThread(r *engine.Run, views threadViews, notes map[string]string, audit bool) []threadOp {
@@ -101,6 +102,9 @@ func planThread(r *engine.Run, views threadViews, notes map[string]string, audit
 	if !r.Finished() {
 		return ops
 	}
+	// A run cancelled at its preview ran nothing: its thread says who
+	// cancelled it, and gonogo export has the rest.
+	audit = audit && !cancelledAtStart(r)
 	if notes[noteFinal] == "" {
 		msg := Completion(r, views.run)
 		if r.State == engine.RunAborted {

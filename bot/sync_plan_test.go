@@ -244,6 +244,17 @@ func TestPlanThread(t *testing.T) {
 			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost"},
 		},
 		{
+			name: "a run cancelled at its preview ran nothing: its end is posted, with no audit trail",
+			run: func(t *testing.T) *script {
+				s := newRun(t, goldenRunID, chainInput("deliver-prd"), engine.StartOptions{AwaitStart: true})
+				s.apply(engine.CancelAwaited(s.r, bob, s.tick()))
+				return s
+			},
+			notes: noted,
+			audit: true,
+			want:  []string{"update header 1.1 minor repost", "post final ts only"},
+		},
+		{
 			name:  "a run in a channel the bot cannot post in plans nothing",
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
 			notes: map[string]string{noteUnreachable: "1"},
