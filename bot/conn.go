@@ -173,16 +173,7 @@ func (bo *backoff) wait() time.Duration {
 func (bo *backoff) reset() { bo.next = 0 }
 
 // sleep waits d or until ctx ends, reporting whether the wait was whole.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return sleepOr(ctx, d, nil) }
 
 // authenticate calls auth.test until it answers: a network error or an
 // outage is logged and retried with a capped backoff; Slack refusing the

@@ -109,7 +109,7 @@ func (l *link) retire(grace time.Duration) {
 }
 
 // sleepOr waits d; it reports false when ctx ends or a value arrives on
-// ch first (which is then put back).
+// ch first (which is then put back). A nil ch never delivers.
 func sleepOr(ctx context.Context, d time.Duration, ch chan time.Duration) bool {
 	t := time.NewTimer(max(d, 0))
 	defer t.Stop()

@@ -494,18 +494,9 @@ func (s *Service) expansion(ctx context.Context, r *Run, st *Step, d Decision, b
 // Abort ends a run on an actor's word whatever its steps are doing: running
 // steps are stopped, and everything produced is kept.
 func (s *Service) Abort(ctx context.Context, id RunID, actor string) (*Run, error) {
-	unlock := s.lock(id)
-	r, err := s.store.Load(ctx, id)
-	if err == nil {
-		err = s.MayDecide(ctx, r, actor)
-	}
-	if err == nil {
-		var evs []Event
-		if evs, err = AbortRun(r, actor, "aborted by "+actor, s.now()); err == nil {
-			r, err = s.commit(ctx, r, evs, Commit{})
-		}
-	}
-	unlock()
+	r, err := s.personally(ctx, id, actor, Commit{}, func(r *Run) ([]Event, error) {
+		return AbortRun(r, actor, "aborted by "+actor, s.now())
+	})
 	if err != nil {
 		return nil, err
 	}

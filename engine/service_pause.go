@@ -11,20 +11,9 @@ import (
 // ErrNotApprover, a paused run with ErrPaused, a run waiting or finished
 // with ErrNotMoving; none changes anything.
 func (s *Service) Pause(ctx context.Context, id RunID, actor string) (*Run, error) {
-	unlock := s.lock(id)
-	defer unlock()
-	r, err := s.store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.MayDecide(ctx, r, actor); err != nil {
-		return nil, err
-	}
-	evs, err := Pause(r, actor, "", s.now())
-	if err != nil {
-		return nil, err
-	}
-	return s.commit(ctx, r, evs, Commit{})
+	return s.personally(ctx, id, actor, Commit{}, func(r *Run) ([]Event, error) {
+		return Pause(r, actor, "", s.now())
+	})
 }
 
 // Unpause resumes a paused run in mode m ("" the run's own) and starts
@@ -44,32 +33,22 @@ func (s *Service) RecordUnpause(ctx context.Context, id RunID, actor string, m M
 }
 
 func (s *Service) unpause(ctx context.Context, id RunID, actor string, m Mode) (*Run, error) {
-	unlock := s.lock(id)
-	defer unlock()
-	r, err := s.store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.MayDecide(ctx, r, actor); err != nil {
-		return nil, err
-	}
-	if !r.Paused || r.Finished() {
-		return nil, fmt.Errorf("run %s: %w (it is %s)", r.ID, ErrNotPaused, r.State)
-	}
-	added := map[int][]PlanStep{}
-	for _, n := range Releasable(r, m) {
-		st := r.Step(n)
-		if !st.Rules.Route && st.Rules.Decompose == "" {
-			continue
+	return s.personally(ctx, id, actor, Commit{}, func(r *Run) ([]Event, error) {
+		if !r.Paused || r.Finished() {
+			return nil, fmt.Errorf("run %s: %w (it is %s)", r.ID, ErrNotPaused, r.State)
 		}
-		d := Decision{Kind: DecideApprove, Actor: actor, Step: n, Attempt: st.Latest().N}
-		if added[n], err = s.expansion(ctx, r, st, d, nil); err != nil {
-			return nil, err
+		added := map[int][]PlanStep{}
+		for _, n := range Releasable(r, m) {
+			st := r.Step(n)
+			if !st.Rules.Route && st.Rules.Decompose == "" {
+				continue
+			}
+			d := Decision{Kind: DecideApprove, Actor: actor, Step: n, Attempt: st.Latest().N}
+			var err error
+			if added[n], err = s.expansion(ctx, r, st, d, nil); err != nil {
+				return nil, err
+			}
 		}
-	}
-	evs, err := Unpause(r, actor, m, added, s.now())
-	if err != nil {
-		return nil, err
-	}
-	return s.commit(ctx, r, evs, Commit{})
+		return Unpause(r, actor, m, added, s.now())
+	})
 }
