@@ -314,13 +314,15 @@ func (s *liveServe) stop(b testing.TB) {
 //
 //   - defaults: the bot's default intervals (a thread's status refreshed
 //     with live progress at most every 15 s, posts to a channel paced a
-//     second apart, chat.update budget of 50 a minute); steps of 1 s with a
-//     progress report every 200 ms. Every rate is per real minute. The budget
+//     second apart, chat.update budget of 50 a minute, a step's message
+//     posted after a quiet start of 3 s); steps of 1 s with a progress
+//     report every 200 ms, so each step's message is posted once, at its
+//     checkpoint. Every rate is per real minute. The budget
 //     spreads the updates, so this takes a minute or two.
 //   - long-steps: one-minute steps with a progress report every second,
 //     run 50 times faster than real: every interval and duration is
 //     divided by 50 (progress interval 300 ms, post pacing 20 ms, budget
-//     window 1.2 s, steps 1.2 s, progress every 20 ms) and rates are
+//     window 1.2 s, quiet start 60 ms, steps 1.2 s, progress every 20 ms) and rates are
 //     counted in windows of 1.2 s, a minute in the scaled time. This is
 //     the steady state of a long step, which the defaults case is too
 //     short to reach.
