@@ -54,6 +54,15 @@ type Config struct {
 	// after it was set. Zero means the default.
 	StatusRefresh time.Duration
 
+	// QuietStart is how long a step runs before its message is posted:
+	// a step that ends sooner gets one message, posted as it ends with
+	// its result, preview and buttons; one still running then gets its
+	// running message with Cancel. Until then the thread's loading status
+	// says it runs. Most steps of a quick chain cost one post rather than
+	// a post and two updates. Zero means the default; a negative value
+	// posts every step's message as it starts.
+	QuietStart time.Duration
+
 	// NoAuditTrail stops the bot attaching a run's audit trail (the
 	// Markdown of gonogo export) to its thread when the run ends.
 	NoAuditTrail bool
@@ -88,6 +97,7 @@ const (
 	DefaultPostInterval     = time.Second
 	DefaultProgressInterval = 15 * time.Second
 	DefaultStatusRefresh    = 90 * time.Second
+	DefaultQuietStart       = 3 * time.Second
 
 	DefaultUpdateLimit           = 50
 	DefaultUpdateBurst           = 5
@@ -156,6 +166,9 @@ func (c *Config) validateRest() error {
 	}
 	if c.StatusRefresh == 0 {
 		c.StatusRefresh = DefaultStatusRefresh
+	}
+	if c.QuietStart == 0 {
+		c.QuietStart = DefaultQuietStart
 	}
 	if c.UpdateLimit == 0 {
 		c.UpdateLimit = DefaultUpdateLimit

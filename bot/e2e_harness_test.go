@@ -151,6 +151,12 @@ func withQuorum(n int, excludeStarter bool) option {
 func withRunner(r engine.Runner) option { return func(s *setup) { s.runner = r } }
 
 // withLog sends the bot's and the engine's logs to log.
+// withQuietStart posts a step's message only once it has run for d, or
+// as it ends.
+func withQuietStart(d time.Duration) option {
+	return withConfig(func(c *bot.Config) { c.QuietStart = d })
+}
+
 func withLog(log *slog.Logger) option { return func(s *setup) { s.cfg.Log = log } }
 
 // withMaxParallel sets how many steps execute at once.
@@ -183,6 +189,9 @@ func start(t testing.TB, srv *fakeslack.Server, dir string, r *scriptedRunner, o
 		AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
 		Catalog: parse.NewCatalog(skills), Policy: engine.DefaultPolicy(),
 		PostInterval: time.Millisecond, ProgressInterval: 50 * time.Millisecond,
+		// Each step's message is posted as the step starts, as the tests
+		// of running steps expect; withQuietStart tests the quiet start.
+		QuietStart: -1,
 	}
 	su := setup{cfg: &cfg, wrap: func(e bot.Engine) bot.Engine { return e }, runner: r, maxParallel: 4}
 	for _, o := range opts {

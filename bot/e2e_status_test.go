@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +263,101 @@ func waitNote(t *testing.T, h *harness, id engine.RunID, key, want string) {
 			t.Fatalf("note %q is %q, want %q", key, notes[key], want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stepMessages are the bot's messages for step n.
+func stepMessages(srv *fakeslack.Server, n int) []fakeslack.Message {
+	var ms []fakeslack.Message
+	for _, m := range srv.Messages(channel) {
+		if m.FromBot && strings.HasPrefix(m.Text, fmt.Sprintf("*Step %d of", n)) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// waitRoot waits for the run's root message, the header a slash command
+// opens the thread with.
+func waitRoot(t *testing.T, srv *fakeslack.Server) fakeslack.Message {
+	t.Helper()
+	return waitMsg(t, srv, "the run's root message", func(m fakeslack.Message) bool { return m.FromBot && m.ThreadTS == "" })
+}
+
+// A step that ends within its quiet start gets one message, posted as it
+// ends with its result and buttons; until then the thread's loading status
+// says it runs.
+func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
+	srv := newSlack(t)
+	runner := &scriptedRunner{}
+	release := runner.holdSkill("deliver-prd")
+	defer release()
+	start(t, srv, t.TempDir(), runner, withQuietStart(time.Hour))
+
+	slash(t, srv, starter, "chain deliver-prd -- quiet")
+	root := waitRoot(t, srv)
+	waitStatus(t, srv, root.TS, "is running Step 1 of 1: deliver-prd")
+	if ms := stepMessages(srv, 1); len(ms) != 0 {
+		t.Errorf("a step in its quiet start has a message: %q", ms[0].Rendered)
+	}
+
+	release()
+	step1 := waitStep(t, srv, 1, "PRODUCED", "Approve")
+	waitFiles(t, srv, root.TS, "01-deliver-prd.md")
+	if step1.Updates != 0 || strings.Contains(step1.Rendered, "Cancel") {
+		t.Errorf("the quick step's message was updated %d times; it shows %q", step1.Updates, step1.Rendered)
+	}
+	click(t, srv, starter, step1, "Approve")
+	waitStep(t, srv, 1, "Approved by")
+	waitText(t, srv, "Run complete")
+	if ms := stepMessages(srv, 1); len(ms) != 1 || ms[0].Updates != 1 {
+		t.Errorf("step 1 has %d messages, want one updated once for the decision: %+v", len(ms), ms)
+	}
+}
+
+// A step still running after its quiet start gets its running message
+// with Cancel, then its checkpoint as an update.
+func TestLongStepIsPostedAfterItsQuietStart(t *testing.T) {
+	srv := newSlack(t)
+	runner := &scriptedRunner{}
+	release := runner.holdSkill("deliver-prd")
+	defer release()
+	const quiet = 400 * time.Millisecond
+	start(t, srv, t.TempDir(), runner, withQuietStart(quiet))
+
+	began := time.Now()
+	slash(t, srv, starter, "chain deliver-prd -- quiet")
+	running := waitStep(t, srv, 1, "Running", "Cancel")
+	if waited := running.Posted.Sub(began); waited < quiet {
+		t.Errorf("the running step's message was posted %v after the command, within its quiet start of %v", waited, quiet)
+	}
+	release()
+	if step1 := waitStep(t, srv, 1, "PRODUCED", "Approve"); step1.TS != running.TS || step1.Updates != 1 {
+		t.Errorf("the checkpoint is message %s updated %d times, want the running message %s updated once", step1.TS, step1.Updates, running.TS)
+	}
+}
+
+// A step whose gonogo stops in its quiet start is announced interrupted
+// after the restart, with its message.
+func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
+	srv := newSlack(t)
+	dir := t.TempDir()
+	first := &scriptedRunner{}
+	release := first.holdSkill("deliver-prd")
+	defer release()
+	h := start(t, srv, dir, first, withQuietStart(time.Hour))
+
+	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
+	root := waitRoot(t, srv)
+	waitStatus(t, srv, root.TS, "is running Step 1 of 2")
+	h.stop()
+
+	start(t, srv, dir, &scriptedRunner{}, withQuietStart(time.Hour))
+	waitStep(t, srv, 1, "interrupted", "Redo", "Abort")
+	waitMsg(t, srv, "announcing the interrupted step", func(m fakeslack.Message) bool {
+		return m.FromBot && strings.Contains(m.Text, "interrupted") && !strings.HasPrefix(m.Text, "*Step")
+	})
+	if ms := stepMessages(srv, 1); len(ms) != 1 {
+		t.Errorf("step 1 has %d messages, want 1", len(ms))
 	}
 }

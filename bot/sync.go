@@ -84,7 +84,8 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 		}
 	}
 	t := &threadSync{b: b, r: r, channel: r.Origin.Channel, notes: notes}
-	for _, op := range planThread(r, views, notes, !b.cfg.NoAuditTrail) {
+	opt := planOptions{audit: !b.cfg.NoAuditTrail, quietStart: b.cfg.QuietStart}
+	for _, op := range planThread(r, views, notes, opt) {
 		if stop, err := t.do(ctx, op); stop || err != nil {
 			return err
 		}
@@ -133,6 +134,9 @@ func (t *threadSync) do(ctx context.Context, op threadOp) (stop bool, err error)
 		return false, t.upload(ctx, op)
 	case opAudit:
 		return false, t.attachAudit(ctx, op)
+	case opRevisit:
+		t.syncAt(op.at)
+		return false, nil
 	}
 	return false, fmt.Errorf("thread operation %d on %s: unknown", op.kind, op.what)
 }

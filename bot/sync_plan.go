@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -23,6 +24,9 @@ const (
 	opUpdate                         // chat.update of a message the thread already has
 	opUpload                         // an artifact attached to the thread as a file
 	opAudit                          // the run's audit trail attached to the thread as a file
+	// opRevisit is no call: the thread is synced again at the op's time,
+	// when a step whose message waits for its quiet start may need it.
+	opRevisit
 )
 
 // ifGone is what an update does when its message was deleted.
@@ -62,8 +66,19 @@ type threadOp struct {
 	// also names the audit trail's file.
 	step, attempt int
 	file          string
+	// at is when a revisit syncs the thread again.
+	at time.Time
 	// what names the message in errors: "step 3", "the run's header".
 	what string
+}
+
+// planOptions are the bot's settings a thread's plan depends on.
+type planOptions struct {
+	// audit attaches the run's audit trail when it ends.
+	audit bool
+	// quietStart is how long a step runs before its message is posted
+	// (Config.QuietStart); zero or less posts it as the step starts.
+	quietStart time.Duration
 }
 
 // threadViews are the views a thread's messages are rendered with: run for
@@ -78,11 +93,13 @@ type threadViews struct {
 // The order is the thread's: the header, then for each started step its
 // message, its files, the announcement of its interrupted attempt, its
 // halt notices and its deadlines' notices, then the end of the run and,
-// when audit is set, the run's audit trail as a file (but for a run
-// cancelled at its preview). Updates are planned
+// when opt.audit is set, the run's audit trail as a file (but for a run
+// cancelled at its preview). A step that started less than
+// opt.quietStart ago gets no message yet, only a revisit then: one that
+// finishes by then is posted once, showing its result. Updates are planned
 // for every message the thread has; the sync leaves out those that already
 // show their blocks.
-func planThread(r *engine.Run, views threadViews, notes map[string]string, audit bool) []threadOp {
+func planThread(r *engine.Run, views threadViews, notes map[string]string, opt planOptions) []threadOp {
 	if notes[noteUnreachable] != "" {
 		return nil
 	}
@@ -93,7 +110,7 @@ func planThread(r *engine.Run, views threadViews, notes map[string]string, audit
 			continue
 		}
 		sv := views.steps[s.N]
-		ops = append(ops, stepOp(r, s, sv, notes))
+		ops = append(ops, stepOp(r, s, sv, notes, opt.quietStart))
 		ops = append(ops, uploadOps(s, notes)...)
 		ops = append(ops, interruptedOps(r, s, sv, notes)...)
 		ops = append(ops, haltOps(r, s, views.run, notes)...)
@@ -104,7 +121,7 @@ func planThread(r *engine.Run, views threadViews, notes map[string]string, audit
 	}
 	// A run cancelled at its preview ran nothing: its thread says who
 	// cancelled it, and gonogo export has the rest.
-	audit = audit && !cancelledAtStart(r)
+	audit := opt.audit && !cancelledAtStart(r)
 	if notes[noteFinal] == "" {
 		msg := Completion(r, views.run)
 		if r.State == engine.RunAborted {
@@ -159,14 +176,23 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 // person has just decided comes next: whoever clicked is looking at the
 // message for their decision to show. A running step's message changes only with
 // the step's state (its live progress is the thread's status), so every
-// update of it is a change of state.
-func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string) threadOp {
+// update of it is a change of state. A step's first message waits for its
+// quiet start (quiet after its attempt started, v.Now being now): most
+// steps that end by then get one post, showing their result and buttons,
+// rather than a running message with Cancel, a checkpoint update and the
+// decision's; meanwhile the thread's loading status says the step runs.
+func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quiet time.Duration) threadOp {
 	op := threadOp{
-		key:    noteStep(s.N),
-		blocks: StepMessage(r, s.N, v),
-		what:   fmt.Sprintf("step %d", s.N),
+		key:  noteStep(s.N),
+		what: fmt.Sprintf("step %d", s.N),
 	}
 	ts := notes[op.key]
+	if l := s.Latest(); ts == "" && s.Status == engine.StepRunning && l != nil && l.Result == "" &&
+		quiet > 0 && v.Now.Before(l.Started.Add(quiet)) {
+		op.kind, op.at = opRevisit, l.Started.Add(quiet)
+		return op
+	}
+	op.blocks = StepMessage(r, s.N, v)
 	if ts == "" {
 		op.kind = opPost
 		return op

@@ -37,6 +37,8 @@ func describeOp(op threadOp) string {
 		s = fmt.Sprintf("upload %s %s", op.key, op.file)
 	case opAudit:
 		s = fmt.Sprintf("attach the audit trail %s %s", op.key, op.file)
+	case opRevisit:
+		s = fmt.Sprintf("revisit %s %s after t0", op.key, op.at.Sub(goldenT0))
 	}
 	return s
 }
@@ -72,6 +74,7 @@ func TestPlanThread(t *testing.T) {
 		run   func(t *testing.T) *script
 		notes map[string]string
 		audit bool
+		quiet time.Duration
 		want  []string
 	}{
 		{
@@ -97,6 +100,55 @@ func TestPlanThread(t *testing.T) {
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
 			notes: noted,
 			want:  []string{"update header 1.1 minor repost", "post step/1"},
+		},
+		{
+			// The view is 30 s after the step started (97 s after t0).
+			name:  "a step in its quiet start gets no message yet, only a revisit when the quiet start ends",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes: noted,
+			quiet: time.Minute,
+			want:  []string{"update header 1.1 minor repost", "revisit step/1 2m37s after t0"},
+		},
+		{
+			name:  "a new run's header is posted while its first step is in its quiet start",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes: map[string]string{},
+			quiet: time.Minute,
+			want:  []string{"post header opening the thread", "revisit step/1 2m37s after t0"},
+		},
+		{
+			name:  "a step still running after its quiet start gets its message",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); return s },
+			notes: noted,
+			quiet: 20 * time.Second,
+			want:  []string{"update header 1.1 minor repost", "post step/1"},
+		},
+		{
+			name:  "a step that ends in its quiet start is posted once, at its checkpoint, its artifact attached",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
+			notes: noted,
+			quiet: time.Hour,
+			want:  []string{"update header 1.1 minor repost", "post step/1", "upload file/1/1 01-deliver-prd.md"},
+		},
+		{
+			name: "a redo's attempt updates the step's message at once",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideRedo, alice, "more")
+				s.start(1)
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
+			quiet: time.Hour,
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost"},
+		},
+		{
+			name:  "a step interrupted in its quiet start gets its message and the announcement",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.start(1); s.interrupt(); return s },
+			notes: noted,
+			quiet: time.Hour,
+			want:  []string{"update header 1.1 minor repost", "post step/1", "post interrupted/1/1"},
 		},
 		{
 			// Its live progress is the thread's status: the sync leaves out
@@ -264,7 +316,7 @@ func TestPlanThread(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.run(t)
-			ops := planThread(s.r, threadViews{run: s.view(), steps: map[int]View{1: s.view(), 2: s.view()}}, tt.notes, tt.audit)
+			ops := planThread(s.r, threadViews{run: s.view(), steps: map[int]View{1: s.view(), 2: s.view()}}, tt.notes, planOptions{audit: tt.audit, quietStart: tt.quiet})
 			var got []string
 			for _, op := range ops {
 				got = append(got, describeOp(op))
@@ -287,7 +339,7 @@ func TestPlanThreadBlocks(t *testing.T) {
 	v := s.view()
 	views := threadViews{run: v, steps: map[int]View{1: v}}
 	notes := map[string]string{noteHeader: "1.1", noteThread: "1.0", noteStep(1): "1.2", noteHalt(1, 1): "1.3"}
-	ops := planThread(s.r, views, notes, false)
+	ops := planThread(s.r, views, notes, planOptions{})
 	byKey := map[string]threadOp{}
 	for _, op := range ops {
 		byKey[op.key] = op
@@ -299,7 +351,7 @@ func TestPlanThreadBlocks(t *testing.T) {
 	sameBlocks(t, "the interruption", byKey[noteInterrupted(1, 2)].blocks, Interrupted(s.r, 1, av))
 	s.abortRun(bob)
 	v = s.view()
-	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, false)
+	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, planOptions{})
 	sameBlocks(t, "the end of an aborted run", ops[len(ops)-1].blocks, Halt(s.r, v))
 	// The header of a finished run is measured to now.
 	sameBlocks(t, "the finished run's header", ops[0].blocks, Header(s.r, v))
@@ -309,7 +361,7 @@ func TestPlanThreadBlocks(t *testing.T) {
 	s = newRun(t, goldenRunID, chainInput("deliver-prd"), engine.StartOptions{})
 	s.start(1)
 	v = View{Now: s.now.Add(time.Hour)}
-	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, map[string]string{}, false)
+	ops = planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, map[string]string{}, planOptions{})
 	hv := v
 	hv.Now = s.r.Updated
 	sameBlocks(t, "the running run's header", ops[0].blocks, Header(s.r, hv))
@@ -330,7 +382,7 @@ func TestPlanThreadDeadlines(t *testing.T) {
 	notes := map[string]string{noteHeader: "1.1", noteThread: "1.0", noteStep(1): "1.2", noteFile(1, 1, false): "1"}
 	s := overseen(t)
 	v := s.view()
-	ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, false)
+	ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, planOptions{})
 	var got []string
 	for _, op := range ops {
 		got = append(got, describeOp(op))
@@ -346,13 +398,13 @@ func TestPlanThreadDeadlines(t *testing.T) {
 	sameBlocks(t, "the reminder", ops[3].blocks, Reminder(s.r, 1, v))
 
 	notes[noteTimeout(1, 1)], notes[noteRemind(1, 1)] = "1.3", "1.4"
-	if ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, false); len(ops) != 2 {
+	if ops := planThread(s.r, threadViews{run: v, steps: map[int]View{1: v}}, notes, planOptions{}); len(ops) != 2 {
 		t.Errorf("posted deadlines are planned again: %d operations", len(ops))
 	}
 	delete(notes, noteTimeout(1, 1))
 	delete(notes, noteRemind(1, 1))
 	s.decide(1, engine.DecideApprove, alice, "")
-	for _, op := range planThread(s.r, threadViews{run: v, steps: map[int]View{1: v, 2: v}}, notes, false) {
+	for _, op := range planThread(s.r, threadViews{run: v, steps: map[int]View{1: v, 2: v}}, notes, planOptions{}) {
 		if op.key == noteTimeout(1, 1) || op.key == noteRemind(1, 1) {
 			t.Errorf("a deadline of a step that moved on is posted: %s", describeOp(op))
 		}
