@@ -153,12 +153,8 @@ func (s *sender) limited(ctx context.Context, method, key string, admit func(now
 		default:
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, wait) {
 			return errors.Join(ctx.Err(), err)
-		case <-t.C:
 		}
 	}
 }
@@ -206,12 +202,8 @@ func (s *sender) waitLimit(ctx context.Context, key string) error {
 		if !ok || wait <= 0 {
 			return nil
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, wait) {
 			return ctx.Err()
-		case <-t.C:
 		}
 	}
 }
@@ -228,14 +220,8 @@ func (s *sender) paced(ctx context.Context, channel string, fn func() error) err
 	s.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if wait := time.Until(p.last.Add(s.interval)); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
+	if wait := time.Until(p.last.Add(s.interval)); wait > 0 && !sleep(ctx, wait) {
+		return ctx.Err()
 	}
 	err := fn()
 	p.last = time.Now()
