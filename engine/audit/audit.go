@@ -196,9 +196,9 @@ func Build(src Source, now time.Time) (Trail, error) {
 	r := src.Run
 	t := Trail{Version: Version, Generated: now.UTC(), Run: runOf(r, src.Journal),
 		Steps: make([]Step, 0, len(r.Steps)), NotRun: notRun(r.Plan), Journal: Journal(src.Journal)}
-	edits := editsByAttempt(src.Journal)
+	h := historyOf(src.Journal)
 	for i := range r.Steps {
-		st, err := stepOf(&r.Steps[i], edits, src.Versions)
+		st, err := stepOf(&r.Steps[i], h, src.Versions)
 		if err != nil {
 			return Trail{}, err
 		}
@@ -240,21 +240,30 @@ func notRun(p engine.Plan) []NotRun {
 
 type attemptKey struct{ step, attempt int }
 
-// editsByAttempt lists each attempt's edit decisions in journal order,
-// which is the order of the artifact versions they stored.
-func editsByAttempt(journal []engine.Event) map[attemptKey][]engine.Event {
-	out := map[attemptKey][]engine.Event{}
-	for _, ev := range journal {
-		if ev.Type == engine.EvDecision && ev.Decision == engine.DecideEdit {
-			k := attemptKey{ev.Step, ev.Attempt}
-			out[k] = append(out[k], ev)
-		}
-	}
-	return out
+// history is what the journal says of each attempt's artifact versions:
+// whether the agent's output was stored (the attempt's step-finished
+// event), and the edits in journal order, which is the order of the
+// versions they stored after it.
+type history struct {
+	agent map[attemptKey]bool
+	edits map[attemptKey][]engine.Event
 }
 
-func stepOf(s *engine.Step, edits map[attemptKey][]engine.Event,
-	versions func(step, attempt int) ([][]byte, error)) (Step, error) {
+func historyOf(journal []engine.Event) history {
+	h := history{agent: map[attemptKey]bool{}, edits: map[attemptKey][]engine.Event{}}
+	for _, ev := range journal {
+		k := attemptKey{ev.Step, ev.Attempt}
+		switch {
+		case ev.Type == engine.EvStepFinished && ev.Artifact:
+			h.agent[k] = true
+		case ev.Type == engine.EvDecision && ev.Decision == engine.DecideEdit:
+			h.edits[k] = append(h.edits[k], ev)
+		}
+	}
+	return h
+}
+
+func stepOf(s *engine.Step, h history, versions func(step, attempt int) ([][]byte, error)) (Step, error) {
 	out := Step{N: s.N, ID: s.ID, Skill: s.Skill, Effort: s.Effort, Parent: s.Parent, Status: string(s.Status),
 		Attempts: make([]Attempt, 0, len(s.Attempts))}
 	if l := s.Latest(); l != nil && l.Result != "" {
@@ -274,7 +283,8 @@ func stepOf(s *engine.Step, edits map[attemptKey][]engine.Event,
 			if err != nil {
 				return Step{}, fmt.Errorf("step %d attempt %d: read its artifact: %w", s.N, a.N, err)
 			}
-			at.Artifact, at.Edits = artifactOf(a, vs, edits[attemptKey{s.N, a.N}])
+			k := attemptKey{s.N, a.N}
+			at.Artifact, at.Edits = artifactOf(a, vs, h.agent[k], h.edits[k])
 		}
 		out.Attempts = append(out.Attempts, at)
 	}
@@ -308,22 +318,27 @@ func attemptOf(s *engine.Step, a *engine.Attempt) Attempt {
 }
 
 // artifactOf describes an attempt's artifact from its stored versions:
-// the agent's original (its sum and size) and each edit as a diff against
-// it. An edit whose version is missing from the store is still listed,
-// with who and when, and says so in place of its diff.
-func artifactOf(a *engine.Attempt, vs [][]byte, edits []engine.Event) (*Artifact, []Edit) {
+// the agent's original (its sum and size; nil when the agent produced
+// none and a person's edit is the first version) and each edit as a diff
+// against it. An edit whose version is missing from the store is still
+// listed, with who and when, and says so in place of its diff.
+func artifactOf(a *engine.Attempt, vs [][]byte, agentStored bool, edits []engine.Event) (*Artifact, []Edit) {
 	out := []Edit{}
-	if len(vs) == 0 {
-		return nil, out
+	var art *Artifact
+	var orig []byte
+	from := "agent"
+	if agentStored && len(vs) > 0 {
+		orig, vs = vs[0], vs[1:]
+		art = &Artifact{SHA256: sum(orig), Size: len(orig), File: a.File}
+	} else {
+		from = "agent (no artifact)"
 	}
-	orig := vs[0]
-	art := &Artifact{SHA256: sum(orig), Size: len(orig), File: a.File}
 	for i, ev := range edits {
 		e := Edit{Actor: ev.Actor, Time: ev.Time.UTC()}
-		if i+1 < len(vs) {
-			body := vs[i+1]
+		if i < len(vs) {
+			body := vs[i]
 			e.SHA256, e.Size = sum(body), len(body)
-			e.Diff = udiff.Unified("agent", "edited by "+ev.Actor, string(orig), string(body))
+			e.Diff = udiff.Unified(from, "edited by "+ev.Actor, string(orig), string(body))
 		} else {
 			e.Diff = "(this version is not in the store)"
 		}

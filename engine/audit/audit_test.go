@@ -208,3 +208,42 @@ func TestEditsMissingVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEditOfNothing: when the agent stored no artifact (an EMPTY or a dry
+// run step) and a person edits one in, the edit is the first version: the
+// trail says the agent produced none and diffs the edit against nothing.
+func TestEditOfNothing(t *testing.T) {
+	p := engine.Plan{Input: engine.InputChain, Source: "deliver-prd", Steps: []engine.PlanStep{{Skill: "deliver-prd"}}}
+	r := &engine.Run{}
+	var journal []engine.Event
+	apply := func(evs []engine.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err = engine.Fold(r, evs); err != nil {
+			t.Fatal(err)
+		}
+		journal = append(journal, evs...)
+	}
+	apply(engine.NewRun("20261120-090000-def", p, engine.StartOptions{StartedBy: "U1"}, t0))
+	apply(engine.Start(r, 1, t0))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultEmpty}, t0))
+	edit := []byte("written by a person\n")
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideEdit, Actor: "U1", Step: 1, Attempt: 1, Key: "k"},
+		&engine.Edit{Size: len(edit)}, t0))
+	tr, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(int, int) ([][]byte, error) {
+		return [][]byte{edit}, nil
+	}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := tr.Steps[0].Attempts[0]
+	if a.Artifact != nil {
+		t.Errorf("the agent's artifact = %+v, want none", a.Artifact)
+	}
+	if len(a.Edits) != 1 || a.Edits[0].Size != len(edit) || !strings.Contains(a.Edits[0].Diff, "+written by a person") ||
+		strings.Contains(a.Edits[0].Diff, "not in the store") {
+		t.Fatalf("edits = %+v", a.Edits)
+	}
+}

@@ -42,7 +42,10 @@ func (t Trail) Markdown() []byte {
 	if r.Quorum > 1 {
 		row(&b, "Quorum", fmt.Sprintf("%d approvals a checkpoint", r.Quorum))
 	}
-	if r.Runner != "" {
+	switch {
+	case r.Mode == "dry-run":
+		row(&b, "Runner", "none: a dry run calls no agent")
+	case r.Runner != "":
 		row(&b, "Runner", r.Runner+agentPart(r.Agent))
 	}
 	row(&b, "Written", stamp(t.Generated))
