@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -22,11 +20,7 @@ func TestDecideARunServeHolds(t *testing.T) {
 	delete(vars, "GONOGO_HTTP_ADDR")
 	s := startServe(vars)
 	defer s.stop(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.WaitConnected(ctx); err != nil {
-		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
-	}
+	ctx := s.connected(t, srv)
 	const ch = "C0LOCAL"
 	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U0LOCAL", ChannelID: ch, Text: "chain deliver-prd -> measure-experiment-design"})
 	if _, err := srv.WaitAck(ctx, env); err != nil {

@@ -27,6 +27,18 @@ type serving struct {
 	code           chan int
 }
 
+// connected waits until the serve s has connected to srv and returns a
+// context for the rest of the test (20 s); it fails the test otherwise.
+func (s *serving) connected(t *testing.T, srv *fakeslack.Server) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	if err := srv.WaitConnected(ctx); err != nil {
+		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
+	}
+	return ctx
+}
+
 func startServe(vars map[string]string) *serving {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &serving{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, code: make(chan int, 1)}
@@ -107,11 +119,7 @@ func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
 	s := startServe(vars)
 	defer s.cancel()
 	addr := s.httpAddr(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.WaitConnected(ctx); err != nil {
-		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
-	}
+	ctx := s.connected(t, srv)
 	// The bot notes the connection a moment after the fake Slack sees it.
 	code, body := get(t, "http://"+addr+"/healthz")
 	for deadline := time.Now().Add(5 * time.Second); code != http.StatusOK && time.Now().Before(deadline); {
@@ -256,11 +264,7 @@ func TestServeWarnsOfAForgottenArrow(t *testing.T) {
 	defer srv.Close()
 	s := startServe(serveVars(t, srv))
 	defer s.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.WaitConnected(ctx); err != nil {
-		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
-	}
+	ctx := s.connected(t, srv)
 	const ch = "C0ARROW"
 	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U0ARROW", ChannelID: ch, Text: "chain deliver-prd measure-experiment-design -- saved searches"})
 	if _, err := srv.WaitAck(ctx, env); err != nil {
@@ -288,11 +292,7 @@ func TestServeConfirmStartWaitsForStart(t *testing.T) {
 	vars["GONOGO_CONFIRM_START"] = "true"
 	s := startServe(vars)
 	defer s.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.WaitConnected(ctx); err != nil {
-		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
-	}
+	ctx := s.connected(t, srv)
 	const ch = "C0CONFIRM"
 	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U0SERVE", ChannelID: ch, Text: "chain deliver-prd"})
 	if _, err := srv.WaitAck(ctx, env); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -316,11 +314,7 @@ func TestServeGoesOnWithBrokenSkills(t *testing.T) {
 	vars["GONOGO_SKILLS_DIR"] = shapesDir(t)
 	s := startServe(vars)
 	defer s.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.WaitConnected(ctx); err != nil {
-		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
-	}
+	ctx := s.connected(t, srv)
 	const ch = "C0SKILLS"
 	env := srv.SendSlashCommand(slack.SlashCommand{UserID: "U0S", ChannelID: ch, Text: "chain colon-in-description -> unclosed-front-matter -- x"})
 	if _, err := srv.WaitAck(ctx, env); err != nil {
