@@ -140,3 +140,36 @@ func UnmarshalSummaries(b []byte) ([]engine.RunSummary, error) {
 	}
 	return out, nil
 }
+
+// MarshalEvents encodes journal events on their own, each run-started
+// event with its plan inline, so that another backend (Temporal, whose
+// workflow histories keep the journal) records events in the store's own
+// versioned records instead of a second encoding of them.
+func MarshalEvents(evs []engine.Event) ([]byte, error) {
+	recs := make([]eventRecord, 0, len(evs))
+	for _, ev := range evs {
+		recs = append(recs, toEventRecord(ev, nil))
+	}
+	return json.Marshal(recs)
+}
+
+// UnmarshalEvents decodes what MarshalEvents encoded, or refuses events
+// written by a newer gonogo.
+func UnmarshalEvents(b []byte) ([]engine.Event, error) {
+	var recs []eventRecord
+	if err := json.Unmarshal(b, &recs); err != nil {
+		return nil, fmt.Errorf("decode events: %w", err)
+	}
+	noPlan := func() (engine.Plan, error) {
+		return engine.Plan{}, fmt.Errorf("a run-started event refers to a stored plan: %w", ErrDamaged)
+	}
+	out := make([]engine.Event, 0, len(recs))
+	for i := range recs {
+		ev, err := fromEventRecord(&recs[i], noPlan)
+		if err != nil {
+			return nil, fmt.Errorf("decode events: %w", err)
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}

@@ -93,3 +93,27 @@ func TestArtifactSumsAreOfTheCurrentBodies(t *testing.T) {
 		t.Fatalf("unknown run: %v, %v", none, err)
 	}
 }
+
+// Events on their own (a Temporal workflow's history keeps them) carry
+// every field too, a run-started event with its plan.
+func TestEventsOnTheirOwnCarryEveryField(t *testing.T) {
+	var ev engine.Event
+	(&filler{}).fill(reflect.ValueOf(&ev).Elem())
+	ev.Seq = 1
+	b, err := MarshalEvents([]engine.Event{ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnmarshalEvents(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	normTimes(got)
+	normTimes(&ev)
+	if !reflect.DeepEqual(got, []engine.Event{ev}) {
+		t.Fatalf("events differ:\n got: %+v\nwant: %+v", got, ev)
+	}
+	if _, err := UnmarshalEvents([]byte(`[{"v":99,"seq":1,"type":"run-started"}]`)); err == nil {
+		t.Error("an event from a newer gonogo was read")
+	}
+}

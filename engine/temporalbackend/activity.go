@@ -1,0 +1,211 @@
+package temporalbackend
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// Activities carries out steps on a worker: what engine.Service does
+// between committing a step's start and committing its result (prepare
+// and execute), with the same attempt rules, on this worker's runner,
+// catalog and probe. Register it with RegisterSteps.
+type Activities struct {
+	Runner    engine.Runner
+	Catalog   engine.Catalog
+	Probe     engine.Probe // nil: file and command conditions fail
+	Artifacts ArtifactStore
+	// Workflows and Policy are what route and decompose steps expand
+	// with, as for engine.ServiceConfig.
+	Workflows engine.WorkflowSource
+	Policy    *engine.Policy
+	// RateLimit is how an agent's rate limit is waited out; the zero value
+	// is engine.DefaultRateLimit.
+	RateLimit engine.RateLimit
+}
+
+// RegisterWorkflow registers the run workflow on a worker polling
+// TaskQueue.
+func RegisterWorkflow(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+}
+
+// RegisterSteps registers the step activity on a worker polling StepQueue.
+func RegisterSteps(r worker.ActivityRegistry, a *Activities) {
+	r.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: StepActivity})
+}
+
+func (a *Activities) policy() engine.Policy {
+	if a.Policy != nil {
+		return *a.Policy
+	}
+	return engine.DefaultPolicy()
+}
+
+func (a *Activities) expander() engine.Expander {
+	return engine.Expander{Workflows: a.Workflows, Catalog: a.Catalog, Policy: a.policy()}
+}
+
+// Step runs one attempt: it prepares the job by the attempt rules, runs
+// it (heartbeating the agent's progress, and regularly while it is
+// silent, so that a lost worker is noticed and a cancel reaches the
+// agent), judges the outcome, puts the artifact into the store and
+// returns the verdict. An attempt cancelled through Temporal comes back
+// Stopped, for the workflow to judge with its cause.
+func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, error) {
+	if err := checkVersion(in.V); err != nil {
+		return verdictRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
+	}
+	r, _, err := storage.UnmarshalRun(in.Run)
+	if err != nil {
+		return verdictRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "decode", nil)
+	}
+	st := r.Step(in.Step)
+	if st == nil || st.Latest() == nil || st.Latest().N != in.Attempt {
+		return verdictRecord{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("step %d attempt %d is not the run's latest", in.Step, in.Attempt), "stale", nil)
+	}
+	job, prepErr := a.prepare(ctx, r, st, in.Keys)
+	out := a.execute(ctx, r, job, prepErr)
+	if ctx.Err() != nil {
+		return verdictRecord{V: recordVersion, Stopped: true, Outcome: toOutcomeRecord(out)}, nil
+	}
+	limit := a.RateLimit
+	if limit == (engine.RateLimit{}) {
+		limit = engine.DefaultRateLimit()
+	}
+	e := engine.AttemptEnd{Run: r, Step: in.Step, Attempt: in.Attempt, Outcome: out, RateLimit: limit}
+	e.Skill, _ = a.Catalog.Skill(job.Skill)
+	f := engine.JudgeAttempt(e)
+	var post error
+	if engine.PostconditionsDue(st, f) {
+		post = engine.CheckConditions(ctx, st.Rules.Post, out.Artifact, a.Probe)
+	}
+	f, arts, _ := engine.SettleAttempt(e, f, post, a.expander())
+	// The files bbolt writes under its data directory have no place here:
+	// the artifact is kept in the store, under the attempt's own key.
+	key := ""
+	for _, art := range arts {
+		key = agentKey(r.ID, st, art.Attempt)
+		if err := a.Artifacts.Put(ctx, key, art.Body); err != nil {
+			return verdictRecord{}, fmt.Errorf("keep the artifact of step %d attempt %d: %w", in.Step, in.Attempt, err)
+		}
+	}
+	return toVerdict(f, key)
+}
+
+// prepare composes the attempt's job as engine.Service.prepare does,
+// reading earlier artifacts from the store by their current keys.
+func (a *Activities) prepare(ctx context.Context, r *engine.Run, st *engine.Step, keys map[string]string) (engine.Job, error) {
+	p, err := engine.PlanAttempt(r, st, a.Catalog, a.policy())
+	if err != nil {
+		return p.Job, err
+	}
+	read := make(map[engine.ArtifactRef]engine.ArtifactRead, len(p.Reads))
+	for _, ref := range p.Reads {
+		key, ok := keys[refKey(ref.Step, ref.Attempt)]
+		if !ok {
+			read[ref] = engine.ArtifactRead{Err: fmt.Errorf("step %d attempt %d has no artifact key: %w", ref.Step, ref.Attempt, engine.ErrNotFound)}
+			continue
+		}
+		body, err := a.Artifacts.Get(ctx, key)
+		read[ref] = engine.ArtifactRead{Body: body, Err: err}
+	}
+	var pre error
+	if p.CheckPre {
+		pre = engine.CheckConditions(ctx, p.Step.Rules.Pre, nil, a.Probe)
+	}
+	// {{today}} is the day the attempt started, as the workflow recorded
+	// it, so that the same attempt composes the same prompt anywhere.
+	return engine.ComposeJob(p, read, pre, a.Catalog, st.Latest().Started)
+}
+
+// execute runs the job on the runner, unless preparing it failed or the
+// run is dry, heartbeating as it goes.
+func (a *Activities) execute(ctx context.Context, r *engine.Run, job engine.Job, prepErr error) engine.Outcome {
+	switch {
+	case prepErr != nil:
+		return engine.Outcome{Err: prepErr}
+	case r.DryRun:
+		return engine.Outcome{NotRun: true}
+	}
+	hb := newHeartbeat(ctx)
+	defer hb.stop()
+	return a.Runner.Run(ctx, job, hb.progress)
+}
+
+// progressRecord is a heartbeat's details: the agent's latest progress.
+type progressRecord struct {
+	V         int     `json:"v"`
+	Turns     int     `json:"turns,omitempty"`
+	ToolCalls int     `json:"tool_calls,omitempty"`
+	LastTool  string  `json:"last_tool,omitempty"`
+	Status    string  `json:"status,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
+	ElapsedNS int64   `json:"elapsed_ns,omitempty"`
+}
+
+// heartbeat reports an attempt's progress to Temporal as it comes and,
+// while the agent is silent, repeats the last every third of the
+// heartbeat timeout: a heartbeat is how Temporal knows the worker lives,
+// and its answer is how a cancel reaches the agent.
+type heartbeat struct {
+	ctx     context.Context
+	started time.Time
+	mu      sync.Mutex
+	last    progressRecord
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newHeartbeat(ctx context.Context) *heartbeat {
+	h := &heartbeat{ctx: ctx, started: time.Now(), last: progressRecord{V: recordVersion}, done: make(chan struct{})}
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	h.wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				h.mu.Lock()
+				p := h.last
+				h.mu.Unlock()
+				activity.RecordHeartbeat(ctx, p)
+			}
+		}
+	})
+	return h
+}
+
+func (h *heartbeat) progress(p engine.Progress) {
+	if p.Elapsed == 0 {
+		p.Elapsed = time.Since(h.started)
+	}
+	rec := progressRecord{V: recordVersion, Turns: p.Turns, ToolCalls: p.ToolCalls, LastTool: p.LastTool,
+		Status: p.Status, CostUSD: p.CostUSD, ElapsedNS: int64(p.Elapsed)}
+	h.mu.Lock()
+	h.last = rec
+	h.mu.Unlock()
+	activity.RecordHeartbeat(h.ctx, rec)
+}
+
+func (h *heartbeat) stop() {
+	close(h.done)
+	h.wg.Wait()
+}

@@ -1,0 +1,327 @@
+package temporalbackend
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// Config wires a Backend.
+type Config struct {
+	Client    client.Client
+	Artifacts ArtifactStore
+	// TaskQueue and StepQueue default to TaskQueue and StepQueue.
+	TaskQueue string
+	StepQueue string
+	// StepTimeout is the limit of a step that sets none (default 30m);
+	// Heartbeat how long a silent worker is trusted (default 30s).
+	StepTimeout time.Duration
+	Heartbeat   time.Duration
+	// Now and NewID are the clock and the source of run ids, as for
+	// engine.ServiceConfig: the workflow draws neither.
+	Now   func() time.Time
+	NewID func(now time.Time) engine.RunID
+	// Members says who a person acting on a run is; nil is
+	// engine.LocalOperator.
+	Members engine.Members
+}
+
+// Backend is gonogo's engine as front ends call it, carried out by run
+// workflows on a Temporal cluster: it starts runs, reads them through
+// queries and acts on them through updates, and answers with the engine's
+// sentinel errors, so that a front end branches the same way as on
+// engine.Service.
+type Backend struct {
+	cfg Config
+}
+
+// New returns a Backend.
+func New(cfg Config) *Backend {
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = TaskQueue
+	}
+	if cfg.StepQueue == "" {
+		cfg.StepQueue = StepQueue
+	}
+	if cfg.StepTimeout <= 0 {
+		cfg.StepTimeout = 30 * time.Minute
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = engine.NewRunID
+	}
+	if cfg.Members == nil {
+		cfg.Members = engine.LocalOperator
+	}
+	return &Backend{cfg: cfg}
+}
+
+// Start records a new run of p as a workflow, which begins its first
+// step. The run id and the start time are drawn here, outside the
+// workflow, and its first events made by engine.NewRun.
+func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
+	now := b.cfg.Now()
+	id := b.cfg.NewID(now)
+	evs, err := engine.NewRun(id, p, opt, now)
+	if err != nil {
+		return nil, err
+	}
+	evs[0].Key = opt.Key
+	enc, err := storage.MarshalEvents(evs)
+	if err != nil {
+		return nil, err
+	}
+	in := startRecord{V: recordVersion, Events: enc, StepQueue: b.cfg.StepQueue,
+		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat)}
+	_, err = b.cfg.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: string(id), TaskQueue: b.cfg.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}, WorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil, fmt.Errorf("start run %s: the id is taken: %w", id, engine.ErrStale)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start run %s: %w", id, err)
+	}
+	return engine.Fold(&engine.Run{}, evs)
+}
+
+// Load returns the run as its workflow holds it.
+func (b *Backend) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+	v, err := b.view(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return v.run()
+}
+
+func (b *Backend) view(ctx context.Context, id engine.RunID) (runView, error) {
+	res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", qryRun)
+	if err != nil {
+		return runView{}, b.notFound(id, err)
+	}
+	var v runView
+	if err := res.Get(&v); err != nil {
+		return runView{}, fmt.Errorf("run %s: %w", id, err)
+	}
+	return v, checkVersion(v.V)
+}
+
+// notFound maps Temporal's word that there is no such workflow to
+// engine.ErrNotFound.
+func (b *Backend) notFound(id engine.RunID, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
+	}
+	return fmt.Errorf("run %s: %w", id, err)
+}
+
+// Journal returns the run's events in seq order, page by page.
+func (b *Backend) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, error) {
+	var out []engine.Event
+	for from := uint64(1); from != 0; {
+		res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", qryJournal, from)
+		if err != nil {
+			return nil, b.notFound(id, err)
+		}
+		var p journalPage
+		if err := res.Get(&p); err != nil {
+			return nil, err
+		}
+		if err := checkVersion(p.V); err != nil {
+			return nil, err
+		}
+		evs, err := storage.UnmarshalEvents(p.Events)
+		if err != nil {
+			return nil, err
+		}
+		out, from = append(out, evs...), p.Next
+	}
+	return out, nil
+}
+
+// Artifact returns the current artifact of a step attempt (a person's
+// edit, else the agent's output) from the artifact store.
+func (b *Backend) Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error) {
+	v, err := b.view(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	key, ok := v.Keys[refKey(step, attempt)]
+	if !ok {
+		return nil, fmt.Errorf("run %s step %d attempt %d has no artifact: %w", id, step, attempt, engine.ErrNotFound)
+	}
+	return b.cfg.Artifacts.Get(ctx, key)
+}
+
+// Decide applies a decision through the run's workflow, and the workflow
+// starts what comes next. body is the replacement artifact of an edit,
+// put into the artifact store first. The update's id is the decision's
+// key, so a repeated decision is applied once; it is refused with
+// engine.ErrDuplicate, as is one the workflow finds it has seen; a stale
+// attempt (engine.ErrStale), a step not waiting (engine.ErrNotWaiting) and
+// a person who may not decide (engine.ErrNotApprover) change nothing.
+func (b *Backend) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
+	a := actRecord{Kind: string(d.Kind), Actor: d.Actor, Step: d.Step, Attempt: d.Attempt, Key: d.Key,
+		Feedback: d.Feedback, Time: d.Time}
+	var r *engine.Run
+	if d.Kind == engine.DecideEdit {
+		var err error
+		if r, err = b.Load(ctx, id); err != nil {
+			return nil, err
+		}
+		st := r.Step(d.Step)
+		if st == nil {
+			return nil, fmt.Errorf("run %s has no step %d: %w", id, d.Step, engine.ErrNotFound)
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			return nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
+		}
+		key := editKey(id, st, d.Attempt, body)
+		if err := b.cfg.Artifacts.Put(ctx, key, body); err != nil {
+			return nil, fmt.Errorf("keep the edit of step %d: %w", d.Step, err)
+		}
+		a.Edit = &editRecord{Key: key, Size: len(body), Summary: engine.Summarize(body)}
+	}
+	return b.update(ctx, id, updDecide, d.Key, r, a)
+}
+
+// Record is Decide: on Temporal the run's workflow always carries out
+// what is decided, whoever records it.
+func (b *Backend) Record(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
+	return b.Decide(ctx, id, d, body)
+}
+
+// Abort ends a run on an actor's word whatever its steps are doing:
+// attempts under way are cancelled, and everything produced is kept.
+func (b *Backend) Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error) {
+	return b.update(ctx, id, updAbort, "", nil, actRecord{Actor: actor})
+}
+
+// Cancel stops a running step attempt (the Cancel button): its activity
+// is cancelled, which stops the agent; the attempt ends FAILED and the run
+// halts on it.
+func (b *Backend) Cancel(ctx context.Context, id engine.RunID, step, attempt int, actor string) error {
+	_, err := b.update(ctx, id, updCancel, "", nil, actRecord{Actor: actor, Step: step, Attempt: attempt})
+	return err
+}
+
+// Pause holds a moving run at its next checkpoint.
+func (b *Backend) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error) {
+	return b.update(ctx, id, updPause, "", nil, actRecord{Actor: actor})
+}
+
+// Unpause resumes a paused run in mode m ("" the run's own).
+func (b *Backend) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error) {
+	return b.update(ctx, id, updUnpause, "", nil, actRecord{Actor: actor, Mode: string(m)})
+}
+
+// RecordUnpause is Unpause: the workflow carries the run on.
+func (b *Backend) RecordUnpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error) {
+	return b.Unpause(ctx, id, actor, m)
+}
+
+// update sends one update to the run's workflow, saying who acts, and
+// returns the run as the workflow holds it after. r is the run, when the
+// caller has loaded it already.
+func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID string, r *engine.Run, a actRecord) (*engine.Run, error) {
+	a.V, a.Nonce = recordVersion, nonce()
+	var err error
+	if a.Member, err = b.member(ctx, id, r, a.Actor); err != nil {
+		return nil, err
+	}
+	h, err := b.cfg.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		UpdateID: updateID, WorkflowID: string(id), UpdateName: name, Args: []any{a},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return nil, b.updateError(ctx, id, err)
+	}
+	var v runView
+	if err := h.Get(ctx, &v); err != nil {
+		return nil, b.updateError(ctx, id, err)
+	}
+	if v.Nonce != a.Nonce {
+		// Temporal answered with the outcome of an earlier update of the
+		// same id: this one was applied already.
+		return nil, fmt.Errorf("%s %s on run %s was already applied: %w", name, updateID, id, engine.ErrDuplicate)
+	}
+	return v.run()
+}
+
+// updateError maps an update's failure to the engine's sentinels: a
+// refusal by the workflow's rules, a run that does not exist, or a run
+// whose workflow is over (the run has ended: engine.ErrStale).
+func (b *Backend) updateError(ctx context.Context, id engine.RunID, err error) error {
+	if e := fromRefusal(err); e != err {
+		return e
+	}
+	var nf *serviceerror.NotFound
+	if !errors.As(err, &nf) {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	r, lerr := b.Load(ctx, id)
+	if lerr != nil {
+		return lerr
+	}
+	return fmt.Errorf("run %s is %s: %w", id, r.State, engine.ErrStale)
+}
+
+// member says who actor is, for the workflow to apply the engine's rule
+// of who may decide: it asks Members as engine.Service does, about the
+// run's approver groups unless actor is the starter or named.
+func (b *Backend) member(ctx context.Context, id engine.RunID, r *engine.Run, actor string) (memberRecord, error) {
+	if engine.AutomaticActor(actor) || actor == engine.TimeoutActor {
+		return memberRecord{}, nil
+	}
+	var groups []string
+	if r == nil {
+		// Only a Members that may look at groups needs the run.
+		probe, err := b.cfg.Members(ctx, actor, nil)
+		if err != nil {
+			return memberRecord{}, fmt.Errorf("who is %s: %w", actor, err)
+		}
+		if probe.Operator {
+			return memberRecord{Operator: true}, nil
+		}
+		if r, err = b.Load(ctx, id); err != nil {
+			return memberRecord{}, err
+		}
+	}
+	approvers := engine.ApproversOf(r, nil)
+	if actor != r.StartedBy && !slices.Contains(approvers, actor) {
+		groups = approvers
+	}
+	m, err := b.cfg.Members(ctx, actor, groups)
+	if err != nil {
+		return memberRecord{}, fmt.Errorf("who is %s: %w", actor, err)
+	}
+	return memberRecord{Operator: m.Operator, Outsider: m.Outsider, Groups: m.Groups}, nil
+}
+
+// nonce is a caller's own mark on an update (see actRecord.Nonce).
+func nonce() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

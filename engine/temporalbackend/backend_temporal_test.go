@@ -1,0 +1,335 @@
+//go:build temporal
+
+package temporalbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// env is one backend under test, with the fakes it runs steps on.
+type env struct {
+	t      *testing.T
+	name   string
+	b      backendUnderTest
+	runner *fakeRunner
+	cat    memCatalog
+	keys   int
+	ts     *temporaltest.TestServer // nil on bbolt
+}
+
+var skills = []string{"deliver-prd", "deliver-user-stories"}
+
+// nobodySpecial is a Members for which no one is the operator: only the
+// starter and the run's approvers may decide.
+func nobodySpecial(context.Context, string, []string) (engine.Member, error) {
+	return engine.Member{}, nil
+}
+
+// temporalEnv starts a real in-process Temporal server, a worker for run
+// workflows and one for steps, and a Backend on them.
+func temporalEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(skills...)}
+	e.ts = temporaltest.NewServer(temporaltest.WithT(t))
+	arts := newMemArtifacts()
+	acts := &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts}
+	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
+	e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, acts) })
+	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
+	return e
+}
+
+// bboltEnv is engine.Service on bbolt in a temporary directory, with the
+// same fakes: the reference the Temporal backend's journals are held to.
+func bboltEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, name: "bbolt", runner: newFakeRunner(), cat: testCatalog(skills...)}
+	db, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: e.cat, Runner: e.runner, MaxParallel: 4, Members: nobodySpecial})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	e.b = svc
+	return e
+}
+
+func (e *env) start() engine.RunID {
+	e.t.Helper()
+	p, err := engine.PreflightChain(engine.ChainExpr{Source: strings.Join(skills, " -> "), Names: skills, Context: "mobile checkout"},
+		e.cat, engine.DefaultPolicy())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana", Origin: engine.Origin{Channel: "C1", Thread: "1.1"},
+		Oversight: engine.Oversight{Approvers: []string{"U-bob"}}})
+	if err != nil {
+		e.t.Fatalf("%s: start: %v", e.name, err)
+	}
+	return r.ID
+}
+
+// decision is a decision by the starter on the latest attempt of step n,
+// with a new key.
+func (e *env) decision(id engine.RunID, n int, k engine.DecisionKind) engine.Decision {
+	e.t.Helper()
+	r, err := e.b.Load(e.t.Context(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.keys++
+	a := 0
+	if l := r.Step(n).Latest(); l != nil {
+		a = l.N
+	}
+	return engine.Decision{Kind: k, Actor: "U-ana", Step: n, Attempt: a, Key: fmt.Sprintf("slack-%d", e.keys)}
+}
+
+func (e *env) decide(id engine.RunID, n int, k engine.DecisionKind, feedback string, body []byte) *engine.Run {
+	e.t.Helper()
+	d := e.decision(id, n, k)
+	d.Feedback = feedback
+	r, err := e.b.Decide(e.t.Context(), id, d, body)
+	if err != nil {
+		e.t.Fatalf("%s: %s step %d: %v", e.name, k, n, err)
+	}
+	return r
+}
+
+func (e *env) journal(id engine.RunID) []engine.Event {
+	e.t.Helper()
+	evs, err := e.b.Journal(e.t.Context(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return evs
+}
+
+// scenario drives one run on a backend and returns its id.
+type scenario struct {
+	name  string
+	run   func(e *env) engine.RunID
+	state engine.RunState
+}
+
+var scenarios = []scenario{
+	{"approve", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"edit", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		body := []byte("# PRD, as the team rewrote it\n\nShorter and better.\n")
+		e.decide(id, 1, engine.DecideEdit, "", body)
+		got, err := e.b.Artifact(e.t.Context(), id, 1, 1)
+		if err != nil || string(got) != string(body) {
+			e.t.Errorf("%s: artifact after the edit = %q, %v; want the edit", e.name, got, err)
+		}
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"skip", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideSkip, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"redo-with-feedback", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideRedo, "name the metrics", nil)
+		waiting(e.t, e.b, id, 1, 2)
+		var redo *engine.Job
+		for _, j := range e.runner.calls() {
+			if j.Step == 1 && j.Attempt == 2 {
+				redo = &j
+			}
+		}
+		switch {
+		case redo == nil:
+			e.t.Errorf("%s: the redo never ran", e.name)
+		case !strings.Contains(redo.Prompt, "name the metrics") || !strings.Contains(redo.Prompt, "deliver-prd, attempt 1"):
+			e.t.Errorf("%s: the redo's prompt lacks the feedback or the previous artifact:\n%s", e.name, redo.Prompt)
+		}
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"abort", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideAbort, "", nil)
+		return id
+	}, engine.RunAborted},
+	{"cancel-while-running", func(e *env) engine.RunID {
+		release := e.runner.holdSkill("deliver-prd")
+		defer release()
+		id := e.start()
+		<-e.runner.started
+		if err := e.b.Cancel(e.t.Context(), id, 1, 1, "U-bob"); err != nil {
+			e.t.Fatalf("%s: cancel: %v", e.name, err)
+		}
+		r := waiting(e.t, e.b, id, 1, 1)
+		if l := r.Step(1).Latest(); l.Result != engine.ResultFailed || !strings.Contains(l.Reason, "cancelled by U-bob") {
+			e.t.Errorf("%s: cancelled attempt is %s (%q), want FAILED, cancelled by U-bob", e.name, l.Result, l.Reason)
+		}
+		release()
+		e.decide(id, 1, engine.DecideRedo, "", nil)
+		waiting(e.t, e.b, id, 1, 2)
+		if _, err := e.b.Abort(e.t.Context(), id, "U-ana"); err != nil {
+			e.t.Fatalf("%s: abort: %v", e.name, err)
+		}
+		return id
+	}, engine.RunAborted},
+	{"abort-while-running", func(e *env) engine.RunID {
+		// Held until the test ends: only the abort stops it.
+		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))
+		id := e.start()
+		<-e.runner.started
+		if _, err := e.b.Abort(e.t.Context(), id, "U-bob"); err != nil {
+			e.t.Fatalf("%s: abort: %v", e.name, err)
+		}
+		return id
+	}, engine.RunAborted},
+}
+
+// TestScenariosMatchBbolt runs each scenario on Temporal and on
+// engine.Service over bbolt: the runs end alike and their journals have
+// the same shape, event for event.
+func TestScenariosMatchBbolt(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			var shapes [][]string
+			for _, e := range []*env{bboltEnv(t), temporalEnv(t)} {
+				id := sc.run(e)
+				r := ended(t, e.b, id)
+				if r.State != sc.state {
+					t.Errorf("%s: run ended %s, want %s", e.name, describe(r), sc.state)
+				}
+				evs := e.journal(id)
+				rebuilt, err := engine.Rebuild(evs)
+				if err != nil || rebuilt.State != r.State || rebuilt.Seq != r.Seq {
+					t.Errorf("%s: the journal rebuilds %v (%v), the run is %s at %d", e.name, describe(rebuilt), err, describe(r), r.Seq)
+				}
+				shapes = append(shapes, shape(evs))
+			}
+			if !slices.Equal(shapes[0], shapes[1]) {
+				t.Errorf("journals differ:\nbbolt:\n  %s\ntemporal:\n  %s", strings.Join(shapes[0], "\n  "), strings.Join(shapes[1], "\n  "))
+			}
+		})
+	}
+}
+
+// TestRefusals checks that each refusal is answered with the engine's
+// sentinel and writes nothing, on Temporal as on bbolt.
+func TestRefusals(t *testing.T) {
+	for _, mk := range []func(*testing.T) *env{bboltEnv, temporalEnv} {
+		e := mk(t)
+		t.Run(e.name, func(t *testing.T) {
+			e.t = t
+			ctx := t.Context()
+			id := e.start()
+			waiting(t, e.b, id, 1, 1)
+			first := e.decision(id, 1, engine.DecideRedo)
+			if _, err := e.b.Decide(ctx, id, first, nil); err != nil {
+				t.Fatal(err)
+			}
+			waiting(t, e.b, id, 1, 2)
+			before := len(e.journal(id))
+
+			stale := e.decision(id, 1, engine.DecideApprove)
+			stale.Attempt = 1
+			again := e.decision(id, 1, engine.DecideApprove)
+			again.Key = first.Key
+			stranger := e.decision(id, 1, engine.DecideApprove)
+			stranger.Actor = "U-eve"
+			notWaiting := e.decision(id, 2, engine.DecideApprove)
+			for _, c := range []struct {
+				name string
+				d    engine.Decision
+				want error
+			}{
+				{"stale attempt", stale, engine.ErrStale},
+				{"repeated key", again, engine.ErrDuplicate},
+				{"repeated update", first, engine.ErrDuplicate},
+				{"non-approver", stranger, engine.ErrNotApprover},
+				{"step not waiting", notWaiting, engine.ErrNotWaiting},
+			} {
+				_, err := e.b.Decide(ctx, id, c.d, nil)
+				if !errors.Is(err, c.want) {
+					t.Errorf("%s: got %v, want %v", c.name, err, c.want)
+				}
+			}
+			if _, err := e.b.Abort(ctx, id, "U-eve"); !errors.Is(err, engine.ErrNotApprover) {
+				t.Errorf("abort by a non-approver: got %v, want ErrNotApprover", err)
+			}
+			if err := e.b.Cancel(ctx, id, 1, 2, "U-ana"); !errors.Is(err, engine.ErrStale) {
+				t.Errorf("cancel of an attempt not running: got %v, want ErrStale", err)
+			}
+			if after := len(e.journal(id)); after != before {
+				t.Errorf("refusals wrote %d events", after-before)
+			}
+			// An approver may decide; the repeated key still may not.
+			ok := e.decision(id, 1, engine.DecideApprove)
+			ok.Actor = "U-bob"
+			if _, err := e.b.Decide(ctx, id, ok, nil); err != nil {
+				t.Errorf("an approver's decision: %v", err)
+			}
+			if _, err := e.b.Decide(ctx, id, ok, nil); !errors.Is(err, engine.ErrDuplicate) {
+				t.Errorf("the approver's decision again: got %v, want ErrDuplicate", err)
+			}
+			if _, err := e.b.Load(ctx, "20310402-090000-000000000000"); !errors.Is(err, engine.ErrNotFound) {
+				t.Errorf("load of an unknown run: got %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestDecisionAfterEnd: a decision on a run whose workflow is over is
+// stale, as on bbolt.
+func TestDecisionAfterEnd(t *testing.T) {
+	e := temporalEnv(t)
+	id := e.start()
+	waiting(t, e.b, id, 1, 1)
+	d := e.decision(id, 1, engine.DecideAbort)
+	if _, err := e.b.Decide(t.Context(), id, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	ended(t, e.b, id)
+	late := e.decision(id, 1, engine.DecideApprove)
+	if _, err := e.b.Decide(t.Context(), id, late, nil); !errors.Is(err, engine.ErrStale) {
+		t.Errorf("decision after the end: got %v, want ErrStale", err)
+	}
+}

@@ -1,0 +1,39 @@
+// Package temporalbackend runs gonogo runs on Temporal, for teams that
+// outgrow one machine: steps run on a pool of workers, and waiting runs and
+// their decisions survive the loss of any machine. With no Temporal server
+// configured, gonogo keeps using engine.Service on bbolt; this package is
+// the other backend the engine's package doc describes, and keeps the same
+// rules by calling the same engine functions.
+//
+// It owns:
+//
+//   - Workflow: one run is one workflow whose ID is the run id. The run
+//     id, its start time and its first events come from the caller
+//     (Backend.Start), never from inside the workflow. The workflow folds
+//     the engine's events (engine.Fold) and records every transition's
+//     events in history through workflow.SideEffect, so a replay under a
+//     newer release folds the events people saw instead of deciding old
+//     runs again with newer rules.
+//   - Activities.Step, the step activity on StepQueue: it prepares,
+//     runs and judges one attempt with the engine's attempt rules and puts
+//     the artifact into an ArtifactStore; history carries only the
+//     verdict.
+//   - The Updates (decide, abort, cancel, pause, unpause) whose validators
+//     apply the engine's rules (engine.Decide, engine.MayDecide, ...) to the
+//     workflow's run, so a refusal is answered at once and writes nothing,
+//     and the Queries (run, journal pages).
+//   - Backend, the client side front ends call, which maps Temporal's
+//     answers back to the engine's sentinel errors.
+//
+// Payloads are versioned records (records.go) whose events use storage's
+// own versioned encoding (storage.MarshalEvents), never engine structs.
+//
+// Not built yet: queueing steps beyond the workers' capacity as
+// engine.Queue (each worker's own limits apply instead), automatic
+// retries, rate-limit waits and decision deadlines as workflow timers,
+// the expansion of route and decompose steps (refused on approve and
+// edit), continue-as-new for long runs, search attributes and List,
+// notes, the notifier and live progress for front ends, start keys, the
+// artifact files under a data directory (attempts record where bbolt
+// would write them), and the gonogo worker and temporal setup commands.
+package temporalbackend

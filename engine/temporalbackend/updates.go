@@ -1,0 +1,240 @@
+package temporalbackend
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// An update's validator applies the engine's rules to the run as the
+// workflow holds it, without changing anything: a refusal (a stale
+// attempt, a step not waiting, a repeated key, a person who may not
+// decide) is answered at once and nothing reaches history. The handler
+// then records the same transition, which the validator has just seen
+// succeed.
+
+// register installs the workflow's queries and updates.
+func (f *flow) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, qryRun, f.view); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, qryJournal, f.page); err != nil {
+		return err
+	}
+	updates := []struct {
+		name     string
+		validate func(workflow.Context, actRecord) error
+		apply    func(workflow.Context, actRecord) error
+	}{
+		{updDecide, f.validateDecide, f.decide},
+		{updAbort, f.validateAbort, f.abort},
+		{updCancel, f.validateCancel, f.cancel},
+		{updPause, f.validatePause, f.pause},
+		{updUnpause, f.validateUnpause, f.unpause},
+	}
+	for _, u := range updates {
+		handler := func(ctx workflow.Context, a actRecord) (runView, error) {
+			if err := u.apply(ctx, a); err != nil {
+				return runView{}, refusal(err)
+			}
+			v, err := f.view()
+			v.Nonce = a.Nonce
+			return v, err
+		}
+		validator := func(ctx workflow.Context, a actRecord) error {
+			if err := checkVersion(a.V); err != nil {
+				return refusal(err)
+			}
+			if err := mayDecide(f.run, a); err != nil {
+				return refusal(err)
+			}
+			return refusal(u.validate(ctx, a))
+		}
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, handler,
+			workflow.UpdateHandlerOptions{Validator: validator}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mayDecide applies the engine's rule of who may act on r to what the
+// caller's front end said of the person (the workflow cannot ask Slack).
+func mayDecide(r *engine.Run, a actRecord) error {
+	if engine.AutomaticActor(a.Actor) || a.Actor == engine.TimeoutActor {
+		return nil
+	}
+	if !engine.MayDecide(r.StartedBy, engine.ApproversOf(r, nil), a.Actor, a.Member.member()) {
+		return fmt.Errorf("%s on run %s: %w", a.Actor, r.ID, engine.ErrNotApprover)
+	}
+	return nil
+}
+
+// view is the run query: the run and its current artifact keys.
+func (f *flow) view() (runView, error) {
+	b, err := storage.MarshalRun(f.run, nil)
+	if err != nil {
+		return runView{}, err
+	}
+	return runView{V: recordVersion, Run: b, Keys: maps.Clone(f.keys)}, nil
+}
+
+// page is the journal query: up to journalPageSize events from seq from
+// (1 for the first page).
+func (f *flow) page(from uint64) (journalPage, error) {
+	from = max(from, 1)
+	var evs []engine.Event
+	next := uint64(0)
+	for _, ev := range f.journal {
+		if ev.Seq < from {
+			continue
+		}
+		if len(evs) == journalPageSize {
+			next = ev.Seq
+			break
+		}
+		evs = append(evs, ev)
+	}
+	b, err := storage.MarshalEvents(evs)
+	if err != nil {
+		return journalPage{}, err
+	}
+	return journalPage{V: recordVersion, Events: json.RawMessage(b), Next: next}, nil
+}
+
+// decision is the decision a decide update asks for, with its edit.
+func (f *flow) decision(a actRecord) (engine.Decision, *engine.Edit, error) {
+	d, err := a.decision()
+	if err != nil {
+		return d, nil, err
+	}
+	st := f.run.Step(d.Step)
+	if st == nil {
+		return d, nil, fmt.Errorf("run %s has no step %d: %w", f.run.ID, d.Step, engine.ErrNotFound)
+	}
+	if (d.Kind == engine.DecideApprove || d.Kind == engine.DecideEdit) && (st.Rules.Route || st.Rules.Decompose != "") {
+		return d, nil, fmt.Errorf("step %d (%s): route and decompose steps are not run on Temporal yet", d.Step, st.Skill)
+	}
+	if d.Kind != engine.DecideEdit {
+		return d, nil, nil
+	}
+	if a.Edit == nil || a.Edit.Size == 0 {
+		return d, nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
+	}
+	edit := &engine.Edit{Size: a.Edit.Size, Summary: a.Edit.Summary}
+	if len(f.run.Steps) > 1 {
+		edit.File = engine.ArtifactFile(f.run.ID, st.N, st.Skill, d.Attempt, true)
+	}
+	return d, edit, nil
+}
+
+// decisionTime is when a decision counts as taken: the caller's time when
+// it says one, else now.
+func decisionTime(d engine.Decision, now time.Time) time.Time {
+	if d.Time.IsZero() {
+		return now
+	}
+	return d.Time
+}
+
+func (f *flow) validateDecide(ctx workflow.Context, a actRecord) error {
+	d, edit, err := f.decision(a)
+	if err != nil {
+		return err
+	}
+	_, err = engine.Decide(f.run, d, edit, decisionTime(d, workflow.Now(ctx).UTC()))
+	return err
+}
+
+func (f *flow) decide(ctx workflow.Context, a actRecord) error {
+	d, edit, err := f.decision(a)
+	if err != nil {
+		return err
+	}
+	if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) {
+		return engine.Decide(f.run, d, edit, decisionTime(d, now))
+	}); err != nil {
+		return err
+	}
+	if edit != nil {
+		f.keys[refKey(d.Step, d.Attempt)] = a.Edit.Key
+	}
+	if d.Kind == engine.DecideAbort {
+		f.stopAll("run aborted by " + d.Actor)
+	}
+	return nil
+}
+
+func (f *flow) validateAbort(ctx workflow.Context, a actRecord) error {
+	_, err := engine.AbortRun(f.run, a.Actor, "aborted by "+a.Actor, workflow.Now(ctx).UTC())
+	return err
+}
+
+func (f *flow) abort(ctx workflow.Context, a actRecord) error {
+	if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) {
+		return engine.AbortRun(f.run, a.Actor, "aborted by "+a.Actor, now)
+	}); err != nil {
+		return err
+	}
+	f.stopAll("run aborted by " + a.Actor)
+	return nil
+}
+
+// validateCancel refuses to cancel an attempt that is not under way, or
+// that someone stopped already.
+func (f *flow) validateCancel(_ workflow.Context, a actRecord) error {
+	ex, ok := f.running[a.Step]
+	if !ok || ex.attempt != a.Attempt || ex.cause != "" {
+		return fmt.Errorf("step %d attempt %d is not running: %w", a.Step, a.Attempt, engine.ErrStale)
+	}
+	return nil
+}
+
+// cancel stops the attempt; it fails with the reason once its activity
+// has stopped the agent, and the run halts on it.
+func (f *flow) cancel(_ workflow.Context, a actRecord) error {
+	if err := f.validateCancel(nil, a); err != nil {
+		return err
+	}
+	f.stop(f.running[a.Step], "cancelled by "+a.Actor)
+	return nil
+}
+
+func (f *flow) validatePause(ctx workflow.Context, a actRecord) error {
+	_, err := engine.Pause(f.run, a.Actor, "", workflow.Now(ctx).UTC())
+	return err
+}
+
+func (f *flow) pause(ctx workflow.Context, a actRecord) error {
+	return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Pause(f.run, a.Actor, "", now) })
+}
+
+func (f *flow) unpauseMode(a actRecord) (engine.Mode, error) {
+	if !f.run.Paused || f.run.Finished() {
+		return "", fmt.Errorf("run %s: %w (it is %s)", f.run.ID, engine.ErrNotPaused, f.run.State)
+	}
+	return parseOptional(a.Mode, engine.ParseMode)
+}
+
+func (f *flow) validateUnpause(ctx workflow.Context, a actRecord) error {
+	m, err := f.unpauseMode(a)
+	if err != nil {
+		return err
+	}
+	_, err = engine.Unpause(f.run, a.Actor, m, nil, workflow.Now(ctx).UTC())
+	return err
+}
+
+func (f *flow) unpause(ctx workflow.Context, a actRecord) error {
+	m, err := f.unpauseMode(a)
+	if err != nil {
+		return err
+	}
+	return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Unpause(f.run, a.Actor, m, nil, now) })
+}

@@ -1,0 +1,277 @@
+package temporalbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// Names Temporal knows gonogo's parts by. Changing one strands the runs
+// started under the old name: they are part of the contract with history.
+const (
+	WorkflowName = "gonogo.run"
+	StepActivity = "gonogo.step"
+	// TaskQueue is where run workflows are polled; StepQueue where step
+	// activities are, so that the machines that run agents can differ
+	// from those that keep workflows moving.
+	TaskQueue = "gonogo"
+	StepQueue = "gonogo-steps"
+
+	updDecide  = "decide"
+	updAbort   = "abort"
+	updCancel  = "cancel"
+	updPause   = "pause"
+	updUnpause = "unpause"
+	qryRun     = "run"
+	qryJournal = "journal"
+
+	// stepMargin is added to a step's own limit for the activity's
+	// start-to-close timeout: the runner enforces the step's limit and
+	// reports a timeout as a FAILED attempt; Temporal's limit only catches
+	// a worker that could not.
+	stepMargin = time.Minute
+	// journalPageSize is the most events one journal query returns.
+	journalPageSize = 200
+)
+
+// changeDispatch gates what the workflow asks Temporal to do for a step:
+// version 1 is one activity per attempt, with the options dispatch sets.
+// A later change adds a version and branches on it, so waiting runs replay
+// what they did.
+const changeDispatch = "gonogo-dispatch"
+
+// flow is a run workflow's state, rebuilt by replay: the run as its
+// journal folds, the current artifact key of each attempt, and the
+// attempts whose activities are under way.
+type flow struct {
+	in       startRecord
+	run      *engine.Run
+	journal  []engine.Event
+	keys     map[string]string
+	running  map[int]*execution // by step
+	changed  bool               // something happened since the loop last looked
+	dispatch workflow.Version
+}
+
+// execution is one attempt's activity under way.
+type execution struct {
+	attempt int
+	cancel  workflow.CancelFunc
+	// cause is why a person, or an abort, stopped it; "" until then.
+	cause string
+}
+
+// RunWorkflow carries out one run: it starts the run's ready steps as
+// activities, records their verdicts, takes decisions as updates, and
+// returns once the run is over and no step is under way.
+func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
+	if err := checkVersion(in.V); err != nil {
+		return endRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
+	}
+	evs, err := storage.UnmarshalEvents(in.Events)
+	if err != nil {
+		return endRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "decode", nil)
+	}
+	r, err := engine.Fold(&engine.Run{}, evs)
+	if err != nil {
+		return endRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "fold", nil)
+	}
+	f := &flow{in: in, run: r, journal: evs, keys: map[string]string{}, running: map[int]*execution{}}
+	f.dispatch = workflow.GetVersion(ctx, changeDispatch, workflow.DefaultVersion, 1)
+	if err := f.register(ctx); err != nil {
+		return endRecord{}, err
+	}
+	for {
+		f.changed = false
+		if err := f.advance(ctx); err != nil {
+			return endRecord{}, err
+		}
+		if f.over() {
+			break
+		}
+		if err := workflow.Await(ctx, func() bool { return f.changed || f.over() }); err != nil {
+			return endRecord{}, err
+		}
+	}
+	// Updates under way finish before the workflow does, so no caller is
+	// left without an answer.
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return endRecord{}, err
+	}
+	return endRecord{V: recordVersion, State: string(f.run.State)}, nil
+}
+
+// over reports whether the workflow has nothing left to do.
+func (f *flow) over() bool { return f.run.Finished() && len(f.running) == 0 }
+
+// sideRecord is one transition as history records it: its events, or the
+// refusal it met.
+type sideRecord struct {
+	V      int    `json:"v"`
+	Events []byte `json:"events,omitempty"` // storage.MarshalEvents
+	Err    string `json:"err,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+}
+
+// record computes a transition once and keeps its outcome in history
+// (workflow.SideEffect): on replay the events recorded are folded again,
+// whatever the rules of the release replaying them say. The events are
+// folded into the run and appended to the journal.
+func (f *flow) record(ctx workflow.Context, transition func(now time.Time) ([]engine.Event, error)) error {
+	var rec sideRecord
+	err := workflow.SideEffect(ctx, func(ctx workflow.Context) any {
+		evs, err := transition(workflow.Now(ctx).UTC())
+		if err != nil {
+			app := refusal(err)
+			var a *temporal.ApplicationError
+			_ = errors.As(app, &a)
+			return sideRecord{V: recordVersion, Err: err.Error(), Kind: a.Type()}
+		}
+		b, err := storage.MarshalEvents(evs)
+		if err != nil {
+			return sideRecord{V: recordVersion, Err: err.Error(), Kind: "encode"}
+		}
+		return sideRecord{V: recordVersion, Events: b}
+	}).Get(&rec)
+	if err != nil {
+		return err
+	}
+	if err := checkVersion(rec.V); err != nil {
+		return err
+	}
+	if rec.Err != "" {
+		return fromRefusal(temporal.NewApplicationError(rec.Err, rec.Kind))
+	}
+	evs, err := storage.UnmarshalEvents(rec.Events)
+	if err != nil || len(evs) == 0 {
+		return err
+	}
+	after, err := engine.Fold(f.run, evs)
+	if err != nil {
+		return err
+	}
+	f.run, f.journal, f.changed = after, append(f.journal, evs...), true
+	return nil
+}
+
+// advance starts every ready step.
+func (f *flow) advance(ctx workflow.Context) error {
+	for _, n := range engine.Ready(f.run) {
+		if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Start(f.run, n, now) }); err != nil {
+			return err
+		}
+		if err := f.start(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start dispatches the latest attempt of step n as an activity, and has a
+// coroutine record its verdict when it ends.
+func (f *flow) start(ctx workflow.Context, n int) error {
+	st := f.run.Step(n)
+	a := st.Latest().N
+	run, err := storage.MarshalRun(f.run, nil)
+	if err != nil {
+		return err
+	}
+	in := stepRecord{V: recordVersion, Run: run, Step: n, Attempt: a, Keys: maps.Clone(f.keys)}
+	limit := st.Rules.Timeout
+	if limit <= 0 {
+		limit = time.Duration(f.in.StepTimeoutNS)
+	}
+	actx, cancel := workflow.WithCancel(ctx)
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		TaskQueue:           f.in.StepQueue,
+		ActivityID:          fmt.Sprintf("step-%d-attempt-%d", n, a),
+		StartToCloseTimeout: limit + stepMargin,
+		HeartbeatTimeout:    time.Duration(f.in.HeartbeatNS),
+		// An attempt is never tried again by Temporal: a lost worker
+		// leaves the step interrupted and offered for redo, as a crash
+		// does on one machine.
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		// A cancelled attempt still reports what it cost.
+		WaitForCancellation: true,
+	})
+	ex := &execution{attempt: a, cancel: cancel}
+	f.running[n] = ex
+	fut := workflow.ExecuteActivity(actx, StepActivity, in)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		var v verdictRecord
+		err := fut.Get(gctx, &v)
+		delete(f.running, n)
+		f.changed = true
+		if err := f.finish(gctx, n, ex, v, err); err != nil {
+			workflow.GetLogger(gctx).Error("record step result", "step", n, "attempt", a, "err", err)
+		}
+	})
+	return nil
+}
+
+// finish records how an attempt's activity ended: its verdict; the
+// verdict on a stopped attempt, judged with the stopper's cause; or, when
+// the activity failed without one (its worker was lost, it timed out),
+// the step interrupted.
+func (f *flow) finish(ctx workflow.Context, n int, ex *execution, v verdictRecord, actErr error) error {
+	var fin engine.Finished
+	switch {
+	case ex.cause != "" && (actErr != nil || v.Stopped):
+		fin = f.judgeStopped(n, ex, v.Outcome)
+	case actErr != nil || v.Stopped:
+		// Stopped with nobody's cause: the worker stopped under it.
+		return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Interrupt(f.run, now, n), nil })
+	default:
+		var err error
+		if fin, err = v.finished(); err != nil {
+			return err
+		}
+	}
+	if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) {
+		return engine.Finish(f.run, n, ex.attempt, fin, now)
+	}); err != nil {
+		return err
+	}
+	if v.Key != "" && fin.Artifact {
+		f.keys[refKey(n, ex.attempt)] = v.Key
+	}
+	return nil
+}
+
+// judgeStopped is the verdict on an attempt a person or an abort stopped,
+// by the engine's rules, as engine.Service judges one: a stopped attempt
+// fails with the stopper's reason, so it keeps no artifact and needs no
+// postconditions or expansion.
+func (f *flow) judgeStopped(n int, ex *execution, rec *outcomeRecord) engine.Finished {
+	out := rec.outcome()
+	if out.Err == nil {
+		out.Err = context.Canceled // stopped before the agent ran
+	}
+	e := engine.AttemptEnd{Run: f.run, Step: n, Attempt: ex.attempt, Outcome: out, Cancel: errors.New(ex.cause)}
+	fin := engine.JudgeAttempt(e)
+	fin, _, _ = engine.SettleAttempt(e, fin, nil, engine.Expander{})
+	return fin
+}
+
+// stopAll stops every attempt under way, with cause.
+func (f *flow) stopAll(cause string) {
+	for _, n := range slices.Sorted(maps.Keys(f.running)) {
+		f.stop(f.running[n], cause)
+	}
+}
+
+func (f *flow) stop(ex *execution, cause string) {
+	if ex.cause == "" {
+		ex.cause = cause
+	}
+	ex.cancel()
+}
