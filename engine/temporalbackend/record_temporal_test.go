@@ -1,0 +1,105 @@
+//go:build temporal
+
+package temporalbackend
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+var update = flag.Bool("update", false, "record the workflow histories in testdata")
+
+// recorded are the runs whose histories testdata keeps: a run carried to
+// its end through every kind of decision, one left waiting for a decision
+// (the case a new release must not break), and one cancelled and aborted
+// while steps ran.
+var recorded = []struct {
+	name string
+	run  func(e *env) engine.RunID
+}{
+	{"completed", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideRedo, "name the metrics", nil)
+		waiting(e.t, e.b, id, 1, 2)
+		e.decide(id, 1, engine.DecideEdit, "", []byte("# PRD\n\nEdited by the team.\n"))
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideSkip, "", nil)
+		ended(e.t, e.b, id)
+		return id
+	}},
+	{"waiting", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideRedo, "shorter", nil)
+		waiting(e.t, e.b, id, 2, 2)
+		return id
+	}},
+	{"cancelled-aborted", func(e *env) engine.RunID {
+		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))
+		id := e.start()
+		<-e.runner.started
+		if err := e.b.Cancel(e.t.Context(), id, 1, 1, "U-bob"); err != nil {
+			e.t.Fatal(err)
+		}
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideRedo, "", nil)
+		<-e.runner.started
+		if _, err := e.b.Abort(e.t.Context(), id, "U-ana"); err != nil {
+			e.t.Fatal(err)
+		}
+		ended(e.t, e.b, id)
+		return id
+	}},
+}
+
+// TestRecordHistories records, with -update, the workflow histories the
+// untagged TestReplayRecordedHistories replays. Without -update it
+// checks that each recording still replays against a fresh history.
+func TestRecordHistories(t *testing.T) {
+	for _, rc := range recorded {
+		t.Run(rc.name, func(t *testing.T) {
+			e := temporalEnv(t)
+			id := rc.run(e)
+			c := e.ts.GetDefaultClient()
+			it := c.GetWorkflowHistory(t.Context(), string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			h := &historypb.History{}
+			for it.HasNext() {
+				ev, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.Events = append(h.Events, ev)
+			}
+			b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "history-"+rc.name+".json")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			tmp := filepath.Join(t.TempDir(), filepath.Base(path))
+			if err := os.WriteFile(tmp, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			replayFile(t, tmp)
+		})
+	}
+}
