@@ -241,14 +241,35 @@ func (b *Backend) RecordUnpause(ctx context.Context, id engine.RunID, actor stri
 	return b.Unpause(ctx, id, actor, m)
 }
 
+// Resume picks a run up again. Its workflow never stopped, so only a mode
+// given (resume --auto) changes anything: the run then advances in it.
+func (b *Backend) Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error) {
+	if mode == "" {
+		return b.Load(ctx, id)
+	}
+	return b.update(ctx, id, updMode, "", nil, actRecord{Mode: string(mode)})
+}
+
+// ChangeSetup records that a run goes on with setup to, changed by actor;
+// a setup equal to the recorded one records nothing.
+func (b *Backend) ChangeSetup(ctx context.Context, id engine.RunID, to engine.Setup, actor string) (*engine.Run, error) {
+	enc, err := storage.MarshalEvents([]engine.Event{{Type: engine.EvSetupChanged, Setup: &to}})
+	if err != nil {
+		return nil, err
+	}
+	return b.update(ctx, id, updSetup, "", nil, actRecord{Actor: actor, Setup: enc})
+}
+
 // update sends one update to the run's workflow, saying who acts, and
 // returns the run as the workflow holds it after. r is the run, when the
 // caller has loaded it already.
 func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID string, r *engine.Run, a actRecord) (*engine.Run, error) {
 	a.V, a.Nonce = recordVersion, nonce()
-	var err error
-	if a.Member, err = b.member(ctx, id, r, a.Actor); err != nil {
-		return nil, err
+	if name != updMode && name != updSetup {
+		var err error
+		if a.Member, err = b.member(ctx, id, r, a.Actor); err != nil {
+			return nil, err
+		}
 	}
 	h, err := b.cfg.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		UpdateID: updateID, WorkflowID: string(id), UpdateName: name, Args: []any{a},

@@ -27,6 +27,8 @@ type env struct {
 	cat    memCatalog
 	keys   int
 	ts     *temporaltest.TestServer // nil on bbolt
+	acts   *Activities
+	steps  worker.Worker // the worker polling StepQueue
 }
 
 var skills = []string{"deliver-prd", "deliver-user-stories"}
@@ -44,9 +46,9 @@ func temporalEnv(t *testing.T) *env {
 	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(skills...)}
 	e.ts = temporaltest.NewServer(temporaltest.WithT(t))
 	arts := newMemArtifacts()
-	acts := &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts}
+	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts}
 	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
-	e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, acts) })
+	e.steps = e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
 	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
 	return e
 }
@@ -79,13 +81,23 @@ func bboltEnv(t *testing.T) *env {
 
 func (e *env) start() engine.RunID {
 	e.t.Helper()
+	return e.startWith(nil)
+}
+
+// startWith starts a run of the chain, adjusted by adjust when not nil.
+func (e *env) startWith(adjust func(*engine.Plan, *engine.StartOptions)) engine.RunID {
+	e.t.Helper()
 	p, err := engine.PreflightChain(engine.ChainExpr{Source: strings.Join(skills, " -> "), Names: skills, Context: "mobile checkout"},
 		e.cat, engine.DefaultPolicy())
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana", Origin: engine.Origin{Channel: "C1", Thread: "1.1"},
-		Oversight: engine.Oversight{Approvers: []string{"U-bob"}}})
+	opt := engine.StartOptions{StartedBy: "U-ana", Origin: engine.Origin{Channel: "C1", Thread: "1.1"},
+		Oversight: engine.Oversight{Approvers: []string{"U-bob"}}}
+	if adjust != nil {
+		adjust(&p, &opt)
+	}
+	r, err := e.b.Start(e.t.Context(), p, opt)
 	if err != nil {
 		e.t.Fatalf("%s: start: %v", e.name, err)
 	}
@@ -213,6 +225,65 @@ var scenarios = []scenario{
 		}
 		return id
 	}, engine.RunAborted},
+	{"retry-with-backoff", func(e *env) engine.RunID {
+		e.runner.mu.Lock()
+		e.runner.fail["deliver-prd"] = 1
+		e.runner.mu.Unlock()
+		id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) {
+			p.Steps[0].Rules.OnError = engine.ErrorPolicy{Kind: engine.OnErrorRetry, Retries: 2, Backoff: 500 * time.Millisecond}
+		})
+		r := waiting(e.t, e.b, id, 1, 2)
+		if d := r.Step(1).Decisions; len(d) != 1 || d[0].Actor != engine.RetryActor || d[0].Key != engine.RetryKey(id, 1, 1) {
+			e.t.Errorf("%s: the retry was decided as %+v", e.name, d)
+		}
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"decision-timeout-aborts", func(e *env) engine.RunID {
+		id := e.startWith(func(_ *engine.Plan, o *engine.StartOptions) {
+			// Apart by more than Temporal's timers may be late (about a
+			// second on the test server).
+			o.Oversight.RemindAfter = time.Second
+			o.Oversight.DecisionTimeout = 3 * time.Second
+			o.Oversight.OnTimeout = engine.TimeoutAbort
+		})
+		r := ended(e.t, e.b, id)
+		if d := r.Step(1).LastDecision(); d == nil || d.Actor != engine.TimeoutActor || r.Step(1).Latest().Reminded.IsZero() {
+			e.t.Errorf("%s: step 1 was not reminded, then aborted on timeout: %+v", e.name, r.Step(1).Decisions)
+		}
+		return id
+	}, engine.RunAborted},
+	{"pause-while-running", func(e *env) engine.RunID {
+		release := e.runner.holdSkill("deliver-prd")
+		defer release()
+		id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) { p.Flags.ForceAuto = true })
+		<-e.runner.started
+		if _, err := e.b.Pause(e.t.Context(), id, "U-bob"); err != nil {
+			e.t.Fatalf("%s: pause: %v", e.name, err)
+		}
+		if _, err := e.b.Pause(e.t.Context(), id, "U-bob"); !errors.Is(err, engine.ErrPaused) {
+			e.t.Errorf("%s: a second pause: got %v, want ErrPaused", e.name, err)
+		}
+		release()
+		// The run is in guarded auto: the step waits only because the run
+		// is paused, and goes on when it is resumed.
+		waiting(e.t, e.b, id, 1, 1)
+		if _, err := e.b.Unpause(e.t.Context(), id, "U-ana", ""); err != nil {
+			e.t.Fatalf("%s: unpause: %v", e.name, err)
+		}
+		return id
+	}, engine.RunCompleted},
+	{"resume-in-auto", func(e *env) engine.RunID {
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		if _, err := e.b.Resume(e.t.Context(), id, engine.ModeGuardedAuto); err != nil {
+			e.t.Fatalf("%s: resume: %v", e.name, err)
+		}
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
 	{"abort-while-running", func(e *env) engine.RunID {
 		// Held until the test ends: only the abort stops it.
 		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))
@@ -331,5 +402,39 @@ func TestDecisionAfterEnd(t *testing.T) {
 	late := e.decision(id, 1, engine.DecideApprove)
 	if _, err := e.b.Decide(t.Context(), id, late, nil); !errors.Is(err, engine.ErrStale) {
 		t.Errorf("decision after the end: got %v, want ErrStale", err)
+	}
+}
+
+// TestLostWorkerInterruptsStep: when the worker running a step goes away,
+// the step is interrupted and offered for redo, and a redo on another
+// worker completes the run.
+func TestLostWorkerInterruptsStep(t *testing.T) {
+	e := temporalEnv(t)
+	t.Cleanup(e.runner.holdSkill("deliver-prd"))
+	id := e.start()
+	<-e.runner.started
+	e.steps.Stop()
+	r := waitFor(t, e.b, id, "interrupted", func(r *engine.Run) bool { return r.Step(1).Status == engine.StepInterrupted })
+	if r.State != engine.RunWaiting {
+		t.Errorf("after the lost worker the run is %s, want waiting", describe(r))
+	}
+	e.runner.mu.Lock()
+	delete(e.runner.hold, "deliver-prd")
+	e.runner.mu.Unlock()
+	e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
+	e.decide(id, 1, engine.DecideRedo, "", nil)
+	waiting(t, e.b, id, 1, 2)
+	e.decide(id, 1, engine.DecideApprove, "", nil)
+	waiting(t, e.b, id, 2, 1)
+	e.decide(id, 2, engine.DecideApprove, "", nil)
+	if r := ended(t, e.b, id); r.State != engine.RunCompleted {
+		t.Errorf("run ended %s, want completed", describe(r))
+	}
+	var types []string
+	for _, ev := range e.journal(id) {
+		types = append(types, string(ev.Type))
+	}
+	if !slices.Contains(types, string(engine.EvStepInterrupted)) {
+		t.Errorf("the journal has no step-interrupted event: %v", types)
 	}
 }

@@ -28,12 +28,18 @@
 // Payloads are versioned records (records.go) whose events use storage's
 // own versioned encoding (storage.MarshalEvents), never engine structs.
 //
+// Automatic retries (RetryDue) and decision deadlines (DeadlineDue,
+// Overdue) are workflow timers, read from the run as engine.Service reads
+// them. Temporal's timers may fire up to about a second late, so two
+// deadlines less than a second apart may be acted on together.
+//
 // Not built yet: queueing steps beyond the workers' capacity as
-// engine.Queue (each worker's own limits apply instead), automatic
-// retries, rate-limit waits and decision deadlines as workflow timers,
-// the expansion of route and decompose steps (refused on approve and
-// edit), continue-as-new for long runs, search attributes and List,
-// notes, the notifier and live progress for front ends, start keys, the
-// artifact files under a data directory (attempts record where bbolt
-// would write them), and the gonogo worker and temporal setup commands.
+// engine.Queue (each worker's own limits apply instead), the expansion of
+// route and decompose steps (refused on approve and edit), continue-as-new
+// for long runs, search attributes and List, notes, the notifier and live
+// progress for front ends (heartbeats carry the progress, nothing reads it
+// yet), start keys (StartOptions.Key is recorded, not enforced), the
+// artifact files under a data directory (attempts record where bbolt would
+// write them), killing agents a lost worker left behind, and the gonogo
+// worker and temporal setup commands.
 package temporalbackend

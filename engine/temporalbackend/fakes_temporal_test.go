@@ -80,12 +80,13 @@ type fakeRunner struct {
 	mu        sync.Mutex
 	jobs      []engine.Job
 	hold      map[string]chan struct{}
+	fail      map[string]int // attempts of a skill still to fail
 	started   chan engine.Job
 	cancelled int
 }
 
 func newFakeRunner() *fakeRunner {
-	return &fakeRunner{hold: map[string]chan struct{}{}, started: make(chan engine.Job, 64)}
+	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, started: make(chan engine.Job, 64)}
 }
 
 // holdSkill makes the runner wait on skill's attempts until release.
@@ -101,6 +102,10 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 	f.mu.Lock()
 	f.jobs = append(f.jobs, job)
 	hold := f.hold[job.Skill]
+	fail := f.fail[job.Skill] > 0
+	if fail {
+		f.fail[job.Skill]--
+	}
 	f.mu.Unlock()
 	f.started <- job
 	progress(engine.Progress{Turns: 1, ToolCalls: 2, LastTool: "Read"})
@@ -113,6 +118,9 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 			f.mu.Unlock()
 			return engine.Outcome{Err: ctx.Err(), ExitCode: -1, CostUSD: 0.05}
 		}
+	}
+	if fail {
+		return engine.Outcome{ExitCode: 1, Stderr: "the agent fell over", CostUSD: 0.01}
 	}
 	return engine.Outcome{
 		Artifact: fmt.Appendf(nil, "# %s, attempt %d\n\nThe %s artifact, written for %s.\n", job.Skill, job.Attempt, job.Skill, job.Run),
@@ -134,6 +142,9 @@ type backendUnderTest interface {
 	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
 	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	Cancel(ctx context.Context, id engine.RunID, step, attempt int, actor string) error
+	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
+	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
 	Journal(ctx context.Context, id engine.RunID) ([]engine.Event, error)
 }
 

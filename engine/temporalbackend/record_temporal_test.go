@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -61,6 +62,27 @@ var recorded = []struct {
 		ended(e.t, e.b, id)
 		return id
 	}},
+}
+
+// recordedScenarios are the conformance scenarios whose histories
+// testdata keeps too: timers (a retry's backoff, decision deadlines) and a
+// pause.
+var recordedScenarios = []string{"retry-with-backoff", "decision-timeout-aborts", "pause-while-running"}
+
+func init() {
+	for _, sc := range scenarios {
+		if slices.Contains(recordedScenarios, sc.name) {
+			run := sc.run
+			recorded = append(recorded, struct {
+				name string
+				run  func(e *env) engine.RunID
+			}{sc.name, func(e *env) engine.RunID {
+				id := run(e)
+				ended(e.t, e.b, id)
+				return id
+			}})
+		}
+	}
 }
 
 // TestRecordHistories records, with -update, the workflow histories the

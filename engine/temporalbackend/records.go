@@ -215,8 +215,11 @@ type actRecord struct {
 	Feedback string      `json:"feedback,omitempty"`
 	Time     time.Time   `json:"time,omitzero"`
 	Edit     *editRecord `json:"edit,omitempty"`
-	// For unpause.
+	// For unpause and set-mode.
 	Mode string `json:"mode,omitempty"`
+	// For change-setup: a setup-changed event carrying the setup, in
+	// storage's encoding.
+	Setup json.RawMessage `json:"setup,omitempty"`
 }
 
 // editRecord is an edit's replacement artifact, put into the

@@ -27,16 +27,22 @@ func (f *flow) register(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, qryJournal, f.page); err != nil {
 		return err
 	}
+	// personal updates are a person's acts, checked with the rule of who
+	// may decide; a mode or setup change comes from whoever resumes the
+	// run, which engine.Service does not check either.
 	updates := []struct {
 		name     string
+		personal bool
 		validate func(workflow.Context, actRecord) error
 		apply    func(workflow.Context, actRecord) error
 	}{
-		{updDecide, f.validateDecide, f.decide},
-		{updAbort, f.validateAbort, f.abort},
-		{updCancel, f.validateCancel, f.cancel},
-		{updPause, f.validatePause, f.pause},
-		{updUnpause, f.validateUnpause, f.unpause},
+		{updDecide, true, f.validateDecide, f.decide},
+		{updAbort, true, f.validateAbort, f.abort},
+		{updCancel, true, f.validateCancel, f.cancel},
+		{updPause, true, f.validatePause, f.pause},
+		{updUnpause, true, f.validateUnpause, f.unpause},
+		{updMode, false, f.validateMode, f.setMode},
+		{updSetup, false, f.validateSetup, f.changeSetup},
 	}
 	for _, u := range updates {
 		handler := func(ctx workflow.Context, a actRecord) (runView, error) {
@@ -51,8 +57,10 @@ func (f *flow) register(ctx workflow.Context) error {
 			if err := checkVersion(a.V); err != nil {
 				return refusal(err)
 			}
-			if err := mayDecide(f.run, a); err != nil {
-				return refusal(err)
+			if u.personal {
+				if err := mayDecide(f.run, a); err != nil {
+					return refusal(err)
+				}
 			}
 			return refusal(u.validate(ctx, a))
 		}
@@ -237,4 +245,49 @@ func (f *flow) unpause(ctx workflow.Context, a actRecord) error {
 		return err
 	}
 	return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Unpause(f.run, a.Actor, m, nil, now) })
+}
+
+func (f *flow) validateMode(_ workflow.Context, a actRecord) error {
+	_, err := engine.ParseMode(a.Mode)
+	return err
+}
+
+// setMode changes how the run advances (resume --auto); the loop then
+// starts what the new mode lets go on.
+func (f *flow) setMode(ctx workflow.Context, a actRecord) error {
+	m, err := engine.ParseMode(a.Mode)
+	if err != nil {
+		return err
+	}
+	return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.SetMode(f.run, m, now), nil })
+}
+
+// setupOf decodes the setup a change-setup update carries, as the setup
+// of a setup-changed event in storage's encoding.
+func setupOf(a actRecord) (engine.Setup, error) {
+	evs, err := storage.UnmarshalEvents(a.Setup)
+	if err != nil {
+		return engine.Setup{}, err
+	}
+	if len(evs) != 1 || evs[0].Setup == nil {
+		return engine.Setup{}, fmt.Errorf("a setup change carries no setup")
+	}
+	return *evs[0].Setup, nil
+}
+
+func (f *flow) validateSetup(ctx workflow.Context, a actRecord) error {
+	to, err := setupOf(a)
+	if err != nil {
+		return err
+	}
+	_, err = engine.ChangeSetup(f.run, to, a.Actor, workflow.Now(ctx).UTC())
+	return err
+}
+
+func (f *flow) changeSetup(ctx workflow.Context, a actRecord) error {
+	to, err := setupOf(a)
+	if err != nil {
+		return err
+	}
+	return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.ChangeSetup(f.run, to, a.Actor, now) })
 }

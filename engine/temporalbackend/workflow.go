@@ -31,6 +31,8 @@ const (
 	updCancel  = "cancel"
 	updPause   = "pause"
 	updUnpause = "unpause"
+	updMode    = "set-mode"
+	updSetup   = "change-setup"
 	qryRun     = "run"
 	qryJournal = "journal"
 
@@ -90,17 +92,8 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 	if err := f.register(ctx); err != nil {
 		return endRecord{}, err
 	}
-	for {
-		f.changed = false
-		if err := f.advance(ctx); err != nil {
-			return endRecord{}, err
-		}
-		if f.over() {
-			break
-		}
-		if err := workflow.Await(ctx, func() bool { return f.changed || f.over() }); err != nil {
-			return endRecord{}, err
-		}
+	if err := f.loop(ctx); err != nil {
+		return endRecord{}, err
 	}
 	// Updates under way finish before the workflow does, so no caller is
 	// left without an answer.
@@ -108,6 +101,41 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		return endRecord{}, err
 	}
 	return endRecord{V: recordVersion, State: string(f.run.State)}, nil
+}
+
+// loop moves the run on until it is over: it acts on what is due, starts
+// the steps that are ready, and waits for a step's end, an update, or the
+// next due time.
+func (f *flow) loop(ctx workflow.Context) error {
+	moved := func() bool { return f.changed || f.over() }
+	for {
+		f.changed = false
+		if err := f.actOnDue(ctx); err != nil {
+			return err
+		}
+		if err := f.advance(ctx); err != nil {
+			return err
+		}
+		if f.over() {
+			return nil
+		}
+		due, ok := f.nextDue()
+		if !ok {
+			if err := workflow.Await(ctx, moved); err != nil {
+				return err
+			}
+			continue
+		}
+		// A due time that actOnDue could not act on (a refused retry) is
+		// looked at again a second later, not in a busy loop.
+		wait := due.Sub(workflow.Now(ctx))
+		if wait <= 0 {
+			wait = time.Second
+		}
+		if _, err := workflow.AwaitWithTimeout(ctx, wait, moved); err != nil {
+			return err
+		}
+	}
 }
 
 // over reports whether the workflow has nothing left to do.
@@ -274,4 +302,81 @@ func (f *flow) stop(ex *execution, cause string) {
 		ex.cause = cause
 	}
 	ex.cancel()
+}
+
+// heldByPerson says a person paused the run: automatic retries wait for
+// it to be resumed, as engine.Service's do.
+func (f *flow) heldByPerson() bool {
+	return f.run.Paused && f.run.PausedBy != engine.RateLimitActor
+}
+
+// nextDue is when gonogo itself next acts on the run: an automatic retry
+// (RetryDue) or a decision deadline (DeadlineDue), both read from the run
+// as engine.Service reads them; false when nothing is due.
+func (f *flow) nextDue() (time.Time, bool) {
+	var next time.Time
+	earlier := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	for i := range f.run.Steps {
+		st := &f.run.Steps[i]
+		if due, _, _, ok := engine.RetryDue(st); ok && !f.heldByPerson() {
+			earlier(due)
+		}
+		if due, ok := engine.DeadlineDue(f.run, st); ok {
+			earlier(due)
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// dueRetry is the automatic retry due by now, as the redo decision
+// engine.Service makes for it.
+func (f *flow) dueRetry(now time.Time) (engine.Decision, bool) {
+	if f.heldByPerson() {
+		return engine.Decision{}, false
+	}
+	for i := range f.run.Steps {
+		st := &f.run.Steps[i]
+		if due, _, _, ok := engine.RetryDue(st); ok && !due.After(now) {
+			a := st.Latest().N
+			return engine.Decision{Kind: engine.DecideRedo, Actor: engine.RetryActorFor(st), Step: st.N, Attempt: a,
+				Key: engine.RetryKey(f.run.ID, st.N, a)}, true
+		}
+	}
+	return engine.Decision{}, false
+}
+
+// actOnDue carries out what is due by now, one change at a time: the
+// automatic retries, then the reminders and timeouts of decision
+// deadlines (engine.Overdue), an abort on timeout decided as
+// engine.TimeoutActor. Nothing is recorded when nothing is due. A
+// refusal (a person decided first) is logged, as engine.Service logs it.
+func (f *flow) actOnDue(ctx workflow.Context) error {
+	for range len(f.run.Steps) + 1 {
+		due, ok := f.nextDue()
+		if !ok || due.After(workflow.Now(ctx)) {
+			return nil
+		}
+		err := f.record(ctx, func(now time.Time) ([]engine.Event, error) {
+			if d, ok := f.dueRetry(now); ok {
+				return engine.Decide(f.run, d, nil, now)
+			}
+			evs, aborts := engine.Overdue(f.run, now)
+			if len(aborts) > 0 {
+				return engine.Decide(f.run, aborts[0], nil, now)
+			}
+			return evs, nil
+		})
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("act on a due retry or deadline", "run", f.run.ID, "err", err)
+			return nil
+		}
+		if f.run.State == engine.RunAborted {
+			f.stopAll("run aborted by " + engine.TimeoutActor)
+		}
+	}
+	return nil
 }
