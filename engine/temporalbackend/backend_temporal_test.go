@@ -33,6 +33,9 @@ type env struct {
 
 var skills = []string{"deliver-prd", "deliver-user-stories"}
 
+// fallbackSkill is installed too, for a step to fall back on.
+const fallbackSkill = "define-problem-statement"
+
 // nobodySpecial is a Members for which no one is the operator: only the
 // starter and the run's approvers may decide.
 func nobodySpecial(context.Context, string, []string) (engine.Member, error) {
@@ -43,7 +46,7 @@ func nobodySpecial(context.Context, string, []string) (engine.Member, error) {
 // workflows and one for steps, and a Backend on them.
 func temporalEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(skills...)}
+	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
 	e.ts = temporaltest.NewServer(temporaltest.WithT(t))
 	arts := newMemArtifacts()
 	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts}
@@ -57,7 +60,7 @@ func temporalEnv(t *testing.T) *env {
 // same fakes: the reference the Temporal backend's journals are held to.
 func bboltEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, name: "bbolt", runner: newFakeRunner(), cat: testCatalog(skills...)}
+	e := &env{t: t, name: "bbolt", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
 	db, err := storage.Open(t.TempDir(), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +132,33 @@ func (e *env) decide(id engine.RunID, n int, k engine.DecisionKind, feedback str
 		e.t.Fatalf("%s: %s step %d: %v", e.name, k, n, err)
 	}
 	return r
+}
+
+// decideAs is a decision by actor on the latest attempt of step n.
+func (e *env) decideAs(id engine.RunID, n int, k engine.DecisionKind, actor string) error {
+	e.t.Helper()
+	d := e.decision(id, n, k)
+	d.Actor = actor
+	_, err := e.b.Decide(e.t.Context(), id, d, nil)
+	return err
+}
+
+// failNext makes the next n attempts of skill fail.
+func (e *env) failNext(skill string, n int) {
+	e.runner.mu.Lock()
+	defer e.runner.mu.Unlock()
+	e.runner.fail[skill] = n
+}
+
+// prompt is the prompt the runner was given for an attempt.
+func (e *env) prompt(n, a int) string {
+	for _, j := range e.runner.calls() {
+		if j.Step == n && j.Attempt == a {
+			return j.Prompt
+		}
+	}
+	e.t.Errorf("%s: step %d attempt %d never ran", e.name, n, a)
+	return ""
 }
 
 func (e *env) journal(id engine.RunID) []engine.Event {
@@ -282,6 +312,87 @@ var scenarios = []scenario{
 			e.t.Fatalf("%s: resume: %v", e.name, err)
 		}
 		e.decide(id, 1, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"quorum-exclude-starter", func(e *env) engine.RunID {
+		id := e.startWith(func(_ *engine.Plan, o *engine.StartOptions) {
+			o.Quorum, o.ExcludeStarter = 2, true
+			o.Oversight.Approvers = []string{"U-bob", "U-cy"}
+		})
+		waiting(e.t, e.b, id, 1, 1)
+		if err := e.decideAs(id, 1, engine.DecideApprove, "U-ana"); !errors.Is(err, engine.ErrForbidden) {
+			e.t.Errorf("%s: the starter's approval: got %v, want ErrForbidden", e.name, err)
+		}
+		if err := e.decideAs(id, 1, engine.DecideApprove, "U-bob"); err != nil {
+			e.t.Fatalf("%s: first approval: %v", e.name, err)
+		}
+		if err := e.decideAs(id, 1, engine.DecideApprove, "U-bob"); !errors.Is(err, engine.ErrDuplicate) {
+			e.t.Errorf("%s: the same approver again: got %v, want ErrDuplicate", e.name, err)
+		}
+		waiting(e.t, e.b, id, 1, 1)
+		if err := e.decideAs(id, 1, engine.DecideApprove, "U-cy"); err != nil {
+			e.t.Fatalf("%s: second approval: %v", e.name, err)
+		}
+		waiting(e.t, e.b, id, 2, 1)
+		if err := e.decideAs(id, 2, engine.DecideAbort, "U-cy"); err != nil {
+			e.t.Fatalf("%s: abort: %v", e.name, err)
+		}
+		return id
+	}, engine.RunAborted},
+	{"dry-run", func(e *env) engine.RunID {
+		id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) { p.Flags.DryRun = true })
+		r := waiting(e.t, e.b, id, 1, 1)
+		if l := r.Step(1).Latest(); l.Result != engine.ResultNotExecuted {
+			e.t.Errorf("%s: a dry run's step is %s", e.name, l.Result)
+		}
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		if n := len(e.runner.calls()); n != 0 {
+			e.t.Errorf("%s: a dry run called the agent %d times", e.name, n)
+		}
+		return id
+	}, engine.RunCompleted},
+	{"threaded-chain", func(e *env) engine.RunID {
+		id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) { p.Flags.Thread = true })
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideEdit, "", []byte("# PRD\n\nThe team's own words on checkout.\n"))
+		waiting(e.t, e.b, id, 2, 1)
+		if p := e.prompt(2, 1); !strings.Contains(p, "The team's own words on checkout.") {
+			e.t.Errorf("%s: step 2 was not handed step 1's edited artifact:\n%s", e.name, p)
+		}
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"fallback", func(e *env) engine.RunID {
+		e.failNext("deliver-prd", 1)
+		id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) { p.Steps[0].Rules.Fallback = fallbackSkill })
+		r := waiting(e.t, e.b, id, 1, 2)
+		if l := r.Step(1).Latest(); l.Skill != fallbackSkill || l.Result != engine.ResultProduced {
+			e.t.Errorf("%s: attempt 2 ran %q (%s), want the fallback, PRODUCED", e.name, l.Skill, l.Result)
+		}
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"optional-give-up", func(e *env) engine.RunID {
+		e.failNext("deliver-prd", 1)
+		id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) { p.Steps[0].Rules.Optional = true })
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"budget-pause", func(e *env) engine.RunID {
+		id := e.startWith(func(p *engine.Plan, o *engine.StartOptions) {
+			p.Flags.ForceAuto = true
+			o.BudgetUSD = 0.15
+		})
+		r := waiting(e.t, e.b, id, 2, 1)
+		if !strings.Contains(r.Step(2).Latest().Reason, "budget exceeded") {
+			e.t.Errorf("%s: step 2 waits, but not on the budget: %q", e.name, r.Step(2).Latest().Reason)
+		}
+		e.decide(id, 2, engine.DecideApprove, "", nil)
 		return id
 	}, engine.RunCompleted},
 	{"abort-while-running", func(e *env) engine.RunID {
