@@ -81,6 +81,7 @@ type fakeRunner struct {
 	jobs      []engine.Job
 	hold      map[string]chan struct{}
 	fail      map[string]int // attempts of a skill still to fail
+	pad       int            // bytes added to every artifact
 	started   chan engine.Job
 	cancelled int
 }
@@ -122,10 +123,14 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 	if fail {
 		return engine.Outcome{ExitCode: 1, Stderr: "the agent fell over", CostUSD: 0.01}
 	}
-	return engine.Outcome{
-		Artifact: fmt.Appendf(nil, "# %s, attempt %d\n\nThe %s artifact, written for %s.\n", job.Skill, job.Attempt, job.Skill, job.Run),
-		CostUSD:  0.1,
+	f.mu.Lock()
+	pad := f.pad
+	f.mu.Unlock()
+	art := fmt.Appendf(nil, "# %s, attempt %d\n\nThe %s artifact, written for %s.\n", job.Skill, job.Attempt, job.Skill, job.Run)
+	for len(art) < pad {
+		art = append(art, "A line of the agent's long output.\n"...)
 	}
+	return engine.Outcome{Artifact: art, CostUSD: 0.1}
 }
 
 func (f *fakeRunner) calls() []engine.Job {

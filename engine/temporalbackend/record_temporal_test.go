@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gonogo/gonogo/engine"
 )
@@ -124,4 +126,40 @@ func TestRecordHistories(t *testing.T) {
 			replayFile(t, tmp)
 		})
 	}
+}
+
+// TestLargeArtifactsStayOutOfHistory: with 1 MiB artifacts (and a 1 MiB
+// edit), no payload in the run's history reaches 64 KiB: bodies go to the
+// ArtifactStore, history keeps their keys.
+func TestLargeArtifactsStayOutOfHistory(t *testing.T) {
+	e := temporalEnv(t)
+	e.runner.mu.Lock()
+	e.runner.pad = 1 << 20
+	e.runner.mu.Unlock()
+	id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) { p.Flags.Thread = true })
+	waiting(t, e.b, id, 1, 1)
+	edit := []byte(strings.Repeat("An edited line of the artifact.\n", (1<<20)/32))
+	e.decide(id, 1, engine.DecideEdit, "", edit)
+	waiting(t, e.b, id, 2, 1)
+	got, err := e.b.Artifact(t.Context(), id, 2, 1)
+	if err != nil || len(got) < 1<<20 {
+		t.Fatalf("step 2's artifact: %d bytes, %v", len(got), err)
+	}
+	e.decide(id, 2, engine.DecideApprove, "", nil)
+	ended(t, e.b, id)
+	it := e.ts.GetDefaultClient().GetWorkflowHistory(t.Context(), string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	largest := 0
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := proto.Size(ev); n > largest {
+			largest = n
+		}
+	}
+	if largest >= 64<<10 {
+		t.Errorf("a history event of %d bytes", largest)
+	}
+	t.Logf("largest history event: %d bytes", largest)
 }
