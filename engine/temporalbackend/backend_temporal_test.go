@@ -33,6 +33,9 @@ type env struct {
 
 var skills = []string{"deliver-prd", "deliver-user-stories"}
 
+// testRateLimit waits out an agent's rate limit quickly.
+var testRateLimit = engine.RateLimit{Wait: time.Second, Tries: 2}
+
 // fallbackSkill is installed too, for a step to fall back on.
 const fallbackSkill = "define-problem-statement"
 
@@ -49,7 +52,7 @@ func temporalEnv(t *testing.T) *env {
 	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
 	e.ts = temporaltest.NewServer(temporaltest.WithT(t))
 	arts := newMemArtifacts()
-	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts}
+	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit}
 	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
 	e.steps = e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
 	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
@@ -65,7 +68,8 @@ func bboltEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: e.cat, Runner: e.runner, MaxParallel: 4, Members: nobodySpecial})
+	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: e.cat, Runner: e.runner, MaxParallel: 4, Members: nobodySpecial,
+		RateLimit: testRateLimit})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
@@ -392,6 +396,23 @@ var scenarios = []scenario{
 		if !strings.Contains(r.Step(2).Latest().Reason, "budget exceeded") {
 			e.t.Errorf("%s: step 2 waits, but not on the budget: %q", e.name, r.Step(2).Latest().Reason)
 		}
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"rate-limit-wait", func(e *env) engine.RunID {
+		e.runner.mu.Lock()
+		e.runner.limited["deliver-prd"] = 1
+		e.runner.mu.Unlock()
+		id := e.start()
+		r := waiting(e.t, e.b, id, 1, 2)
+		if d := r.Step(1).Decisions; len(d) != 1 || d[0].Actor != engine.RateLimitActor {
+			e.t.Errorf("%s: the rate limit was waited out by %+v", e.name, d)
+		}
+		if r.Paused {
+			e.t.Errorf("%s: the run is still paused by %s", e.name, r.PausedBy)
+		}
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
 		e.decide(id, 2, engine.DecideApprove, "", nil)
 		return id
 	}, engine.RunCompleted},

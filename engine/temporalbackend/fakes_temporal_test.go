@@ -81,13 +81,14 @@ type fakeRunner struct {
 	jobs      []engine.Job
 	hold      map[string]chan struct{}
 	fail      map[string]int // attempts of a skill still to fail
+	limited   map[string]int // attempts of a skill still to meet a rate limit
 	pad       int            // bytes added to every artifact
 	started   chan engine.Job
 	cancelled int
 }
 
 func newFakeRunner() *fakeRunner {
-	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, started: make(chan engine.Job, 64)}
+	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, limited: map[string]int{}, started: make(chan engine.Job, 64)}
 }
 
 // holdSkill makes the runner wait on skill's attempts until release.
@@ -107,6 +108,10 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 	if fail {
 		f.fail[job.Skill]--
 	}
+	limited := f.limited[job.Skill] > 0
+	if limited {
+		f.limited[job.Skill]--
+	}
 	f.mu.Unlock()
 	f.started <- job
 	progress(engine.Progress{Turns: 1, ToolCalls: 2, LastTool: "Read"})
@@ -119,6 +124,9 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 			f.mu.Unlock()
 			return engine.Outcome{Err: ctx.Err(), ExitCode: -1, CostUSD: 0.05}
 		}
+	}
+	if limited {
+		return engine.Outcome{ExitCode: 1, AgentError: "rate limit reached", AgentErrorKind: engine.AgentErrRateLimit}
 	}
 	if fail {
 		return engine.Outcome{ExitCode: 1, Stderr: "the agent fell over", CostUSD: 0.01}

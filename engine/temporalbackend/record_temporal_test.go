@@ -68,8 +68,8 @@ var recorded = []struct {
 
 // recordedScenarios are the conformance scenarios whose histories
 // testdata keeps too: timers (a retry's backoff, decision deadlines) and a
-// pause.
-var recordedScenarios = []string{"retry-with-backoff", "decision-timeout-aborts", "pause-while-running"}
+// pause, and an agent's rate limit waited out.
+var recordedScenarios = []string{"retry-with-backoff", "decision-timeout-aborts", "pause-while-running", "rate-limit-wait"}
 
 func init() {
 	for _, sc := range scenarios {

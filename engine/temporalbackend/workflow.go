@@ -76,24 +76,25 @@ type execution struct {
 // activities, records their verdicts, takes decisions as updates, and
 // returns once the run is over and no step is under way.
 func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
-	if err := checkVersion(in.V); err != nil {
-		return endRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
-	}
-	evs, err := storage.UnmarshalEvents(in.Events)
+	f, err := newFlow(in)
 	if err != nil {
-		return endRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "decode", nil)
+		// An input this release cannot read (a newer gonogo's) waits, as
+		// a failed workflow task, for a worker that can.
+		panic(err)
 	}
-	r, err := engine.Fold(&engine.Run{}, evs)
-	if err != nil {
-		return endRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "fold", nil)
-	}
-	f := &flow{in: in, run: r, journal: evs, keys: map[string]string{}, running: map[int]*execution{}}
 	f.dispatch = workflow.GetVersion(ctx, changeDispatch, workflow.DefaultVersion, 1)
 	if err := f.register(ctx); err != nil {
 		return endRecord{}, err
 	}
 	if err := f.loop(ctx); err != nil {
-		return endRecord{}, err
+		if temporal.IsCanceledError(err) {
+			return endRecord{}, err
+		}
+		// A fault in gonogo itself (events it cannot fold, a record it
+		// cannot read) must not end the run: a failed workflow is final.
+		// A panic fails only this workflow task, which Temporal retries
+		// until a release that can carry the run on replays it.
+		panic(fmt.Sprintf("run %s: %v", f.run.ID, err))
 	}
 	// Updates under way finish before the workflow does, so no caller is
 	// left without an answer.
@@ -101,6 +102,22 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		return endRecord{}, err
 	}
 	return endRecord{V: recordVersion, State: string(f.run.State)}, nil
+}
+
+// newFlow is the state of a run workflow started with in.
+func newFlow(in startRecord) (*flow, error) {
+	if err := checkVersion(in.V); err != nil {
+		return nil, err
+	}
+	evs, err := storage.UnmarshalEvents(in.Events)
+	if err != nil {
+		return nil, err
+	}
+	r, err := engine.Fold(&engine.Run{}, evs)
+	if err != nil {
+		return nil, err
+	}
+	return &flow{in: in, run: r, journal: evs, keys: map[string]string{}, running: map[int]*execution{}}, nil
 }
 
 // loop moves the run on until it is over: it acts on what is due, starts
@@ -261,7 +278,11 @@ func (f *flow) finish(ctx workflow.Context, n int, ex *execution, v verdictRecor
 	default:
 		var err error
 		if fin, err = v.finished(); err != nil {
-			return err
+			// A verdict this release cannot read (a newer worker's) leaves
+			// the attempt without an outcome it can record: interrupted,
+			// and offered for redo.
+			workflow.GetLogger(ctx).Error("read a step's verdict", "step", n, "attempt", ex.attempt, "err", err)
+			return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Interrupt(f.run, now, n), nil })
 		}
 	}
 	if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) {
