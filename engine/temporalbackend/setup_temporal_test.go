@@ -1,0 +1,70 @@
+//go:build temporal
+
+package temporalbackend
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/server/temporaltest"
+)
+
+func TestSetupCreatesTheNamespaceAndItsSearchAttributesOnce(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	c := ts.GetDefaultClient()
+	ctx := t.Context()
+
+	rep, err := Setup(ctx, c, "gonogo-setup", 72*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{AttrChannel, AttrStarter, AttrState}
+	if !rep.CreatedNamespace || !slices.Equal(rep.AddedAttributes, want) {
+		t.Errorf("first setup: %+v; want the namespace created and %v added", rep, want)
+	}
+	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "gonogo-setup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); got != 72*time.Hour {
+		t.Errorf("retention %v, want 72h", got)
+	}
+	attrs, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "gonogo-setup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, typ := range SearchAttributes() {
+		if got := attrs.GetCustomAttributes()[name]; got != typ {
+			t.Errorf("search attribute %s is %s, want %s", name, got, typ)
+		}
+	}
+
+	again, err := Setup(ctx, c, "gonogo-setup", 72*time.Hour)
+	if err != nil {
+		t.Fatalf("second setup: %v", err)
+	}
+	if again.CreatedNamespace || len(again.AddedAttributes) != 0 {
+		t.Errorf("second setup changed something: %+v", again)
+	}
+}
+
+func TestSetupRefusesASearchAttributeOfAnotherType(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	c := ts.GetDefaultClient()
+	ctx := t.Context()
+	ns := ts.GetDefaultNamespace()
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: ns, SearchAttributes: map[string]enumspb.IndexedValueType{AttrState: enumspb.INDEXED_VALUE_TYPE_INT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Setup(ctx, c, ns, DefaultRetention)
+	if err == nil || !strings.Contains(err.Error(), AttrState) || !strings.Contains(err.Error(), "Int") {
+		t.Fatalf("setup over an Int %s: %v; want an error naming the attribute and its type", AttrState, err)
+	}
+}
