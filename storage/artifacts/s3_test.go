@@ -95,7 +95,7 @@ func TestS3Prefixes(t *testing.T) {
 	f := newFakeS3(t, nil)
 	ctx := t.Context()
 	const key = "run/01-x.attempt-1.md"
-	bare := f.open(t, "s3://"+testBucket)
+	bare := f.open(t, "s3://"+testBucket, "AWS_REGION", "") // asks the service for the bucket's region
 	one := f.open(t, "s3://"+testBucket+"/one/")
 	two := f.open(t, "s3://"+testBucket+"/two")
 	for _, s := range []Store{bare, one, two} {
