@@ -7,7 +7,7 @@
 // # Contract
 //
 // A key names one body forever. Put of a new key stores it; Put of a key
-// already holding the same bytes succeeds without writing (an activity
+// already holding the same bytes succeeds and changes nothing (an activity
 // retried after its first try stored the body but lost the reply); Put of a
 // key holding other bytes fails with an error wrapping ErrExists and leaves
 // the stored bytes as they were, even when several processes race to put
