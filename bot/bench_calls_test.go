@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"regexp"
 	"runtime"
 	"slices"
@@ -300,8 +301,10 @@ func (s *liveServe) stop(b testing.TB) {
 // upload URL, files.completeUploadExternal): upload-calls/step counts the
 // artifacts', audit-calls/step the audit trail's. The bytes go to
 // files.slack.com, which is no Web API method and spends none of its rate
-// tiers: webapi-calls/step, what issue #11's target of at most 5 counts,
-// leaves them out (upload-url/step), calls/step counts them too.
+// tiers. Nor does a post to a click's response_url (hooks.slack.com), which
+// shows the decision in the clicked message (response-url/step).
+// webapi-calls/step, what issue #11's target of at most 5 counts, leaves
+// both out; calls/step counts every request.
 //
 // Rates are measured on chat.update, app-wide (Slack's published limit for
 // chat.update is Tier 3, about 50 a minute for the whole app in a
@@ -370,6 +373,7 @@ func benchmarkSlackCalls(b *testing.B, sc callsScenario) {
 		{"audit-calls/step", "audit"},
 		{"other-calls/step", "other"},
 		{"upload-url/step", "upload_url"},
+		{"response-url/step", "response_url"},
 		{"webapi-calls/step", "webapi"},
 		{"calls/step", "all"},
 	} {
@@ -627,7 +631,7 @@ func analyseCalls(calls []fakeslack.Call, window, second time.Duration) callStat
 			updates[key] = append(updates[key], c.Time)
 			allUpdates = append(allUpdates, c.Time)
 			st.count[c.Method]++
-		case "chat.postEphemeral", "assistant.threads.setStatus":
+		case "chat.postEphemeral", "assistant.threads.setStatus", "response_url":
 			st.count[c.Method]++
 		case "files.getUploadURLExternal", "upload_url", "files.completeUploadExternal":
 			if c.Method == "upload_url" {
@@ -644,7 +648,7 @@ func analyseCalls(calls []fakeslack.Call, window, second time.Duration) callStat
 		}
 		st.count["all"]++
 	}
-	st.count["webapi"] = st.count["all"] - st.count["upload_url"]
+	st.count["webapi"] = st.count["all"] - st.count["upload_url"] - st.count["response_url"]
 	for _, ts := range updates {
 		st.peakPerMessage = max(st.peakPerMessage, peakInWindow(ts, window))
 		for i := 1; i < len(ts); i++ {
@@ -700,8 +704,9 @@ func peakInWindow(ts []time.Time, window time.Duration) int {
 
 // BenchmarkApproveToUpdatedMessage measures how long a person waits, after
 // clicking Approve, for the step's message to show their approval: from
-// the click's envelope leaving the fake Slack to the chat.update that shows
-// "Approved by" arriving there. It runs gonogo serve as deployed (store
+// the click's envelope leaving the fake Slack to the change that shows
+// "Approved by" arriving there (through the click's response_url, or a
+// chat.update). It runs gonogo serve as deployed (store
 // and inbox fsynced, default intervals and chat.update budget) with 8 busy
 // runs, each in its own channel, whose steps run throughout with their
 // agent reporting progress every 200 ms (shown as their threads' loading
@@ -783,12 +788,14 @@ func BenchmarkApproveToUpdatedMessage(b *testing.B) {
 	b.ReportMetric(ms(worst), "approve-to-update-max-ms")
 	b.ReportMetric(ms(p99)/1500, "p99/1.5s")
 	b.ReportMetric(float64(len(srv.Calls("chat.update"))), "chat.update-calls")
+	b.ReportMetric(float64(len(srv.Calls("response_url"))), "response_url-calls")
 	b.ReportMetric(float64(len(srv.Calls("assistant.threads.setStatus"))), "setStatus-calls")
 	b.ReportMetric(0, "ns/op") // an op is one analysis of the latencies
 }
 
-// updateShowing waits for the first chat.update of the message ts, made
-// after since, whose blocks hold want, and returns when the fake Slack
+// updateShowing waits for the first change of the message ts made after
+// since (a chat.update, or a replace_original through the click's
+// response_url) whose blocks hold want, and returns when the fake Slack
 // received it.
 func updateShowing(srv *fakeslack.Server, channel, ts, want string, since time.Time) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -798,6 +805,13 @@ func updateShowing(srv *fakeslack.Server, channel, ts, want string, since time.T
 		for _, c := range st.Calls("chat.update") {
 			if c.Time.After(since) && c.Params.Get("channel") == channel && c.Params.Get("ts") == ts &&
 				strings.Contains(c.Params.Get("blocks"), want) && c.Error == "" {
+				at = c.Time
+				return true
+			}
+		}
+		for _, c := range st.Calls("response_url") {
+			if c.Time.After(since) && c.Params.Get("channel") == channel && c.Params.Get("ts") == ts &&
+				strings.Contains(string(c.JSON), want) && c.Status == http.StatusOK {
 				at = c.Time
 				return true
 			}

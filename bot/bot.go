@@ -91,6 +91,10 @@ type Bot struct {
 	// replyURLs holds the response_url of each person's latest slash
 	// command, by channel: it answers them where the bot cannot post.
 	replyURLs map[string]string
+	// clickReplies holds the response_url of the latest click on each
+	// message, by channel/ts, while Slack lets it change the message
+	// (sync_reply.go).
+	clickReplies map[string]clickReply
 }
 
 type envelope struct {
@@ -146,7 +150,7 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 		syncing:  map[engine.RunID]*syncState{}, progress: map[engine.RunID]map[int]engine.Progress{},
 		statuses: map[engine.RunID]shownStatus{},
 		rendered: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
-		replyURLs: map[string]string{},
+		replyURLs: map[string]string{}, clickReplies: map[string]clickReply{},
 	}
 	return b, nil
 }

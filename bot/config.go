@@ -72,8 +72,10 @@ type Config struct {
 	// (Slack's Tier 3: about 50 a minute). UpdateBurst of them may follow
 	// one another at once; the rest are spread evenly over the window.
 	// MessageUpdateInterval is the least time between two updates of one
-	// message that only refresh it (a run's header); a checkpoint or a
-	// decision shows at once, budget allowing.
+	// message that only refresh it: the run's header, the overview at the
+	// top of its thread, while the run goes (a pause, a resume and the
+	// run's end show at once); a checkpoint or a decision shows at once in
+	// its step's message, budget allowing.
 	// Changes that come faster are shown together, in one update of the
 	// run's current state. Posting new messages is not held by any of
 	// these. Zero means the defaults.
@@ -102,7 +104,7 @@ const (
 	DefaultUpdateLimit           = 50
 	DefaultUpdateBurst           = 5
 	DefaultUpdateWindow          = time.Minute
-	DefaultMessageUpdateInterval = time.Second
+	DefaultMessageUpdateInterval = 10 * time.Second
 )
 
 // ErrToken is wrapped by New for a missing or malformed token.

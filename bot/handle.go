@@ -268,6 +268,7 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, env en
 		b.refuse(ctx, cb.Channel.ID, "", cb.User.ID, "", err, "")
 		return
 	}
+	b.keepClickReply(a, env.received)
 	ctx = asPerson(ctx, a.Team)
 	if a.Kind == ActStart || a.Kind == ActCancelStart || a.Kind == ActPickPlan {
 		b.onPreviewAction(ctx, a) // the engine says who may start or cancel; a pick, the mention's author

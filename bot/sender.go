@@ -37,6 +37,7 @@ import (
 // as it is by that time, in one update however much changed meanwhile.
 type sender struct {
 	api      *slack.Client
+	hooks    *http.Client // posts to response_urls
 	metrics  *Metrics
 	interval time.Duration
 	updates  *updateBudget
@@ -77,7 +78,7 @@ type channelPace struct {
 }
 
 func newSender(api *slack.Client, m *Metrics, interval time.Duration, updates *updateBudget) *sender {
-	return &sender{api: api, metrics: m, interval: interval, updates: updates, channels: map[string]*channelPace{},
+	return &sender{api: api, hooks: &http.Client{Timeout: 10 * time.Second}, metrics: m, interval: interval, updates: updates, channels: map[string]*channelPace{},
 		blocked: map[string]time.Time{}, serial: map[string]*sync.Mutex{}}
 }
 
@@ -415,6 +416,17 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 	}
 	u.told[msg] = turn{at, prio}
 	return at
+}
+
+// posted counts a message's post as its last update, so that a minor
+// update of a message just posted (the run's header, whose first step
+// started as it was posted) waits the interval like any other and shows
+// the changes of that second at once.
+func (u *updateBudget) posted(msg string, now time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.last[msg] = now
+	u.prune(now)
 }
 
 // prune forgets messages whose interval is long over, so that a bot that

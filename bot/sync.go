@@ -178,6 +178,7 @@ func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string)
 			thread = ts
 		}
 		set[noteThread] = thread
+		t.b.send.updates.posted(t.channel+"/"+ts, time.Now())
 	}
 	sum := digest(op.blocks)
 	t.b.remember(t.channel, ts, sum)
@@ -213,6 +214,10 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 	if t.b.shows(t.channel, op.ts, sum) || t.notes[noteShown(op.ts)] == sum {
 		t.b.remember(t.channel, op.ts, sum)
 		return true, nil
+	}
+	if t.b.replaceViaClick(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks) {
+		t.b.remember(t.channel, op.ts, sum)
+		return true, t.note(ctx, noteShown(op.ts), sum)
 	}
 	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio)
 	var le *laterError
@@ -281,6 +286,7 @@ func (b *Bot) forgetRun(id engine.RunID, channel string, notes map[string]string
 	delete(b.statuses, id)
 	for _, ts := range notes {
 		delete(b.rendered, channel+"/"+ts)
+		delete(b.clickReplies, channel+"/"+ts)
 	}
 	if st, ok := b.syncing[id]; ok && !st.queued && st.progressTimer == nil && st.wake == nil {
 		delete(b.syncing, id)

@@ -163,8 +163,9 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 		return threadOp{kind: opPost, key: noteHeader, blocks: hdr, opensThread: true, what: "the run's header"}
 	}
 	prio := updateMinor
-	if r.Paused && !r.Finished() {
-		// Its button changes from Pause to Resume.
+	if r.Paused || r.Finished() {
+		// Its button changes from Pause to Resume, or the run is over:
+		// the header says so at once rather than at its next refresh.
 		prio = updateState
 	}
 	return threadOp{kind: opUpdate, key: noteHeader, ts: notes[noteHeader], blocks: hdr, prio: prio,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -340,18 +341,42 @@ func toJSON(v any) (json.RawMessage, error) {
 // responseTarget is where a response_url answer goes.
 type responseTarget struct {
 	user, channel, thread, messageTS string
+	created                          time.Time
+	uses                             int
 }
+
+// Slack's limits on a response_url: five uses within 30 minutes.
+const (
+	responseURLUses = 5
+	responseURLLife = 30 * time.Minute
+)
 
 func (s *Server) newResponseURLLocked(t responseTarget) string {
 	s.seq++
 	id := strconv.Itoa(s.seq)
+	t.created = time.Now()
 	s.responses[id] = t
 	return s.base + "/response/" + id
+}
+
+// AgeResponseURLs makes every response_url issued so far d older, as if
+// its click or command had come d earlier: past 30 minutes, Slack refuses
+// it (expired_url).
+func (s *Server) AgeResponseURLs(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, t := range s.responses {
+		t.created = t.created.Add(-d)
+		s.responses[id] = t
+	}
 }
 
 // serveResponseURL takes an answer posted to a response_url: an ephemeral
 // to the user by default, a message with response_type in_channel, or a
 // change to the clicked message with replace_original or delete_original.
+// As Slack does, it takes five answers at most on one url, within 30
+// minutes of its envelope; after that it answers 404 (used_url,
+// expired_url).
 func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	body, err := io.ReadAll(r.Body)
@@ -368,9 +393,25 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, known := s.responses[r.PathValue("id")]
-	res := s.respondLocked(t, known, err, msg.Text, msg.ThreadTS, msg.Blocks, msg.ResponseType, msg.ReplaceOriginal, msg.DeleteOriginal, now)
-	s.st.calls = append(s.st.calls, Call{Method: "response_url", JSON: body, Status: res.code(), Error: res.errCode(), Time: now})
+	id := r.PathValue("id")
+	t, known := s.responses[id]
+	var res reply
+	switch {
+	case known && now.Sub(t.created) > responseURLLife:
+		res = reply{status: http.StatusNotFound, text: "expired_url"}
+	case known && t.uses >= responseURLUses:
+		res = reply{status: http.StatusNotFound, text: "used_url"}
+	default:
+		res = s.respondLocked(t, known, err, msg.Text, msg.ThreadTS, msg.Blocks, msg.ResponseType, msg.ReplaceOriginal, msg.DeleteOriginal, now)
+		if known && res.code() == http.StatusOK {
+			t.uses++
+			s.responses[id] = t
+		}
+	}
+	// Params say which message the url belongs to (and so which one a
+	// replace_original changed).
+	params := url.Values{"channel": {t.channel}, "ts": {t.messageTS}}
+	s.st.calls = append(s.st.calls, Call{Method: "response_url", Params: params, JSON: body, Status: res.code(), Error: res.errCode(), Time: now})
 	s.notifyLocked()
 	res.write(w)
 }
