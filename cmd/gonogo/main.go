@@ -141,6 +141,8 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newDoctorCmd(a),
 		newWorkflowCmd(a),
 		newSkillsCmd(a),
+		newWorkerCmd(a),
+		newTemporalCmd(a),
 		newVersionCmd(),
 	)
 	root.InitDefaultCompletionCmd()

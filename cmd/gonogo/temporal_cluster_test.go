@@ -1,0 +1,89 @@
+//go:build temporal
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/gonogo/gonogo/engine/temporalbackend"
+)
+
+func TestTemporalSetupIsSafeToRepeat(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	vars := baseVars(t)
+	vars["GONOGO_TEMPORAL_ADDR"] = ts.GetFrontendHostPort()
+	vars["GONOGO_TEMPORAL_NAMESPACE"] = "gonogo-cli"
+
+	first := gonogo(t, vars, "", "temporal", "setup", "--retention", "72h")
+	if first.code != exitOK || !strings.Contains(first.stdout, "namespace gonogo-cli: created (finished runs kept 3 days)") ||
+		!strings.Contains(first.stdout, "search attributes: added GonogoChannel, GonogoStarter, GonogoState") {
+		t.Fatalf("first setup: exit %d\nstdout %s\nstderr %s", first.code, first.stdout, first.stderr)
+	}
+	again := gonogo(t, vars, "", "temporal", "setup")
+	if again.code != exitOK || !strings.Contains(again.stdout, "namespace gonogo-cli: already there") ||
+		!strings.Contains(again.stdout, "search attributes: all there") {
+		t.Fatalf("second setup: exit %d\nstdout %s\nstderr %s", again.code, again.stdout, again.stderr)
+	}
+}
+
+// A worker polls both of gonogo's task queues until it is stopped.
+func TestWorkerPollsGonogosQueuesUntilStopped(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	vars := baseVars(t)
+	vars["GONOGO_TEMPORAL_ADDR"] = ts.GetFrontendHostPort()
+	vars["GONOGO_TEMPORAL_NAMESPACE"] = ts.GetDefaultNamespace()
+	vars["GONOGO_LOG_LEVEL"] = "warn"
+
+	ctx, stop := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- realMain(ctx, env{args: []string{"worker", "--runner", "command", "--runner-cmd", "/bin/true"},
+			stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+			lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] }})
+	}()
+	c := ts.GetDefaultClient()
+	for _, q := range []string{temporalbackend.TaskQueue, temporalbackend.StepQueue} {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			res, err := c.DescribeTaskQueue(t.Context(), q, taskQueueKind(q))
+			if err == nil && len(res.GetPollers()) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				stop()
+				t.Fatalf("no poller on task queue %s after 20 s (err %v); worker said:\n%s", q, err, errb.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	stop()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("worker exit %d, stderr:\n%s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker did not stop within 30 s of its context ending")
+	}
+	if !strings.Contains(errb.String(), "runs from task queue gonogo, steps from gonogo-steps") {
+		t.Errorf("the worker's start line is missing:\n%s", errb.String())
+	}
+}
+
+// taskQueueKind is what polls q: workflow tasks on gonogo's run queue,
+// activities on its step queue.
+func taskQueueKind(q string) enumspb.TaskQueueType {
+	if q == temporalbackend.StepQueue {
+		return enumspb.TASK_QUEUE_TYPE_ACTIVITY
+	}
+	return enumspb.TASK_QUEUE_TYPE_WORKFLOW
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The Temporal commands refuse a missing or broken configuration before
+// they reach any cluster, naming the variable to fix.
+func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	cert := filepath.Join(dir, "client.pem")
+	notPEM := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1"}
+	with := func(extra map[string]string) map[string]string {
+		m := baseVars(t)
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	cases := []struct {
+		name string
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{"setup without a cluster", nil, []string{"temporal", "setup"}, "GONOGO_TEMPORAL_ADDR is not set"},
+		{"worker without a cluster", nil, []string{"worker"}, "GONOGO_TEMPORAL_ADDR is not set"},
+		{"temporal alone", nil, []string{"temporal"}, "temporal needs a command: setup"},
+		{"a certificate without its key", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_TLS_CERT": cert},
+			[]string{"temporal", "setup"}, "GONOGO_TEMPORAL_TLS_CERT and GONOGO_TEMPORAL_TLS_KEY go together"},
+		{"a CA file with no certificate", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_TLS_CA": notPEM},
+			[]string{"temporal", "setup"}, "holds no PEM certificate"},
+		{"an empty namespace", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_NAMESPACE": " "},
+			[]string{"temporal", "setup"}, "GONOGO_TEMPORAL_NAMESPACE is empty"},
+		{"a short retention", addr, []string{"temporal", "setup", "--retention", "1h"}, "a day at least"},
+		{"an artifact store gonogo cannot read", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_ARTIFACTS": "ftp://x"},
+			[]string{"worker", "--runner", "command", "--runner-cmd", "/bin/true"}, "GONOGO_ARTIFACTS"},
+		{"a cluster nobody answers at", addr, []string{"temporal", "setup"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := gonogo(t, with(c.vars), "", c.args...)
+			if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d naming %q", res.code, res.stderr, exitUsage, c.want)
+			}
+		})
+	}
+}
+
+func TestDaysSaysWholeDays(t *testing.T) {
+	for d, want := range map[string]string{"720h": "30 days", "24h": "1 day", "36h": "36h0m0s"} {
+		if got := days(mustDuration(t, d)); got != want {
+			t.Errorf("days(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func mustDuration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
