@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
@@ -72,7 +73,11 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if slots == 0 {
 		slots = runtime.NumCPU()
 	}
-	runs := worker.New(c, temporalbackend.TaskQueue, worker.Options{})
+	// A worker that dies takes the runs it kept in memory with it: after a
+	// second, not Temporal's default five, the next change of such a run
+	// (a decision, a step's end) goes to another worker, which rebuilds it
+	// from history.
+	runs := worker.New(c, temporalbackend.TaskQueue, worker.Options{StickyScheduleToStartTimeout: time.Second})
 	temporalbackend.RegisterWorkflow(runs)
 	steps := worker.New(c, temporalbackend.StepQueue, worker.Options{MaxConcurrentActivityExecutionSize: slots})
 	temporalbackend.RegisterSteps(steps, parts.acts)

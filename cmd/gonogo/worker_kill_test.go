@@ -1,0 +1,231 @@
+//go:build temporal
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/storage/artifacts"
+)
+
+// cluster is a real in-process Temporal server, gonogo workers as
+// subprocesses (the test binary standing in for gonogo, see TestMain) on
+// one data directory and one artifact folder, and a Backend in the test
+// process, as another machine's gonogo would hold one.
+type cluster struct {
+	t         *testing.T
+	ts        *temporaltest.TestServer
+	b         *temporalbackend.Backend
+	env       []string
+	heartbeat time.Duration
+}
+
+func newCluster(t *testing.T, agent string, heartbeat time.Duration) *cluster {
+	t.Helper()
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	arts := t.TempDir()
+	store, err := artifacts.NewDir(arts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, ts: ts, heartbeat: heartbeat,
+		b: temporalbackend.New(temporalbackend.Config{Client: ts.GetDefaultClient(), Artifacts: store, Heartbeat: heartbeat})}
+	c.env = append(os.Environ(), "GONOGO_TEST_AS_MAIN=1", "USER=tester", "GONOGO_LOG_LEVEL=warn",
+		"GONOGO_TEMPORAL_ADDR="+ts.GetFrontendHostPort(), "GONOGO_TEMPORAL_NAMESPACE="+ts.GetDefaultNamespace(),
+		"GONOGO_DATA_DIR="+t.TempDir(), "GONOGO_ARTIFACTS=dir:"+arts,
+		"GONOGO_SKILLS_DIR="+filepath.Join(exampleDir(t), "skills"), "GONOGO_RUNNER=command", "GONOGO_RUNNER_CMD="+agent)
+	return c
+}
+
+// worker starts a gonogo worker subprocess; it is killed when the test
+// ends.
+func (c *cluster) worker() *exec.Cmd {
+	c.t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	w := exec.Command(self, "worker")
+	w.Env = c.env
+	var out syncBuffer
+	w.Stdout, w.Stderr = &out, &out
+	if err := w.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() {
+		_ = w.Process.Kill()
+		_ = w.Wait()
+		if c.t.Failed() {
+			c.t.Logf("worker %d said:\n%s", w.Process.Pid, out.String())
+		}
+	})
+	return w
+}
+
+func (c *cluster) start(chain string) engine.RunID {
+	c.t.Helper()
+	cat, err := (config{}).loadSkills(filepath.Join(exampleDir(c.t), "skills"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	names := strings.Split(chain, " -> ")
+	p, err := engine.PreflightChain(engine.ChainExpr{Source: chain, Names: names, Context: "saved searches"}, cat, engine.DefaultPolicy())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	r, err := c.b.Start(c.t.Context(), p, engine.StartOptions{StartedBy: "tester"})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return r.ID
+}
+
+// waitStep waits until step n of run id stands as want, and returns when
+// it saw it.
+func (c *cluster) waitStep(id engine.RunID, n int, want engine.StepStatus, within time.Duration) (*engine.Run, time.Time) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r, err := c.b.Load(c.t.Context(), id)
+		if err == nil && r.Step(n) != nil && r.Step(n).Status == want {
+			return r, time.Now()
+		}
+		if time.Now().After(deadline) {
+			got := "unreadable"
+			if err == nil && r.Step(n) != nil {
+				got = string(r.Step(n).Status)
+			}
+			c.t.Fatalf("step %d is %s (err %v) after %v, want %s", n, got, err, within, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// parentOf is the parent process of pid, from /proc/PID/stat.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ppid
+}
+
+// A worker SIGKILLed mid-step: the step shows interrupted within the
+// heartbeat timeout and 2 s, the agent's leftovers are killed when a worker
+// starts again on that machine, and a redo that another worker carries out
+// completes the run.
+func TestKilledWorkerLeavesItsStepInterruptedAndAnotherFinishesTheRun(t *testing.T) {
+	pids := t.TempDir()
+	agent := writeAgent(t, `cat >/dev/null
+if [ -e `+pids+`/first ]; then printf '# PRD\n\nSaved searches, second attempt.\n'; exit 0; fi
+touch `+pids+`/first
+sleep 3600 &
+echo $! > `+pids+`/grandchild
+echo $$ > `+pids+`/agent
+wait
+`)
+	c := newCluster(t, agent, 3*time.Second)
+	workers := map[int]*exec.Cmd{}
+	for range 2 {
+		w := c.worker()
+		workers[w.Process.Pid] = w
+	}
+	id := c.start("deliver-prd")
+	agentPid := readPidFile(t, filepath.Join(pids, "agent"))
+	grandchild := readPidFile(t, filepath.Join(pids, "grandchild"))
+	host, ok := workers[parentOf(t, agentPid)]
+	if !ok {
+		t.Fatalf("the agent's parent %d is none of the workers", parentOf(t, agentPid))
+	}
+	c.waitStep(id, 1, engine.StepRunning, 10*time.Second)
+	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	_, seen := c.waitStep(id, 1, engine.StepInterrupted, c.heartbeat+2*time.Second+5*time.Second)
+	late := seen.Sub(killed)
+	t.Logf("the step showed interrupted %v after its worker died (heartbeat timeout %v)", late, c.heartbeat)
+	if late > c.heartbeat+2*time.Second {
+		t.Errorf("the step showed interrupted %v after its worker died; want within the heartbeat timeout (%v) + 2 s", late, c.heartbeat)
+	}
+	if !processAlive(grandchild) {
+		t.Fatal("the agent's own child died with the worker: the test shows nothing about reaping")
+	}
+	c.worker() // a worker starting again on the same machine
+	waitGone(t, "orphaned agent process", grandchild)
+
+	r, err := c.b.Decide(t.Context(), id, engine.Decision{Kind: engine.DecideRedo, Actor: "tester", Step: 1, Attempt: 1, Key: "redo-after-kill"}, nil)
+	if err != nil {
+		t.Fatalf("redo: %v", err)
+	}
+	_ = r
+	c.waitStep(id, 1, engine.StepWaiting, 30*time.Second)
+	if _, err := c.b.Decide(t.Context(), id, engine.Decision{Kind: engine.DecideApprove, Actor: "tester", Step: 1, Attempt: 2, Key: "approve"}, nil); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	final, _ := c.waitStep(id, 1, engine.StepDone, 30*time.Second)
+	body, err := c.b.Artifact(t.Context(), id, 1, 2)
+	if err != nil || !strings.Contains(string(body), "second attempt") {
+		t.Errorf("attempt 2's artifact: %q, %v", body, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !final.Finished() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		final, _ = c.b.Load(t.Context(), id)
+	}
+	if final.State != engine.RunCompleted {
+		t.Errorf("the run is %s, want completed", final.State)
+	}
+}
+
+// The worker holding a waiting run's workflow in memory is SIGKILLed: a
+// decision sent from another process is applied within 2 s, by another
+// worker that rebuilds the run from history.
+func TestDecisionReachesARunWhoseWorkerDied(t *testing.T) {
+	agent := writeAgent(t, `cat >/dev/null
+printf '# PRD\n\nSaved searches.\n'
+`)
+	c := newCluster(t, agent, 3*time.Second)
+	first := c.worker()
+	id := c.start("deliver-prd -> define-problem-statement")
+	c.waitStep(id, 1, engine.StepWaiting, 30*time.Second)
+	second := c.worker()
+	// The second worker polls before the first dies, as a pool does.
+	time.Sleep(2 * time.Second)
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	sent := time.Now()
+	if _, err := c.b.Decide(ctx, id, engine.Decision{Kind: engine.DecideApprove, Actor: "tester", Step: 1, Attempt: 1, Key: "approve-1"}, nil); err != nil {
+		t.Fatalf("approve after the worker died: %v", err)
+	}
+	took := time.Since(sent)
+	t.Logf("the decision was applied %v after it was sent", took)
+	if took > 2*time.Second {
+		t.Errorf("the decision took %v to be applied; want within 2 s", took)
+	}
+	c.waitStep(id, 2, engine.StepWaiting, 30*time.Second)
+	_ = second
+}
