@@ -13,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/storage"
@@ -172,6 +173,30 @@ func (b *Backend) Artifact(ctx context.Context, id engine.RunID, step, attempt i
 		return nil, fmt.Errorf("run %s step %d attempt %d has no artifact: %w", id, step, attempt, engine.ErrNotFound)
 	}
 	return b.cfg.Artifacts.Get(ctx, key)
+}
+
+// Progress is the live progress of each step of the run whose agent is
+// running, by step number, as the step activities' last heartbeats carry
+// it; a step whose agent has said nothing yet is absent.
+func (b *Backend) Progress(ctx context.Context, id engine.RunID) (map[int]engine.Progress, error) {
+	desc, err := b.cfg.Client.DescribeWorkflowExecution(ctx, string(id), "")
+	if err != nil {
+		return nil, b.notFound(id, err)
+	}
+	out := map[int]engine.Progress{}
+	for _, pa := range desc.GetPendingActivities() {
+		var step, attempt int
+		if _, err := fmt.Sscanf(pa.GetActivityId(), activityIDFormat, &step, &attempt); err != nil || pa.GetHeartbeatDetails() == nil {
+			continue
+		}
+		var p progressRecord
+		if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p); err != nil || checkVersion(p.V) != nil {
+			continue
+		}
+		out[step] = engine.Progress{Turns: p.Turns, ToolCalls: p.ToolCalls, LastTool: p.LastTool, Status: p.Status,
+			CostUSD: p.CostUSD, Elapsed: time.Duration(p.ElapsedNS)}
+	}
+	return out, nil
 }
 
 // Decide applies a decision through the run's workflow, and the workflow

@@ -20,7 +20,7 @@ import (
 
 // env is one backend under test, with the fakes it runs steps on.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	name   string
 	b      backendUnderTest
 	runner *fakeRunner
@@ -47,10 +47,15 @@ func nobodySpecial(context.Context, string, []string) (engine.Member, error) {
 
 // temporalEnv starts a real in-process Temporal server, a worker for run
 // workflows and one for steps, and a Backend on them.
-func temporalEnv(t *testing.T) *env {
+func temporalEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
-	e.ts = temporaltest.NewServer(temporaltest.WithT(t))
+	if tt, ok := t.(*testing.T); ok {
+		e.ts = temporaltest.NewServer(temporaltest.WithT(tt))
+	} else {
+		e.ts = temporaltest.NewServer()
+		t.Cleanup(e.ts.Stop)
+	}
 	arts := newMemArtifacts()
 	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit}
 	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
@@ -61,7 +66,7 @@ func temporalEnv(t *testing.T) *env {
 
 // bboltEnv is engine.Service on bbolt in a temporary directory, with the
 // same fakes: the reference the Temporal backend's journals are held to.
-func bboltEnv(t *testing.T) *env {
+func bboltEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, name: "bbolt", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
 	db, err := storage.Open(t.TempDir(), storage.Options{})
@@ -458,7 +463,7 @@ func TestScenariosMatchBbolt(t *testing.T) {
 // TestRefusals checks that each refusal is answered with the engine's
 // sentinel and writes nothing, on Temporal as on bbolt.
 func TestRefusals(t *testing.T) {
-	for _, mk := range []func(*testing.T) *env{bboltEnv, temporalEnv} {
+	for _, mk := range []func(testing.TB) *env{bboltEnv, temporalEnv} {
 		e := mk(t)
 		t.Run(e.name, func(t *testing.T) {
 			e.t = t
@@ -568,5 +573,31 @@ func TestLostWorkerInterruptsStep(t *testing.T) {
 	}
 	if !slices.Contains(types, string(engine.EvStepInterrupted)) {
 		t.Errorf("the journal has no step-interrupted event: %v", types)
+	}
+}
+
+// TestProgress: a running agent's progress reaches the client through the
+// step activity's heartbeats.
+func TestProgress(t *testing.T) {
+	e := temporalEnv(t)
+	t.Cleanup(e.runner.holdSkill("deliver-prd"))
+	id := e.start()
+	<-e.runner.started
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := e.b.(*Backend).Progress(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := got[1]; ok {
+			if p.Turns != 1 || p.ToolCalls != 2 || p.LastTool != "Read" {
+				t.Errorf("step 1's progress is %+v, want the runner's: 1 turn, 2 tool calls, Read", p)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress for step 1: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -167,7 +167,7 @@ var (
 )
 
 // waitFor polls the run until ok says it is as wanted.
-func waitFor(t *testing.T, b backendUnderTest, id engine.RunID, what string, ok func(*engine.Run) bool) *engine.Run {
+func waitFor(t testing.TB, b backendUnderTest, id engine.RunID, what string, ok func(*engine.Run) bool) *engine.Run {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -183,7 +183,7 @@ func waitFor(t *testing.T, b backendUnderTest, id engine.RunID, what string, ok 
 }
 
 // waiting is waitFor until step n waits for a decision on its attempt a.
-func waiting(t *testing.T, b backendUnderTest, id engine.RunID, n, a int) *engine.Run {
+func waiting(t testing.TB, b backendUnderTest, id engine.RunID, n, a int) *engine.Run {
 	t.Helper()
 	return waitFor(t, b, id, fmt.Sprintf("waiting on step %d attempt %d", n, a), func(r *engine.Run) bool {
 		st := r.Step(n)
@@ -191,7 +191,7 @@ func waiting(t *testing.T, b backendUnderTest, id engine.RunID, n, a int) *engin
 	})
 }
 
-func ended(t *testing.T, b backendUnderTest, id engine.RunID) *engine.Run {
+func ended(t testing.TB, b backendUnderTest, id engine.RunID) *engine.Run {
 	t.Helper()
 	// An attempt stopped by an abort is recorded after the abort.
 	return waitFor(t, b, id, "ended", func(r *engine.Run) bool {

@@ -45,6 +45,10 @@ const (
 	journalPageSize = 200
 )
 
+// activityIDFormat names a step attempt's activity: its step and attempt,
+// which Backend.Progress reads back.
+const activityIDFormat = "step-%d-attempt-%d"
+
 // changeDispatch gates what the workflow asks Temporal to do for a step:
 // version 1 is one activity per attempt, with the options dispatch sets.
 // A later change adds a version and branches on it, so waiting runs replay
@@ -238,7 +242,7 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 	actx, cancel := workflow.WithCancel(ctx)
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		TaskQueue:           f.in.StepQueue,
-		ActivityID:          fmt.Sprintf("step-%d-attempt-%d", n, a),
+		ActivityID:          fmt.Sprintf(activityIDFormat, n, a),
 		StartToCloseTimeout: limit + stepMargin,
 		HeartbeatTimeout:    time.Duration(f.in.HeartbeatNS),
 		// An attempt is never tried again by Temporal: a lost worker
