@@ -421,6 +421,58 @@ var scenarios = []scenario{
 		e.decide(id, 2, engine.DecideApprove, "", nil)
 		return id
 	}, engine.RunCompleted},
+	{"decompose-at-a-checkpoint", func(e *env) engine.RunID {
+		e.runner.mu.Lock()
+		e.runner.output["deliver-prd"] = `{"tasks": [{"name": "one"}]}`
+		e.runner.mu.Unlock()
+		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
+			{ID: "s", Skill: "deliver-prd", Decompose: "deliver-user-stories", Line: 1},
+		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		id := r.ID
+		waiting(e.t, e.b, id, 1, 1)
+		// An edit that is not a task list is refused, and changes nothing.
+		d := e.decision(id, 1, engine.DecideEdit)
+		if _, err := e.b.Decide(e.t.Context(), id, d, []byte("just do it all")); err == nil || !strings.Contains(err.Error(), "decompose:") {
+			e.t.Errorf("%s: a bad edit of a decompose step was taken: %v", e.name, err)
+		}
+		// The team's edit replaces the agent's list.
+		e.decide(id, 1, engine.DecideEdit, "", []byte(`{"tasks": [{"name": "alpha"}, {"name": "beta", "depends_on": ["alpha"]}]}`))
+		r = waiting(e.t, e.b, id, 2, 1)
+		if len(r.Steps) != 3 || r.Step(2).ID != "s.alpha" || r.Step(3).ID != "s.beta" {
+			e.t.Fatalf("%s: the edited task list was not used: %s", e.name, describe(r))
+		}
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 3, 1)
+		e.decide(id, 3, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"decompose-approved", func(e *env) engine.RunID {
+		e.runner.mu.Lock()
+		e.runner.output["deliver-prd"] = "```json\n" + `{"tasks": [{"name": "one"}]}` + "\n```"
+		e.runner.mu.Unlock()
+		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
+			{ID: "s", Skill: "deliver-prd", Decompose: "deliver-user-stories", Line: 1},
+		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		waiting(e.t, e.b, r.ID, 1, 1)
+		e.decide(r.ID, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, r.ID, 2, 1)
+		e.decide(r.ID, 2, engine.DecideApprove, "", nil)
+		return r.ID
+	}, engine.RunCompleted},
 	{"abort-while-running", func(e *env) engine.RunID {
 		// Held until the test ends: only the abort stops it.
 		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))

@@ -17,7 +17,8 @@
 //   - Activities.Step, the step activity on StepQueue: it prepares,
 //     runs and judges one attempt with the engine's attempt rules and puts
 //     the artifact into an ArtifactStore; history carries only the
-//     verdict.
+//     verdict. Activities.Expand reads the steps a route or decompose step
+//     adds when a person approves or edits its output.
 //   - The Updates (decide, abort, cancel, pause, unpause, set-mode,
 //     change-setup) whose validators
 //     apply the engine's rules (engine.Decide, engine.MayDecide, ...) to the
@@ -38,13 +39,11 @@
 // Backend.Progress reads back.
 //
 // Not built yet: queueing steps beyond the workers' capacity as
-// engine.Queue (each worker's own limits apply instead), the expansion of
-// route and decompose steps (refused on approve and edit, and a held one
-// resumed by unpause goes on unexpanded), continue-as-new for long runs,
-// search attributes and List, notes, an engine.Notifier for front ends,
-// start keys (StartOptions.Key is recorded, not enforced), the artifact
-// files under a data directory (attempts record where bbolt would write
-// them), killing agents a lost worker left behind, an abort of the run when
-// its workflow is cancelled through Temporal itself, and the gonogo worker
-// and temporal setup commands that wire this package in.
+// engine.Queue (each worker's own limits apply instead), continue-as-new
+// for long runs, search attributes and List, notes, an engine.Notifier for
+// front ends, start keys (StartOptions.Key is recorded, not enforced), the
+// artifact files under a data directory (attempts record where bbolt would
+// write them), killing agents a lost worker left behind, an abort of the
+// run when its workflow is cancelled through Temporal itself, and the
+// gonogo worker and temporal setup commands that wire this package in.
 package temporalbackend

@@ -80,15 +80,16 @@ type fakeRunner struct {
 	mu        sync.Mutex
 	jobs      []engine.Job
 	hold      map[string]chan struct{}
-	fail      map[string]int // attempts of a skill still to fail
-	limited   map[string]int // attempts of a skill still to meet a rate limit
-	pad       int            // bytes added to every artifact
+	fail      map[string]int    // attempts of a skill still to fail
+	limited   map[string]int    // attempts of a skill still to meet a rate limit
+	pad       int               // bytes added to every artifact
+	output    map[string]string // a skill's artifact, when not the default
 	started   chan engine.Job
 	cancelled int
 }
 
 func newFakeRunner() *fakeRunner {
-	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, limited: map[string]int{}, started: make(chan engine.Job, 64)}
+	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, limited: map[string]int{}, output: map[string]string{}, started: make(chan engine.Job, 64)}
 }
 
 // holdSkill makes the runner wait on skill's attempts until release.
@@ -133,8 +134,12 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 	}
 	f.mu.Lock()
 	pad := f.pad
+	own, scripted := f.output[job.Skill]
 	f.mu.Unlock()
 	art := fmt.Appendf(nil, "# %s, attempt %d\n\nThe %s artifact, written for %s.\n", job.Skill, job.Attempt, job.Skill, job.Run)
+	if scripted {
+		art = []byte(own)
+	}
 	for len(art) < pad {
 		art = append(art, "A line of the agent's long output.\n"...)
 	}

@@ -20,6 +20,9 @@ import (
 const (
 	WorkflowName = "gonogo.run"
 	StepActivity = "gonogo.step"
+	// ExpandActivity reads the steps a route or decompose step adds when a
+	// person confirms its output.
+	ExpandActivity = "gonogo.expand"
 	// TaskQueue is where run workflows are polled; StepQueue where step
 	// activities are, so that the machines that run agents can differ
 	// from those that keep workflows moving.
