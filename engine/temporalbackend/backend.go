@@ -1,7 +1,6 @@
 package temporalbackend
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -219,7 +218,7 @@ func (b *Backend) Decide(ctx context.Context, id engine.RunID, d engine.Decision
 		if st == nil {
 			return nil, fmt.Errorf("run %s has no step %d: %w", id, d.Step, engine.ErrNotFound)
 		}
-		if len(bytes.TrimSpace(body)) == 0 {
+		if !engine.HasContent(body) {
 			return nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
 		}
 		key := editKey(id, st, d.Attempt, body)

@@ -552,6 +552,9 @@ func TestRefusals(t *testing.T) {
 					t.Errorf("%s: got %v, want %v", c.name, err, c.want)
 				}
 			}
+			if _, err := e.b.Decide(ctx, id, e.decision(id, 1, engine.DecideEdit), []byte("  ---\n")); err == nil {
+				t.Error("an edit with no text was taken")
+			}
 			if _, err := e.b.Abort(ctx, id, "U-eve"); !errors.Is(err, engine.ErrNotApprover) {
 				t.Errorf("abort by a non-approver: got %v, want ErrNotApprover", err)
 			}
