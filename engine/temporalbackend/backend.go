@@ -26,7 +26,10 @@ type Config struct {
 	TaskQueue string
 	StepQueue string
 	// StepTimeout is the limit of a step that sets none (default 30m);
-	// Heartbeat how long a silent worker is trusted (default 30s).
+	// Heartbeat how long a silent worker is trusted (default 10s). A
+	// cancel reaches the agent with a heartbeat's answer, and Temporal
+	// sends heartbeats at most every 0.8 Heartbeat, so it also bounds how
+	// long a Cancel or an abort takes to stop an agent.
 	StepTimeout time.Duration
 	Heartbeat   time.Duration
 	// Now and NewID are the clock and the source of run ids, as for
@@ -59,7 +62,7 @@ func New(cfg Config) *Backend {
 		cfg.StepTimeout = 30 * time.Minute
 	}
 	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = 30 * time.Second
+		cfg.Heartbeat = 10 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Now().UTC() }

@@ -29,6 +29,7 @@ type env struct {
 	ts     *temporaltest.TestServer // nil on bbolt
 	acts   *Activities
 	steps  worker.Worker // the worker polling StepQueue
+	flows  worker.Worker // the worker polling TaskQueue
 }
 
 var skills = []string{"deliver-prd", "deliver-user-stories"}
@@ -58,7 +59,7 @@ func temporalEnv(t testing.TB) *env {
 	}
 	arts := newMemArtifacts()
 	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit}
-	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
+	e.flows = e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
 	e.steps = e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
 	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
 	return e
@@ -655,4 +656,26 @@ func TestProgress(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestWorkflowWorkerLost: the worker that kept a waiting run's workflow
+// goes away; another takes the run up from its history, and a decision is
+// applied at once.
+func TestWorkflowWorkerLost(t *testing.T) {
+	e := temporalEnv(t)
+	id := e.start()
+	waiting(t, e.b, id, 1, 1)
+	e.flows.Stop()
+	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
+	began := time.Now()
+	r := e.decide(id, 1, engine.DecideApprove, "", nil)
+	took := time.Since(began)
+	if st := r.Step(1); st.Status != engine.StepDone {
+		t.Errorf("after the decision step 1 is %s", st.Status)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the decision took %s on a new worker, want at most 2s", took)
+	}
+	t.Logf("decision on a new workflow worker: %s", took)
+	waiting(t, e.b, id, 2, 1)
 }
