@@ -112,6 +112,12 @@ func refusalLine(b []byte) (string, bool) {
 	return "", false
 }
 
+// HasContent reports whether b holds any text (a letter or a digit): an
+// artifact without is EMPTY, and an edit without is refused. Exported for
+// backends that refuse an empty edit before it reaches Decide, so that
+// they refuse exactly what Service does.
+func HasContent(b []byte) bool { return hasContent(b) }
+
 func hasContent(b []byte) bool {
 	return bytes.IndexFunc(b, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }

@@ -2,6 +2,7 @@ package temporalbackend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -39,9 +40,11 @@ func RegisterWorkflow(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 }
 
-// RegisterSteps registers the step activity on a worker polling StepQueue.
+// RegisterSteps registers the step activities on a worker polling
+// StepQueue.
 func RegisterSteps(r worker.ActivityRegistry, a *Activities) {
 	r.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: StepActivity})
+	r.RegisterActivityWithOptions(a.Expand, activity.RegisterOptions{Name: ExpandActivity})
 }
 
 func (a *Activities) policy() engine.Policy {
@@ -208,4 +211,53 @@ func (h *heartbeat) progress(p engine.Progress) {
 func (h *heartbeat) stop() {
 	close(h.done)
 	h.wg.Wait()
+}
+
+// expandRecord is the expand activity's input: the run, the route or
+// decompose step, and the key of the output a person confirmed.
+type expandRecord struct {
+	V    int             `json:"v"`
+	Run  json.RawMessage `json:"run"`
+	Step int             `json:"step"`
+	Key  string          `json:"key"`
+}
+
+// addedRecord is the expand activity's result: a steps-added event, in
+// storage's encoding.
+type addedRecord struct {
+	V     int             `json:"v"`
+	Added json.RawMessage `json:"added,omitempty"`
+}
+
+// Expand reads the steps a route or decompose step adds when a person
+// approves its output or edits it, as engine.Service's expansion does: the
+// output (the agent's, or the person's edit) is read from the store and
+// expanded with this worker's workflows, catalog and policy. Output that
+// does not say what to add is refused, so a person can correct an agent's
+// bad JSON.
+func (a *Activities) Expand(ctx context.Context, in expandRecord) (addedRecord, error) {
+	if err := checkVersion(in.V); err != nil {
+		return addedRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
+	}
+	r, _, err := storage.UnmarshalRun(in.Run)
+	if err != nil {
+		return addedRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "decode", nil)
+	}
+	st := r.Step(in.Step)
+	if st == nil {
+		return addedRecord{}, refusal(fmt.Errorf("run %s has no step %d: %w", r.ID, in.Step, engine.ErrNotFound))
+	}
+	out, err := a.Artifacts.Get(ctx, in.Key)
+	if err != nil {
+		return addedRecord{}, fmt.Errorf("step %d: read its output: %w", st.N, err)
+	}
+	added, err := a.expander().Expand(r, st, out)
+	if err != nil {
+		return addedRecord{}, refusal(fmt.Errorf("step %d (%s): %w", st.N, st.ID, err))
+	}
+	b, err := storage.MarshalEvents([]engine.Event{{Type: engine.EvStepsAdded, Step: st.N, Added: added}})
+	if err != nil {
+		return addedRecord{}, err
+	}
+	return addedRecord{V: recordVersion, Added: b}, nil
 }

@@ -1,7 +1,6 @@
 package temporalbackend
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/storage"
@@ -26,7 +26,10 @@ type Config struct {
 	TaskQueue string
 	StepQueue string
 	// StepTimeout is the limit of a step that sets none (default 30m);
-	// Heartbeat how long a silent worker is trusted (default 30s).
+	// Heartbeat how long a silent worker is trusted (default 10s). A
+	// cancel reaches the agent with a heartbeat's answer, and Temporal
+	// sends heartbeats at most every 0.8 Heartbeat, so it also bounds how
+	// long a Cancel or an abort takes to stop an agent.
 	StepTimeout time.Duration
 	Heartbeat   time.Duration
 	// Now and NewID are the clock and the source of run ids, as for
@@ -59,7 +62,7 @@ func New(cfg Config) *Backend {
 		cfg.StepTimeout = 30 * time.Minute
 	}
 	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = 30 * time.Second
+		cfg.Heartbeat = 10 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Now().UTC() }
@@ -174,6 +177,30 @@ func (b *Backend) Artifact(ctx context.Context, id engine.RunID, step, attempt i
 	return b.cfg.Artifacts.Get(ctx, key)
 }
 
+// Progress is the live progress of each step of the run whose agent is
+// running, by step number, as the step activities' last heartbeats carry
+// it; a step whose agent has said nothing yet is absent.
+func (b *Backend) Progress(ctx context.Context, id engine.RunID) (map[int]engine.Progress, error) {
+	desc, err := b.cfg.Client.DescribeWorkflowExecution(ctx, string(id), "")
+	if err != nil {
+		return nil, b.notFound(id, err)
+	}
+	out := map[int]engine.Progress{}
+	for _, pa := range desc.GetPendingActivities() {
+		var step, attempt int
+		if _, err := fmt.Sscanf(pa.GetActivityId(), activityIDFormat, &step, &attempt); err != nil || pa.GetHeartbeatDetails() == nil {
+			continue
+		}
+		var p progressRecord
+		if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p); err != nil || checkVersion(p.V) != nil {
+			continue
+		}
+		out[step] = engine.Progress{Turns: p.Turns, ToolCalls: p.ToolCalls, LastTool: p.LastTool, Status: p.Status,
+			CostUSD: p.CostUSD, Elapsed: time.Duration(p.ElapsedNS)}
+	}
+	return out, nil
+}
+
 // Decide applies a decision through the run's workflow, and the workflow
 // starts what comes next. body is the replacement artifact of an edit,
 // put into the artifact store first. The update's id is the decision's
@@ -194,7 +221,7 @@ func (b *Backend) Decide(ctx context.Context, id engine.RunID, d engine.Decision
 		if st == nil {
 			return nil, fmt.Errorf("run %s has no step %d: %w", id, d.Step, engine.ErrNotFound)
 		}
-		if len(bytes.TrimSpace(body)) == 0 {
+		if !engine.HasContent(body) {
 			return nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
 		}
 		key := editKey(id, st, d.Attempt, body)

@@ -20,7 +20,7 @@ import (
 
 // env is one backend under test, with the fakes it runs steps on.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	name   string
 	b      backendUnderTest
 	runner *fakeRunner
@@ -29,6 +29,7 @@ type env struct {
 	ts     *temporaltest.TestServer // nil on bbolt
 	acts   *Activities
 	steps  worker.Worker // the worker polling StepQueue
+	flows  worker.Worker // the worker polling TaskQueue
 }
 
 var skills = []string{"deliver-prd", "deliver-user-stories"}
@@ -47,13 +48,18 @@ func nobodySpecial(context.Context, string, []string) (engine.Member, error) {
 
 // temporalEnv starts a real in-process Temporal server, a worker for run
 // workflows and one for steps, and a Backend on them.
-func temporalEnv(t *testing.T) *env {
+func temporalEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
-	e.ts = temporaltest.NewServer(temporaltest.WithT(t))
+	if tt, ok := t.(*testing.T); ok {
+		e.ts = temporaltest.NewServer(temporaltest.WithT(tt))
+	} else {
+		e.ts = temporaltest.NewServer()
+		t.Cleanup(e.ts.Stop)
+	}
 	arts := newMemArtifacts()
 	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit}
-	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
+	e.flows = e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
 	e.steps = e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
 	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
 	return e
@@ -61,7 +67,7 @@ func temporalEnv(t *testing.T) *env {
 
 // bboltEnv is engine.Service on bbolt in a temporary directory, with the
 // same fakes: the reference the Temporal backend's journals are held to.
-func bboltEnv(t *testing.T) *env {
+func bboltEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, name: "bbolt", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
 	db, err := storage.Open(t.TempDir(), storage.Options{})
@@ -416,6 +422,58 @@ var scenarios = []scenario{
 		e.decide(id, 2, engine.DecideApprove, "", nil)
 		return id
 	}, engine.RunCompleted},
+	{"decompose-at-a-checkpoint", func(e *env) engine.RunID {
+		e.runner.mu.Lock()
+		e.runner.output["deliver-prd"] = `{"tasks": [{"name": "one"}]}`
+		e.runner.mu.Unlock()
+		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
+			{ID: "s", Skill: "deliver-prd", Decompose: "deliver-user-stories", Line: 1},
+		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		id := r.ID
+		waiting(e.t, e.b, id, 1, 1)
+		// An edit that is not a task list is refused, and changes nothing.
+		d := e.decision(id, 1, engine.DecideEdit)
+		if _, err := e.b.Decide(e.t.Context(), id, d, []byte("just do it all")); err == nil || !strings.Contains(err.Error(), "decompose:") {
+			e.t.Errorf("%s: a bad edit of a decompose step was taken: %v", e.name, err)
+		}
+		// The team's edit replaces the agent's list.
+		e.decide(id, 1, engine.DecideEdit, "", []byte(`{"tasks": [{"name": "alpha"}, {"name": "beta", "depends_on": ["alpha"]}]}`))
+		r = waiting(e.t, e.b, id, 2, 1)
+		if len(r.Steps) != 3 || r.Step(2).ID != "s.alpha" || r.Step(3).ID != "s.beta" {
+			e.t.Fatalf("%s: the edited task list was not used: %s", e.name, describe(r))
+		}
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 3, 1)
+		e.decide(id, 3, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"decompose-approved", func(e *env) engine.RunID {
+		e.runner.mu.Lock()
+		e.runner.output["deliver-prd"] = "```json\n" + `{"tasks": [{"name": "one"}]}` + "\n```"
+		e.runner.mu.Unlock()
+		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
+			{ID: "s", Skill: "deliver-prd", Decompose: "deliver-user-stories", Line: 1},
+		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		waiting(e.t, e.b, r.ID, 1, 1)
+		e.decide(r.ID, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, r.ID, 2, 1)
+		e.decide(r.ID, 2, engine.DecideApprove, "", nil)
+		return r.ID
+	}, engine.RunCompleted},
 	{"abort-while-running", func(e *env) engine.RunID {
 		// Held until the test ends: only the abort stops it.
 		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))
@@ -458,7 +516,7 @@ func TestScenariosMatchBbolt(t *testing.T) {
 // TestRefusals checks that each refusal is answered with the engine's
 // sentinel and writes nothing, on Temporal as on bbolt.
 func TestRefusals(t *testing.T) {
-	for _, mk := range []func(*testing.T) *env{bboltEnv, temporalEnv} {
+	for _, mk := range []func(testing.TB) *env{bboltEnv, temporalEnv} {
 		e := mk(t)
 		t.Run(e.name, func(t *testing.T) {
 			e.t = t
@@ -494,6 +552,9 @@ func TestRefusals(t *testing.T) {
 				if !errors.Is(err, c.want) {
 					t.Errorf("%s: got %v, want %v", c.name, err, c.want)
 				}
+			}
+			if _, err := e.b.Decide(ctx, id, e.decision(id, 1, engine.DecideEdit), []byte("  ---\n")); err == nil {
+				t.Error("an edit with no text was taken")
 			}
 			if _, err := e.b.Abort(ctx, id, "U-eve"); !errors.Is(err, engine.ErrNotApprover) {
 				t.Errorf("abort by a non-approver: got %v, want ErrNotApprover", err)
@@ -569,4 +630,52 @@ func TestLostWorkerInterruptsStep(t *testing.T) {
 	if !slices.Contains(types, string(engine.EvStepInterrupted)) {
 		t.Errorf("the journal has no step-interrupted event: %v", types)
 	}
+}
+
+// TestProgress: a running agent's progress reaches the client through the
+// step activity's heartbeats.
+func TestProgress(t *testing.T) {
+	e := temporalEnv(t)
+	t.Cleanup(e.runner.holdSkill("deliver-prd"))
+	id := e.start()
+	<-e.runner.started
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := e.b.(*Backend).Progress(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := got[1]; ok {
+			if p.Turns != 1 || p.ToolCalls != 2 || p.LastTool != "Read" {
+				t.Errorf("step 1's progress is %+v, want the runner's: 1 turn, 2 tool calls, Read", p)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress for step 1: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWorkflowWorkerLost: the worker that kept a waiting run's workflow
+// goes away; another takes the run up from its history, and a decision is
+// applied at once.
+func TestWorkflowWorkerLost(t *testing.T) {
+	e := temporalEnv(t)
+	id := e.start()
+	waiting(t, e.b, id, 1, 1)
+	e.flows.Stop()
+	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
+	began := time.Now()
+	r := e.decide(id, 1, engine.DecideApprove, "", nil)
+	took := time.Since(began)
+	if st := r.Step(1); st.Status != engine.StepDone {
+		t.Errorf("after the decision step 1 is %s", st.Status)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the decision took %s on a new worker, want at most 2s", took)
+	}
+	t.Logf("decision on a new workflow worker: %s", took)
+	waiting(t, e.b, id, 2, 1)
 }

@@ -17,8 +17,10 @@
 //   - Activities.Step, the step activity on StepQueue: it prepares,
 //     runs and judges one attempt with the engine's attempt rules and puts
 //     the artifact into an ArtifactStore; history carries only the
-//     verdict.
-//   - The Updates (decide, abort, cancel, pause, unpause) whose validators
+//     verdict. Activities.Expand reads the steps a route or decompose step
+//     adds when a person approves or edits its output.
+//   - The Updates (decide, abort, cancel, pause, unpause, set-mode,
+//     change-setup) whose validators
 //     apply the engine's rules (engine.Decide, engine.MayDecide, ...) to the
 //     workflow's run, so a refusal is answered at once and writes nothing,
 //     and the Queries (run, journal pages).
@@ -33,13 +35,15 @@
 // them. Temporal's timers may fire up to about a second late, so two
 // deadlines less than a second apart may be acted on together.
 //
+// A step's live progress rides on its activity's heartbeats, which
+// Backend.Progress reads back.
+//
 // Not built yet: queueing steps beyond the workers' capacity as
-// engine.Queue (each worker's own limits apply instead), the expansion of
-// route and decompose steps (refused on approve and edit), continue-as-new
-// for long runs, search attributes and List, notes, the notifier and live
-// progress for front ends (heartbeats carry the progress, nothing reads it
-// yet), start keys (StartOptions.Key is recorded, not enforced), the
+// engine.Queue (each worker's own limits apply instead), continue-as-new
+// for long runs, search attributes and List, notes, an engine.Notifier for
+// front ends, start keys (StartOptions.Key is recorded, not enforced), the
 // artifact files under a data directory (attempts record where bbolt would
-// write them), killing agents a lost worker left behind, and the gonogo
-// worker and temporal setup commands.
+// write them), killing agents a lost worker left behind, an abort of the
+// run when its workflow is cancelled through Temporal itself, and the
+// gonogo worker and temporal setup commands that wire this package in.
 package temporalbackend

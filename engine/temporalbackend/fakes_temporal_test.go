@@ -80,15 +80,16 @@ type fakeRunner struct {
 	mu        sync.Mutex
 	jobs      []engine.Job
 	hold      map[string]chan struct{}
-	fail      map[string]int // attempts of a skill still to fail
-	limited   map[string]int // attempts of a skill still to meet a rate limit
-	pad       int            // bytes added to every artifact
+	fail      map[string]int    // attempts of a skill still to fail
+	limited   map[string]int    // attempts of a skill still to meet a rate limit
+	pad       int               // bytes added to every artifact
+	output    map[string]string // a skill's artifact, when not the default
 	started   chan engine.Job
 	cancelled int
 }
 
 func newFakeRunner() *fakeRunner {
-	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, limited: map[string]int{}, started: make(chan engine.Job, 64)}
+	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, limited: map[string]int{}, output: map[string]string{}, started: make(chan engine.Job, 64)}
 }
 
 // holdSkill makes the runner wait on skill's attempts until release.
@@ -133,8 +134,12 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 	}
 	f.mu.Lock()
 	pad := f.pad
+	own, scripted := f.output[job.Skill]
 	f.mu.Unlock()
 	art := fmt.Appendf(nil, "# %s, attempt %d\n\nThe %s artifact, written for %s.\n", job.Skill, job.Attempt, job.Skill, job.Run)
+	if scripted {
+		art = []byte(own)
+	}
 	for len(art) < pad {
 		art = append(art, "A line of the agent's long output.\n"...)
 	}
@@ -167,7 +172,7 @@ var (
 )
 
 // waitFor polls the run until ok says it is as wanted.
-func waitFor(t *testing.T, b backendUnderTest, id engine.RunID, what string, ok func(*engine.Run) bool) *engine.Run {
+func waitFor(t testing.TB, b backendUnderTest, id engine.RunID, what string, ok func(*engine.Run) bool) *engine.Run {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -183,7 +188,7 @@ func waitFor(t *testing.T, b backendUnderTest, id engine.RunID, what string, ok 
 }
 
 // waiting is waitFor until step n waits for a decision on its attempt a.
-func waiting(t *testing.T, b backendUnderTest, id engine.RunID, n, a int) *engine.Run {
+func waiting(t testing.TB, b backendUnderTest, id engine.RunID, n, a int) *engine.Run {
 	t.Helper()
 	return waitFor(t, b, id, fmt.Sprintf("waiting on step %d attempt %d", n, a), func(r *engine.Run) bool {
 		st := r.Step(n)
@@ -191,7 +196,7 @@ func waiting(t *testing.T, b backendUnderTest, id engine.RunID, n, a int) *engin
 	})
 }
 
-func ended(t *testing.T, b backendUnderTest, id engine.RunID) *engine.Run {
+func ended(t testing.TB, b backendUnderTest, id engine.RunID) *engine.Run {
 	t.Helper()
 	// An attempt stopped by an abort is recorded after the abort.
 	return waitFor(t, b, id, "ended", func(r *engine.Run) bool {

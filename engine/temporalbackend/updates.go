@@ -6,6 +6,7 @@ import (
 	"maps"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
@@ -126,9 +127,6 @@ func (f *flow) decision(a actRecord) (engine.Decision, *engine.Edit, error) {
 	if st == nil {
 		return d, nil, fmt.Errorf("run %s has no step %d: %w", f.run.ID, d.Step, engine.ErrNotFound)
 	}
-	if (d.Kind == engine.DecideApprove || d.Kind == engine.DecideEdit) && (st.Rules.Route || st.Rules.Decompose != "") {
-		return d, nil, fmt.Errorf("step %d (%s): route and decompose steps are not run on Temporal yet", d.Step, st.Skill)
-	}
 	if d.Kind != engine.DecideEdit {
 		return d, nil, nil
 	}
@@ -165,8 +163,18 @@ func (f *flow) decide(ctx workflow.Context, a actRecord) error {
 	if err != nil {
 		return err
 	}
+	var added []engine.PlanStep
+	if st := f.run.Step(d.Step); expands(st) && (d.Kind == engine.DecideApprove || d.Kind == engine.DecideEdit) {
+		key := ""
+		if edit != nil {
+			key = a.Edit.Key
+		}
+		if added, err = f.expansion(ctx, st, key); err != nil {
+			return err
+		}
+	}
 	if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) {
-		return engine.Decide(f.run, d, edit, decisionTime(d, now))
+		return engine.DecideExpand(f.run, d, edit, added, decisionTime(d, now))
 	}); err != nil {
 		return err
 	}
@@ -239,12 +247,66 @@ func (f *flow) validateUnpause(ctx workflow.Context, a actRecord) error {
 	return err
 }
 
+// unpause resumes the run; a route or decompose step that the resumed mode
+// lets go on brings its steps, read as on approval.
 func (f *flow) unpause(ctx workflow.Context, a actRecord) error {
 	m, err := f.unpauseMode(a)
 	if err != nil {
 		return err
 	}
-	return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Unpause(f.run, a.Actor, m, nil, now) })
+	added := map[int][]engine.PlanStep{}
+	for _, n := range engine.Releasable(f.run, m) {
+		if st := f.run.Step(n); expands(st) {
+			if added[n], err = f.expansion(ctx, st, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Unpause(f.run, a.Actor, m, added, now) })
+}
+
+// expands reports whether st is a route or decompose step, whose
+// confirmed output adds steps.
+func expands(st *engine.Step) bool {
+	return st != nil && (st.Rules.Route || st.Rules.Decompose != "")
+}
+
+// expansion reads the steps st adds from the output under key (an edit),
+// or from its latest attempt's output when key is "", on a worker (the
+// expand activity: reading workflows is I/O). An attempt with no output,
+// or a dry run, adds nothing, as on engine.Service.
+func (f *flow) expansion(ctx workflow.Context, st *engine.Step, key string) ([]engine.PlanStep, error) {
+	if key == "" {
+		l := st.Latest()
+		if l == nil || !l.Artifact || f.run.DryRun {
+			return nil, nil
+		}
+		key = f.keys[refKey(st.N, l.N)]
+	}
+	run, err := storage.MarshalRun(f.run, nil)
+	if err != nil {
+		return nil, err
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: f.in.StepQueue, StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var res addedRecord
+	if err := workflow.ExecuteActivity(actx, ExpandActivity, expandRecord{V: recordVersion, Run: run, Step: st.N, Key: key}).Get(ctx, &res); err != nil {
+		return nil, fromRefusal(err)
+	}
+	if err := checkVersion(res.V); err != nil {
+		return nil, err
+	}
+	evs, err := storage.UnmarshalEvents(res.Added)
+	if err != nil {
+		return nil, err
+	}
+	var added []engine.PlanStep
+	for _, ev := range evs {
+		added = append(added, ev.Added...)
+	}
+	return added, nil
 }
 
 func (f *flow) validateMode(_ workflow.Context, a actRecord) error {

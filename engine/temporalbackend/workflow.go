@@ -20,6 +20,9 @@ import (
 const (
 	WorkflowName = "gonogo.run"
 	StepActivity = "gonogo.step"
+	// ExpandActivity reads the steps a route or decompose step adds when a
+	// person confirms its output.
+	ExpandActivity = "gonogo.expand"
 	// TaskQueue is where run workflows are polled; StepQueue where step
 	// activities are, so that the machines that run agents can differ
 	// from those that keep workflows moving.
@@ -44,6 +47,10 @@ const (
 	// journalPageSize is the most events one journal query returns.
 	journalPageSize = 200
 )
+
+// activityIDFormat names a step attempt's activity: its step and attempt,
+// which Backend.Progress reads back.
+const activityIDFormat = "step-%d-attempt-%d"
 
 // changeDispatch gates what the workflow asks Temporal to do for a step:
 // version 1 is one activity per attempt, with the options dispatch sets.
@@ -238,7 +245,7 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 	actx, cancel := workflow.WithCancel(ctx)
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		TaskQueue:           f.in.StepQueue,
-		ActivityID:          fmt.Sprintf("step-%d-attempt-%d", n, a),
+		ActivityID:          fmt.Sprintf(activityIDFormat, n, a),
 		StartToCloseTimeout: limit + stepMargin,
 		HeartbeatTimeout:    time.Duration(f.in.HeartbeatNS),
 		// An attempt is never tried again by Temporal: a lost worker
