@@ -79,6 +79,8 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 		return nil, false, err
 	}
 	switch rd := rd.(type) {
+	case *clusterReader:
+		return rd, true, nil
 	case *localClient:
 		return rd, true, nil
 	case noStore:
@@ -133,7 +135,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	}
 	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", stepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
 	fmt.Fprintf(e.stdout, "Run %s is %s; step %d is %s.\n", after.ID, after.State, s.N, after.Step(s.N).Status)
-	c, _ := dc.(*localClient)
+	c, _ := dc.(interface{ describe() string })
 	switch {
 	case after.Finished():
 	case carried:

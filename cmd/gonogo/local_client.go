@@ -55,6 +55,12 @@ var holderWait = 3 * time.Second
 // openReader opens the runs of a data directory for reading: the store
 // when it is free, else through the local API of the gonogo holding it.
 func openReader(ctx context.Context, e env, data string) (runReader, error) {
+	switch c, ok, err := openCluster(ctx, e, data); {
+	case err != nil:
+		return nil, err
+	case ok:
+		return c, nil
+	}
 	// Reading creates nothing: a data directory without a store (a typo
 	// in --data, or nothing run yet) has no runs.
 	if _, err := os.Stat(filepath.Join(data, storage.FileName)); errors.Is(err, fs.ErrNotExist) {

@@ -87,6 +87,13 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 }
 
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
+	tc, err := loadTemporalConfig(ctx, e)
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	if tc.Addr != "" {
+		return startOnTemporal(ctx, e, cfg, f, tc, in)
+	}
 	if err := requireAgent(f); err != nil {
 		return fail(e, "run", err)
 	}
@@ -105,7 +112,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	}
 	a.carry(r.ID)
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	return newDriver(e, a, box, f.data, cfg).drive(ctx, r)
+	return newDriver(e, a.svc, box, f.data, cfg).drive(ctx, r)
 }
 
 // peekRun reads a stored run before resume starts anything: whether it is
@@ -273,6 +280,13 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
+	tc, err := loadTemporalConfig(ctx, e)
+	if err != nil {
+		return fail(e, "resume", err)
+	}
+	if tc.Addr != "" {
+		return resumeOnTemporal(ctx, e, cfg, f, tc, id)
+	}
 	if code, done := resumeHeld(ctx, e, f, id, actor(e)); done {
 		return code
 	}
@@ -301,7 +315,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	d := newDriver(e, a, box, f.data, cfg)
+	d := newDriver(e, a.svc, box, f.data, cfg)
 	if r.Finished() {
 		return d.finish(r)
 	}

@@ -146,6 +146,11 @@ type driver struct {
 	// typedEOF says a person's terminal closed its input while steps ran:
 	// nothing more is read until a checkpoint asks.
 	typedEOF bool
+	// remote says the run is carried out on a Temporal cluster: this
+	// terminal follows it, and stopping leaves it going on there. seen is
+	// the last journal event the terminal was told of.
+	remote bool
+	seen   uint64
 }
 
 // liveStep is what the terminal knows of a running step.
@@ -155,14 +160,14 @@ type liveStep struct {
 	said     time.Time // when its last progress line was printed
 }
 
-func newDriver(e env, a *app, box *inbox, data string, cfg config) *driver {
+func newDriver(e env, svc checkpoints, box *inbox, data string, cfg config) *driver {
 	every := cfg.ProgressInterval
 	if every <= 0 {
 		every = 30 * time.Second
 	}
 	return &driver{
 		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(e.stdout),
-		svc: a.svc, data: data, actor: actor(e), box: box, maxEdit: int64(cfg.MaxArtifact), every: every,
+		svc: svc, data: data, actor: actor(e), box: box, maxEdit: int64(cfg.MaxArtifact), every: every,
 		running: map[int]*liveStep{}, shown: map[string]bool{},
 	}
 }
@@ -191,7 +196,13 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			if n.Run.Seq > r.Seq {
 				r = n.Run
 			}
+			d.seen = max(d.seen, n.Event.Seq)
 			d.event(ctx, n.Run, n.Event)
+		}
+		if r.Finished() && d.remote && d.seen < r.Seq && d.awaitNews(ctx) {
+			// The terminal's own decision ended the run: its events are
+			// still on their way from the cluster, and are shown first.
+			continue
 		}
 		if r.Finished() {
 			return d.finish(r)
@@ -234,6 +245,10 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			}
 		case <-ctx.Done():
 			d.clearLine()
+			if d.remote {
+				fmt.Fprintf(d.out, "Stopped following. The run goes on on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
+				return exitWaiting
+			}
 			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, onData(d.data))
 			return exitWaiting
 		}
@@ -352,6 +367,10 @@ func (d *driver) skipNote(r *engine.Run, s *engine.Step) {
 
 // stopped says gonogo stopped at the checkpoint of s, the run kept.
 func (d *driver) stopped(r *engine.Run, s *engine.Step) {
+	if d.remote {
+		fmt.Fprintf(d.out, "\nStopped following. The run waits on the cluster at %s.\nDecide from any machine with gonogo decide %s, or follow it again with: gonogo resume %s\n", stepTitle(r, s), r.ID, r.ID)
+		return
+	}
 	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s%s\n", stepTitle(r, s), r.ID, onData(d.data))
 }
 
@@ -1002,4 +1021,19 @@ func randomKey() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// awaitNews waits, up to two seconds, for news of the run a remote driver
+// follows; it reports whether any came.
+func (d *driver) awaitNews(ctx context.Context) bool {
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-d.box.signal:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }

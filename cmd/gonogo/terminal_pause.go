@@ -83,6 +83,10 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 		}
 		return nil, 0, false
 	case <-ctx.Done():
+		if d.remote {
+			fmt.Fprintf(d.out, "\nStopped following. The run stays paused on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
+			return nil, exitWaiting, true
+		}
 		fmt.Fprintf(d.out, "\nStopped. The run is kept, paused.\nContinue with: gonogo resume %s\n", r.ID)
 		return nil, exitWaiting, true
 	}

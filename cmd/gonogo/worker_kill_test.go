@@ -229,3 +229,67 @@ printf '# PRD\n\nSaved searches.\n'
 	c.waitStep(id, 2, engine.StepWaiting, 30*time.Second)
 	_ = second
 }
+
+// vars is the cluster's environment as a map, for in-process commands.
+func (c *cluster) vars() map[string]string {
+	m := map[string]string{}
+	for _, kv := range c.env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GONOGO_") && k != "GONOGO_TEST_AS_MAIN" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// The terminal commands work against the cluster as against bbolt: run
+// starts a run there and asks at its checkpoints, runs lists it, show and
+// export read it, decide decides it from another shell.
+func TestTerminalCommandsOnTemporal(t *testing.T) {
+	agent := writeAgent(t, `cat >/dev/null
+printf '# Output of step %s\n\nSaved searches.\n' "$GONOGO_STEP"
+`)
+	c := newCluster(t, agent, 3*time.Second)
+	c.worker()
+	vars := c.vars()
+
+	run := gonogo(t, vars, "approve\napprove\n", "run", "--chain", "deliver-prd -> define-problem-statement -- saved searches")
+	if run.code != exitOK || !strings.Contains(run.stdout, "Run complete") || !strings.Contains(run.stderr, "Started on Temporal") {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+	}
+	for _, want := range []string{"✓ Step 1 of 2: deliver-prd: approve", "✓ Step 2 of 2: define-problem-statement: approve", "# Output of step 2"} {
+		if !strings.Contains(run.stdout, want) {
+			t.Errorf("run's output lacks %q:\n%s", want, run.stdout)
+		}
+	}
+	if strings.Contains(run.stdout, vars["GONOGO_DATA_DIR"]) {
+		t.Errorf("run's output points at files on this machine, where a run on Temporal writes none:\n%s", run.stdout)
+	}
+
+	// A second run left waiting at its first checkpoint (no decision on
+	// stdin), then decided from another shell.
+	wait := gonogo(t, vars, "", "run", "--chain", "deliver-prd -- saved searches")
+	if wait.code != exitWaiting {
+		t.Fatalf("run with no decision: exit %d, want %d\n%s\n%s", wait.code, exitWaiting, wait.stdout, wait.stderr)
+	}
+	id := strings.Fields(wait.stdout)[2] // "gonogo run ID"
+	runs := gonogo(t, vars, "", "runs")
+	if runs.code != exitOK || !strings.Contains(runs.stdout, id) || !strings.Contains(runs.stdout, "waiting") {
+		t.Errorf("runs: exit %d\n%s%s", runs.code, runs.stdout, runs.stderr)
+	}
+	dec := gonogo(t, vars, "", "decide", id, "approve")
+	if dec.code != exitOK || !strings.Contains(dec.stdout, "is completed") {
+		t.Fatalf("decide: exit %d\n%s%s", dec.code, dec.stdout, dec.stderr)
+	}
+	show := gonogo(t, vars, "", "show", id)
+	if show.code != exitOK || !strings.Contains(show.stdout, "decision ") || !strings.Contains(show.stdout, "approve by tester") {
+		t.Errorf("show: exit %d\n%s%s", show.code, show.stdout, show.stderr)
+	}
+	art := gonogo(t, vars, "", "show", id, "--artifact", "1")
+	if art.code != exitOK || !strings.Contains(art.stdout, "# Output of step 1") {
+		t.Errorf("show --artifact: exit %d\n%s%s", art.code, art.stdout, art.stderr)
+	}
+	exp := gonogo(t, vars, "", "export", id, "--format", "md")
+	if exp.code != exitOK || !strings.Contains(exp.stdout, "# Audit trail of run "+id) {
+		t.Errorf("export: exit %d\n%s%s", exp.code, exp.stdout, exp.stderr)
+	}
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/storage"
+)
+
+// clusterReader reads runs on a Temporal cluster for gonogo runs, show
+// and decide: each run's state and journal through its workflow's
+// queries, artifacts from the store GONOGO_ARTIFACTS names.
+type clusterReader struct {
+	b *temporalbackend.Backend
+	c client.Client
+}
+
+// listLimit is how many of the newest runs gonogo runs lists from a
+// cluster: each is read through its workflow.
+const listLimit = 200
+
+// openCluster is the runReader of the cluster GONOGO_TEMPORAL_ADDR names;
+// ok is false when it names none.
+func openCluster(ctx context.Context, e env, data string) (r *clusterReader, ok bool, err error) {
+	tc, err := loadTemporalConfig(ctx, e)
+	if err != nil || tc.Addr == "" {
+		return nil, false, err
+	}
+	cfg, err := loadConfig(ctx, e.lookup)
+	if err != nil {
+		return nil, true, err
+	}
+	b, c, err := temporalBackend(ctx, e, cfg, tc, data)
+	if err != nil {
+		return nil, true, err
+	}
+	return &clusterReader{b: b, c: c}, true, nil
+}
+
+func (r *clusterReader) Close() error { r.c.Close(); return nil }
+
+// Load reads a run without the artifact file names a run on bbolt writes
+// under the data directory: none is written on this machine.
+func (r *clusterReader) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+	run, err := r.b.Load(ctx, id)
+	return withoutFiles(run), err
+}
+
+func (r *clusterReader) Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error) {
+	return r.b.Artifact(ctx, id, step, attempt)
+}
+
+// RunWithJournal folds the journal it reads, so the run and its journal
+// agree whatever happened between two queries.
+func (r *clusterReader) RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
+	evs, err := r.b.Journal(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := engine.Fold(&engine.Run{}, evs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: fold its journal: %w", id, err)
+	}
+	for i := range evs {
+		evs[i].File = ""
+	}
+	return withoutFiles(run), evs, nil
+}
+
+// ArtifactSums reads each attempt's current artifact and sums it.
+func (r *clusterReader) ArtifactSums(ctx context.Context, id engine.RunID) ([]storage.ArtifactSum, error) {
+	run, err := r.b.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []storage.ArtifactSum
+	for _, s := range run.Steps {
+		for _, a := range s.Attempts {
+			body, err := r.b.Artifact(ctx, id, s.N, a.N)
+			if errors.Is(err, engine.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			sum := sha256.Sum256(body)
+			out = append(out, storage.ArtifactSum{Step: s.N, Attempt: a.N, Size: len(body), SHA256: hex.EncodeToString(sum[:])})
+		}
+	}
+	return out, nil
+}
+
+// errNoVersions refuses what needs every version of an edited artifact
+// (the audit trail's edit diffs), which runs on Temporal do not keep apart
+// yet.
+var errNoVersions = errors.New("this run has an edited artifact, whose versions runs on Temporal do not keep apart yet: gonogo export cannot write its trail; gonogo show reads the run")
+
+// ArtifactVersions is an attempt's one version when nobody edited it; an
+// edited attempt's versions are refused (errNoVersions).
+func (r *clusterReader) ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error) {
+	evs, err := r.b.Journal(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		if ev.Type == engine.EvDecision && ev.Decision == engine.DecideEdit && ev.Step == step && ev.Attempt == attempt {
+			return nil, errNoVersions
+		}
+	}
+	body, err := r.b.Artifact(ctx, id, step, attempt)
+	if err != nil {
+		return nil, err
+	}
+	return [][]byte{body}, nil
+}
+
+// List reads the newest runs (listLimit at most) from the cluster's
+// visibility store and each one's summary through its workflow.
+func (r *clusterReader) List(ctx context.Context) ([]engine.RunSummary, error) {
+	var out []engine.RunSummary
+	var token []byte
+	for len(out) < listLimit {
+		res, err := r.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowType = '%s'", temporalbackend.WorkflowName), PageSize: 100, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list runs on Temporal: %w", err)
+		}
+		for _, ex := range res.GetExecutions() {
+			run, err := r.b.Load(ctx, engine.RunID(ex.GetExecution().GetWorkflowId()))
+			if err != nil {
+				continue // a run no worker can read now is left out, not the list
+			}
+			if out = append(out, run.Summary()); len(out) == listLimit {
+				break
+			}
+		}
+		if token = res.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Decide sends d to the run's workflow, which carries it out at once.
+func (r *clusterReader) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, bool, error) {
+	run, err := r.b.Decide(ctx, id, d, nil)
+	return withoutFiles(run), true, err
+}
+
+// describe names the cluster in gonogo decide's answer.
+func (r *clusterReader) describe() string { return "the Temporal cluster" }

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/storage/artifacts"
+)
+
+// On Temporal, gonogo run starts the run on the cluster and follows it
+// from this terminal: the steps run on the cluster's workers (gonogo
+// worker), the checkpoints are asked here, and each decision goes to the
+// run's workflow. Ctrl-C leaves the run on the cluster, where it goes on
+// or waits; gonogo decide and gonogo show reach it from anywhere.
+
+// followEvery is how often the terminal asks the cluster for a run's news.
+const followEvery = 250 * time.Millisecond
+
+// temporalBackend dials the cluster tc names and returns the backend the
+// terminal drives, with the artifact store GONOGO_ARTIFACTS names (the
+// workers' store: the terminal reads artifacts from it and writes edits to
+// it), and the client, which the caller closes.
+func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, data string) (*temporalbackend.Backend, client.Client, error) {
+	spec := e.getenv(artifacts.EnvArtifacts)
+	if spec == "" {
+		spec = defaultArtifacts(data)
+	}
+	store, err := artifacts.Open(spec, e.getenv)
+	if err != nil {
+		return nil, nil, usagef("configuration: %v", err)
+	}
+	c, err := dialTemporal(ctx, tc, quietLogger(e))
+	if err != nil {
+		return nil, nil, err
+	}
+	b := temporalbackend.New(temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator})
+	return b, c, nil
+}
+
+// follow tells n what happens to run r on the cluster until ctx ends:
+// each journal event past the run as last seen, with the run as it stood
+// after it, and the running steps' live progress.
+func follow(ctx context.Context, b *temporalbackend.Backend, r *engine.Run, n engine.Notifier) {
+	cur := withoutFiles(r.Clone())
+	tick := time.NewTicker(followEvery)
+	defer tick.Stop()
+	for {
+		if evs, err := b.Journal(ctx, cur.ID); err == nil {
+			for _, ev := range evs {
+				if ev.Seq <= cur.Seq {
+					continue
+				}
+				next := cur.Clone()
+				if err := engine.Apply(next, ev); err != nil {
+					n.Notify(engine.Notice{Run: cur, Event: ev, Err: fmt.Errorf("read the run's journal from the cluster: %w", err)})
+					return
+				}
+				cur = withoutFiles(next)
+				ev.File = ""
+				n.Notify(engine.Notice{Run: cur, Event: ev})
+			}
+		}
+		if progress, err := b.Progress(ctx, cur.ID); err == nil {
+			for step, p := range progress {
+				n.Notify(engine.Notice{Run: cur, Event: engine.Event{Type: engine.EvStepStarted, Step: step}, Progress: &p})
+			}
+		}
+		if cur.Finished() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// startOnTemporal is gonogo run on the cluster tc names: the run is
+// started there and followed from this terminal.
+func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, in input) int {
+	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data)
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	defer c.Close()
+	for _, w := range in.plan.Warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	r, err := b.Start(ctx, in.plan, in.opts)
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	fmt.Fprintf(e.stderr, "Started on Temporal at %s (namespace %s); its steps run on the cluster's gonogo workers.\n", tc.Addr, tc.Namespace)
+	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
+	return followAndDrive(ctx, e, cfg, f, b, r)
+}
+
+// resumeOnTemporal is gonogo resume on the cluster tc names: it follows
+// the run from this terminal again, in the mode resume's flags ask, and a
+// run a person paused goes on. The run's steps run on the cluster's
+// workers with what they have; the resume flags that choose an agent or
+// skills do not reach them.
+func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, id engine.RunID) int {
+	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data)
+	if err != nil {
+		return fail(e, "resume", err)
+	}
+	defer c.Close()
+	r, err := b.Load(ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return fail(e, "resume", fmt.Errorf("no run %s on Temporal at %s, namespace %s (see gonogo runs)", id, tc.Addr, tc.Namespace))
+	}
+	if err != nil {
+		return fail(e, "resume", err)
+	}
+	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
+	if !r.Finished() {
+		r, err = b.Resume(ctx, id, resumeMode(e, r, f))
+		if err == nil && personPaused(r) {
+			r, err = b.Unpause(ctx, id, actor(e), pausedMode(f))
+		}
+		if err != nil {
+			return fail(e, "resume", err)
+		}
+	}
+	return followAndDrive(ctx, e, cfg, f, b, r)
+}
+
+// followAndDrive follows run r on the cluster and drives it from this
+// terminal until it ends or waits for a decision nobody gives here.
+func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, b *temporalbackend.Backend, r *engine.Run) int {
+	box := newInbox()
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		follow(fctx, b, r, box)
+	}()
+	defer func() { stop(); <-done }()
+	d := newDriver(e, clusterRuns{b}, box, "", cfg) // no data directory: nothing of the run is on this machine
+	d.remote = true
+	r = withoutFiles(r)
+	if r.Finished() {
+		return d.finish(r)
+	}
+	d.waiting(ctx, r)
+	return d.drive(ctx, r)
+}
+
+// clusterRuns is the backend as the terminal drives it on Temporal. Its
+// runs come without the artifact file names a run on bbolt writes under
+// the data directory: on the cluster nothing is written on this machine,
+// so the terminal points at gonogo show instead.
+type clusterRuns struct{ *temporalbackend.Backend }
+
+func (c clusterRuns) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+	r, err := c.Backend.Load(ctx, id)
+	return withoutFiles(r), err
+}
+
+func (c clusterRuns) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
+	r, err := c.Backend.Decide(ctx, id, d, body)
+	return withoutFiles(r), err
+}
+
+func (c clusterRuns) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error) {
+	r, err := c.Backend.Pause(ctx, id, actor)
+	return withoutFiles(r), err
+}
+
+func (c clusterRuns) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error) {
+	r, err := c.Backend.Unpause(ctx, id, actor, m)
+	return withoutFiles(r), err
+}
+
+func (c clusterRuns) Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error) {
+	r, err := c.Backend.Abort(ctx, id, actor)
+	return withoutFiles(r), err
+}
+
+// withoutFiles drops r's artifact file names, in place; r may be nil.
+func withoutFiles(r *engine.Run) *engine.Run {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Steps {
+		for j := range r.Steps[i].Attempts {
+			r.Steps[i].Attempts[j].File = ""
+		}
+	}
+	return r
+}
