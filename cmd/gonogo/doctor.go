@@ -36,6 +36,8 @@ type doctorReport struct {
 	Skills    doctorSkills    `json:"skills"`
 	Workflows doctorWorkflows `json:"workflows"`
 	Data      doctorData      `json:"data"`
+	// Temporal is the cluster GONOGO_TEMPORAL_ADDR names; absent when unset.
+	Temporal *doctorTemporal `json:"temporal,omitempty"`
 }
 
 type doctorRunner struct {
@@ -92,7 +94,12 @@ load, with their problems; the workflows folder; and the data directory
 (exists, writable, whether its store opens or another gonogo holds it, runs by
 state). Nothing is created.
 
-Exit codes: 0 the configured runner can run its agent, 1 it cannot, 2 usage error.`,
+With GONOGO_TEMPORAL_ADDR set it also asks the Temporal cluster: reachable, the
+namespace and gonogo's search attributes there (gonogo temporal setup), and how many
+gonogo workers take steps now.
+
+Exit codes: 0 the configured runner can run its agent (and the cluster, when one is
+named, is ready), 1 it cannot, 2 usage error.`,
 		RunE:              a.action(f, cmdDoctor),
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
@@ -106,6 +113,9 @@ func cmdDoctor(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "doctor", usagef("doctor takes no arguments (got %q)", f.positional[0]))
 	}
 	rep := diagnose(ctx, cfg, f)
+	if rep.Temporal = diagnoseTemporal(ctx, e); rep.Temporal != nil && rep.Temporal.Problem != "" {
+		rep.OK = false
+	}
 	if f.json {
 		if c := writeJSON(e, "doctor", rep); c != exitOK {
 			return c
@@ -339,9 +349,15 @@ func printDoctor(w io.Writer, rep doctorReport) {
 	}
 	printProblems(w, wf.Problems)
 	fmt.Fprintf(w, "Data       %s: %s\n", rep.Data.Dir, dataLine(rep.Data))
-	if rep.OK {
+	if rep.Temporal != nil {
+		fmt.Fprintf(w, "Temporal   %s\n", temporalLine(rep.Temporal))
+	}
+	switch {
+	case rep.Temporal != nil && rep.Temporal.Problem != "":
+		fmt.Fprintln(w, "NOT OK: gonogo cannot work on the Temporal cluster GONOGO_TEMPORAL_ADDR names; see the Temporal line.")
+	case rep.OK:
 		fmt.Fprintf(w, "OK: the %s runner can run its agent.\n", rep.Runner)
-	} else {
+	default:
 		fmt.Fprintf(w, "NOT OK: the %s runner cannot run its agent; point at it with --runner-cmd PATH (GONOGO_RUNNER_CMD) or choose another with --runner.\n", rep.Runner)
 	}
 }

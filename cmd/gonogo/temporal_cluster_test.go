@@ -22,6 +22,10 @@ func TestTemporalSetupIsSafeToRepeat(t *testing.T) {
 	vars["GONOGO_TEMPORAL_ADDR"] = ts.GetFrontendHostPort()
 	vars["GONOGO_TEMPORAL_NAMESPACE"] = "gonogo-cli"
 
+	before := gonogo(t, vars, "", "doctor", "--dry-run")
+	if before.code != exitRefused || !strings.Contains(before.stdout, "namespace gonogo-cli does not exist: run gonogo temporal setup") {
+		t.Errorf("doctor before setup: exit %d\n%s%s", before.code, before.stdout, before.stderr)
+	}
 	first := gonogo(t, vars, "", "temporal", "setup", "--retention", "72h")
 	if first.code != exitOK || !strings.Contains(first.stdout, "namespace gonogo-cli: created (finished runs kept 3 days)") ||
 		!strings.Contains(first.stdout, "search attributes: added GonogoChannel, GonogoStarter, GonogoState") {
@@ -31,6 +35,10 @@ func TestTemporalSetupIsSafeToRepeat(t *testing.T) {
 	if again.code != exitOK || !strings.Contains(again.stdout, "namespace gonogo-cli: already there") ||
 		!strings.Contains(again.stdout, "search attributes: all there") {
 		t.Fatalf("second setup: exit %d\nstdout %s\nstderr %s", again.code, again.stdout, again.stderr)
+	}
+	after := gonogo(t, vars, "", "doctor", "--dry-run")
+	if after.code != exitOK || !strings.Contains(after.stdout, "namespace gonogo-cli: ready; no gonogo worker takes steps now") {
+		t.Errorf("doctor after setup: exit %d\n%s%s", after.code, after.stdout, after.stderr)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,4 +71,26 @@ func mustDuration(t *testing.T, s string) time.Duration {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// doctor asks the cluster GONOGO_TEMPORAL_ADDR names, and says NOT OK when
+// nobody answers there.
+func TestDoctorReportsAClusterThatDoesNotAnswer(t *testing.T) {
+	vars := baseVars(t)
+	vars["GONOGO_TEMPORAL_ADDR"] = "127.0.0.1:1"
+	res := gonogo(t, vars, "", "doctor", "--dry-run", "--json")
+	if res.code != exitRefused {
+		t.Fatalf("exit %d, want %d\n%s%s", res.code, exitRefused, res.stdout, res.stderr)
+	}
+	var rep doctorReport
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK || rep.Temporal == nil || rep.Temporal.Reachable || !strings.Contains(rep.Temporal.Problem, "cannot reach Temporal") {
+		t.Errorf("report: ok %v, temporal %+v", rep.OK, rep.Temporal)
+	}
+	plain := gonogo(t, baseVars(t), "", "doctor", "--dry-run", "--json")
+	if strings.Contains(plain.stdout, `"temporal"`) {
+		t.Errorf("doctor without GONOGO_TEMPORAL_ADDR reports a cluster:\n%s", plain.stdout)
+	}
 }
