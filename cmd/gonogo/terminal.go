@@ -178,26 +178,9 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 	tick := time.NewTicker(150 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		for _, n := range d.box.drain() {
-			if n.Run == nil || n.Run.ID != r.ID {
-				continue
-			}
-			if n.Err != nil {
-				d.clearLine()
-				fmt.Fprintf(d.e.stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s%s\n", n.Err, r.ID, onData(d.data))
-				return exitUsage
-			}
-			if n.Progress != nil {
-				if ls := d.running[n.Event.Step]; ls != nil {
-					ls.progress, d.progStep = n.Progress, n.Event.Step
-				}
-				continue
-			}
-			if n.Run.Seq > r.Seq {
-				r = n.Run
-			}
-			d.seen = max(d.seen, n.Event.Seq)
-			d.event(ctx, n.Run, n.Event)
+		var failed bool
+		if r, failed = d.takeNews(ctx, r); failed {
+			return exitUsage
 		}
 		if r.Finished() && d.remote && d.seen < r.Seq && d.awaitNews(ctx) {
 			// The terminal's own decision ended the run: its events are
@@ -1021,6 +1004,34 @@ func randomKey() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// takeNews shows what the notices waiting for the terminal say of run r,
+// and returns the run as it stands after them; failed says one reported
+// an error, which ends the drive.
+func (d *driver) takeNews(ctx context.Context, r *engine.Run) (*engine.Run, bool) {
+	for _, n := range d.box.drain() {
+		if n.Run == nil || n.Run.ID != r.ID {
+			continue
+		}
+		if n.Err != nil {
+			d.clearLine()
+			fmt.Fprintf(d.e.stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s%s\n", n.Err, r.ID, onData(d.data))
+			return r, true
+		}
+		if n.Progress != nil {
+			if ls := d.running[n.Event.Step]; ls != nil {
+				ls.progress, d.progStep = n.Progress, n.Event.Step
+			}
+			continue
+		}
+		if n.Run.Seq > r.Seq {
+			r = n.Run
+		}
+		d.seen = max(d.seen, n.Event.Seq)
+		d.event(ctx, n.Run, n.Event)
+	}
+	return r, false
 }
 
 // awaitNews waits, up to two seconds, for news of the run a remote driver
