@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -678,4 +679,49 @@ func TestWorkflowWorkerLost(t *testing.T) {
 	}
 	t.Logf("decision on a new workflow worker: %s", took)
 	waiting(t, e.b, id, 2, 1)
+}
+
+// notices keeps what a Notifier is told.
+type notices struct {
+	mu  sync.Mutex
+	got []engine.Notice
+}
+
+func (n *notices) Notify(no engine.Notice) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.got = append(n.got, no)
+}
+
+// TestFollow: a front end following a run is told every journal event
+// once, in order, each with a run that includes it, until the run is over.
+func TestFollow(t *testing.T) {
+	e := temporalEnv(t)
+	id := e.start()
+	var n notices
+	done := make(chan error, 1)
+	go func() { done <- e.b.(*Backend).Follow(t.Context(), id, 0, 50*time.Millisecond, &n) }()
+	waiting(t, e.b, id, 1, 1)
+	e.decide(id, 1, engine.DecideApprove, "", nil)
+	waiting(t, e.b, id, 2, 1)
+	e.decide(id, 2, engine.DecideApprove, "", nil)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Follow did not return once the run was over")
+	}
+	journal := e.journal(id)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.got) != len(journal) {
+		t.Fatalf("told %d events, the journal has %d", len(n.got), len(journal))
+	}
+	for i, no := range n.got {
+		if no.Event.Seq != journal[i].Seq || no.Event.Type != journal[i].Type || no.Run.Seq < no.Event.Seq {
+			t.Errorf("notice %d: event %d %s with a run at %d; the journal has %d %s", i, no.Event.Seq, no.Event.Type, no.Run.Seq, journal[i].Seq, journal[i].Type)
+		}
+	}
 }

@@ -36,12 +36,13 @@
 // deadlines less than a second apart may be acted on together.
 //
 // A step's live progress rides on its activity's heartbeats, which
-// Backend.Progress reads back.
+// Backend.Progress reads back; a front end hears of changes by following a
+// run's journal (Backend.Follow), since a workflow cannot call into its
+// process.
 //
 // Not built yet: queueing steps beyond the workers' capacity as
 // engine.Queue (each worker's own limits apply instead), continue-as-new
-// for long runs, search attributes and List, notes, an engine.Notifier for
-// front ends, start keys (StartOptions.Key is recorded, not enforced), the
+// for long runs, search attributes and List, notes, start keys (StartOptions.Key is recorded, not enforced), the
 // artifact files under a data directory (attempts record where bbolt would
 // write them), killing agents a lost worker left behind, an abort of the
 // run when its workflow is cancelled through Temporal itself, and the
