@@ -42,9 +42,10 @@
 //
 // Not built yet: queueing steps beyond the workers' capacity as
 // engine.Queue (each worker's own limits apply instead), continue-as-new
-// for long runs, search attributes and List, notes, start keys (StartOptions.Key is recorded, not enforced), the
-// artifact files under a data directory (attempts record where bbolt would
-// write them), killing agents a lost worker left behind, an abort of the
-// run when its workflow is cancelled through Temporal itself, and the
-// gonogo worker and temporal setup commands that wire this package in.
+// for long runs, search attributes and List, notes, start keys
+// (StartOptions.Key is recorded, not enforced), the artifact files under a
+// data directory (attempts record where bbolt would write them), killing
+// agents a lost worker left behind, an abort of the run when its workflow
+// is cancelled through Temporal itself, and the gonogo worker and temporal
+// setup commands that wire this package in.
 package temporalbackend
