@@ -725,3 +725,24 @@ func TestFollow(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowCancelledAbortsTheRun: an operator who cancels a run's
+// workflow through Temporal aborts the run, and the attempt under way is
+// stopped and recorded, as on an abort.
+func TestWorkflowCancelledAbortsTheRun(t *testing.T) {
+	e := temporalEnv(t)
+	t.Cleanup(e.runner.holdSkill("deliver-prd"))
+	id := e.start()
+	<-e.runner.started
+	if err := e.ts.GetDefaultClient().CancelWorkflow(t.Context(), string(id), ""); err != nil {
+		t.Fatal(err)
+	}
+	r := ended(t, e.b, id)
+	if r.State != engine.RunAborted || r.Step(1).Status != engine.StepAborted || r.Step(1).Latest().Result != engine.ResultFailed {
+		t.Errorf("after the workflow was cancelled the run is %s", describe(r))
+	}
+	evs := e.journal(id)
+	if last := evs[len(evs)-1]; last.Type != engine.EvStepFinished {
+		t.Errorf("the journal ends with %s, want the stopped attempt's step-finished", last.Type)
+	}
+}

@@ -35,6 +35,9 @@
 // them. Temporal's timers may fire up to about a second late, so two
 // deadlines less than a second apart may be acted on together.
 //
+// A workflow cancelled through Temporal itself (an operator's temporal
+// workflow cancel) aborts its run, as an abort by a person would.
+//
 // A step's live progress rides on its activity's heartbeats, which
 // Backend.Progress reads back; a front end hears of changes by following a
 // run's journal (Backend.Follow), since a workflow cannot call into its
@@ -45,7 +48,6 @@
 // for long runs, search attributes and List, notes, start keys
 // (StartOptions.Key is recorded, not enforced), the artifact files under a
 // data directory (attempts record where bbolt would write them), killing
-// agents a lost worker left behind, an abort of the run when its workflow
-// is cancelled through Temporal itself, and the gonogo worker and temporal
+// agents a lost worker left behind, and the gonogo worker and temporal
 // setup commands that wire this package in.
 package temporalbackend

@@ -95,7 +95,7 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 	}
 	if err := f.loop(ctx); err != nil {
 		if temporal.IsCanceledError(err) {
-			return endRecord{}, err
+			return f.cancelled(ctx, err)
 		}
 		// A fault in gonogo itself (events it cannot fold, a record it
 		// cannot read) must not end the run: a failed workflow is final.
@@ -160,6 +160,31 @@ func (f *flow) loop(ctx workflow.Context) error {
 			return err
 		}
 	}
+}
+
+// cancelActor is who aborts a run whose workflow was cancelled through
+// Temporal itself (an operator's temporal workflow cancel), not by gonogo.
+const cancelActor = "gonogo (workflow cancelled)"
+
+// cancelled ends a run whose workflow was cancelled: the run is aborted
+// in its journal, as if a person had aborted it, its attempts under way
+// are stopped and recorded, and the workflow ends cancelled. Without this
+// the run would stay running or waiting in a workflow nothing moves.
+func (f *flow) cancelled(ctx workflow.Context, cause error) (endRecord, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if !f.run.Finished() {
+		reason := "aborted: its Temporal workflow was cancelled"
+		if err := f.record(dctx, func(now time.Time) ([]engine.Event, error) {
+			return engine.AbortRun(f.run, cancelActor, reason, now)
+		}); err != nil {
+			return endRecord{}, err
+		}
+	}
+	f.stopAll("run aborted by " + cancelActor)
+	if err := workflow.Await(dctx, func() bool { return len(f.running) == 0 }); err != nil {
+		return endRecord{}, err
+	}
+	return endRecord{}, cause
 }
 
 // over reports whether the workflow has nothing left to do.
@@ -258,7 +283,11 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 	ex := &execution{attempt: a, cancel: cancel}
 	f.running[n] = ex
 	fut := workflow.ExecuteActivity(actx, StepActivity, in)
-	workflow.Go(ctx, func(gctx workflow.Context) {
+	// The coroutine that records the attempt's end runs on a context the
+	// workflow's own cancellation does not end, so that an attempt under
+	// way when it comes is still recorded (see cancelled).
+	rctx, _ := workflow.NewDisconnectedContext(ctx)
+	workflow.Go(rctx, func(gctx workflow.Context) {
 		var v verdictRecord
 		err := fut.Get(gctx, &v)
 		delete(f.running, n)
