@@ -80,6 +80,17 @@ func New(cfg Config) *Backend {
 // step. The run id and the start time are drawn here, outside the
 // workflow, and its first events made by engine.NewRun.
 func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
+	for try := 0; ; try++ {
+		r, err := b.start(ctx, p, opt)
+		// Two starts drew the same id (Temporal keeps it taken): draw
+		// another, as engine.Service does.
+		if err == nil || !errors.Is(err, engine.ErrStale) || try == 3 {
+			return r, err
+		}
+	}
+}
+
+func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
 	now := b.cfg.Now()
 	id := b.cfg.NewID(now)
 	evs, err := engine.NewRun(id, p, opt, now)
@@ -97,6 +108,9 @@ func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 		ID: string(id), TaskQueue: b.cfg.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Without it the SDK answers a taken id with the run holding it,
+		// as if this start had made it.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, WorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

@@ -746,3 +746,25 @@ func TestWorkflowCancelledAbortsTheRun(t *testing.T) {
 		t.Errorf("the journal ends with %s, want the stopped attempt's step-finished", last.Type)
 	}
 }
+
+// TestStartDrawsAgainOnATakenID: a run id Temporal holds already is drawn
+// again, as engine.Service draws again on one its store holds.
+func TestStartDrawsAgainOnATakenID(t *testing.T) {
+	e := temporalEnv(t)
+	first := e.start()
+	ids := []engine.RunID{first, first, "20310402-090000-000000000001"}
+	draws := 0
+	b := New(Config{Client: e.ts.GetDefaultClient(), Artifacts: newMemArtifacts(), Members: nobodySpecial,
+		NewID: func(time.Time) engine.RunID { draws++; return ids[draws-1] }})
+	p, err := engine.PreflightChain(engine.ChainExpr{Source: "deliver-prd", Names: []string{"deliver-prd"}}, e.cat, engine.DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Start(t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ID != ids[2] || draws != 3 {
+		t.Fatalf("started run %s after %d draws; want %s after 3", r.ID, draws, ids[2])
+	}
+}

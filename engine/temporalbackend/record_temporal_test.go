@@ -77,7 +77,7 @@ var recorded = []struct {
 }
 
 // recordedScenarios are the conformance scenarios whose histories
-// testdata keeps too: timers (a retry's backoff, decision deadlines) and a
+// testdata keeps too: timers (a retry's backoff, decision deadlines), a
 // pause, an agent's rate limit waited out, and a decompose step expanded on
 // an edit (an activity run by an update).
 var recordedScenarios = []string{"retry-with-backoff", "decision-timeout-aborts", "pause-while-running", "rate-limit-wait", "decompose-at-a-checkpoint"}
