@@ -32,6 +32,10 @@ type Config struct {
 	// long a Cancel or an abort takes to stop an agent.
 	StepTimeout time.Duration
 	Heartbeat   time.Duration
+	// HistoryLimit is how many events a run's workflow history holds
+	// before the run continues in a new workflow of the same id; 0 leaves
+	// it to Temporal's suggestion.
+	HistoryLimit int
 	// Now and NewID are the clock and the source of run ids, as for
 	// engine.ServiceConfig: the workflow draws neither.
 	Now   func() time.Time
@@ -103,7 +107,7 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 		return nil, err
 	}
 	in := startRecord{V: recordVersion, Events: enc, StepQueue: b.cfg.StepQueue,
-		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat)}
+		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat), HistoryLimit: b.cfg.HistoryLimit}
 	_, err = b.cfg.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: string(id), TaskQueue: b.cfg.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,

@@ -768,3 +768,46 @@ func TestStartDrawsAgainOnATakenID(t *testing.T) {
 		t.Fatalf("started run %s after %d draws; want %s after 3", r.ID, draws, ids[2])
 	}
 }
+
+// TestContinueAsNew: a run whose history grows past the limit goes on in a
+// new workflow of the same id, with its whole journal and its artifacts,
+// and ends as it would have.
+func TestContinueAsNew(t *testing.T) {
+	e := temporalEnv(t)
+	c := e.ts.GetDefaultClient()
+	e.b = New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second, Members: nobodySpecial, HistoryLimit: 40})
+	id := e.start()
+	firstRun := func() string {
+		d, err := c.DescribeWorkflowExecution(t.Context(), string(id), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	}
+	first := firstRun()
+	waiting(t, e.b, id, 1, 1)
+	for a := 1; a <= 4; a++ {
+		e.decide(id, 1, engine.DecideRedo, fmt.Sprintf("try %d", a+1), nil)
+		waiting(t, e.b, id, 1, a+1)
+	}
+	if firstRun() == first {
+		t.Fatal("the run's workflow never continued as new")
+	}
+	// The redo of attempt 5 was shown attempt 4's artifact, kept by the
+	// workflow before it continued.
+	if p := e.prompt(1, 5); !strings.Contains(p, "deliver-prd, attempt 4") {
+		t.Errorf("attempt 5 was not shown attempt 4's artifact:\n%s", p)
+	}
+	if got, err := e.b.Artifact(t.Context(), id, 1, 2); err != nil || !strings.Contains(string(got), "attempt 2") {
+		t.Errorf("attempt 2's artifact after continuing: %q, %v", got, err)
+	}
+	e.decide(id, 1, engine.DecideApprove, "", nil)
+	waiting(t, e.b, id, 2, 1)
+	e.decide(id, 2, engine.DecideApprove, "", nil)
+	r := ended(t, e.b, id)
+	evs := e.journal(id)
+	rebuilt, err := engine.Rebuild(evs)
+	if err != nil || r.State != engine.RunCompleted || rebuilt.Seq != r.Seq || len(evs) != int(r.Seq) {
+		t.Errorf("run %s at %d; its journal of %d events rebuilds %s (%v)", describe(r), r.Seq, len(evs), describe(rebuilt), err)
+	}
+}

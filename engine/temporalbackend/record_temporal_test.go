@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -23,7 +24,9 @@ var update = flag.Bool("update", false, "record the workflow histories in testda
 // recorded are the runs whose histories testdata keeps: a run carried to
 // its end through every kind of decision, one left waiting for a decision
 // (the case a new release must not break), one cancelled and aborted
-// while steps ran, and one whose workflow was cancelled through Temporal.
+// while steps ran, one whose workflow was cancelled through Temporal, and
+// the latest workflow of a run that continued as new (its input is a
+// whole journal and its artifact keys).
 var recorded = []struct {
 	name string
 	run  func(e *env) engine.RunID
@@ -46,6 +49,17 @@ var recorded = []struct {
 		waiting(e.t, e.b, id, 2, 1)
 		e.decide(id, 2, engine.DecideRedo, "shorter", nil)
 		waiting(e.t, e.b, id, 2, 2)
+		return id
+	}},
+	{"continued-as-new", func(e *env) engine.RunID {
+		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second,
+			Members: nobodySpecial, HistoryLimit: 40})
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		for a := 1; a <= 4; a++ {
+			e.decide(id, 1, engine.DecideRedo, "", nil)
+			waiting(e.t, e.b, id, 1, a+1)
+		}
 		return id
 	}},
 	{"workflow-cancelled", func(e *env) engine.RunID {

@@ -94,6 +94,10 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		return endRecord{}, err
 	}
 	if err := f.loop(ctx); err != nil {
+		var next *workflow.ContinueAsNewError
+		if errors.As(err, &next) {
+			return endRecord{}, err
+		}
 		if temporal.IsCanceledError(err) {
 			return f.cancelled(ctx, err)
 		}
@@ -124,7 +128,11 @@ func newFlow(in startRecord) (*flow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &flow{in: in, run: r, journal: evs, keys: map[string]string{}, running: map[int]*execution{}}, nil
+	keys := maps.Clone(in.Keys)
+	if keys == nil {
+		keys = map[string]string{}
+	}
+	return &flow{in: in, run: r, journal: evs, keys: keys, running: map[int]*execution{}}, nil
 }
 
 // loop moves the run on until it is over: it acts on what is due, starts
@@ -143,6 +151,9 @@ func (f *flow) loop(ctx workflow.Context) error {
 		if f.over() {
 			return nil
 		}
+		if f.full(ctx) {
+			return f.continueAsNew(ctx)
+		}
 		due, ok := f.nextDue()
 		if !ok {
 			if err := workflow.Await(ctx, moved); err != nil {
@@ -160,6 +171,29 @@ func (f *flow) loop(ctx workflow.Context) error {
 			return err
 		}
 	}
+}
+
+// full reports whether the workflow should continue as new, and can: its
+// history is long (Temporal suggests it, or it passed HistoryLimit), and
+// nothing is under way that the new workflow would not know of (an
+// attempt's activity, an update).
+func (f *flow) full(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	long := info.GetContinueAsNewSuggested() || (f.in.HistoryLimit > 0 && info.GetCurrentHistoryLength() >= f.in.HistoryLimit)
+	return long && len(f.running) == 0 && workflow.AllHandlersFinished(ctx)
+}
+
+// continueAsNew carries the run on in a new workflow of the same id whose
+// input is the run's whole journal and its artifact keys: a long run's
+// history stays short, and the new workflow folds what this one recorded.
+func (f *flow) continueAsNew(ctx workflow.Context) error {
+	b, err := storage.MarshalEvents(f.journal)
+	if err != nil {
+		return err
+	}
+	in := f.in
+	in.Events, in.Keys = b, maps.Clone(f.keys)
+	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 
 // cancelActor is who aborts a run whose workflow was cancelled through
@@ -290,11 +324,13 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 	workflow.Go(rctx, func(gctx workflow.Context) {
 		var v verdictRecord
 		err := fut.Get(gctx, &v)
-		delete(f.running, n)
-		f.changed = true
 		if err := f.finish(gctx, n, ex, v, err); err != nil {
 			workflow.GetLogger(gctx).Error("record step result", "step", n, "attempt", a, "err", err)
 		}
+		// The attempt is no longer under way once its end is recorded:
+		// a workflow that continues as new has it in its journal.
+		delete(f.running, n)
+		f.changed = true
 	})
 	return nil
 }
