@@ -208,8 +208,8 @@ func (f *flow) validateCancel(_ workflow.Context, a actRecord) error {
 
 // cancel stops the attempt; it fails with the reason once its activity
 // has stopped the agent, and the run halts on it.
-func (f *flow) cancel(_ workflow.Context, a actRecord) error {
-	if err := f.validateCancel(nil, a); err != nil {
+func (f *flow) cancel(ctx workflow.Context, a actRecord) error {
+	if err := f.validateCancel(ctx, a); err != nil {
 		return err
 	}
 	f.stop(f.running[a.Step], "cancelled by "+a.Actor)

@@ -52,10 +52,13 @@ const (
 // which Backend.Progress reads back.
 const activityIDFormat = "step-%d-attempt-%d"
 
-// changeDispatch gates what the workflow asks Temporal to do for a step:
-// version 1 is one activity per attempt, with the options dispatch sets.
-// A later change adds a version and branches on it, so waiting runs replay
-// what they did.
+// changeDispatch gates what the workflow asks Temporal to do (its
+// activities and their options, timers, continuing as new). Version 1 is
+// this release's: one step activity per attempt with the options start
+// sets, an expand activity for a person's approval of a route or
+// decompose step, timers for what nextDue finds. A later change raises
+// the maximum and branches on f.dispatch, so that waiting runs replay what
+// they did; the name is in every recorded history and never changes.
 const changeDispatch = "gonogo-dispatch"
 
 // flow is a run workflow's state, rebuilt by replay: the run as its
@@ -68,7 +71,7 @@ type flow struct {
 	keys     map[string]string
 	running  map[int]*execution // by step
 	changed  bool               // something happened since the loop last looked
-	dispatch workflow.Version
+	dispatch workflow.Version // of changeDispatch, fixed when the workflow started
 }
 
 // execution is one attempt's activity under way.
