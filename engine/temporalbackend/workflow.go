@@ -71,7 +71,7 @@ type flow struct {
 	keys     map[string]string
 	running  map[int]*execution // by step
 	changed  bool               // something happened since the loop last looked
-	dispatch workflow.Version // of changeDispatch, fixed when the workflow started
+	dispatch workflow.Version   // of changeDispatch, fixed when the workflow started
 }
 
 // execution is one attempt's activity under way.
