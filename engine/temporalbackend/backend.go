@@ -32,6 +32,10 @@ type Config struct {
 	// long a Cancel or an abort takes to stop an agent.
 	StepTimeout time.Duration
 	Heartbeat   time.Duration
+	// HistoryLimit is how many events a run's workflow history holds
+	// before the run continues in a new workflow of the same id; 0 leaves
+	// it to Temporal's suggestion.
+	HistoryLimit int
 	// Now and NewID are the clock and the source of run ids, as for
 	// engine.ServiceConfig: the workflow draws neither.
 	Now   func() time.Time
@@ -80,6 +84,17 @@ func New(cfg Config) *Backend {
 // step. The run id and the start time are drawn here, outside the
 // workflow, and its first events made by engine.NewRun.
 func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
+	for try := 0; ; try++ {
+		r, err := b.start(ctx, p, opt)
+		// Two starts drew the same id (Temporal keeps it taken): draw
+		// another, as engine.Service does.
+		if err == nil || !errors.Is(err, engine.ErrStale) || try == 3 {
+			return r, err
+		}
+	}
+}
+
+func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
 	now := b.cfg.Now()
 	id := b.cfg.NewID(now)
 	evs, err := engine.NewRun(id, p, opt, now)
@@ -92,11 +107,14 @@ func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 		return nil, err
 	}
 	in := startRecord{V: recordVersion, Events: enc, StepQueue: b.cfg.StepQueue,
-		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat)}
+		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat), HistoryLimit: b.cfg.HistoryLimit}
 	_, err = b.cfg.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: string(id), TaskQueue: b.cfg.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Without it the SDK answers a taken id with the run holding it,
+		// as if this start had made it.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, WorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
@@ -141,8 +159,13 @@ func (b *Backend) notFound(id engine.RunID, err error) error {
 
 // Journal returns the run's events in seq order, page by page.
 func (b *Backend) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, error) {
+	return b.journalFrom(ctx, id, 1)
+}
+
+// journalFrom returns the run's events from seq from on.
+func (b *Backend) journalFrom(ctx context.Context, id engine.RunID, from uint64) ([]engine.Event, error) {
 	var out []engine.Event
-	for from := uint64(1); from != 0; {
+	for from != 0 {
 		res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", qryJournal, from)
 		if err != nil {
 			return nil, b.notFound(id, err)
@@ -161,6 +184,55 @@ func (b *Backend) Journal(ctx context.Context, id engine.RunID) ([]engine.Event,
 		out, from = append(out, evs...), p.Next
 	}
 	return out, nil
+}
+
+// Follow tells n of every journal event of run id after seq after, in
+// order, with the run as it stood when they were read, until the run is
+// over (its workflow has ended) or ctx ends. A workflow cannot reach a
+// front end's process, so a front end that shows a run follows it: the
+// Temporal stand-in for engine.Service's Notifier, with every committed
+// change told once, late by at most every.
+func (b *Backend) Follow(ctx context.Context, id engine.RunID, after uint64, every time.Duration, n engine.Notifier) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		evs, err := b.journalFrom(ctx, id, after+1)
+		if err != nil {
+			return err
+		}
+		if len(evs) > 0 {
+			r, err := b.Load(ctx, id)
+			if err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				if ev.Seq > r.Seq {
+					break // the run was read before an event it has since
+				}
+				n.Notify(engine.Notice{Run: r, Event: ev})
+				after = ev.Seq
+			}
+		}
+		over, err := b.over(ctx, id)
+		if err != nil || (over && len(evs) == 0) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// over reports whether the run's workflow has ended: its journal is
+// complete.
+func (b *Backend) over(ctx context.Context, id engine.RunID) (bool, error) {
+	desc, err := b.cfg.Client.DescribeWorkflowExecution(ctx, string(id), "")
+	if err != nil {
+		return false, b.notFound(id, err)
+	}
+	return desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // Artifact returns the current artifact of a step attempt (a person's

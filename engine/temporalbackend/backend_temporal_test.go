@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -678,4 +679,135 @@ func TestWorkflowWorkerLost(t *testing.T) {
 	}
 	t.Logf("decision on a new workflow worker: %s", took)
 	waiting(t, e.b, id, 2, 1)
+}
+
+// notices keeps what a Notifier is told.
+type notices struct {
+	mu  sync.Mutex
+	got []engine.Notice
+}
+
+func (n *notices) Notify(no engine.Notice) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.got = append(n.got, no)
+}
+
+// TestFollow: a front end following a run is told every journal event
+// once, in order, each with a run that includes it, until the run is over.
+func TestFollow(t *testing.T) {
+	e := temporalEnv(t)
+	id := e.start()
+	var n notices
+	done := make(chan error, 1)
+	go func() { done <- e.b.(*Backend).Follow(t.Context(), id, 0, 50*time.Millisecond, &n) }()
+	waiting(t, e.b, id, 1, 1)
+	e.decide(id, 1, engine.DecideApprove, "", nil)
+	waiting(t, e.b, id, 2, 1)
+	e.decide(id, 2, engine.DecideApprove, "", nil)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Follow did not return once the run was over")
+	}
+	journal := e.journal(id)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.got) != len(journal) {
+		t.Fatalf("told %d events, the journal has %d", len(n.got), len(journal))
+	}
+	for i, no := range n.got {
+		if no.Event.Seq != journal[i].Seq || no.Event.Type != journal[i].Type || no.Run.Seq < no.Event.Seq {
+			t.Errorf("notice %d: event %d %s with a run at %d; the journal has %d %s", i, no.Event.Seq, no.Event.Type, no.Run.Seq, journal[i].Seq, journal[i].Type)
+		}
+	}
+}
+
+// TestWorkflowCancelledAbortsTheRun: an operator who cancels a run's
+// workflow through Temporal aborts the run, and the attempt under way is
+// stopped and recorded, as on an abort.
+func TestWorkflowCancelledAbortsTheRun(t *testing.T) {
+	e := temporalEnv(t)
+	t.Cleanup(e.runner.holdSkill("deliver-prd"))
+	id := e.start()
+	<-e.runner.started
+	if err := e.ts.GetDefaultClient().CancelWorkflow(t.Context(), string(id), ""); err != nil {
+		t.Fatal(err)
+	}
+	r := ended(t, e.b, id)
+	if r.State != engine.RunAborted || r.Step(1).Status != engine.StepAborted || r.Step(1).Latest().Result != engine.ResultFailed {
+		t.Errorf("after the workflow was cancelled the run is %s", describe(r))
+	}
+	evs := e.journal(id)
+	if last := evs[len(evs)-1]; last.Type != engine.EvStepFinished {
+		t.Errorf("the journal ends with %s, want the stopped attempt's step-finished", last.Type)
+	}
+}
+
+// TestStartDrawsAgainOnATakenID: a run id Temporal holds already is drawn
+// again, as engine.Service draws again on one its store holds.
+func TestStartDrawsAgainOnATakenID(t *testing.T) {
+	e := temporalEnv(t)
+	first := e.start()
+	ids := []engine.RunID{first, first, "20310402-090000-000000000001"}
+	draws := 0
+	b := New(Config{Client: e.ts.GetDefaultClient(), Artifacts: newMemArtifacts(), Members: nobodySpecial,
+		NewID: func(time.Time) engine.RunID { draws++; return ids[draws-1] }})
+	p, err := engine.PreflightChain(engine.ChainExpr{Source: "deliver-prd", Names: []string{"deliver-prd"}}, e.cat, engine.DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Start(t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ID != ids[2] || draws != 3 {
+		t.Fatalf("started run %s after %d draws; want %s after 3", r.ID, draws, ids[2])
+	}
+}
+
+// TestContinueAsNew: a run whose history grows past the limit goes on in a
+// new workflow of the same id, with its whole journal and its artifacts,
+// and ends as it would have.
+func TestContinueAsNew(t *testing.T) {
+	e := temporalEnv(t)
+	c := e.ts.GetDefaultClient()
+	e.b = New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second, Members: nobodySpecial, HistoryLimit: 40})
+	id := e.start()
+	firstRun := func() string {
+		d, err := c.DescribeWorkflowExecution(t.Context(), string(id), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	}
+	first := firstRun()
+	waiting(t, e.b, id, 1, 1)
+	for a := 1; a <= 4; a++ {
+		e.decide(id, 1, engine.DecideRedo, fmt.Sprintf("try %d", a+1), nil)
+		waiting(t, e.b, id, 1, a+1)
+	}
+	if firstRun() == first {
+		t.Fatal("the run's workflow never continued as new")
+	}
+	// The redo of attempt 5 was shown attempt 4's artifact, kept by the
+	// workflow before it continued.
+	if p := e.prompt(1, 5); !strings.Contains(p, "deliver-prd, attempt 4") {
+		t.Errorf("attempt 5 was not shown attempt 4's artifact:\n%s", p)
+	}
+	if got, err := e.b.Artifact(t.Context(), id, 1, 2); err != nil || !strings.Contains(string(got), "attempt 2") {
+		t.Errorf("attempt 2's artifact after continuing: %q, %v", got, err)
+	}
+	e.decide(id, 1, engine.DecideApprove, "", nil)
+	waiting(t, e.b, id, 2, 1)
+	e.decide(id, 2, engine.DecideApprove, "", nil)
+	r := ended(t, e.b, id)
+	evs := e.journal(id)
+	rebuilt, err := engine.Rebuild(evs)
+	if err != nil || r.State != engine.RunCompleted || rebuilt.Seq != r.Seq || len(evs) != int(r.Seq) {
+		t.Errorf("run %s at %d; its journal of %d events rebuilds %s (%v)", describe(r), r.Seq, len(evs), describe(rebuilt), err)
+	}
 }

@@ -35,15 +35,24 @@
 // them. Temporal's timers may fire up to about a second late, so two
 // deadlines less than a second apart may be acted on together.
 //
+// A workflow cancelled through Temporal itself (an operator's temporal
+// workflow cancel) aborts its run, as an abort by a person would.
+//
 // A step's live progress rides on its activity's heartbeats, which
-// Backend.Progress reads back.
+// Backend.Progress reads back; a front end hears of changes by following a
+// run's journal (Backend.Follow), since a workflow cannot call into its
+// process.
+//
+// A long run continues as new (when Temporal suggests it, or past
+// Config.HistoryLimit events) once no attempt or update is under way: the
+// new workflow of the same id starts from the run's whole journal and its
+// artifact keys.
 //
 // Not built yet: queueing steps beyond the workers' capacity as
-// engine.Queue (each worker's own limits apply instead), continue-as-new
-// for long runs, search attributes and List, notes, an engine.Notifier for
-// front ends, start keys (StartOptions.Key is recorded, not enforced), the
-// artifact files under a data directory (attempts record where bbolt would
-// write them), killing agents a lost worker left behind, an abort of the
-// run when its workflow is cancelled through Temporal itself, and the
-// gonogo worker and temporal setup commands that wire this package in.
+// engine.Queue (each worker's own limits apply instead), search attributes
+// and List, notes, start keys (StartOptions.Key is recorded, not
+// enforced), the artifact files under a data directory (attempts record
+// where bbolt would write them), killing agents a lost worker left behind,
+// and the gonogo worker and temporal setup commands that wire this package
+// in.
 package temporalbackend

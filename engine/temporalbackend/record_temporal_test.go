@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -22,8 +23,10 @@ var update = flag.Bool("update", false, "record the workflow histories in testda
 
 // recorded are the runs whose histories testdata keeps: a run carried to
 // its end through every kind of decision, one left waiting for a decision
-// (the case a new release must not break), and one cancelled and aborted
-// while steps ran.
+// (the case a new release must not break), one cancelled and aborted
+// while steps ran, one whose workflow was cancelled through Temporal, and
+// the latest workflow of a run that continued as new (its input is a
+// whole journal and its artifact keys).
 var recorded = []struct {
 	name string
 	run  func(e *env) engine.RunID
@@ -48,6 +51,27 @@ var recorded = []struct {
 		waiting(e.t, e.b, id, 2, 2)
 		return id
 	}},
+	{"continued-as-new", func(e *env) engine.RunID {
+		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second,
+			Members: nobodySpecial, HistoryLimit: 40})
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		for a := 1; a <= 4; a++ {
+			e.decide(id, 1, engine.DecideRedo, "", nil)
+			waiting(e.t, e.b, id, 1, a+1)
+		}
+		return id
+	}},
+	{"workflow-cancelled", func(e *env) engine.RunID {
+		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))
+		id := e.start()
+		<-e.runner.started
+		if err := e.ts.GetDefaultClient().CancelWorkflow(e.t.Context(), string(id), ""); err != nil {
+			e.t.Fatal(err)
+		}
+		ended(e.t, e.b, id)
+		return id
+	}},
 	{"cancelled-aborted", func(e *env) engine.RunID {
 		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))
 		id := e.start()
@@ -67,9 +91,10 @@ var recorded = []struct {
 }
 
 // recordedScenarios are the conformance scenarios whose histories
-// testdata keeps too: timers (a retry's backoff, decision deadlines) and a
-// pause, and an agent's rate limit waited out.
-var recordedScenarios = []string{"retry-with-backoff", "decision-timeout-aborts", "pause-while-running", "rate-limit-wait"}
+// testdata keeps too: timers (a retry's backoff, decision deadlines), a
+// pause, an agent's rate limit waited out, and a decompose step expanded on
+// an edit (an activity run by an update).
+var recordedScenarios = []string{"retry-with-backoff", "decision-timeout-aborts", "pause-while-running", "rate-limit-wait", "decompose-at-a-checkpoint"}
 
 func init() {
 	for _, sc := range scenarios {

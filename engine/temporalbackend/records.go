@@ -41,6 +41,12 @@ type startRecord struct {
 	StepQueue     string `json:"step_queue"`
 	StepTimeoutNS int64  `json:"step_timeout_ns"`
 	HeartbeatNS   int64  `json:"heartbeat_ns"`
+	// HistoryLimit is how many history events a workflow holds before it
+	// continues as new (0: when Temporal suggests it).
+	HistoryLimit int `json:"history_limit,omitempty"`
+	// Keys are the current artifact keys, when the workflow continues a
+	// run as new: Events are then the run's whole journal.
+	Keys map[string]string `json:"keys,omitempty"`
 }
 
 // endRecord is what a run workflow returns when the run is over.

@@ -97,18 +97,12 @@ func (f *flow) view() (runView, error) {
 // page is the journal query: up to journalPageSize events from seq from
 // (1 for the first page).
 func (f *flow) page(from uint64) (journalPage, error) {
-	from = max(from, 1)
-	var evs []engine.Event
+	// Seqs run 1, 2, 3, ... without a gap: event seq s is journal[s-1].
+	start := min(int(max(from, 1))-1, len(f.journal))
+	evs := f.journal[start:]
 	next := uint64(0)
-	for _, ev := range f.journal {
-		if ev.Seq < from {
-			continue
-		}
-		if len(evs) == journalPageSize {
-			next = ev.Seq
-			break
-		}
-		evs = append(evs, ev)
+	if len(evs) > journalPageSize {
+		evs, next = evs[:journalPageSize], evs[journalPageSize].Seq
 	}
 	b, err := storage.MarshalEvents(evs)
 	if err != nil {
@@ -214,8 +208,8 @@ func (f *flow) validateCancel(_ workflow.Context, a actRecord) error {
 
 // cancel stops the attempt; it fails with the reason once its activity
 // has stopped the agent, and the run halts on it.
-func (f *flow) cancel(_ workflow.Context, a actRecord) error {
-	if err := f.validateCancel(nil, a); err != nil {
+func (f *flow) cancel(ctx workflow.Context, a actRecord) error {
+	if err := f.validateCancel(ctx, a); err != nil {
 		return err
 	}
 	f.stop(f.running[a.Step], "cancelled by "+a.Actor)

@@ -52,10 +52,13 @@ const (
 // which Backend.Progress reads back.
 const activityIDFormat = "step-%d-attempt-%d"
 
-// changeDispatch gates what the workflow asks Temporal to do for a step:
-// version 1 is one activity per attempt, with the options dispatch sets.
-// A later change adds a version and branches on it, so waiting runs replay
-// what they did.
+// changeDispatch gates what the workflow asks Temporal to do (its
+// activities and their options, timers, continuing as new). Version 1 is
+// this release's: one step activity per attempt with the options start
+// sets, an expand activity for a person's approval of a route or
+// decompose step, timers for what nextDue finds. A later change raises
+// the maximum and branches on f.dispatch, so that waiting runs replay what
+// they did; the name is in every recorded history and never changes.
 const changeDispatch = "gonogo-dispatch"
 
 // flow is a run workflow's state, rebuilt by replay: the run as its
@@ -68,7 +71,7 @@ type flow struct {
 	keys     map[string]string
 	running  map[int]*execution // by step
 	changed  bool               // something happened since the loop last looked
-	dispatch workflow.Version
+	dispatch workflow.Version   // of changeDispatch, fixed when the workflow started
 }
 
 // execution is one attempt's activity under way.
@@ -94,8 +97,12 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		return endRecord{}, err
 	}
 	if err := f.loop(ctx); err != nil {
-		if temporal.IsCanceledError(err) {
+		var next *workflow.ContinueAsNewError
+		if errors.As(err, &next) {
 			return endRecord{}, err
+		}
+		if temporal.IsCanceledError(err) {
+			return f.cancelled(ctx, err)
 		}
 		// A fault in gonogo itself (events it cannot fold, a record it
 		// cannot read) must not end the run: a failed workflow is final.
@@ -124,7 +131,11 @@ func newFlow(in startRecord) (*flow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &flow{in: in, run: r, journal: evs, keys: map[string]string{}, running: map[int]*execution{}}, nil
+	keys := maps.Clone(in.Keys)
+	if keys == nil {
+		keys = map[string]string{}
+	}
+	return &flow{in: in, run: r, journal: evs, keys: keys, running: map[int]*execution{}}, nil
 }
 
 // loop moves the run on until it is over: it acts on what is due, starts
@@ -143,6 +154,9 @@ func (f *flow) loop(ctx workflow.Context) error {
 		if f.over() {
 			return nil
 		}
+		if f.full(ctx) {
+			return f.continueAsNew(ctx)
+		}
 		due, ok := f.nextDue()
 		if !ok {
 			if err := workflow.Await(ctx, moved); err != nil {
@@ -160,6 +174,54 @@ func (f *flow) loop(ctx workflow.Context) error {
 			return err
 		}
 	}
+}
+
+// full reports whether the workflow should continue as new, and can: its
+// history is long (Temporal suggests it, or it passed HistoryLimit), and
+// nothing is under way that the new workflow would not know of (an
+// attempt's activity, an update).
+func (f *flow) full(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	long := info.GetContinueAsNewSuggested() || (f.in.HistoryLimit > 0 && info.GetCurrentHistoryLength() >= f.in.HistoryLimit)
+	return long && len(f.running) == 0 && workflow.AllHandlersFinished(ctx)
+}
+
+// continueAsNew carries the run on in a new workflow of the same id whose
+// input is the run's whole journal and its artifact keys: a long run's
+// history stays short, and the new workflow folds what this one recorded.
+func (f *flow) continueAsNew(ctx workflow.Context) error {
+	b, err := storage.MarshalEvents(f.journal)
+	if err != nil {
+		return err
+	}
+	in := f.in
+	in.Events, in.Keys = b, maps.Clone(f.keys)
+	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
+}
+
+// cancelActor is who aborts a run whose workflow was cancelled through
+// Temporal itself (an operator's temporal workflow cancel), not by gonogo.
+const cancelActor = "gonogo (workflow cancelled)"
+
+// cancelled ends a run whose workflow was cancelled: the run is aborted
+// in its journal, as if a person had aborted it, its attempts under way
+// are stopped and recorded, and the workflow ends cancelled. Without this
+// the run would stay running or waiting in a workflow nothing moves.
+func (f *flow) cancelled(ctx workflow.Context, cause error) (endRecord, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if !f.run.Finished() {
+		reason := "aborted: its Temporal workflow was cancelled"
+		if err := f.record(dctx, func(now time.Time) ([]engine.Event, error) {
+			return engine.AbortRun(f.run, cancelActor, reason, now)
+		}); err != nil {
+			return endRecord{}, err
+		}
+	}
+	f.stopAll("run aborted by " + cancelActor)
+	if err := workflow.Await(dctx, func() bool { return len(f.running) == 0 }); err != nil {
+		return endRecord{}, err
+	}
+	return endRecord{}, cause
 }
 
 // over reports whether the workflow has nothing left to do.
@@ -258,14 +320,20 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 	ex := &execution{attempt: a, cancel: cancel}
 	f.running[n] = ex
 	fut := workflow.ExecuteActivity(actx, StepActivity, in)
-	workflow.Go(ctx, func(gctx workflow.Context) {
+	// The coroutine that records the attempt's end runs on a context the
+	// workflow's own cancellation does not end, so that an attempt under
+	// way when it comes is still recorded (see cancelled).
+	rctx, _ := workflow.NewDisconnectedContext(ctx)
+	workflow.Go(rctx, func(gctx workflow.Context) {
 		var v verdictRecord
 		err := fut.Get(gctx, &v)
-		delete(f.running, n)
-		f.changed = true
 		if err := f.finish(gctx, n, ex, v, err); err != nil {
 			workflow.GetLogger(gctx).Error("record step result", "step", n, "attempt", a, "err", err)
 		}
+		// The attempt is no longer under way once its end is recorded:
+		// a workflow that continues as new has it in its journal.
+		delete(f.running, n)
+		f.changed = true
 	})
 	return nil
 }
