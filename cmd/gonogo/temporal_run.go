@@ -43,43 +43,15 @@ func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, 
 	return b, c, nil
 }
 
-// follow tells n what happens to run r on the cluster until ctx ends:
-// each journal event past the run as last seen, with the run as it stood
-// after it, and the running steps' live progress.
-func follow(ctx context.Context, b *temporalbackend.Backend, r *engine.Run, n engine.Notifier) {
-	cur := withoutFiles(r.Clone())
-	tick := time.NewTicker(followEvery)
-	defer tick.Stop()
-	for {
-		if evs, err := b.Journal(ctx, cur.ID); err == nil {
-			for _, ev := range evs {
-				if ev.Seq <= cur.Seq {
-					continue
-				}
-				next := cur.Clone()
-				if err := engine.Apply(next, ev); err != nil {
-					n.Notify(engine.Notice{Run: cur, Event: ev, Err: fmt.Errorf("read the run's journal from the cluster: %w", err)})
-					return
-				}
-				cur = withoutFiles(next)
-				ev.File = ""
-				n.Notify(engine.Notice{Run: cur, Event: ev})
-			}
-		}
-		if progress, err := b.Progress(ctx, cur.ID); err == nil {
-			for step, p := range progress {
-				n.Notify(engine.Notice{Run: cur, Event: engine.Event{Type: engine.EvStepStarted, Step: step}, Progress: &p})
-			}
-		}
-		if cur.Finished() {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+// localNotices hands a followed run's notices on without the artifact
+// file names a run on bbolt writes under the data directory: on the
+// cluster nothing is written on this machine.
+type localNotices struct{ n engine.Notifier }
+
+func (l localNotices) Notify(no engine.Notice) {
+	no.Run = withoutFiles(no.Run.Clone())
+	no.Event.File = ""
+	l.n.Notify(no)
 }
 
 // startOnTemporal is gonogo run on the cluster tc names: the run is
@@ -141,7 +113,9 @@ func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, b *temp
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		follow(fctx, b, r, box)
+		if err := b.Follow(fctx, r, followEvery, localNotices{box}); err != nil && fctx.Err() == nil {
+			box.Notify(engine.Notice{Run: r, Err: fmt.Errorf("follow the run on the cluster: %w", err)})
+		}
 	}()
 	defer func() { stop(); <-done }()
 	d := newDriver(e, clusterRuns{b}, box, "", cfg) // no data directory: nothing of the run is on this machine

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -186,34 +187,37 @@ func (b *Backend) journalFrom(ctx context.Context, id engine.RunID, from uint64)
 	return out, nil
 }
 
-// Follow tells n of every journal event of run id after seq after, in
-// order, with the run as it stood when they were read, until the run is
-// over (its workflow has ended) or ctx ends. A workflow cannot reach a
-// front end's process, so a front end that shows a run follows it: the
-// Temporal stand-in for engine.Service's Notifier, with every committed
-// change told once, late by at most every.
-func (b *Backend) Follow(ctx context.Context, id engine.RunID, after uint64, every time.Duration, n engine.Notifier) error {
+// Follow tells n of every journal event of run from.ID after from, in
+// order, each with the run as it stood right after that event (from with
+// the events up to it folded in), and of the live progress of its running
+// steps, until the run is over (its workflow has ended) or ctx ends. A
+// workflow cannot reach a front end's process, so a front end that shows a
+// run follows it: the Temporal stand-in for engine.Service's Notifier,
+// with every committed change told once, late by at most every.
+func (b *Backend) Follow(ctx context.Context, from *engine.Run, every time.Duration, n engine.Notifier) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	cur := from.Clone()
 	for {
-		evs, err := b.journalFrom(ctx, id, after+1)
+		evs, err := b.journalFrom(ctx, cur.ID, cur.Seq+1)
 		if err != nil {
 			return err
 		}
-		if len(evs) > 0 {
-			r, err := b.Load(ctx, id)
-			if err != nil {
-				return err
+		for _, ev := range evs {
+			next := cur.Clone()
+			if err := engine.Apply(next, ev); err != nil {
+				return fmt.Errorf("run %s: fold event %d: %w", cur.ID, ev.Seq, err)
 			}
-			for _, ev := range evs {
-				if ev.Seq > r.Seq {
-					break // the run was read before an event it has since
-				}
-				n.Notify(engine.Notice{Run: r, Event: ev})
-				after = ev.Seq
+			cur = next
+			n.Notify(engine.Notice{Run: cur, Event: ev})
+		}
+		if progress, err := b.Progress(ctx, cur.ID); err == nil {
+			for _, step := range slices.Sorted(maps.Keys(progress)) {
+				p := progress[step]
+				n.Notify(engine.Notice{Run: cur, Event: engine.Event{Type: engine.EvStepStarted, Step: step}, Progress: &p})
 			}
 		}
-		over, err := b.over(ctx, id)
+		over, err := b.over(ctx, cur.ID)
 		if err != nil || (over && len(evs) == 0) {
 			return err
 		}

@@ -48,11 +48,17 @@
 // new workflow of the same id starts from the run's whole journal and its
 // artifact keys.
 //
+// cmd/gonogo wires it in: gonogo worker registers the workflow and the
+// step activities (and, as it starts, kills the agents a dead worker left
+// on its machine), gonogo temporal setup prepares the namespace (Setup),
+// and the terminal commands drive runs through Backend.
+//
 // Not built yet: queueing steps beyond the workers' capacity as
 // engine.Queue (each worker's own limits apply instead), search attributes
-// and List, notes, start keys (StartOptions.Key is recorded, not
-// enforced), the artifact files under a data directory (attempts record
-// where bbolt would write them), killing agents a lost worker left behind,
-// and the gonogo worker and temporal setup commands that wire this package
-// in.
+// kept current by the workflow and a List that reads them (gonogo runs
+// reads each run through its workflow), notes, start keys
+// (StartOptions.Key is recorded, not enforced), the artifact files under a
+// data directory (attempts record where bbolt would write them; front ends
+// on Temporal show none), and the versions of an edited artifact kept
+// apart (the audit trail of such a run).
 package temporalbackend
