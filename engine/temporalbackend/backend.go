@@ -374,15 +374,30 @@ func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID st
 			return nil, err
 		}
 	}
-	h, err := b.cfg.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		UpdateID: updateID, WorkflowID: string(id), UpdateName: name, Args: []any{a},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return nil, b.updateError(ctx, id, err)
+	if updateID == "" {
+		// An update of no key of its own gets one, so that sending it
+		// again (below) applies it once.
+		updateID = name + "-" + a.Nonce
 	}
 	var v runView
-	if err := h.Get(ctx, &v); err != nil {
+	for {
+		h, err := b.cfg.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			UpdateID: updateID, WorkflowID: string(id), UpdateName: name, Args: []any{a},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err == nil {
+			err = h.Get(ctx, &v)
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() == nil && timedOut(err) {
+			// The cluster's own wait ran out (no workflow worker took
+			// the update in time: one that died, a busy cluster). The
+			// same UpdateID and nonce make sending it again safe: Temporal
+			// applies it once and answers with its outcome.
+			continue
+		}
 		return nil, b.updateError(ctx, id, err)
 	}
 	if v.Nonce != a.Nonce {
@@ -391,6 +406,13 @@ func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID st
 		return nil, fmt.Errorf("%s %s on run %s was already applied: %w", name, updateID, id, engine.ErrDuplicate)
 	}
 	return v.run()
+}
+
+// timedOut reports whether err is a wait that ran out on the cluster's
+// side, not a refusal.
+func timedOut(err error) bool {
+	var de *serviceerror.DeadlineExceeded
+	return errors.As(err, &de) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // updateError maps an update's failure to the engine's sentinels: a

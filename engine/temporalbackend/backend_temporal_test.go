@@ -60,10 +60,18 @@ func temporalEnv(t testing.TB) *env {
 	}
 	arts := newMemArtifacts()
 	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit}
-	e.flows = e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
+	e.flows = newFlowWorker(e.ts)
 	e.steps = e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
 	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
 	return e
+}
+
+// newFlowWorker starts a worker for run workflows with the options gonogo
+// worker uses: a second's sticky timeout, so that a run a stopped worker
+// held moves to another at once.
+func newFlowWorker(ts *temporaltest.TestServer) worker.Worker {
+	return ts.NewWorkerWithOptions(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) },
+		worker.Options{StickyScheduleToStartTimeout: time.Second})
 }
 
 // bboltEnv is engine.Service on bbolt in a temporary directory, with the
@@ -667,7 +675,7 @@ func TestWorkflowWorkerLost(t *testing.T) {
 	id := e.start()
 	waiting(t, e.b, id, 1, 1)
 	e.flows.Stop()
-	e.ts.NewWorker(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) })
+	newFlowWorker(e.ts)
 	began := time.Now()
 	r := e.decide(id, 1, engine.DecideApprove, "", nil)
 	took := time.Since(began)
