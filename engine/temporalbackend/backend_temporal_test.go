@@ -333,6 +333,18 @@ var scenarios = []scenario{
 		e.decide(id, 1, engine.DecideApprove, "", nil)
 		return id
 	}, engine.RunCompleted},
+	{"guarded-auto-halts-on-failed", func(e *env) engine.RunID {
+		// Guarded auto runs on without checkpoints, but a FAILED step
+		// halts the run for a person; their redo lets it go on.
+		e.failNext("deliver-prd", 1)
+		id := e.startWith(func(p *engine.Plan, _ *engine.StartOptions) { p.Flags.Auto, p.Flags.ForceAuto = true, true })
+		r := waiting(e.t, e.b, id, 1, 1)
+		if l := r.Step(1).Latest(); l.Result != engine.ResultFailed || r.Mode != engine.ModeGuardedAuto {
+			e.t.Errorf("%s: halted on %s in mode %s, want FAILED in guarded auto", e.name, l.Result, r.Mode)
+		}
+		e.decide(id, 1, engine.DecideRedo, "", nil)
+		return id
+	}, engine.RunCompleted},
 	{"quorum-exclude-starter", func(e *env) engine.RunID {
 		id := e.startWith(func(_ *engine.Plan, o *engine.StartOptions) {
 			o.Quorum, o.ExcludeStarter = 2, true
