@@ -351,7 +351,7 @@ func (d *driver) skipNote(r *engine.Run, s *engine.Step) {
 // stopped says gonogo stopped at the checkpoint of s, the run kept.
 func (d *driver) stopped(r *engine.Run, s *engine.Step) {
 	if d.remote {
-		fmt.Fprintf(d.out, "\nStopped following. The run waits on the cluster at %s.\nDecide from any machine with gonogo decide %s, or follow it again with: gonogo resume %s\n", stepTitle(r, s), r.ID, r.ID)
+		fmt.Fprintf(d.out, "\nStopped following. The run waits on the cluster at %s.\nDecide from any machine with gonogo decide %s approve|skip|redo|abort, or follow it again with: gonogo resume %s\n", stepTitle(r, s), r.ID, r.ID)
 		return
 	}
 	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s%s\n", stepTitle(r, s), r.ID, onData(d.data))
