@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/gonogo/gonogo/engine"
@@ -24,7 +23,7 @@ type clusterReader struct {
 }
 
 // listLimit is how many of the newest runs gonogo runs lists from a
-// cluster: each is read through its workflow.
+// cluster.
 const listLimit = 200
 
 // openCluster is the runReader of the cluster GONOGO_TEMPORAL_ADDR names;
@@ -123,30 +122,9 @@ func (r *clusterReader) ArtifactVersions(ctx context.Context, id engine.RunID, s
 }
 
 // List reads the newest runs (listLimit at most) from the cluster's
-// visibility store and each one's summary through its workflow.
+// visibility store.
 func (r *clusterReader) List(ctx context.Context) ([]engine.RunSummary, error) {
-	var out []engine.RunSummary
-	var token []byte
-	for len(out) < listLimit {
-		res, err := r.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("WorkflowType = '%s'", temporalbackend.WorkflowName), PageSize: 100, NextPageToken: token})
-		if err != nil {
-			return nil, fmt.Errorf("list runs on Temporal: %w", err)
-		}
-		for _, ex := range res.GetExecutions() {
-			run, err := r.b.Load(ctx, engine.RunID(ex.GetExecution().GetWorkflowId()))
-			if err != nil {
-				continue // a run no worker can read now is left out, not the list
-			}
-			if out = append(out, run.Summary()); len(out) == listLimit {
-				break
-			}
-		}
-		if token = res.GetNextPageToken(); len(token) == 0 {
-			break
-		}
-	}
-	return out, nil
+	return r.b.List(ctx, listLimit)
 }
 
 // Decide sends d to the run's workflow, which carries it out at once.

@@ -108,19 +108,20 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 // followAndDrive follows run r on the cluster and drives it from this
 // terminal until it ends or waits for a decision nobody gives here.
 func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, b *temporalbackend.Backend, r *engine.Run) int {
+	r = withoutFiles(r)
+	from := r.Clone() // the follower's own: the driver moves r on
 	box := newInbox()
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := b.Follow(fctx, r, followEvery, localNotices{box}); err != nil && fctx.Err() == nil {
-			box.Notify(engine.Notice{Run: r, Err: fmt.Errorf("follow the run on the cluster: %w", err)})
+		if err := b.Follow(fctx, from, followEvery, localNotices{box}); err != nil && fctx.Err() == nil {
+			box.Notify(engine.Notice{Run: from, Err: fmt.Errorf("follow the run on the cluster: %w", err)})
 		}
 	}()
 	defer func() { stop(); <-done }()
 	d := newDriver(e, clusterRuns{b}, box, "", cfg) // no data directory: nothing of the run is on this machine
 	d.remote = true
-	r = withoutFiles(r)
 	if r.Finished() {
 		return d.finish(r)
 	}

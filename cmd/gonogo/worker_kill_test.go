@@ -36,6 +36,9 @@ type cluster struct {
 func newCluster(t *testing.T, agent string, heartbeat time.Duration) *cluster {
 	t.Helper()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	if _, err := temporalbackend.Setup(t.Context(), ts.GetDefaultClient(), ts.GetDefaultNamespace(), temporalbackend.DefaultRetention); err != nil {
+		t.Fatal(err)
+	}
 	arts := t.TempDir()
 	store, err := artifacts.NewDir(arts)
 	if err != nil {

@@ -109,8 +109,14 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 	}
 	in := startRecord{V: recordVersion, Events: enc, StepQueue: b.cfg.StepQueue,
 		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat), HistoryLimit: b.cfg.HistoryLimit}
+	r, err := engine.Fold(&engine.Run{}, evs)
+	if err != nil {
+		return nil, err
+	}
 	_, err = b.cfg.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: string(id), TaskQueue: b.cfg.TaskQueue,
+		TypedSearchAttributes:    startAttributes(r),
+		Memo:                     map[string]any{memoSummary: summaryOf(r)},
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		// Without it the SDK answers a taken id with the run holding it,
@@ -122,9 +128,9 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 		return nil, fmt.Errorf("start run %s: the id is taken: %w", id, engine.ErrStale)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("start run %s: %w", id, err)
+		return nil, fmt.Errorf("start run %s: %w", id, missingAttributes(err))
 	}
-	return engine.Fold(&engine.Run{}, evs)
+	return r, nil
 }
 
 // Load returns the run as its workflow holds it.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
@@ -57,6 +58,11 @@ func temporalEnv(t testing.TB) *env {
 	} else {
 		e.ts = temporaltest.NewServer()
 		t.Cleanup(e.ts.Stop)
+	}
+	// Runs keep their state in gonogo's search attributes, as on a
+	// cluster gonogo temporal setup prepared.
+	if _, err := Setup(context.Background(), e.ts.GetDefaultClient(), e.ts.GetDefaultNamespace(), DefaultRetention); err != nil {
+		t.Fatal(err)
 	}
 	arts := newMemArtifacts()
 	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit}
@@ -834,5 +840,59 @@ func TestContinueAsNew(t *testing.T) {
 	rebuilt, err := engine.Rebuild(evs)
 	if err != nil || r.State != engine.RunCompleted || rebuilt.Seq != r.Seq || len(evs) != int(r.Seq) {
 		t.Errorf("run %s at %d; its journal of %d events rebuilds %s (%v)", describe(r), r.Seq, len(evs), describe(rebuilt), err)
+	}
+}
+
+// TestListReadsVisibility: runs are listed from Temporal's visibility
+// store (their search attributes and memo), newest first, also while no
+// worker could answer a query about them.
+func TestListReadsVisibility(t *testing.T) {
+	e := temporalEnv(t)
+	done := e.start()
+	waiting(t, e.b, done, 1, 1)
+	e.decide(done, 1, engine.DecideApprove, "", nil)
+	waiting(t, e.b, done, 2, 1)
+	e.decide(done, 2, engine.DecideApprove, "", nil)
+	ended(t, e.b, done)
+	waits := e.start()
+	waiting(t, e.b, waits, 1, 1)
+	e.flows.Stop()
+	e.steps.Stop()
+
+	b := e.b.(*Backend)
+	want := map[engine.RunID]engine.RunState{done: engine.RunCompleted, waits: engine.RunWaiting}
+	var got []engine.RunSummary
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		if got, err = b.List(t.Context(), 10); err != nil {
+			t.Fatal(err)
+		}
+		ok := len(got) == 2
+		for _, s := range got {
+			ok = ok && want[s.ID] == s.State
+		}
+		if ok || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(got) != 2 || got[0].ID != waits || got[1].ID != done {
+		t.Fatalf("listed %+v; want the waiting run, then the completed one", got)
+	}
+	if got[0].State != engine.RunWaiting || got[0].StepsTotal != len(skills) || got[0].StepsDone != 0 || got[0].Origin.Channel != "C1" {
+		t.Errorf("the waiting run is listed as %+v", got[0])
+	}
+	if got[1].State != engine.RunCompleted || got[1].StepsDone != len(skills) {
+		t.Errorf("the completed run is listed as %+v", got[1])
+	}
+	c := e.ts.GetDefaultClient()
+	res, err := c.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("%s = 'waiting' AND %s = 'U-ana' AND %s = 'C1'", AttrState, AttrStarter, AttrChannel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.GetExecutions()); n != 1 || res.GetExecutions()[0].GetExecution().GetWorkflowId() != string(waits) {
+		t.Errorf("filtering by state, starter and channel found %d runs, want the waiting one", n)
 	}
 }

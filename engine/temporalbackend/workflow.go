@@ -72,6 +72,9 @@ type flow struct {
 	running  map[int]*execution // by step
 	changed  bool               // something happened since the loop last looked
 	dispatch workflow.Version   // of changeDispatch, fixed when the workflow started
+	listing  workflow.Version   // of changeListing, fixed when the workflow started
+	// published is the summary the run's memo shows (listing.go).
+	published summaryRecord
 }
 
 // execution is one attempt's activity under way.
@@ -93,6 +96,9 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		panic(err)
 	}
 	f.dispatch = workflow.GetVersion(ctx, changeDispatch, workflow.DefaultVersion, 1)
+	// The first publish sets the run's memo and state whatever a start
+	// or a continue-as-new gave the workflow.
+	f.listing = workflow.GetVersion(ctx, changeListing, workflow.DefaultVersion, 1)
 	if err := f.register(ctx); err != nil {
 		return endRecord{}, err
 	}
@@ -149,6 +155,9 @@ func (f *flow) loop(ctx workflow.Context) error {
 			return err
 		}
 		if err := f.advance(ctx); err != nil {
+			return err
+		}
+		if err := f.publish(ctx); err != nil {
 			return err
 		}
 		if f.over() {
