@@ -48,15 +48,17 @@
 // new workflow of the same id starts from the run's whole journal and its
 // artifact keys.
 //
+// Listing (listing.go): a run's search attributes (GonogoState,
+// GonogoStarter, GonogoChannel) and a summary memo, set at start and kept
+// current by the workflow, so List reads the visibility store only.
+//
 // cmd/gonogo wires it in: gonogo worker registers the workflow and the
 // step activities (and, as it starts, kills the agents a dead worker left
 // on its machine), gonogo temporal setup prepares the namespace (Setup),
 // and the terminal commands drive runs through Backend.
 //
 // Not built yet: queueing steps beyond the workers' capacity as
-// engine.Queue (each worker's own limits apply instead), search attributes
-// kept current by the workflow and a List that reads them (gonogo runs
-// reads each run through its workflow), notes, start keys
+// engine.Queue (each worker's own limits apply instead), notes, start keys
 // (StartOptions.Key is recorded, not enforced), the artifact files under a
 // data directory (attempts record where bbolt would write them; front ends
 // on Temporal show none), and the versions of an edited artifact kept
