@@ -14,6 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gonogo/gonogo/engine"
@@ -120,16 +121,7 @@ func TestRecordHistories(t *testing.T) {
 		t.Run(rc.name, func(t *testing.T) {
 			e := temporalEnv(t)
 			id := rc.run(e)
-			c := e.ts.GetDefaultClient()
-			it := c.GetWorkflowHistory(t.Context(), string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			h := &historypb.History{}
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				h.Events = append(h.Events, ev)
-			}
+			h := settledHistory(t, e.ts.GetDefaultClient(), id)
 			b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
 			if err != nil {
 				t.Fatal(err)
@@ -187,4 +179,30 @@ func TestLargeArtifactsStayOutOfHistory(t *testing.T) {
 		t.Errorf("a history event of %d bytes", largest)
 	}
 	t.Logf("largest history event: %d bytes", largest)
+}
+
+// settledHistory is the history of the run's latest workflow (a run that
+// continued as new has a new one) once its workflow has done what it had
+// to: no workflow task is waiting or under way.
+func settledHistory(t *testing.T, c client.Client, id engine.RunID) *historypb.History {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		it := c.GetWorkflowHistory(t.Context(), string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		h := &historypb.History{}
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Events = append(h.Events, ev)
+		}
+		n := len(h.Events)
+		busy := n < 3 || h.Events[n-1].GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED ||
+			h.Events[n-1].GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED
+		if !busy || time.Now().After(deadline) {
+			return h
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
