@@ -73,9 +73,9 @@ type Config struct {
 	// one another at once; the rest are spread evenly over the window.
 	// MessageUpdateInterval is the least time between two updates of one
 	// message that only refresh it: the run's header, the overview at the
-	// top of its thread, while the run goes (a pause, a resume and the
-	// run's end show at once); a checkpoint or a decision shows at once in
-	// its step's message, budget allowing.
+	// top of its thread (a pause or a resume shows at once; the run's end
+	// is said at once by the end message); a checkpoint or a decision
+	// shows at once in its step's message, budget allowing.
 	// Changes that come faster are shown together, in one update of the
 	// run's current state. Posting new messages is not held by any of
 	// these. Zero means the defaults.

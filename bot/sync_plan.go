@@ -163,9 +163,10 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 		return threadOp{kind: opPost, key: noteHeader, blocks: hdr, opensThread: true, what: "the run's header"}
 	}
 	prio := updateMinor
-	if r.Paused || r.Finished() {
-		// Its button changes from Pause to Resume, or the run is over:
-		// the header says so at once rather than at its next refresh.
+	if r.Paused && !r.Finished() {
+		// Its button changes from Pause to Resume: the header says so at
+		// once rather than at its next refresh. The run's end is said at
+		// once by the end message below it.
 		prio = updateState
 	}
 	return threadOp{kind: opUpdate, key: noteHeader, ts: notes[noteHeader], blocks: hdr, prio: prio,

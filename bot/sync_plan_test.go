@@ -243,7 +243,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
-			want: []string{"update header 1.1 state repost", "update step/1 1.2 decision repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"post final ts only"},
 		},
 		{
@@ -255,7 +255,7 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9"}),
-			want:  []string{"update header 1.1 state repost", "update step/1 1.2 decision repost"},
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost"},
 		},
 		{
 			name: "a run that ends posts its end, noting its audit trail due, then attaches the trail",
@@ -267,7 +267,7 @@ func TestPlanThread(t *testing.T) {
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
 			audit: true,
-			want: []string{"update header 1.1 state repost", "update step/1 1.2 decision repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"post final ts only noting audit=pending", "attach the audit trail audit audit-" + string(goldenRunID) + ".md"},
 		},
 		{
@@ -280,7 +280,7 @@ func TestPlanThread(t *testing.T) {
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9", noteAudit: auditPending}),
 			audit: true,
-			want: []string{"update header 1.1 state repost", "update step/1 1.2 decision repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
 				"attach the audit trail audit audit-" + string(goldenRunID) + ".md"},
 		},
 		{
@@ -293,7 +293,7 @@ func TestPlanThread(t *testing.T) {
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteFinal: "1.9"}),
 			audit: true,
-			want:  []string{"update header 1.1 state repost", "update step/1 1.2 decision repost"},
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost"},
 		},
 		{
 			name: "a run cancelled at its preview ran nothing: its end is posted, with no audit trail",
@@ -304,7 +304,7 @@ func TestPlanThread(t *testing.T) {
 			},
 			notes: noted,
 			audit: true,
-			want:  []string{"update header 1.1 state repost", "post final ts only"},
+			want:  []string{"update header 1.1 minor repost", "post final ts only"},
 		},
 		{
 			name:  "a run in a channel the bot cannot post in plans nothing",
