@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/bot/fakeslack"
 	"github.com/gonogo/gonogo/engine"
 )
@@ -119,7 +120,9 @@ func TestDoubleClickAppliesOnce(t *testing.T) {
 
 func TestRateLimitsAreWaitedOutAndNothingIsDropped(t *testing.T) {
 	srv := newSlack(t)
-	h := start(t, srv, t.TempDir(), &scriptedRunner{})
+	// Decisions show through the clicks' response_urls; the headers'
+	// refreshes are the chat.update calls here, made as the runs change.
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.MessageUpdateInterval = time.Millisecond }))
 	srv.RateLimit("chat.postMessage", 2, time.Second)
 	srv.RateLimit("chat.update", 2, time.Second)
 
