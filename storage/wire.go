@@ -153,6 +153,22 @@ func MarshalEvents(evs []engine.Event) ([]byte, error) {
 	return json.Marshal(recs)
 }
 
+// MarshalSummary encodes a run's summary in the store's versioned record,
+// for another backend that lists runs from elsewhere (Temporal's memo).
+func MarshalSummary(r *engine.Run) ([]byte, error) {
+	return json.Marshal(toSummaryRecord(r))
+}
+
+// UnmarshalSummary decodes what MarshalSummary encoded for run id, or
+// refuses a summary written by a newer gonogo.
+func UnmarshalSummary(id engine.RunID, b []byte) (engine.RunSummary, error) {
+	var rec summaryRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return engine.RunSummary{}, fmt.Errorf("decode summary: %w", err)
+	}
+	return fromSummaryRecord(id, &rec)
+}
+
 // UnmarshalEvents decodes what MarshalEvents encoded, or refuses events
 // written by a newer gonogo.
 func UnmarshalEvents(b []byte) ([]engine.Event, error) {

@@ -117,3 +117,31 @@ func TestEventsOnTheirOwnCarryEveryField(t *testing.T) {
 		t.Error("an event from a newer gonogo was read")
 	}
 }
+
+// A run's summary on its own reads back as the store lists it, and one
+// written by a newer gonogo is refused.
+func TestSummaryOnItsOwnReadsBack(t *testing.T) {
+	// Every field set, as TestWireCarriesEveryField does; a state the
+	// engine knows, as a stored run has.
+	var r engine.Run
+	(&filler{}).fill(reflect.ValueOf(&r).Elem())
+	r.ID, r.State = "20260302-140000-a1b2c3d4", engine.RunWaiting
+	b, err := MarshalSummary(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnmarshalSummary(r.ID, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := r.Summary(); !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v, want %+v", got, want)
+	}
+	newer := strings.Replace(string(b), `"v":1`, `"v":99`, 1)
+	if newer == string(b) {
+		t.Fatalf("the record carries no version: %s", b)
+	}
+	if _, err := UnmarshalSummary(r.ID, []byte(newer)); err == nil {
+		t.Error("a summary from a newer gonogo was read")
+	}
+}

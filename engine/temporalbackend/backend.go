@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -113,10 +114,14 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 	if err != nil {
 		return nil, err
 	}
+	sum, err := summaryOf(r)
+	if err != nil {
+		return nil, err
+	}
 	_, err = b.cfg.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: string(id), TaskQueue: b.cfg.TaskQueue,
 		TypedSearchAttributes:    startAttributes(r),
-		Memo:                     map[string]any{memoSummary: summaryOf(r)},
+		Memo:                     map[string]any{memoSummary: json.RawMessage(sum)},
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		// Without it the SDK answers a taken id with the run holding it,
@@ -205,6 +210,13 @@ func (b *Backend) Follow(ctx context.Context, from *engine.Run, every time.Durat
 	defer t.Stop()
 	cur := from.Clone()
 	for {
+		// Whether the workflow has ended is asked before the journal is
+		// read: a journal read after it ended is whole, so nothing the
+		// run's last moments added is missed.
+		over, err := b.over(ctx, cur.ID)
+		if err != nil {
+			return err
+		}
 		evs, err := b.journalFrom(ctx, cur.ID, cur.Seq+1)
 		if err != nil {
 			return err
@@ -223,9 +235,8 @@ func (b *Backend) Follow(ctx context.Context, from *engine.Run, every time.Durat
 				n.Notify(engine.Notice{Run: cur, Event: engine.Event{Type: engine.EvStepStarted, Step: step}, Progress: &p})
 			}
 		}
-		over, err := b.over(ctx, cur.ID)
-		if err != nil || (over && len(evs) == 0) {
-			return err
+		if over {
+			return nil
 		}
 		select {
 		case <-ctx.Done():

@@ -2,10 +2,10 @@ package temporalbackend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/storage"
 )
 
 // A run's workflow keeps what gonogo runs lists in Temporal's visibility
@@ -37,39 +38,12 @@ var (
 	channelKey = temporal.NewSearchAttributeKeyKeyword(AttrChannel)
 )
 
-// summaryRecord is a run's summary as its memo keeps it.
-type summaryRecord struct {
-	V          int       `json:"v"`
-	ID         string    `json:"id"`
-	State      string    `json:"state"`
-	Input      string    `json:"input"`
-	Source     string    `json:"source"`
-	Channel    string    `json:"channel,omitempty"`
-	Thread     string    `json:"thread,omitempty"`
-	Created    time.Time `json:"created"`
-	Updated    time.Time `json:"updated"`
-	StepsTotal int       `json:"steps_total"`
-	StepsDone  int       `json:"steps_done"`
-}
-
-func summaryOf(r *engine.Run) summaryRecord {
-	s := r.Summary()
-	return summaryRecord{V: recordVersion, ID: string(s.ID), State: string(s.State), Input: string(s.Input), Source: s.Source,
-		Channel: s.Origin.Channel, Thread: s.Origin.Thread, Created: s.Created, Updated: s.Updated,
-		StepsTotal: s.StepsTotal, StepsDone: s.StepsDone}
-}
-
-func (s summaryRecord) summary() (engine.RunSummary, error) {
-	if err := checkVersion(s.V); err != nil {
-		return engine.RunSummary{}, err
-	}
-	st, err := engine.ParseRunState(s.State)
-	if err != nil {
-		return engine.RunSummary{}, err
-	}
-	return engine.RunSummary{ID: engine.RunID(s.ID), State: st, Input: engine.InputKind(s.Input), Source: s.Source,
-		Origin: engine.Origin{Channel: s.Channel, Thread: s.Thread}, Created: s.Created, Updated: s.Updated,
-		StepsTotal: s.StepsTotal, StepsDone: s.StepsDone}, nil
+// summaryOf is run r's summary as its memo keeps it: the store's own
+// versioned summary record (storage.MarshalSummary), so no second
+// encoding of it exists.
+func summaryOf(r *engine.Run) (string, error) {
+	b, err := storage.MarshalSummary(r)
+	return string(b), err
 }
 
 // startAttributes are a new run's search attributes.
@@ -84,16 +58,17 @@ func (f *flow) publish(ctx workflow.Context) error {
 	if f.listing < 1 {
 		return nil
 	}
-	sum := summaryOf(f.run)
-	if sum == f.published {
-		return nil
+	sum, err := summaryOf(f.run)
+	if err != nil || sum == f.published {
+		return err
 	}
-	if sum.State != f.published.State {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, stateKey.ValueSet(sum.State)); err != nil {
+	if state := string(f.run.State); state != f.publishedState {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, stateKey.ValueSet(state)); err != nil {
 			return err
 		}
+		f.publishedState = state
 	}
-	if err := workflow.UpsertMemo(ctx, map[string]any{memoSummary: sum}); err != nil {
+	if err := workflow.UpsertMemo(ctx, map[string]any{memoSummary: json.RawMessage(sum)}); err != nil {
 		return err
 	}
 	f.published = sum
@@ -118,10 +93,11 @@ func (b *Backend) List(ctx context.Context, limit int) ([]engine.RunSummary, err
 			return nil, fmt.Errorf("list runs on Temporal: %w", err)
 		}
 		for _, ex := range res.GetExecutions() {
-			s, ok := fromMemo(ex.GetMemo().GetFields()[memoSummary])
+			id := engine.RunID(ex.GetExecution().GetWorkflowId())
+			s, ok := fromMemo(id, ex.GetMemo().GetFields()[memoSummary])
 			closed := ex.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 			if !ok || (closed && s.State != engine.RunCompleted && s.State != engine.RunAborted) {
-				r, err := b.Load(ctx, engine.RunID(ex.GetExecution().GetWorkflowId()))
+				r, err := b.Load(ctx, id)
 				if err != nil {
 					continue // a run no worker can read now is left out, not the listing
 				}
@@ -138,15 +114,15 @@ func (b *Backend) List(ctx context.Context, limit int) ([]engine.RunSummary, err
 	return out, nil
 }
 
-func fromMemo(p *commonpb.Payload) (engine.RunSummary, bool) {
+func fromMemo(id engine.RunID, p *commonpb.Payload) (engine.RunSummary, bool) {
 	if p == nil || len(p.GetData()) == 0 {
 		return engine.RunSummary{}, false
 	}
-	var rec summaryRecord
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &rec); err != nil {
+	var raw json.RawMessage
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &raw); err != nil {
 		return engine.RunSummary{}, false
 	}
-	s, err := rec.summary()
+	s, err := storage.UnmarshalSummary(id, raw)
 	return s, err == nil
 }
 

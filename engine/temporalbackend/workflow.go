@@ -73,8 +73,9 @@ type flow struct {
 	changed  bool               // something happened since the loop last looked
 	dispatch workflow.Version   // of changeDispatch, fixed when the workflow started
 	listing  workflow.Version   // of changeListing, fixed when the workflow started
-	// published is the summary the run's memo shows (listing.go).
-	published summaryRecord
+	// published is the summary the run's memo shows and publishedState
+	// the state its search attribute says (listing.go).
+	published, publishedState string
 }
 
 // execution is one attempt's activity under way.
