@@ -180,7 +180,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	for range 2 {
 		g.Go(func() error { b.replyLoop(ctx); return nil })
 	}
-	g.Go(func() error { return b.catchUp(ctx) })
+	if !b.cfg.ScheduledSyncs {
+		g.Go(func() error { return b.catchUp(ctx) })
+	}
 	if b.cfg.Inbox != nil {
 		g.Go(func() error { b.doneLoop(ctx); return nil })
 	}
@@ -284,6 +286,15 @@ func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, receive
 	env := envelope{evt: evt, received: received}
 	if b.cfg.Inbox != nil {
 		id, err := b.keep(ctx, evt)
+		if errors.Is(err, engine.ErrDuplicate) {
+			// Kept already by another replica, which Slack sent it to
+			// first: the inbox has it carried out there, or by the
+			// replicas when that one is gone. It is acknowledged so
+			// Slack stops sending it.
+			_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+			b.cfg.Metrics.acked(time.Since(received))
+			return
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				b.cfg.Log.Error("an envelope could not be kept, so it was not acknowledged; Slack will send it again",
@@ -452,6 +463,9 @@ func (b *Bot) state(id engine.RunID) *syncState {
 // schedule asks for a run's thread to be brought up to date. A run is
 // synced by one goroutine at a time; a change meanwhile syncs it again.
 func (b *Bot) schedule(id engine.RunID) {
+	if b.cfg.ScheduledSyncs {
+		return // the backend schedules every sync
+	}
 	b.mu.Lock()
 	st := b.state(id)
 	switch {

@@ -90,6 +90,13 @@ type Config struct {
 	// keeps them in memory only.
 	Inbox engine.Inbox
 
+	// ScheduledSyncs says the backend schedules every sync of a run's
+	// thread itself, one at a time for each run across every replica of
+	// the bot (temporalbackend's SyncThread activity calls SyncThread):
+	// the bot then never syncs a thread on its own, nor catches up on the
+	// runs it finds as it starts.
+	ScheduledSyncs bool
+
 	Log     *slog.Logger
 	Metrics *Metrics
 }

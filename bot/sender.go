@@ -230,8 +230,8 @@ func (s *sender) paced(ctx context.Context, channel string, fn func() error) err
 }
 
 // post posts a message (in a thread when thread is set) and returns its ts.
-func (s *sender) post(ctx context.Context, channel, thread, text string, blocks []slack.Block) (string, error) {
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
+func (s *sender) post(ctx context.Context, channel, thread, text string, blocks []slack.Block, extra ...slack.MsgOption) (string, error) {
+	opts := append([]slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}, extra...)
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}

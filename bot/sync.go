@@ -66,16 +66,26 @@ func noteTimeout(n, a int) string { return fmt.Sprintf("timeout/%d/%d", n, a) }
 // at once, so a crash between two posts repeats nothing that Slack
 // accepted (except, at worst, the one post in flight).
 func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
+	_, err := b.syncRun(ctx, id, false)
+	return err
+}
+
+// syncRun is sync; done says the thread shows the run's end in full (or
+// can never show anything: the bot cannot post in its channel). A sync
+// that reconciles first looks in Slack for what an earlier sync of the run
+// that was cut off may have posted without noting it (see lookup), and
+// notes it instead of posting it again.
+func (b *Bot) syncRun(ctx context.Context, id engine.RunID, reconcile bool) (done bool, err error) {
 	r, err := b.eng.Load(ctx, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	notes, err := b.eng.Notes(ctx, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if notes[noteUnreachable] != "" {
-		return nil // before the views, which read artifacts
+		return true, nil // before the views, which read artifacts
 	}
 	views := threadViews{run: b.view(ctx, r, 0, notes), steps: map[int]View{}}
 	for _, s := range r.Steps {
@@ -83,27 +93,28 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 			views.steps[s.N] = b.view(ctx, r, s.N, notes)
 		}
 	}
-	t := &threadSync{b: b, r: r, channel: r.Origin.Channel, notes: notes}
+	t := &threadSync{b: b, r: r, channel: r.Origin.Channel, notes: notes, reconcile: reconcile}
 	opt := planOptions{audit: !b.cfg.NoAuditTrail, quietStart: b.cfg.QuietStart}
 	for _, op := range planThread(r, views, notes, opt) {
 		if stop, err := t.do(ctx, op); stop || err != nil {
-			return err
+			return stop, err
 		}
 	}
 	if err := t.status(ctx); err != nil {
-		return err
+		return false, err
 	}
 	// An update the budget put off did not hold the rest of the thread (a
 	// new step's message was posted at once): the run is synced again when
 	// the earliest of them may be made, showing its state by then. So is
 	// a run whose status is due for a refresh.
 	if !t.later.IsZero() {
-		return &laterError{t.later}
+		return false, &laterError{t.later}
 	}
 	if r.Finished() && threadDone(notes) {
 		b.forgetRun(r.ID, t.channel, notes)
+		return true, nil
 	}
-	return nil
+	return false, nil
 }
 
 // threadSync carries out a thread's plan for one sync.
@@ -113,6 +124,10 @@ type threadSync struct {
 	channel string
 	notes   map[string]string // kept current with every note set
 	later   time.Time         // when to sync again: the earliest update the budget put off, or a status due
+	// reconcile makes every post and upload first look for the same one
+	// in Slack (found, read once by lookup).
+	reconcile bool
+	found     map[string]string
 }
 
 // syncAt has the run synced again at when, or earlier.
@@ -150,7 +165,13 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 	if op.text != "" {
 		text = op.text
 	}
-	ts, err := t.b.send.post(ctx, t.channel, thread, text, op.blocks)
+	if ts, err := t.earlier(ctx, op.key); err != nil || ts != "" {
+		if err != nil {
+			return false, err
+		}
+		return false, t.adopt(ctx, op, ts, thread)
+	}
+	ts, err := t.b.send.post(ctx, t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)))
 	if op.opensThread && unreachable(err) {
 		note := func(k, v string) error { return t.note(ctx, k, v) }
 		return true, t.b.giveUp(ctx, t.r, note, err)
@@ -239,6 +260,12 @@ func (t *threadSync) upload(ctx context.Context, op threadOp) error {
 	if err != nil {
 		return fmt.Errorf("read the artifact of step %d attempt %d: %w", op.step, op.attempt, err)
 	}
+	if ts, err := t.earlier(ctx, fileKey(op.file)); err != nil || ts != "" {
+		if err != nil {
+			return err
+		}
+		return t.note(ctx, op.key, "1")
+	}
 	if err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, body); err != nil {
 		return fmt.Errorf("attach %s: %w", op.file, err)
 	}
@@ -259,6 +286,12 @@ func (t *threadSync) attachAudit(ctx context.Context, op threadOp) error {
 	}}, time.Now())
 	if err != nil {
 		return fmt.Errorf("build %s: %w", op.what, err)
+	}
+	if ts, err := t.earlier(ctx, fileKey(op.file)); err != nil || ts != "" {
+		if err != nil {
+			return err
+		}
+		return t.note(ctx, op.key, "1")
 	}
 	if err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, trail.Markdown()); err != nil {
 		return fmt.Errorf("attach %s: %w", op.what, err)

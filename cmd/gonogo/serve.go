@@ -134,6 +134,13 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if _, err := bot.New(bcfg, nil); err != nil {
 		return fail(e, "serve", usagef("%v", err))
 	}
+	tc, err := loadTemporalConfig(ctx, e)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	if tc.Addr != "" {
+		return serveOnTemporal(ctx, e, cfg, f, tc, bcfg, sc.HTTPAddr, strings.Join(cat.Dirs(), ", "))
+	}
 	name := runnerName(f)
 	rcfg, err := runnerConfig(cfg, f)
 	if err != nil {
@@ -181,24 +188,10 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		g.Go(func() error { return serveLocal(gctx, ln, &localAPI{db: db, svc: svc, log: log, command: "serve"}) })
 	}
 	if sc.HTTPAddr != "" {
-		ln, err := net.Listen("tcp", sc.HTTPAddr)
-		if err != nil {
-			return fail(e, "serve", fmt.Errorf("GONOGO_HTTP_ADDR: %w", err))
+		if err := serveHTTP(gctx, g, sc.HTTPAddr, httpHandler(b, svc)); err != nil {
+			return fail(e, "serve", err)
 		}
-		srv := &http.Server{Handler: httpHandler(b, svc), ReadHeaderTimeout: 5 * time.Second}
-		g.Go(func() error {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
-		g.Go(func() error {
-			<-gctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			return srv.Shutdown(sctx)
-		})
-		log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
+		log.Info("serving /healthz and /metrics", "addr", sc.HTTPAddr)
 	}
 	log.Info("gonogo serve starting", "data", f.data, "skills", strings.Join(cat.Dirs(), ", "), "runner", name)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {

@@ -26,7 +26,7 @@ const followEvery = 250 * time.Millisecond
 // terminal drives, with the artifact store GONOGO_ARTIFACTS names (the
 // workers' store: the terminal reads artifacts from it and writes edits to
 // it), and the client, which the caller closes.
-func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, data string) (*temporalbackend.Backend, client.Client, error) {
+func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, data string, tune ...func(*temporalbackend.Config)) (*temporalbackend.Backend, client.Client, error) {
 	spec := e.getenv(artifacts.EnvArtifacts)
 	if spec == "" {
 		spec = defaultArtifacts(data)
@@ -39,8 +39,11 @@ func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, 
 	if err != nil {
 		return nil, nil, err
 	}
-	b := temporalbackend.New(temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator})
-	return b, c, nil
+	bc := temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator}
+	for _, t := range tune {
+		t(&bc)
+	}
+	return temporalbackend.New(bc), c, nil
 }
 
 // localNotices hands a followed run's notices on without the artifact

@@ -44,6 +44,8 @@ func (f *flow) register(ctx workflow.Context) error {
 		{updUnpause, true, f.validateUnpause, f.unpause},
 		{updMode, false, f.validateMode, f.setMode},
 		{updSetup, false, f.validateSetup, f.changeSetup},
+		{updStartAwaited, true, f.validateStartAwaited, f.startAwaited},
+		{updCancelAwaited, true, f.validateCancelAwaited, f.cancelAwaited},
 	}
 	for _, u := range updates {
 		handler := func(ctx workflow.Context, a actRecord) (runView, error) {

@@ -1,0 +1,63 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// SyncThread brings run id's thread up to date once, for a backend that
+// schedules syncs itself (Config.ScheduledSyncs): at most one at a time
+// for a run, across every replica. retried says an earlier attempt of
+// this sync was cut off (its replica died): the messages and files it may
+// have posted without noting them are looked for in Slack first, by their
+// metadata and titles, so none is posted twice. later > 0 asks for
+// another sync after that long (a rate limit or the update budget put a
+// change off, or the thread's loading status is due for a refresh); done
+// says the thread shows the run's end in full.
+func (b *Bot) SyncThread(ctx context.Context, id engine.RunID, retried bool) (later time.Duration, done bool, err error) {
+	done, err = b.syncRun(ctx, id, retried)
+	var put *laterError
+	if errors.As(err, &put) {
+		return max(time.Until(put.until), time.Millisecond), false, nil
+	}
+	return 0, done, err
+}
+
+// CarryOut carries out an envelope kept in the inbox whose replica did not
+// mark it done in time (it died, or is stuck): as an envelope kept before
+// a restart is, so what was applied already is not applied again
+// (carriedOut). An envelope that cannot be read is logged (never its
+// payload) and dropped: asking again would not make it readable.
+func (b *Bot) CarryOut(ctx context.Context, payload []byte, received time.Time) error {
+	evt, err := decodeEnvelope(payload)
+	if err != nil {
+		b.cfg.Log.Error("an envelope another replica acknowledged cannot be read; it is dropped", "err", err)
+		return nil
+	}
+	env := envelope{evt: evt, received: received, replayed: true}
+	if evt.Request != nil && !b.seen.add(evt.Request.EnvelopeID) {
+		return nil // this replica carried it out already
+	}
+	if !b.carriedOut(ctx, env) {
+		b.handleSafely(ctx, env)
+	}
+	return ctx.Err()
+}
+
+// EnvelopeKey names a kept envelope (as the inbox is given it): Slack's
+// envelope id, the same on every connection Slack sends it to.
+func EnvelopeKey(payload []byte) (string, error) {
+	var k keptEnvelope
+	if err := json.Unmarshal(payload, &k); err != nil {
+		return "", fmt.Errorf("kept envelope: %w", err)
+	}
+	if k.EnvelopeID == "" {
+		return "", errors.New("kept envelope: no envelope_id")
+	}
+	return k.EnvelopeID, nil
+}

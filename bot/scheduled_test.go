@@ -1,0 +1,209 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gonogo/gonogo/bot"
+	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Scheduled syncs (Config.ScheduledSyncs): the backend, not the bot, says
+// when a run's thread is synced, as temporalbackend's SyncThread activity
+// does for every serve replica.
+
+// scheduledRun starts a two-step chain with scheduled syncs, syncs its
+// thread until step 1 waits with its file attached, and returns the run.
+func scheduledRun(t *testing.T) (*harness, *fakeslack.Server, engine.RunID) {
+	t.Helper()
+	srv := newSlack(t)
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs = true }))
+	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
+	var id engine.RunID
+	deadline := time.Now().Add(10 * time.Second)
+	for id == "" || len(h.onlyRun().Step(1).Attempts) == 0 || h.onlyRun().State != engine.RunWaiting {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not come to wait at step 1")
+		}
+		if h.runCount() == 1 {
+			id = h.onlyRun().ID
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	settle(srv, 50*time.Millisecond, time.Second)
+	if n := len(srv.Calls("chat.postMessage")); n != 0 {
+		t.Fatalf("with scheduled syncs the bot posted %d messages on its own, want none", n)
+	}
+	if _, _, err := h.bot.SyncThread(ctxT(t), id, false); err != nil {
+		t.Fatal(err)
+	}
+	waitStep(t, srv, 1, "deliver-prd", "Approve")
+	return h, srv, id
+}
+
+func TestRetriedSyncFindsWhatACutOffSyncPostedInsteadOfPostingItAgain(t *testing.T) {
+	h, srv, id := scheduledRun(t)
+	ctx := ctxT(t)
+	before, err := h.db.Notes(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	posts, uploads := len(srv.Calls("chat.postMessage")), len(srv.Calls("files.completeUploadExternal"))
+	// A sync cut off after Slack took its posts and before it noted them:
+	// the header, the thread, step 1's message and its file are in Slack,
+	// not in the notes.
+	lost := map[string]string{"header": "", "thread": "", "step/1": "", "file/1/1": ""}
+	for k := range lost {
+		if before[k] == "" {
+			t.Fatalf("note %q was never set (notes %v)", k, before)
+		}
+	}
+	if err := h.db.SetNotes(ctx, id, lost); err != nil {
+		t.Fatal(err)
+	}
+	later, done, err := h.bot.SyncThread(ctx, id, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done || later < 0 {
+		t.Errorf("SyncThread = later %s, done %v: want not done", later, done)
+	}
+	if n := len(srv.Calls("chat.postMessage")) - posts; n != 0 {
+		t.Errorf("the retried sync posted %d messages again, want none", n)
+	}
+	if n := len(srv.Calls("files.completeUploadExternal")) - uploads; n != 0 {
+		t.Errorf("the retried sync attached %d files again, want none", n)
+	}
+	after, err := h.db.Notes(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"header", "thread", "step/1"} {
+		if after[k] != before[k] {
+			t.Errorf("note %q = %q after the retried sync, want the message Slack holds, %q", k, after[k], before[k])
+		}
+	}
+	if after["file/1/1"] == "" {
+		t.Error("the file found in the thread was not noted")
+	}
+
+	// A sync that is not a retry trusts the notes: a lost note means a
+	// second post (what the retry above saved).
+	if err := h.db.SetNotes(ctx, id, map[string]string{"step/1": ""}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.bot.SyncThread(ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(botMessages(srv, "*Step 1 of 2")); n != 2 {
+		t.Errorf("%d messages for step 1 after a plain sync with its note lost, want 2", n)
+	}
+}
+
+func TestScheduledSyncSaysDoneOnlyWhenTheEndIsShown(t *testing.T) {
+	h, srv, id := scheduledRun(t)
+	ctx := ctxT(t)
+	if _, err := h.svc.Abort(ctx, id, starter); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	for range 10 {
+		later, d, err := h.bot.SyncThread(ctx, id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done = d; done {
+			break
+		}
+		time.Sleep(max(later, 10*time.Millisecond))
+	}
+	if !done {
+		t.Fatal("the aborted run's thread never said done")
+	}
+	waitText(t, srv, "aborted")
+	notes, err := h.db.Notes(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes["final"] == "" || notes["audit"] != "1" {
+		t.Errorf("done before the end message and the audit trail were noted: %v", notes)
+	}
+}
+
+// dupInbox is an inbox on which another replica recorded every envelope
+// first: Record refuses each with ErrDuplicate.
+type dupInbox struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (d *dupInbox) Record(_ context.Context, payload []byte) (uint64, error) {
+	key, err := bot.EnvelopeKey(payload)
+	if err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	d.seen = append(d.seen, key)
+	d.mu.Unlock()
+	return 0, fmt.Errorf("envelope %s: %w", key, engine.ErrDuplicate)
+}
+
+func (d *dupInbox) Pending(context.Context) ([]engine.InboxItem, error) { return nil, nil }
+func (d *dupInbox) Done(context.Context, ...uint64) error               { return nil }
+
+func TestEnvelopeAnotherReplicaKeptIsAcknowledgedAndNotCarriedOut(t *testing.T) {
+	srv := newSlack(t)
+	inbox := &dupInbox{}
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.Inbox = inbox }))
+	env := slash(t, srv, starter, "chain deliver-prd")
+	ack(t, srv, env)
+	settle(srv, 50*time.Millisecond, time.Second)
+	if n := h.runCount(); n != 0 {
+		t.Errorf("%d runs started from an envelope another replica kept, want 0", n)
+	}
+	inbox.mu.Lock()
+	defer inbox.mu.Unlock()
+	if len(inbox.seen) != 1 || inbox.seen[0] != env {
+		t.Errorf("the inbox was asked for %v, want [%s]", inbox.seen, env)
+	}
+}
+
+func TestCarryOutStartsWhatTheEnvelopeAsksOnce(t *testing.T) {
+	srv := newSlack(t)
+	h := start(t, srv, t.TempDir(), &scriptedRunner{})
+	cmd := map[string]string{
+		"command": "/gonogo", "text": "chain deliver-prd", "user_id": starter, "channel_id": channel,
+		"team_id": fakeslack.TeamID, "trigger_id": "1.2.3",
+	}
+	payload, err := json.Marshal(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := json.Marshal(map[string]any{"type": "slash_commands", "envelope_id": "env-kept-elsewhere", "payload": json.RawMessage(payload)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key, err := bot.EnvelopeKey(kept); err != nil || key != "env-kept-elsewhere" {
+		t.Fatalf("EnvelopeKey = %q, %v", key, err)
+	}
+	if _, err := bot.EnvelopeKey([]byte(`{"type":"slash_commands"}`)); err == nil {
+		t.Error("EnvelopeKey of an envelope without an id: no error")
+	}
+	for range 2 {
+		if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStep(t, srv, 1, "deliver-prd", "Approve")
+	if n := h.runCount(); n != 1 {
+		t.Errorf("%d runs from one envelope carried out twice, want 1", n)
+	}
+	if err := h.bot.CarryOut(ctxT(t), []byte("not json"), time.Now()); err != nil {
+		t.Errorf("an unreadable envelope: %v, want it dropped", err)
+	}
+}

@@ -1,0 +1,436 @@
+//go:build temporal
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/gonogo/gonogo/bot"
+	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/storage/artifacts"
+)
+
+// Two gonogo serve replicas of one Slack app on one Temporal cluster, one
+// SIGKILLed under load: every envelope Slack saw acknowledged is carried
+// out exactly once, every run ends as its decisions dictate, and no post
+// is duplicated or missing.
+
+// replicaPlan is what the people in run i's channel decide at step 1.
+func replicaPlan(i int) string {
+	switch i % 10 {
+	case 3:
+		return bot.ActionAbort
+	case 1, 6:
+		return bot.ActionRedo
+	case 4:
+		return bot.ActionSkip
+	}
+	return bot.ActionApprove
+}
+
+const (
+	replicaStarter = "U0REPL001"
+	replicaChain   = "chain deliver-prd -> measure-experiment-design"
+)
+
+var replicaChannelRE = regexp.MustCompile(`^C0REPL(\d{3})$`)
+
+type replicaTest struct {
+	t     *testing.T
+	srv   *fakeslack.Server
+	b     *temporalbackend.Backend
+	env   []string
+	self  string
+	mu    sync.Mutex
+	procs []*serveProc
+	logs  []*syncBuffer
+
+	done    map[string]bool // "channel ref" of each step attempt decided (its envelopes acked)
+	acked   []string        // every envelope Slack saw acknowledged
+	clicks  int
+	killed  bool
+	started map[int]bool // runs whose command was acked
+}
+
+func newReplicaTest(t *testing.T) *replicaTest {
+	t.Helper()
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	if _, err := temporalbackend.Setup(t.Context(), ts.GetDefaultClient(), ts.GetDefaultNamespace(), temporalbackend.DefaultRetention); err != nil {
+		t.Fatal(err)
+	}
+	arts := t.TempDir()
+	store, err := artifacts.NewDir(arts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakeslack.New()
+	t.Cleanup(srv.Close)
+	rt := &replicaTest{t: t, srv: srv, self: self, done: map[string]bool{}, started: map[int]bool{},
+		b: temporalbackend.New(temporalbackend.Config{Client: ts.GetDefaultClient(), Artifacts: store})}
+	agent := writeAgent(t, `cat >/dev/null
+sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 ))
+printf '# %s, attempt %s\n\nA paragraph of real work for run %s.\n' "$GONOGO_SKILL" "$GONOGO_ATTEMPT" "$GONOGO_RUN_ID"`)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GONOGO_") && !strings.HasPrefix(kv, "SLACK_") {
+			rt.env = append(rt.env, kv)
+		}
+	}
+	rt.env = append(rt.env, "GONOGO_TEST_AS_MAIN=1", "USER=tester", "GONOGO_LOG_LEVEL=info",
+		"GONOGO_TEMPORAL_ADDR="+ts.GetFrontendHostPort(), "GONOGO_TEMPORAL_NAMESPACE="+ts.GetDefaultNamespace(),
+		"GONOGO_ARTIFACTS=dir:"+arts,
+		"GONOGO_SKILLS_DIR="+filepath.Join(exampleDir(t), "skills"), "GONOGO_RUNNER=command", "GONOGO_RUNNER_CMD="+agent,
+		"SLACK_API_URL="+srv.APIURL(), "SLACK_APP_TOKEN="+srv.AppToken(), "SLACK_BOT_TOKEN="+srv.BotToken(),
+		"GONOGO_SLACK_UPDATES_PER_MINUTE=600")
+	t.Cleanup(func() {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		for _, p := range rt.procs {
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+		if t.Failed() {
+			for i, l := range rt.logs {
+				t.Logf("process %d said:\n%s", i, tail(l.String(), 8000))
+			}
+		}
+	})
+	return rt
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// spawn starts gonogo with args on a data directory of its own.
+func (rt *replicaTest) spawn(args ...string) *serveProc {
+	rt.t.Helper()
+	cmd := exec.Command(rt.self, args...)
+	cmd.Env = append(slices.Clone(rt.env), "GONOGO_DATA_DIR="+rt.t.TempDir())
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		rt.t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	rt.mu.Lock()
+	rt.procs = append(rt.procs, p)
+	rt.logs = append(rt.logs, out)
+	rt.mu.Unlock()
+	return p
+}
+
+func (rt *replicaTest) waitAck(env string, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if _, err := rt.srv.WaitAck(ctx, env); err != nil {
+		return false
+	}
+	rt.acked = append(rt.acked, env)
+	return true
+}
+
+// press clicks action on cd's message and, for Redo, submits the modal it
+// opens; it reports whether Slack saw every envelope acknowledged.
+func (rt *replicaTest) press(cd candidate, action string) bool {
+	views := len(rt.srv.Views())
+	env, err := rt.srv.Click(replicaStarter, cd.msg.Channel, cd.msg.TS, action)
+	if err != nil {
+		return false // the message changed since it was read
+	}
+	rt.clicks++
+	if !rt.waitAck(env, 2*time.Second) {
+		return false
+	}
+	if action != bot.ActionRedo {
+		return true
+	}
+	var modal fakeslack.View
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err = rt.srv.WaitFor(ctx, func(st *fakeslack.State) bool {
+		vs := st.Views()
+		for i := len(vs) - 1; i >= views; i-- {
+			ref, err := bot.ParseStepRef(vs[i].PrivateMetadata)
+			if vs[i].CallbackID == bot.ModalRedo && err == nil && ref == cd.ref {
+				modal = vs[i]
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return false // the replica died before it opened the modal: click again
+	}
+	env, err = rt.srv.SubmitView(modal.User, modal.ID, map[string]string{bot.InputFeedback: "tighten the scope"})
+	if err != nil {
+		return false
+	}
+	return rt.waitAck(env, 2*time.Second)
+}
+
+// decideWaiting decides every step that waits as its run's plan says, once
+// (again when an envelope of the decision was never acknowledged: the
+// person clicks again). It reports how many decisions it made.
+func (rt *replicaTest) decideWaiting() int {
+	var cds []candidate
+	_ = rt.srv.WaitFor(context.Background(), func(st *fakeslack.State) bool {
+		cds = replicaCandidates(st)
+		return true
+	})
+	n := 0
+	for _, cd := range cds {
+		key := cd.msg.Channel + " " + cd.ref.Value()
+		if rt.done[key] {
+			continue
+		}
+		m := replicaChannelRE.FindStringSubmatch(cd.msg.Channel)
+		if m == nil {
+			continue
+		}
+		i, _ := strconv.Atoi(m[1])
+		action := bot.ActionApprove
+		if cd.ref.Step == 1 && cd.ref.Attempt == 1 {
+			action = replicaPlan(i)
+		}
+		if rt.press(cd, action) {
+			rt.done[key] = true
+			n++
+		}
+	}
+	return n
+}
+
+// replicaCandidates lists the bot's messages that offer a decision.
+func replicaCandidates(st *fakeslack.State) []candidate {
+	var out []candidate
+	for _, m := range st.Messages("") {
+		if !m.FromBot {
+			continue
+		}
+		for _, b := range m.Buttons() {
+			if b.ActionID != bot.ActionApprove {
+				continue
+			}
+			if ref, err := bot.ParseStepRef(b.Value); err == nil {
+				out = append(out, candidate{msg: m, ref: ref})
+			}
+		}
+	}
+	return out
+}
+
+func TestTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
+	const runs = 50
+	rt := newReplicaTest(t)
+	rt.spawn("worker")
+	a, b := rt.spawn("serve"), rt.spawn("serve")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if err := rt.srv.WaitFor(ctx, func(st *fakeslack.State) bool { return st.Connections() == 2 }); err != nil {
+		t.Fatalf("the two replicas did not both connect: %v", err)
+	}
+
+	// Every run is started, each in a channel of its own (posts to one
+	// channel are paced to one a second).
+	for i := range runs {
+		env := rt.srv.SendSlashCommand(slack.SlashCommand{UserID: replicaStarter, ChannelID: fmt.Sprintf("C0REPL%03d", i), Text: replicaChain})
+		if rt.waitAck(env, 5*time.Second) {
+			rt.started[i] = true
+		}
+	}
+	// Then each waiting step is decided as its plan says; replica a is
+	// SIGKILLed once a third of the decisions are in.
+	expected := 0
+	for i := range runs {
+		switch replicaPlan(i) {
+		case bot.ActionAbort:
+			expected++
+		case bot.ActionRedo:
+			expected += 3
+		default:
+			expected += 2
+		}
+	}
+	deadline := time.Now().Add(4 * time.Minute)
+	decided := 0
+	for decided < expected && time.Now().Before(deadline) {
+		decided += rt.decideWaiting()
+		if !rt.killed && decided >= expected/3 {
+			_ = a.cmd.Process.Signal(syscall.SIGKILL)
+			<-a.exited
+			rt.killed = true
+			t.Logf("replica a SIGKILLed after %d decisions", decided)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case <-b.exited:
+		t.Fatalf("replica b exited: %v", b.err)
+	default:
+	}
+	if decided < expected {
+		t.Errorf("%d of %d decisions made within the deadline", decided, expected)
+	}
+	rt.checkRuns(runs)
+}
+
+// checkRuns waits for every run to end and its thread to settle, then
+// checks the runs, their journals and what Slack shows.
+func (rt *replicaTest) checkRuns(runs int) {
+	t := rt.t
+	c := &serveCampaign{t: t, srv: rt.srv}
+	var shown map[engine.RunID]*slackThread
+	byChannel := map[int]engine.RunID{}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		shown = c.slackShows()
+		settled := len(shown) >= len(rt.started)
+		clear(byChannel)
+		for id := range shown {
+			r, err := rt.b.Load(t.Context(), id)
+			if err != nil || !r.Finished() {
+				settled = false
+				continue
+			}
+			notes, err := rt.b.Notes(t.Context(), id)
+			if err != nil || notes["final"] == "" || notes["audit"] != "1" {
+				settled = false
+			}
+		}
+		if settled || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, env := range rt.acked {
+		if !rt.srv.Acked(env) {
+			t.Errorf("envelope %s counted as acknowledged is not", env)
+		}
+	}
+	for id, th := range shown {
+		r, err := rt.b.Load(t.Context(), id)
+		if err != nil {
+			t.Errorf("run %s shown in Slack: %v", id, err)
+			continue
+		}
+		m := replicaChannelRE.FindStringSubmatch(r.Origin.Channel)
+		if m == nil {
+			t.Errorf("run %s in channel %s", id, r.Origin.Channel)
+			continue
+		}
+		i, _ := strconv.Atoi(m[1])
+		if other, dup := byChannel[i]; dup {
+			t.Errorf("channel %s has two runs, %s and %s: its command was carried out twice", r.Origin.Channel, other, id)
+		}
+		byChannel[i] = id
+		rt.checkRun(i, r, th)
+	}
+	for i := range runs {
+		if _, ok := byChannel[i]; rt.started[i] && !ok {
+			t.Errorf("the acknowledged command of channel C0REPL%03d started no run Slack shows", i)
+		}
+	}
+	if d := rt.srv.Duplicates(); len(d) > 0 {
+		for _, m := range d {
+			t.Errorf("posted twice: %s %s %q", m.Channel, m.TS, tail(m.Text, 80))
+		}
+	}
+}
+
+// checkRun checks run r of channel i against its plan and its thread.
+func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
+	t := rt.t
+	want := engine.RunCompleted
+	if replicaPlan(i) == bot.ActionAbort {
+		want = engine.RunAborted
+	}
+	if r.State != want {
+		t.Errorf("run %s (plan %s): %s, want %s", r.ID, replicaPlan(i), r.State, want)
+	}
+	journal, err := rt.b.Journal(t.Context(), r.ID)
+	if err != nil {
+		t.Errorf("run %s: journal: %v", r.ID, err)
+		return
+	}
+	got := map[ack]int{}
+	for _, ev := range journal {
+		if ev.Type == engine.EvDecision && !engine.AutomaticActor(ev.Actor) {
+			got[ack{ev.Step, ev.Attempt, ev.Decision}]++
+		}
+	}
+	exp := map[ack]int{}
+	switch replicaPlan(i) {
+	case bot.ActionAbort:
+		exp[ack{1, 1, engine.DecideAbort}] = 1
+	case bot.ActionRedo:
+		exp[ack{1, 1, engine.DecideRedo}] = 1
+		exp[ack{1, 2, engine.DecideApprove}] = 1
+		exp[ack{2, 1, engine.DecideApprove}] = 1
+	case bot.ActionSkip:
+		exp[ack{1, 1, engine.DecideSkip}] = 1
+		exp[ack{2, 1, engine.DecideApprove}] = 1
+	default:
+		exp[ack{1, 1, engine.DecideApprove}] = 1
+		exp[ack{2, 1, engine.DecideApprove}] = 1
+	}
+	for k, n := range got {
+		if exp[k] != n {
+			t.Errorf("run %s (plan %s): decision %+v in the journal %d times, want %d", r.ID, replicaPlan(i), k, n, exp[k])
+		}
+	}
+	for k, n := range exp {
+		if got[k] == 0 {
+			t.Errorf("run %s (plan %s): decision %+v missing (want %d)", r.ID, replicaPlan(i), k, n)
+		}
+	}
+	if th.headers != 1 {
+		t.Errorf("run %s: %d headers, want 1", r.ID, th.headers)
+	}
+	attempts := 0
+	for _, s := range r.Steps {
+		attempts += len(s.Attempts)
+		if len(s.Attempts) > 0 && th.steps[s.N] == 0 {
+			t.Errorf("run %s: step %d ran and has no message in its thread", r.ID, s.N)
+		}
+	}
+	for name, n := range th.fileCount {
+		if n != 1 {
+			t.Errorf("run %s: file %s attached %d times", r.ID, name, n)
+		}
+	}
+	// Each attempt's artifact and the audit trail.
+	if len(th.fileCount) != attempts+1 {
+		t.Errorf("run %s: %d files attached (%v), want %d (each attempt's artifact and the audit trail)", r.ID, len(th.fileCount), th.fileCount, attempts+1)
+	}
+	if want == engine.RunCompleted && th.complete != 1 {
+		t.Errorf("run %s: %d \"Run complete\" messages, want 1", r.ID, th.complete)
+	}
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/worker"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gonogo/gonogo/bot"
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/temporalbackend"
+)
+
+// On Temporal, gonogo serve is a stateless Slack front end, and any number
+// of replicas of it may share one Slack app (Socket Mode spreads the
+// envelopes across their connections):
+//
+//   - An envelope is kept, before it is acknowledged, by starting a
+//     workflow keyed by its envelope id (temporalbackend.Inbox): an
+//     envelope Slack sends again to another replica is acknowledged there
+//     and not carried out twice. The replica that kept it carries it out
+//     and marks it done; one it does not mark done in time (the replica
+//     died) is carried out by the replicas' Slack task queue.
+//   - A run's thread is synced by an activity its workflow schedules on
+//     the Slack task queue (gonogo-slack), which every replica polls: one
+//     sync of a run at a time across the replicas, and a sync cut off by
+//     a replica's death is carried on by another, which first looks in
+//     Slack for what the cut-off one posted.
+//   - Steps run on the workers (gonogo worker), never in serve.
+//
+// Nothing is kept on the replica's disk: its data directory is not used.
+
+// slackRuns is the engine the bot drives on the cluster.
+type slackRuns struct {
+	*temporalbackend.Backend
+	read *clusterReader
+}
+
+func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
+	return s.read.List(ctx)
+}
+
+func (s slackRuns) ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error) {
+	return s.read.ArtifactVersions(ctx, id, step, attempt)
+}
+
+var _ bot.Engine = slackRuns{}
+
+// serveOnTemporal is gonogo serve on the cluster tc names; bcfg is the
+// bot's configuration, checked.
+func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, bcfg bot.Config, httpAddr, skills string) int {
+	log := bcfg.Log
+	members := &lateNotifier{}
+	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data, func(c *temporalbackend.Config) {
+		c.SlackQueue = temporalbackend.SlackQueue
+		c.Members = members.Member
+	})
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	defer c.Close()
+	bcfg.ScheduledSyncs = true
+	bcfg.Inbox = temporalbackend.NewInbox(c, temporalbackend.InboxConfig{Key: bot.EnvelopeKey})
+	runs := slackRuns{Backend: b, read: &clusterReader{b: b, c: c}}
+	sb, err := bot.New(bcfg, runs)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	members.b.Store(sb)
+	w := worker.New(c, temporalbackend.SlackQueue, worker.Options{})
+	temporalbackend.RegisterSlack(w, sb)
+	temporalbackend.RegisterInbox(w, sb.CarryOut)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return sb.Run(gctx) })
+	if err := w.Start(); err != nil {
+		return fail(e, "serve", fmt.Errorf("poll task queue %s: %w", temporalbackend.SlackQueue, err))
+	}
+	defer w.Stop()
+	if httpAddr != "" {
+		if err := serveHTTP(gctx, g, httpAddr, httpHandler(sb, runs.read)); err != nil {
+			return fail(e, "serve", err)
+		}
+		log.Info("serving /healthz and /metrics", "addr", httpAddr)
+	}
+	log.Info("gonogo serve starting on Temporal", "temporal", tc.Addr, "namespace", tc.Namespace,
+		"queue", temporalbackend.SlackQueue, "skills", skills)
+	if err := g.Wait(); err != nil && ctx.Err() == nil {
+		return fail(e, "serve", err)
+	}
+	return exitOK
+}
+
+// serveHTTP serves h on addr until ctx ends, in g.
+func serveHTTP(ctx context.Context, g *errgroup.Group, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("GONOGO_HTTP_ADDR: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	return nil
+}
