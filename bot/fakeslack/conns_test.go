@@ -2,6 +2,7 @@ package fakeslack_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,24 +168,41 @@ func TestDeadConnectionEventsAreRetriedInteractionsLost(t *testing.T) {
 		t.Errorf("an interaction came again: %+v", r)
 	}
 
-	byID := map[string]fakeslack.Envelope{}
+	checkRetried(t, srv, event, first, delay)
+	checkLost(t, srv, command, click)
+}
+
+// checkRetried checks that event went first to connection first, then
+// once more, a retry, to another at least delay later.
+func checkRetried(t *testing.T, srv *fakeslack.Server, event string, first int, delay time.Duration) {
+	t.Helper()
 	for _, e := range srv.Envelopes() {
-		byID[e.ID] = e
+		if e.ID != event {
+			continue
+		}
+		d := e.Deliveries
+		if len(d) != 2 || d[0].Conn != first || d[1].Conn == first || d[1].RetryAttempt != 1 {
+			t.Errorf("the event's deliveries = %+v", d)
+		} else if gap := d[1].Sent.Sub(d[0].Sent); gap < delay {
+			t.Errorf("the retry came %v after the first sending, want at least %v", gap, delay)
+		}
 	}
-	d := byID[event].Deliveries
-	if len(d) != 2 || d[0].Conn != first || d[1].Conn == first || d[1].RetryAttempt != 1 {
-		t.Errorf("the event's deliveries = %+v", d)
-	} else if gap := d[1].Sent.Sub(d[0].Sent); gap < delay {
-		t.Errorf("the retry came %v after the first sending, want at least %v", gap, delay)
-	}
+}
+
+// checkLost checks that the envelopes no ack answered are ids, each given
+// up after one sending.
+func checkLost(t *testing.T, srv *fakeslack.Server, ids ...string) {
+	t.Helper()
 	u := srv.Unacked()
-	if len(u) != 2 || u[0].ID != command || u[1].ID != click {
-		t.Fatalf("unacked after the kill: %+v, want the command and the click", u)
-	}
+	var got []string
 	for _, e := range u {
+		got = append(got, e.ID)
 		if !e.Lost || len(e.Deliveries) != 1 || e.Type == "events_api" {
 			t.Errorf("envelope %s (%s): lost %t, deliveries %+v; want lost after one", e.ID, e.Type, e.Lost, e.Deliveries)
 		}
+	}
+	if !slices.Equal(got, ids) {
+		t.Errorf("unacked envelopes = %v, want %v", got, ids)
 	}
 }
 
