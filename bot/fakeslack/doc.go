@@ -38,7 +38,7 @@
 // Click and SubmitView; SendInteraction, SendEvent and SendRaw deliver
 // hand-made payloads. Envelopes wait in a queue until a client is connected.
 // Faults: RateLimit, RateLimitBare, Fail, FailStatus, LoseReply, Delay,
-// Redeliver, Disconnect, DropConnection.
+// Redeliver, Disconnect, DropConnection, KillConnection.
 //
 // # Fidelity
 //
@@ -51,6 +51,7 @@
 // chat.postMessage, chat.update, chat.postEphemeral, chat.delete, views.open,
 // views.push, views.update, files.getUploadURLExternal,
 // files.completeUploadExternal, files.info, conversations.replies,
+// conversations.history,
 // usergroups.users.list, users.info and assistant.threads.setStatus. Others
 // answer unknown_method (and are recorded). Uploads, downloads and
 // response_url posts are recorded as the calls "upload_url", "url_private"
@@ -93,15 +94,45 @@
 // unknown response_action, an error under a block that is not an input
 // and an ack of 20 KB or more are Violations (method "ack").
 //
+// Several connections: an app may hold several Socket Mode connections at
+// once (Slack allows ten; replicas of one app each open theirs), and Slack
+// sends each envelope to one of them, not to all. The fake hands envelopes
+// to the usable connections (greeted with hello, not asked to leave) in
+// turn, in the order they opened; Delivery and Ack.Conn tell which
+// connection got and acked which envelope (Envelopes, LiveConnections).
+// When a connection dies (closed, reset, a write failing; KillConnection
+// as a killed process) with envelopes sent on it and never acknowledged,
+// Slack does what it does for an app that did not answer in time: an
+// Events API envelope is sent again, retry_attempt one more and
+// retry_reason "timeout", to a connection still alive (Slack retries an
+// event three times, after a few seconds, a minute and five minutes; the
+// fake waits WithRetryDelay, DefaultRetryDelay 1 s, after the envelope's
+// last sending, and gives it up after three retries). Interactions
+// (block_actions, view_submission) and slash commands are never sent
+// again: the person's click or command failed, and Slack showed them an
+// error. Unacked lists the envelopes no ack answered, and Lost marks those
+// Slack gave up. With a single connection nothing changes while it lives:
+// an envelope delivered and not acked is sent again only by Redeliver.
+//
+// conversations.history lists a channel's top-level messages, newest
+// first, with Slack's oldest, latest, inclusive, limit and cursor
+// (next_cursor) and reply_count on a thread's root. It and
+// conversations.replies return each message's metadata (event_type and
+// event_payload, as chat.postMessage's metadata carried them) only with
+// include_all_metadata, as Slack does. Duplicates lists the bot's messages
+// posted twice in a channel with the same metadata, so that a test can
+// check an app that restarts finds what it posted instead of posting it
+// again.
+//
 // assistant.threads.setStatus keeps each thread's loading status: it ends
 // when the app replies in the thread (chat.postMessage or a file shared
 // there), is set empty or again, or expires two minutes after it was set
 // (WithStatusExpiry shortens that for a test); Statuses lists them.
 //
 // Simplifications: one workspace; any channel id exists; thread_ts is not
-// checked against known messages; envelopes are delivered to the newest
-// connection only, and one delivered but never acked is not redelivered
-// unless the test calls Redeliver; a modal is closed only by the answer to
+// checked against known messages; an envelope delivered on a connection
+// that stays open and never acked is not redelivered unless the test calls
+// Redeliver; the limit of ten connections is not enforced; a modal is closed only by the answer to
 // its submission, never by the person; views.update honours hash;
 // Retry-After is whole seconds.
 package fakeslack

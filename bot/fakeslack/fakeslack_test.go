@@ -41,6 +41,7 @@ func testContext(t *testing.T) context.Context {
 type socketClient struct {
 	*socketmode.Client
 	events chan socketmode.Event
+	stop   func() // ends the client, as a killed process: its socket closes
 }
 
 // runSocketClient runs a socketmode.Client against srv until the test ends.
@@ -76,11 +77,12 @@ func runSocketClient(t *testing.T, srv *fakeslack.Server, autoAck bool, opts ...
 			}
 		}
 	}()
-	t.Cleanup(func() {
+	c.stop = func() {
 		cancel()
 		<-runDone
 		<-forwardDone
-	})
+	}
+	t.Cleanup(c.stop)
 	return c
 }
 

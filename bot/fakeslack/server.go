@@ -49,6 +49,7 @@ type config struct {
 	lifetime     time.Duration // 0: connections live until dropped
 	connectDelay time.Duration // how long apps.connections.open takes
 	statusExpiry time.Duration
+	retryDelay   time.Duration // how long an orphaned Events API envelope waits for its retry
 }
 
 // Option configures a Server.
@@ -116,6 +117,7 @@ type Server struct {
 	changed   chan struct{} // closed and replaced on every change
 	closed    bool
 	queue     []outgoing
+	lastConn  int // the number of the connection the last envelope went to
 	seq       int
 	tsSeq     int64
 	tickets   map[string]bool
@@ -131,7 +133,8 @@ type Server struct {
 
 // New starts a fake Slack. Close it when done.
 func New(opts ...Option) *Server {
-	cfg := config{botToken: DefaultBotToken, appToken: DefaultAppToken, pingInterval: time.Second, statusExpiry: statusExpiry}
+	cfg := config{botToken: DefaultBotToken, appToken: DefaultAppToken, pingInterval: time.Second, statusExpiry: statusExpiry,
+		retryDelay: DefaultRetryDelay}
 	for _, opt := range opts {
 		opt(&cfg)
 	}

@@ -19,8 +19,15 @@ type wsConn struct {
 	c   *websocket.Conn
 	wmu sync.Mutex
 	// Guarded by Server.mu.
+	n        int  // the connection's number, from 1, in the order they opened
 	draining bool // sent a disconnect: deliver nothing more here
 	dead     bool // a write failed or the connection was dropped
+	ended    bool // its handler has finished: the connection is gone
+	// sent are the envelopes written here, for what Slack does with the
+	// unacknowledged ones when the connection dies; inflight is the one
+	// being written now.
+	sent     []*envelope
+	inflight *envelope
 }
 
 func (wc *wsConn) write(b []byte) error {
@@ -43,6 +50,11 @@ type envelope struct {
 	queued    time.Time // when Slack had it to send (first time)
 	firstSent time.Time
 	sends     int
+	// deliveries are its writes to a socket; retrying is set while an
+	// automatic retry waits; lost once Slack gave it up unacknowledged.
+	deliveries []Delivery
+	retrying   bool
+	lost       bool
 }
 
 func (e *envelope) frame() []byte {
@@ -71,6 +83,7 @@ func (e *envelope) frame() []byte {
 type outgoing struct {
 	env   *envelope
 	frame []byte
+	retry int // the retry_attempt the frame carries
 }
 
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +144,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.st.connections++
+	wc.n = s.st.connections
 	s.st.conns = append(s.st.conns, wc)
 	if s.cfg.pingInterval > 0 {
 		s.wg.Add(1)
@@ -154,6 +168,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	s.connEndedLocked(wc, time.Now())
 	s.notifyLocked()
 	s.mu.Unlock()
 }
@@ -195,7 +210,7 @@ func (s *Server) readAcks(wc *wsConn) {
 		env := s.st.envelopes[msg.EnvelopeID]
 		a := s.st.acks[msg.EnvelopeID]
 		if a == nil {
-			a = &Ack{EnvelopeID: msg.EnvelopeID, Payload: msg.Payload, Acked: now}
+			a = &Ack{EnvelopeID: msg.EnvelopeID, Payload: msg.Payload, Acked: now, Conn: wc.n}
 			if env != nil && !env.firstSent.IsZero() {
 				a.Sent = env.firstSent
 				a.Latency = now.Sub(env.firstSent)
@@ -209,8 +224,8 @@ func (s *Server) readAcks(wc *wsConn) {
 	}
 }
 
-// dispatch writes queued envelopes to the newest usable connection, keeping
-// them queued while no client is connected.
+// dispatch writes queued envelopes to the usable connections in turn
+// (round robin), keeping them queued while no client is connected.
 func (s *Server) dispatch() {
 	defer s.wg.Done()
 	for {
@@ -219,34 +234,49 @@ func (s *Server) dispatch() {
 			s.mu.Unlock()
 			return
 		}
-		wc := s.st.current()
-		if wc == nil || len(s.queue) == 0 {
+		if len(s.queue) == 0 || s.st.current() == nil {
 			ch := s.changed
 			s.mu.Unlock()
 			<-ch
 			continue
 		}
+		wc := s.nextConnLocked()
 		out := s.queue[0]
 		s.queue = s.queue[1:]
 		// The send time is taken before the write: a client may read the
 		// frame and ack it before the write call returns here.
+		now := time.Now()
 		first := out.env != nil && out.env.firstSent.IsZero()
 		if first {
-			out.env.firstSent = time.Now()
+			out.env.firstSent = now
+		}
+		if out.env != nil {
+			out.env.deliveries = append(out.env.deliveries, Delivery{Conn: wc.n, RetryAttempt: out.retry, Sent: now})
+			wc.inflight = out.env
 		}
 		s.mu.Unlock()
 
 		err := wc.write(out.frame)
 
 		s.mu.Lock()
-		if err != nil {
+		wc.inflight = nil
+		switch {
+		case err != nil:
 			s.queue = append([]outgoing{out}, s.queue...)
 			wc.dead = true
-			if first {
-				out.env.firstSent = time.Time{}
+			if out.env != nil {
+				out.env.deliveries = out.env.deliveries[:len(out.env.deliveries)-1]
+				if first {
+					out.env.firstSent = time.Time{}
+				}
 			}
-		} else if out.env != nil {
+		case out.env != nil:
 			out.env.sends++
+			wc.sent = append(wc.sent, out.env)
+			if wc.ended {
+				// The connection died while the frame was written.
+				s.orphanLocked(out.env, time.Now())
+			}
 		}
 		s.notifyLocked()
 		s.mu.Unlock()
@@ -257,9 +287,12 @@ func (s *Server) enqueueLocked(env *envelope) string {
 	if env.queued.IsZero() {
 		env.queued = time.Now()
 	}
+	if s.st.envelopes[env.id] == nil {
+		s.st.order = append(s.st.order, env)
+	}
 	s.st.envelopes[env.id] = env
 	s.linkTriggerLocked(env)
-	s.queue = append(s.queue, outgoing{env: env, frame: env.frame()})
+	s.queue = append(s.queue, outgoing{env: env, frame: env.frame(), retry: env.retry})
 	s.notifyLocked()
 	return env.id
 }
@@ -304,7 +337,7 @@ func (s *Server) Redeliver(envelopeID string) error {
 	if env.raw == nil {
 		env.retry++
 	}
-	s.queue = append(s.queue, outgoing{env: env, frame: env.frame()})
+	s.queue = append(s.queue, outgoing{env: env, frame: env.frame(), retry: env.retry})
 	s.notifyLocked()
 	return nil
 }

@@ -140,6 +140,7 @@ type Ack struct {
 	Acked      time.Time       // when the first ack arrived
 	Latency    time.Duration   // Acked - Sent
 	Count      int             // acks received for this envelope (more than 1 after a redelivery)
+	Conn       int             // the number of the connection the first ack came on
 }
 
 // Button is a button element found in a message's blocks.
@@ -165,6 +166,7 @@ type State struct {
 	calls       []Call
 	violations  []Violation
 	envelopes   map[string]*envelope
+	order       []*envelope // envelopes in the order they were made
 	acks        map[string]*Ack
 	connections int
 	conns       []*wsConn

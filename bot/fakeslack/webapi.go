@@ -33,6 +33,7 @@ var apiMethods = map[string]apiMethod{
 	"files.completeUploadExternal": (*Server).filesCompleteUploadExternal,
 	"files.info":                   (*Server).filesInfo,
 	"conversations.replies":        (*Server).conversationsReplies,
+	"conversations.history":        (*Server).conversationsHistory,
 	"usergroups.users.list":        (*Server).usergroupsUsersList,
 	"users.info":                   (*Server).usersInfo,
 	"assistant.threads.setStatus":  (*Server).assistantThreadsSetStatus,
@@ -538,10 +539,11 @@ func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) conversationsReplies(req *apiRequest, _ time.Time) reply {
 	channel, ts := req.get("channel"), req.get("ts")
+	withMeta := truthy(req.get("include_all_metadata"))
 	msgs := []map[string]any{}
 	for _, m := range s.st.messages {
 		if m.Channel == channel && (m.TS == ts || m.ThreadTS == ts) {
-			msgs = append(msgs, s.messageJSONLocked(m))
+			msgs = append(msgs, s.listedMessageLocked(m, withMeta))
 		}
 	}
 	if len(msgs) == 0 {
