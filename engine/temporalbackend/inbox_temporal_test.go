@@ -107,110 +107,133 @@ func envelopeEnded(t *testing.T, c client.Client, key string) error {
 	return err
 }
 
+// TestInbox runs the inbox's cases on one server, each with envelopes of
+// its own.
 func TestInbox(t *testing.T) {
 	c, slack := inboxEnv(t)
+	for _, tc := range []struct {
+		name string
+		test func(t *testing.T, c client.Client, slack *slackReplica)
+	}{
+		{"done is never carried out", inboxDoneIsNeverCarriedOut},
+		{"not done is carried out once", inboxNotDoneIsCarriedOutOnce},
+		{"a key recorded already is a duplicate", inboxRecordedTwice},
+		{"a failed carry out is retried", inboxRetriesCarryOut},
+		{"done of an unknown id", inboxDoneOfUnknownID},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, c, slack) })
+	}
+}
 
-	t.Run("done is never carried out", func(t *testing.T) {
-		in := newTestInbox(c)
-		id, err := in.Record(t.Context(), envelope("E-done", "/gonogo start plan.md"))
+// An envelope its replica marks done ends its workflow and is never
+// carried out again.
+func inboxDoneIsNeverCarriedOut(t *testing.T, c client.Client, slack *slackReplica) {
+	in := newTestInbox(c)
+	id, err := in.Record(t.Context(), envelope("E-done", "/gonogo start plan.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Done(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	if err := envelopeEnded(t, c, "E-done"); err != nil {
+		t.Fatalf("the workflow of an envelope marked done: %v", err)
+	}
+	if got := slack.callsOf("E-done"); len(got) != 0 {
+		t.Errorf("an envelope marked done was carried out %d times", len(got))
+	}
+	if p, err := in.Pending(t.Context()); p != nil || err != nil {
+		t.Errorf("Pending: %v, %v", p, err)
+	}
+}
+
+// An envelope nobody marks done is carried out once, after RecoverAfter,
+// with its payload and the time its replica received it.
+func inboxNotDoneIsCarriedOutOnce(t *testing.T, c client.Client, slack *slackReplica) {
+	in := newTestInbox(c)
+	payload := envelope("E-lost", "approve step 2")
+	before := time.Now()
+	id, err := in.Record(t.Context(), payload)
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := envelopeEnded(t, c, "E-lost"); err != nil {
+		t.Fatalf("the workflow of an envelope carried out: %v", err)
+	}
+	got := slack.callsOf("E-lost")
+	if len(got) != 1 {
+		t.Fatalf("carried out %d times, want once", len(got))
+	}
+	if got[0].payload != string(payload) {
+		t.Errorf("carried out %s, want %s", got[0].payload, payload)
+	}
+	if got[0].received.Before(before) || got[0].received.After(after) {
+		t.Errorf("received %v, want between %v and %v", got[0].received, before, after)
+	}
+	if wait := got[0].at.Sub(before); wait < testRecoverAfter {
+		t.Errorf("carried out %v after it was recorded, before RecoverAfter (%v)", wait, testRecoverAfter)
+	}
+	// The replica comes back late: its Done finds the workflow ended.
+	if err := in.Done(t.Context(), id); err != nil {
+		t.Errorf("done after it was carried out: %v", err)
+	}
+}
+
+// An envelope sent again, to another replica or the same one, is a
+// duplicate while its workflow runs and after it ended; so is one whose
+// key is hashed.
+func inboxRecordedTwice(t *testing.T, c client.Client, slack *slackReplica) {
+	first, second := newTestInbox(c), newTestInbox(c)
+	for _, key := range []string{"E-twice", "E twice/über"} {
+		payload := envelope(key, "abort")
+		id, err := first.Record(t.Context(), payload)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := in.Done(t.Context(), id); err != nil {
+		if _, err := second.Record(t.Context(), payload); !errors.Is(err, engine.ErrDuplicate) {
+			t.Errorf("%q recorded again by another replica: got %v, want ErrDuplicate", key, err)
+		}
+		if _, err := first.Record(t.Context(), payload); !errors.Is(err, engine.ErrDuplicate) {
+			t.Errorf("%q recorded again by the same replica: got %v, want ErrDuplicate", key, err)
+		}
+		if err := first.Done(t.Context(), id); err != nil {
 			t.Fatal(err)
 		}
-		if err := envelopeEnded(t, c, "E-done"); err != nil {
-			t.Fatalf("the workflow of an envelope marked done: %v", err)
-		}
-		if got := slack.callsOf("E-done"); len(got) != 0 {
-			t.Errorf("an envelope marked done was carried out %d times", len(got))
-		}
-		if p, err := in.Pending(t.Context()); p != nil || err != nil {
-			t.Errorf("Pending: %v, %v", p, err)
-		}
-	})
-
-	t.Run("not done is carried out once", func(t *testing.T) {
-		in := newTestInbox(c)
-		payload := envelope("E-lost", "approve step 2")
-		before := time.Now()
-		id, err := in.Record(t.Context(), payload)
-		after := time.Now()
-		if err != nil {
+		if err := envelopeEnded(t, c, key); err != nil {
 			t.Fatal(err)
 		}
-		if err := envelopeEnded(t, c, "E-lost"); err != nil {
-			t.Fatalf("the workflow of an envelope carried out: %v", err)
+		if _, err := second.Record(t.Context(), payload); !errors.Is(err, engine.ErrDuplicate) {
+			t.Errorf("%q recorded again after it was done: got %v, want ErrDuplicate", key, err)
 		}
-		got := slack.callsOf("E-lost")
-		if len(got) != 1 {
-			t.Fatalf("carried out %d times, want once", len(got))
+		if got := slack.callsOf(key); len(got) != 0 {
+			t.Errorf("%q was carried out %d times", key, len(got))
 		}
-		if got[0].payload != string(payload) {
-			t.Errorf("carried out %s, want %s", got[0].payload, payload)
-		}
-		if got[0].received.Before(before) || got[0].received.After(after) {
-			t.Errorf("received %v, want between %v and %v", got[0].received, before, after)
-		}
-		if wait := got[0].at.Sub(before); wait < testRecoverAfter {
-			t.Errorf("carried out %v after it was recorded, before RecoverAfter (%v)", wait, testRecoverAfter)
-		}
-		// The replica comes back late: its Done finds the workflow ended.
-		if err := in.Done(t.Context(), id); err != nil {
-			t.Errorf("done after it was carried out: %v", err)
-		}
-	})
+	}
+}
 
-	t.Run("a key recorded already is a duplicate", func(t *testing.T) {
-		first, second := newTestInbox(c), newTestInbox(c)
-		for _, key := range []string{"E-twice", "E twice/über"} {
-			payload := envelope(key, "abort")
-			id, err := first.Record(t.Context(), payload)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := second.Record(t.Context(), payload); !errors.Is(err, engine.ErrDuplicate) {
-				t.Errorf("%q recorded again by another replica: got %v, want ErrDuplicate", key, err)
-			}
-			if _, err := first.Record(t.Context(), payload); !errors.Is(err, engine.ErrDuplicate) {
-				t.Errorf("%q recorded again by the same replica: got %v, want ErrDuplicate", key, err)
-			}
-			if err := first.Done(t.Context(), id); err != nil {
-				t.Fatal(err)
-			}
-			if err := envelopeEnded(t, c, key); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := second.Record(t.Context(), payload); !errors.Is(err, engine.ErrDuplicate) {
-				t.Errorf("%q recorded again after it was done: got %v, want ErrDuplicate", key, err)
-			}
-			if got := slack.callsOf(key); len(got) != 0 {
-				t.Errorf("%q was carried out %d times", key, len(got))
-			}
-		}
-	})
+// A CarryOut that fails is tried again.
+func inboxRetriesCarryOut(t *testing.T, c client.Client, slack *slackReplica) {
+	slack.mu.Lock()
+	slack.fail["E-flaky"] = 1
+	slack.mu.Unlock()
+	in := newTestInbox(c)
+	if _, err := in.Record(t.Context(), envelope("E-flaky", "redo")); err != nil {
+		t.Fatal(err)
+	}
+	if err := envelopeEnded(t, c, "E-flaky"); err != nil {
+		t.Fatalf("the workflow of an envelope carried out on the second attempt: %v", err)
+	}
+	got := slack.callsOf("E-flaky")
+	if len(got) != 2 || got[0].err == nil || got[1].err != nil {
+		t.Errorf("attempts %+v: want a failure, then a success", got)
+	}
+}
 
-	t.Run("a failed carry out is retried", func(t *testing.T) {
-		slack.mu.Lock()
-		slack.fail["E-flaky"] = 1
-		slack.mu.Unlock()
-		in := newTestInbox(c)
-		if _, err := in.Record(t.Context(), envelope("E-flaky", "redo")); err != nil {
-			t.Fatal(err)
-		}
-		if err := envelopeEnded(t, c, "E-flaky"); err != nil {
-			t.Fatalf("the workflow of an envelope carried out on the second attempt: %v", err)
-		}
-		got := slack.callsOf("E-flaky")
-		if len(got) != 2 || got[0].err == nil || got[1].err != nil {
-			t.Errorf("attempts %+v: want a failure, then a success", got)
-		}
-	})
-
-	t.Run("done of an unknown id", func(t *testing.T) {
-		in := newTestInbox(c)
-		if err := in.Done(t.Context(), 42, 43); err != nil {
-			t.Errorf("done of ids this process never gave: %v", err)
-		}
-	})
+// Done of ids this process never gave does nothing.
+func inboxDoneOfUnknownID(t *testing.T, c client.Client, slack *slackReplica) {
+	in := newTestInbox(c)
+	if err := in.Done(t.Context(), 42, 43); err != nil {
+		t.Errorf("done of ids this process never gave: %v", err)
+	}
 }
