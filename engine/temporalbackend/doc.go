@@ -52,6 +52,19 @@
 // GonogoStarter, GonogoChannel) and a summary memo, set at start and kept
 // current by the workflow, so List reads the visibility store only.
 //
+// The Slack front end's inbox (inbox.go): on Temporal, gonogo serve may
+// run as several replicas of one Slack app that keep nothing on disk, so
+// Inbox keeps each acknowledged envelope as a workflow of its own
+// (EnvelopeWorkflow, id EnvelopeIDPrefix + the envelope's key). The
+// replica that recorded it carries it out and signals it done; one not
+// done within InboxConfig.RecoverAfter (its replica died and may never
+// come back) is carried out by whichever replica polls SlackQueue
+// (CarryOut, RegisterInbox), with retries. Nothing is replayed at start:
+// Pending is empty. An envelope Socket Mode sends again, to this replica
+// or another, is refused with engine.ErrDuplicate while the namespace
+// retains its workflow. Its payload, what people typed, is in that
+// workflow's history.
+//
 // cmd/gonogo wires it in: gonogo worker registers the workflow and the
 // step activities (and, as it starts, kills the agents a dead worker left
 // on its machine), gonogo temporal setup prepares the namespace (Setup),

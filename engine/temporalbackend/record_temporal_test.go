@@ -15,6 +15,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gonogo/gonogo/engine"
@@ -27,7 +28,9 @@ var update = flag.Bool("update", false, "record the workflow histories in testda
 // (the case a new release must not break), one cancelled and aborted
 // while steps ran, one whose workflow was cancelled through Temporal, and
 // the latest workflow of a run that continued as new (its input is a
-// whole journal and its artifact keys).
+// whole journal and its artifact keys); and an envelope that its replica
+// never marked done, carried out through the Slack queue on a second
+// attempt.
 var recorded = []struct {
 	name string
 	run  func(e *env) engine.RunID
@@ -88,6 +91,18 @@ var recorded = []struct {
 		}
 		ended(e.t, e.b, id)
 		return id
+	}},
+	{"envelope-recovered", func(e *env) engine.RunID {
+		slack := &slackReplica{calls: map[string][]carried{}, fail: map[string]int{"E-recorded": 1}}
+		e.ts.NewWorker(SlackQueue, func(r worker.Registry) { RegisterInbox(r, slack.carry) })
+		in := newTestInbox(e.ts.GetDefaultClient())
+		if _, err := in.Record(e.t.Context(), envelope("E-recorded", "/gonogo start plan.md")); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := e.ts.GetDefaultClient().GetWorkflow(e.t.Context(), envelopeID("E-recorded"), "").Get(e.t.Context(), nil); err != nil {
+			e.t.Fatal(err)
+		}
+		return engine.RunID(envelopeID("E-recorded"))
 	}},
 }
 

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 )
 
 // TestReplayRecordedHistories replays every workflow history kept in
@@ -28,7 +27,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 func replayFile(t *testing.T, path string) {
 	t.Helper()
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	RegisterWorkflow(r)
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, path); err != nil {
 		t.Fatalf("replay %s: %v", path, err)
 	}
