@@ -34,10 +34,11 @@ type Activities struct {
 	RateLimit engine.RateLimit
 }
 
-// RegisterWorkflow registers the run workflow on a worker polling
-// TaskQueue.
+// RegisterWorkflow registers the run workflow, and the start key's claim
+// workflow, on a worker polling TaskQueue.
 func RegisterWorkflow(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(claimWorkflow, workflow.RegisterOptions{Name: ClaimWorkflowName})
 }
 
 // RegisterSteps registers the step activities on a worker polling
