@@ -67,8 +67,8 @@ func (t threadSync) sync(ctx context.Context, in syncRecord) (syncedRecord, erro
 		return syncedRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
 	}
 	hb := newHeartbeat(ctx)
+	defer hb.stop()
 	later, done, err := t.side.SyncThread(ctx, engine.RunID(in.Run), activity.GetInfo(ctx).Attempt > 1)
-	hb.stop()
 	if err != nil {
 		return syncedRecord{}, err
 	}
