@@ -69,7 +69,7 @@ func (t *threadSync) adopt(ctx context.Context, op threadOp, ts, thread string) 
 // lookup reads what the bot posted for run r in Slack: its thread when
 // thread (the root's ts) is known, else the origin thread of a run started
 // in one, or the channel's messages since the run was created (where its
-// header is). It maps each message's note key (from its metadata) and each
+// header is) and then the thread of the header found there. It maps each message's note key (from its metadata) and each
 // file's fileKey to the ts of the message that holds it.
 func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[string]string, error) {
 	found := map[string]string{}
@@ -90,8 +90,13 @@ func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[str
 	}
 	if thread == "" {
 		msgs, err := b.channelSince(ctx, r.Origin.Channel, r.Created)
+		if err != nil {
+			return found, err
+		}
 		take(msgs)
-		return found, err
+		if thread = found[noteHeader]; thread == "" {
+			return found, nil
+		}
 	}
 	cursor := ""
 	for {

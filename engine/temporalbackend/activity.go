@@ -34,11 +34,13 @@ type Activities struct {
 	RateLimit engine.RateLimit
 }
 
-// RegisterWorkflow registers the run workflow and the envelope workflow
-// (inbox.go) on a worker polling TaskQueue.
+// RegisterWorkflow registers the run workflow, the envelope workflow
+// (inbox.go) and the start key's claim workflow (claim.go) on a worker
+// polling TaskQueue.
 func RegisterWorkflow(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterWorkflowWithOptions(EnvelopeWorkflow, workflow.RegisterOptions{Name: EnvelopeWorkflowName})
+	r.RegisterWorkflowWithOptions(claimWorkflow, workflow.RegisterOptions{Name: ClaimWorkflowName})
 }
 
 // RegisterSteps registers the step activities on a worker polling

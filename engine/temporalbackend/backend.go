@@ -38,6 +38,12 @@ type Config struct {
 	// before the run continues in a new workflow of the same id; 0 leaves
 	// it to Temporal's suggestion.
 	HistoryLimit int
+	// SlackQueue is the task queue the serve replicas of a Slack app poll
+	// (SlackQueue): the workflow of a run started with one, whose origin
+	// is a Slack channel, schedules its thread syncs there and stays open
+	// after the run ends until its thread shows the end (slack.go). ""
+	// schedules none: nothing would take them.
+	SlackQueue string
 	// Now and NewID are the clock and the source of run ids, as for
 	// engine.ServiceConfig: the workflow draws neither.
 	Now   func() time.Time
@@ -84,10 +90,16 @@ func New(cfg Config) *Backend {
 
 // Start records a new run of p as a workflow, which begins its first
 // step. The run id and the start time are drawn here, outside the
-// workflow, and its first events made by engine.NewRun.
+// workflow, and its first events made by engine.NewRun. A start key
+// (opt.Key) is claimed first (claim.go): a key another start claimed is
+// refused with engine.ErrDuplicate, as engine.Service refuses it.
 func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
+	if opt.Key != "" {
+		return b.startClaimed(ctx, p, opt)
+	}
 	for try := 0; ; try++ {
-		r, err := b.start(ctx, p, opt)
+		now := b.cfg.Now()
+		r, err := b.start(ctx, p, opt, b.cfg.NewID(now), now)
 		// Two starts drew the same id (Temporal keeps it taken): draw
 		// another, as engine.Service does.
 		if err == nil || !errors.Is(err, engine.ErrStale) || try == 3 {
@@ -96,9 +108,9 @@ func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 	}
 }
 
-func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
-	now := b.cfg.Now()
-	id := b.cfg.NewID(now)
+// start starts run id of p, drawn at now, as a workflow; an id Temporal
+// holds already is engine.ErrStale.
+func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOptions, id engine.RunID, now time.Time) (*engine.Run, error) {
 	evs, err := engine.NewRun(id, p, opt, now)
 	if err != nil {
 		return nil, err
@@ -109,7 +121,8 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 		return nil, err
 	}
 	in := startRecord{V: recordVersion, Events: enc, StepQueue: b.cfg.StepQueue,
-		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat), HistoryLimit: b.cfg.HistoryLimit}
+		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat), HistoryLimit: b.cfg.HistoryLimit,
+		SlackQueue: b.cfg.SlackQueue}
 	r, err := engine.Fold(&engine.Run{}, evs)
 	if err != nil {
 		return nil, err
@@ -393,29 +406,14 @@ func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID st
 	}
 	if updateID == "" {
 		// An update of no key of its own gets one, so that sending it
-		// again (below) applies it once.
+		// again (send) applies it once.
 		updateID = name + "-" + a.Nonce
 	}
 	var v runView
-	for {
-		h, err := b.cfg.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-			UpdateID: updateID, WorkflowID: string(id), UpdateName: name, Args: []any{a},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		})
-		if err == nil {
-			err = h.Get(ctx, &v)
-		}
-		if err == nil {
-			break
-		}
-		if ctx.Err() == nil && timedOut(err) {
-			// The cluster's own wait ran out (no workflow worker took
-			// the update in time: one that died, a busy cluster). The
-			// same UpdateID and nonce make sending it again safe: Temporal
-			// applies it once and answers with its outcome.
-			continue
-		}
-		return nil, b.updateError(ctx, id, err)
+	if err := b.send(ctx, id, client.UpdateWorkflowOptions{
+		UpdateID: updateID, WorkflowID: string(id), UpdateName: name, Args: []any{a},
+	}, &v); err != nil {
+		return nil, err
 	}
 	if v.Nonce != a.Nonce {
 		// Temporal answered with the outcome of an earlier update of the
@@ -423,6 +421,28 @@ func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID st
 		return nil, fmt.Errorf("%s %s on run %s was already applied: %w", name, updateID, id, engine.ErrDuplicate)
 	}
 	return v.run()
+}
+
+// send sends one update to the run's workflow and waits for its outcome,
+// read into out. A wait that runs out on the cluster's side (no workflow
+// worker took the update in time: one that died, a busy cluster) sends it
+// again: the same UpdateID makes that safe, Temporal applies it once and
+// answers with its outcome.
+func (b *Backend) send(ctx context.Context, id engine.RunID, opt client.UpdateWorkflowOptions, out any) error {
+	opt.WaitForStage = client.WorkflowUpdateStageCompleted
+	for {
+		h, err := b.cfg.Client.UpdateWorkflow(ctx, opt)
+		if err == nil {
+			err = h.Get(ctx, out)
+		}
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() == nil && timedOut(err) {
+			continue
+		}
+		return b.updateError(ctx, id, err)
+	}
 }
 
 // timedOut reports whether err is a wait that ran out on the cluster's

@@ -115,6 +115,16 @@ func (e *env) start() engine.RunID {
 // startWith starts a run of the chain, adjusted by adjust when not nil.
 func (e *env) startWith(adjust func(*engine.Plan, *engine.StartOptions)) engine.RunID {
 	e.t.Helper()
+	r, err := e.tryStart(adjust)
+	if err != nil {
+		e.t.Fatalf("%s: start: %v", e.name, err)
+	}
+	return r.ID
+}
+
+// tryStart is startWith that returns the start's error.
+func (e *env) tryStart(adjust func(*engine.Plan, *engine.StartOptions)) (*engine.Run, error) {
+	e.t.Helper()
 	p, err := engine.PreflightChain(engine.ChainExpr{Source: strings.Join(skills, " -> "), Names: skills, Context: "mobile checkout"},
 		e.cat, engine.DefaultPolicy())
 	if err != nil {
@@ -125,11 +135,7 @@ func (e *env) startWith(adjust func(*engine.Plan, *engine.StartOptions)) engine.
 	if adjust != nil {
 		adjust(&p, &opt)
 	}
-	r, err := e.b.Start(e.t.Context(), p, opt)
-	if err != nil {
-		e.t.Fatalf("%s: start: %v", e.name, err)
-	}
-	return r.ID
+	return e.b.Start(e.t.Context(), p, opt)
 }
 
 // decision is a decision by the starter on the latest attempt of step n,
@@ -501,6 +507,21 @@ var scenarios = []scenario{
 		e.decide(r.ID, 2, engine.DecideApprove, "", nil)
 		return r.ID
 	}, engine.RunCompleted},
+	{"repeated-start-key", func(e *env) engine.RunID {
+		// Two front ends carry out the same request to start a run: one
+		// run starts, the other start is refused and starts nothing.
+		keyed := func(_ *engine.Plan, o *engine.StartOptions) { o.Key = "envelope-1" }
+		id := e.startWith(keyed)
+		if r, err := e.tryStart(keyed); !errors.Is(err, engine.ErrDuplicate) {
+			e.t.Errorf("%s: a second start with the key: %v, %v; want ErrDuplicate", e.name, r, err)
+		}
+		waiting(e.t, e.b, id, 1, 1)
+		if n := len(e.runner.calls()); n != 1 {
+			e.t.Errorf("%s: %d attempts ran, want the one run's first", e.name, n)
+		}
+		e.decide(id, 1, engine.DecideAbort, "", nil)
+		return id
+	}, engine.RunAborted},
 	{"abort-while-running", func(e *env) engine.RunID {
 		// Held until the test ends: only the abort stops it.
 		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))

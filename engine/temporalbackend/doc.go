@@ -24,6 +24,23 @@
 //     apply the engine's rules (engine.Decide, engine.MayDecide, ...) to the
 //     workflow's run, so a refusal is answered at once and writes nothing,
 //     and the Queries (run, journal pages).
+//   - A run's notes (notes.go): what a front end keeps with a run (where
+//     its Slack messages are), held by the run's workflow with bbolt's
+//     semantics (Backend.Notes, a query; Backend.SetNotes, a merging
+//     update), carried across continue-as-new, never in the journal.
+//   - Thread syncs (slack.go): with Config.SlackQueue set, the workflow of
+//     a run with a Slack channel schedules the SyncThread activity on that
+//     queue after its start and after every change it records, one at a
+//     time (changes while one runs bring one more), again later when a
+//     sync asks, retried on another replica when one dies under it; the
+//     serve replicas register it with RegisterSlack. Such a run's workflow
+//     stays open after the run ends until a sync says its thread shows the
+//     end, at most 24 hours, so the front end can still keep notes.
+//   - Start keys (claim.go): a start with StartOptions.Key first claims
+//     the key with a claim workflow (ClaimWorkflowName) of an id derived
+//     from it, which names the run; a second start of the key is refused
+//     with engine.ErrDuplicate, as engine.Service refuses it, or carries
+//     out the claimed run when its claimer died before starting it.
 //   - Backend, the client side front ends call, which maps Temporal's
 //     answers back to the engine's sentinel errors.
 //
@@ -44,9 +61,9 @@
 // process.
 //
 // A long run continues as new (when Temporal suggests it, or past
-// Config.HistoryLimit events) once no attempt or update is under way: the
-// new workflow of the same id starts from the run's whole journal and its
-// artifact keys.
+// Config.HistoryLimit events) once no attempt, update or thread sync is
+// under way: the new workflow of the same id starts from the run's whole
+// journal, its artifact keys and its notes.
 //
 // Listing (listing.go): a run's search attributes (GonogoState,
 // GonogoStarter, GonogoChannel) and a summary memo, set at start and kept
@@ -65,15 +82,17 @@
 // retains its workflow. Its payload, what people typed, is in that
 // workflow's history.
 //
+// Backend.Follow returns once the run's workflow has ended: for a run
+// with a Slack thread, once its thread is done, not at the run's end.
+//
 // cmd/gonogo wires it in: gonogo worker registers the workflow and the
 // step activities (and, as it starts, kills the agents a dead worker left
 // on its machine), gonogo temporal setup prepares the namespace (Setup),
 // and the terminal commands drive runs through Backend.
 //
 // Not built yet: queueing steps beyond the workers' capacity as
-// engine.Queue (each worker's own limits apply instead), notes, start keys
-// (StartOptions.Key is recorded, not enforced), the artifact files under a
-// data directory (attempts record where bbolt would write them; front ends
+// engine.Queue (each worker's own limits apply instead), the artifact
+// files under a data directory (attempts record where bbolt would write them; front ends
 // on Temporal show none), and the versions of an edited artifact kept
 // apart (the audit trail of such a run).
 package temporalbackend

@@ -31,9 +31,6 @@ const (
 	// CarryOutActivity carries out an envelope whose replica never said
 	// it had; the Slack front ends register it with RegisterInbox.
 	CarryOutActivity = "CarryOut"
-	// SlackQueue is the task queue of CarryOutActivity, polled by the
-	// Slack front ends (gonogo serve replicas).
-	SlackQueue = "gonogo-slack"
 	// EnvelopeIDPrefix begins every envelope workflow's id; the envelope's
 	// key follows.
 	EnvelopeIDPrefix = "gonogo-envelope-"

@@ -26,11 +26,12 @@ var update = flag.Bool("update", false, "record the workflow histories in testda
 // recorded are the runs whose histories testdata keeps: a run carried to
 // its end through every kind of decision, one left waiting for a decision
 // (the case a new release must not break), one cancelled and aborted
-// while steps ran, one whose workflow was cancelled through Temporal, and
-// the latest workflow of a run that continued as new (its input is a
-// whole journal and its artifact keys); and an envelope that its replica
-// never marked done, carried out through the Slack queue on a second
-// attempt.
+// while steps ran, one whose workflow was cancelled through Temporal, the
+// latest workflow of a run that continued as new (its input is a whole
+// journal and its artifact keys), a run with a Slack thread (its syncs,
+// its notes, and its workflow open until its thread is done), and an
+// envelope that its replica never marked done, carried out through the
+// Slack queue on a second attempt.
 var recorded = []struct {
 	name string
 	run  func(e *env) engine.RunID
@@ -74,6 +75,26 @@ var recorded = []struct {
 			e.t.Fatal(err)
 		}
 		ended(e.t, e.b, id)
+		return id
+	}},
+	{"slack-sync", func(e *env) engine.RunID {
+		// A run with a Slack thread: syncs after each change, and a
+		// finished run's workflow open until its thread is done.
+		fake := &fakeSlack{allowDone: true}
+		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second,
+			Members: nobodySpecial, SlackQueue: SlackQueue})
+		fake.b = e.b.(*Backend)
+		e.ts.NewWorker(SlackQueue, func(r worker.Registry) { RegisterSlack(r, fake) })
+		id := e.start()
+		waiting(e.t, e.b, id, 1, 1)
+		if err := fake.b.SetNotes(e.t.Context(), id, map[string]string{"thread": "1.1"}); err != nil {
+			e.t.Fatal(err)
+		}
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		ended(e.t, e.b, id)
+		workflowClosed(e.t, e.ts.GetDefaultClient(), id, 10*time.Second)
 		return id
 	}},
 	{"cancelled-aborted", func(e *env) engine.RunID {

@@ -47,6 +47,11 @@ type startRecord struct {
 	// Keys are the current artifact keys, when the workflow continues a
 	// run as new: Events are then the run's whole journal.
 	Keys map[string]string `json:"keys,omitempty"`
+	// SlackQueue is the task queue of the thread sync activity of a run
+	// with a Slack thread ("": no syncs); Notes are the run's notes, when
+	// the workflow continues a run as new.
+	SlackQueue string            `json:"slack_queue,omitempty"`
+	Notes      map[string]string `json:"notes,omitempty"`
 }
 
 // endRecord is what a run workflow returns when the run is over.
@@ -268,4 +273,29 @@ type journalPage struct {
 	V      int             `json:"v"`
 	Events json.RawMessage `json:"events"`
 	Next   uint64          `json:"next,omitempty"`
+}
+
+// notesRecord is the notes query's result (the run's notes) and the
+// set-notes update's argument (the notes to merge in; an empty value
+// deletes its key).
+type notesRecord struct {
+	V     int               `json:"v"`
+	Notes map[string]string `json:"notes,omitempty"`
+}
+
+// syncRecord is the thread sync activity's input: which run's thread to
+// bring up to date. Where the thread is, the front end keeps in the run's
+// notes.
+type syncRecord struct {
+	V   int    `json:"v"`
+	Run string `json:"run"`
+}
+
+// syncedRecord is the thread sync activity's result: LaterNS > 0 asks for
+// another sync after that long; Done says the thread shows the finished
+// run in full.
+type syncedRecord struct {
+	V       int   `json:"v"`
+	LaterNS int64 `json:"later_ns,omitempty"`
+	Done    bool  `json:"done,omitempty"`
 }

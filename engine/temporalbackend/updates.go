@@ -28,6 +28,9 @@ func (f *flow) register(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, qryJournal, f.page); err != nil {
 		return err
 	}
+	if err := f.registerNotes(ctx); err != nil {
+		return err
+	}
 	// personal updates are a person's acts, checked with the rule of who
 	// may decide; a mode or setup change comes from whoever resumes the
 	// run, which engine.Service does not check either.

@@ -73,6 +73,11 @@ type flow struct {
 	changed  bool               // something happened since the loop last looked
 	dispatch workflow.Version   // of changeDispatch, fixed when the workflow started
 	listing  workflow.Version   // of changeListing, fixed when the workflow started
+	slack    workflow.Version   // of changeSlack, fixed when the workflow started
+	// notes are the run's notes (notes.go); syncs its thread's upkeep
+	// (slack.go), nil for a run without one.
+	notes map[string]string
+	syncs *threadSyncs
 	// published is the summary the run's memo shows and publishedState
 	// the state its search attribute says (listing.go).
 	published, publishedState string
@@ -100,9 +105,11 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 	// The first publish sets the run's memo and state whatever a start
 	// or a continue-as-new gave the workflow.
 	f.listing = workflow.GetVersion(ctx, changeListing, workflow.DefaultVersion, 1)
+	f.slack = workflow.GetVersion(ctx, changeSlack, workflow.DefaultVersion, 1)
 	if err := f.register(ctx); err != nil {
 		return endRecord{}, err
 	}
+	f.startSyncs(ctx)
 	if err := f.loop(ctx); err != nil {
 		var next *workflow.ContinueAsNewError
 		if errors.As(err, &next) {
@@ -116,6 +123,9 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		// A panic fails only this workflow task, which Temporal retries
 		// until a release that can carry the run on replays it.
 		panic(fmt.Sprintf("run %s: %v", f.run.ID, err))
+	}
+	if err := f.awaitThread(ctx); err != nil {
+		return endRecord{}, err
 	}
 	// Updates under way finish before the workflow does, so no caller is
 	// left without an answer.
@@ -142,7 +152,11 @@ func newFlow(in startRecord) (*flow, error) {
 	if keys == nil {
 		keys = map[string]string{}
 	}
-	return &flow{in: in, run: r, journal: evs, keys: keys, running: map[int]*execution{}}, nil
+	notes := maps.Clone(in.Notes)
+	if notes == nil {
+		notes = map[string]string{}
+	}
+	return &flow{in: in, run: r, journal: evs, keys: keys, notes: notes, running: map[int]*execution{}}, nil
 }
 
 // loop moves the run on until it is over: it acts on what is due, starts
@@ -189,15 +203,15 @@ func (f *flow) loop(ctx workflow.Context) error {
 // full reports whether the workflow should continue as new, and can: its
 // history is long (Temporal suggests it, or it passed HistoryLimit), and
 // nothing is under way that the new workflow would not know of (an
-// attempt's activity, an update).
+// attempt's activity, an update, a thread sync).
 func (f *flow) full(ctx workflow.Context) bool {
 	info := workflow.GetInfo(ctx)
 	long := info.GetContinueAsNewSuggested() || (f.in.HistoryLimit > 0 && info.GetCurrentHistoryLength() >= f.in.HistoryLimit)
-	return long && len(f.running) == 0 && workflow.AllHandlersFinished(ctx)
+	return long && len(f.running) == 0 && !f.syncing() && workflow.AllHandlersFinished(ctx)
 }
 
 // continueAsNew carries the run on in a new workflow of the same id whose
-// input is the run's whole journal and its artifact keys: a long run's
+// input is the run's whole journal, its artifact keys and its notes: a long run's
 // history stays short, and the new workflow folds what this one recorded.
 func (f *flow) continueAsNew(ctx workflow.Context) error {
 	b, err := storage.MarshalEvents(f.journal)
@@ -205,7 +219,7 @@ func (f *flow) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	in := f.in
-	in.Events, in.Keys = b, maps.Clone(f.keys)
+	in.Events, in.Keys, in.Notes = b, maps.Clone(f.keys), maps.Clone(f.notes)
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 
@@ -229,6 +243,9 @@ func (f *flow) cancelled(ctx workflow.Context, cause error) (endRecord, error) {
 	}
 	f.stopAll("run aborted by " + cancelActor)
 	if err := workflow.Await(dctx, func() bool { return len(f.running) == 0 }); err != nil {
+		return endRecord{}, err
+	}
+	if err := f.awaitThread(dctx); err != nil {
 		return endRecord{}, err
 	}
 	return endRecord{}, cause
@@ -284,6 +301,7 @@ func (f *flow) record(ctx workflow.Context, transition func(now time.Time) ([]en
 		return err
 	}
 	f.run, f.journal, f.changed = after, append(f.journal, evs...), true
+	f.threadChanged()
 	return nil
 }
 
