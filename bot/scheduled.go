@@ -44,6 +44,7 @@ func (b *Bot) CarryOut(ctx context.Context, payload []byte, received time.Time) 
 		return nil // this replica carried it out already
 	}
 	if !b.carriedOut(ctx, env) {
+		b.cfg.Log.Info("carrying out an envelope whose replica did not finish it in time", "envelope", evt.Request.EnvelopeID)
 		b.handleSafely(ctx, env)
 	}
 	return ctx.Err()

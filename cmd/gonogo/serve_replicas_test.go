@@ -299,7 +299,19 @@ func TestTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 	if decided < expected {
 		t.Errorf("%d of %d decisions made within the deadline", decided, expected)
 	}
+	if len(rt.started) != runs {
+		t.Errorf("%d of %d commands acknowledged with both replicas up", len(rt.started), runs)
+	}
 	rt.checkRuns(runs)
+	lost := 0
+	for _, e := range rt.srv.Unacked() {
+		if e.Lost {
+			lost++
+		}
+	}
+	t.Logf("%d runs, %d clicks, %d envelopes acknowledged, %d never acknowledged (sent to the killed replica); replica b: %d envelopes of the killed replica carried out, %d messages found in Slack rather than posted again",
+		runs, rt.clicks, len(rt.acked), lost, strings.Count(rt.logs[2].String(), "whose replica did not finish it in time"),
+		strings.Count(rt.logs[2].String(), "is not posted again"))
 }
 
 // checkRuns waits for every run to end and its thread to settle, then

@@ -45,10 +45,6 @@ func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
 	return s.read.List(ctx)
 }
 
-func (s slackRuns) ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error) {
-	return s.read.ArtifactVersions(ctx, id, step, attempt)
-}
-
 var _ bot.Engine = slackRuns{}
 
 // serveOnTemporal is gonogo serve on the cluster tc names; bcfg is the

@@ -97,28 +97,10 @@ func (r *clusterReader) ArtifactSums(ctx context.Context, id engine.RunID) ([]st
 	return out, nil
 }
 
-// errNoVersions refuses what needs every version of an edited artifact
-// (the audit trail's edit diffs), which runs on Temporal do not keep apart
-// yet.
-var errNoVersions = errors.New("this run has an edited artifact, whose versions runs on Temporal do not keep apart yet: gonogo export cannot write its trail; gonogo show reads the run")
-
-// ArtifactVersions is an attempt's one version when nobody edited it; an
-// edited attempt's versions are refused (errNoVersions).
+// ArtifactVersions are the attempt's versions the cluster keeps (see
+// temporalbackend.Backend.ArtifactVersions).
 func (r *clusterReader) ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error) {
-	evs, err := r.b.Journal(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	for _, ev := range evs {
-		if ev.Type == engine.EvDecision && ev.Decision == engine.DecideEdit && ev.Step == step && ev.Attempt == attempt {
-			return nil, errNoVersions
-		}
-	}
-	body, err := r.b.Artifact(ctx, id, step, attempt)
-	if err != nil {
-		return nil, err
-	}
-	return [][]byte{body}, nil
+	return r.b.ArtifactVersions(ctx, id, step, attempt)
 }
 
 // List reads the newest runs (listLimit at most) from the cluster's

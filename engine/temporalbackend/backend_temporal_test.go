@@ -226,6 +226,13 @@ var scenarios = []scenario{
 		if err != nil || string(got) != string(body) {
 			e.t.Errorf("%s: artifact after the edit = %q, %v; want the edit", e.name, got, err)
 		}
+		// The audit trail's versions: the agent's original, then the edit.
+		vs, err := e.b.(interface {
+			ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error)
+		}).ArtifactVersions(e.t.Context(), id, 1, 1)
+		if err != nil || len(vs) != 2 || string(vs[1]) != string(body) || string(vs[0]) == string(body) {
+			e.t.Errorf("%s: versions after one edit = %q, %v; want the original and the edit", e.name, vs, err)
+		}
 		waiting(e.t, e.b, id, 2, 1)
 		e.decide(id, 2, engine.DecideApprove, "", nil)
 		return id
@@ -522,6 +529,42 @@ var scenarios = []scenario{
 		e.decide(id, 1, engine.DecideAbort, "", nil)
 		return id
 	}, engine.RunAborted},
+	{"preview-start", func(e *env) engine.RunID {
+		// A run recorded to await Start (a Slack preview) runs nothing
+		// until someone presses Start; a second press is refused.
+		id := e.startWith(func(_ *engine.Plan, o *engine.StartOptions) { o.AwaitStart = true })
+		r := waitFor(e.t, e.b, id, "awaiting Start", engine.AwaitingStart)
+		if n := len(e.runner.calls()); n != 0 || r.Step(1).Status != engine.StepPending {
+			e.t.Errorf("%s: before Start: %d attempts ran, step 1 %s", e.name, n, r.Step(1).Status)
+		}
+		aw := e.b.(awaitedStarts)
+		if _, err := aw.StartAwaited(e.t.Context(), id, "U-bob", "click-start"); err != nil {
+			e.t.Fatalf("%s: start: %v", e.name, err)
+		}
+		if _, err := aw.StartAwaited(e.t.Context(), id, "U-bob", "click-start-2"); !errors.Is(err, engine.ErrNotAwaitingStart) {
+			e.t.Errorf("%s: a second Start: %v, want ErrNotAwaitingStart", e.name, err)
+		}
+		waiting(e.t, e.b, id, 1, 1)
+		e.decide(id, 1, engine.DecideApprove, "", nil)
+		waiting(e.t, e.b, id, 2, 1)
+		e.decide(id, 2, engine.DecideApprove, "", nil)
+		return id
+	}, engine.RunCompleted},
+	{"preview-cancel", func(e *env) engine.RunID {
+		id := e.startWith(func(_ *engine.Plan, o *engine.StartOptions) { o.AwaitStart = true })
+		waitFor(e.t, e.b, id, "awaiting Start", engine.AwaitingStart)
+		aw := e.b.(awaitedStarts)
+		if _, err := aw.StartAwaited(e.t.Context(), id, "U-mallory", "click-start"); !errors.Is(err, engine.ErrNotApprover) {
+			e.t.Errorf("%s: Start by an outsider: %v, want ErrNotApprover", e.name, err)
+		}
+		if _, err := aw.CancelAwaited(e.t.Context(), id, "U-bob"); err != nil {
+			e.t.Fatalf("%s: cancel: %v", e.name, err)
+		}
+		if n := len(e.runner.calls()); n != 0 {
+			e.t.Errorf("%s: %d attempts ran for a run cancelled at its preview", e.name, n)
+		}
+		return id
+	}, engine.RunAborted},
 	{"abort-while-running", func(e *env) engine.RunID {
 		// Held until the test ends: only the abort stops it.
 		e.t.Cleanup(e.runner.holdSkill("deliver-prd"))
@@ -533,6 +576,17 @@ var scenarios = []scenario{
 		return id
 	}, engine.RunAborted},
 }
+
+// awaitedStarts are a preview's buttons, on both backends.
+type awaitedStarts interface {
+	StartAwaited(ctx context.Context, id engine.RunID, actor, key string) (*engine.Run, error)
+	CancelAwaited(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+}
+
+var (
+	_ awaitedStarts = (*Backend)(nil)
+	_ awaitedStarts = (*engine.Service)(nil)
+)
 
 // TestScenariosMatchBbolt runs each scenario on Temporal and on
 // engine.Service over bbolt: the runs end alike and their journals have

@@ -93,6 +93,6 @@
 // Not built yet: queueing steps beyond the workers' capacity as
 // engine.Queue (each worker's own limits apply instead), the artifact
 // files under a data directory (attempts record where bbolt would write them; front ends
-// on Temporal show none), and the versions of an edited artifact kept
-// apart (the audit trail of such a run).
+// on Temporal show none), and every version of an artifact edited more
+// than once (Backend.ArtifactVersions).
 package temporalbackend
