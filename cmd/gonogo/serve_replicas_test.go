@@ -247,7 +247,7 @@ func replicaCandidates(st *fakeslack.State) []candidate {
 	return out
 }
 
-func TestTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
+func TestTemporalTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 	const runs = 50
 	rt := newReplicaTest(t)
 	rt.spawn("worker")

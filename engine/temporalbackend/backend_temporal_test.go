@@ -65,7 +65,7 @@ func temporalEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	arts := newMemArtifacts()
-	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit}
+	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit, Workflows: testWorkflows}
 	e.flows = newFlowWorker(e.ts)
 	e.steps = e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
 	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
@@ -90,7 +90,7 @@ func bboltEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: e.cat, Runner: e.runner, MaxParallel: 4, Members: nobodySpecial,
-		RateLimit: testRateLimit})
+		RateLimit: testRateLimit, Workflows: testWorkflows})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
@@ -494,6 +494,31 @@ var scenarios = []scenario{
 		e.decide(id, 3, engine.DecideApprove, "", nil)
 		return id
 	}, engine.RunCompleted},
+	{"route", func(e *env) engine.RunID {
+		// The route step's output names the workflow whose steps follow
+		// it, once a person approves it.
+		e.runner.mu.Lock()
+		e.runner.output["deliver-prd"] = `{"workflow": "ship-flow"}`
+		e.runner.mu.Unlock()
+		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "triage", Steps: []engine.WorkflowStep{
+			{ID: "r", Skill: "deliver-prd", Route: true, Line: 1},
+		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		waiting(e.t, e.b, r.ID, 1, 1)
+		e.decide(r.ID, 1, engine.DecideApprove, "", nil)
+		r = waiting(e.t, e.b, r.ID, 2, 1)
+		if len(r.Steps) != 2 || r.Step(2).ID != "r.ship" || r.Step(2).Skill != "deliver-user-stories" {
+			e.t.Fatalf("%s: the routed workflow's steps did not follow: %s", e.name, describe(r))
+		}
+		e.decide(r.ID, 2, engine.DecideApprove, "", nil)
+		return r.ID
+	}, engine.RunCompleted},
 	{"decompose-approved", func(e *env) engine.RunID {
 		e.runner.mu.Lock()
 		e.runner.output["deliver-prd"] = "```json\n" + `{"tasks": [{"name": "one"}]}` + "\n```"
@@ -575,6 +600,21 @@ var scenarios = []scenario{
 		}
 		return id
 	}, engine.RunAborted},
+}
+
+// testWorkflows are the workflows a route step may continue with.
+var testWorkflows = memWorkflows{"ship-flow": {Name: "ship-flow", Steps: []engine.WorkflowStep{
+	{ID: "ship", Skill: "deliver-user-stories", Line: 1},
+}}}
+
+type memWorkflows map[string]engine.WorkflowSpec
+
+func (m memWorkflows) Workflow(name string) (engine.WorkflowSpec, error) {
+	w, ok := m[name]
+	if !ok {
+		return engine.WorkflowSpec{}, fmt.Errorf("workflow %q: %w", name, engine.ErrNotFound)
+	}
+	return w, nil
 }
 
 // awaitedStarts are a preview's buttons, on both backends.
