@@ -95,6 +95,7 @@ type Bot struct {
 	// message, by channel/ts, while Slack lets it change the message
 	// (sync_reply.go).
 	clickReplies map[string]clickReply
+	ready        chan struct{} // closed once the bot knows who it is in Slack (Ready)
 }
 
 type envelope struct {
@@ -151,9 +152,15 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 		statuses: map[engine.RunID]shownStatus{},
 		rendered: map[string]string{}, seen: newRecent(10000), groups: map[string]groupCache{},
 		replyURLs: map[string]string{}, clickReplies: map[string]clickReply{},
+		ready: make(chan struct{}),
 	}
 	return b, nil
 }
+
+// Ready is closed once Run has asked Slack who the bot is and in which
+// workspace: what it carries out for others (SyncThread, CarryOut) must
+// wait for it, as the envelopes it receives do.
+func (b *Bot) Ready() <-chan struct{} { return b.ready }
 
 // Metrics returns the bot's metrics.
 func (b *Bot) Metrics() *Metrics { return b.cfg.Metrics }
@@ -168,6 +175,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	close(b.ready)
 	// What was acknowledged before a restart and not carried out comes
 	// first, ahead of anything Slack sends on the new connection.
 	b.replay(ctx)
@@ -370,7 +378,16 @@ func (b *Bot) handleLoop(ctx context.Context) {
 			// Kept before a restart, or sent again by Slack, and applied
 			// already: it is not applied twice, and nobody is told twice.
 		default:
-			b.handleSafely(work, env)
+			hctx, c := withCarrying(work, env.replayed)
+			b.handleSafely(hctx, env)
+			if c.again {
+				// Left in the inbox, to be carried out again (on a
+				// cluster, by whichever replica takes it).
+				if env.evt.Request != nil {
+					b.seen.forget(env.evt.Request.EnvelopeID)
+				}
+				continue
+			}
 		}
 		if work.Err() == nil {
 			b.done(env)
@@ -642,4 +659,12 @@ func (r *recent) add(key string) bool {
 		r.order = r.order[1:]
 	}
 	return true
+}
+
+// forget drops key, so that it is new again (an envelope to be carried
+// out again); its place in the order stays until it comes round.
+func (r *recent) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.set, key)
 }

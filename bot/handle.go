@@ -371,6 +371,14 @@ func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, 
 		msg = "Already done: " + err.Error()
 	case errors.Is(err, engine.ErrForbidden):
 		msg = "Not counted: " + err.Error()
+	case b.cfg.ScheduledSyncs:
+		// On a cluster, a failure that is no refusal (a busy or unreachable
+		// cluster) leaves the envelope to be carried out again (retry).
+		b.cfg.Log.Warn("a decision could not be recorded yet; it is tried again", "err", err)
+		if !retry(ctx) {
+			return // the person was told when it first failed
+		}
+		msg = "gonogo could not record that decision yet (the cluster is slow to answer); it tries again, and the step's message shows it once it is recorded."
 	default:
 		// The details (paths, store errors) go to the log, not to Slack.
 		b.cfg.Log.Error("a decision could not be recorded", "err", err)

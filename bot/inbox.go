@@ -139,7 +139,7 @@ func (b *Bot) markDone(ctx context.Context, ids []uint64) {
 	}
 	// Envelopes carried out during the shutdown grace are marked too.
 	if err := b.cfg.Inbox.Done(context.WithoutCancel(ctx), ids...); err != nil {
-		b.cfg.Log.Warn("mark envelopes done in the inbox; they will be looked at again at the next start", "count", len(ids), "err", err)
+		b.cfg.Log.Warn("mark envelopes done in the inbox; they will be looked at again (at the next start, or on Temporal by another replica), which applies nothing twice", "count", len(ids), "err", err)
 	}
 }
 

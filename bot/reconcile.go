@@ -17,10 +17,13 @@ import (
 // by a sync that was cut off before it noted it can be found again.
 const postEventType = "gonogo_message"
 
-// lookupLimit bounds the channel messages read to find a run's header that
-// a sync cut off may have posted: the header is among the channel's latest
-// messages since the run started.
-const lookupLimit = 200
+// lookupLimit and lookupPages bound the channel messages read to find a
+// run's header that a sync cut off may have posted: the header is among
+// the channel's messages since the run started.
+const (
+	lookupLimit = 200
+	lookupPages = 10
+)
 
 func postMetadata(id engine.RunID, note string) slack.SlackMetadata {
 	return slack.SlackMetadata{EventType: postEventType, EventPayload: map[string]any{"run": string(id), "note": note}}
@@ -48,8 +51,8 @@ func (t *threadSync) earlier(ctx context.Context, key string) (string, error) {
 }
 
 // adopt notes a message found in Slack as op's post. What it shows is not
-// known, so a message that is updated (not tsOnly) is updated at the next
-// sync to show the run as it is.
+// known, so a message that is updated (not tsOnly) is updated by one more
+// sync, asked for at once, to show the run as it is.
 func (t *threadSync) adopt(ctx context.Context, op threadOp, ts, thread string) error {
 	t.b.cfg.Log.Info("a message posted before an interruption was found in Slack and is not posted again", "run", t.r.ID, "note", op.key)
 	set := map[string]string{op.key: ts}
@@ -62,6 +65,7 @@ func (t *threadSync) adopt(ctx context.Context, op threadOp, ts, thread string) 
 	}
 	if !op.tsOnly {
 		set[noteShown(ts)] = "unknown"
+		t.syncAt(time.Now())
 	}
 	return t.notePairs(ctx, set)
 }
@@ -69,8 +73,13 @@ func (t *threadSync) adopt(ctx context.Context, op threadOp, ts, thread string) 
 // lookup reads what the bot posted for run r in Slack: its thread when
 // thread (the root's ts) is known, else the origin thread of a run started
 // in one, or the channel's messages since the run was created (where its
-// header is) and then the thread of the header found there. It maps each message's note key (from its metadata) and each
-// file's fileKey to the ts of the message that holds it.
+// header is) and then the thread of the header found there. It maps each
+// message's note key (from its metadata) and each file's fileKey to the
+// ts of the message that holds it. Files are matched by their titles
+// only in a thread the run has to itself: in a thread it shares (a run
+// started by a mention in someone's thread) another run's file could
+// have the same title, and a file posted twice is the lesser harm than
+// one never posted.
 func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[string]string, error) {
 	found := map[string]string{}
 	take := func(msgs []slack.Message) {
@@ -79,6 +88,9 @@ func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[str
 				if note, ok := m.Metadata.EventPayload["note"].(string); ok && note != "" {
 					found[note] = m.Timestamp
 				}
+			}
+			if r.Origin.Thread != "" {
+				continue
 			}
 			for _, f := range m.Files {
 				found[fileKey(f.Title)] = m.Timestamp
@@ -89,11 +101,12 @@ func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[str
 		thread = r.Origin.Thread
 	}
 	if thread == "" {
-		msgs, err := b.channelSince(ctx, r.Origin.Channel, r.Created)
-		if err != nil {
+		if err := b.channelSince(ctx, r.Origin.Channel, r.Created, func(msgs []slack.Message) bool {
+			take(msgs)
+			return found[noteHeader] != ""
+		}); err != nil {
 			return found, err
 		}
-		take(msgs)
 		if thread = found[noteHeader]; thread == "" {
 			return found, nil
 		}
@@ -118,19 +131,27 @@ func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[str
 	}
 }
 
-// channelSince reads the channel's latest messages posted since t (at most
-// lookupLimit).
-func (b *Bot) channelSince(ctx context.Context, channel string, since time.Time) ([]slack.Message, error) {
-	var res *slack.GetConversationHistoryResponse
-	err := b.send.do(ctx, "conversations.history", func() error {
-		var err error
-		res, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
-			ChannelID: channel, Oldest: strconv.FormatFloat(float64(since.Add(-time.Minute).UnixNano())/1e9, 'f', 6, 64),
-			Limit: lookupLimit, IncludeAllMetadata: true})
-		return err
-	})
-	if err != nil {
-		return nil, err
+// channelSince reads the channel's messages posted since t, newest first,
+// a page at a time (at most lookupPages of lookupLimit), until page says
+// it found what it looks for.
+func (b *Bot) channelSince(ctx context.Context, channel string, since time.Time, page func([]slack.Message) bool) error {
+	cursor := ""
+	oldest := strconv.FormatFloat(float64(since.Add(-time.Minute).UnixNano())/1e9, 'f', 6, 64)
+	for range lookupPages {
+		var res *slack.GetConversationHistoryResponse
+		err := b.send.do(ctx, "conversations.history", func() error {
+			var err error
+			res, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+				ChannelID: channel, Oldest: oldest, Cursor: cursor, Limit: lookupLimit, IncludeAllMetadata: true})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if page(res.Messages) || !res.HasMore || res.ResponseMetaData.NextCursor == "" {
+			return nil
+		}
+		cursor = res.ResponseMetaData.NextCursor
 	}
-	return res.Messages, nil
+	return nil
 }

@@ -43,12 +43,49 @@ func (b *Bot) CarryOut(ctx context.Context, payload []byte, received time.Time) 
 	if evt.Request != nil && !b.seen.add(evt.Request.EnvelopeID) {
 		return nil // this replica carried it out already
 	}
-	if !b.carriedOut(ctx, env) {
-		b.cfg.Log.Info("carrying out an envelope whose replica did not finish it in time", "envelope", evt.Request.EnvelopeID)
-		b.handleSafely(ctx, env)
+	if b.carriedOut(ctx, env) {
+		return nil
+	}
+	b.cfg.Log.Info("carrying out an envelope whose replica did not finish it in time", "envelope", evt.Request.EnvelopeID)
+	hctx, c := withCarrying(ctx, true)
+	b.handleSafely(hctx, env)
+	if c.again {
+		b.seen.forget(evt.Request.EnvelopeID)
+		return errCarryAgain
 	}
 	return ctx.Err()
 }
+
+// carrying is what carrying out one envelope found: that it must be
+// carried out again (a decision the cluster could not record yet).
+type carrying struct {
+	again    bool
+	replayed bool // carried out before: the person was told
+}
+
+type carryingKey struct{}
+
+// withCarrying gives the handling of one envelope a carrying to report
+// on; replayed says the envelope was carried out before.
+func withCarrying(ctx context.Context, replayed bool) (context.Context, *carrying) {
+	c := &carrying{replayed: replayed}
+	return context.WithValue(ctx, carryingKey{}, c), c
+}
+
+// retry marks the envelope being carried out under ctx to be carried out
+// again, and reports whether this is the first time it failed (the person
+// is to be told).
+func retry(ctx context.Context) (first bool) {
+	c, ok := ctx.Value(carryingKey{}).(*carrying)
+	if !ok {
+		return true
+	}
+	c.again = true
+	return !c.replayed
+}
+
+// errCarryAgain is CarryOut's answer for an envelope to carry out again.
+var errCarryAgain = errors.New("the envelope could not be carried out yet (the cluster did not record its change); it is tried again")
 
 // EnvelopeKey names a kept envelope (as the inbox is given it): Slack's
 // envelope id, the same on every connection Slack sends it to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,8 +71,8 @@ func TestRetriedSyncFindsWhatACutOffSyncPostedInsteadOfPostingItAgain(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done || later < 0 {
-		t.Errorf("SyncThread = later %s, done %v: want not done", later, done)
+	if done || later <= 0 {
+		t.Errorf("SyncThread = later %s, done %v: want one more sync asked for, to update what was found", later, done)
 	}
 	if n := len(srv.Calls("chat.postMessage")) - posts; n != 0 {
 		t.Errorf("the retried sync posted %d messages again, want none", n)
@@ -90,6 +91,19 @@ func TestRetriedSyncFindsWhatACutOffSyncPostedInsteadOfPostingItAgain(t *testing
 	}
 	if after["file/1/1"] == "" {
 		t.Error("the file found in the thread was not noted")
+	}
+	// The sync asked for shows the run in what was found (what those
+	// messages show was not known); the header's refresh waits for its
+	// turn (MessageUpdateInterval), step 1's message is updated at once.
+	if _, _, err := h.bot.SyncThread(ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	after, err = h.db.Notes(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown := after["shown/"+after["step/1"]]; shown != before["shown/"+before["step/1"]] {
+		t.Errorf("step 1's message shows %q after the next sync, want what it showed before, %q", shown, before["shown/"+before["step/1"]])
 	}
 
 	// A sync that is not a retry trusts the notes: a lost note means a
@@ -205,5 +219,116 @@ func TestCarryOutStartsWhatTheEnvelopeAsksOnce(t *testing.T) {
 	}
 	if err := h.bot.CarryOut(ctxT(t), []byte("not json"), time.Now()); err != nil {
 		t.Errorf("an unreadable envelope: %v, want it dropped", err)
+	}
+}
+
+// memInbox keeps envelopes in memory and says which were marked done.
+type memInbox struct {
+	mu       sync.Mutex
+	payloads map[uint64][]byte
+	done     map[uint64]bool
+}
+
+func (m *memInbox) Record(_ context.Context, payload []byte) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id := uint64(len(m.payloads) + 1)
+	m.payloads[id] = payload
+	return id, nil
+}
+
+func (m *memInbox) Pending(context.Context) ([]engine.InboxItem, error) { return nil, nil }
+
+func (m *memInbox) Done(_ context.Context, ids ...uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		m.done[id] = true
+	}
+	return nil
+}
+
+// slowCluster fails the first decision as a cluster that did not answer
+// in time would.
+type slowCluster struct {
+	bot.Engine
+	mu    sync.Mutex
+	fails int
+}
+
+func (s *slowCluster) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
+	s.mu.Lock()
+	fail := s.fails > 0
+	s.fails--
+	s.mu.Unlock()
+	if fail {
+		return nil, fmt.Errorf("run %s: %w", id, context.DeadlineExceeded)
+	}
+	return s.Engine.Decide(ctx, id, d, body)
+}
+
+func TestDecisionTheClusterDidNotRecordIsCarriedOutAgain(t *testing.T) {
+	srv := newSlack(t)
+	inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
+	slow := &slowCluster{fails: 2}
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs, c.Inbox = true, inbox }),
+		withEngine(func(e bot.Engine) bot.Engine { slow.Engine = e; return slow }))
+	slash(t, srv, starter, "chain deliver-prd")
+	deadline := time.Now().Add(10 * time.Second)
+	for h.runCount() == 0 || h.onlyRun().State != engine.RunWaiting {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not come to wait")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	id := h.onlyRun().ID
+	if _, _, err := h.bot.SyncThread(ctxT(t), id, false); err != nil {
+		t.Fatal(err)
+	}
+	step := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	env := click(t, srv, starter, step, "Approve")
+	ack(t, srv, env)
+	waitEphemeral(t, srv, starter, "could not record that decision yet")
+	settle(srv, 50*time.Millisecond, time.Second)
+
+	inbox.mu.Lock()
+	var kept []byte
+	for i, p := range inbox.payloads {
+		if k, _ := bot.EnvelopeKey(p); k == env {
+			kept = p
+			if inbox.done[i] {
+				t.Error("the envelope whose decision was not recorded was marked done")
+			}
+		}
+	}
+	inbox.mu.Unlock()
+	if kept == nil {
+		t.Fatal("the click was not kept")
+	}
+	// Another replica carries it out: the cluster fails once more (the
+	// person is not told again), then records it.
+	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err == nil {
+		t.Error("CarryOut of a decision the cluster did not record: no error, so it would not be tried again")
+	}
+	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.decisions(id); len(d) != 1 || d[0].Decision != engine.DecideApprove {
+		t.Errorf("decisions %v, want the one approval", d)
+	}
+	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.decisions(id); len(d) != 1 {
+		t.Errorf("%d decisions after the envelope was carried out again, want 1", len(d))
+	}
+	n := 0
+	for _, e := range srv.Ephemerals(starter) {
+		if strings.Contains(e.Rendered, "could not record that decision yet") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the person was told %d times that the decision is not recorded yet, want once", n)
 	}
 }

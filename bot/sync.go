@@ -215,7 +215,8 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 	case gone(err) && op.ifGone == goneRepost:
 		// The message was deleted: post it again, in the run's thread.
 		thread := t.notes[noteThread]
-		ts, err := t.b.send.post(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks)
+		ts, err := t.b.send.post(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks,
+			slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)))
 		if err != nil {
 			return fmt.Errorf("post %s again: %w", op.what, err)
 		}
@@ -387,13 +388,22 @@ func previewOf(body []byte) string {
 }
 
 // shows reports whether the message was last sent showing sum.
+//
+// With scheduled syncs, another replica may have changed the message
+// since: only the run's notes say what it shows, and nothing is kept here.
 func (b *Bot) shows(channel, ts, sum string) bool {
+	if b.cfg.ScheduledSyncs {
+		return false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.rendered[channel+"/"+ts] == sum
 }
 
 func (b *Bot) remember(channel, ts, sum string) {
+	if b.cfg.ScheduledSyncs {
+		return
+	}
 	b.mu.Lock()
 	b.rendered[channel+"/"+ts] = sum
 	b.mu.Unlock()

@@ -150,7 +150,9 @@ type Store interface {
 // nothing: decisions and run starts carry idempotency keys.
 type Inbox interface {
 	// Record keeps a request durably (on disk when it returns) and
-	// returns its id; ids grow.
+	// returns its id; ids grow. An inbox shared by several front ends
+	// refuses, with an error wrapping ErrDuplicate, a request another has
+	// kept already: that one carries it out, and the caller drops it.
 	Record(ctx context.Context, payload []byte) (uint64, error)
 	// Pending lists the requests recorded and not done, oldest first.
 	Pending(ctx context.Context) ([]InboxItem, error)

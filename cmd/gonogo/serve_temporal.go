@@ -14,6 +14,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
 // On Temporal, gonogo serve is a stateless Slack front end, and any number
@@ -33,7 +34,9 @@ import (
 //     Slack for what the cut-off one posted.
 //   - Steps run on the workers (gonogo worker), never in serve.
 //
-// Nothing is kept on the replica's disk: its data directory is not used.
+// A replica keeps nothing of its own on disk. It reads artifacts from, and
+// writes people's edits to, the artifact store GONOGO_ARTIFACTS names, the
+// workers' (unset: <data>/artifacts, which serves one machine only).
 
 // slackRuns is the engine the bot drives on the cluster.
 type slackRuns struct {
@@ -51,6 +54,9 @@ var _ bot.Engine = slackRuns{}
 // bot's configuration, checked.
 func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, bcfg bot.Config, httpAddr, skills string) int {
 	log := bcfg.Log
+	if e.getenv(artifacts.EnvArtifacts) == "" {
+		log.Warn("GONOGO_ARTIFACTS is not set: artifacts are read from and edits kept in this machine's data directory, which serve replicas and workers on other machines cannot see; set it to a shared dir: folder or an s3:// bucket", "dir", defaultArtifacts(f.data))
+	}
 	members := &lateNotifier{}
 	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data, func(c *temporalbackend.Config) {
 		c.SlackQueue = temporalbackend.SlackQueue
@@ -74,10 +80,21 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return sb.Run(gctx) })
-	if err := w.Start(); err != nil {
-		return fail(e, "serve", fmt.Errorf("poll task queue %s: %w", temporalbackend.SlackQueue, err))
-	}
-	defer w.Stop()
+	// The Slack queue is polled once the bot knows who it is in Slack
+	// (a sync or an envelope carried out for another replica needs it).
+	g.Go(func() error {
+		select {
+		case <-sb.Ready():
+		case <-gctx.Done():
+			return nil
+		}
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("poll task queue %s: %w", temporalbackend.SlackQueue, err)
+		}
+		<-gctx.Done()
+		w.Stop()
+		return nil
+	})
 	if httpAddr != "" {
 		if err := serveHTTP(gctx, g, httpAddr, httpHandler(sb, runs.read)); err != nil {
 			return fail(e, "serve", err)

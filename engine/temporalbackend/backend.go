@@ -161,7 +161,7 @@ func (b *Backend) Load(ctx context.Context, id engine.RunID) (*engine.Run, error
 }
 
 func (b *Backend) view(ctx context.Context, id engine.RunID) (runView, error) {
-	res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", qryRun)
+	res, err := b.query(ctx, id, qryRun)
 	if err != nil {
 		return runView{}, b.notFound(id, err)
 	}
@@ -170,6 +170,21 @@ func (b *Backend) view(ctx context.Context, id engine.RunID) (runView, error) {
 		return runView{}, fmt.Errorf("run %s: %w", id, err)
 	}
 	return v, checkVersion(v.V)
+}
+
+// queryTries is how many times a query whose wait ran out on the cluster
+// (no workflow worker answered in time: one busy or just lost) is asked.
+const queryTries = 3
+
+// query asks run id's workflow query name, again when the cluster's wait
+// ran out, as an update is sent again.
+func (b *Backend) query(ctx context.Context, id engine.RunID, name string, args ...any) (converter.EncodedValue, error) {
+	for try := 1; ; try++ {
+		res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", name, args...)
+		if err == nil || try == queryTries || ctx.Err() != nil || !timedOut(err) {
+			return res, err
+		}
+	}
 }
 
 // notFound maps Temporal's word that there is no such workflow to
@@ -191,7 +206,7 @@ func (b *Backend) Journal(ctx context.Context, id engine.RunID) ([]engine.Event,
 func (b *Backend) journalFrom(ctx context.Context, id engine.RunID, from uint64) ([]engine.Event, error) {
 	var out []engine.Event
 	for from != 0 {
-		res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", qryJournal, from)
+		res, err := b.query(ctx, id, qryJournal, from)
 		if err != nil {
 			return nil, b.notFound(id, err)
 		}

@@ -97,8 +97,11 @@ func (b *Backend) claim(ctx context.Context, key string, id engine.RunID) (engin
 	if p == nil {
 		return "", fmt.Errorf("the claim of start key %q names no run", key)
 	}
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &held); err != nil || held == "" {
-		return "", fmt.Errorf("the claim of start key %q names no run: %v", key, err)
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &held); err != nil {
+		return "", fmt.Errorf("the claim of start key %q (workflow %s) cannot be read: %w", key, cid, err)
+	}
+	if held == "" {
+		return "", fmt.Errorf("the claim of start key %q (workflow %s) names no run", key, cid)
 	}
 	claimed := engine.RunID(held)
 	_, err = b.cfg.Client.DescribeWorkflowExecution(ctx, held, "")

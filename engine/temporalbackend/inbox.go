@@ -149,8 +149,10 @@ func (i *Inbox) Pending(context.Context) ([]engine.InboxItem, error) {
 // Done tells the envelopes' workflows that they were carried out, and
 // forgets their ids. An id this process does not know is ignored, and so
 // is a workflow that ended already (it was carried out through
-// SlackQueue meanwhile). An id whose workflow could not be told is kept,
-// for a later Done.
+// SlackQueue meanwhile). An id whose workflow could not be told is
+// forgotten too: that envelope is carried out again through SlackQueue
+// after RecoverAfter, which applies nothing twice (decisions and starts
+// have their keys).
 func (i *Inbox) Done(ctx context.Context, ids ...uint64) error {
 	var errs []error
 	for _, id := range ids {
@@ -164,7 +166,6 @@ func (i *Inbox) Done(ctx context.Context, ids ...uint64) error {
 		var nf *serviceerror.NotFound
 		if err != nil && !errors.As(err, &nf) {
 			errs = append(errs, fmt.Errorf("mark envelope %s done: %w", wid, err))
-			continue
 		}
 		i.mu.Lock()
 		delete(i.ids, id)

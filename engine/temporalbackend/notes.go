@@ -80,7 +80,7 @@ func mergeNotes(notes, set map[string]string) {
 // Notes returns the notes kept with a run; a run without notes has an
 // empty map. An unknown run is engine.ErrNotFound.
 func (b *Backend) Notes(ctx context.Context, id engine.RunID) (map[string]string, error) {
-	res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", qryNotes)
+	res, err := b.query(ctx, id, qryNotes)
 	if err != nil {
 		return nil, b.notFound(id, err)
 	}

@@ -289,6 +289,9 @@ type notesRecord struct {
 type syncRecord struct {
 	V   int    `json:"v"`
 	Run string `json:"run"`
+	// Retried says the run's previous sync gave up: this one looks in
+	// Slack for what that one may have posted first.
+	Retried bool `json:"retried,omitempty"`
 }
 
 // syncedRecord is the thread sync activity's result: LaterNS > 0 asks for

@@ -37,6 +37,13 @@ const (
 
 	syncStartToClose = 2 * time.Minute
 	syncHeartbeat    = 20 * time.Second
+	// syncGiveUp bounds one sync with its retries; a sync that failed
+	// that long (Slack refuses the thread, the notes cannot be kept, no
+	// replica polls SlackQueue) is tried again syncAgainAfter later, as a
+	// new sync that first looks in Slack for what the failed one posted.
+	// Meanwhile the run may continue as new.
+	syncGiveUp     = 10 * time.Minute
+	syncAgainAfter = time.Minute
 	// threadGrace is how long a finished run's workflow waits for its
 	// thread to show the run in full before it ends anyway.
 	threadGrace = 24 * time.Hour
@@ -68,7 +75,7 @@ func (t threadSync) sync(ctx context.Context, in syncRecord) (syncedRecord, erro
 	}
 	hb := newHeartbeat(ctx)
 	defer hb.stop()
-	later, done, err := t.side.SyncThread(ctx, engine.RunID(in.Run), activity.GetInfo(ctx).Attempt > 1)
+	later, done, err := t.side.SyncThread(ctx, engine.RunID(in.Run), in.Retried || activity.GetInfo(ctx).Attempt > 1)
 	if err != nil {
 		return syncedRecord{}, err
 	}
@@ -81,6 +88,8 @@ func (t threadSync) sync(ctx context.Context, in syncRecord) (syncedRecord, erro
 type threadSyncs struct {
 	dirty, running, done bool
 	later                time.Duration
+	// failed says the last sync gave up: the next one reconciles.
+	failed bool
 }
 
 // startSyncs has a coroutine keep the run's thread synced, for a run with
@@ -113,9 +122,10 @@ func (f *flow) syncing() bool { return f.syncs != nil && f.syncs.running }
 func (f *flow) syncLoop(ctx workflow.Context) {
 	s := f.syncs
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           f.in.SlackQueue,
-		StartToCloseTimeout: syncStartToClose,
-		HeartbeatTimeout:    syncHeartbeat,
+		TaskQueue:              f.in.SlackQueue,
+		StartToCloseTimeout:    syncStartToClose,
+		ScheduleToCloseTimeout: syncGiveUp,
+		HeartbeatTimeout:       syncHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second},
 	})
@@ -132,17 +142,20 @@ func (f *flow) syncLoop(ctx workflow.Context) {
 		}
 		s.dirty, s.running, s.later, s.done = false, true, 0, false
 		var res syncedRecord
-		err = workflow.ExecuteActivity(actx, SyncActivity, syncRecord{V: recordVersion, Run: string(f.run.ID)}).Get(ctx, &res)
+		in := syncRecord{V: recordVersion, Run: string(f.run.ID), Retried: s.failed}
+		err = workflow.ExecuteActivity(actx, SyncActivity, in).Get(ctx, &res)
 		if err == nil {
 			err = checkVersion(res.V)
 		}
 		s.running = false
 		if err != nil {
-			// Only a refusal ends the retries (a replica that cannot read
-			// the request): the next change tries again.
+			// The sync gave up (syncGiveUp) or was refused: the thread is
+			// tried again later, or at the next change.
 			workflow.GetLogger(ctx).Error("sync the run's thread", "run", f.run.ID, "err", err)
+			s.failed, s.later = true, syncAgainAfter
 			continue
 		}
+		s.failed = false
 		s.later, s.done = time.Duration(res.LaterNS), res.Done && !s.dirty
 	}
 }
