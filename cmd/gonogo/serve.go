@@ -186,10 +186,11 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		g.Go(func() error { return serveLocal(gctx, ln, &localAPI{db: db, svc: svc, log: log, command: "serve"}) })
 	}
 	if sc.HTTPAddr != "" {
-		if err := serveHTTP(gctx, g, sc.HTTPAddr, httpHandler(b, svc)); err != nil {
+		addr, err := serveHTTP(gctx, g, sc.HTTPAddr, httpHandler(b, svc))
+		if err != nil {
 			return fail(e, "serve", err)
 		}
-		log.Info("serving /healthz and /metrics", "addr", sc.HTTPAddr)
+		log.Info("serving /healthz and /metrics", "addr", addr)
 	}
 	log.Info("gonogo serve starting", "data", f.data, "skills", strings.Join(cat.Dirs(), ", "), "runner", name)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {

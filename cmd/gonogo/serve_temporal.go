@@ -96,10 +96,11 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 		return nil
 	})
 	if httpAddr != "" {
-		if err := serveHTTP(gctx, g, httpAddr, httpHandler(sb, runs.read)); err != nil {
+		addr, err := serveHTTP(gctx, g, httpAddr, httpHandler(sb, runs.read))
+		if err != nil {
 			return fail(e, "serve", err)
 		}
-		log.Info("serving /healthz and /metrics", "addr", httpAddr)
+		log.Info("serving /healthz and /metrics", "addr", addr)
 	}
 	log.Info("gonogo serve starting on Temporal", "temporal", tc.Addr, "namespace", tc.Namespace,
 		"queue", temporalbackend.SlackQueue, "skills", skills)
@@ -109,11 +110,12 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 	return exitOK
 }
 
-// serveHTTP serves h on addr until ctx ends, in g.
-func serveHTTP(ctx context.Context, g *errgroup.Group, addr string, h http.Handler) error {
+// serveHTTP serves h on addr until ctx ends, in g, and returns the
+// address it listens on (addr may ask for any free port).
+func serveHTTP(ctx context.Context, g *errgroup.Group, addr string, h http.Handler) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("GONOGO_HTTP_ADDR: %w", err)
+		return "", fmt.Errorf("GONOGO_HTTP_ADDR: %w", err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	g.Go(func() error {
@@ -128,5 +130,5 @@ func serveHTTP(ctx context.Context, g *errgroup.Group, addr string, h http.Handl
 		defer cancel()
 		return srv.Shutdown(sctx)
 	})
-	return nil
+	return ln.Addr().String(), nil
 }
