@@ -379,7 +379,9 @@ func (b *Bot) handleLoop(ctx context.Context) {
 			// already: it is not applied twice, and nobody is told twice.
 		default:
 			hctx, c := withCarrying(work, env.replayed)
+			hctx, cancel := b.handleLimit(hctx)
 			b.handleSafely(hctx, env)
+			cancel()
 			if c.again {
 				// Left in the inbox, to be carried out again (on a
 				// cluster, by whichever replica takes it).

@@ -215,9 +215,21 @@ func (b *Bot) intakeConfig() intake.Config {
 // engine refuses it; it returns the refusal. A start whose key was seen
 // (a redelivered request, whose run is already going) is refused with
 // engine.ErrDuplicate, and nobody is told.
+//
+// On a cluster, a start the cluster did not answer in time is carried out
+// again (retry; its key makes it start one run), and the person is told
+// once that it is being tried again.
 func (b *Bot) start(ctx context.Context, p engine.Plan, opt engine.StartOptions) error {
 	_, err := b.eng.Start(ctx, p, opt)
-	if err != nil && !errors.Is(err, engine.ErrDuplicate) {
+	switch {
+	case err == nil, errors.Is(err, engine.ErrDuplicate):
+	case b.cfg.ScheduledSyncs && errors.Is(err, context.DeadlineExceeded):
+		b.cfg.Log.Warn("a run could not be started yet; it is tried again", "err", err)
+		if retry(ctx) {
+			b.tell(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy,
+				"gonogo could not start that run yet (the cluster is slow to answer); it tries again, and the run's thread opens once it starts.", nil)
+		}
+	default:
 		b.refuse(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy, p.Input, err, "")
 	}
 	return err

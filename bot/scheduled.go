@@ -48,7 +48,9 @@ func (b *Bot) CarryOut(ctx context.Context, payload []byte, received time.Time) 
 	}
 	b.cfg.Log.Info("carrying out an envelope whose replica did not finish it in time", "envelope", evt.Request.EnvelopeID)
 	hctx, c := withCarrying(ctx, true)
+	hctx, cancel := b.handleLimit(hctx)
 	b.handleSafely(hctx, env)
+	cancel()
 	if c.again {
 		b.seen.forget(evt.Request.EnvelopeID)
 		return errCarryAgain
@@ -83,6 +85,20 @@ func retry(ctx context.Context) (first bool) {
 	c.again = true
 	return !c.replayed
 }
+
+// handleLimit bounds the carrying out of one envelope on a cluster: a
+// decision the cluster has not recorded within it is carried out again
+// (retry) rather than hold one of the bot's handlers.
+func (b *Bot) handleLimit(ctx context.Context) (context.Context, context.CancelFunc) {
+	if !b.cfg.ScheduledSyncs {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, clusterHandleLimit)
+}
+
+// clusterHandleLimit is handleLimit's bound: about when another replica
+// would carry the envelope out anyway (temporalbackend's RecoverAfter).
+const clusterHandleLimit = 45 * time.Second
 
 // errCarryAgain is CarryOut's answer for an envelope to carry out again.
 var errCarryAgain = errors.New("the envelope could not be carried out yet (the cluster did not record its change); it is tried again")

@@ -74,7 +74,9 @@ func (b *Bot) sync(ctx context.Context, id engine.RunID) error {
 // can never show anything: the bot cannot post in its channel). A sync
 // that reconciles first looks in Slack for what an earlier sync of the run
 // that was cut off may have posted without noting it (see lookup), and
-// notes it instead of posting it again.
+// notes it instead of posting it again. A scheduled sync (on a cluster)
+// keeps its notes until it ends and writes them in one update: one that
+// is cut off is retried as a reconciling sync, which finds its posts.
 func (b *Bot) syncRun(ctx context.Context, id engine.RunID, reconcile bool) (done bool, err error) {
 	r, err := b.eng.Load(ctx, id)
 	if err != nil {
@@ -94,6 +96,20 @@ func (b *Bot) syncRun(ctx context.Context, id engine.RunID, reconcile bool) (don
 		}
 	}
 	t := &threadSync{b: b, r: r, channel: r.Origin.Channel, notes: notes, reconcile: reconcile}
+	if b.cfg.ScheduledSyncs {
+		t.pending = map[string]string{}
+	}
+	done, err = t.carryOut(ctx, views)
+	if ferr := t.flush(ctx); ferr != nil {
+		return false, ferr
+	}
+	return done, err
+}
+
+// carryOut brings the thread up to date with the run, and says whether it
+// shows the run's end in full.
+func (t *threadSync) carryOut(ctx context.Context, views threadViews) (done bool, err error) {
+	b, r, notes := t.b, t.r, t.notes
 	opt := planOptions{audit: !b.cfg.NoAuditTrail, quietStart: b.cfg.QuietStart}
 	for _, op := range planThread(r, views, notes, opt) {
 		if stop, err := t.do(ctx, op); stop || err != nil {
@@ -128,6 +144,20 @@ type threadSync struct {
 	// in Slack (found, read once by lookup).
 	reconcile bool
 	found     map[string]string
+	// pending holds the notes set during a scheduled sync, written in one
+	// go when it ends (flush): a sync cut off before then is retried as
+	// a reconciling one, which finds in Slack what it posted.
+	pending map[string]string
+}
+
+// flush writes the notes a scheduled sync set.
+func (t *threadSync) flush(ctx context.Context) error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	err := t.b.eng.SetNotes(context.WithoutCancel(ctx), t.r.ID, t.pending)
+	clear(t.pending)
+	return err
 }
 
 // syncAt has the run synced again at when, or earlier.
@@ -304,6 +334,10 @@ func (t *threadSync) attachAudit(ctx context.Context, op threadOp) error {
 // notePairs notes set with the run, and keeps the notes at hand current.
 func (t *threadSync) notePairs(ctx context.Context, set map[string]string) error {
 	maps.Copy(t.notes, set)
+	if t.pending != nil {
+		maps.Copy(t.pending, set)
+		return nil
+	}
 	return t.b.eng.SetNotes(ctx, t.r.ID, set)
 }
 

@@ -75,7 +75,11 @@ func newServeCmd(a *cli) *cobra.Command {
 		Short: "Run the Slack bot (Socket Mode)",
 		Long: `Run the Slack bot over Socket Mode until interrupted. It needs SLACK_APP_TOKEN
 (xapp-) and SLACK_BOT_TOKEN (xoxb-); see the README for the Slack app and the
-other variables.`,
+other variables.
+
+With GONOGO_TEMPORAL_ADDR set, serve is a stateless Slack front end of the
+Temporal cluster: runs and their steps are the cluster's (gonogo worker runs
+the agents), and any number of serve replicas may share one Slack app.`,
 		RunE:              a.action(f, cmdServe),
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/gonogo/gonogo/bot"
@@ -56,6 +58,7 @@ type replicaTest struct {
 	t     *testing.T
 	srv   *fakeslack.Server
 	b     *temporalbackend.Backend
+	c     client.Client
 	env   []string
 	self  string
 	mu    sync.Mutex
@@ -87,7 +90,7 @@ func newReplicaTest(t *testing.T) *replicaTest {
 	srv := fakeslack.New()
 	t.Cleanup(srv.Close)
 	rt := &replicaTest{t: t, srv: srv, self: self, done: map[string]bool{}, started: map[int]bool{},
-		b: temporalbackend.New(temporalbackend.Config{Client: ts.GetDefaultClient(), Artifacts: store})}
+		b: temporalbackend.New(temporalbackend.Config{Client: ts.GetDefaultClient(), Artifacts: store}), c: ts.GetDefaultClient()}
 	agent := writeAgent(t, `cat >/dev/null
 sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 ))
 printf '# %s, attempt %s\n\nA paragraph of real work for run %s.\n' "$GONOGO_SKILL" "$GONOGO_ATTEMPT" "$GONOGO_RUN_ID"`)
@@ -102,6 +105,9 @@ printf '# %s, attempt %s\n\nA paragraph of real work for run %s.\n' "$GONOGO_SKI
 		"GONOGO_SKILLS_DIR="+filepath.Join(exampleDir(t), "skills"), "GONOGO_RUNNER=command", "GONOGO_RUNNER_CMD="+agent,
 		"SLACK_API_URL="+srv.APIURL(), "SLACK_APP_TOKEN="+srv.AppToken(), "SLACK_BOT_TOKEN="+srv.BotToken(),
 		"GONOGO_SLACK_UPDATES_PER_MINUTE=600")
+	if os.Getenv("GONOGO_REPLICAS_DEBUG") != "" {
+		rt.env = append(rt.env, "GONOGO_LOG_LEVEL=debug")
+	}
 	t.Cleanup(func() {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
@@ -110,12 +116,36 @@ printf '# %s, attempt %s\n\nA paragraph of real work for run %s.\n' "$GONOGO_SKI
 			<-p.exited
 		}
 		if t.Failed() {
+			dir := os.Getenv("GONOGO_REPLICAS_DEBUG")
 			for i, l := range rt.logs {
+				if dir != "" {
+					_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("process-%d.log", i)), []byte(l.String()), 0o600)
+				}
 				t.Logf("process %d said:\n%s", i, tail(l.String(), 8000))
 			}
 		}
 	})
 	return rt
+}
+
+// describe logs what the cluster says a workflow waits on.
+func (rt *replicaTest) describe(wid string) {
+	d, err := rt.c.DescribeWorkflowExecution(context.Background(), wid, "")
+	if err != nil {
+		rt.t.Logf("describe %s: %v", wid, err)
+		return
+	}
+	rt.t.Logf("workflow %s: %s, history %d events, pending workflow task %v", wid, d.GetWorkflowExecutionInfo().GetStatus(),
+		d.GetWorkflowExecutionInfo().GetHistoryLength(), d.GetPendingWorkflowTask())
+	for _, a := range d.GetPendingActivities() {
+		rt.t.Logf("  activity %s attempt %d state %s last failure %v", a.GetActivityType().GetName(), a.GetAttempt(), a.GetState(), a.GetLastFailure().GetMessage())
+	}
+	list, err := rt.c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Running'"})
+	if err == nil {
+		for _, ex := range list.GetExecutions() {
+			rt.t.Logf("  running: %s %s", ex.GetType().GetName(), ex.GetExecution().GetWorkflowId())
+		}
+	}
 }
 
 // logCount counts the lines of every process's log that contain s.
@@ -305,6 +335,7 @@ func TestTemporalTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 			<-a.exited
 			rt.killed = true
 			t.Logf("replica a SIGKILLed after %d decisions", decided)
+			a = nil
 			if long {
 				a = rt.spawn("serve")
 			}
@@ -344,6 +375,12 @@ func TestTemporalTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 		runs, rt.clicks, len(rt.acked), lost, rt.logCount("whose replica did not finish it in time"), rt.logCount("is not posted again"))
 }
 
+// settleWithin is how long the runs' threads are given to show their end
+// once every decision was made: a decision a killed replica acknowledged
+// is carried out 30 s after it arrived, and a sync cut off is retried
+// after its heartbeat timeout (20 s) with backoff.
+const settleWithin = 3 * time.Minute
+
 // checkRuns waits for every run to end and its thread to settle, then
 // checks the runs, their journals and what Slack shows.
 func (rt *replicaTest) checkRuns(runs int) {
@@ -351,7 +388,7 @@ func (rt *replicaTest) checkRuns(runs int) {
 	c := &serveCampaign{t: t, srv: rt.srv}
 	var shown map[engine.RunID]*slackThread
 	byChannel := map[int]engine.RunID{}
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(settleWithin)
 	for {
 		shown = c.slackShows()
 		settled := len(shown) >= len(rt.started)
@@ -368,6 +405,9 @@ func (rt *replicaTest) checkRuns(runs int) {
 			}
 		}
 		if settled || time.Now().After(deadline) {
+			// What Slack shows now: the notes read above may be newer
+			// than what was shown at the top of this round.
+			shown = c.slackShows()
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -416,6 +456,7 @@ func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
 	}
 	if r.State != want {
 		t.Errorf("run %s (plan %s): %s, want %s", r.ID, replicaPlan(i), r.State, want)
+		rt.describe(string(r.ID))
 	}
 	journal, err := rt.b.Journal(t.Context(), r.ID)
 	if err != nil {
@@ -471,6 +512,13 @@ func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
 	// Each attempt's artifact and the audit trail.
 	if len(th.fileCount) != attempts+1 {
 		t.Errorf("run %s: %d files attached (%v), want %d (each attempt's artifact and the audit trail)", r.ID, len(th.fileCount), th.fileCount, attempts+1)
+		for _, c := range rt.srv.Calls("files.completeUploadExternal") {
+			if c.Params.Get("channel_id") == r.Origin.Channel {
+				t.Logf("  upload: thread %q files %s error %q", c.Params.Get("thread_ts"), c.Params.Get("files"), c.Error)
+			}
+		}
+		notes, _ := rt.b.Notes(t.Context(), r.ID)
+		t.Logf("  notes: %v", notes)
 	}
 	if want == engine.RunCompleted && th.complete != 1 {
 		t.Errorf("run %s: %d \"Run complete\" messages, want 1", r.ID, th.complete)

@@ -95,7 +95,13 @@ func New(cfg Config) *Backend {
 // refused with engine.ErrDuplicate, as engine.Service refuses it.
 func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
 	if opt.Key != "" {
-		return b.startClaimed(ctx, p, opt)
+		r, err := b.startClaimed(ctx, p, opt)
+		if err != nil && timedOut(err) && !errors.Is(err, context.DeadlineExceeded) {
+			// The cluster did not answer in time: the caller may try
+			// again, and the key makes it start one run.
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		}
+		return r, err
 	}
 	for try := 0; ; try++ {
 		now := b.cfg.Now()
@@ -144,6 +150,11 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return nil, fmt.Errorf("start run %s: the id is taken: %w", id, engine.ErrStale)
+	}
+	if timedOut(err) {
+		// The cluster did not answer in time: the caller may try again
+		// (a keyed start starts one run).
+		return nil, fmt.Errorf("start run %s: %w: %w", id, context.DeadlineExceeded, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start run %s: %w", id, missingAttributes(err))
