@@ -20,13 +20,11 @@ import (
 	"github.com/slack-go/slack"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/server/temporaltest"
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/bot/fakeslack"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/temporalbackend"
-	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
 // Two gonogo serve replicas of one Slack app on one Temporal cluster, one
@@ -74,15 +72,7 @@ type replicaTest struct {
 
 func newReplicaTest(t *testing.T) *replicaTest {
 	t.Helper()
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	if _, err := temporalbackend.Setup(t.Context(), ts.GetDefaultClient(), ts.GetDefaultNamespace(), temporalbackend.DefaultRetention); err != nil {
-		t.Fatal(err)
-	}
-	arts := t.TempDir()
-	store, err := artifacts.NewDir(arts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts, arts, store := newTestServer(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -33,17 +33,25 @@ type cluster struct {
 	heartbeat time.Duration
 }
 
-func newCluster(t *testing.T, agent string, heartbeat time.Duration) *cluster {
+// newTestServer starts a real in-process Temporal server with gonogo's
+// namespace set up, and an artifact folder its processes share.
+func newTestServer(t *testing.T) (ts *temporaltest.TestServer, arts string, store *artifacts.Dir) {
 	t.Helper()
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	ts = temporaltest.NewServer(temporaltest.WithT(t))
 	if _, err := temporalbackend.Setup(t.Context(), ts.GetDefaultClient(), ts.GetDefaultNamespace(), temporalbackend.DefaultRetention); err != nil {
 		t.Fatal(err)
 	}
-	arts := t.TempDir()
+	arts = t.TempDir()
 	store, err := artifacts.NewDir(arts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ts, arts, store
+}
+
+func newCluster(t *testing.T, agent string, heartbeat time.Duration) *cluster {
+	t.Helper()
+	ts, arts, store := newTestServer(t)
 	c := &cluster{t: t, ts: ts, heartbeat: heartbeat,
 		b: temporalbackend.New(temporalbackend.Config{Client: ts.GetDefaultClient(), Artifacts: store, Heartbeat: heartbeat})}
 	c.env = append(os.Environ(), "GONOGO_TEST_AS_MAIN=1", "USER=tester", "GONOGO_LOG_LEVEL=warn",

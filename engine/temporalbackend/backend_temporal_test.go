@@ -463,19 +463,9 @@ var scenarios = []scenario{
 		return id
 	}, engine.RunCompleted},
 	{"decompose-at-a-checkpoint", func(e *env) engine.RunID {
-		e.runner.mu.Lock()
-		e.runner.output["deliver-prd"] = `{"tasks": [{"name": "one"}]}`
-		e.runner.mu.Unlock()
-		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
+		r := e.startSpec(`{"tasks": [{"name": "one"}]}`, engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
 			{ID: "s", Skill: "deliver-prd", Decompose: "deliver-user-stories", Line: 1},
-		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
-		if err != nil {
-			e.t.Fatal(err)
-		}
+		}})
 		id := r.ID
 		waiting(e.t, e.b, id, 1, 1)
 		// An edit that is not a task list is refused, and changes nothing.
@@ -497,19 +487,9 @@ var scenarios = []scenario{
 	{"route", func(e *env) engine.RunID {
 		// The route step's output names the workflow whose steps follow
 		// it, once a person approves it.
-		e.runner.mu.Lock()
-		e.runner.output["deliver-prd"] = `{"workflow": "ship-flow"}`
-		e.runner.mu.Unlock()
-		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "triage", Steps: []engine.WorkflowStep{
+		r := e.startSpec(`{"workflow": "ship-flow"}`, engine.WorkflowSpec{Name: "triage", Steps: []engine.WorkflowStep{
 			{ID: "r", Skill: "deliver-prd", Route: true, Line: 1},
-		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
-		if err != nil {
-			e.t.Fatal(err)
-		}
+		}})
 		waiting(e.t, e.b, r.ID, 1, 1)
 		e.decide(r.ID, 1, engine.DecideApprove, "", nil)
 		r = waiting(e.t, e.b, r.ID, 2, 1)
@@ -520,19 +500,9 @@ var scenarios = []scenario{
 		return r.ID
 	}, engine.RunCompleted},
 	{"decompose-approved", func(e *env) engine.RunID {
-		e.runner.mu.Lock()
-		e.runner.output["deliver-prd"] = "```json\n" + `{"tasks": [{"name": "one"}]}` + "\n```"
-		e.runner.mu.Unlock()
-		p, err := engine.PreflightWorkflow(engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
+		r := e.startSpec("```json\n" + `{"tasks": [{"name": "one"}]}` + "\n```", engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
 			{ID: "s", Skill: "deliver-prd", Decompose: "deliver-user-stories", Line: 1},
-		}}, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
-		if err != nil {
-			e.t.Fatal(err)
-		}
+		}})
 		waiting(e.t, e.b, r.ID, 1, 1)
 		e.decide(r.ID, 1, engine.DecideApprove, "", nil)
 		waiting(e.t, e.b, r.ID, 2, 1)
@@ -600,6 +570,24 @@ var scenarios = []scenario{
 		}
 		return id
 	}, engine.RunAborted},
+}
+
+// startSpec starts a run of spec, whose steps of skill deliver-prd answer
+// output, as U-ana.
+func (e *env) startSpec(output string, spec engine.WorkflowSpec) *engine.Run {
+	e.t.Helper()
+	e.runner.mu.Lock()
+	e.runner.output["deliver-prd"] = output
+	e.runner.mu.Unlock()
+	p, err := engine.PreflightWorkflow(spec, nil, "", engine.Flags{}, e.cat, engine.DefaultPolicy())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r, err := e.b.Start(e.t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
 }
 
 // testWorkflows are the workflows a route step may continue with.
