@@ -500,7 +500,7 @@ var scenarios = []scenario{
 		return r.ID
 	}, engine.RunCompleted},
 	{"decompose-approved", func(e *env) engine.RunID {
-		r := e.startSpec("```json\n" + `{"tasks": [{"name": "one"}]}` + "\n```", engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
+		r := e.startSpec("```json\n"+`{"tasks": [{"name": "one"}]}`+"\n```", engine.WorkflowSpec{Name: "split-flow", Steps: []engine.WorkflowStep{
 			{ID: "s", Skill: "deliver-prd", Decompose: "deliver-user-stories", Line: 1},
 		}})
 		waiting(e.t, e.b, r.ID, 1, 1)
