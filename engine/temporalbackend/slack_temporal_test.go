@@ -248,7 +248,7 @@ func TestSlackSyncsOneAtATime(t *testing.T) {
 
 	e.decide(id, 2, engine.DecideApprove, "", nil)
 	ended(t, e.b, id)
-	workflowClosed(t, c, id, 10*time.Second)
+	workflowClosed(t, c, id, 30*time.Second)
 	calls, most := fake.seen()
 	if last := calls[len(calls)-1]; !last.finished {
 		t.Errorf("the last sync saw the run unfinished (seq %d)", last.seq)
@@ -297,7 +297,7 @@ func TestSlackSyncLaterRetriedAndDone(t *testing.T) {
 	fake.mu.Lock()
 	fake.allowDone = true
 	fake.mu.Unlock()
-	workflowClosed(t, c, id, 10*time.Second)
+	workflowClosed(t, c, id, 30*time.Second)
 	if s := status(t, c, id); s != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		t.Errorf("the run's workflow ended %s, want completed", s)
 	}
