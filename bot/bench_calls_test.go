@@ -256,6 +256,9 @@ func startServeOn(b testing.TB, srv *fakeslack.Server, dir string, set serveSetu
 	n.set(bt)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &liveServe{db: db, svc: svc, bot: bt, cancel: cancel, done: make(chan struct{})}
+	// Counted before the bot starts: one that connects at once must not
+	// be counted as there before it.
+	before := srv.Connections()
 	svcDone := make(chan struct{})
 	go func() { defer close(svcDone); _ = svc.Run(ctx) }()
 	go func() {
@@ -266,7 +269,6 @@ func startServeOn(b testing.TB, srv *fakeslack.Server, dir string, set serveSetu
 		}
 	}()
 	b.Cleanup(func() { s.stop(b) })
-	before := srv.Connections()
 	if err := srv.WaitFor(ctxT(b), func(st *fakeslack.State) bool { return st.Connections() > before && st.Connected() }); err != nil {
 		b.Fatalf("the bot did not connect: %v", err)
 	}
