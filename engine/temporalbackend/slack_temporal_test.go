@@ -142,7 +142,9 @@ func workflowClosed(t testing.TB, c client.Client, id engine.RunID, limit time.D
 func TestNotes(t *testing.T) {
 	e := temporalEnv(t)
 	c := e.ts.GetDefaultClient()
-	b := New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second, Members: nobodySpecial, HistoryLimit: 40})
+	// A heartbeat a loaded machine cannot miss: this test redoes steps,
+	// and an attempt taken for lost would be interrupted instead.
+	b := New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: 15 * time.Second, Members: nobodySpecial, HistoryLimit: 40})
 	e.b = b
 	ctx := t.Context()
 	id := e.start()
