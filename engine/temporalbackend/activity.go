@@ -81,8 +81,8 @@ func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, er
 			fmt.Sprintf("step %d attempt %d is not the run's latest", in.Step, in.Attempt), "stale", nil)
 	}
 	job, prepErr := a.prepare(ctx, r, st, in.Keys)
-	out := a.execute(ctx, r, job, prepErr)
-	if ctx.Err() != nil {
+	out, stopped := a.execute(ctx, r, job, prepErr)
+	if stopped || ctx.Err() != nil {
 		return verdictRecord{V: recordVersion, Stopped: true, Outcome: toOutcomeRecord(out)}, nil
 	}
 	limit := a.RateLimit
@@ -136,17 +136,21 @@ func (a *Activities) prepare(ctx context.Context, r *engine.Run, st *engine.Step
 }
 
 // execute runs the job on the runner, unless preparing it failed or the
-// run is dry, heartbeating as it goes.
-func (a *Activities) execute(ctx context.Context, r *engine.Run, job engine.Job, prepErr error) engine.Outcome {
+// run is dry, heartbeating as it goes (see stepBeat). stopped says that
+// the agent was stopped by a cancel or because the cluster no longer has
+// the attempt.
+func (a *Activities) execute(ctx context.Context, r *engine.Run, job engine.Job, prepErr error) (out engine.Outcome, stopped bool) {
 	switch {
 	case prepErr != nil:
-		return engine.Outcome{Err: prepErr}
+		return engine.Outcome{Err: prepErr}, false
 	case r.DryRun:
-		return engine.Outcome{NotRun: true}
+		return engine.Outcome{NotRun: true}, false
 	}
-	hb := newHeartbeat(ctx)
-	defer hb.stop()
-	return a.Runner.Run(ctx, job, hb.progress)
+	runCtx, hb := newStepBeat(ctx)
+	out = a.Runner.Run(runCtx, job, hb.progress)
+	stopped = runCtx.Err() != nil
+	hb.stop()
+	return out, stopped
 }
 
 // progressRecord is a heartbeat's details: the agent's latest progress.
@@ -160,21 +164,15 @@ type progressRecord struct {
 	ElapsedNS int64   `json:"elapsed_ns,omitempty"`
 }
 
-// heartbeat reports an attempt's progress to Temporal as it comes and,
-// while the agent is silent, repeats the last every third of the
-// heartbeat timeout: a heartbeat is how Temporal knows the worker lives,
-// and its answer is how a cancel reaches the agent.
+// heartbeat keeps a Slack activity alive: it sends a heartbeat every third of the heartbeat timeout, so that Temporal knows the worker
+// lives. (A step's heartbeats are a stepBeat's.)
 type heartbeat struct {
-	ctx     context.Context
-	started time.Time
-	mu      sync.Mutex
-	last    progressRecord
-	done    chan struct{}
-	wg      sync.WaitGroup
+	done chan struct{}
+	wg   sync.WaitGroup
 }
 
 func newHeartbeat(ctx context.Context) *heartbeat {
-	h := &heartbeat{ctx: ctx, started: time.Now(), last: progressRecord{V: recordVersion}, done: make(chan struct{})}
+	h := &heartbeat{done: make(chan struct{})}
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
 	if every <= 0 {
 		every = 10 * time.Second
@@ -189,26 +187,11 @@ func newHeartbeat(ctx context.Context) *heartbeat {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				h.mu.Lock()
-				p := h.last
-				h.mu.Unlock()
-				activity.RecordHeartbeat(ctx, p)
+				activity.RecordHeartbeat(ctx, progressRecord{V: recordVersion})
 			}
 		}
 	})
 	return h
-}
-
-func (h *heartbeat) progress(p engine.Progress) {
-	if p.Elapsed == 0 {
-		p.Elapsed = time.Since(h.started)
-	}
-	rec := progressRecord{V: recordVersion, Turns: p.Turns, ToolCalls: p.ToolCalls, LastTool: p.LastTool,
-		Status: p.Status, CostUSD: p.CostUSD, ElapsedNS: int64(p.Elapsed)}
-	h.mu.Lock()
-	h.last = rec
-	h.mu.Unlock()
-	activity.RecordHeartbeat(h.ctx, rec)
 }
 
 func (h *heartbeat) stop() {

@@ -57,7 +57,7 @@ var recorded = []struct {
 		return id
 	}},
 	{"continued-as-new", func(e *env) engine.RunID {
-		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second,
+		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat,
 			Members: nobodySpecial, HistoryLimit: 40})
 		id := e.start()
 		waiting(e.t, e.b, id, 1, 1)
@@ -81,7 +81,7 @@ var recorded = []struct {
 		// A run with a Slack thread: syncs after each change, and a
 		// finished run's workflow open until its thread is done.
 		fake := &fakeSlack{allowDone: true}
-		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second,
+		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat,
 			Members: nobodySpecial, SlackQueue: SlackQueue})
 		fake.b = e.b.(*Backend)
 		e.ts.NewWorker(SlackQueue, func(r worker.Registry) { RegisterSlack(r, fake) })

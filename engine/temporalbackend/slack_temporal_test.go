@@ -100,7 +100,7 @@ func (f *fakeSlack) seen() ([]syncCall, int) {
 func slackEnv(t testing.TB, fake *fakeSlack, historyLimit int) *env {
 	t.Helper()
 	e := temporalEnv(t)
-	b := New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second,
+	b := New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat,
 		Members: nobodySpecial, SlackQueue: SlackQueue, HistoryLimit: historyLimit})
 	e.b, fake.b = b, b
 	e.ts.NewWorker(SlackQueue, func(r worker.Registry) { RegisterSlack(r, fake) })
@@ -142,9 +142,7 @@ func workflowClosed(t testing.TB, c client.Client, id engine.RunID, limit time.D
 func TestNotes(t *testing.T) {
 	e := temporalEnv(t)
 	c := e.ts.GetDefaultClient()
-	// A heartbeat a loaded machine cannot miss: this test redoes steps,
-	// and an attempt taken for lost would be interrupted instead.
-	b := New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: 15 * time.Second, Members: nobodySpecial, HistoryLimit: 40})
+	b := New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat, Members: nobodySpecial, HistoryLimit: 40})
 	e.b = b
 	ctx := t.Context()
 	id := e.start()
