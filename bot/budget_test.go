@@ -67,3 +67,24 @@ func TestUpdateBudgetPutsDecisionsAfterCheckpoints(t *testing.T) {
 		t.Fatalf("the checkpoint waited for a decision, until %v", at)
 	}
 }
+
+// A message turned away whose update is no longer needed (a click's
+// response_url showed it, or it already shows what it should) gives up its
+// turn at once: it does not hold every other update until it is abandoned.
+func TestUpdateBudgetSettledGivesUpItsTurn(t *testing.T) {
+	u := newUpdateBudget(60, 1, time.Minute, time.Second) // one token, refilled one a second
+	t0 := time.Unix(1_700_000_000, 0)
+	if at := u.take("first", updateCheckpoint, t0); !at.IsZero() {
+		t.Fatalf("the first update waited until %v", at)
+	}
+	if at := u.take("clicked", updateCheckpoint, t0); at.IsZero() {
+		t.Fatal("an update past the budget was let through")
+	}
+	u.settled("clicked")
+	// Long after the token came back, well before an abandoned turn is
+	// let go of.
+	later := t0.Add(5 * time.Second)
+	if at := u.take("header", updateMinor, later); !at.IsZero() {
+		t.Fatalf("a settled message still holds the budget, until %v", at)
+	}
+}

@@ -418,6 +418,16 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 	return at
 }
 
+// settled gives up msg's turn: the message shows what it should without
+// a chat.update (an earlier update or a click's response_url showed it).
+// A turn left behind would hold every update of its priority or lower
+// until it is abandoned.
+func (u *updateBudget) settled(msg string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.told, msg)
+}
+
 // posted counts a message's post as its last update, so that a minor
 // update of a message just posted (the run's header, whose first step
 // started as it was posted) waits the interval like any other and shows

@@ -265,10 +265,12 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 	sum := digest(op.blocks)
 	if t.b.shows(t.channel, op.ts, sum) || t.notes[noteShown(op.ts)] == sum {
 		t.b.remember(t.channel, op.ts, sum)
+		t.b.send.updates.settled(t.channel + "/" + op.ts)
 		return true, nil
 	}
 	if t.b.replaceViaClick(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks) {
 		t.b.remember(t.channel, op.ts, sum)
+		t.b.send.updates.settled(t.channel + "/" + op.ts)
 		return true, t.note(ctx, noteShown(op.ts), sum)
 	}
 	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio)
