@@ -20,8 +20,11 @@ type Dir struct {
 	path string
 }
 
-// NewDir returns the store kept in the directory at path, creating the
-// directory if it is missing. A relative path is made absolute now.
+// NewDir returns the store kept in the directory at path. A relative path
+// is made absolute now. A missing directory is created by the first Put,
+// not here, so commands that only read (runs, show) leave no empty folder
+// behind; a path that names something other than a directory is refused
+// at once.
 func NewDir(path string) (*Dir, error) {
 	if path == "" {
 		return nil, errors.New("artifact directory: empty path")
@@ -30,8 +33,12 @@ func NewDir(path string) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact directory %s: %w", path, err)
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	switch fi, err := os.Stat(abs); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("artifact directory: %w", err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("artifact directory %s: not a directory", abs)
 	}
 	return &Dir{path: abs}, nil
 }
@@ -52,6 +59,9 @@ func (d *Dir) Put(ctx context.Context, key string, body []byte) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("put artifact %s: %w", key, err)
+	}
+	if err := os.MkdirAll(d.path, 0o700); err != nil {
+		return fmt.Errorf("put artifact %s: artifact directory: %w", key, err)
 	}
 	root, err := os.OpenRoot(d.path)
 	if err != nil {
@@ -166,6 +176,10 @@ func (d *Dir) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("get artifact %s: %w", key, err)
 	}
 	root, err := os.OpenRoot(d.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Nothing was ever put.
+		return nil, fmt.Errorf("get artifact %s in %s: %w", key, d.path, ErrNotFound)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get artifact %s: %w", key, err)
 	}

@@ -92,6 +92,25 @@ func TestNewDir(t *testing.T) {
 			t.Fatalf("Path = %s, want %s", d.Path(), want)
 		}
 	})
+	t.Run("a missing directory is made by the first put only", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "deep", "arts")
+		d, err := NewDir(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Get(t.Context(), "run/a.md"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get from a directory never written: %v, want ErrNotFound", err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("reading created the directory: %v", err)
+		}
+		if err := d.Put(t.Context(), "run/a.md", []byte("a")); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("after a put the directory is %v, %v; want one with mode 0700", fi, err)
+		}
+	})
 	t.Run("a file is not a directory", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "file")
 		if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -108,6 +127,9 @@ func TestDirSymlinkStaysInside(t *testing.T) {
 	parent := t.TempDir()
 	outside := filepath.Join(parent, "outside")
 	if err := os.Mkdir(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(parent, "store"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	d, err := NewDir(filepath.Join(parent, "store"))
