@@ -54,6 +54,9 @@ var _ bot.Engine = slackRuns{}
 // bot's configuration, checked.
 func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, bcfg bot.Config, httpAddr, skills string) int {
 	log := bcfg.Log
+	if err := agentFlagsOnTemporal(f); err != nil {
+		return fail(e, "serve", err)
+	}
 	if e.getenv(artifacts.EnvArtifacts) == "" {
 		log.Warn("GONOGO_ARTIFACTS is not set: artifacts are read from and edits kept in this machine's data directory, which serve replicas and workers on other machines cannot see; set it to a shared dir: folder or an s3:// bucket", "dir", defaultArtifacts(f.data))
 	}
@@ -108,6 +111,21 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 		return fail(e, "serve", err)
 	}
 	return exitOK
+}
+
+// agentFlagsOnTemporal refuses the flags that choose an agent, given to
+// serve on Temporal: serve runs no step there (the workers do, with their
+// own runner), so --dry-run in particular would be a promise not kept.
+func agentFlagsOnTemporal(f *runFlags) error {
+	if f.changed == nil {
+		return nil
+	}
+	for _, name := range []string{"dry-run", "runner", "runner-cmd"} {
+		if f.changed(name) {
+			return usagef("--%s: on Temporal, serve runs no agent; steps run on gonogo worker, so give --%s to the workers", name, name)
+		}
+	}
+	return nil
 }
 
 // serveHTTP serves h on addr until ctx ends, in g, and returns the

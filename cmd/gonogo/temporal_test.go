@@ -45,6 +45,8 @@ func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
 		{"an artifact store gonogo cannot read", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_ARTIFACTS": "ftp://x"},
 			[]string{"worker", "--runner", "command", "--runner-cmd", "/bin/true"}, "GONOGO_ARTIFACTS"},
 		{"a cluster nobody answers at", addr, []string{"temporal", "setup"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
+		{"serve asked for a dry run on Temporal", slackOn(addr), []string{"serve", "--dry-run"}, "--dry-run: on Temporal, serve runs no agent"},
+		{"serve given a runner on Temporal", slackOn(addr), []string{"serve", "--runner", "codex"}, "give --runner to the workers"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,6 +56,16 @@ func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slackOn is vars with Slack tokens of the right shapes (serve checks
+// them before anything else).
+func slackOn(vars map[string]string) map[string]string {
+	m := map[string]string{"SLACK_APP_TOKEN": "xapp-1-A1-1-aa", "SLACK_BOT_TOKEN": "xoxb-1-1-aa"}
+	for k, v := range vars {
+		m[k] = v
+	}
+	return m
 }
 
 func TestDaysSaysWholeDays(t *testing.T) {
