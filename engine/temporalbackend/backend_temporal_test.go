@@ -119,6 +119,15 @@ func (e *env) start() engine.RunID {
 	return e.startWith(nil)
 }
 
+// approveBoth approves the run's two steps as each comes to wait.
+func (e *env) approveBoth(id engine.RunID) {
+	e.t.Helper()
+	waiting(e.t, e.b, id, 1, 1)
+	e.decide(id, 1, engine.DecideApprove, "", nil)
+	waiting(e.t, e.b, id, 2, 1)
+	e.decide(id, 2, engine.DecideApprove, "", nil)
+}
+
 // startWith starts a run of the chain, adjusted by adjust when not nil.
 func (e *env) startWith(adjust func(*engine.Plan, *engine.StartOptions)) engine.RunID {
 	e.t.Helper()
@@ -218,10 +227,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"approve", func(e *env) engine.RunID {
 		id := e.start()
-		waiting(e.t, e.b, id, 1, 1)
-		e.decide(id, 1, engine.DecideApprove, "", nil)
-		waiting(e.t, e.b, id, 2, 1)
-		e.decide(id, 2, engine.DecideApprove, "", nil)
+		e.approveBoth(id)
 		return id
 	}, engine.RunCompleted},
 	{"edit", func(e *env) engine.RunID {
@@ -546,10 +552,7 @@ var scenarios = []scenario{
 		if _, err := aw.StartAwaited(e.t.Context(), id, "U-bob", "click-start-2"); !errors.Is(err, engine.ErrNotAwaitingStart) {
 			e.t.Errorf("%s: a second Start: %v, want ErrNotAwaitingStart", e.name, err)
 		}
-		waiting(e.t, e.b, id, 1, 1)
-		e.decide(id, 1, engine.DecideApprove, "", nil)
-		waiting(e.t, e.b, id, 2, 1)
-		e.decide(id, 2, engine.DecideApprove, "", nil)
+		e.approveBoth(id)
 		return id
 	}, engine.RunCompleted},
 	{"preview-cancel", func(e *env) engine.RunID {
