@@ -6,13 +6,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
@@ -30,8 +35,9 @@ type env struct {
 	keys   int
 	ts     *temporaltest.TestServer // nil on bbolt
 	acts   *Activities
-	steps  worker.Worker // the worker polling StepQueue
-	flows  worker.Worker // the worker polling TaskQueue
+	q      queues        // its task queues on ts
+	steps  worker.Worker // the worker polling its steps queue
+	flows  worker.Worker // the worker polling its workflows queue
 }
 
 var skills = []string{"deliver-prd", "deliver-user-stories"}
@@ -55,35 +61,95 @@ func nobodySpecial(context.Context, string, []string) (engine.Member, error) {
 // about a lost worker, uses a short one.
 const testHeartbeat = 15 * time.Second
 
-// temporalEnv starts a real in-process Temporal server, a worker for run
-// workflows and one for steps, and a Backend on them.
+// shared is the in-process Temporal server the tests share: starting and
+// stopping one takes seconds under the race detector, so each test gets
+// task queues of its own on it instead (see queues), and a worker of
+// another test never takes its tasks. Its namespace is set up once, as
+// gonogo temporal setup prepares a cluster.
+var shared struct {
+	once sync.Once
+	ts   *temporaltest.TestServer
+	err  error
+	seq  atomic.Int64
+}
+
+func sharedServer(t testing.TB) *temporaltest.TestServer {
+	t.Helper()
+	shared.once.Do(func() {
+		quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		shared.ts = temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: sdklog.NewStructuredLogger(quiet)}))
+		_, shared.err = Setup(context.Background(), shared.ts.GetDefaultClient(), shared.ts.GetDefaultNamespace(), DefaultRetention)
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.ts
+}
+
+// queues are a test's own task queues.
+type queues struct{ flows, steps, slack string }
+
+func newQueues() queues {
+	p := fmt.Sprintf("test-%d-", shared.seq.Add(1))
+	return queues{flows: p + TaskQueue, steps: p + StepQueue, slack: p + SlackQueue}
+}
+
+// temporalEnv is a worker for run workflows and one for steps on the
+// shared in-process Temporal server, on task queues of the test's own, and
+// a Backend on them.
 func temporalEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...)}
-	if tt, ok := t.(*testing.T); ok {
-		e.ts = temporaltest.NewServer(temporaltest.WithT(tt))
-	} else {
-		e.ts = temporaltest.NewServer()
-		t.Cleanup(e.ts.Stop)
-	}
-	// Runs keep their state in gonogo's search attributes, as on a
-	// cluster gonogo temporal setup prepared.
-	if _, err := Setup(context.Background(), e.ts.GetDefaultClient(), e.ts.GetDefaultNamespace(), DefaultRetention); err != nil {
+	return temporalEnvOn(t, sharedServer(t))
+}
+
+// temporalEnvAlone is temporalEnv on a server of its own, for a test that
+// lists every run on it.
+func temporalEnvAlone(t *testing.T) *env {
+	t.Helper()
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	if _, err := Setup(context.Background(), ts.GetDefaultClient(), ts.GetDefaultNamespace(), DefaultRetention); err != nil {
 		t.Fatal(err)
 	}
+	return temporalEnvOn(t, ts)
+}
+
+func temporalEnvOn(t testing.TB, ts *temporaltest.TestServer) *env {
+	e := &env{t: t, name: "temporal", runner: newFakeRunner(), cat: testCatalog(append(skills, fallbackSkill)...), ts: ts, q: newQueues()}
 	arts := newMemArtifacts()
 	e.acts = &Activities{Runner: e.runner, Catalog: e.cat, Artifacts: arts, RateLimit: testRateLimit, Workflows: testWorkflows}
-	e.flows = newFlowWorker(e.ts)
-	e.steps = e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
-	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: arts, Heartbeat: testHeartbeat, Members: nobodySpecial})
+	e.flows = e.newFlowWorker()
+	e.steps = e.worker(e.q.steps, func(r worker.Registry) { RegisterSteps(r, e.acts) })
+	e.b = New(e.config(nil))
 	return e
+}
+
+// config is the Backend configuration of the env's queues, changed by
+// adjust when not nil.
+func (e *env) config(adjust func(*Config)) Config {
+	c := Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat, Members: nobodySpecial,
+		TaskQueue: e.q.flows, StepQueue: e.q.steps}
+	if adjust != nil {
+		adjust(&c)
+	}
+	return c
+}
+
+// worker starts a worker on queue, stopped when the test ends.
+func (e *env) worker(queue string, register func(worker.Registry)) worker.Worker {
+	return e.workerWith(queue, register, worker.Options{})
+}
+
+func (e *env) workerWith(queue string, register func(worker.Registry), opts worker.Options) worker.Worker {
+	w := e.ts.NewWorkerWithOptions(queue, register, opts)
+	e.t.Cleanup(w.Stop)
+	return w
 }
 
 // newFlowWorker starts a worker for run workflows with the options gonogo
 // worker uses: a second's sticky timeout, so that a run a stopped worker
 // held moves to another at once.
-func newFlowWorker(ts *temporaltest.TestServer) worker.Worker {
-	return ts.NewWorkerWithOptions(TaskQueue, func(r worker.Registry) { RegisterWorkflow(r) },
+func (e *env) newFlowWorker() worker.Worker {
+	return e.workerWith(e.q.flows, func(r worker.Registry) { RegisterWorkflow(r) },
 		worker.Options{StickyScheduleToStartTimeout: time.Second})
 }
 
@@ -743,7 +809,7 @@ func TestDecisionAfterEnd(t *testing.T) {
 // worker completes the run.
 func TestLostWorkerInterruptsStep(t *testing.T) {
 	e := temporalEnv(t)
-	e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: 2 * time.Second, Members: nobodySpecial})
+	e.b = New(e.config(func(c *Config) { c.Heartbeat = 2 * time.Second }))
 	t.Cleanup(e.runner.holdSkill("deliver-prd"))
 	id := e.start()
 	<-e.runner.started
@@ -755,7 +821,7 @@ func TestLostWorkerInterruptsStep(t *testing.T) {
 	e.runner.mu.Lock()
 	delete(e.runner.hold, "deliver-prd")
 	e.runner.mu.Unlock()
-	e.ts.NewWorker(StepQueue, func(r worker.Registry) { RegisterSteps(r, e.acts) })
+	e.worker(e.q.steps, func(r worker.Registry) { RegisterSteps(r, e.acts) })
 	e.decide(id, 1, engine.DecideRedo, "", nil)
 	waiting(t, e.b, id, 1, 2)
 	e.decide(id, 1, engine.DecideApprove, "", nil)
@@ -837,7 +903,7 @@ func TestWorkflowWorkerLost(t *testing.T) {
 	id := e.start()
 	waiting(t, e.b, id, 1, 1)
 	e.flows.Stop()
-	newFlowWorker(e.ts)
+	e.newFlowWorker()
 	began := time.Now()
 	r := e.decide(id, 1, engine.DecideApprove, "", nil)
 	took := time.Since(began)
@@ -933,8 +999,10 @@ func TestStartDrawsAgainOnATakenID(t *testing.T) {
 	first := e.start()
 	ids := []engine.RunID{first, first, "20310402-090000-000000000001"}
 	draws := 0
-	b := New(Config{Client: e.ts.GetDefaultClient(), Artifacts: newMemArtifacts(), Members: nobodySpecial,
-		NewID: func(time.Time) engine.RunID { draws++; return ids[draws-1] }})
+	b := New(e.config(func(c *Config) {
+		c.Artifacts = newMemArtifacts()
+		c.NewID = func(time.Time) engine.RunID { draws++; return ids[draws-1] }
+	}))
 	p, err := engine.PreflightChain(engine.ChainExpr{Source: "deliver-prd", Names: []string{"deliver-prd"}}, e.cat, engine.DefaultPolicy())
 	if err != nil {
 		t.Fatal(err)
@@ -954,7 +1022,7 @@ func TestStartDrawsAgainOnATakenID(t *testing.T) {
 func TestContinueAsNew(t *testing.T) {
 	e := temporalEnv(t)
 	c := e.ts.GetDefaultClient()
-	e.b = New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat, Members: nobodySpecial, HistoryLimit: 40})
+	e.b = New(e.config(func(c *Config) { c.HistoryLimit = 40 }))
 	id := e.start()
 	firstRun := func() string {
 		d, err := c.DescribeWorkflowExecution(t.Context(), string(id), "")
@@ -995,7 +1063,7 @@ func TestContinueAsNew(t *testing.T) {
 // store (their search attributes and memo), newest first, also while no
 // worker could answer a query about them.
 func TestListReadsVisibility(t *testing.T) {
-	e := temporalEnv(t)
+	e := temporalEnvAlone(t)
 	done := e.start()
 	waiting(t, e.b, done, 1, 1)
 	e.decide(done, 1, engine.DecideApprove, "", nil)

@@ -57,8 +57,7 @@ var recorded = []struct {
 		return id
 	}},
 	{"continued-as-new", func(e *env) engine.RunID {
-		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat,
-			Members: nobodySpecial, HistoryLimit: 40})
+		e.b = New(e.config(func(c *Config) { c.HistoryLimit = 40 }))
 		id := e.start()
 		waiting(e.t, e.b, id, 1, 1)
 		for a := 1; a <= 4; a++ {
@@ -81,10 +80,9 @@ var recorded = []struct {
 		// A run with a Slack thread: syncs after each change, and a
 		// finished run's workflow open until its thread is done.
 		fake := &fakeSlack{allowDone: true}
-		e.b = New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat,
-			Members: nobodySpecial, SlackQueue: SlackQueue})
+		e.b = New(e.config(func(c *Config) { c.SlackQueue = e.q.slack }))
 		fake.b = e.b.(*Backend)
-		e.ts.NewWorker(SlackQueue, func(r worker.Registry) { RegisterSlack(r, fake) })
+		e.worker(e.q.slack, func(r worker.Registry) { RegisterSlack(r, fake) })
 		id := e.start()
 		waiting(e.t, e.b, id, 1, 1)
 		if err := fake.b.SetNotes(e.t.Context(), id, map[string]string{"thread": "1.1"}); err != nil {
@@ -115,8 +113,9 @@ var recorded = []struct {
 	}},
 	{"envelope-recovered", func(e *env) engine.RunID {
 		slack := &slackReplica{calls: map[string][]carried{}, fail: map[string]int{"E-recorded": 1}}
-		e.ts.NewWorker(SlackQueue, func(r worker.Registry) { RegisterInbox(r, slack.carry) })
-		in := newTestInbox(e.ts.GetDefaultClient())
+		e.worker(e.q.slack, func(r worker.Registry) { RegisterInbox(r, slack.carry) })
+		in := NewInbox(e.ts.GetDefaultClient(), InboxConfig{RecoverAfter: testRecoverAfter, Key: envelopeKey,
+			TaskQueue: e.q.flows, SlackQueue: e.q.slack})
 		if _, err := in.Record(e.t.Context(), envelope("E-recorded", "/gonogo start plan.md")); err != nil {
 			e.t.Fatal(err)
 		}

@@ -100,10 +100,9 @@ func (f *fakeSlack) seen() ([]syncCall, int) {
 func slackEnv(t testing.TB, fake *fakeSlack, historyLimit int) *env {
 	t.Helper()
 	e := temporalEnv(t)
-	b := New(Config{Client: e.ts.GetDefaultClient(), Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat,
-		Members: nobodySpecial, SlackQueue: SlackQueue, HistoryLimit: historyLimit})
+	b := New(e.config(func(c *Config) { c.SlackQueue, c.HistoryLimit = e.q.slack, historyLimit }))
 	e.b, fake.b = b, b
-	e.ts.NewWorker(SlackQueue, func(r worker.Registry) { RegisterSlack(r, fake) })
+	e.worker(e.q.slack, func(r worker.Registry) { RegisterSlack(r, fake) })
 	return e
 }
 
@@ -142,7 +141,7 @@ func workflowClosed(t testing.TB, c client.Client, id engine.RunID, limit time.D
 func TestNotes(t *testing.T) {
 	e := temporalEnv(t)
 	c := e.ts.GetDefaultClient()
-	b := New(Config{Client: c, Artifacts: e.acts.Artifacts, Heartbeat: testHeartbeat, Members: nobodySpecial, HistoryLimit: 40})
+	b := New(e.config(func(c *Config) { c.HistoryLimit = 40 }))
 	e.b = b
 	ctx := t.Context()
 	id := e.start()
