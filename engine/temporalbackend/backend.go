@@ -454,21 +454,45 @@ func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID st
 // worker took the update in time: one that died, a busy cluster) sends it
 // again: the same UpdateID makes that safe, Temporal applies it once and
 // answers with its outcome.
+//
+// An update cut off on its way (the workflow worker that had it stopped,
+// a connection to the cluster broken: it comes back cancelled or
+// unavailable while ctx still runs) is sent again too, a few times, a
+// moment apart.
 func (b *Backend) send(ctx context.Context, id engine.RunID, opt client.UpdateWorkflowOptions, out any) error {
 	opt.WaitForStage = client.WorkflowUpdateStageCompleted
+	cutOff := 0
 	for {
 		h, err := b.cfg.Client.UpdateWorkflow(ctx, opt)
 		if err == nil {
 			err = h.Get(ctx, out)
 		}
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if ctx.Err() == nil && timedOut(err) {
+		case ctx.Err() != nil:
+		case timedOut(err):
+			continue
+		case cutOffUpdate(err) && cutOff < 5:
+			cutOff++
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(cutOff) * 100 * time.Millisecond):
+			}
 			continue
 		}
 		return b.updateError(ctx, id, err)
 	}
+}
+
+// cutOffUpdate reports whether err is an update that did not reach an
+// outcome because something on its way stopped, not a refusal: the
+// caller's context is checked apart.
+func cutOffUpdate(err error) bool {
+	var canceled *serviceerror.Canceled
+	var unavailable *serviceerror.Unavailable
+	var aborted *serviceerror.Aborted
+	return errors.Is(err, context.Canceled) || errors.As(err, &canceled) || errors.As(err, &unavailable) || errors.As(err, &aborted)
 }
 
 // timedOut reports whether err is a wait that ran out on the cluster's
