@@ -178,18 +178,10 @@ func newHeartbeat(ctx context.Context) *heartbeat {
 		every = 10 * time.Second
 	}
 	h.wg.Go(func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-h.done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, progressRecord{V: recordVersion})
-			}
-		}
+		repeat(ctx, h.done, every, func() bool {
+			activity.RecordHeartbeat(ctx, progressRecord{V: recordVersion})
+			return false
+		})
 	})
 	return h
 }

@@ -61,23 +61,32 @@ func newStepBeat(ctx context.Context) (context.Context, *stepBeat) {
 	if t := info.HeartbeatTimeout / 3; t > 0 && t < every {
 		every = t
 	}
-	h.wg.Go(func() { h.loop(runCtx, every) })
+	h.wg.Go(func() {
+		repeat(runCtx, h.done, every, func() bool {
+			over := h.beat()
+			if over {
+				h.stopRun()
+			}
+			return over
+		})
+	})
 	return runCtx, h
 }
 
-func (h *stepBeat) loop(runCtx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
+// repeat calls fn every d until done is closed, ctx ends or fn says to
+// stop.
+func repeat(ctx context.Context, done <-chan struct{}, d time.Duration, fn func() (stop bool)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
-		case <-h.done:
+		case <-done:
 			return
-		case <-runCtx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if h.beat() {
-			h.stopRun()
+		if fn() {
 			return
 		}
 	}
