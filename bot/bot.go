@@ -140,10 +140,14 @@ func New(cfg Config, eng Engine) (*Bot, error) {
 		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 	}
 	api := slack.New(cfg.BotToken, opts...)
+	updates := newUpdateBudget(cfg.UpdateLimit, cfg.UpdateBurst, cfg.UpdateWindow, cfg.MessageUpdateInterval)
+	// A run's next sync on a cluster may be made by another replica: a
+	// turn kept here for one of its messages would only hold this
+	// replica's other updates until it was abandoned.
+	updates.keepTurns = !cfg.ScheduledSyncs
 	b := &Bot{
 		cfg: cfg, eng: eng, api: api,
-		send: newSender(api, cfg.Metrics, cfg.PostInterval,
-			newUpdateBudget(cfg.UpdateLimit, cfg.UpdateBurst, cfg.UpdateWindow, cfg.MessageUpdateInterval)),
+		send:     newSender(api, cfg.Metrics, cfg.PostInterval, updates),
 		work:     newQueue[envelope](),
 		finished: newQueue[uint64](),
 		syncs:    newQueue[engine.RunID](),

@@ -88,3 +88,21 @@ func TestUpdateBudgetSettledGivesUpItsTurn(t *testing.T) {
 		t.Fatalf("a settled message still holds the budget, until %v", at)
 	}
 }
+
+// Without turns (a bot on a cluster, whose next sync of a run may be made
+// by another replica), a message turned away holds no place: once a token
+// is back, any update takes it.
+func TestUpdateBudgetWithoutTurns(t *testing.T) {
+	u := newUpdateBudget(60, 1, time.Minute, time.Second) // one token, refilled one a second
+	u.keepTurns = false
+	t0 := time.Unix(1_700_000_000, 0)
+	if at := u.take("first", updateCheckpoint, t0); !at.IsZero() {
+		t.Fatalf("the first update waited until %v", at)
+	}
+	if at := u.take("elsewhere-next", updateCheckpoint, t0); at.IsZero() {
+		t.Fatal("an update past the budget was let through")
+	}
+	if at := u.take("header", updateMinor, t0.Add(5*time.Second)); !at.IsZero() {
+		t.Fatalf("a message turned away held the budget, until %v", at)
+	}
+}

@@ -328,6 +328,9 @@ type updateBudget struct {
 	at       time.Time            // when tokens was counted
 	last     map[string]time.Time // message -> its last update
 	told     map[string]turn      // message turned away -> when it was told to come back
+	// keepTurns says that a message turned away keeps its turn: true
+	// when the same bot asks again for it (see New).
+	keepTurns bool
 }
 
 // reserve is how many tokens an update of p leaves in the bucket for the
@@ -350,7 +353,7 @@ type turn struct {
 func newUpdateBudget(limit, burst int, window, interval time.Duration) *updateBudget {
 	return &updateBudget{
 		rate: float64(limit-burst) / window.Seconds(), burst: float64(burst), interval: interval,
-		tokens: float64(burst), last: map[string]time.Time{}, told: map[string]turn{},
+		tokens: float64(burst), last: map[string]time.Time{}, told: map[string]turn{}, keepTurns: true,
 	}
 }
 
@@ -414,7 +417,9 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 	if at.Before(earliest) {
 		at = earliest
 	}
-	u.told[msg] = turn{at, prio}
+	if u.keepTurns {
+		u.told[msg] = turn{at, prio}
+	}
 	return at
 }
 
