@@ -512,6 +512,16 @@ func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
 		}
 		notes, _ := rt.b.Notes(t.Context(), r.ID)
 		t.Logf("  notes: %v", notes)
+		// What the channel shows: a run that stopped at a checkpoint
+		// nobody clicked says here whether its buttons were ever shown.
+		for _, m := range rt.srv.Messages(r.Origin.Channel) {
+			var buttons []string
+			for _, b := range m.Buttons() {
+				buttons = append(buttons, b.ActionID)
+			}
+			t.Logf("  message %s (thread %q): %d updates, last %s, buttons %v: %.160q", m.TS, m.ThreadTS, m.Updates,
+				m.Updated.Format("15:04:05.000"), buttons, m.Rendered)
+		}
 	}
 	if want == engine.RunCompleted && th.complete != 1 {
 		t.Errorf("run %s: %d \"Run complete\" messages, want 1", r.ID, th.complete)
