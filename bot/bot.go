@@ -322,6 +322,7 @@ func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, receive
 		answered = false
 	}
 	b.cfg.Metrics.acked(time.Since(received))
+	b.cfg.Log.Debug("envelope kept and acknowledged", "envelope", evt.Request.EnvelopeID, "type", evt.Request.Type)
 	env.answered = answered
 	first := !b.seen.has(evt.Request.EnvelopeID) // a redelivery of an envelope carried out opens nothing
 	if a, ok := modalClick(evt); ok && first {
@@ -386,6 +387,7 @@ func (b *Bot) handleLoop(ctx context.Context) {
 			hctx, cancel := b.handleLimit(hctx)
 			b.handleSafely(hctx, env)
 			cancel()
+			b.logHandled(env, c)
 			if c.again {
 				// Left in the inbox, to be carried out again (on a
 				// cluster, by whichever replica takes it).
@@ -398,6 +400,14 @@ func (b *Bot) handleLoop(ctx context.Context) {
 		if work.Err() == nil {
 			b.done(env)
 		}
+	}
+}
+
+// logHandled says, at debug level, that an envelope was handled.
+func (b *Bot) logHandled(env envelope, c *carrying) {
+	if env.evt.Request != nil {
+		b.cfg.Log.Debug("envelope handled", "envelope", env.evt.Request.EnvelopeID, "type", env.evt.Request.Type,
+			"again", c.again, "since", time.Since(env.received).Round(time.Millisecond))
 	}
 }
 

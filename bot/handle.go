@@ -292,11 +292,15 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, env en
 	}
 	r, err := b.eng.Load(ctx, a.Ref.Run)
 	if err != nil {
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, notInStore, nil)
+		b.couldNotRead(ctx, a.Channel, a.ThreadTS, a.User, err)
 		return
 	}
-	if !b.mayDecide(ctx, r, a.User) {
-		b.tell(ctx, a.Channel, a.ThreadTS, a.User, mayNot(a.Kind, r.StartedBy), nil)
+	if may, err := b.mayDecide(ctx, r, a.User); err != nil || !may {
+		if err != nil {
+			b.couldNotRead(ctx, a.Channel, a.ThreadTS, a.User, err)
+		} else {
+			b.tell(ctx, a.Channel, a.ThreadTS, a.User, mayNot(a.Kind, r.StartedBy), nil)
+		}
 		return
 	}
 	switch a.Kind {
@@ -316,6 +320,34 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, env en
 
 // notInStore answers a click on a run the store does not hold.
 const notInStore = "This run is not in gonogo's store."
+
+// couldNotRead handles a failure to read what a person's click or form
+// needs (the run, who may decide) that is no answer about it: a busy or
+// unreachable cluster, a disk error. Only engine.ErrNotFound says the run
+// is not in the store; anything else is never taken for an answer, or a
+// decision would be dropped for a slow second. On a cluster the envelope
+// is carried out again (retry) and the person told once; on one machine
+// the error is logged and the person told that nothing changed. channel
+// empty tells nobody (a form's run could not be read to find its thread).
+func (b *Bot) couldNotRead(ctx context.Context, channel, thread, user string, err error) {
+	var msg string
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		msg = notInStore
+	case b.cfg.ScheduledSyncs:
+		b.cfg.Log.Warn("a click or form could not read its run yet; it is carried out again", "err", err)
+		if !retry(ctx) {
+			return // the person was told when it first failed
+		}
+		msg = "gonogo could not read this run yet (the cluster is slow to answer); it tries again, and the step's message shows it once it is done."
+	default:
+		b.cfg.Log.Error("a click or form could not read its run", "err", err)
+		msg = "gonogo could not read this run; nothing changed. The operator can find why in gonogo's log."
+	}
+	if channel != "" {
+		b.tell(ctx, channel, thread, user, msg, nil)
+	}
+}
 
 // mayNot tells a person who may not decide on a run that a click of kind
 // changed nothing, and who may.
@@ -375,6 +407,7 @@ func (b *Bot) decide(ctx context.Context, r *engine.Run, channel, thread string,
 }
 
 func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, err error) {
+	b.cfg.Log.Debug("a decision changed nothing", "channel", channel, "err", err)
 	var msg string
 	switch {
 	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting):

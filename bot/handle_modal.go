@@ -101,11 +101,19 @@ func buttonLabel(kind ActionKind) string {
 // rule), the step has moved on, the artifact cannot be read.
 func (b *Bot) modalContent(ctx context.Context, a Action) (slack.ModalViewRequest, string) {
 	r, err := b.eng.Load(ctx, a.Ref.Run)
-	if err != nil {
-		return slack.ModalViewRequest{}, notInStore
+	if err == nil {
+		var may bool
+		if may, err = b.mayDecide(ctx, r, a.User); err == nil && !may {
+			return slack.ModalViewRequest{}, mayNot(a.Kind, r.StartedBy)
+		}
 	}
-	if !b.mayDecide(ctx, r, a.User) {
-		return slack.ModalViewRequest{}, mayNot(a.Kind, r.StartedBy)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return slack.ModalViewRequest{}, notInStore
+	case err != nil:
+		// A form's trigger lasts seconds: the person presses again.
+		b.cfg.Log.Warn("a form could not read its run", "button", a.Kind, "run", a.Ref.Run, "err", err)
+		return slack.ModalViewRequest{}, "gonogo could not read this run just now; nothing changed. Press the button again in a moment."
 	}
 	switch a.Kind {
 	case ActSaveWorkflow:
@@ -309,12 +317,17 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback, receiv
 	ctx = asPerson(ctx, sub.Team)
 	r, err := b.eng.Load(ctx, sub.Ref.Run)
 	if err != nil {
+		b.couldNotRead(ctx, "", "", sub.User, err) // its thread is not known
 		return
 	}
 	notes, _ := b.eng.Notes(ctx, r.ID)
 	channel, thread := r.Origin.Channel, notes[noteThread]
-	if !b.mayDecide(ctx, r, sub.User) {
-		b.tell(ctx, channel, thread, sub.User, mayNot("", r.StartedBy), nil)
+	if may, err := b.mayDecide(ctx, r, sub.User); err != nil || !may {
+		if err != nil {
+			b.couldNotRead(ctx, channel, thread, sub.User, err)
+		} else {
+			b.tell(ctx, channel, thread, sub.User, mayNot("", r.StartedBy), nil)
+		}
 		return
 	}
 	d := engine.Decision{Actor: sub.User, Step: sub.Ref.Step, Attempt: sub.Ref.Attempt, Key: sub.Key()}

@@ -132,15 +132,17 @@ func (b *Bot) onPreviewAction(ctx context.Context, a Action) {
 // note is taken back when the engine refuses.
 func (b *Bot) cancelAwaited(ctx context.Context, a Action) {
 	r, err := b.eng.Load(ctx, a.Ref.Run)
-	switch {
-	case err != nil:
+	if err == nil && !engine.AwaitingStart(r) {
+		err = engine.ErrNotAwaitingStart
+	}
+	if err == nil {
+		var may bool
+		if may, err = b.mayDecide(ctx, r, a.User); err == nil && !may {
+			err = engine.ErrNotApprover
+		}
+	}
+	if err != nil {
 		b.previewRefused(ctx, a, err)
-		return
-	case !engine.AwaitingStart(r):
-		b.previewRefused(ctx, a, engine.ErrNotAwaitingStart)
-		return
-	case !b.mayDecide(ctx, r, a.User):
-		b.previewRefused(ctx, a, engine.ErrNotApprover)
 		return
 	}
 	if err := b.eng.SetNotes(ctx, r.ID, map[string]string{noteAbortedBy: a.User}); err != nil {
@@ -174,7 +176,15 @@ func (b *Bot) previewRefused(ctx context.Context, a Action, err error) {
 	case errors.Is(err, engine.ErrNotAwaitingStart):
 		msg = "This run no longer waits for Start: it has started, or was cancelled. Nothing changed."
 	case errors.Is(err, engine.ErrNotFound):
-		msg = "This run is not in gonogo's store."
+		msg = notInStore
+	case b.cfg.ScheduledSyncs:
+		// Not recorded yet on a busy or unreachable cluster: carried out
+		// again (Start and Cancel are carried out once).
+		b.cfg.Log.Warn("start or cancel a run at its preview: not recorded yet; it is tried again", "run", a.Ref.Run, "err", err)
+		if !retry(ctx) {
+			return
+		}
+		msg = "gonogo could not record that yet (the cluster is slow to answer); it tries again."
 	default:
 		b.cfg.Log.Error("start or cancel a run at its preview", "run", a.Ref.Run, "err", err)
 		msg = "gonogo could not record that; nothing changed. The operator can find why in gonogo's log."

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -60,14 +61,17 @@ func (b *Bot) outsider(user, team string) bool {
 }
 
 // mayDecide asks the engine whether user, a person of the team ctx
-// carries (asPerson), may decide on r; a failure to tell is logged and
-// refuses.
-func (b *Bot) mayDecide(ctx context.Context, r *engine.Run, user string) bool {
-	err := b.eng.MayDecide(ctx, r, user)
-	if err != nil && !errors.Is(err, engine.ErrForbidden) {
-		b.cfg.Log.Error("tell who may decide", "run", r.ID, "err", err)
+// carries (asPerson), may decide on r. A failure to tell is an error,
+// never a refusal (see couldNotRead).
+func (b *Bot) mayDecide(ctx context.Context, r *engine.Run, user string) (bool, error) {
+	switch err := b.eng.MayDecide(ctx, r, user); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, engine.ErrForbidden):
+		return false, nil
+	default:
+		return false, fmt.Errorf("tell who may decide on run %s: %w", r.ID, err)
 	}
-	return err == nil
 }
 
 func (b *Bot) groupMembers(ctx context.Context, group string) []string {

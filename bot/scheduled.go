@@ -51,6 +51,7 @@ func (b *Bot) CarryOut(ctx context.Context, payload []byte, received time.Time) 
 	hctx, cancel := b.handleLimit(hctx)
 	b.handleSafely(hctx, env)
 	cancel()
+	b.logHandled(env, c)
 	if c.again {
 		b.seen.forget(evt.Request.EnvelopeID)
 		return errCarryAgain

@@ -248,12 +248,24 @@ func (m *memInbox) Done(_ context.Context, ids ...uint64) error {
 	return nil
 }
 
-// slowCluster fails the first decision as a cluster that did not answer
-// in time would.
+// slowCluster fails the first decisions (fails), and the first reads of
+// a run (loadFails), as a cluster that did not answer in time would.
 type slowCluster struct {
 	bot.Engine
-	mu    sync.Mutex
-	fails int
+	mu        sync.Mutex
+	fails     int
+	loadFails int
+}
+
+func (s *slowCluster) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+	s.mu.Lock()
+	fail := s.loadFails > 0
+	s.loadFails--
+	s.mu.Unlock()
+	if fail {
+		return nil, fmt.Errorf("run %s: %w", id, context.DeadlineExceeded)
+	}
+	return s.Engine.Load(ctx, id)
 }
 
 func (s *slowCluster) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
@@ -330,5 +342,98 @@ func TestDecisionTheClusterDidNotRecordIsCarriedOutAgain(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("the person was told %d times that the decision is not recorded yet, want once", n)
+	}
+}
+
+// A click whose run the cluster could not read in time is no click on a
+// run gonogo does not hold: the person is told it is tried again, its
+// envelope stays in the inbox, and carried out again it decides once.
+func TestClickWhoseRunCouldNotBeReadIsCarriedOutAgain(t *testing.T) {
+	srv := newSlack(t)
+	inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
+	slow := &slowCluster{}
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs, c.Inbox = true, inbox }),
+		withEngine(func(e bot.Engine) bot.Engine { slow.Engine = e; return slow }))
+	slash(t, srv, starter, "chain deliver-prd")
+	deadline := time.Now().Add(10 * time.Second)
+	for h.runCount() == 0 || h.onlyRun().State != engine.RunWaiting {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not come to wait")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	id := h.onlyRun().ID
+	if _, _, err := h.bot.SyncThread(ctxT(t), id, false); err != nil {
+		t.Fatal(err)
+	}
+	step := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	slow.mu.Lock()
+	slow.loadFails = 3 // the click's handler, then the first carrying out (its check and its handler)
+	slow.mu.Unlock()
+	env := click(t, srv, starter, step, "Approve")
+	ack(t, srv, env)
+	waitEphemeral(t, srv, starter, "could not read this run yet")
+	settle(srv, 50*time.Millisecond, time.Second)
+	for _, e := range srv.Ephemerals(starter) {
+		if strings.Contains(e.Rendered, "not in gonogo's store") {
+			t.Errorf("a run the cluster was slow to read was called absent: %q", e.Rendered)
+		}
+	}
+	var kept []byte
+	inbox.mu.Lock()
+	for i, p := range inbox.payloads {
+		if k, _ := bot.EnvelopeKey(p); k == env {
+			kept = p
+			if inbox.done[i] {
+				t.Error("the click whose run could not be read was marked done")
+			}
+		}
+	}
+	inbox.mu.Unlock()
+	if kept == nil {
+		t.Fatal("the click was not kept")
+	}
+	if d := h.decisions(id); len(d) != 0 {
+		t.Fatalf("decisions %v before the click was carried out", d)
+	}
+	// Carried out again: the read fails once more (nobody is told twice),
+	// then the decision is recorded, once.
+	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err == nil {
+		t.Error("CarryOut of a click whose run could not be read: no error, so it would not be tried again")
+	}
+	for range 2 {
+		if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := h.decisions(id); len(d) != 1 || d[0].Decision != engine.DecideApprove {
+		t.Errorf("decisions %v, want the one approval", d)
+	}
+	n := 0
+	for _, e := range srv.Ephemerals(starter) {
+		if strings.Contains(e.Rendered, "could not read this run yet") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the person was told %d times that the run could not be read yet, want once", n)
+	}
+}
+
+// On one machine a store that fails a read is no absent run either: the
+// person is told nothing changed and to ask the operator.
+func TestClickWhoseRunCouldNotBeReadOnOneMachine(t *testing.T) {
+	srv := newSlack(t)
+	slow := &slowCluster{}
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withEngine(func(e bot.Engine) bot.Engine { slow.Engine = e; return slow }))
+	slash(t, srv, starter, "chain deliver-prd")
+	step := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	slow.mu.Lock()
+	slow.loadFails = 1
+	slow.mu.Unlock()
+	ack(t, srv, click(t, srv, starter, step, "Approve"))
+	waitEphemeral(t, srv, starter, "could not read this run; nothing changed")
+	if d := h.decisions(h.onlyRun().ID); len(d) != 0 {
+		t.Errorf("decisions %v after a click whose run could not be read", d)
 	}
 }

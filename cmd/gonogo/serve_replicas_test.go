@@ -66,6 +66,8 @@ type replicaTest struct {
 	done    map[string]bool // "channel ref" of each step attempt decided (its envelopes acked)
 	acked   []string        // every envelope Slack saw acknowledged
 	clicks  int
+	tried   map[string]string   // the outcome of the last press on each "channel ref" not done
+	sent    map[string][]string // the envelopes of each channel's presses
 	killed  bool
 	started map[int]bool // runs whose command was acked
 }
@@ -79,7 +81,7 @@ func newReplicaTest(t *testing.T) *replicaTest {
 	}
 	srv := fakeslack.New()
 	t.Cleanup(srv.Close)
-	rt := &replicaTest{t: t, srv: srv, self: self, done: map[string]bool{}, started: map[int]bool{},
+	rt := &replicaTest{t: t, srv: srv, self: self, done: map[string]bool{}, tried: map[string]string{}, sent: map[string][]string{}, started: map[int]bool{},
 		b: temporalbackend.New(temporalbackend.Config{Client: ts.GetDefaultClient(), Artifacts: store}), c: ts.GetDefaultClient()}
 	agent := writeAgent(t, `cat >/dev/null
 sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 ))
@@ -191,13 +193,17 @@ func (rt *replicaTest) waitAck(env string, d time.Duration) bool {
 // press clicks action on cd's message and, for Redo, submits the modal it
 // opens; it reports whether Slack saw every envelope acknowledged.
 func (rt *replicaTest) press(cd candidate, action string) bool {
+	key := cd.msg.Channel + " " + cd.ref.Value()
 	views := len(rt.srv.Views())
 	env, err := rt.srv.Click(replicaStarter, cd.msg.Channel, cd.msg.TS, action)
 	if err != nil {
+		rt.tried[key] = err.Error()
 		return false // the message changed since it was read
 	}
 	rt.clicks++
+	rt.sent[cd.msg.Channel] = append(rt.sent[cd.msg.Channel], env)
 	if !rt.waitAck(env, 2*time.Second) {
+		rt.tried[key] = "click " + env + " not acknowledged within 2 s"
 		return false
 	}
 	if action != bot.ActionRedo {
@@ -218,13 +224,20 @@ func (rt *replicaTest) press(cd candidate, action string) bool {
 		return false
 	})
 	if err != nil {
+		rt.tried[key] = "no redo modal within 10 s of click " + env
 		return false // the replica died before it opened the modal: click again
 	}
 	env, err = rt.srv.SubmitView(modal.User, modal.ID, map[string]string{bot.InputFeedback: "tighten the scope"})
 	if err != nil {
+		rt.tried[key] = err.Error()
 		return false
 	}
-	return rt.waitAck(env, 2*time.Second)
+	rt.sent[cd.msg.Channel] = append(rt.sent[cd.msg.Channel], env)
+	if !rt.waitAck(env, 2*time.Second) {
+		rt.tried[key] = "submission " + env + " not acknowledged within 2 s"
+		return false
+	}
+	return true
 }
 
 // decideWaiting decides every step that waits as its run's plan says, once
@@ -257,6 +270,58 @@ func (rt *replicaTest) decideWaiting() int {
 		}
 	}
 	return n
+}
+
+// logPresses logs what became of the envelopes of the presses in a
+// channel, and what its people were told that only they see.
+func (rt *replicaTest) logPresses(channel string) {
+	t := rt.t
+	envs := map[string]fakeslack.Envelope{}
+	for _, e := range rt.srv.Envelopes() {
+		envs[e.ID] = e
+	}
+	for _, id := range rt.sent[channel] {
+		e := envs[id]
+		var to []string
+		for _, d := range e.Deliveries {
+			to = append(to, fmt.Sprintf("conn %d at %s", d.Conn, d.Sent.Format("15:04:05.000")))
+		}
+		status := "?"
+		if d, err := rt.c.DescribeWorkflowExecution(context.Background(), temporalbackend.EnvelopeIDPrefix+id, ""); err == nil {
+			status = d.GetWorkflowExecutionInfo().GetStatus().String()
+		} else {
+			status = err.Error()
+		}
+		t.Logf("  press %s %s: queued %s, sent to %v, acked %v, lost %v; its inbox workflow: %s", id, e.Type,
+			e.Queued.Format("15:04:05.000"), to, e.Acked, e.Lost, status)
+	}
+	for _, e := range rt.srv.Ephemerals(replicaStarter) {
+		if e.Channel == channel {
+			t.Logf("  told %s via %s at %s: %.200q", e.User, e.Via, e.Time.Format("15:04:05.000"), e.Text)
+		}
+	}
+}
+
+// logUndecided logs each checkpoint Slack shows that the driver did not
+// see through, with what its last press ran into.
+func (rt *replicaTest) logUndecided() {
+	var cds []candidate
+	_ = rt.srv.WaitFor(context.Background(), func(st *fakeslack.State) bool {
+		cds = replicaCandidates(st)
+		return true
+	})
+	for _, cd := range cds {
+		key := cd.msg.Channel + " " + cd.ref.Value()
+		if !rt.done[key] {
+			t := rt.t
+			t.Logf("undecided: %s (message %s): last press: %q", key, cd.msg.TS, rt.tried[key])
+		}
+	}
+	for key, why := range rt.tried {
+		if !rt.done[key] {
+			rt.t.Logf("press on %s never seen through: %s", key, why)
+		}
+	}
 }
 
 // replicaCandidates lists the bot's messages that offer a decision.
@@ -361,6 +426,7 @@ func TestTemporalTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 		// (a modal opened late on a loaded machine) may still have been
 		// carried out: checkRuns says whether every run ended as planned.
 		t.Logf("%d of %d decisions seen through within the deadline", decided, expected)
+		rt.logUndecided()
 	}
 	if len(rt.started) != runs {
 		t.Errorf("%d of %d commands acknowledged with both replicas up", len(rt.started), runs)
@@ -530,6 +596,7 @@ func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
 			t.Logf("  message %s (thread %q): %d updates, last %s, buttons %v: %.160q", m.TS, m.ThreadTS, m.Updates,
 				m.Updated.Format("15:04:05.000"), buttons, m.Rendered)
 		}
+		rt.logPresses(r.Origin.Channel)
 	}
 	if want == engine.RunCompleted && th.complete != 1 {
 		t.Errorf("run %s: %d \"Run complete\" messages, want 1", r.ID, th.complete)
