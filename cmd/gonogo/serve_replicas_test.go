@@ -578,6 +578,10 @@ func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
 		}
 		notes, _ := rt.b.Notes(t.Context(), r.ID)
 		t.Logf("  notes: %v", notes)
+		for _, ev := range journal {
+			t.Logf("  event %d %s at %s: step %d attempt %d %s %s %q", ev.Seq, ev.Type, ev.Time.Format("15:04:05.000"),
+				ev.Step, ev.Attempt, ev.Decision, ev.Actor, ev.Reason)
+		}
 		// What the channel shows: a run that stopped at a checkpoint
 		// nobody clicked says here whether its buttons were ever shown.
 		for _, m := range rt.srv.Messages(r.Origin.Channel) {
