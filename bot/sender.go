@@ -376,13 +376,7 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 	// turn (a fresh request holds none), so under a long overload a
 	// checkpoint waits its turn instead of losing it to newer ones.
 	mine, waiting := u.told[msg]
-	ahead := false
-	for m, t := range u.told {
-		if m != msg && t.prio <= prio && (!waiting || t.at.Before(mine.at)) && now.Sub(t.at) < abandoned {
-			ahead = true
-			break
-		}
-	}
+	ahead := u.turnAhead(msg, prio, now)
 	if u.tokens >= need && !earliest.After(now) && !ahead {
 		u.tokens--
 		u.last[msg] = now
@@ -401,9 +395,31 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 		}
 		return now.Add(time.Duration(float64(time.Second) / u.rate))
 	}
-	// Updates turned away together are told to come back one token
-	// apart, behind those of their priority or higher still waiting,
-	// rather than all at once for the same token.
+	at := u.comeBack(msg, prio, need, earliest, now)
+	if u.keepTurns {
+		u.told[msg] = turn{at, prio}
+	}
+	return at
+}
+
+// turnAhead reports whether another message of prio or higher holds a
+// turn before msg's (any turn, when msg holds none) that is not
+// abandoned.
+func (u *updateBudget) turnAhead(msg string, prio updatePriority, now time.Time) bool {
+	mine, waiting := u.told[msg]
+	for m, t := range u.told {
+		if m != msg && t.prio <= prio && (!waiting || t.at.Before(mine.at)) && now.Sub(t.at) < abandoned {
+			return true
+		}
+	}
+	return false
+}
+
+// comeBack is when an update of msg turned away at now is told to come
+// back: updates turned away together are told to come back one token
+// apart, behind those of their priority or higher still waiting, rather
+// than all at once for the same token; never before earliest.
+func (u *updateBudget) comeBack(msg string, prio updatePriority, need float64, earliest, now time.Time) time.Time {
 	queued := 0
 	for m, t := range u.told {
 		if m != msg && t.at.After(now) && t.prio <= prio {
@@ -416,9 +432,6 @@ func (u *updateBudget) take(msg string, prio updatePriority, now time.Time) time
 	}
 	if at.Before(earliest) {
 		at = earliest
-	}
-	if u.keepTurns {
-		u.told[msg] = turn{at, prio}
 	}
 	return at
 }
