@@ -330,23 +330,32 @@ const notInStore = "This run is not in gonogo's store."
 // the error is logged and the person told that nothing changed. channel
 // empty tells nobody (a form's run could not be read to find its thread).
 func (b *Bot) couldNotRead(ctx context.Context, channel, thread, user string, err error) {
-	var msg string
-	switch {
-	case errors.Is(err, engine.ErrNotFound):
-		msg = notInStore
-	case b.cfg.ScheduledSyncs:
-		b.cfg.Log.Warn("a click or form could not read its run yet; it is carried out again", "err", err)
-		if !retry(ctx) {
-			return // the person was told when it first failed
-		}
-		msg = "gonogo could not read this run yet (the cluster is slow to answer); it tries again, and the step's message shows it once it is done."
-	default:
-		b.cfg.Log.Error("a click or form could not read its run", "err", err)
-		msg = "gonogo could not read this run; nothing changed. The operator can find why in gonogo's log."
+	msg, tell := notInStore, true
+	if !errors.Is(err, engine.ErrNotFound) {
+		msg, tell = b.notYet(ctx, "read this run", "done", err)
 	}
-	if channel != "" {
+	if tell && channel != "" {
 		b.tell(ctx, channel, thread, user, msg, nil)
 	}
+}
+
+// notYet answers a failure that is no refusal (a busy or unreachable
+// cluster, a disk error) to do what (as "gonogo could not <what>"). On a
+// cluster the envelope is carried out again (retry), and the person is
+// told so the first time only (tell); the step's message shows the
+// outcome once it is <shown>. On one machine the failure is the disk's:
+// it is logged (the details, paths and store errors, go to the log, not
+// to Slack) and the person told nothing changed.
+func (b *Bot) notYet(ctx context.Context, what, shown string, err error) (msg string, tell bool) {
+	if b.cfg.ScheduledSyncs {
+		b.cfg.Log.Warn("gonogo could not "+what+" yet; it is tried again", "err", err)
+		if !retry(ctx) {
+			return "", false // the person was told when it first failed
+		}
+		return fmt.Sprintf("gonogo could not %s yet (the cluster is slow to answer); it tries again, and the step's message shows it once it is %s.", what, shown), true
+	}
+	b.cfg.Log.Error("gonogo could not "+what, "err", err)
+	return fmt.Sprintf("gonogo could not %s; nothing changed. The operator can find why in gonogo's log.", what), true
 }
 
 // mayNot tells a person who may not decide on a run that a click of kind
@@ -408,7 +417,7 @@ func (b *Bot) decide(ctx context.Context, r *engine.Run, channel, thread string,
 
 func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, err error) {
 	b.cfg.Log.Debug("a decision changed nothing", "channel", channel, "err", err)
-	var msg string
+	msg, tell := "", true
 	switch {
 	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting):
 		msg = movedOn
@@ -416,20 +425,12 @@ func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, 
 		msg = "Already done: " + err.Error()
 	case errors.Is(err, engine.ErrForbidden):
 		msg = "Not counted: " + err.Error()
-	case b.cfg.ScheduledSyncs:
-		// On a cluster, a failure that is no refusal (a busy or unreachable
-		// cluster) leaves the envelope to be carried out again (retry).
-		b.cfg.Log.Warn("a decision could not be recorded yet; it is tried again", "err", err)
-		if !retry(ctx) {
-			return // the person was told when it first failed
-		}
-		msg = "gonogo could not record that decision yet (the cluster is slow to answer); it tries again, and the step's message shows it once it is recorded."
 	default:
-		// The details (paths, store errors) go to the log, not to Slack.
-		b.cfg.Log.Error("a decision could not be recorded", "err", err)
-		msg = "gonogo could not record that decision; nothing changed. The operator can find why in gonogo's log."
+		msg, tell = b.notYet(ctx, "record that decision", "recorded", err)
 	}
-	b.tell(ctx, channel, thread, user, msg, nil)
+	if tell {
+		b.tell(ctx, channel, thread, user, msg, nil)
+	}
 }
 
 // download fetches a user's file with the bot token, up to max bytes.

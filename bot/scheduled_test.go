@@ -279,10 +279,12 @@ func (s *slowCluster) Decide(ctx context.Context, id engine.RunID, d engine.Deci
 	return s.Engine.Decide(ctx, id, d, body)
 }
 
-func TestDecisionTheClusterDidNotRecordIsCarriedOutAgain(t *testing.T) {
+// clusterRun starts a one-step chain on a bot with scheduled syncs and
+// inbox, with slow between it and the engine, and returns the run
+// waiting at step 1, with that step's message.
+func clusterRun(t *testing.T, inbox *memInbox, slow *slowCluster) (*harness, *fakeslack.Server, engine.RunID, fakeslack.Message) {
+	t.Helper()
 	srv := newSlack(t)
-	inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
-	slow := &slowCluster{fails: 2}
 	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs, c.Inbox = true, inbox }),
 		withEngine(func(e bot.Engine) bot.Engine { slow.Engine = e; return slow }))
 	slash(t, srv, starter, "chain deliver-prd")
@@ -297,26 +299,36 @@ func TestDecisionTheClusterDidNotRecordIsCarriedOutAgain(t *testing.T) {
 	if _, _, err := h.bot.SyncThread(ctxT(t), id, false); err != nil {
 		t.Fatal(err)
 	}
-	step := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	return h, srv, id, waitStep(t, srv, 1, "deliver-prd", "Approve")
+}
+
+// keptUndone returns the payload the inbox keeps for envelope env, which
+// must not be marked done.
+func (m *memInbox) keptUndone(t *testing.T, env string) []byte {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, p := range m.payloads {
+		if k, _ := bot.EnvelopeKey(p); k == env {
+			if m.done[i] {
+				t.Errorf("envelope %s was marked done", env)
+			}
+			return p
+		}
+	}
+	t.Fatalf("envelope %s was not kept", env)
+	return nil
+}
+
+func TestDecisionTheClusterDidNotRecordIsCarriedOutAgain(t *testing.T) {
+	inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
+	slow := &slowCluster{fails: 2}
+	h, srv, id, step := clusterRun(t, inbox, slow)
 	env := click(t, srv, starter, step, "Approve")
 	ack(t, srv, env)
 	waitEphemeral(t, srv, starter, "could not record that decision yet")
 	settle(srv, 50*time.Millisecond, time.Second)
-
-	inbox.mu.Lock()
-	var kept []byte
-	for i, p := range inbox.payloads {
-		if k, _ := bot.EnvelopeKey(p); k == env {
-			kept = p
-			if inbox.done[i] {
-				t.Error("the envelope whose decision was not recorded was marked done")
-			}
-		}
-	}
-	inbox.mu.Unlock()
-	if kept == nil {
-		t.Fatal("the click was not kept")
-	}
+	kept := inbox.keptUndone(t, env)
 	// Another replica carries it out: the cluster fails once more (the
 	// person is not told again), then records it.
 	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err == nil {
@@ -349,24 +361,9 @@ func TestDecisionTheClusterDidNotRecordIsCarriedOutAgain(t *testing.T) {
 // run gonogo does not hold: the person is told it is tried again, its
 // envelope stays in the inbox, and carried out again it decides once.
 func TestClickWhoseRunCouldNotBeReadIsCarriedOutAgain(t *testing.T) {
-	srv := newSlack(t)
 	inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
 	slow := &slowCluster{}
-	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs, c.Inbox = true, inbox }),
-		withEngine(func(e bot.Engine) bot.Engine { slow.Engine = e; return slow }))
-	slash(t, srv, starter, "chain deliver-prd")
-	deadline := time.Now().Add(10 * time.Second)
-	for h.runCount() == 0 || h.onlyRun().State != engine.RunWaiting {
-		if time.Now().After(deadline) {
-			t.Fatal("the run did not come to wait")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	id := h.onlyRun().ID
-	if _, _, err := h.bot.SyncThread(ctxT(t), id, false); err != nil {
-		t.Fatal(err)
-	}
-	step := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	h, srv, id, step := clusterRun(t, inbox, slow)
 	slow.mu.Lock()
 	slow.loadFails = 3 // the click's handler, then the first carrying out (its check and its handler)
 	slow.mu.Unlock()
@@ -379,20 +376,7 @@ func TestClickWhoseRunCouldNotBeReadIsCarriedOutAgain(t *testing.T) {
 			t.Errorf("a run the cluster was slow to read was called absent: %q", e.Rendered)
 		}
 	}
-	var kept []byte
-	inbox.mu.Lock()
-	for i, p := range inbox.payloads {
-		if k, _ := bot.EnvelopeKey(p); k == env {
-			kept = p
-			if inbox.done[i] {
-				t.Error("the click whose run could not be read was marked done")
-			}
-		}
-	}
-	inbox.mu.Unlock()
-	if kept == nil {
-		t.Fatal("the click was not kept")
-	}
+	kept := inbox.keptUndone(t, env)
 	if d := h.decisions(id); len(d) != 0 {
 		t.Fatalf("decisions %v before the click was carried out", d)
 	}
