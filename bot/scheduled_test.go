@@ -320,87 +320,62 @@ func (m *memInbox) keptUndone(t *testing.T, env string) []byte {
 	return nil
 }
 
-func TestDecisionTheClusterDidNotRecordIsCarriedOutAgain(t *testing.T) {
-	inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
-	slow := &slowCluster{fails: 2}
-	h, srv, id, step := clusterRun(t, inbox, slow)
-	env := click(t, srv, starter, step, "Approve")
-	ack(t, srv, env)
-	waitEphemeral(t, srv, starter, "could not record that decision yet")
-	settle(srv, 50*time.Millisecond, time.Second)
-	kept := inbox.keptUndone(t, env)
-	// Another replica carries it out: the cluster fails once more (the
-	// person is not told again), then records it.
-	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err == nil {
-		t.Error("CarryOut of a decision the cluster did not record: no error, so it would not be tried again")
-	}
-	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if d := h.decisions(id); len(d) != 1 || d[0].Decision != engine.DecideApprove {
-		t.Errorf("decisions %v, want the one approval", d)
-	}
-	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if d := h.decisions(id); len(d) != 1 {
-		t.Errorf("%d decisions after the envelope was carried out again, want 1", len(d))
-	}
-	n := 0
-	for _, e := range srv.Ephemerals(starter) {
-		if strings.Contains(e.Rendered, "could not record that decision yet") {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Errorf("the person was told %d times that the decision is not recorded yet, want once", n)
-	}
-}
-
-// A click whose run the cluster could not read in time is no click on a
-// run gonogo does not hold: the person is told it is tried again, its
-// envelope stays in the inbox, and carried out again it decides once.
-func TestClickWhoseRunCouldNotBeReadIsCarriedOutAgain(t *testing.T) {
-	inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
-	slow := &slowCluster{}
-	h, srv, id, step := clusterRun(t, inbox, slow)
-	slow.mu.Lock()
-	slow.loadFails = 3 // the click's handler, then the first carrying out (its check and its handler)
-	slow.mu.Unlock()
-	env := click(t, srv, starter, step, "Approve")
-	ack(t, srv, env)
-	waitEphemeral(t, srv, starter, "could not read this run yet")
-	settle(srv, 50*time.Millisecond, time.Second)
-	for _, e := range srv.Ephemerals(starter) {
-		if strings.Contains(e.Rendered, "not in gonogo's store") {
-			t.Errorf("a run the cluster was slow to read was called absent: %q", e.Rendered)
-		}
-	}
-	kept := inbox.keptUndone(t, env)
-	if d := h.decisions(id); len(d) != 0 {
-		t.Fatalf("decisions %v before the click was carried out", d)
-	}
-	// Carried out again: the read fails once more (nobody is told twice),
-	// then the decision is recorded, once.
-	if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err == nil {
-		t.Error("CarryOut of a click whose run could not be read: no error, so it would not be tried again")
-	}
-	for range 2 {
-		if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if d := h.decisions(id); len(d) != 1 || d[0].Decision != engine.DecideApprove {
-		t.Errorf("decisions %v, want the one approval", d)
-	}
-	n := 0
-	for _, e := range srv.Ephemerals(starter) {
-		if strings.Contains(e.Rendered, "could not read this run yet") {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Errorf("the person was told %d times that the run could not be read yet, want once", n)
+// What the cluster could not do in time (record a decision, read the
+// clicked run) is no refusal and no absent run: the person is told once
+// that it is tried again, the envelope stays in the inbox, and carried out
+// again (by any replica) it decides once.
+func TestClusterCarriesOutAgainWhatItCouldNotDo(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		fails, loadFails int
+		told             string
+	}{
+		{"decision not recorded", 2, 0, "could not record that decision yet"},
+		// The click's handler, then the first carrying out: its check and
+		// its handler.
+		{"run not read", 0, 3, "could not read this run yet"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			inbox := &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}
+			slow := &slowCluster{}
+			h, srv, id, step := clusterRun(t, inbox, slow)
+			slow.mu.Lock()
+			slow.fails, slow.loadFails = tt.fails, tt.loadFails
+			slow.mu.Unlock()
+			env := click(t, srv, starter, step, "Approve")
+			ack(t, srv, env)
+			waitEphemeral(t, srv, starter, tt.told)
+			settle(srv, 50*time.Millisecond, time.Second)
+			kept := inbox.keptUndone(t, env)
+			if d := h.decisions(id); len(d) != 0 {
+				t.Fatalf("decisions %v before the click was carried out", d)
+			}
+			// Another replica carries it out: the cluster fails once more
+			// (the person is not told again), then it is done, once.
+			if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err == nil {
+				t.Error("CarryOut of what the cluster could not do: no error, so it would not be tried again")
+			}
+			for range 2 {
+				if err := h.bot.CarryOut(ctxT(t), kept, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				if d := h.decisions(id); len(d) != 1 || d[0].Decision != engine.DecideApprove {
+					t.Errorf("decisions %v, want the one approval", d)
+				}
+			}
+			n := 0
+			for _, e := range srv.Ephemerals(starter) {
+				if strings.Contains(e.Rendered, tt.told) {
+					n++
+				}
+				if strings.Contains(e.Rendered, "not in gonogo's store") {
+					t.Errorf("a run the cluster was slow to read was called absent: %q", e.Rendered)
+				}
+			}
+			if n != 1 {
+				t.Errorf("the person was told %d times %q, want once", n, tt.told)
+			}
+		})
 	}
 }
 
