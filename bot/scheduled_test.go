@@ -257,24 +257,28 @@ type slowCluster struct {
 	loadFails int
 }
 
-func (s *slowCluster) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+// fail spends one of *left failures, if any remain, as a deadline the
+// cluster let pass on run id.
+func (s *slowCluster) fail(left *int, id engine.RunID) error {
 	s.mu.Lock()
-	fail := s.loadFails > 0
-	s.loadFails--
-	s.mu.Unlock()
-	if fail {
-		return nil, fmt.Errorf("run %s: %w", id, context.DeadlineExceeded)
+	defer s.mu.Unlock()
+	if *left <= 0 {
+		return nil
+	}
+	*left--
+	return fmt.Errorf("run %s: %w", id, context.DeadlineExceeded)
+}
+
+func (s *slowCluster) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
+	if err := s.fail(&s.loadFails, id); err != nil {
+		return nil, err
 	}
 	return s.Engine.Load(ctx, id)
 }
 
 func (s *slowCluster) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
-	s.mu.Lock()
-	fail := s.fails > 0
-	s.fails--
-	s.mu.Unlock()
-	if fail {
-		return nil, fmt.Errorf("run %s: %w", id, context.DeadlineExceeded)
+	if err := s.fail(&s.fails, id); err != nil {
+		return nil, err
 	}
 	return s.Engine.Decide(ctx, id, d, body)
 }
