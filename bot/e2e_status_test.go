@@ -57,8 +57,8 @@ func TestThreadShowsTheRunningStepsProgress(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories -- status")
 	running := waitStep(t, srv, 1, "Running", "Cancel")
-	st := waitStatus(t, srv, running.ThreadTS, "is running Step 1 of 2: deliver-prd (1 turn · 2 tool calls", "last tool: Read")
-	if !strings.HasPrefix(st.Loading[0], "Step 1 of 2: deliver-prd · 1 turn · 2 tool calls · ") {
+	st := waitStatus(t, srv, running.ThreadTS, "is running step 1/2: deliver-prd · 1 turn · ", "last tool: Read")
+	if !strings.HasPrefix(st.Loading[0], "step 1/2: deliver-prd · 1 turn · ") || !strings.HasSuffix(st.Loading[0], " · 2 tool calls") {
 		t.Errorf("the loading messages %q do not repeat the status %q", st.Loading, st.Status)
 	}
 	// Live progress goes to the status alone: the step's message is not
@@ -82,7 +82,7 @@ func TestThreadShowsTheRunningStepsProgress(t *testing.T) {
 	}
 
 	click(t, srv, starter, step1, "Approve")
-	waitStatus(t, srv, running.ThreadTS, "is running Step 2 of 2: deliver-user-stories")
+	waitStatus(t, srv, running.ThreadTS, "is running step 2/2: deliver-user-stories")
 	release2()
 	click(t, srv, starter, waitStep(t, srv, 2, "Approve"), "Approve")
 	waitText(t, srv, "Run complete")
@@ -105,7 +105,7 @@ func TestThreadStatusOutlivesSlacksExpiry(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd")
 	running := waitStep(t, srv, 1, "Running", "Cancel")
-	waitStatus(t, srv, running.ThreadTS, "is running Step 1 of 1")
+	waitStatus(t, srv, running.ThreadTS, "is running step 1/1")
 	time.Sleep(2 * time.Second)
 	st := srv.Statuses(channel, running.ThreadTS)
 	if len(st) < 4 {
@@ -120,6 +120,40 @@ func TestThreadStatusOutlivesSlacksExpiry(t *testing.T) {
 		t.Error("the running step's thread shows no status")
 	}
 	release()
+}
+
+// A status Slack refuses is set again at once, shortened to the least it
+// says; one refused even shortened leaves the thread without a status for
+// a while, never for the rest of the run: the full status, with the
+// step's progress, shows again.
+func TestRefusedStatusIsShortenedAndProgressGoesOn(t *testing.T) {
+	srv := newSlack(t)
+	runner := &scriptedRunner{}
+	release := runner.holdSkill("deliver-prd")
+	defer release()
+	start(t, srv, t.TempDir(), runner, withConfig(func(c *bot.Config) { c.StatusRefresh = 250 * time.Millisecond }))
+	// The first full status and its shortened retry, then the next full
+	// status, are refused as Slack refuses a status too long for it.
+	srv.Fail("assistant.threads.setStatus", 3, "invalid_arguments")
+
+	slash(t, srv, starter, "chain deliver-prd")
+	running := waitStep(t, srv, 1, "Running", "Cancel")
+	full := waitStatus(t, srv, running.ThreadTS, "is running step 1/1: deliver-prd · 1 turn", "last tool: Read")
+	var short []fakeslack.ThreadStatus
+	for _, st := range srv.Statuses(channel, running.ThreadTS) {
+		if st.Status == "is running step 1/1" && len(st.Loading) == 0 {
+			short = append(short, st)
+		}
+	}
+	if len(short) != 1 || !short[0].Set.Before(full.Set) {
+		t.Errorf("the refused status was not set again shortened before the full one came back: %+v", srv.Statuses(channel, running.ThreadTS))
+	}
+	calls := srv.Calls("assistant.threads.setStatus")
+	if len(calls) < 5 {
+		t.Errorf("%d setStatus calls, want the 3 refused ones, the shortened one and the full one", len(calls))
+	}
+	release()
+	waitStep(t, srv, 1, "PRODUCED", "Approve")
 }
 
 // The steps of a workflow that run at once share their thread's one
@@ -139,15 +173,15 @@ func TestParallelStepsShareTheThreadsStatus(t *testing.T) {
 	waitStep(t, srv, 2, "Running")
 	waitStep(t, srv, 3, "Running")
 	st := waitStatus(t, srv, prd.ThreadTS, "is running 2 steps at once: 2 · 3")
-	if len(st.Loading) != 2 || !strings.HasPrefix(st.Loading[0], "Step 2 of 4: deliver-user-stories · ") ||
-		!strings.HasPrefix(st.Loading[1], "Step 3 of 4: measure-experiment-design · ") {
+	if len(st.Loading) != 2 || !strings.HasPrefix(st.Loading[0], "step 2/4: deliver-user-stories · ") ||
+		!strings.HasPrefix(st.Loading[1], "step 3/4: measure-experiment-design · ") {
 		t.Errorf("loading messages %q, want one for each running step", st.Loading)
 	}
 
 	holdStories()
 	waitStep(t, srv, 2, "Approve")
 	// Step 2's artifact ended the status: it is set again for step 3.
-	waitStatus(t, srv, prd.ThreadTS, "is running Step 3 of 4: measure-experiment-design")
+	waitStatus(t, srv, prd.ThreadTS, "is running step 3/4: measure-experiment-design")
 	holdExperiment()
 	waitStep(t, srv, 3, "Approve")
 	if r := h.onlyRun(); r.State != engine.RunWaiting {
@@ -296,7 +330,7 @@ func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd -- quiet")
 	root := waitRoot(t, srv)
-	waitStatus(t, srv, root.TS, "is running Step 1 of 1: deliver-prd")
+	waitStatus(t, srv, root.TS, "is running step 1/1: deliver-prd")
 	if ms := stepMessages(srv, 1); len(ms) != 0 {
 		t.Errorf("a step in its quiet start has a message: %q", ms[0].Rendered)
 	}
@@ -349,7 +383,7 @@ func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
 	root := waitRoot(t, srv)
-	waitStatus(t, srv, root.TS, "is running Step 1 of 2")
+	waitStatus(t, srv, root.TS, "is running step 1/2")
 	h.stop()
 
 	start(t, srv, dir, &scriptedRunner{}, withQuietStart(time.Hour))

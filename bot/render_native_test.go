@@ -2,19 +2,25 @@ package bot
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/engine"
 )
 
+// slackStatusLimit is the longest status or loading message Slack's
+// assistant.threads.setStatus takes, in characters.
+const slackStatusLimit = 50
+
 // checkStatus checks a thread's loading status for any run: no more
 // loading messages than Slack takes, none with a comma (slack-go joins
-// them with commas, so Slack would split it), all short, and none able to
-// mention anyone.
+// them with commas, so Slack would split it), all within Slack's limit,
+// and none able to mention anyone; the short status too.
 func checkStatus(t testing.TB, r *engine.Run, progress map[int]engine.Progress, now time.Time) {
 	t.Helper()
 	status, loading := ThreadStatus(r, progress, now)
@@ -24,8 +30,11 @@ func checkStatus(t testing.TB, r *engine.Run, progress map[int]engine.Progress, 
 	if status == "" && len(loading) > 0 {
 		t.Fatalf("loading messages %q without a status", loading)
 	}
-	for _, m := range append([]string{status}, loading...) {
-		if textLen(m) > maxStatusText {
+	if (status == "") != (shortStatus(r) == "") {
+		t.Fatalf("status %q, short status %q", status, shortStatus(r))
+	}
+	for _, m := range append([]string{status, shortStatus(r)}, loading...) {
+		if textLen(m) > slackStatusLimit || !utf8.ValidString(m) {
 			t.Fatalf("status line of %d characters: %q", textLen(m), m)
 		}
 		checkDefanged(t, m)
@@ -38,8 +47,11 @@ func checkStatus(t testing.TB, r *engine.Run, progress map[int]engine.Progress, 
 }
 
 // While a step runs its thread's status says which step and how far its
-// agent got; steps running at once share the thread's one status, each
-// with a loading message; nothing runs, nothing shows.
+// agent got, within Slack's 50 characters: facts that do not fit whole are
+// left out of a line (the loading messages carry them), a step name that
+// does not fit is cut with an ellipsis; steps running at once share the
+// thread's one status, each with a loading message; nothing runs, nothing
+// shows.
 func TestThreadStatus(t *testing.T) {
 	s := newRun(t, goldenRunID, chainInput("deliver-prd", "deliver-user-stories", "deliver-acceptance-criteria"), engine.StartOptions{})
 	s.produce(1, "PRD")
@@ -48,24 +60,33 @@ func TestThreadStatus(t *testing.T) {
 	now := s.now.Add(95 * time.Second)
 
 	status, loading := ThreadStatus(s.r, nil, now)
-	if status != "is running Step 2 of 3: deliver-user-stories (1m 35s)" || len(loading) != 1 {
+	if status != "is running step 2/3: deliver-user-stories · 1m 35s" ||
+		!slices.Equal(loading, []string{"step 2/3: deliver-user-stories · 1m 35s"}) {
 		t.Errorf("before any progress: %q %q", status, loading)
+	}
+	if short := shortStatus(s.r); short != "is running step 2/3" {
+		t.Errorf("short status %q", short)
 	}
 
 	progress := map[int]engine.Progress{2: {Turns: 4, ToolCalls: 1234, LastTool: "Read, then Write",
 		Status: "API retry 2 of 10, overloaded (529) <!channel>", CostUSD: 0.08, Elapsed: 100 * time.Second}}
 	status, loading = ThreadStatus(s.r, progress, now)
-	want := "is running Step 2 of 3: deliver-user-stories (4 turns · 1234 tool calls · 1m 40s · $0.08) · API retry 2 of 10; overloaded (529) <\u2060!channel>"
-	if status != want {
+	if want := "is running step 2/3: deliver-user-stories · 1m 40s"; status != want {
 		t.Errorf("status\n got %q\nwant %q", status, want)
 	}
-	if len(loading) != 2 || !strings.HasPrefix(loading[0], "Step 2 of 3: deliver-user-stories · 4 turns") || loading[1] != "last tool: Read; then Write" {
-		t.Errorf("loading messages %q", loading)
+	want := []string{
+		"step 2/3: deliver-user-stories · 4 turns · 1m 40s",
+		"4 turns · 1m 40s · 1234 tool calls · $0.08",
+		"API retry 2 of 10; overloaded (529) <\u2060!channel>",
+		"last tool: Read; then Write",
+	}
+	if !slices.Equal(loading, want) {
+		t.Errorf("loading messages\n got %q\nwant %q", loading, want)
 	}
 	checkStatus(t, s.r, progress, now)
 
 	s.finish(2, engine.Finished{Result: engine.ResultProduced, Summary: "stories", Artifact: true, Size: 7})
-	if status, loading := ThreadStatus(s.r, progress, now); status != "" || loading != nil {
+	if status, loading := ThreadStatus(s.r, progress, now); status != "" || loading != nil || shortStatus(s.r) != "" {
 		t.Errorf("no step runs, yet the status is %q %q", status, loading)
 	}
 
@@ -78,7 +99,45 @@ func TestThreadStatus(t *testing.T) {
 		loading[len(loading)-1] != "and 5 more steps" || !strings.Contains(loading[0], "2 turns") {
 		t.Errorf("steps running at once: %q %q", status, loading)
 	}
+	if short := shortStatus(w.r); short != "is running 14 steps" {
+		t.Errorf("short status of steps running at once: %q", short)
+	}
 	checkStatus(t, w.r, nil, w.now)
+}
+
+// A step whose name, or whose agent's words, would not fit keeps its
+// status within Slack's limit: cut on a character (never inside an emoji
+// or after a lone <), with an ellipsis, and still saying which step runs.
+func TestThreadStatusOfLongWords(t *testing.T) {
+	long := "deliver-" + strings.Repeat("🚀", 30) + "-prd"
+	s := newRun(t, goldenRunID, chainInput(long, "b"), engine.StartOptions{})
+	s.start(1)
+	now := s.now.Add(time.Minute)
+	progress := map[int]engine.Progress{1: {Turns: 3, Status: strings.Repeat("<!here> ", 20), LastTool: strings.Repeat("Bash,", 40)}}
+	status, loading := ThreadStatus(s.r, progress, now)
+	if !strings.HasPrefix(status, "is running step 1/2: deliver-🚀") || !strings.HasSuffix(status, "…") {
+		t.Errorf("status %q: not the step, cut with an ellipsis", status)
+	}
+	if len(loading) < 2 || loading[1] != "3 turns · 1m 00s · 0 tool calls" {
+		t.Errorf("the facts the name leaves no room for are not a loading message of their own: %q", loading)
+	}
+	checkStatus(t, s.r, progress, now)
+}
+
+// FuzzThreadStatus: whatever a skill is named and its agent says, every
+// status line is within Slack's limit, valid UTF-8, defanged and free of
+// commas where Slack would split it.
+func FuzzThreadStatus(f *testing.F) {
+	f.Add("deliver-prd", "Reconnecting...", "Read, Write", 4, 9)
+	f.Add(strings.Repeat("é", 60), "<!channel> & [x](y)", strings.Repeat("🚀", 40), 1, 0)
+	f.Fuzz(func(t *testing.T, skill, said, tool string, turns, tools int) {
+		if strings.TrimSpace(skill) == "" || strings.ContainsAny(skill, "->,;\n") {
+			t.Skip()
+		}
+		s := newRun(t, goldenRunID, chainInput(skill), engine.StartOptions{})
+		s.start(1)
+		checkStatus(t, s.r, map[int]engine.Progress{1: {Turns: turns, ToolCalls: tools, Status: said, LastTool: tool}}, s.now.Add(time.Hour))
+	})
 }
 
 // checkDefanged fails when s holds anything Slack could read as markup:

@@ -581,7 +581,9 @@ func (s *sender) updateView(ctx context.Context, viewID string, view slack.Modal
 const statusMethod = "assistant.threads.setStatus"
 
 // setStatus shows a loading status in a thread, rotating through loading;
-// an empty status clears it. It is a courtesy, never worth holding a
+// an empty status clears it. Its lines come from ThreadStatus or
+// shortStatus, built within Slack's limit by statusText. It is a
+// courtesy, never worth holding a
 // thread's messages for: it is made once, and a 429 (Retry-After, or a
 // second when Slack gives none) holds the next ones, answered with a
 // *laterError rather than waited out.

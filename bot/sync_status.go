@@ -14,9 +14,11 @@ import (
 
 // A run's thread shows Slack's loading status while steps run
 // (assistant.threads.setStatus, ThreadStatus's words): "gonogo is running
-// Step 2 of 3: deliver-prd (4 turns · 9 tool calls · 1m 20s)" at the foot
-// of the thread. It is the live progress, and it spends no chat.update:
-// step messages change only with the steps' state.
+// step 2/3: deliver-prd · 4 turns · 1m 20s" at the foot of the thread. It
+// is the live progress, and it spends no chat.update: step messages change
+// only with the steps' state. A status Slack refuses is set again at once
+// shortened (shortStatus); one refused even so is asked again at the next
+// refresh: a refusal never ends a run's live progress.
 //
 // Slack ends a status when the app replies in the thread, when it is set
 // empty, or two minutes after it was set. So gonogo sets it again after
@@ -37,7 +39,14 @@ type shownStatus struct {
 	status  string
 	loading []string
 	set     time.Time // when it was set; zero once a reply of gonogo's or a clear ended it
-	off     bool      // Slack refused a status in this thread: it is not asked again
+	// refused is set when Slack refused the thread's status, even
+	// shortened: the thread goes without one until retry, then it is
+	// asked again (a refusal is never taken as the end of live progress).
+	refused bool
+	retry   time.Time
+	// short is set when Slack took the status only shortened: the full
+	// one is tried again at the next refresh, not with every progress.
+	short bool
 }
 
 func (s shownStatus) showing(now time.Time) bool {
@@ -57,33 +66,44 @@ func (t *threadSync) status(ctx context.Context) error {
 	shown := t.b.statusOf(t.r.ID)
 	showing := shown.showing(now)
 	changed := status != shown.status || !slices.Equal(loading, shown.loading)
+	interval := t.b.cfg.ProgressInterval
+	if shown.short {
+		interval = t.b.cfg.StatusRefresh
+	}
 	switch {
-	case shown.off, status == "" && !showing:
+	case status == "" && !showing:
+		return nil
+	case now.Before(shown.retry):
+		t.syncAt(shown.retry)
 		return nil
 	case status == "", !showing, !now.Before(shown.set.Add(t.b.cfg.StatusRefresh)):
-	case changed && !now.Before(shown.set.Add(t.b.cfg.ProgressInterval)):
+	case changed && !now.Before(shown.set.Add(interval)):
 	default:
 		next := shown.set.Add(t.b.cfg.StatusRefresh)
 		if changed {
-			next = shown.set.Add(t.b.cfg.ProgressInterval)
+			next = shown.set.Add(interval)
 		}
 		t.syncAt(next)
 		return nil
 	}
-	err := t.b.send.setStatus(ctx, t.channel, thread, status, loading)
+	full := status
+	status, loading, err := t.setStatus(ctx, thread, status, loading)
 	var le *laterError
-	var se slack.SlackErrorResponse
 	switch {
 	case errors.As(err, &le):
 		t.syncAt(le.until)
 		return nil
-	case errors.As(err, &se) && !transient(err):
-		// Not a passing failure (a workspace or thread that takes no
-		// status): the thread goes without one, and its messages are not
-		// held back for it.
-		t.b.cfg.Log.Warn("Slack refused the thread's loading status; the run's thread goes without one",
-			"run", t.r.ID, "err", se.Err)
-		t.b.setStatusOf(t.r.ID, shownStatus{off: true})
+	case refused(err):
+		// Not a passing failure, and not the length: the thread goes
+		// without a status for a while, its messages are not held back
+		// for it, and it is asked again after StatusRefresh.
+		if !shown.refused {
+			t.b.cfg.Log.Warn("Slack refused the thread's loading status; it is tried again later",
+				"run", t.r.ID, "err", err)
+		}
+		retry := now.Add(t.b.cfg.StatusRefresh)
+		t.b.setStatusOf(t.r.ID, shownStatus{refused: true, retry: retry})
+		t.syncAt(retry)
 		return nil
 	case err != nil:
 		t.b.cfg.Log.Debug("set the thread's loading status", "run", t.r.ID, "err", err)
@@ -94,9 +114,33 @@ func (t *threadSync) status(ctx context.Context) error {
 		t.b.forgetStatus(t.r.ID)
 		return nil
 	}
-	t.b.setStatusOf(t.r.ID, shownStatus{status: status, loading: loading, set: now})
+	t.b.setStatusOf(t.r.ID, shownStatus{status: status, loading: loading, set: now, short: status != full})
 	t.syncAt(now.Add(t.b.cfg.StatusRefresh))
 	return nil
+}
+
+// setStatus sets the thread's status and returns what it shows. Slack
+// may count a status's length otherwise than gonogo does (an escaped
+// < or a joined emoji): a status it refuses is tried again at once as the
+// least it says (shortStatus), without loading messages.
+func (t *threadSync) setStatus(ctx context.Context, thread, status string, loading []string) (string, []string, error) {
+	err := t.b.send.setStatus(ctx, t.channel, thread, status, loading)
+	if !refused(err) || status == "" {
+		return status, loading, err
+	}
+	short := shortStatus(t.r)
+	if short == status && len(loading) == 0 {
+		return status, loading, err
+	}
+	t.b.cfg.Log.Debug("Slack refused the thread's loading status; it is set shortened", "run", t.r.ID, "err", err)
+	return short, nil, t.b.send.setStatus(ctx, t.channel, thread, short, nil)
+}
+
+// refused reports whether Slack refused a call, for a reason that does
+// not pass by itself.
+func refused(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && !transient(err)
 }
 
 // progressOf is the latest live progress of each of a run's running
@@ -130,7 +174,7 @@ func (b *Bot) forgetStatus(id engine.RunID) {
 func (b *Bot) replied(id engine.RunID) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if s, ok := b.statuses[id]; ok && !s.off {
+	if s, ok := b.statuses[id]; ok && !s.refused {
 		s.set = time.Time{}
 		b.statuses[id] = s
 	}

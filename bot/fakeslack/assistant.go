@@ -1,6 +1,8 @@
 package fakeslack
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -8,10 +10,13 @@ import (
 // Slack's loading status for an app in a thread (assistant.threads.setStatus):
 // it shows under the thread until the app replies in it, the app clears it
 // (an empty status), or two minutes pass without a reply (WithStatusExpiry
-// shortens them for a test).
+// shortens them for a test). The method's schema takes at most 10 loading
+// messages, and a status and each loading message of at most 50
+// characters; Slack refuses a longer one with invalid_arguments.
 const (
 	statusExpiry       = 2 * time.Minute
 	maxLoadingMessages = 10
+	maxStatusLen       = 50
 )
 
 // ThreadStatus is the loading status an app set in one thread.
@@ -52,22 +57,54 @@ func (s *Server) assistantThreadsSetStatus(req *apiRequest, now time.Time) reply
 	if _, ok := s.st.byKey[msgKey(channel, thread)]; !ok {
 		return errorReply("invalid_thread_ts")
 	}
-	var loading []string
-	if l := req.get("loading_messages"); l != "" {
-		loading = strings.Split(l, ",")
-	}
-	if len(loading) > maxLoadingMessages {
-		s.recordLocked([]Violation{{Method: "assistant.threads.setStatus", Path: "loading_messages",
-			Detail: "more than 10 loading messages", Limit: maxLoadingMessages, Got: len(loading)}}, now)
-		return errorReply("invalid_arguments", "[ERROR] loading_messages: no more than 10 items")
+	status, loading := req.get("status"), loadingMessages(req)
+	if vs := statusViolations(status, loading); len(vs) > 0 && s.recordLocked(vs, now) {
+		return errorReply("invalid_arguments", violationMessages(vs)...)
 	}
 	s.endStatusLocked(channel, thread, now, "cleared")
-	status := req.get("status")
 	if status != "" {
 		s.st.statuses = append(s.st.statuses, &ThreadStatus{Channel: channel, ThreadTS: thread, Status: status,
 			Loading: loading, Set: now, Expires: now.Add(s.cfg.statusExpiry)})
 	}
 	return okReply(nil)
+}
+
+// loadingMessages are a setStatus call's loading messages: a JSON array,
+// or the form's text, which slack-go joins with commas (so Slack splits a
+// message that holds one).
+func loadingMessages(req *apiRequest) []string {
+	if raw, ok := req.fields["loading_messages"]; ok {
+		var list []string
+		if json.Unmarshal(raw, &list) == nil {
+			return list
+		}
+	}
+	if l := req.get("loading_messages"); l != "" {
+		return strings.Split(l, ",")
+	}
+	return nil
+}
+
+// statusViolations are what a loading status breaks of the method's
+// schema. Lengths count UTF-16 code units, as the Block Kit checks do.
+func statusViolations(status string, loading []string) []Violation {
+	const method = "assistant.threads.setStatus"
+	var vs []Violation
+	if n := textLen(status); n > maxStatusLen {
+		vs = append(vs, Violation{Method: method, Path: "/status",
+			Detail: fmt.Sprintf("must be no longer than %d characters", maxStatusLen), Limit: maxStatusLen, Got: n})
+	}
+	if len(loading) > maxLoadingMessages {
+		vs = append(vs, Violation{Method: method, Path: "/loading_messages",
+			Detail: fmt.Sprintf("must have no more than %d items", maxLoadingMessages), Limit: maxLoadingMessages, Got: len(loading)})
+	}
+	for i, m := range loading {
+		if n := textLen(m); n > maxStatusLen {
+			vs = append(vs, Violation{Method: method, Path: fmt.Sprintf("/loading_messages/%d", i),
+				Detail: fmt.Sprintf("must be no longer than %d characters", maxStatusLen), Limit: maxStatusLen, Got: n})
+		}
+	}
+	return vs
 }
 
 // endStatusLocked stops the status shown in a thread, if one shows.

@@ -127,7 +127,12 @@
 // assistant.threads.setStatus keeps each thread's loading status: it ends
 // when the app replies in the thread (chat.postMessage or a file shared
 // there), is set empty or again, or expires two minutes after it was set
-// (WithStatusExpiry shortens that for a test); Statuses lists them.
+// (WithStatusExpiry shortens that for a test); Statuses lists them. As
+// the method's schema says, a status and each loading message hold at
+// most 50 characters (counted as Block Kit text is) and a status at most
+// 10 loading messages: a longer one is a Violation, refused with
+// invalid_arguments naming it ("[ERROR] must be no longer than 50
+// characters [json-pointer:/loading_messages/1]").
 //
 // Simplifications: one workspace; any channel id exists; thread_ts is not
 // checked against known messages; an envelope delivered on a connection

@@ -819,6 +819,55 @@ func TestThreadStatus(t *testing.T) {
 	}
 }
 
+// TestThreadStatusLength: the method's schema takes a status and loading
+// messages of at most 50 characters (UTF-16 code units, so an emoji
+// outside the Basic Multilingual Plane counts two): a longer one is
+// refused with invalid_arguments, naming what broke the limit, recorded as
+// a Violation, and changes nothing shown.
+func TestThreadStatusLength(t *testing.T) {
+	srv := newServer(t)
+	ctx := testContext(t)
+	api := webClient(srv)
+	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(status string, loading ...string) error {
+		return api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+			ChannelID: "C1", ThreadTS: root, Status: status, LoadingMessages: loading})
+	}
+	fifty, emoji25 := strings.Repeat("x", 50), strings.Repeat("🚀", 25)
+	if err := set(fifty, fifty, emoji25); err != nil {
+		t.Fatalf("a status and loading messages of 50 characters: %v", err)
+	}
+	for _, c := range []struct {
+		name    string
+		status  string
+		loading []string
+		path    string
+		got     int
+	}{
+		{"a status of 51 characters", fifty + "y", nil, "/status", 51},
+		{"a loading message of 51 characters", "busy", []string{"ok", fifty + "y"}, "/loading_messages/1", 51},
+		{"26 emoji", "busy", []string{emoji25 + "🚀"}, "/loading_messages/0", 52},
+	} {
+		before := len(srv.Violations())
+		err := set(c.status, c.loading...)
+		var se slack.SlackErrorResponse
+		if !errors.As(err, &se) || se.Err != "invalid_arguments" ||
+			len(se.ResponseMetadata.Messages) != 1 || !strings.Contains(se.ResponseMetadata.Messages[0], c.path) {
+			t.Errorf("%s: err = %#v, want invalid_arguments naming %s", c.name, err, c.path)
+		}
+		if vs := srv.Violations(); len(vs) != before+1 || vs[before].Path != c.path || vs[before].Limit != 50 || vs[before].Got != c.got {
+			t.Errorf("%s: violations %+v", c.name, vs[before:])
+		}
+	}
+	st := srv.Statuses("C1", root)
+	if len(st) != 1 || st[0].Status != fifty || !st[0].Showing(time.Now()) {
+		t.Errorf("refused statuses changed what shows: %+v", st)
+	}
+}
+
 // TestThreadStatusExpiry: a status nobody replies under stops showing when
 // it expires (WithStatusExpiry shortens Slack's two minutes), and one set
 // again before that replaces it without ever expiring.
