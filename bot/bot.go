@@ -61,7 +61,8 @@ type Engine interface {
 }
 
 // Bot is the Slack front end. It acknowledges every Socket Mode envelope
-// at once, once it is kept in the inbox (Config.Inbox), and hands the work
+// at once, once it is kept in the inbox (Config.Inbox; what the inbox
+// cannot keep, see arrive), and hands the work
 // to a queue, so Slack never waits on gonogo and nothing acknowledged is
 // lost; it keeps each run's thread in step with the run (the journal is
 // its outbox: what the thread does not show yet is posted, with retries,
@@ -112,6 +113,9 @@ type envelope struct {
 	// arrived; view is that modal's id, "" when Slack did not open it.
 	opened bool
 	view   string
+	// tries counts the times an envelope the inbox does not hold was
+	// carried out and asked to be carried out again (carryAgain).
+	tries int
 }
 
 type syncState struct {
@@ -291,14 +295,26 @@ func (b *Bot) consume(ctx context.Context, l *link) error {
 // the person sees at once when there is one (ackPayload). Then, before it
 // queues behind other work: a click on Edit, Redo or Save as workflow
 // opens its modal, while the click's trigger is young, and a mention is
-// answered (answerMention). An envelope that cannot be kept is not
-// acknowledged: Slack sends it again, and acknowledging it would promise
-// what a crash could break.
+// answered (answerMention).
+//
+// What the inbox cannot keep depends on whether Slack sends it again.
+// Slack retries only Events API envelopes that go unacknowledged (three
+// times, the envelope's retry_attempt counting them; docs.slack.dev/apis/
+// events-api): a mention that cannot be kept is not acknowledged, and
+// comes back. An interaction (a click, a modal's submission) or a slash
+// command is sent once: unacknowledged within 3 seconds, Slack registers
+// a timeout and shows the person an error, and sends nothing again
+// (docs.slack.dev/interactivity/handling-user-interaction,
+// docs.slack.dev/tools/bolt-python/concepts/acknowledge). So it is
+// acknowledged all the same and carried out from memory: what it asks is
+// done, or the person is told it was not, as for any envelope; only a
+// crash before it is carried out loses it, as it would without an inbox.
 func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, received time.Time) {
 	env := envelope{evt: evt, received: received}
 	if b.cfg.Inbox != nil {
 		id, err := b.keep(ctx, evt)
-		if errors.Is(err, engine.ErrDuplicate) {
+		switch {
+		case errors.Is(err, engine.ErrDuplicate):
 			// Kept already by another replica, which Slack sent it to
 			// first: the inbox has it carried out there, or by the
 			// replicas when that one is gone. It is acknowledged so
@@ -306,15 +322,18 @@ func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, receive
 			_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
 			b.cfg.Metrics.acked(time.Since(received))
 			return
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				b.cfg.Log.Error("an envelope could not be kept, so it was not acknowledged; Slack will send it again",
-					"envelope", evt.Request.EnvelopeID, "type", evt.Request.Type, "err", err)
-			}
+		case err != nil && ctx.Err() != nil:
+			return // stopping: nothing is acknowledged any more
+		case err != nil && evt.Type == socketmode.EventTypeEventsAPI:
+			b.cfg.Log.Error("an event could not be kept, so it was not acknowledged; Slack will send it again",
+				"envelope", evt.Request.EnvelopeID, "type", evt.Request.Type, "err", err)
 			return
+		case err != nil:
+			b.cfg.Log.Error("a click or command could not be kept in the inbox; Slack never sends one again, so it is acknowledged and carried out from memory",
+				"envelope", evt.Request.EnvelopeID, "type", evt.Request.Type, "err", err)
+		default:
+			env.kept = id
 		}
-		env.kept = id
 	}
 	payload, answered := b.ackPayload(ctx, evt)
 	if err := l.sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil && payload != nil {
@@ -390,9 +409,13 @@ func (b *Bot) handleLoop(ctx context.Context) {
 			b.logHandled(env, c)
 			if c.again {
 				// Left in the inbox, to be carried out again (on a
-				// cluster, by whichever replica takes it).
+				// cluster, by whichever replica takes it); one the
+				// inbox does not hold, by this replica.
 				if env.evt.Request != nil {
 					b.seen.forget(env.evt.Request.EnvelopeID)
+				}
+				if env.kept == 0 {
+					b.carryAgain(env)
 				}
 				continue
 			}

@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/bot/fakeslack"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -145,35 +142,119 @@ func (f *flakyInbox) Record(ctx context.Context, envelope []byte) (uint64, error
 	return f.Inbox.Record(ctx, envelope)
 }
 
-// What cannot be kept is not acknowledged, so Slack sends it again; once
-// kept, it is acknowledged and carried out.
-func TestEnvelopeThatCannotBeKeptIsNotAcknowledged(t *testing.T) {
+// An event the inbox cannot keep is not acknowledged: Slack sends an
+// Events API envelope again (retry_attempt), and once kept it is
+// acknowledged and answered.
+func TestEventThatCannotBeKeptIsNotAcknowledged(t *testing.T) {
 	srv := newSlack(t)
 	inbox := &flakyInbox{Inbox: openInbox(t, t.TempDir())}
 	inbox.broken.Store(true)
-	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withInbox(inbox))
+	start(t, srv, t.TempDir(), &scriptedRunner{}, withInbox(inbox))
 
-	env := srv.SendSlashCommand(slackCommand(starter, "chain deliver-prd"))
+	_, env, err := srv.SendMention(channel, "", starter, "what now?")
+	if err != nil {
+		t.Fatal(err)
+	}
 	settle(srv, 100*time.Millisecond, time.Second)
 	if srv.Acked(env) {
-		t.Fatal("an envelope the inbox refused was acknowledged")
+		t.Fatal("an event the inbox refused was acknowledged")
 	}
-	if h.runCount() != 0 {
-		t.Fatal("an envelope that was not acknowledged was carried out")
+	if es := srv.Ephemerals(starter); len(es) != 0 {
+		t.Fatalf("an event that was not acknowledged was answered: %q", es[0].Text)
 	}
 	inbox.broken.Store(false)
 	if err := srv.Redeliver(env); err != nil {
 		t.Fatal(err)
 	}
 	ack(t, srv, env)
-	waitStep(t, srv, 1, "deliver-prd", "Approve")
+	waitEphemeral(t, srv, starter, "attach")
+}
+
+// Slack never sends a click or a slash command again: one the inbox
+// cannot keep is acknowledged all the same and carried out, the run
+// started and the decision recorded as if it had been kept.
+func TestClickAndCommandTheInboxCouldNotKeepAreCarriedOut(t *testing.T) {
+	srv := newSlack(t)
+	inbox := &flakyInbox{Inbox: openInbox(t, t.TempDir())}
+	inbox.broken.Store(true)
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withInbox(inbox))
+
+	command := slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
+	step1 := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	approve := click(t, srv, starter, step1, "Approve")
+	waitStep(t, srv, 2, "deliver-user-stories", "Approve")
+	ds := h.decisions(h.onlyRun().ID)
+	if len(ds) != 1 || ds[0].Decision != engine.DecideApprove || ds[0].Actor != starter {
+		t.Errorf("decisions %+v, want the one approval", ds)
+	}
 	if h.runCount() != 1 {
-		t.Errorf("%d runs, want 1", h.runCount())
+		t.Errorf("%d runs, want the one the command started", h.runCount())
+	}
+	for _, env := range []string{command, approve} {
+		if !srv.Acked(env) {
+			t.Errorf("envelope %s was not acknowledged", env)
+		}
+	}
+	if n := pending(t, inbox.Inbox); n != 0 {
+		t.Errorf("the broken inbox holds %d envelopes", n)
+	}
+	if es := afterAcks(srv.Ephemerals(starter)); len(es) != 0 {
+		t.Errorf("the starter was told %q; everything was carried out", es[0].Text)
 	}
 }
 
-func slackCommand(user, text string) slack.SlashCommand {
-	return slack.SlashCommand{Command: "/gonogo", UserID: user, ChannelID: channel, TeamID: fakeslack.TeamID, Text: text}
+// failingStore is an engine whose store fails every start and decision
+// while broken is set, as a full disk would.
+type failingStore struct {
+	bot.Engine
+	broken atomic.Bool
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failingStore) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
+	if f.broken.Load() {
+		return nil, errDiskFull
+	}
+	return f.Engine.Start(ctx, p, opt)
+}
+
+func (f *failingStore) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
+	if f.broken.Load() {
+		return nil, errDiskFull
+	}
+	return f.Engine.Decide(ctx, id, d, body)
+}
+
+// A click or slash command that neither the inbox nor the store could
+// record is not dropped in silence: it is acknowledged, and the person is
+// told that nothing changed.
+func TestClickAndCommandNeitherKeptNorRecordedAreAnswered(t *testing.T) {
+	srv := newSlack(t)
+	inbox := &flakyInbox{Inbox: openInbox(t, t.TempDir())}
+	store := &failingStore{}
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withInbox(inbox),
+		withEngine(func(e bot.Engine) bot.Engine { store.Engine = e; return store }))
+	slash(t, srv, starter, "chain deliver-prd")
+	step1 := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	id := h.onlyRun().ID
+
+	inbox.broken.Store(true)
+	store.broken.Store(true)
+	click(t, srv, starter, step1, "Approve")
+	waitEphemeral(t, srv, starter, "gonogo could not record that decision; nothing changed")
+	slash(t, srv, starter, "chain deliver-user-stories")
+	waitEphemeral(t, srv, starter, "gonogo could not do that; nothing was started")
+
+	if ds := h.decisions(id); len(ds) != 0 {
+		t.Errorf("decisions %+v, though the store failed", ds)
+	}
+	if h.runCount() != 1 {
+		t.Errorf("%d runs, want the first one only", h.runCount())
+	}
+	if un := srv.Unacked(); len(un) != 0 {
+		t.Errorf("%d envelopes were never acknowledged", len(un))
+	}
 }
 
 func metricsText(m *bot.Metrics) string {

@@ -97,6 +97,28 @@ func (b *Bot) handleLimit(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, clusterHandleLimit)
 }
 
+// carryAgain queues again, after a wait, an envelope to be carried out
+// again that the inbox does not hold (it could not keep it): no other
+// replica knows of it, so this one tries again, waiting as the inbox's
+// own retries do (1 s, doubling up to 30 s) and giving up after as many
+// tries. The person was told at the first failure that it is tried again
+// (notYet), and is not told again.
+func (b *Bot) carryAgain(env envelope) {
+	env.tries++
+	if env.tries >= unkeptTries {
+		b.cfg.Log.Error("an envelope the inbox could not keep was tried too often; it is given up",
+			"type", env.evt.Type, "tries", env.tries)
+		return
+	}
+	env.replayed = true // what a try did is looked for first (carriedOut)
+	wait := min(time.Second<<(env.tries-1), 30*time.Second)
+	time.AfterFunc(wait, func() { b.work.push(env) })
+}
+
+// unkeptTries bounds carryAgain, as temporalbackend's carryAttempts bounds
+// the inbox's retries.
+const unkeptTries = 10
+
 // clusterHandleLimit is handleLimit's bound: about when another replica
 // would carry the envelope out anyway (temporalbackend's RecoverAfter).
 const clusterHandleLimit = 45 * time.Second

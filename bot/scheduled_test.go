@@ -3,9 +3,11 @@ package bot_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -286,7 +288,7 @@ func (s *slowCluster) Decide(ctx context.Context, id engine.RunID, d engine.Deci
 // clusterRun starts a one-step chain on a bot with scheduled syncs and
 // inbox, with slow between it and the engine, and returns the run
 // waiting at step 1, with that step's message.
-func clusterRun(t *testing.T, inbox *memInbox, slow *slowCluster) (*harness, *fakeslack.Server, engine.RunID, fakeslack.Message) {
+func clusterRun(t *testing.T, inbox engine.Inbox, slow *slowCluster) (*harness, *fakeslack.Server, engine.RunID, fakeslack.Message) {
 	t.Helper()
 	srv := newSlack(t)
 	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs, c.Inbox = true, inbox }),
@@ -380,6 +382,55 @@ func TestClusterCarriesOutAgainWhatItCouldNotDo(t *testing.T) {
 				t.Errorf("the person was told %d times %q, want once", n, tt.told)
 			}
 		})
+	}
+}
+
+// refusingInbox keeps nothing while refuse is set, as an inbox the
+// cluster could not reach.
+type refusingInbox struct {
+	*memInbox
+	refuse atomic.Bool
+}
+
+func (r *refusingInbox) Record(ctx context.Context, payload []byte) (uint64, error) {
+	if r.refuse.Load() {
+		return 0, errors.New("the inbox did not answer in time")
+	}
+	return r.memInbox.Record(ctx, payload)
+}
+
+// A click the cluster's inbox could not keep, and whose decision the
+// cluster could not record in time, is no other replica's to carry out
+// again: this one does, as it told the person, and decides once.
+func TestClusterCarriesOutAgainAClickItCouldNotKeep(t *testing.T) {
+	inbox := &refusingInbox{memInbox: &memInbox{payloads: map[uint64][]byte{}, done: map[uint64]bool{}}}
+	slow := &slowCluster{}
+	h, srv, id, step := clusterRun(t, inbox, slow)
+	inbox.refuse.Store(true)
+	slow.mu.Lock()
+	slow.fails = 2
+	slow.mu.Unlock()
+	click(t, srv, starter, step, "Approve")
+	waitEphemeral(t, srv, starter, "could not record that decision yet")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(h.decisions(id)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the click the inbox could not keep was never carried out again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	settle(srv, 100*time.Millisecond, time.Second)
+	if d := h.decisions(id); len(d) != 1 || d[0].Decision != engine.DecideApprove {
+		t.Errorf("decisions %v, want the one approval", d)
+	}
+	n := 0
+	for _, e := range srv.Ephemerals(starter) {
+		if strings.Contains(e.Rendered, "could not record that decision yet") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the person was told %d times that it is tried again, want once", n)
 	}
 }
 
