@@ -28,7 +28,8 @@
 // render_header.go (a run's header), render_checklist.go (the list of
 // steps with their state, in the header and at the end), render_step.go
 // (a step's message, the interrupted notice, a reminder and the note that
-// a decision timed out),
+// a decision timed out), render_status.go (the thread's loading status,
+// every line within Slack's limit),
 // render_end.go (completion and halt, with the table of the steps),
 // render_modal.go (the modals, and the loading and notice views they open
 // as and fill with), render_command.go (answers to commands: help, the
@@ -41,7 +42,8 @@
 // times, money). Transport: bot.go (start-up, the envelopes Socket Mode
 // delivers, when each run is synced, shutdown), conn.go (connecting to
 // Slack, its retries and health),
-// inbox.go and queue.go (envelopes kept, then handed on),
+// inbox.go and queue.go (envelopes kept and acknowledged, then handed
+// on),
 // handle.go (carrying out a request; one that starts a run is read by
 // engine/intake, as in the terminal), handle_preview.go (finding the plan
 // among a mention's files, a preview's Start and Cancel, a pick of plan

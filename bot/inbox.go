@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,6 +41,99 @@ func worthKeeping(evt socketmode.Event) bool {
 		return true
 	}
 	return false
+}
+
+// arrive takes an envelope that asks for work as it arrives. It is first
+// kept in the inbox (Slack never sends an acknowledged envelope again, so
+// it must be on disk before the ack), then acknowledged, with the answer
+// the person sees at once when there is one (ackPayload). Then, before it
+// queues behind other work: a click on Edit, Redo or Save as workflow
+// opens its modal, while the click's trigger is young, and a mention is
+// answered (answerMention).
+//
+// What the inbox cannot keep depends on whether Slack sends it again.
+// Slack retries only Events API envelopes that go unacknowledged (three
+// times, the envelope's retry_attempt counting them; docs.slack.dev/apis/
+// events-api): a mention that cannot be kept is not acknowledged, and
+// comes back. An interaction (a click, a modal's submission) or a slash
+// command is sent once: unacknowledged within 3 seconds, Slack registers
+// a timeout and shows the person an error, and sends nothing again
+// (docs.slack.dev/interactivity/handling-user-interaction,
+// docs.slack.dev/tools/bolt-python/concepts/acknowledge). So it is
+// acknowledged all the same and carried out from memory: what it asks is
+// done, or the person is told it was not, as for any envelope; only a
+// crash before it is carried out loses it, as it would without an inbox.
+func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, received time.Time) {
+	env := envelope{evt: evt, received: received}
+	if b.cfg.Inbox != nil {
+		id, err := b.keep(ctx, evt)
+		switch {
+		case errors.Is(err, engine.ErrDuplicate):
+			// Kept already by another replica, which Slack sent it to
+			// first: the inbox has it carried out there, or by the
+			// replicas when that one is gone. It is acknowledged so
+			// Slack stops sending it.
+			_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+			b.cfg.Metrics.acked(time.Since(received))
+			return
+		case err != nil && ctx.Err() != nil:
+			return // stopping: nothing is acknowledged any more
+		case err != nil && evt.Type == socketmode.EventTypeEventsAPI:
+			b.cfg.Log.Error("an event could not be kept, so it was not acknowledged; Slack will send it again",
+				"envelope", evt.Request.EnvelopeID, "type", evt.Request.Type, "err", err)
+			return
+		case err != nil:
+			b.cfg.Log.Error("a click or command could not be kept in the inbox; Slack never sends one again, so it is acknowledged and carried out from memory",
+				"envelope", evt.Request.EnvelopeID, "type", evt.Request.Type, "err", err)
+		default:
+			env.kept = id
+		}
+	}
+	payload, answered := b.ackPayload(ctx, evt)
+	if err := l.sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil && payload != nil {
+		_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+		answered = false
+	}
+	b.cfg.Metrics.acked(time.Since(received))
+	b.cfg.Log.Debug("envelope kept and acknowledged", "envelope", evt.Request.EnvelopeID, "type", evt.Request.Type)
+	env.answered = answered
+	first := !b.seen.has(evt.Request.EnvelopeID) // a redelivery of an envelope carried out opens nothing
+	if a, ok := modalClick(evt); ok && first {
+		env.opened, env.view = true, b.openLoading(ctx, a, received)
+	}
+	if evt.Type == socketmode.EventTypeEventsAPI && first && evt.Request.RetryAttempt == 0 {
+		env.answered = b.answerMention(ctx, evt)
+	}
+	b.work.push(env)
+}
+
+// ackPayload is what the acknowledgement of evt carries, and whether it
+// answers the person in full. A slash command is answered with what
+// starts, or why nothing does (commandAnswer); a modal submission that
+// the person can correct, with the problem under its field
+// (submissionErrors), and the modal stays open. Everything else is
+// acknowledged bare. A command sent again by Slack is acknowledged bare
+// too: the handler answers it, as it did before the acknowledgement could.
+func (b *Bot) ackPayload(ctx context.Context, evt socketmode.Event) (any, bool) {
+	switch d := evt.Data.(type) {
+	case slack.SlashCommand:
+		if evt.Request.RetryAttempt > 0 || b.seen.has(evt.Request.EnvelopeID) {
+			return nil, false
+		}
+		if a, final := b.commandAnswer(d, evt.Request.EnvelopeID); a != nil {
+			if p := commandPayload(a); fitsAck(p) {
+				return p, final
+			}
+		}
+	case slack.InteractionCallback:
+		if d.Type != slack.InteractionTypeViewSubmission {
+			return nil, false
+		}
+		if errs := b.submissionErrors(ctx, d); len(errs) > 0 {
+			return slack.NewErrorsViewSubmissionResponse(errs), true
+		}
+	}
+	return nil, false
 }
 
 // keep records an envelope in the inbox and returns its id there.
