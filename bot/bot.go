@@ -233,6 +233,7 @@ func (b *Bot) consume(ctx context.Context, l *link) error {
 			}
 			now := time.Now()
 			if worthKeeping(evt) {
+				b.work.expect()
 				keeping.Go(func() { b.arrive(ctx, l, evt, now) })
 				continue
 			}
@@ -294,7 +295,17 @@ func (b *Bot) consume(ctx context.Context, l *link) error {
 // answered (answerMention). An envelope that cannot be kept is not
 // acknowledged: Slack sends it again, and acknowledging it would promise
 // what a crash could break.
+//
+// The consumer promised the envelope to the work queue (expect) before
+// arrive began; arrive keeps that promise or withdraws it, so the handlers
+// stopping with the bot wait for an envelope acknowledged here.
 func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, received time.Time) {
+	pushed := false
+	defer func() {
+		if !pushed {
+			b.work.giveUp()
+		}
+	}()
 	env := envelope{evt: evt, received: received}
 	if b.cfg.Inbox != nil {
 		id, err := b.keep(ctx, evt)
@@ -331,7 +342,8 @@ func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, receive
 	if evt.Type == socketmode.EventTypeEventsAPI && first && evt.Request.RetryAttempt == 0 {
 		env.answered = b.answerMention(ctx, evt)
 	}
-	b.work.push(env)
+	b.work.pushPromised(env)
+	pushed = true
 }
 
 // ackPayload is what the acknowledgement of evt carries, and whether it
