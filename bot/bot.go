@@ -237,6 +237,7 @@ func (b *Bot) consume(ctx context.Context, l *link) error {
 			}
 			now := time.Now()
 			if worthKeeping(evt) {
+				b.work.expect()
 				keeping.Go(func() { b.arrive(ctx, l, evt, now) })
 				continue
 			}

@@ -393,7 +393,7 @@ func TestStartKeptInTheInboxAppliesOnce(t *testing.T) {
 			if n := h.runEvents(id, engine.EvStepStarted); n != 1 {
 				t.Errorf("step 1 started %d times, want once", n)
 			}
-			if n := pending(t, inbox); n != 0 {
+			if n := drained(t, inbox); n != 0 {
 				t.Errorf("the inbox still holds %d envelopes", n)
 			}
 			if es := afterAcks(srv.Ephemerals(starter)); len(es) != 0 {

@@ -63,7 +63,17 @@ func worthKeeping(evt socketmode.Event) bool {
 // acknowledged all the same and carried out from memory: what it asks is
 // done, or the person is told it was not, as for any envelope; only a
 // crash before it is carried out loses it, as it would without an inbox.
+//
+// The consumer promised the envelope to the work queue (expect) before
+// arrive began; arrive keeps that promise or withdraws it, so the handlers
+// stopping with the bot wait for an envelope acknowledged here.
 func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, received time.Time) {
+	pushed := false
+	defer func() {
+		if !pushed {
+			b.work.giveUp()
+		}
+	}()
 	env := envelope{evt: evt, received: received}
 	if b.cfg.Inbox != nil {
 		id, err := b.keep(ctx, evt)
@@ -104,7 +114,8 @@ func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, receive
 	if evt.Type == socketmode.EventTypeEventsAPI && first && evt.Request.RetryAttempt == 0 {
 		env.answered = b.answerMention(ctx, evt)
 	}
-	b.work.push(env)
+	b.work.pushPromised(env)
+	pushed = true
 }
 
 // ackPayload is what the acknowledgement of evt carries, and whether it

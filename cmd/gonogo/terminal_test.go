@@ -560,7 +560,7 @@ func TestInterruptSignals(t *testing.T) {
 	}
 	select {
 	case <-pctx.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Ctrl-C did not end the prompt that caught it")
 	}
 	release()
@@ -572,7 +572,7 @@ func TestInterruptSignals(t *testing.T) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the second Ctrl-C did not stop gonogo")
 	}
 }
