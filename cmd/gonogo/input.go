@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -52,6 +53,9 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 		path := f.positional[0]
 		src, err := readLimited(path, int64(f.maxPlanBytes), "plan file")
 		if err != nil {
+			if hint := chainInstead(cfg, f, pol, path); hint != "" {
+				err = fmt.Errorf("%w; %s", err, hint)
+			}
 			return in, err
 		}
 		req.Plan, req.PlanName = src, path
@@ -73,6 +77,29 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 		BudgetUSD: cfg.RunBudgetUSD,
 	}, req)
 	return in, err
+}
+
+// chainInstead is the hint for a chain given without --chain (gonogo run
+// 'deliver-prd -> deliver-user-stories', or a lone skill name): when arg
+// names no file and reads as a chain that check would accept, or as a
+// chain of several skills, it suggests --chain; otherwise it is "".
+func chainInstead(cfg config, f *runFlags, pol engine.Policy, arg string) string {
+	if _, err := os.Lstat(arg); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	expr, err := parse.Chain(arg)
+	if err != nil {
+		return ""
+	}
+	if cat, err := cfg.loadSkills(f.skills); err == nil {
+		if _, err := engine.PreflightChain(expr, cat, pol); err == nil {
+			return fmt.Sprintf("it reads as a chain of installed skills: did you mean --chain %s?", shellWord(arg))
+		}
+	}
+	if len(expr.Names) > 1 {
+		return fmt.Sprintf("it reads as a chain of skills: did you mean --chain %s?", shellWord(arg))
+	}
+	return ""
 }
 
 // readLimited reads a file, but never more than one byte past limit, so
