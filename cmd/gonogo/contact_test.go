@@ -376,3 +376,34 @@ printf '%s\n' "${COMPREPLY[@]}"`
 		t.Errorf("an opening quote alone completed %q, want every skill", got)
 	}
 }
+
+// The resume line pause prints works as printed from another folder, in a
+// shell without GONOGO_DATA_DIR: it names the data directory.
+func TestPauseHintNamesTheData(t *testing.T) {
+	h, id, env, release, _ := pausable(t)
+	res := subprocess(t, as(env, "second"), "", "pause", id)
+	m := regexp.MustCompile(`Resume with: gonogo (.+)\n`).FindStringSubmatch(res.stdout)
+	if res.code != exitOK || m == nil {
+		t.Fatalf("pause: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	release()
+	waitFor(t, h.out, regexp.MustCompile(`Result:\s+PRODUCED[\s\S]*The run is paused`), "step 1 held at its checkpoint")
+	args, err := shellwords.Parse(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := slices.DeleteFunc(slices.Clone(env), func(v string) bool { return strings.HasPrefix(v, "GONOGO_DATA_DIR=") })
+	cmd := exec.Command(self, args...)
+	cmd.Env, cmd.Dir = as(fresh, "third"), t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Run "+id+" resumed by third") {
+		t.Fatalf("the hint gonogo %s: %v\n%s", m[1], err, out)
+	}
+	if err := h.wait(t); err != nil || !strings.Contains(h.out.String(), "Run complete: "+id) {
+		t.Fatalf("the holder ended with %v:\n%s", err, h.out.String())
+	}
+}
