@@ -407,3 +407,27 @@ func TestPauseHintNamesTheData(t *testing.T) {
 		t.Fatalf("the holder ended with %v:\n%s", err, h.out.String())
 	}
 }
+
+// Flags that belong to one kind of input, or one state of a run, are
+// refused where they would be ignored.
+func TestFlagsWithoutWhatTheyAreFor(t *testing.T) {
+	vars := baseVars(t)
+	res := gonogo(t, vars, "", "run", "--dry-run", "--chain", "deliver-prd")
+	id := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(res.stdout)[1]
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--dry-run", "--arg", "k=v", "--chain", "deliver-prd"}, "--arg is for --workflow"},
+		{[]string{"check", "--max-plan-bytes", "2MiB", "--chain", "deliver-prd"}, "--max-plan-bytes is for a plan file"},
+		{[]string{"resume", "--checkpointed", id}, "run " + id + " is not paused"},
+	} {
+		res := gonogo(t, vars, "", tc.args...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || strings.Contains(res.stdout, "Step ") {
+			t.Errorf("%q: exit %d\n%s%s\nwant exit 2 saying %q", tc.args, res.code, res.stdout, res.stderr, tc.want)
+		}
+	}
+	if res := gonogo(t, vars, "", "check", "--max-plan-bytes", "2MiB", filepath.Join(exampleDir(t), "plan.md")); res.code != exitOK {
+		t.Errorf("--max-plan-bytes with a plan: exit %d\n%s", res.code, res.stderr)
+	}
+}

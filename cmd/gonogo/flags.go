@@ -174,6 +174,10 @@ func oneOf(f *runFlags) error {
 		return usagef("one plan file at a time (got %d: %s)", len(f.positional), strings.Join(f.positional, ", "))
 	case f.context != "" && f.workflow == "":
 		return usagef("--context is for --workflow: a chain's context follows \"--\" in the expression, a plan carries its own")
+	case len(f.args) > 0 && f.workflow == "":
+		return usagef("--arg is for --workflow: a chain or a plan takes no arguments")
+	case f.changed != nil && f.changed("max-plan-bytes") && len(f.positional) == 0:
+		return usagef("--max-plan-bytes is for a plan file: a chain or a workflow is not one")
 	}
 	return nil
 }

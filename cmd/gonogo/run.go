@@ -292,6 +292,9 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return code
 	}
 	peek, err := peekRun(ctx, f.data, id)
+	if err == nil {
+		err = checkpointedUnpaused(f, peek)
+	}
 	if err != nil {
 		return fail(e, "resume", err)
 	}
@@ -378,6 +381,15 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		return parse.NewCatalog(nil), setup, none, nil
 	}
 	return nil, nil, none, err
+}
+
+// checkpointedUnpaused refuses resume --checkpointed of a run no person
+// paused, which the flag would not change.
+func checkpointedUnpaused(f *runFlags, r *engine.Run) error {
+	if !f.checkpointed || r == nil || personPaused(r) {
+		return nil
+	}
+	return usagef("--checkpointed: run %s is not paused, and --checkpointed is for a paused run", r.ID)
 }
 
 // notDry refuses resume --dry-run of a run started for real, rather than

@@ -108,6 +108,9 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 	if f.DryRun && !r.DryRun {
 		return fail(e, "resume", notDry(r.ID))
 	}
+	if err := checkpointedUnpaused(f, r); err != nil {
+		return fail(e, "resume", err)
+	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	if !r.Finished() {
 		r, err = b.Resume(ctx, id, resumeMode(e, r, f))
