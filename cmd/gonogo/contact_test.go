@@ -431,3 +431,28 @@ func TestFlagsWithoutWhatTheyAreFor(t *testing.T) {
 		t.Errorf("--max-plan-bytes with a plan: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// The first line of a run reads "gonogo run RUN"; run given that id back
+// points at resume and show, and the hint works as printed.
+func TestRunGivenARunID(t *testing.T) {
+	vars := baseVars(t)
+	res := gonogo(t, vars, "", "run", "--dry-run", "--chain", "deliver-prd -> measure-experiment-design")
+	id := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(res.stdout)[1]
+	res = gonogo(t, vars, "", "run", id)
+	m := regexp.MustCompile(`did you mean gonogo (resume [^()]+) \(or gonogo (show [^()]+)\)\?`).FindStringSubmatch(res.stderr)
+	if res.code != exitUsage || m == nil {
+		t.Fatalf("run %s: exit %d, stderr %q: want exit 2 pointing at resume", id, res.code, res.stderr)
+	}
+	for _, hint := range m[1:] {
+		args, err := shellwords.Parse(hint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gonogo(t, vars, "", args...); got.code == exitUsage || !strings.Contains(got.stdout, id) {
+			t.Errorf("the hint gonogo %s: exit %d\n%s%s", hint, got.code, got.stdout, got.stderr)
+		}
+	}
+	if res := gonogo(t, vars, "", "run", "20260101-000000-000000000000"); strings.Contains(res.stderr, "did you mean") {
+		t.Errorf("a run that is not there got a hint: %q", res.stderr)
+	}
+}

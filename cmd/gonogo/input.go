@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gonogo/gonogo/engine"
@@ -100,6 +102,32 @@ func chainInstead(cfg config, f *runFlags, pol engine.Policy, arg string) string
 		return fmt.Sprintf("it reads as a chain of skills: did you mean --chain %s?", shellWord(arg))
 	}
 	return ""
+}
+
+// runInstead is the hint for a run id given to gonogo run where a plan
+// file goes (the first line of a run, "gonogo run RUN", copied back): when
+// the one argument names no file but a run in data, it points at resume
+// and show; otherwise "". check opens no store, so only run asks.
+func runInstead(ctx context.Context, e env, f *runFlags) string {
+	if len(f.positional) != 1 || f.chainSet || f.workflow != "" {
+		return ""
+	}
+	arg, data := f.positional[0], f.data
+	if strings.ContainsRune(arg, filepath.Separator) {
+		return ""
+	}
+	if _, err := os.Lstat(arg); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	db, err := openReader(ctx, e, data)
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	if _, err := db.Load(ctx, engine.RunID(arg)); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s is a run in %s: did you mean gonogo resume %s%s (or gonogo show %s%s)?", arg, data, arg, onData(data), arg, onData(data))
 }
 
 // readLimited reads a file, but never more than one byte past limit, so

@@ -81,6 +81,11 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return exitRefused
 	}
 	if err != nil {
+		if hint := runInstead(ctx, e, f); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
+	}
+	if err != nil {
 		return fail(e, "run", err)
 	}
 	return startAndDrive(ctx, e, cfg, f, in, "run")
