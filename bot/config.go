@@ -130,20 +130,26 @@ func (c *Config) validate() error {
 	return c.validateRest()
 }
 
+// checkTokens names every token that is missing or malformed, both at
+// once: fixing one to be told of the other next is a wasted round.
 func (c *Config) checkTokens() error {
-	if c.AppToken == "" {
-		return fmt.Errorf("%w: SLACK_APP_TOKEN is not set (an app-level token, xapp-..., with connections:write)", ErrToken)
+	var problems []string
+	switch {
+	case c.AppToken == "":
+		problems = append(problems, "SLACK_APP_TOKEN is not set (an app-level token, xapp-..., with connections:write)")
+	case !strings.HasPrefix(c.AppToken, "xapp-"):
+		problems = append(problems, "SLACK_APP_TOKEN does not look like an app-level token (it should start with xapp-)")
 	}
-	if !strings.HasPrefix(c.AppToken, "xapp-") {
-		return fmt.Errorf("%w: SLACK_APP_TOKEN does not look like an app-level token (it should start with xapp-)", ErrToken)
+	switch {
+	case c.BotToken == "":
+		problems = append(problems, "SLACK_BOT_TOKEN is not set (the bot token, xoxb-...)")
+	case !strings.HasPrefix(c.BotToken, "xoxb-"):
+		problems = append(problems, "SLACK_BOT_TOKEN does not look like a bot token (it should start with xoxb-)")
 	}
-	if c.BotToken == "" {
-		return fmt.Errorf("%w: SLACK_BOT_TOKEN is not set (the bot token, xoxb-...)", ErrToken)
+	if len(problems) == 0 {
+		return nil
 	}
-	if !strings.HasPrefix(c.BotToken, "xoxb-") {
-		return fmt.Errorf("%w: SLACK_BOT_TOKEN does not look like a bot token (it should start with xoxb-)", ErrToken)
-	}
-	return nil
+	return fmt.Errorf("%w: %s", ErrToken, strings.Join(problems, "; "))
 }
 
 func (c *Config) validateRest() error {

@@ -154,41 +154,24 @@ var planBOM = []byte("\xef\xbb\xbf")
 
 // planCheckInput refuses input that is not a readable text document.
 func planCheckInput(src []byte, name string, limit int) *engine.Refusal {
-	refuse := func(off int, format string, args ...any) *engine.Refusal {
-		return &engine.Refusal{
-			Reason:  engine.RefuseInvalidInput,
-			Source:  name,
-			Line:    planLineAt(src, off),
-			Message: fmt.Sprintf(format, args...),
-		}
+	// Not text first: a binary file is refused as one whatever its size,
+	// since raising the limit would not make it a plan.
+	if r := PlanNotText(src, name, limit); r != nil {
+		return r
+	}
+	refuse := func(format string, args ...any) *engine.Refusal {
+		return &engine.Refusal{Reason: engine.RefuseInvalidInput, Source: name, Line: 1, Message: fmt.Sprintf(format, args...)}
 	}
 	if len(src) > limit {
-		return refuse(0, "the plan is %s, over the %s limit; raise the limit with --max-plan-bytes or GONOGO_MAX_PLAN_BYTES",
+		return refuse("the plan is %s, over the %s limit; raise the limit with --max-plan-bytes or GONOGO_MAX_PLAN_BYTES",
 			planSize(len(src)), planSize(limit))
 	}
-	if bytes.HasPrefix(src, []byte{0xff, 0xfe}) || bytes.HasPrefix(src, []byte{0xfe, 0xff}) {
-		return refuse(0, "the plan is UTF-16 text; save it as UTF-8 and try again")
-	}
-	skip := 0
-	if bytes.HasPrefix(src, planBOM) {
-		skip = len(planBOM)
-	}
-	body := src[skip:]
+	body := bytes.TrimPrefix(src, planBOM)
 	if len(body) == 0 {
-		return refuse(0, "the plan is empty")
-	}
-	if i := bytes.IndexByte(body, 0); i >= 0 {
-		return refuse(skip+i, "the plan contains a NUL byte: it looks like a binary file, not a Markdown plan")
-	}
-	if !utf8.Valid(body) {
-		i := planFirstInvalid(body)
-		return refuse(skip+i, "the plan is not valid UTF-8 (byte 0x%02x is not part of a UTF-8 character); save it as UTF-8 text", body[i])
+		return refuse("the plan is empty")
 	}
 	if planBlank(body) {
-		return refuse(0, "the plan contains only whitespace")
-	}
-	if first, controls, chars := planControls(body); controls*10 > chars {
-		return refuse(skip+first, "the plan is mostly control characters (%d of %d characters): it looks like a binary file, not a Markdown plan", controls, chars)
+		return refuse("the plan contains only whitespace")
 	}
 	return nil
 }

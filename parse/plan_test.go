@@ -692,10 +692,19 @@ func TestPlanInvalidInput(t *testing.T) {
 		{"whitespace only", []byte("  \n\t\n\u00a0\r\n   "), 0, 1, "only whitespace"},
 		{"not UTF-8", []byte("## Section 7\n\nline three \xff here\n"), 0, 3, "not valid UTF-8 (byte 0xff"},
 		{"not UTF-8 after CR line ends", []byte("a\rb\rc\xc3"), 0, 3, "not valid UTF-8"},
-		{"NUL byte", []byte("## Section 0\n\n## Section 7\x00\n"), 0, 3, "NUL byte"},
+		{"NUL byte", []byte("## Section 0\n\n## Section 7\x00\n"), 0, 3, "not a text file: it contains a NUL byte"},
 		{"UTF-16", []byte("\xff\xfe#\x00#\x00"), 0, 1, "UTF-16"},
-		{"mostly control characters", []byte("ok\n\x01\x02\x03\x04\x05\x06\x07\x08"), 0, 2, "mostly control characters"},
+		{"mostly control characters", []byte("ok\n\x01\x02\x03\x04\x05\x06\x07\x08"), 0, 2, "not a text file: 8 of its 11 characters are control characters"},
 		{"over the limit", bytes.Repeat([]byte("x"), 2049), 2048, 1, "the plan is 2 KiB (2049 bytes), over the 2 KiB (2048 bytes) limit; raise the limit with --max-plan-bytes or GONOGO_MAX_PLAN_BYTES"},
+		// A binary file over the limit is refused as not text: a larger
+		// limit would not make it a plan.
+		{"binary over the limit", append([]byte("PK\x03\x04\x00\x00"), bytes.Repeat([]byte{0x9c, 0x00}, 2048)...), 2048, 1, "not a text file: it contains a NUL byte"},
+		{"binary past the first line, over the limit", append([]byte("a\nb\n\x00"), bytes.Repeat([]byte("x"), 2048)...), 2048, 3, "not a text file"},
+		// What lies past the limit is not read; a character cut by the
+		// limit is not a fault.
+		{"a NUL past the limit", append(bytes.Repeat([]byte("x"), 2048), 0), 2048, 1, "over the 2 KiB (2048 bytes) limit"},
+		{"a character cut by the limit", append(bytes.Repeat([]byte("x"), 2047), "é"...), 2048, 1, "over the 2 KiB (2048 bytes) limit"},
+		{"a four-byte character cut by the limit", append(bytes.Repeat([]byte("x"), 2046), "😀"...), 2048, 1, "over the 2 KiB (2048 bytes) limit"},
 		{"over the default limit", bytes.Repeat([]byte("# x\n"), parse.DefaultMaxPlanBytes/4+1), 0, 1, "over the 1 MiB (1048576 bytes) limit"},
 	}
 	for _, tt := range tests {

@@ -25,7 +25,12 @@ Exit codes: 0 accepted, 1 refused, 2 usage, I/O or configuration error.`,
 		RunE: a.action(f, cmdCheck),
 	}
 	a.addJSONFlag(c, f)
-	a.addRunFlags(c, f)
+	// No --data: check opens no store.
+	a.addModeFlags(c, f)
+	a.addThreadFlag(c, f)
+	a.addDryRunFlag(c, f, dryRunUsage)
+	a.addSkillsFlag(c, f)
+	a.addRunnerFlags(c, f)
 	a.addInputFlags(c, f)
 	return c
 }

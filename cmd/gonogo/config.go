@@ -260,7 +260,44 @@ func (c config) loadSkills(explicit string) (*parse.Catalog, error) {
 	if len(src.dirs) == 0 {
 		return nil, &noSkillsError{looked: src.looked}
 	}
-	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: src.dirs, AgentDirs: src.agents})
+	cat, err := parse.LoadCatalog(parse.CatalogOptions{SkillDirs: src.dirs, AgentDirs: src.agents})
+	if err != nil || explicit == "" || len(cat.Names()) > 0 {
+		return cat, err
+	}
+	if hint := c.nestedSkills(explicit); hint != nil {
+		return nil, hint
+	}
+	return cat, nil
+}
+
+// nestedSkills is the mix-up of a skills folder named by the repository
+// or folder that holds it (--skills repo for repo/skills): explicit holds
+// no usable skill, but its skills subfolder does. It returns nil when
+// that is not the case.
+func (c config) nestedSkills(explicit string) *nestedSkillsError {
+	inner := filepath.Join(explicit, "skills")
+	if !isDir(inner) {
+		return nil
+	}
+	cat, err := parse.LoadCatalog(parse.CatalogOptions{SkillDirs: []string{inner}})
+	if err != nil || len(cat.Names()) == 0 {
+		return nil
+	}
+	e := &nestedSkillsError{given: explicit, inner: inner, usable: len(cat.Names()), set: "--skills " + shellWord(inner)}
+	if explicit == c.SkillsDir {
+		e.set = "GONOGO_SKILLS_DIR=" + shellWord(inner)
+	}
+	return e
+}
+
+type nestedSkillsError struct {
+	given, inner string
+	usable       int
+	set          string // what to give instead: --skills DIR or GONOGO_SKILLS_DIR=DIR
+}
+
+func (e *nestedSkillsError) Error() string {
+	return fmt.Sprintf("the skills folder %s holds no usable skill, but %s holds %d: did you mean %s?", e.given, e.inner, e.usable, e.set)
 }
 
 type noSkillsError struct{ looked []string }

@@ -46,9 +46,6 @@ func parseDecideArgs(req *decideRequest, positional []string) error {
 		return usagef("%s takes no more words (got %q); only redo takes feedback", kind, strings.Join(rest, " "))
 	}
 	req.feedback = strings.TrimSpace(strings.Join(rest, " "))
-	if req.step < 0 || req.attempt < 0 {
-		return usagef("--step and --attempt are numbers from 1")
-	}
 	return nil
 }
 
@@ -250,8 +247,8 @@ waits, the decision is not possible now, or the attempt moved on), 2 usage or I/
 	}
 	a.addDataFlag(c, f)
 	fs := c.Flags()
-	fs.IntVar(&req.step, "step", 0, "decide step `N` (default: the step waiting; needed when several wait)")
-	fs.IntVar(&req.attempt, "attempt", 0, "the attempt `K` decided on; refused as stale once the step has moved past it")
+	fs.Var(numberFlag{&req.step, "step"}, "step", "decide step `N` (default: the step waiting; needed when several wait)")
+	fs.Var(numberFlag{&req.attempt, "attempt"}, "attempt", "the attempt `K` decided on; refused as stale once the step has moved past it")
 	fs.StringVar(&req.key, "key", "", "idempotency `KEY`: a decision retried with the same key is applied once")
 	for _, n := range []string{"step", "attempt", "key"} {
 		a.completeFlag(c, n, cobra.NoFileCompletions)

@@ -89,7 +89,11 @@ gonogo resume are the real thing. With --dry-run nothing runs at all.
 		RunE:              a.action(f, cmdDemo),
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	a.addRunFlags(c, f)
+	// The demo's skills and stand-in agent are built in, and its plan
+	// takes no --thread: it has only the flags it reads.
+	a.addModeFlags(c, f)
+	a.addDryRunFlag(c, f, "run nothing: each step reports NOT EXECUTED - dry run")
+	a.addDataFlag(c, f)
 	return c
 }
 
@@ -126,5 +130,5 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
 	}
 	f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
-	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, opts: opts, catalog: cat})
+	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, opts: opts, catalog: cat}, "demo")
 }

@@ -177,6 +177,9 @@ func checkRunner(ctx context.Context, info runner.Info, cmd string, r *doctorRun
 	case errors.Is(err, runner.ErrNoExecutable):
 		r.Problem = "no executable given (--runner-cmd PATH or GONOGO_RUNNER_CMD)"
 		return
+	case errors.Is(err, runner.ErrNotExecutable):
+		r.Problem = "found, but not executable"
+		return
 	case err != nil:
 		r.Problem = "not found"
 		if !strings.ContainsRune(r.Executable, filepath.Separator) {

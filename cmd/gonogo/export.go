@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,16 +32,21 @@ func newExportCmd(a *cli) *cobra.Command {
 made it, when and on which attempt, each edit as a unified diff against the agent's
 artifact, redo feedback, artifact sha256 sums, costs, durations and the journal.
 --format json is the documented shape (see the README); --format md reads on its own.
-It works while another gonogo holds the data directory.
+Without --format, -o FILE chooses by its extension (.md or .markdown: md, .json: json);
+otherwise json. It works while another gonogo holds the data directory.
 
 Exit codes: 0 written, 2 no such run, a bad flag, or an I/O error.`,
 		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
-			return cmdExport(ctx, e, f, *x)
+			x := *x
+			if !f.changed("format") {
+				x.format = formatOf(x.out)
+			}
+			return cmdExport(ctx, e, f, x)
 		}),
 		ValidArgsFunction: a.completeRunIDs(f),
 	}
 	a.addDataFlag(c, f)
-	c.Flags().StringVar(&x.format, "format", "json", "output `FORMAT`: json or md")
+	c.Flags().StringVar(&x.format, "format", "", "output `FORMAT`: json or md (default: by -o FILE's extension, else json)")
 	c.Flags().StringVarP(&x.out, "output", "o", "", "write to `FILE` instead of stdout (replaced whole, never half-written)")
 	a.completeFlag(c, "format", cobra.FixedCompletions([]string{"json", "md"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -89,6 +95,16 @@ func cmdExport(ctx context.Context, e env, f *runFlags, x exportFlags) int {
 	}
 	fmt.Fprintf(e.stderr, "Wrote the audit trail of run %s to %s.\n", id, x.out)
 	return exitOK
+}
+
+// formatOf is the format a file's extension asks for when --format is not
+// given: Markdown for .md and .markdown, else JSON.
+func formatOf(out string) string {
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".md", ".markdown":
+		return "md"
+	}
+	return "json"
 }
 
 // writeFileAtomic writes path whole or not at all: a temporary file in

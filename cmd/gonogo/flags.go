@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,13 +42,30 @@ type runFlags struct {
 // defaults, never the environment gonogo happens to run in: a flag left
 // out takes its variable's value in resolve.
 
-// addRunFlags defines the flags shared by run, check, resume and demo.
+// Each command defines only the flags it reads: a flag a command would
+// ignore is refused as unknown (see flagError), never accepted and dropped.
+
+// addRunFlags defines the flags of run: the mode, --thread, and the agent
+// flags.
 func (a *cli) addRunFlags(c *cobra.Command, f *runFlags) {
+	a.addModeFlags(c, f)
+	a.addThreadFlag(c, f)
+	a.addAgentFlags(c, f, dryRunUsage)
+}
+
+// addModeFlags defines --auto and --force-auto.
+func (a *cli) addModeFlags(c *cobra.Command, f *runFlags) {
 	fs := c.Flags()
 	fs.BoolVar(&f.Auto, "auto", false, "guarded auto: no pauses, but halt on FAILED and pause on EMPTY")
 	fs.BoolVar(&f.ForceAuto, "force-auto", false, "guarded auto also for chains and Complex, Chaotic or unclassified plans")
-	fs.BoolVar(&f.Thread, "thread", false, "each step gets the previous step's confirmed artifact (chains, workflows)")
-	a.addAgentFlags(c, f, dryRunUsage)
+}
+
+func (a *cli) addThreadFlag(c *cobra.Command, f *runFlags) {
+	c.Flags().BoolVar(&f.Thread, "thread", false, "each step gets the previous step's confirmed artifact (chains, workflows)")
+}
+
+func (a *cli) addDryRunFlag(c *cobra.Command, f *runFlags, usage string) {
+	c.Flags().BoolVar(&f.DryRun, "dry-run", false, usage)
 }
 
 const dryRunUsage = "run no agent: each step reports NOT EXECUTED - dry run"
@@ -56,7 +74,7 @@ const dryRunUsage = "run no agent: each step reports NOT EXECUTED - dry run"
 // which data: --dry-run (described by dryRun), --skills, --data, --runner
 // and --runner-cmd.
 func (a *cli) addAgentFlags(c *cobra.Command, f *runFlags, dryRun string) {
-	c.Flags().BoolVar(&f.DryRun, "dry-run", false, dryRun)
+	a.addDryRunFlag(c, f, dryRun)
 	a.addSkillsFlag(c, f)
 	a.addDataFlag(c, f)
 	a.addRunnerFlags(c, f)
@@ -156,6 +174,10 @@ func oneOf(f *runFlags) error {
 		return usagef("one plan file at a time (got %d: %s)", len(f.positional), strings.Join(f.positional, ", "))
 	case f.context != "" && f.workflow == "":
 		return usagef("--context is for --workflow: a chain's context follows \"--\" in the expression, a plan carries its own")
+	case len(f.args) > 0 && f.workflow == "":
+		return usagef("--arg is for --workflow: a chain or a plan takes no arguments")
+	case f.changed != nil && f.changed("max-plan-bytes") && len(f.positional) == 0:
+		return usagef("--max-plan-bytes is for a plan file: a chain or a workflow is not one")
 	}
 	return nil
 }
@@ -172,4 +194,37 @@ func inputs(f *runFlags) []string {
 		out = append(out, "--workflow")
 	}
 	return out
+}
+
+// numberFlag is a flag whose value counts from 1 (a step, an attempt).
+// 0, a negative number or a word is refused as the flag is read (a usage
+// error), never taken as the flag left out.
+type numberFlag struct {
+	n    *int
+	what string // "step", "attempt"
+}
+
+func (v numberFlag) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 {
+		return fmt.Errorf("not %s number (1, 2, ...)", article(v.what))
+	}
+	*v.n = n
+	return nil
+}
+
+func (v numberFlag) String() string {
+	if v.n == nil || *v.n == 0 {
+		return ""
+	}
+	return strconv.Itoa(*v.n)
+}
+
+func (v numberFlag) Type() string { return "int" }
+
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }

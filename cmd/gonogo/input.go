@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gonogo/gonogo/engine"
@@ -52,6 +55,9 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 		path := f.positional[0]
 		src, err := readLimited(path, int64(f.maxPlanBytes), "plan file")
 		if err != nil {
+			if hint := chainInstead(cfg, f, pol, path); hint != "" {
+				err = fmt.Errorf("%w; %s", err, hint)
+			}
 			return in, err
 		}
 		req.Plan, req.PlanName = src, path
@@ -73,6 +79,55 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 		BudgetUSD: cfg.RunBudgetUSD,
 	}, req)
 	return in, err
+}
+
+// chainInstead is the hint for a chain given without --chain (gonogo run
+// 'deliver-prd -> deliver-user-stories', or a lone skill name): when arg
+// names no file and reads as a chain that check would accept, or as a
+// chain of several skills, it suggests --chain; otherwise it is "".
+func chainInstead(cfg config, f *runFlags, pol engine.Policy, arg string) string {
+	if _, err := os.Lstat(arg); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	expr, err := parse.Chain(arg)
+	if err != nil {
+		return ""
+	}
+	if cat, err := cfg.loadSkills(f.skills); err == nil {
+		if _, err := engine.PreflightChain(expr, cat, pol); err == nil {
+			return fmt.Sprintf("it reads as a chain of installed skills: did you mean --chain %s?", shellWord(arg))
+		}
+	}
+	if len(expr.Names) > 1 {
+		return fmt.Sprintf("it reads as a chain of skills: did you mean --chain %s?", shellWord(arg))
+	}
+	return ""
+}
+
+// runInstead is the hint for a run id given to gonogo run where a plan
+// file goes (the first line of a run, "gonogo run RUN", copied back): when
+// the one argument names no file but a run in data, it points at resume
+// and show; otherwise "". check opens no store, so only run asks.
+func runInstead(ctx context.Context, e env, f *runFlags) string {
+	if len(f.positional) != 1 || f.chainSet || f.workflow != "" {
+		return ""
+	}
+	arg, data := f.positional[0], f.data
+	if strings.ContainsRune(arg, filepath.Separator) {
+		return ""
+	}
+	if _, err := os.Lstat(arg); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	db, err := openReader(ctx, e, data)
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	if _, err := db.Load(ctx, engine.RunID(arg)); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s is a run in %s: did you mean gonogo resume %s%s (or gonogo show %s%s)?", arg, data, arg, onData(data), arg, onData(data))
 }
 
 // readLimited reads a file, but never more than one byte past limit, so

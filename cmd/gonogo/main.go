@@ -146,6 +146,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newVersionCmd(),
 	)
 	root.InitDefaultCompletionCmd()
+	completeOpenQuotes(root)
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
 		// cobra's completion command prints its help, exit 0, for a shell
 		// it has no script for.
@@ -233,8 +234,12 @@ func newVersionCmd() *cobra.Command {
 // oneDashLong is how pflag reports a long flag given one dash (-json).
 var oneDashLong = regexp.MustCompile(`^unknown shorthand flag: '.' in -([a-z][a-z-]+)`)
 
-// flagError makes a flag mistake a usage error, and points a long flag
-// given one dash at its two-dash spelling.
+// unknownLong is how pflag reports a long flag the command does not define.
+var unknownLong = regexp.MustCompile(`^unknown flag: --([a-z][a-z-]*)$`)
+
+// flagError makes a flag mistake a usage error, points a long flag given
+// one dash at its two-dash spelling, and says which commands take a flag
+// this one does not (a command defines only the flags it reads).
 func flagError(c *cobra.Command, err error) error {
 	if m := oneDashLong.FindStringSubmatch(err.Error()); m != nil {
 		name, _, _ := strings.Cut(m[1], "=")
@@ -242,7 +247,44 @@ func flagError(c *cobra.Command, err error) error {
 			return usagef("unknown flag -%s: long flags take two dashes (--%s)", m[1], name)
 		}
 	}
+	if m := unknownLong.FindStringSubmatch(err.Error()); m != nil {
+		if others := commandsWithFlag(c.Root(), m[1]); len(others) > 0 {
+			return usagef("unknown flag: --%s (%s does not take it; %s %s)", m[1], commandName(c), andList(others), pluralDo(len(others)))
+		}
+	}
 	return &usageError{err.Error()}
+}
+
+// commandsWithFlag names the commands under root that define the flag.
+func commandsWithFlag(root *cobra.Command, flag string) []string {
+	var out []string
+	for _, c := range root.Commands() {
+		if c.LocalFlags().Lookup(flag) != nil {
+			out = append(out, commandName(c))
+		}
+		out = append(out, commandsWithFlag(c, flag)...)
+	}
+	return out
+}
+
+// commandName is a command as people type it after gonogo: "run",
+// "workflow save".
+func commandName(c *cobra.Command) string {
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func pluralDo(n int) string {
+	if n == 1 {
+		return "does"
+	}
+	return "do"
 }
 
 // usageError is a mistake on the command line (exit 2).

@@ -87,11 +87,11 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 	c, _ := p.(*localClient)
 	switch {
 	case carried:
-		fmt.Fprintf(e.stdout, "%s holds the run. Resume with: gonogo resume %s\n", c.describe(), r.ID)
+		fmt.Fprintf(e.stdout, "%s holds the run. Resume with: gonogo resume %s%s\n", c.describe(), r.ID, onData(data))
 	case held:
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run. Resume with: gonogo resume %s\n", c.describe(), r.ID)
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run. Resume with: gonogo resume %s%s\n", c.describe(), r.ID, onData(data))
 	default:
-		fmt.Fprintf(e.stdout, "No gonogo holds %s: the pause is recorded. Resume with: gonogo resume %s\n", data, r.ID)
+		fmt.Fprintf(e.stdout, "No gonogo holds %s: the pause is recorded. Resume with: gonogo resume %s%s\n", data, r.ID, onData(data))
 	}
 	return exitOK
 }
@@ -125,7 +125,7 @@ func resumeHeld(ctx context.Context, e env, f *runFlags, id engine.RunID, who st
 	if carried {
 		fmt.Fprintf(e.stdout, "%s goes on with it.\n", c.describe())
 	} else {
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s once that gonogo is done.\n", c.describe(), r.ID)
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.describe(), r.ID, onData(f.data))
 	}
 	return exitOK, true
 }

@@ -81,26 +81,33 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return exitRefused
 	}
 	if err != nil {
-		return fail(e, "run", err)
+		if hint := runInstead(ctx, e, f); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
 	}
-	return startAndDrive(ctx, e, cfg, f, in)
-}
-
-func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
-	tc, err := loadTemporalConfig(ctx, e)
 	if err != nil {
 		return fail(e, "run", err)
+	}
+	return startAndDrive(ctx, e, cfg, f, in, "run")
+}
+
+// startAndDrive starts a run of in and drives it; cmd (run, demo) names
+// the command in messages and to other gonogos.
+func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input, cmd string) int {
+	tc, err := loadTemporalConfig(ctx, e)
+	if err != nil {
+		return fail(e, cmd, err)
 	}
 	if tc.Addr != "" {
 		return startOnTemporal(ctx, e, cfg, f, tc, in)
 	}
 	if err := requireAgent(f); err != nil {
-		return fail(e, "run", err)
+		return fail(e, cmd, err)
 	}
 	box := newInbox()
-	a, err := startApp(ctx, e, cfg, f, in.catalog, box, "run")
+	a, err := startApp(ctx, e, cfg, f, in.catalog, box, cmd)
 	if err != nil {
-		return fail(e, "run", err)
+		return fail(e, cmd, err)
 	}
 	defer a.close()
 	for _, w := range in.plan.Warnings {
@@ -108,7 +115,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	}
 	r, err := a.svc.Start(ctx, in.plan, in.opts)
 	if err != nil {
-		return fail(e, "run", err)
+		return fail(e, cmd, err)
 	}
 	a.carry(r.ID)
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
@@ -119,12 +126,9 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 // a dry run and whether gonogo demo started it. A run that is not there
 // is nil, left for resume to report.
 func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
-	db, err := openStore(data)
-	if errors.Is(err, engine.ErrLocked) {
-		if c, cerr := dialLocal(ctx, data); cerr == nil {
-			defer c.Close()
-			return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", c.describe(), data, id, onData(data), engine.ErrLocked)
-		}
+	db, err := openStore(ctx, data)
+	if h, ok := errors.AsType[*heldError](err); ok {
+		return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", h.holder, data, id, onData(data), engine.ErrLocked)
 	}
 	if err != nil {
 		return nil, err
@@ -270,7 +274,9 @@ replace them, and the change is journaled. When what was recorded is gone, resum
 		RunE:              a.action(f, cmdResume),
 		ValidArgsFunction: a.completeRunIDs(f),
 	}
-	a.addRunFlags(c, f)
+	// No --thread: a run keeps whether it is threaded.
+	a.addModeFlags(c, f)
+	a.addAgentFlags(c, f, dryRunUsage)
 	c.Flags().BoolVar(&f.checkpointed, "checkpointed", false, "a paused run goes on checkpointed, whatever its mode")
 	return c
 }
@@ -291,6 +297,9 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return code
 	}
 	peek, err := peekRun(ctx, f.data, id)
+	if err == nil {
+		err = checkpointedUnpaused(f, peek)
+	}
 	if err != nil {
 		return fail(e, "resume", err)
 	}
@@ -346,7 +355,7 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		// A run keeps the kind it started as: a real run is never
 		// continued dry, and a dry run never reaches an agent.
 		if f.DryRun {
-			fmt.Fprintln(e.stderr, "warning: --dry-run ignored: this run was started for real")
+			return nil, nil, none, notDry(peek.ID)
 		}
 		f.DryRun = peek.DryRun
 	}
@@ -377,6 +386,21 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		return parse.NewCatalog(nil), setup, none, nil
 	}
 	return nil, nil, none, err
+}
+
+// checkpointedUnpaused refuses resume --checkpointed of a run no person
+// paused, which the flag would not change.
+func checkpointedUnpaused(f *runFlags, r *engine.Run) error {
+	if !f.checkpointed || r == nil || personPaused(r) {
+		return nil
+	}
+	return usagef("--checkpointed: run %s is not paused, and --checkpointed is for a paused run", r.ID)
+}
+
+// notDry refuses resume --dry-run of a run started for real, rather than
+// accept the flag and ignore it.
+func notDry(id engine.RunID) error {
+	return usagef("--dry-run: run %s was started for real, and a real run is never continued dry; resume it without --dry-run", id)
 }
 
 // loadSetupSkills loads the skills a resumed run goes on with: the folders

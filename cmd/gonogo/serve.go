@@ -155,7 +155,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err := requireAgent(f); err != nil {
 		return fail(e, "serve", err)
 	}
-	db, err := openStore(f.data)
+	db, err := openStore(ctx, f.data)
 	if err != nil {
 		return fail(e, "serve", err)
 	}

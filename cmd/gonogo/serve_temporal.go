@@ -54,7 +54,7 @@ var _ bot.Engine = slackRuns{}
 // bot's configuration, checked.
 func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, bcfg bot.Config, httpAddr, skills string) int {
 	log := bcfg.Log
-	if err := agentFlagsOnTemporal(f); err != nil {
+	if err := agentFlagsOnTemporal(f, "serve", "dry-run", "runner", "runner-cmd"); err != nil {
 		return fail(e, "serve", err)
 	}
 	if e.getenv(artifacts.EnvArtifacts) == "" {
@@ -113,17 +113,23 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 	return exitOK
 }
 
-// agentFlagsOnTemporal refuses the flags that choose an agent, given to
-// serve on Temporal: serve runs no step there (the workers do, with their
-// own runner), so --dry-run in particular would be a promise not kept.
-func agentFlagsOnTemporal(f *runFlags) error {
+// agentFlagsOnTemporal refuses the flags (names) that choose an agent or
+// its skills, given to gonogo cmd on Temporal: cmd runs no step there (the
+// workers do, with their own runner and skills), so such a flag would be
+// accepted and ignored, and --dry-run a promise not kept.
+func agentFlagsOnTemporal(f *runFlags, cmd string, names ...string) error {
 	if f.changed == nil {
 		return nil
 	}
-	for _, name := range []string{"dry-run", "runner", "runner-cmd"} {
-		if f.changed(name) {
-			return usagef("--%s: on Temporal, serve runs no agent; steps run on gonogo worker, so give --%s to the workers", name, name)
+	for _, name := range names {
+		if !f.changed(name) {
+			continue
 		}
+		fix := "give --" + name + " to the workers"
+		if name == "dry-run" {
+			fix = "ask for it per run in Slack (--dry-run in the message), or start the workers with --runner dry-run"
+		}
+		return usagef("--%s: on Temporal, %s runs no agent; steps run on gonogo worker, so %s", name, cmd, fix)
 	}
 	return nil
 }

@@ -257,8 +257,8 @@ attempt, or another usage or I/O error.`,
 	}
 	a.addJSONFlag(c, f)
 	a.addDataFlag(c, f)
-	c.Flags().IntVar(&art.step, "artifact", 0, "print step `N`'s artifact, byte for byte")
-	c.Flags().IntVar(&art.attempt, "attempt", 0, "with --artifact: attempt `K`'s artifact instead of the current one")
+	c.Flags().Var(numberFlag{&art.step, "step"}, "artifact", "print step `N`'s artifact, byte for byte")
+	c.Flags().Var(numberFlag{&art.attempt, "attempt"}, "attempt", "with --artifact: attempt `K`'s artifact instead of the current one")
 	a.completeFlag(c, "artifact", cobra.NoFileCompletions)
 	a.completeFlag(c, "attempt", cobra.NoFileCompletions)
 	return c
@@ -269,8 +269,6 @@ type artifactFlags struct{ step, attempt int }
 
 func (a artifactFlags) check(json bool) error {
 	switch {
-	case a.step < 0 || a.attempt < 0:
-		return usagef("--artifact and --attempt take a step or attempt number (1, 2, ...)")
 	case a.attempt != 0 && a.step == 0:
 		return usagef("--attempt goes with --artifact N")
 	case a.step != 0 && json:

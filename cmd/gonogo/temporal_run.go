@@ -60,6 +60,13 @@ func (l localNotices) Notify(no engine.Notice) {
 // startOnTemporal is gonogo run on the cluster tc names: the run is
 // started there and followed from this terminal.
 func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, in input) int {
+	agentFlags := []string{"runner-cmd"}
+	if f.runner != "dry-run" { // --runner dry-run asks for a dry run, as --dry-run does
+		agentFlags = append(agentFlags, "runner")
+	}
+	if err := agentFlagsOnTemporal(f, "run", agentFlags...); err != nil {
+		return fail(e, "run", err)
+	}
 	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data)
 	if err != nil {
 		return fail(e, "run", err)
@@ -80,9 +87,12 @@ func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 // resumeOnTemporal is gonogo resume on the cluster tc names: it follows
 // the run from this terminal again, in the mode resume's flags ask, and a
 // run a person paused goes on. The run's steps run on the cluster's
-// workers with what they have; the resume flags that choose an agent or
-// skills do not reach them.
+// workers with what they have: the resume flags that choose an agent or
+// skills would not reach them, and are refused.
 func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, id engine.RunID) int {
+	if err := agentFlagsOnTemporal(f, "resume", "runner", "runner-cmd", "skills"); err != nil {
+		return fail(e, "resume", err)
+	}
 	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data)
 	if err != nil {
 		return fail(e, "resume", err)
@@ -93,6 +103,12 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 		return fail(e, "resume", fmt.Errorf("no run %s on Temporal at %s, namespace %s (see gonogo runs)", id, tc.Addr, tc.Namespace))
 	}
 	if err != nil {
+		return fail(e, "resume", err)
+	}
+	if f.DryRun && !r.DryRun {
+		return fail(e, "resume", notDry(r.ID))
+	}
+	if err := checkpointedUnpaused(f, r); err != nil {
 		return fail(e, "resume", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))

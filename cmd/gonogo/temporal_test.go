@@ -47,6 +47,13 @@ func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
 		{"a cluster nobody answers at", addr, []string{"temporal", "setup"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
 		{"serve asked for a dry run on Temporal", slackOn(addr), []string{"serve", "--dry-run"}, "--dry-run: on Temporal, serve runs no agent"},
 		{"serve given a runner on Temporal", slackOn(addr), []string{"serve", "--runner", "codex"}, "give --runner to the workers"},
+		{"serve's dry run belongs on the runs or the workers", slackOn(addr), []string{"serve", "--dry-run"}, "--dry-run in the message), or start the workers with --runner dry-run"},
+		// The steps run with the workers' agent and skills: run and
+		// resume refuse the flags that would choose them here.
+		{"run given an agent on Temporal", addr, []string{"run", "--runner-cmd", "/bin/true", "--chain", "deliver-prd"}, "--runner-cmd: on Temporal, run runs no agent"},
+		{"run given a runner on Temporal", addr, []string{"run", "--runner", "codex", "--chain", "deliver-prd"}, "give --runner to the workers"},
+		{"resume given skills on Temporal", addr, []string{"resume", "--skills", "skills", "20260101-000000-000000000000"}, "--skills: on Temporal, resume runs no agent"},
+		{"resume given an agent on Temporal", addr, []string{"resume", "--runner-cmd", "/bin/true", "20260101-000000-000000000000"}, "give --runner-cmd to the workers"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -87,14 +87,14 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 			fmt.Fprintf(d.out, "\nStopped following. The run stays paused on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
 			return nil, exitWaiting, true
 		}
-		fmt.Fprintf(d.out, "\nStopped. The run is kept, paused.\nContinue with: gonogo resume %s\n", r.ID)
+		fmt.Fprintf(d.out, "\nStopped. The run is kept, paused.\nContinue with: gonogo resume %s%s\n", r.ID, onData(d.data))
 		return nil, exitWaiting, true
 	}
 	if err != nil && strings.TrimSpace(line) == "" {
 		if d.tty {
 			fmt.Fprintln(d.out)
 		}
-		fmt.Fprintf(d.out, "Run paused by %s: no step starts until it is resumed.\nContinue with: gonogo resume %s\n", r.PausedBy, r.ID)
+		fmt.Fprintf(d.out, "Run paused by %s: no step starts until it is resumed.\nContinue with: gonogo resume %s%s\n", r.PausedBy, r.ID, onData(d.data))
 		return nil, exitWaiting, true
 	}
 	if m, ok := resumeWords(line); ok {
@@ -113,7 +113,7 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 	}
 	fmt.Fprintf(d.e.stderr, "gonogo: %q is not an answer here; expected continue, continue checkpointed or abort\n", strings.TrimSpace(line))
 	if !d.tty {
-		fmt.Fprintf(d.e.stderr, "The run is kept, paused: gonogo resume %s\n", r.ID)
+		fmt.Fprintf(d.e.stderr, "The run is kept, paused: gonogo resume %s%s\n", r.ID, onData(d.data))
 		return nil, exitUsage, true
 	}
 	return nil, 0, false

@@ -52,14 +52,32 @@ func newLogger(e env, cfg config) *slog.Logger {
 // openStore opens the store, which takes the data directory's lock and
 // marks the steps a dead gonogo left running as interrupted, then stops
 // the agents that gonogo left running, before any step can be redone.
-func openStore(dataDir string) (*storage.DB, error) {
+// When another gonogo holds the lock, the error is a *heldError naming it
+// if it answers on its local API.
+func openStore(ctx context.Context, dataDir string) (*storage.DB, error) {
 	db, err := storage.Open(dataDir, storage.Options{})
+	if errors.Is(err, engine.ErrLocked) {
+		if c, cerr := dialLocal(ctx, dataDir); cerr == nil {
+			c.Close()
+			return nil, &heldError{data: dataDir, holder: c.describe()}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the store: %w", err)
 	}
 	reapAgents(dataDir, slog.Default())
 	return db, nil
 }
+
+// heldError is a data directory another gonogo holds, named by what its
+// local API says of itself (its command and pid).
+type heldError struct{ data, holder string }
+
+func (h *heldError) Error() string {
+	return fmt.Sprintf("%s holds %s and carries out its runs: wait for it to end or stop it, or use another --data directory", h.holder, h.data)
+}
+
+func (h *heldError) Unwrap() error { return engine.ErrLocked }
 
 // agentsDir is where running agents are recorded: <data>/agents.
 func agentsDir(dataDir string) string { return filepath.Join(dataDir, "agents") }
@@ -106,16 +124,23 @@ func agentMissing(f *runFlags) error {
 		return fmt.Errorf("the %s runner needs an executable: set --runner-cmd PATH or GONOGO_RUNNER_CMD", name)
 	}
 	exe := info.Executable(f.runnerCmd)
-	where := "on PATH"
-	if strings.ContainsRune(exe, filepath.Separator) {
-		where = "there"
-	}
 	how := "install it, or point at the executable with --runner-cmd PATH (GONOGO_RUNNER_CMD)"
 	if f.runnerCmd != "" {
 		how = "fix --runner-cmd / GONOGO_RUNNER_CMD"
 	}
-	return fmt.Errorf("the %s runner's agent %q is not %s: %s, or choose another runner with --runner (%s), or --dry-run",
-		name, exe, where, how, strings.Join(runner.Names(), ", "))
+	what := "not on PATH"
+	switch {
+	case errors.Is(err, runner.ErrNotExecutable):
+		// It is there: say what is wrong with it, not that it is missing.
+		what, how = "not executable", "make it executable (chmod +x), "+how
+		if fi, serr := os.Stat(exe); serr == nil && fi.IsDir() && strings.ContainsRune(exe, filepath.Separator) {
+			what, how = "a folder, not an executable", "point --runner-cmd / GONOGO_RUNNER_CMD at the executable in it"
+		}
+	case strings.ContainsRune(exe, filepath.Separator):
+		what = "not there"
+	}
+	return fmt.Errorf("the %s runner's agent %q is %s: %s, or choose another runner with --runner (%s), or --dry-run",
+		name, exe, what, how, strings.Join(runner.Names(), ", "))
 }
 
 // requireAgent refuses to start when the configured agent cannot be run
@@ -157,7 +182,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	db, err := openStore(f.data)
+	db, err := openStore(ctx, f.data)
 	if err != nil {
 		return nil, err
 	}

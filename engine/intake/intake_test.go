@@ -65,6 +65,7 @@ func TestTake(t *testing.T) {
 	noSection7 := readFixture(t, "plans", "no-section7.md")
 	h2 := readFixture(t, "plans", "h2-sections.md")
 	big := []byte(strings.Repeat("x", 4097))
+	binary := append([]byte("\x7fELF\x02\x01\x01\x00"), big...)
 
 	type want struct {
 		reason      engine.RefusalReason // "": accepted
@@ -132,6 +133,9 @@ func TestTake(t *testing.T) {
 			intake.Request{Input: engine.InputPlan, Plan: big, PlanName: "big.md"},
 			nil, want{reason: engine.RefuseInvalidInput, source: "big.md",
 				message: "the plan is larger than that, over the 4KiB (4096 bytes) limit; raise it with --max-plan-bytes 8KiB or GONOGO_MAX_PLAN_BYTES=8KiB"}},
+		{"plan: a binary file over the size limit is refused as not text, not as too large",
+			intake.Request{Input: engine.InputPlan, Plan: binary, PlanName: "gonogo", PlanSize: 9 << 20},
+			nil, want{reason: engine.RefuseInvalidInput, source: "gonogo", line: 1, message: "the plan is not a text file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -105,6 +105,16 @@ func startError(cmd string, err error) error {
 		return &runError{msg: fmt.Sprintf("agent executable %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", cmd, where),
 			is: []error{ErrCommandNotFound, err}}
 	}
+	// It is there, but may not be run: a folder, or a file without its
+	// execute bit.
+	if fi, serr := os.Stat(cmd); serr == nil && fi.IsDir() && strings.ContainsRune(cmd, filepath.Separator) {
+		return &runError{msg: fmt.Sprintf("agent executable %q is a folder, not an executable (set GONOGO_RUNNER_CMD or --runner-cmd to the executable in it)", cmd),
+			is: []error{ErrNotExecutable, err}}
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return &runError{msg: fmt.Sprintf("agent executable %q is not executable (chmod +x it, or set GONOGO_RUNNER_CMD or --runner-cmd to the executable)", cmd),
+			is: []error{ErrNotExecutable, err}}
+	}
 	return fmt.Errorf("cannot start agent %q (GONOGO_RUNNER_CMD or --runner-cmd): %w", cmd, err)
 }
 

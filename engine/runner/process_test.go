@@ -180,6 +180,32 @@ func TestExecutableNotFound(t *testing.T) {
 	}
 }
 
+// An agent that is there but may not be run (no execute bit, or a
+// folder) is said to be so, not said to be missing; Find, Check and a step
+// all say the same.
+func TestAgentNotExecutable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]string{plain: "is not executable (chmod +x it", dir: "is a folder, not an executable"} {
+		info, _ := Lookup("command")
+		_, findErr := info.Find(cmd)
+		step := NewCommand(Config{Cmd: cmd}).Run(context.Background(), job(), nil).Err
+		for what, err := range map[string]error{"Find": findErr, "Check": NewClaude(Config{Cmd: cmd}).Check(), "a step": step} {
+			if !errors.Is(err, ErrNotExecutable) || errors.Is(err, ErrCommandNotFound) {
+				t.Errorf("%s of %s: err = %v, want ErrNotExecutable and not ErrCommandNotFound", what, cmd, err)
+				continue
+			}
+			if msg := err.Error(); !strings.Contains(msg, cmd) || !strings.Contains(msg, want) {
+				t.Errorf("%s of %s: %q does not say %q", what, cmd, msg, want)
+			}
+		}
+	}
+}
+
 func TestStderrTail(t *testing.T) {
 	t.Parallel()
 	bothRunners(t, func(t *testing.T, newRunner func(Config) engine.Runner) {

@@ -66,6 +66,9 @@ var (
 	ErrCancelled       = errors.New("cancelled")
 	ErrOutputTooLarge  = errors.New("output too large")
 	ErrCommandNotFound = errors.New("agent executable not found")
+	// ErrNotExecutable is an agent executable that is there but may not
+	// be run (no execute permission, or a folder).
+	ErrNotExecutable = errors.New("agent executable not executable")
 )
 
 // Config configures a runner. The zero value of every field is usable.
