@@ -25,7 +25,10 @@ Exit codes: 0 accepted, 1 refused, 2 usage, I/O or configuration error.`,
 		RunE: a.action(f, cmdCheck),
 	}
 	a.addJSONFlag(c, f)
-	// No --data: check opens no store.
+	// check opens no store, but --data is one of the flags DESIGN.md gives
+	// run, check and resume alike, and scripts pass them to all three: it
+	// is taken, and check says on stderr that it reads no store.
+	a.addDataFlag(c, f)
 	a.addModeFlags(c, f)
 	a.addThreadFlag(c, f)
 	a.addDryRunFlag(c, f, dryRunUsage)
@@ -36,6 +39,9 @@ Exit codes: 0 accepted, 1 refused, 2 usage, I/O or configuration error.`,
 }
 
 func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
+	if f.changed != nil && f.changed("data") {
+		fmt.Fprintln(e.stderr, "note: gonogo check opens no store; --data changes nothing here")
+	}
 	// run refuses a runner it does not know; check says so the same way.
 	if _, ok := runner.Lookup(runnerName(f)); !ok && f.runnerOverride == nil {
 		fmt.Fprintf(e.stderr, "gonogo check: unknown runner %q (valid: %s)\n", runnerName(f), strings.Join(runner.Names(), ", "))

@@ -185,11 +185,9 @@ func TestSecondRunNamesTheHolder(t *testing.T) {
 // refused, and the commands the message says take it do.
 func TestFlagsACommandWouldIgnoreAreRefused(t *testing.T) {
 	vars := baseVars(t)
-	plan := filepath.Join(exampleDir(t), "plan.md")
 	named := regexp.MustCompile(`does not take it; (.+) do(?:es)?\)`)
 	for _, args := range [][]string{
 		{"demo", "--runner", "codex"}, {"demo", "--runner-cmd", "/bin/true"}, {"demo", "--skills", "skills"}, {"demo", "--thread"},
-		{"check", "--data", "elsewhere", plan}, {"resume", "--thread", "20260101-000000-000000000000"},
 	} {
 		res := gonogo(t, vars, "", args...)
 		flag := args[1]
@@ -204,6 +202,22 @@ func TestFlagsACommandWouldIgnoreAreRefused(t *testing.T) {
 				t.Errorf("%q: the message says %s takes %s, but its help does not list it", args, cmd, flag)
 			}
 		}
+	}
+}
+
+// The flags DESIGN.md gives run, check and resume alike are taken by all
+// three; where one changes nothing (check opens no store, a run keeps
+// whether it is threaded) the command says so on stderr, and does its work.
+func TestSharedFlagsThatChangeNothingSaySo(t *testing.T) {
+	vars := baseVars(t)
+	plan := filepath.Join(exampleDir(t), "plan.md")
+	res := gonogo(t, vars, "", "check", "--data", "elsewhere", plan)
+	if res.code != exitOK || !strings.Contains(res.stderr, "check opens no store; --data changes nothing") {
+		t.Errorf("check --data: exit %d, stderr %q: want the plan accepted and the note", res.code, res.stderr)
+	}
+	res = gonogo(t, vars, "", "resume", "--thread", "20260101-000000-000000000000")
+	if !strings.Contains(res.stderr, "--thread changes nothing on resume") || !strings.Contains(res.stderr, "no run 20260101-000000-000000000000") {
+		t.Errorf("resume --thread: stderr %q: want the note, then resume's own answer", res.stderr)
 	}
 }
 

@@ -274,8 +274,11 @@ replace them, and the change is journaled. When what was recorded is gone, resum
 		RunE:              a.action(f, cmdResume),
 		ValidArgsFunction: a.completeRunIDs(f),
 	}
-	// No --thread: a run keeps whether it is threaded.
+	// --thread is one of the flags DESIGN.md gives run, check and resume
+	// alike; a run keeps whether it is threaded, so resume takes the flag
+	// and says on stderr that it changes nothing.
 	a.addModeFlags(c, f)
+	c.Flags().BoolVar(&f.Thread, "thread", false, "changes nothing: a run keeps whether it is threaded (taken as run and check take it)")
 	a.addAgentFlags(c, f, dryRunUsage)
 	c.Flags().BoolVar(&f.checkpointed, "checkpointed", false, "a paused run goes on checkpointed, whatever its mode")
 	return c
@@ -286,6 +289,9 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}
 	id := engine.RunID(f.positional[0])
+	if f.changed != nil && f.changed("thread") {
+		fmt.Fprintln(e.stderr, "note: a run keeps whether it is threaded, as it started; --thread changes nothing on resume")
+	}
 	tc, err := loadTemporalConfig(ctx, e)
 	if err != nil {
 		return fail(e, "resume", err)
