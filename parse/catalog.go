@@ -11,10 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gonogo/gonogo/engine"
@@ -369,9 +365,14 @@ func catalogLoad(source, dir, name string) (skill engine.Skill, notes []string) 
 		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", tpath, catalogBareError(err))
 		return skill, notes
 	}
-	skill.TemplateSections = catalogTemplateSections(tsrc)
+	sections, tnotes, problem := catalogTemplateSections(tsrc, tpath)
+	if problem != "" {
+		skill.Problem = problem
+		return skill, notes
+	}
+	skill.TemplateSections = sections
 	skill.Template = string(tsrc)
-	return skill, notes
+	return skill, append(notes, tnotes...)
 }
 
 // catalogBareError drops the operation and path an *fs.PathError repeats,
@@ -432,60 +433,6 @@ func (e *catalogMissingDirError) Error() string {
 }
 
 func (e *catalogMissingDirError) Unwrap() error { return e.err }
-
-// catalogTemplateSections returns the text of the top-level level-2
-// headings of a TEMPLATE.md. Goldmark's AST keeps headings inside fenced
-// code, HTML and block quotes out; front matter is cut off first, since
-// goldmark would read its closing "---" as a setext heading underline.
-func catalogTemplateSections(src []byte) []string {
-	s := strings.TrimPrefix(string(src), "\ufeff")
-	if _, body, ok, err := catalogSplitFrontMatter(s, ""); ok && err == nil {
-		s = body
-	}
-	source := []byte(s)
-	doc := goldmark.New().Parser().Parse(text.NewReader(source))
-	var sections []string
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		h, ok := n.(*ast.Heading)
-		if !ok || h.Level != 2 {
-			continue
-		}
-		if t := catalogInlineText(h, source); t != "" {
-			sections = append(sections, t)
-		}
-	}
-	return sections
-}
-
-// catalogInlineText is the plain text of a node's inline content, with
-// markup dropped and runs of space folded.
-func catalogInlineText(n ast.Node, source []byte) string {
-	var b bytes.Buffer
-	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *ast.Text:
-			v := n.Value(source)
-			if !n.IsRaw() { // code spans are raw: their backslashes are literal
-				v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
-			}
-			b.Write(v)
-			if n.SoftLineBreak() || n.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *ast.String:
-			b.Write(n.Value)
-		case *ast.AutoLink:
-			b.Write(n.Label(source))
-		case *ast.RawHTML:
-			return ast.WalkSkipChildren, nil
-		}
-		return ast.WalkContinue, nil
-	})
-	return strings.Join(strings.Fields(b.String()), " ")
-}
 
 func catalogDeref(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {

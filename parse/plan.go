@@ -10,7 +10,6 @@ import (
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
 
 	"github.com/gonogo/gonogo/engine"
 )
@@ -36,8 +35,12 @@ type PlanOptions struct {
 // Source name, Line >= 1) for input that cannot be read as text at all:
 // empty or whitespace only, larger than the limit, UTF-16, not UTF-8, or
 // binary (a NUL byte, or control characters making up more than a tenth of
-// the characters). Should the Markdown parser itself fail, the refusal is
-// engine.RefuseParseError at line 1 instead of a crash. Anything a plan can get wrong is reported in the document
+// the characters), or block quotes and lists nested more than MaxNesting
+// deep (Line is where the limit is passed). Should the Markdown parser
+// itself fail, the refusal is engine.RefuseParseError at line 1 instead of
+// a crash. Reading costs time linear in the size of the plan whatever its
+// shape (see MaxNesting and MaxRefParagraphLines for the two limits that
+// hold goldmark to it). Anything a plan can get wrong is reported in the document
 // instead: HasSection7 false, a block with Err set (pre-flight refuses naming
 // its line), DomainAmbiguous, or a line in Warnings. Skill names are kept as
 // written; the engine resolves and classifies them.
@@ -107,11 +110,17 @@ func Plan(src []byte, name string, opt PlanOptions) (engine.PlanDocument, error)
 	}
 	norm := planNormalize(src)
 	base := planFrontMatter(norm)
-	root, err := planParseMarkdown(norm[base:])
+	root, deep, err := markdownParse(planMarkdown, norm[base:], parser.NewContext())
 	if err != nil {
 		return engine.PlanDocument{}, &engine.Refusal{
 			Reason: engine.RefuseParseError, Source: name, Line: 1,
 			Message: fmt.Sprintf("cannot read the plan as Markdown: %v", err),
+		}
+	}
+	if deep >= 0 {
+		return engine.PlanDocument{}, &engine.Refusal{
+			Reason: engine.RefuseInvalidInput, Source: name, Line: planLineAt(norm, base+deep),
+			Message: fmt.Sprintf("block quotes and lists nest more than %d deep here; gonogo reads plans nested at most %d deep (a quote or a list is one level)", MaxNesting, MaxNesting),
 		}
 	}
 	b := &planBuilder{
@@ -127,26 +136,16 @@ func Plan(src []byte, name string, opt PlanOptions) (engine.PlanDocument, error)
 	return b.doc, nil
 }
 
-// planMarkdown parses block structure only. Every marker of the plan format
-// is read from the source text of one paragraph line and prompts are
-// returned as written, so inline parsing (emphasis, links, code spans) would
-// build trees nobody reads; CommonMark settles blocks before inlines, so the
-// block tree is the same either way.
+// planMarkdown parses block structure only, nested at most MaxNesting
+// deep. Every marker of the plan format is read from the source text of
+// one paragraph line and prompts are returned as written, so inline parsing
+// (emphasis, links, code spans) would build trees nobody reads; CommonMark
+// settles blocks before inlines, so the block tree is the same either way,
+// and emphasis or bracket runs cost no more than plain text.
 var planMarkdown = parser.NewParser(
-	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	parser.WithBlockParsers(markdownBlockParsers(MaxNesting)...),
+	parser.WithParagraphTransformers(markdownParagraphTransformers()...),
 )
-
-// planParseMarkdown keeps a panic inside the third-party Markdown parser
-// from taking down a bot that parses uploads from strangers.
-func planParseMarkdown(md []byte) (root ast.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("markdown parser failed: %v", r)
-		}
-	}()
-	return planMarkdown.Parse(text.NewReader(md)), nil
-}
 
 // planBuilder walks the top level of the block tree once, tracking the open
 // section and block.
