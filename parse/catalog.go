@@ -11,10 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gonogo/gonogo/engine"
@@ -67,8 +63,10 @@ func LoadSkills(dir string) (*Catalog, error) {
 // The folder name is the skill's name. A skill that cannot be used (no
 // SKILL.md, an unreadable file, text that is not UTF-8, front matter that is
 // never closed or cannot be read, a front-matter name that differs from the
-// folder name) is kept with its Problem and a warning, and costs nothing
-// else. Hidden folders are skipped with a warning; plain files are ignored.
+// folder name, a SKILL.md or a file under references/ that leads through a
+// symbolic link outside the skills folder and the skill's own folder, a
+// TEMPLATE.md nested deeper than MaxNesting) is kept with its Problem and a
+// warning, and costs nothing else. Hidden folders are skipped with a warning; plain files are ignored.
 // Only a skills folder that is missing or unreadable is an error; a missing
 // one wraps fs.ErrNotExist.
 func LoadCatalog(opts CatalogOptions) (*Catalog, error) {
@@ -263,7 +261,7 @@ func (c *Catalog) Agent(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	src, err := os.ReadFile(path)
+	src, err := catalogAgentBounds(filepath.Dir(path)).readFile(path)
 	if err != nil {
 		return "", fmt.Errorf("agent %q: %w", name, err)
 	}
@@ -292,6 +290,9 @@ func (c *Catalog) AgentFile(name string) (string, error) {
 		path := filepath.Join(dir, name+".md")
 		_, err := os.Stat(path)
 		if err == nil {
+			if _, _, err := catalogAgentBounds(dir).resolve(path); err != nil {
+				return "", fmt.Errorf("agent %q: %w", name, err)
+			}
 			return path, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -299,6 +300,12 @@ func (c *Catalog) AgentFile(name string) (string, error) {
 		}
 	}
 	return "", &catalogNoAgentError{file: name + ".md", dirs: c.agentDirs}
+}
+
+// catalogAgentBounds: a leaf agent's file may lead, through symbolic
+// links, anywhere inside its agents folder, and nowhere else.
+func catalogAgentBounds(dir string) catalogBounds {
+	return newCatalogBounds("the agents folder "+dir, dir)
 }
 
 // catalogNoAgentError is a leaf agent found in none of the agent folders.
@@ -325,10 +332,14 @@ func catalogLoad(source, dir, name string) (skill engine.Skill, notes []string) 
 	tpath := filepath.Join(dir, "references", "TEMPLATE.md")
 	skill.HasTemplate = catalogIsFile(tpath)
 	skill.HasExample = catalogIsFile(filepath.Join(dir, "references", "EXAMPLE.md"))
-	src, err := os.ReadFile(path)
+	bounds := newCatalogBounds(fmt.Sprintf("the skills folder %s and the skill's own folder", source), source, dir)
+	src, err := bounds.readFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		skill.Problem = dir + ": no SKILL.md in the folder"
+		return skill, nil
+	case errors.As(err, new(*catalogEscapeError)):
+		skill.Problem = err.Error()
 		return skill, nil
 	case err != nil:
 		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", path, catalogBareError(err))
@@ -361,17 +372,34 @@ func catalogLoad(source, dir, name string) (skill engine.Skill, notes []string) 
 		}
 		skill.Description = desc
 	}
-	if !skill.HasTemplate {
-		return skill, notes
-	}
-	tsrc, err := os.ReadFile(tpath)
-	if err != nil {
-		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", tpath, catalogBareError(err))
-		return skill, notes
-	}
-	skill.TemplateSections = catalogTemplateSections(tsrc)
-	skill.Template = string(tsrc)
+	skill.Problem, notes = catalogLoadReferences(&skill, bounds, tpath, notes)
 	return skill, notes
+}
+
+// catalogLoadReferences checks every file under the skill's references/
+// (the agent may read any of them) and reads its TEMPLATE.md, returning
+// the skill's problem, if any, and its notes.
+func catalogLoadReferences(skill *engine.Skill, bounds catalogBounds, tpath string, notes []string) (string, []string) {
+	if err := bounds.checkTree(filepath.Dir(tpath)); err != nil {
+		return err.Error(), notes
+	}
+	if !skill.HasTemplate {
+		return "", notes
+	}
+	tsrc, err := bounds.readFile(tpath)
+	switch {
+	case errors.As(err, new(*catalogEscapeError)):
+		return err.Error(), notes
+	case err != nil:
+		return fmt.Sprintf("%s: cannot be read: %v", tpath, catalogBareError(err)), notes
+	}
+	sections, tnotes, problem := catalogTemplateSections(tsrc, tpath)
+	if problem != "" {
+		return problem, notes
+	}
+	skill.TemplateSections = sections
+	skill.Template = string(tsrc)
+	return "", append(notes, tnotes...)
 }
 
 // catalogBareError drops the operation and path an *fs.PathError repeats,
@@ -432,60 +460,6 @@ func (e *catalogMissingDirError) Error() string {
 }
 
 func (e *catalogMissingDirError) Unwrap() error { return e.err }
-
-// catalogTemplateSections returns the text of the top-level level-2
-// headings of a TEMPLATE.md. Goldmark's AST keeps headings inside fenced
-// code, HTML and block quotes out; front matter is cut off first, since
-// goldmark would read its closing "---" as a setext heading underline.
-func catalogTemplateSections(src []byte) []string {
-	s := strings.TrimPrefix(string(src), "\ufeff")
-	if _, body, ok, err := catalogSplitFrontMatter(s, ""); ok && err == nil {
-		s = body
-	}
-	source := []byte(s)
-	doc := goldmark.New().Parser().Parse(text.NewReader(source))
-	var sections []string
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		h, ok := n.(*ast.Heading)
-		if !ok || h.Level != 2 {
-			continue
-		}
-		if t := catalogInlineText(h, source); t != "" {
-			sections = append(sections, t)
-		}
-	}
-	return sections
-}
-
-// catalogInlineText is the plain text of a node's inline content, with
-// markup dropped and runs of space folded.
-func catalogInlineText(n ast.Node, source []byte) string {
-	var b bytes.Buffer
-	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *ast.Text:
-			v := n.Value(source)
-			if !n.IsRaw() { // code spans are raw: their backslashes are literal
-				v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
-			}
-			b.Write(v)
-			if n.SoftLineBreak() || n.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *ast.String:
-			b.Write(n.Value)
-		case *ast.AutoLink:
-			b.Write(n.Label(source))
-		case *ast.RawHTML:
-			return ast.WalkSkipChildren, nil
-		}
-		return ast.WalkContinue, nil
-	})
-	return strings.Join(strings.Fields(b.String()), " ")
-}
 
 func catalogDeref(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {

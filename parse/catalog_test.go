@@ -279,8 +279,9 @@ func TestCatalogTemplateSections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := catalogTemplateSections([]byte(tt.src)); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("sections = %q, want %q", got, tt.want)
+			got, notes, problem := catalogTemplateSections([]byte(tt.src), "TEMPLATE.md")
+			if !reflect.DeepEqual(got, tt.want) || notes != nil || problem != "" {
+				t.Errorf("sections = %q, want %q (notes %q, problem %q)", got, tt.want, notes, problem)
 			}
 		})
 	}

@@ -3,16 +3,13 @@ package parse
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
 
 	"github.com/gonogo/gonogo/engine"
 )
@@ -38,8 +35,12 @@ type PlanOptions struct {
 // Source name, Line >= 1) for input that cannot be read as text at all:
 // empty or whitespace only, larger than the limit, UTF-16, not UTF-8, or
 // binary (a NUL byte, or control characters making up more than a tenth of
-// the characters). Should the Markdown parser itself fail, the refusal is
-// engine.RefuseParseError at line 1 instead of a crash. Anything a plan can get wrong is reported in the document
+// the characters), or block quotes and lists nested more than MaxNesting
+// deep (Line is where the limit is passed). Should the Markdown parser
+// itself fail, the refusal is engine.RefuseParseError at line 1 instead of
+// a crash. Reading costs time linear in the size of the plan whatever its
+// shape (see MaxNesting and MaxRefParagraphLines for the two limits that
+// hold goldmark to it). Anything a plan can get wrong is reported in the document
 // instead: HasSection7 false, a block with Err set (pre-flight refuses naming
 // its line), DomainAmbiguous, or a line in Warnings. Skill names are kept as
 // written; the engine resolves and classifies them.
@@ -109,11 +110,17 @@ func Plan(src []byte, name string, opt PlanOptions) (engine.PlanDocument, error)
 	}
 	norm := planNormalize(src)
 	base := planFrontMatter(norm)
-	root, err := planParseMarkdown(norm[base:])
+	root, deep, err := markdownParse(planMarkdown, norm[base:], parser.NewContext())
 	if err != nil {
 		return engine.PlanDocument{}, &engine.Refusal{
 			Reason: engine.RefuseParseError, Source: name, Line: 1,
 			Message: fmt.Sprintf("cannot read the plan as Markdown: %v", err),
+		}
+	}
+	if deep >= 0 {
+		return engine.PlanDocument{}, &engine.Refusal{
+			Reason: engine.RefuseInvalidInput, Source: name, Line: planLineAt(norm, base+deep),
+			Message: fmt.Sprintf("block quotes and lists nest more than %d deep here; gonogo reads plans nested at most %d deep (a quote or a list is one level)", MaxNesting, MaxNesting),
 		}
 	}
 	b := &planBuilder{
@@ -129,227 +136,16 @@ func Plan(src []byte, name string, opt PlanOptions) (engine.PlanDocument, error)
 	return b.doc, nil
 }
 
-// planMarkdown parses block structure only. Every marker of the plan format
-// is read from the source text of one paragraph line and prompts are
-// returned as written, so inline parsing (emphasis, links, code spans) would
-// build trees nobody reads; CommonMark settles blocks before inlines, so the
-// block tree is the same either way.
+// planMarkdown parses block structure only, nested at most MaxNesting
+// deep. Every marker of the plan format is read from the source text of
+// one paragraph line and prompts are returned as written, so inline parsing
+// (emphasis, links, code spans) would build trees nobody reads; CommonMark
+// settles blocks before inlines, so the block tree is the same either way,
+// and emphasis or bracket runs cost no more than plain text.
 var planMarkdown = parser.NewParser(
-	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	parser.WithBlockParsers(markdownBlockParsers(MaxNesting)...),
+	parser.WithParagraphTransformers(markdownParagraphTransformers()...),
 )
-
-// planParseMarkdown keeps a panic inside the third-party Markdown parser
-// from taking down a bot that parses uploads from strangers.
-func planParseMarkdown(md []byte) (root ast.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("markdown parser failed: %v", r)
-		}
-	}()
-	return planMarkdown.Parse(text.NewReader(md)), nil
-}
-
-var planBOM = []byte("\xef\xbb\xbf")
-
-// planCheckInput refuses input that is not a readable text document.
-func planCheckInput(src []byte, name string, limit int) *engine.Refusal {
-	// Not text first: a binary file is refused as one whatever its size,
-	// since raising the limit would not make it a plan.
-	if r := PlanNotText(src, name, limit); r != nil {
-		return r
-	}
-	refuse := func(format string, args ...any) *engine.Refusal {
-		return &engine.Refusal{Reason: engine.RefuseInvalidInput, Source: name, Line: 1, Message: fmt.Sprintf(format, args...)}
-	}
-	if len(src) > limit {
-		return refuse("the plan is %s, over the %s limit; raise the limit with --max-plan-bytes or GONOGO_MAX_PLAN_BYTES",
-			planSize(len(src)), planSize(limit))
-	}
-	body := bytes.TrimPrefix(src, planBOM)
-	if len(body) == 0 {
-		return refuse("the plan is empty")
-	}
-	if planBlank(body) {
-		return refuse("the plan contains only whitespace")
-	}
-	return nil
-}
-
-// planLineAt is the 1-based line of byte offset off, counting LF, CRLF and a
-// lone CR as one line end each, the same way planNormalize rewrites them.
-func planLineAt(src []byte, off int) int {
-	off = min(off, len(src))
-	line := 1
-	for i := 0; i < off; i++ {
-		switch src[i] {
-		case '\n':
-			line++
-		case '\r':
-			if i+1 >= len(src) || src[i+1] != '\n' {
-				line++
-			}
-		}
-	}
-	return line
-}
-
-func planFirstInvalid(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return 0
-}
-
-func planBlank(b []byte) bool {
-	for i := 0; i < len(b); {
-		if c := b[i]; c < utf8.RuneSelf {
-			if c != ' ' && (c < '\t' || c > '\r') {
-				return false
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if !unicode.IsSpace(r) && r != '\ufeff' {
-			return false
-		}
-		i += n
-	}
-	return true
-}
-
-// planControls counts the control characters of valid UTF-8 text other than
-// tab, line feed, form feed and carriage return (C0, DEL and C1), the
-// characters of the text, and where the first control character is.
-func planControls(b []byte) (first, controls, chars int) {
-	first = -1
-	for i, c := range b {
-		if !planControlByte[c] || c == 0xc2 && (i+1 >= len(b) || b[i+1] > 0x9f) {
-			continue
-		}
-		controls++
-		if first < 0 {
-			first = i
-		}
-	}
-	if controls == 0 {
-		return 0, 0, len(b)
-	}
-	return first, controls, utf8.RuneCount(b)
-}
-
-// planControlByte marks the bytes that start a control character; 0xc2
-// starts one only when a byte from 0x80 to 0x9f follows (C1).
-var planControlByte = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = c != '\t' && c != '\n' && c != '\f' && c != '\r'
-	}
-	t[0x7f], t[0xc2] = true, true
-	return t
-}()
-
-func planSize(n int) string {
-	unit := func(v float64, u string) string {
-		return strconv.FormatFloat(v, 'f', 1, 64) + " " + u
-	}
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%s (%d bytes)", strings.Replace(unit(float64(n)/(1<<20), "MiB"), ".0 ", " ", 1), n)
-	case n >= 1<<10:
-		return fmt.Sprintf("%s (%d bytes)", strings.Replace(unit(float64(n)/(1<<10), "KiB"), ".0 ", " ", 1), n)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// planNormalize drops a byte order mark and rewrites what chat clients and
-// editors put into pasted text: CRLF and CR become LF, non-breaking spaces
-// become spaces. The line count never changes, so lines of the result are
-// lines of the file. src itself is never modified.
-func planNormalize(src []byte) []byte {
-	src = bytes.TrimPrefix(src, planBOM)
-	if bytes.IndexByte(src, '\r') < 0 && !bytes.Contains(src, []byte("\u00a0")) && !bytes.Contains(src, []byte("\u202f")) {
-		return src
-	}
-	out := make([]byte, 0, len(src))
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == '\r':
-			out = append(out, '\n')
-			if i+1 < len(src) && src[i+1] == '\n' {
-				i++
-			}
-		case c == 0xc2 && i+1 < len(src) && src[i+1] == 0xa0:
-			out = append(out, ' ')
-			i++
-		case c == 0xe2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2] == 0xaf:
-			out = append(out, ' ')
-			i += 2
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-var planYAMLKeyRE = regexp.MustCompile(`^[A-Za-z0-9_"'][^:]*:(\s|$)`)
-
-// planFrontMatter returns the length of the YAML front matter at the top of
-// t, or 0. A "---" line followed by something that is not a YAML key is a
-// thematic break, not front matter, so a plan that opens with a rule keeps
-// its first section.
-func planFrontMatter(t []byte) int {
-	line, off := planNextLine(t, 0)
-	if string(bytes.TrimRight(line, " \t")) != "---" {
-		return 0
-	}
-	sawKey := false
-	for off < len(t) {
-		line, next := planNextLine(t, off)
-		s := bytes.TrimRight(line, " \t")
-		switch {
-		case string(s) == "---" || string(s) == "...":
-			if sawKey {
-				return next
-			}
-			return 0
-		case !sawKey && len(bytes.TrimSpace(s)) > 0:
-			if !planYAMLKeyRE.Match(s) {
-				return 0
-			}
-			sawKey = true
-		}
-		off = next
-	}
-	return 0
-}
-
-// planNextLine returns the line starting at off (without its LF) and the
-// offset of the line after it.
-func planNextLine(t []byte, off int) ([]byte, int) {
-	i := bytes.IndexByte(t[off:], '\n')
-	if i < 0 {
-		return t[off:], len(t)
-	}
-	return t[off : off+i], off + i + 1
-}
-
-func planLineStarts(t []byte) []int {
-	starts := make([]int, 1, bytes.Count(t, []byte{'\n'})+1)
-	for off := 0; ; {
-		i := bytes.IndexByte(t[off:], '\n')
-		if i < 0 {
-			return starts
-		}
-		off += i + 1
-		starts = append(starts, off)
-	}
-}
 
 // planBuilder walks the top level of the block tree once, tracking the open
 // section and block.
@@ -658,108 +454,6 @@ func (b *planBuilder) wantConfidence() bool {
 	return b.conf0 == nil && (b.sec == 0 || b.conf == nil)
 }
 
-const planHeadingForm = "expected `#### To execute P<n>: <effort>`"
-
-// planCutExecute reports whether a heading begins with the words "To
-// execute" (any case, any spacing) and returns what follows them.
-func planCutExecute(txt string) (string, bool) {
-	if len(txt) < 2 || !strings.EqualFold(txt[:2], "to") {
-		return "", false
-	}
-	s := planTrimLeft(txt[2:])
-	if len(s) == len(txt)-2 || len(s) < 7 || !strings.EqualFold(s[:7], "execute") {
-		return "", false
-	}
-	s = s[7:]
-	if s != "" && planWordByte(s[0]) {
-		return "", false
-	}
-	return s, true
-}
-
-func planWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-func planTrimLeft(s string) string {
-	return strings.TrimLeft(s, " \t")
-}
-
-// planPToken returns the length of a P-token (P or p, then digits) at the
-// start of s, or 0.
-func planPToken(s string) int {
-	if s == "" || s[0] != 'P' && s[0] != 'p' {
-		return 0
-	}
-	n := 1
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	if n == 1 {
-		return 0
-	}
-	return n
-}
-
-// planTokenSeparator returns what follows a separator between two P-tokens
-// (" and ", ",", ", and ", "&") at the start of s.
-func planTokenSeparator(s string) (string, bool) {
-	t := planTrimLeft(s)
-	switch {
-	case strings.HasPrefix(t, ","):
-		t = planTrimLeft(t[1:])
-		if u, ok := planCutAnd(t); ok {
-			t = u
-		}
-		return t, true
-	case strings.HasPrefix(t, "&"):
-		return planTrimLeft(t[1:]), true
-	case len(t) < len(s):
-		return planCutAnd(t)
-	}
-	return "", false
-}
-
-func planCutAnd(t string) (string, bool) {
-	if len(t) > 3 && strings.EqualFold(t[:3], "and") && (t[3] == ' ' || t[3] == '\t') {
-		return planTrimLeft(t[3:]), true
-	}
-	return "", false
-}
-
-// planHeading splits a block heading into its P-token set and effort title.
-func planHeading(txt string) (tokens []string, effort, problem string) {
-	s, _ := planCutExecute(txt)
-	if t := planTrimLeft(s); len(t) < len(s) {
-		s = t
-		for {
-			n := planPToken(s)
-			if n == 0 {
-				break
-			}
-			tokens = append(tokens, "P"+s[1:n])
-			s = s[n:]
-			// A separator counts only when another token follows it.
-			next, ok := planTokenSeparator(s)
-			if !ok || planPToken(next) == 0 {
-				break
-			}
-			s = next
-		}
-	}
-	if len(tokens) == 0 {
-		return nil, "", fmt.Sprintf("malformed heading %q: no P-token such as P1 after `To execute` (%s)", txt, planHeadingForm)
-	}
-	s = planTrimLeft(s)
-	if !strings.HasPrefix(s, ":") {
-		return tokens, "", fmt.Sprintf("malformed heading %q: no `:` after the P-tokens (%s)", txt, planHeadingForm)
-	}
-	if effort = strings.TrimSpace(s[1:]); effort == "" {
-		return tokens, "", fmt.Sprintf("malformed heading %q: no effort title after the colon (%s)", txt, planHeadingForm)
-	}
-	return tokens, effort, ""
-}
-
 func (b *planBuilder) finishBlock() {
 	sp := b.block
 	b.block = nil
@@ -944,111 +638,4 @@ func (b *planBuilder) codeText(n ast.Node) string {
 		sb.Write(seg.Value(b.md))
 	}
 	return strings.TrimRight(sb.String(), " \t\n")
-}
-
-func (b *planBuilder) finishDomain() {
-	found, source, label := b.domain2, "section-2", "Section 2 `**Domain:**`"
-	if found == nil {
-		found, source, label = b.domain0, "section-0", "Section 0 `**Situation classification:**`"
-	}
-	if found == nil {
-		return
-	}
-	ds := planDomains(found.rest)
-	b.doc.DomainLine = found.line
-	switch len(ds) {
-	case 1:
-		b.doc.Domain, b.doc.DomainSource = ds[0], source
-	case 0:
-		b.doc.DomainAmbiguous = true
-		b.warn(found.line, "the %s line names no Cynefin domain (Clear, Complicated, Complex or Chaotic); the domain is unknown", label)
-	default:
-		b.doc.DomainAmbiguous = true
-		b.warn(found.line, "the %s line names several Cynefin domains (%s); the domain is left unknown rather than guessed", label, planJoinDomains(ds))
-	}
-	if source != "section-2" || b.domain0 == nil {
-		return
-	}
-	d0 := planDomains(b.domain0.rest)
-	switch {
-	case len(d0) != 1:
-	case len(ds) != 1:
-		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2's domain line (line %d) is ambiguous and takes precedence, so the domain stays unknown", d0[0], found.line)
-	case ds[0] != d0[0]:
-		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2 (line %d) says %s, which is the one used", d0[0], found.line, ds[0])
-	}
-}
-
-// planDomains lists the distinct Cynefin domains named as whole words in a
-// domain line, in order, ignoring an inline **Source:** clause.
-func planDomains(rest string) []engine.Domain {
-	low := strings.ToLower(rest)
-	for _, m := range []string{"**source", "__source", "*source", "_source"} {
-		if i := strings.Index(low, m); i >= 0 {
-			rest, low = rest[:i], low[:i]
-		}
-	}
-	var found []engine.Domain
-	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) }) {
-		for _, d := range engine.Domains {
-			if strings.EqualFold(w, string(d)) && !planHasDomain(found, d) {
-				found = append(found, d)
-			}
-		}
-	}
-	return found
-}
-
-func planHasDomain(ds []engine.Domain, d engine.Domain) bool {
-	for _, x := range ds {
-		if x == d {
-			return true
-		}
-	}
-	return false
-}
-
-func planJoinDomains(ds []engine.Domain) string {
-	s := make([]string, len(ds))
-	for i, d := range ds {
-		s[i] = string(d)
-	}
-	return strings.Join(s, ", ")
-}
-
-var planConfidenceRE = regexp.MustCompile(`(?i)^(high|medium|low)(?:[-‐‑–—/](high|medium|low))?(?:$|[^\pL\pN])`)
-
-var planLevels = map[string]string{"high": "High", "medium": "Medium", "low": "Low"}
-
-func (b *planBuilder) finishConfidence() {
-	found := b.conf0
-	if found == nil {
-		found = b.conf
-	}
-	if found == nil {
-		return
-	}
-	v := strings.TrimLeft(found.rest, "*_ ")
-	if strings.HasPrefix(v, "[") {
-		b.warn(found.line, "the overall plan confidence is an unfilled template value (%s); no confidence is read", found.rest)
-		return
-	}
-	m := planConfidenceRE.FindStringSubmatchIndex(v)
-	if m == nil {
-		b.warn(found.line, "the overall plan confidence %q is not High, Medium, Low or a pair such as Medium-High; no confidence is read", found.rest)
-		return
-	}
-	conf := planLevels[strings.ToLower(v[m[2]:m[3]])]
-	end := m[3]
-	if m[4] >= 0 {
-		if second := planLevels[strings.ToLower(v[m[4]:m[5]])]; second != conf {
-			conf += "-" + second
-		}
-		end = m[5]
-	}
-	reason := strings.TrimLeft(v[end:], "*_")
-	reason = strings.TrimSpace(reason)
-	reason = strings.TrimLeft(reason, "-–—.:,;")
-	b.doc.Confidence = conf
-	b.doc.ConfidenceReason = strings.TrimSpace(reason)
 }

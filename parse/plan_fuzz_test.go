@@ -12,8 +12,11 @@ import (
 
 // FuzzPlan checks what must hold for any upload: no panic, errors are
 // refusals that name a line, and blocks come out in page order with lines.
-// Seeds are the plan fixtures plus testdata/fuzz/FuzzPlan.
+// Seeds are the plan fixtures, testdata/fuzz/FuzzPlan and the shapes that
+// once cost goldmark more than linear time (deep nesting, link reference
+// runs, delimiter runs), small.
 func FuzzPlan(f *testing.F) {
+	planAddHostileSeeds(f)
 	files, err := filepath.Glob(filepath.Join(planFixturesDir(f), "*.md"))
 	if err != nil {
 		f.Fatal(err)
@@ -63,4 +66,10 @@ func FuzzPlan(f *testing.F) {
 			t.Fatalf("a domain that is also ambiguous")
 		}
 	})
+}
+
+func planAddHostileSeeds(f *testing.F) {
+	for name, src := range parse.HostileShapes(4 << 10) {
+		f.Add([]byte(src), name+".md")
+	}
 }

@@ -1,0 +1,108 @@
+package parse
+
+import (
+	"fmt"
+	"strings"
+)
+
+const planHeadingForm = "expected `#### To execute P<n>: <effort>`"
+
+// planCutExecute reports whether a heading begins with the words "To
+// execute" (any case, any spacing) and returns what follows them.
+func planCutExecute(txt string) (string, bool) {
+	if len(txt) < 2 || !strings.EqualFold(txt[:2], "to") {
+		return "", false
+	}
+	s := planTrimLeft(txt[2:])
+	if len(s) == len(txt)-2 || len(s) < 7 || !strings.EqualFold(s[:7], "execute") {
+		return "", false
+	}
+	s = s[7:]
+	if s != "" && planWordByte(s[0]) {
+		return "", false
+	}
+	return s, true
+}
+
+func planWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func planTrimLeft(s string) string {
+	return strings.TrimLeft(s, " \t")
+}
+
+// planPToken returns the length of a P-token (P or p, then digits) at the
+// start of s, or 0.
+func planPToken(s string) int {
+	if s == "" || s[0] != 'P' && s[0] != 'p' {
+		return 0
+	}
+	n := 1
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 1 {
+		return 0
+	}
+	return n
+}
+
+// planTokenSeparator returns what follows a separator between two P-tokens
+// (" and ", ",", ", and ", "&") at the start of s.
+func planTokenSeparator(s string) (string, bool) {
+	t := planTrimLeft(s)
+	switch {
+	case strings.HasPrefix(t, ","):
+		t = planTrimLeft(t[1:])
+		if u, ok := planCutAnd(t); ok {
+			t = u
+		}
+		return t, true
+	case strings.HasPrefix(t, "&"):
+		return planTrimLeft(t[1:]), true
+	case len(t) < len(s):
+		return planCutAnd(t)
+	}
+	return "", false
+}
+
+func planCutAnd(t string) (string, bool) {
+	if len(t) > 3 && strings.EqualFold(t[:3], "and") && (t[3] == ' ' || t[3] == '\t') {
+		return planTrimLeft(t[3:]), true
+	}
+	return "", false
+}
+
+// planHeading splits a block heading into its P-token set and effort title.
+func planHeading(txt string) (tokens []string, effort, problem string) {
+	s, _ := planCutExecute(txt)
+	if t := planTrimLeft(s); len(t) < len(s) {
+		s = t
+		for {
+			n := planPToken(s)
+			if n == 0 {
+				break
+			}
+			tokens = append(tokens, "P"+s[1:n])
+			s = s[n:]
+			// A separator counts only when another token follows it.
+			next, ok := planTokenSeparator(s)
+			if !ok || planPToken(next) == 0 {
+				break
+			}
+			s = next
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, "", fmt.Sprintf("malformed heading %q: no P-token such as P1 after `To execute` (%s)", txt, planHeadingForm)
+	}
+	s = planTrimLeft(s)
+	if !strings.HasPrefix(s, ":") {
+		return tokens, "", fmt.Sprintf("malformed heading %q: no `:` after the P-tokens (%s)", txt, planHeadingForm)
+	}
+	if effort = strings.TrimSpace(s[1:]); effort == "" {
+		return tokens, "", fmt.Sprintf("malformed heading %q: no effort title after the colon (%s)", txt, planHeadingForm)
+	}
+	return tokens, effort, ""
+}
