@@ -520,7 +520,7 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 		if l := s.Latest(); l != nil {
 			js.Result = strOrNil(string(l.Result))
 		}
-		if d := s.LastDecision(); d != nil {
+		if d := engine.StepDecision(s); d != nil {
 			js.Decision = strOrNil(string(d.Kind))
 		}
 		for _, a := range s.Attempts {

@@ -976,10 +976,8 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 		if s.Status == engine.StepSkipped {
 			art = "-"
 		}
-		if ld := s.LastDecision(); ld != nil {
-			dec = string(ld.Kind)
-		} else if s.Status == engine.StepDone {
-			dec = "auto"
+		if d := engine.StepDecision(s); d != nil {
+			dec = string(d.Kind)
 		}
 		// An aborted step that ran keeps its attempt's result (the decision
 		// column says abort); one that never ran says aborted.

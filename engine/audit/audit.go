@@ -79,6 +79,8 @@ type Step struct {
 	Decision *string   `json:"decision"`
 	CostUSD  float64   `json:"cost_usd"`
 	Attempts []Attempt `json:"attempts"`
+
+	decidedBy string // who made Decision: no one for auto
 }
 
 // Attempt is one execution of a step, what it produced, and what people
@@ -270,9 +272,9 @@ func stepOf(s *engine.Step, h history, versions func(step, attempt int) ([][]byt
 		res := string(l.Result)
 		out.Result = &res
 	}
-	if n := len(s.Decisions); n > 0 {
-		k := string(s.Decisions[n-1].Kind)
-		out.Decision = &k
+	if d := engine.StepDecision(s); d != nil {
+		k := string(d.Kind)
+		out.Decision, out.decidedBy = &k, d.Actor
 	}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]

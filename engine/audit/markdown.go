@@ -59,8 +59,8 @@ func (t Trail) Markdown() []byte {
 		if s.Result != nil {
 			res = *s.Result
 		}
-		if d := lastDecision(s); d != nil {
-			dec, who = d.Kind, d.Actor
+		if s.Decision != nil {
+			dec, who = *s.Decision, orDash(s.decidedBy)
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d | %s | %s |\n", s.N, cell(s.Skill), res, dec, cell(who),
 			len(s.Attempts), money(s.CostUSD), duration(stepSeconds(s)))
@@ -139,19 +139,6 @@ func writeStep(b *bytes.Buffer, s Step) {
 			fmt.Fprintf(b, "%s\n", fence)
 		}
 	}
-}
-
-func lastDecision(s Step) *Decision {
-	var last *Decision
-	for i := range s.Attempts {
-		for j := range s.Attempts[i].Decisions {
-			d := &s.Attempts[i].Decisions[j]
-			if last == nil || !d.Time.Before(last.Time) {
-				last = d
-			}
-		}
-	}
-	return last
 }
 
 func stepSeconds(s Step) float64 {
