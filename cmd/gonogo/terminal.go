@@ -969,6 +969,9 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 			res = string(l.Result)
 			if l.File != "" {
 				art = filepath.Join(data, filepath.FromSlash(l.File))
+				if artifactGone(data, l.File) {
+					art = fmt.Sprintf("%s is gone; in the store: gonogo show %s --artifact %d%s", art, r.ID, s.N, onData(data))
+				}
 			} else if l.Artifact {
 				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, onData(data))
 			}
