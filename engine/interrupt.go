@@ -47,12 +47,15 @@ func Interrupt(r *Run, now time.Time, steps ...int) []Event {
 // the step could record one while it ran: the store's lock is exclusive,
 // and the next holder recovers before anything else) and pulse, the last
 // time the store was told that gonogo was alive while steps ran (see Pulse;
-// zero when it keeps none). A sign after now (a clock set back) counts as
-// now.
+// zero when it keeps none). A pulse after now (a clock set back) counts
+// as now; what the run recorded is never moved.
 func Recover(r *Run, now, pulse time.Time) (c Commit, ok bool, err error) {
 	evs := Interrupt(r, now)
 	if len(evs) == 0 {
 		return Commit{}, false, nil
+	}
+	if pulse.After(now) {
+		pulse = now
 	}
 	for i := range evs {
 		lost := r.Updated
@@ -61,9 +64,6 @@ func Recover(r *Run, now, pulse time.Time) (c Commit, ok bool, err error) {
 		}
 		if a := attempt(r.Step(evs[i].Step), evs[i].Attempt); a != nil && a.Started.After(lost) {
 			lost = a.Started
-		}
-		if lost.After(now) {
-			lost = now
 		}
 		evs[i].Lost = lost
 	}

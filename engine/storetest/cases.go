@@ -264,6 +264,11 @@ func recovery(t *testing.T, open func() Opened) {
 	if last.Time.Before(t0) || last.Time.After(t1) {
 		t.Errorf("the interruption is stamped %v, not at the open (%v to %v)", last.Time, t0, t1)
 	}
+	// The attempt was lost at its last sign of life the store knows, not
+	// when it was opened: here the run's last change, its start.
+	if a := r.Step(1).Latest(); !last.Lost.Equal(running.run.Updated) || !a.Finished.Equal(running.run.Updated) {
+		t.Errorf("the attempt is lost at %v and finished %v; want its last sign of life, %v", last.Lost, a.Finished, running.run.Updated)
+	}
 	runUnchanged(t, s, "r0002", keep, "reopening")
 
 	if err := s.Close(); err != nil {
