@@ -273,7 +273,9 @@ func (s *Step) Latest() *Attempt {
 	return &s.Attempts[len(s.Attempts)-1]
 }
 
-// LastDecision returns the step's last decision, or nil.
+// LastDecision returns the step's last decision on any attempt, or nil:
+// the end of its history (the redo whose feedback the next attempt takes),
+// not what the step reads as decided, which is StepDecision.
 func (s *Step) LastDecision() *Decision {
 	if len(s.Decisions) == 0 {
 		return nil
