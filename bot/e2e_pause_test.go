@@ -45,7 +45,10 @@ func TestPauseAndResumeAutoFromSlack(t *testing.T) {
 	}
 
 	click(t, srv, starter, step1, "Resume auto")
-	waitText(t, srv, "Run complete")
+	end := waitText(t, srv, "Run complete")
+	if row := endTable(t, end)[1]; row[2] != "advanced automatically" || row[3] != "-" {
+		t.Errorf("the held step's row = %q, want it advanced automatically, by nobody", row)
+	}
 	r := h.onlyRun()
 	var seen []engine.EventType
 	j, err := h.db.Journal(ctxT(t), r.ID)

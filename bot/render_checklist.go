@@ -150,7 +150,7 @@ func stepLine(r *engine.Run, s *engine.Step, withFile bool) string {
 
 // stepState is what became of a step, in a few words.
 func stepState(r *engine.Run, s *engine.Step) string {
-	d := s.LastDecision()
+	d := engine.StepDecision(s)
 	switch s.Status {
 	case engine.StepPending:
 		return "pending"

@@ -219,7 +219,7 @@ func stepOutcome(r *engine.Run, s *engine.Step) string {
 	if engine.OptionalFailed(s) {
 		return "skipped (optional step failed)"
 	}
-	d := s.LastDecision()
+	d := engine.StepDecision(s)
 	switch s.Status {
 	case engine.StepDone:
 		switch {
@@ -228,7 +228,7 @@ func stepOutcome(r *engine.Run, s *engine.Step) string {
 		case d != nil && d.Kind == engine.DecideApprove:
 			return "approved"
 		}
-		return "advanced automatically"
+		return "advanced automatically" // engine.DecidedAuto
 	case engine.StepSkipped:
 		return "skipped"
 	case engine.StepAborted:
@@ -256,8 +256,8 @@ func stepOutcome(r *engine.Run, s *engine.Step) string {
 // stepDeciders are the people behind a step's outcome: everyone whose
 // approval carried it, or who made its last decision.
 func stepDeciders(s *engine.Step) []string {
-	d := s.LastDecision()
-	if d == nil || !s.Settled() && d.Kind != engine.DecideAbort {
+	d := engine.StepDecision(s)
+	if d == nil || d.Kind == engine.DecidedAuto || !s.Settled() && d.Kind != engine.DecideAbort {
 		return nil
 	}
 	if d.Kind == engine.DecideApprove {
@@ -330,10 +330,12 @@ func endSummary(r *engine.Run, v View) string {
 			optional++
 			continue
 		}
-		if d := s.LastDecision(); d != nil && s.Settled() {
-			counts[d.Kind]++
-		} else if s.Status == engine.StepDone {
+		switch d := engine.StepDecision(s); {
+		case d == nil || !s.Settled():
+		case d.Kind == engine.DecidedAuto:
 			auto++
+		default:
+			counts[d.Kind]++
 		}
 	}
 	var parts []string

@@ -66,7 +66,7 @@ func applyStepEvent(r *Run, s *Step, ev Event) error {
 	case EvStepInterrupted:
 		s.Status = ev.Status
 		if a := attempt(s, ev.Attempt); a != nil {
-			a.Result, a.Reason, a.Finished = ResultFailed, ev.Reason, ev.Time
+			a.Result, a.Reason, a.Finished = ResultFailed, ev.Reason, LostAt(ev)
 		}
 		r.Halt = ev.Reason
 	case EvDecision:

@@ -607,51 +607,6 @@ func Approvals(s *Step) []string {
 	return out
 }
 
-// Interrupt marks running steps as interrupted, since nothing is running
-// them any more: with no steps named, every running step (after a crash no
-// process can still be running any); with steps named, only those (the
-// worker that ran them was lost while the rest go on). A named step that is
-// not running is left as it is. The run then waits for redo or abort.
-func Interrupt(r *Run, now time.Time, steps ...int) []Event {
-	reason := "interrupted: gonogo stopped while this step was running"
-	if len(steps) > 0 {
-		reason = "interrupted: the worker running this step was lost"
-	}
-	var evs []Event
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if s.Status != StepRunning || (len(steps) > 0 && !slices.Contains(steps, s.N)) {
-			continue
-		}
-		to, err := next(s, trInterrupt)
-		if err != nil {
-			continue
-		}
-		ev := Event{Type: EvStepInterrupted, Step: s.N, Status: to, Reason: reason}
-		if l := s.Latest(); l != nil {
-			ev.Attempt = l.N
-		}
-		evs = append(evs, ev)
-	}
-	return stamp(r, now, evs...)
-}
-
-// Recover is the change a store commits for r when it opens after gonogo
-// stopped: every step recorded as running is interrupted, with a journal
-// event, because no process can still be running it. ok is false when no
-// step of r was running, and there is nothing to commit.
-func Recover(r *Run, now time.Time) (c Commit, ok bool, err error) {
-	evs := Interrupt(r, now)
-	if len(evs) == 0 {
-		return Commit{}, false, nil
-	}
-	after, err := Fold(r, evs)
-	if err != nil {
-		return Commit{}, false, fmt.Errorf("recover run %s: %w", r.ID, err)
-	}
-	return Commit{Run: after, Events: evs, After: r.Seq}, true, nil
-}
-
 // SetMode changes how a run advances (resume with --auto or --force-auto).
 // It returns nothing when the mode is unchanged.
 func SetMode(r *Run, m Mode, now time.Time) []Event {

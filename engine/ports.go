@@ -126,8 +126,8 @@ type Store interface {
 	// edit, else the agent's original), or an error wrapping ErrNotFound.
 	Artifact(ctx context.Context, id RunID, step, attempt int) ([]byte, error)
 	// List returns a summary of every run (Run.Summary as of its last
-	// commit), newest first: by id, descending, since run ids sort by
-	// creation time (NewRunID).
+	// commit), newest first: in NewestFirst's order, by creation time
+	// (run ids tell it only to the second), then by id.
 	List(ctx context.Context) ([]RunSummary, error)
 	// Notes returns the notes kept with a run, the caller's own map (empty
 	// when none were set), or an error wrapping ErrNotFound.

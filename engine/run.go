@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // RunID identifies a run. IDs sort by creation time.
 type RunID string
@@ -216,7 +219,13 @@ type Event struct {
 	RetryAt   time.Time
 	Retries   int
 	Held      bool
-	Added     []PlanStep // for EvStepsAdded: the steps a route or decompose step's output added
+	// Lost is, for EvStepInterrupted, when the attempt was lost as far as
+	// gonogo knows: its last sign of life (see Recover), which the event's
+	// own Time, when the loss was found and recorded, may be hours after.
+	// Zero in events recorded before gonogo kept it, and when the loss was
+	// seen as it happened (a worker lost): Time is then when.
+	Lost  time.Time
+	Added []PlanStep // for EvStepsAdded: the steps a route or decompose step's output added
 
 	Mode  Mode      // for EvModeChanged
 	State RunState  // for EvRunFinished: completed or aborted
@@ -264,7 +273,9 @@ func (s *Step) Latest() *Attempt {
 	return &s.Attempts[len(s.Attempts)-1]
 }
 
-// LastDecision returns the step's last decision, or nil.
+// LastDecision returns the step's last decision on any attempt, or nil:
+// the end of its history (the redo whose feedback the next attempt takes),
+// not what the step reads as decided, which is StepDecision.
 func (s *Step) LastDecision() *Decision {
 	if len(s.Decisions) == 0 {
 		return nil
@@ -299,6 +310,20 @@ func (r *Run) Summary() RunSummary {
 		ID: r.ID, State: r.State, Input: r.Input, Source: r.Plan.Source, Origin: r.Origin,
 		Created: r.Created, Updated: r.Updated, StepsTotal: len(r.Steps), StepsDone: r.StepsDone(),
 	}
+}
+
+// NewestFirst orders run summaries for a listing, newest first: by when
+// each run was created, then by id. A run id says its creation time only
+// to the second (NewRunID), so runs started in the same second are told
+// apart by Created; a summary that has no Created (recorded before
+// summaries kept it) is placed by its id.
+func NewestFirst(a, b RunSummary) int {
+	if !a.Created.IsZero() && !b.Created.IsZero() {
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(string(b.ID), string(a.ID))
 }
 
 // Clone returns a deep copy, so a caller can hand a run to another goroutine.

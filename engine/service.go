@@ -806,6 +806,7 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 		out.NotRun = true
 	default:
 		started := s.now()
+		stop := s.pulse()
 		out = s.runner.Run(ctx, job, func(p Progress) {
 			if s.notifier == nil {
 				return
@@ -815,6 +816,7 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 			}
 			s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepStarted, Step: n, Attempt: attempt}, Progress: &p})
 		})
+		stop()
 	}
 	if runCtx.Err() != nil {
 		// gonogo is stopping: leave the step running in the store, so it is

@@ -146,7 +146,7 @@ func (m *memStore) List(context.Context) ([]RunSummary, error) {
 	for _, r := range m.runs {
 		out = append(out, r.Summary())
 	}
-	slices.SortFunc(out, func(a, b RunSummary) int { return strings.Compare(string(b.ID), string(a.ID)) })
+	slices.SortFunc(out, NewestFirst)
 	return out, nil
 }
 
@@ -191,7 +191,7 @@ func (m *memStore) restart(now time.Time) error {
 	m.mu.Unlock()
 	slices.SortFunc(runs, func(a, b *Run) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	for _, r := range runs {
-		c, ok, err := Recover(r, now)
+		c, ok, err := Recover(r, now, time.Time{})
 		if err != nil {
 			return err
 		}

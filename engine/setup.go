@@ -30,6 +30,21 @@ type SetupChange struct {
 	To    string
 }
 
+// String says what the change did, in the words every front end and the
+// audit trail use: "runner-cmd /old/agent -> /new/agent". A from that is
+// empty was not recorded (a run from before setups were kept); a to that
+// is empty is none.
+func (c SetupChange) String() string {
+	from, to := c.From, c.To
+	if from == "" {
+		from = "(not recorded)"
+	}
+	if to == "" {
+		to = "(none)"
+	}
+	return fmt.Sprintf("%s %s -> %s", c.Field, from, to)
+}
+
 // Clone returns a copy that shares no slices with s.
 func (s *Setup) Clone() *Setup {
 	if s == nil {

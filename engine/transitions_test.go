@@ -951,13 +951,13 @@ func TestInterruptNamedSteps(t *testing.T) {
 // the run, after the run's last event.
 func TestRecover(t *testing.T) {
 	s := newScript(t, testPlan(InputPlan, "alpha", "beta", "gamma"), StartOptions{})
-	if c, ok, err := Recover(s.r, s.tick()); ok || err != nil || len(c.Events) != 0 {
+	if c, ok, err := Recover(s.r, s.tick(), time.Time{}); ok || err != nil || len(c.Events) != 0 {
 		t.Fatalf("Recover with nothing running = %+v, %v, %v", c, ok, err)
 	}
 	s.start(1)
 	s.start(3)
 	now := s.tick()
-	c, ok, err := Recover(s.r, now)
+	c, ok, err := Recover(s.r, now, time.Time{})
 	if !ok || err != nil {
 		t.Fatalf("Recover with steps running: ok %v, %v", ok, err)
 	}
@@ -970,6 +970,47 @@ func TestRecover(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c.Run, want) || c.Run.Step(1).Status != StepInterrupted || c.Run.Step(3).Status != StepInterrupted {
 		t.Fatalf("Recover's run is not the run with its events folded in: %+v", c.Run)
+	}
+}
+
+// An interrupted attempt was lost at its last sign of life, not when the
+// next gonogo found it: the latest of its start, the run's last change and
+// the store's pulse, never after now. The event is recorded now.
+func TestRecoverSaysWhenTheAttemptWasLost(t *testing.T) {
+	p := testPlan(InputWorkflow, "alpha", "beta")
+	s := newScript(t, p, StartOptions{})
+	s.start(1)
+	started := s.now
+	s.start(2)
+	s.finish(2, ResultProduced) // the run's last change, while step 1 ran
+	lastChange := s.now
+	found := lastChange.Add(9 * time.Hour)
+	for _, tt := range []struct {
+		name        string
+		pulse, want time.Time
+	}{
+		{"no pulse: the run's last change", time.Time{}, lastChange},
+		{"a pulse after it", lastChange.Add(3 * time.Minute), lastChange.Add(3 * time.Minute)},
+		{"a pulse of an earlier gonogo", started.Add(-time.Hour), lastChange},
+		{"a pulse from a clock ahead", found.Add(time.Hour), found},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ok, err := Recover(s.r, found, tt.pulse)
+			if !ok || err != nil || len(c.Events) != 1 {
+				t.Fatalf("Recover: %v, %v, %+v", ok, err, c.Events)
+			}
+			ev := c.Events[0]
+			if !ev.Time.Equal(found) || !ev.Lost.Equal(tt.want) || !LostAt(ev).Equal(tt.want) {
+				t.Fatalf("event at %v, lost %v; want recorded at %v, lost %v", ev.Time, ev.Lost, found, tt.want)
+			}
+			if a := c.Run.Step(1).Latest(); !a.Finished.Equal(tt.want) || a.Finished.Before(a.Started) {
+				t.Fatalf("the attempt finished %v, want %v (started %v)", a.Finished, tt.want, a.Started)
+			}
+		})
+	}
+	// An event recorded before gonogo kept the time says when it was found.
+	if old := (Event{Type: EvStepInterrupted, Time: found}); !LostAt(old).Equal(found) {
+		t.Fatalf("LostAt of an event without Lost = %v", LostAt(old))
 	}
 }
 

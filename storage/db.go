@@ -50,12 +50,13 @@ type DB struct {
 	behind atomic.Bool
 	// filesErr is why pending file writes could not be done at Open.
 	filesErr error
+	pulse    pulse // see PulseFile
 
 	// sums caches every run's summary once List has read them, kept up to
 	// date by Commit, so listing runs decodes nothing after the first time.
 	sumMu  sync.Mutex
 	sums   map[engine.RunID]engine.RunSummary
-	sumIDs []engine.RunID // ascending: ids sort by creation time
+	sumIDs []engine.RunID // newest first, as List returns them (engine.NewestFirst)
 }
 
 // FilesPending reports why artifact files left pending by an earlier
@@ -66,6 +67,7 @@ func (db *DB) FilesPending() error { return db.filesErr }
 var (
 	_ engine.Store   = (*DB)(nil)
 	_ engine.History = (*DB)(nil)
+	_ engine.Pulse   = (*DB)(nil)
 )
 
 // ErrDamaged marks a file that is not a gonogo database or is damaged.

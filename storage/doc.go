@@ -6,7 +6,8 @@
 // artifact files written under the data directory once a change is
 // committed; and, in a file of its own beside the store's
 // (<data>/inbox.db, see Inbox), the requests a front end acknowledged and
-// has not carried out yet.
+// has not carried out yet; and its pulse (<data>/gonogo.alive, see
+// PulseFile), when the gonogo holding it was last alive while steps ran.
 //
 // # Layout
 //
@@ -29,9 +30,10 @@
 // third). A pending file write whose body is an artifact stored by the same
 // commit names that artifact's version instead of holding a second copy.
 //
-// Run ids sort by creation time (the engine makes them so), so runs,
-// summaries and active iterate oldest first and List walks summaries
-// backwards for newest first. Records are private structs with a version field, kept apart
+// Run ids sort by creation time to the second (the engine makes them
+// so), so runs, summaries and active iterate oldest first; List orders
+// the summaries by their creation time, which tells apart runs started in
+// the same second (engine.NewestFirst). Records are private structs with a version field, kept apart
 // from the engine's types so the engine can change without rewriting the
 // file; typed states are stored as their text.
 //
@@ -59,7 +61,8 @@
 // through Commit's own path, the change engine.Recover makes of every run
 // the file says had a step running (the step interrupted), which is true
 // because bbolt's exclusive lock means no other process can still be
-// running it. The store keeps the contract engine.Store declares, checked
+// running it, each lost at its last sign of life. The store keeps the
+// contract engine.Store declares, checked
 // by engine/storetest.
 //
 // Caveats: the lock is advisory (flock), so it keeps out other gonogo

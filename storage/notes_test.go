@@ -84,7 +84,7 @@ func TestListCacheMatchesStore(t *testing.T) {
 	r1.finish(1, engine.ResultProduced, "# one\n\nbody\n")
 	r1.decide(1, engine.DecideApprove, "k1", "", "")
 	startRun(t, db, "r0002", testPlan(1), c)
-	startRun(t, db, "r0000", testPlan(3), c) // sorts before the others
+	startRun(t, db, "r0000", testPlan(3), c) // started last, though its id sorts first
 	cached, err := db.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestListCacheMatchesStore(t *testing.T) {
 			t.Errorf("run %d: cached %+v, fresh %+v", i, a, b)
 		}
 	}
-	if fresh[0].ID != "r0002" || fresh[2].ID != "r0000" {
-		t.Errorf("order: %s %s %s, want newest id first", fresh[0].ID, fresh[1].ID, fresh[2].ID)
+	if fresh[0].ID != "r0000" || fresh[1].ID != "r0002" || fresh[2].ID != "r0001" {
+		t.Errorf("order: %s %s %s, want the newest started first", fresh[0].ID, fresh[1].ID, fresh[2].ID)
 	}
 }

@@ -144,8 +144,8 @@ func (db *DB) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, err
 	return out, err
 }
 
-// List returns a summary of every run, newest first. It reads only the small
-// summary records, not the runs.
+// List returns a summary of every run, newest first (engine.NewestFirst).
+// It reads only the small summary records, not the runs.
 func (db *DB) List(ctx context.Context) ([]engine.RunSummary, error) {
 	if err := live(ctx); err != nil {
 		return nil, err
@@ -158,8 +158,8 @@ func (db *DB) List(ctx context.Context) ([]engine.RunSummary, error) {
 		}
 	}
 	out := make([]engine.RunSummary, 0, len(db.sumIDs))
-	for i := len(db.sumIDs) - 1; i >= 0; i-- {
-		out = append(out, db.sums[db.sumIDs[i]])
+	for _, id := range db.sumIDs {
+		out = append(out, db.sums[id])
 	}
 	return out, nil
 }
@@ -187,6 +187,7 @@ func (db *DB) loadSummaries() error {
 	if err != nil {
 		return err
 	}
+	slices.SortFunc(ids, func(a, b engine.RunID) int { return engine.NewestFirst(sums[a], sums[b]) })
 	db.sums, db.sumIDs = sums, ids
 	return nil
 }
@@ -199,11 +200,14 @@ func (db *DB) remember(r *engine.Run) {
 	if db.sums == nil {
 		return
 	}
+	sum := r.Summary()
 	if _, ok := db.sums[r.ID]; !ok {
-		i, _ := slices.BinarySearch(db.sumIDs, r.ID)
+		i, _ := slices.BinarySearchFunc(db.sumIDs, sum, func(id engine.RunID, s engine.RunSummary) int {
+			return engine.NewestFirst(db.sums[id], s)
+		})
 		db.sumIDs = slices.Insert(db.sumIDs, i, r.ID)
 	}
-	db.sums[r.ID] = r.Summary()
+	db.sums[r.ID] = sum
 }
 
 // SeenKey reports whether an idempotency key was already applied.

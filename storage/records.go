@@ -254,6 +254,7 @@ type eventRecord struct {
 	RetryAt   time.Time        `json:"retry_at,omitzero"`
 	Retries   int              `json:"retries,omitempty"`
 	Held      bool             `json:"held,omitempty"`
+	Lost      time.Time        `json:"lost,omitzero"` // step-interrupted; absent from older records
 	Added     []planStepRecord `json:"added,omitempty"`
 	Mode      string           `json:"mode,omitempty"`
 	State     string           `json:"state,omitempty"`
@@ -584,7 +585,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Status: string(ev.Status), Result: string(ev.Result), Reason: ev.Reason, Summary: ev.Summary,
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
 		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Final: ev.Final, Added: toPlanStepRecords(ev.Added),
-		ErrorKind: string(ev.ErrorKind), RetryAt: ev.RetryAt, Retries: ev.Retries, Held: ev.Held,
+		ErrorKind: string(ev.ErrorKind), RetryAt: ev.RetryAt, Retries: ev.Retries, Held: ev.Held, Lost: ev.Lost,
 		Setup: toSetupRecord(ev.Setup), Changes: toSetupChanges(ev.Changes),
 	}
 	if st := ev.Start; st != nil {
@@ -804,7 +805,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
 		Skill: rec.Skill, Final: rec.Final,
 		ErrorKind: parseOpt(&p, "error kind", rec.ErrorKind, engine.ParseAgentErrorKind),
-		RetryAt:   rec.RetryAt, Retries: rec.Retries, Held: rec.Held,
+		RetryAt:   rec.RetryAt, Retries: rec.Retries, Held: rec.Held, Lost: rec.Lost,
 		Setup: fromSetupRecord(rec.Setup), Changes: fromSetupChanges(rec.Changes),
 	}
 	ev.Added = fromPlanStepRecords(&p, "added step", rec.Added)

@@ -12,8 +12,10 @@ import (
 // the change engine.Recover makes of it (the step interrupted, with a
 // journal event), all in one transaction through the commit path Commit
 // uses. No process can still be running such a step: bbolt's lock is
-// exclusive, so the gonogo that started it has stopped. Only the running
-// index is read, so opening a large store stays fast.
+// exclusive, so the gonogo that started it has stopped. Each is recorded
+// as lost at its last sign of life, which the store's pulse (PulseFile)
+// helps tell. Only the running index is read, so opening a large store
+// stays fast.
 func (db *DB) recoverRunning() error {
 	var runs []*engine.Run
 	err := db.view(func(tx *bbolt.Tx) error {
@@ -29,14 +31,14 @@ func (db *DB) recoverRunning() error {
 	if err != nil || len(runs) == 0 {
 		return err
 	}
-	now := db.now()
+	now, pulse := db.now(), db.lastPulse()
 	var (
 		changes   []*prepared
 		recovered []engine.RunID
 		stray     [][]byte // indexed as running, though the snapshot says otherwise
 	)
 	for _, run := range runs {
-		c, ok, err := engine.Recover(run, now)
+		c, ok, err := engine.Recover(run, now, pulse)
 		if err != nil {
 			return err
 		}

@@ -31,8 +31,11 @@ func TestOpenInterruptsRunningSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.Step(1); s.Status != engine.StepInterrupted || s.Latest().Result != engine.ResultFailed || !s.Latest().Finished.Equal(restart) {
-		t.Fatalf("step 1 after restart: status %s, attempt %+v", s.Status, s.Latest())
+	// No pulse was kept: the attempt's last sign of life is its start, the
+	// run's last change; the event is recorded at the restart.
+	if s := r.Step(1); s.Status != engine.StepInterrupted || s.Latest().Result != engine.ResultFailed ||
+		!s.Latest().Finished.Equal(s.Latest().Started) {
+		t.Fatalf("step 1 after restart: status %s, attempt %+v; want it lost when it started", s.Status, s.Latest())
 	}
 	if r.State != engine.RunWaiting || r.Halt == "" {
 		t.Fatalf("run after restart: state %s, halt %q; want waiting with a reason", r.State, r.Halt)
@@ -58,17 +61,24 @@ func TestOpenInterruptsRunningSteps(t *testing.T) {
 	running.run, running.db = r, db
 	running.decide(1, engine.DecideRedo, "redo-after-crash", "", "")
 	running.start(1)
+	// The gonogo running attempt 2 said it was alive, then stopped.
+	alive := running.run.Updated.Add(7 * time.Minute)
+	db.Alive(alive)
 	db.Close()
 
 	// Recovery is not repeated for what it already handled, and handles the
-	// new attempt.
+	// new attempt: lost at the last pulse, recorded at the restart.
 	db = openStore(t, dir, Options{Now: func() time.Time { return restart.Add(time.Hour) }})
 	if got := db.recovered; !reflect.DeepEqual(got, []engine.RunID{"r0001"}) {
 		t.Fatalf("second restart: recovered = %v", got)
 	}
 	r, _ = db.Load(ctx, "r0001")
-	if s := r.Step(1); s.Status != engine.StepInterrupted || len(s.Attempts) != 2 {
-		t.Fatalf("second restart: step 1 is %s with %d attempts", s.Status, len(s.Attempts))
+	if s := r.Step(1); s.Status != engine.StepInterrupted || len(s.Attempts) != 2 || !s.Latest().Finished.Equal(alive) {
+		t.Fatalf("second restart: step 1 is %s with %d attempts, the last finished %v; want lost at %v",
+			s.Status, len(s.Attempts), s.Latest().Finished, alive)
+	}
+	if j, _ := db.Journal(ctx, "r0001"); !j[len(j)-1].Lost.Equal(alive) || !j[len(j)-1].Time.Equal(restart.Add(time.Hour)) {
+		t.Fatalf("second restart: the event %+v", j[len(j)-1])
 	}
 	db.Close()
 	db = openStore(t, dir, Options{})

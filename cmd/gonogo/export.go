@@ -74,7 +74,7 @@ func cmdExport(ctx context.Context, e env, f *runFlags, x exportFlags) int {
 	}
 	t, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(step, attempt int) ([][]byte, error) {
 		return db.ArtifactVersions(ctx, id, step, attempt)
-	}}, time.Now())
+	}, Gone: func(file string) bool { return artifactGone(f.data, file) }}, time.Now())
 	if err != nil {
 		return fail(e, "export", err)
 	}

@@ -243,19 +243,6 @@ func checkSetup(id engine.RunID, s engine.Setup) error {
 	return nil
 }
 
-// describeChange says what a setup change did, for the terminal.
-func describeChange(c engine.SetupChange) string {
-	from := c.From
-	if from == "" {
-		from = "(not recorded)"
-	}
-	to := c.To
-	if to == "" {
-		to = "(none)"
-	}
-	return fmt.Sprintf("%s %s -> %s", c.Field, from, to)
-}
-
 func newResumeCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
@@ -436,7 +423,7 @@ func recordSetup(ctx context.Context, e env, svc setupRecorder, r *engine.Run, s
 		return err
 	}
 	for _, c := range changes {
-		fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", who, describeChange(c))
+		fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", who, c)
 	}
 	return nil
 }

@@ -235,6 +235,9 @@ type jsonAttempt struct {
 	// --artifact N --attempt K prints it.
 	SHA256    *string `json:"sha256"`
 	StoreOnly bool    `json:"store_only"`
+	// ArtifactGone says the file Artifact names is gone from disk; the
+	// store still has the artifact (gonogo show RUN --artifact N).
+	ArtifactGone bool `json:"artifact_gone,omitempty"`
 }
 
 func newShowCmd(a *cli) *cobra.Command {
@@ -448,7 +451,11 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 	case engine.EvStepFinished:
 		return fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, clip(resultText(ev.Result, ev.Reason), 120))
 	case engine.EvStepInterrupted:
-		return fmt.Sprintf("%s, attempt %d: interrupted", stepTitle(r, s), ev.Attempt)
+		if ev.Lost.IsZero() {
+			return fmt.Sprintf("%s, attempt %d: interrupted", stepTitle(r, s), ev.Attempt)
+		}
+		return fmt.Sprintf("%s, attempt %d: interrupted; last sign of life %s", stepTitle(r, s), ev.Attempt,
+			ev.Lost.Local().Format("2006-01-02 15:04:05"))
 	case engine.EvDecision:
 		return fmt.Sprintf("%s, attempt %d: %s by %s", stepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
 	case engine.EvModeChanged:
@@ -469,7 +476,7 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 	case engine.EvSetupChanged:
 		parts := make([]string, 0, len(ev.Changes))
 		for _, c := range ev.Changes {
-			parts = append(parts, describeChange(c))
+			parts = append(parts, c.String())
 		}
 		return fmt.Sprintf("%s by %s", strings.Join(parts, "; "), ev.Actor)
 	case engine.EvStepsAdded:
@@ -518,7 +525,7 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 		if l := s.Latest(); l != nil {
 			js.Result = strOrNil(string(l.Result))
 		}
-		if d := s.LastDecision(); d != nil {
+		if d := engine.StepDecision(s); d != nil {
 			js.Decision = strOrNil(string(d.Kind))
 		}
 		for _, a := range s.Attempts {
@@ -530,7 +537,7 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 			}
 			if a.File != "" {
 				p := filepath.Join(data, filepath.FromSlash(a.File))
-				ja.Artifact = &p
+				ja.Artifact, ja.ArtifactGone = &p, artifactGone(data, a.File)
 			}
 			if h, ok := sha[[2]int{s.N, a.N}]; ok && a.Artifact {
 				ja.SHA256 = &h

@@ -969,6 +969,9 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 			res = string(l.Result)
 			if l.File != "" {
 				art = filepath.Join(data, filepath.FromSlash(l.File))
+				if artifactGone(data, l.File) {
+					art = fmt.Sprintf("%s is gone; in the store: gonogo show %s --artifact %d%s", art, r.ID, s.N, onData(data))
+				}
 			} else if l.Artifact {
 				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, onData(data))
 			}
@@ -976,10 +979,8 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 		if s.Status == engine.StepSkipped {
 			art = "-"
 		}
-		if ld := s.LastDecision(); ld != nil {
-			dec = string(ld.Kind)
-		} else if s.Status == engine.StepDone {
-			dec = "auto"
+		if d := engine.StepDecision(s); d != nil {
+			dec = string(d.Kind)
 		}
 		// An aborted step that ran keeps its attempt's result (the decision
 		// column says abort); one that never ran says aborted.

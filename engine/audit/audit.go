@@ -30,10 +30,16 @@ const Version = 1
 // Source is what a trail is built from. Versions returns every version of
 // an attempt's artifact, the agent's original first and then each edit in
 // order (engine.ErrNotFound, or an empty list, when none is stored).
+//
+// Gone reports whether an artifact file (a path relative to the data
+// directory, as engine.Attempt.File) is gone from disk, deleted or moved
+// since gonogo wrote it; nil checks no file. The store keeps the bytes
+// either way: the trail says the file is gone, not the artifact.
 type Source struct {
 	Run      *engine.Run
 	Journal  []engine.Event
 	Versions func(step, attempt int) ([][]byte, error)
+	Gone     func(file string) bool
 }
 
 // Trail is a run's audit trail. Its JSON form is documented in the README.
@@ -79,6 +85,8 @@ type Step struct {
 	Decision *string   `json:"decision"`
 	CostUSD  float64   `json:"cost_usd"`
 	Attempts []Attempt `json:"attempts"`
+
+	decidedBy string // who made Decision: no one for auto
 }
 
 // Attempt is one execution of a step, what it produced, and what people
@@ -116,6 +124,9 @@ type Artifact struct {
 	SHA256 string `json:"sha256"`
 	Size   int    `json:"size"`
 	File   string `json:"file,omitempty"`
+	// FileGone says File is no longer on disk when the trail was
+	// written; the store still has the artifact.
+	FileGone bool `json:"file_gone,omitempty"`
 }
 
 // Edit is a person's replacement of an attempt's artifact, as a unified
@@ -167,6 +178,10 @@ type Event struct {
 	// Changes are a setup-changed event's: what resume changed in how the
 	// run is carried out.
 	Changes []Change `json:"changes,omitempty"`
+	// Lost is a step-interrupted event's: when its attempt was lost as
+	// far as gonogo knows (its last sign of life), where Time is when the
+	// next gonogo found it lost. Absent from older events.
+	Lost *time.Time `json:"lost,omitempty"`
 }
 
 // Change is one field of a run's setup changed on resume.
@@ -186,6 +201,10 @@ func Journal(journal []engine.Event) []Event {
 		for _, c := range ev.Changes {
 			e.Changes = append(e.Changes, Change(c))
 		}
+		if !ev.Lost.IsZero() {
+			lost := ev.Lost
+			e.Lost = &lost
+		}
 		out = append(out, e)
 	}
 	return out
@@ -198,7 +217,7 @@ func Build(src Source, now time.Time) (Trail, error) {
 		Steps: make([]Step, 0, len(r.Steps)), NotRun: notRun(r.Plan), Journal: Journal(src.Journal)}
 	h := historyOf(src.Journal)
 	for i := range r.Steps {
-		st, err := stepOf(&r.Steps[i], h, src.Versions)
+		st, err := stepOf(&r.Steps[i], h, src)
 		if err != nil {
 			return Trail{}, err
 		}
@@ -263,28 +282,31 @@ func historyOf(journal []engine.Event) history {
 	return h
 }
 
-func stepOf(s *engine.Step, h history, versions func(step, attempt int) ([][]byte, error)) (Step, error) {
+func stepOf(s *engine.Step, h history, src Source) (Step, error) {
 	out := Step{N: s.N, ID: s.ID, Skill: s.Skill, Effort: s.Effort, Parent: s.Parent, Status: string(s.Status),
 		Attempts: make([]Attempt, 0, len(s.Attempts))}
 	if l := s.Latest(); l != nil && l.Result != "" {
 		res := string(l.Result)
 		out.Result = &res
 	}
-	if n := len(s.Decisions); n > 0 {
-		k := string(s.Decisions[n-1].Kind)
-		out.Decision = &k
+	if d := engine.StepDecision(s); d != nil {
+		k := string(d.Kind)
+		out.Decision, out.decidedBy = &k, d.Actor
 	}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]
 		at := attemptOf(s, a)
 		out.CostUSD += a.CostUSD
 		if a.Artifact {
-			vs, err := versions(s.N, a.N)
+			vs, err := src.Versions(s.N, a.N)
 			if err != nil {
 				return Step{}, fmt.Errorf("step %d attempt %d: read its artifact: %w", s.N, a.N, err)
 			}
 			k := attemptKey{s.N, a.N}
 			at.Artifact, at.Edits = artifactOf(a, vs, h.agent[k], h.edits[k])
+			if art := at.Artifact; art != nil && art.File != "" && src.Gone != nil {
+				art.FileGone = src.Gone(art.File)
+			}
 		}
 		out.Attempts = append(out.Attempts, at)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,131 @@ func history(t *testing.T) (*engine.Run, []engine.Event, map[[2]int][][]byte) {
 	apply(engine.Finish(r, 3, 1, engine.Finished{Result: engine.ResultEmpty}, now))
 	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideSkip, Actor: "ops|lead", Step: 3, Attempt: 1, Key: "k4"}, nil, now))
 	return r, journal, versions
+}
+
+// autoHistory plays a chain in guarded auto: step 1 FAILED, is redone and
+// goes on by itself; step 2 finishes while the run is paused and is let go
+// as it resumes; the agent is changed on resume; step 3 is lost when
+// gonogo stops (its last pulse 4 minutes after it started, found hours
+// later), is redone and goes on. Step 1's file is gone from disk.
+func autoHistory(t *testing.T) audit.Source {
+	t.Helper()
+	p := engine.Plan{Input: engine.InputChain, Source: "deliver-prd -> deliver-user-stories -> measure --force-auto",
+		Flags: engine.Flags{ForceAuto: true},
+		Steps: []engine.PlanStep{{Skill: "deliver-prd"}, {Skill: "deliver-user-stories"}, {Skill: "measure"}}}
+	var journal []engine.Event
+	r := &engine.Run{}
+	now := t0
+	apply := func(evs []engine.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := engine.Fold(r, evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, journal = next, append(journal, evs...)
+		now = now.Add(time.Minute)
+	}
+	produced := func(n, a int) engine.Finished {
+		return engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 6, CostUSD: 0.1,
+			File: engine.ArtifactFile(r.ID, n, r.Step(n).Skill, a, true)}
+	}
+	setup := engine.Setup{Runner: "command", RunnerCmd: "/opt/agent-1"}
+	apply(engine.NewRun("20261120-090000-aut", p, engine.StartOptions{StartedBy: "U1", Setup: &setup}, now))
+	apply(engine.Start(r, 1, now))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultFailed, Reason: "the agent exited with code 1"}, now))
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideRedo, Actor: "U1", Step: 1, Attempt: 1, Key: "k1", Feedback: "again"}, nil, now))
+	apply(engine.Start(r, 1, now))
+	apply(engine.Finish(r, 1, 2, produced(1, 2), now))
+
+	apply(engine.Start(r, 2, now))
+	apply(engine.Pause(r, "U2", "lunch", now))
+	apply(engine.Finish(r, 2, 1, produced(2, 1), now))
+	apply(engine.Unpause(r, "U2", "", nil, now))
+
+	setup.RunnerCmd = "/opt/agent-2"
+	apply(engine.ChangeSetup(r, setup, "U2", now))
+	apply(engine.Start(r, 3, now))
+	c, ok, err := engine.Recover(r, now.Add(5*time.Hour), now.Add(3*time.Minute))
+	if !ok || err != nil {
+		t.Fatalf("recover: %v, %v", ok, err)
+	}
+	apply(c.Events, nil)
+	now = now.Add(5 * time.Hour)
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideRedo, Actor: "U1", Step: 3, Attempt: 1, Key: "k2"}, nil, now))
+	apply(engine.Start(r, 3, now))
+	apply(engine.Finish(r, 3, 2, produced(3, 2), now))
+	if r.State != engine.RunCompleted {
+		t.Fatalf("the run is %s", r.State)
+	}
+	gone := engine.ArtifactFile(r.ID, 1, "deliver-prd", 2, true)
+	return audit.Source{Run: r, Journal: journal,
+		Versions: func(step, attempt int) ([][]byte, error) { return [][]byte{[]byte("body\n")}, nil },
+		Gone:     func(file string) bool { return file == gone }}
+}
+
+// TestAutoTrailGolden: the trail of a run in guarded auto, with a redo, a
+// pause, a setup change, a lost attempt and a deleted file.
+func TestAutoTrailGolden(t *testing.T) {
+	tr, err := audit.Build(autoHistory(t), t0.Add(6*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := tr.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "trail_auto.json", js)
+	golden(t, "trail_auto.md", tr.Markdown())
+}
+
+// TestAutoTrailFacts: every step of the guarded-auto run went on by
+// itself, a redo or a pause notwithstanding; the setup change, the lost
+// attempt and the gone file are told, in the JSON and the Markdown alike.
+func TestAutoTrailFacts(t *testing.T) {
+	tr, err := audit.Build(autoHistory(t), t0.Add(6*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(tr.Markdown())
+	for _, s := range tr.Steps {
+		if s.Decision == nil || *s.Decision != "auto" {
+			t.Errorf("step %d decision = %v, want auto", s.N, s.Decision)
+		}
+		row := fmt.Sprintf("| %d | %s | PRODUCED | auto | — |", s.N, s.Skill)
+		if !strings.Contains(md, row) {
+			t.Errorf("the Markdown lacks the row %q", row)
+		}
+	}
+	if d := tr.Steps[0].Attempts[0].Decisions; len(d) != 1 || d[0].Kind != "redo" {
+		t.Errorf("step 1 attempt 1 decisions = %+v, want its redo kept", d)
+	}
+	var lost *audit.Event
+	for i, e := range tr.Journal {
+		switch e.Type {
+		case "setup-changed":
+			if len(e.Changes) != 1 || e.Changes[0] != (audit.Change{Field: "runner-cmd", From: "/opt/agent-1", To: "/opt/agent-2"}) {
+				t.Errorf("setup-changed = %+v", e)
+			}
+			if !strings.Contains(md, "| U2 | runner-cmd /opt/agent-1 -> /opt/agent-2 |") {
+				t.Error("the Markdown journal does not name the setup change")
+			}
+		case "step-interrupted":
+			lost = &tr.Journal[i]
+		}
+	}
+	a := tr.Steps[2].Attempts[0]
+	if lost == nil || lost.Lost == nil || a.Finished == nil || !a.Finished.Equal(*lost.Lost) || !lost.Time.After(*lost.Lost) {
+		t.Fatalf("the lost attempt: event %+v, attempt finished %v", lost, a.Finished)
+	}
+	if a.DurationSeconds != 240 || !strings.Contains(md, "- Interrupted: lost after its last sign of life at "+lost.Lost.Format("2006-01-02 15:04:05 UTC")) {
+		t.Errorf("the lost attempt ran %vs; the Markdown:\n%s", a.DurationSeconds, md)
+	}
+	if art := tr.Steps[0].Attempts[1].Artifact; art == nil || !art.FileGone || tr.Steps[1].Attempts[0].Artifact.FileGone {
+		t.Errorf("step 1's artifact %+v, want its file gone (and only it)", art)
+	}
 }
 
 func build(t *testing.T) audit.Trail {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gonogo/gonogo/engine"
 )
 
 // JSON is the trail as indented JSON, ending in a newline.
@@ -59,14 +61,15 @@ func (t Trail) Markdown() []byte {
 		if s.Result != nil {
 			res = *s.Result
 		}
-		if d := lastDecision(s); d != nil {
-			dec, who = d.Kind, d.Actor
+		if s.Decision != nil {
+			dec, who = *s.Decision, orDash(s.decidedBy)
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d | %s | %s |\n", s.N, cell(s.Skill), res, dec, cell(who),
 			len(s.Attempts), money(s.CostUSD), duration(stepSeconds(s)))
 	}
+	lost := interruptions(t.Journal)
 	for _, s := range t.Steps {
-		writeStep(&b, s)
+		writeStep(&b, r.ID, s, lost)
 	}
 	if len(t.NotRun) > 0 {
 		b.WriteString("\n## Not run\n\n")
@@ -85,7 +88,19 @@ func (t Trail) Markdown() []byte {
 	return b.Bytes()
 }
 
-func writeStep(b *bytes.Buffer, s Step) {
+// interruptions are the step-interrupted events of a journal, by the
+// attempt they ended.
+func interruptions(journal []Event) map[[2]int]Event {
+	out := map[[2]int]Event{}
+	for _, e := range journal {
+		if e.Type == string(engine.EvStepInterrupted) {
+			out[[2]int{e.Step, e.Attempt}] = e
+		}
+	}
+	return out
+}
+
+func writeStep(b *bytes.Buffer, id string, s Step, lost map[[2]int]Event) {
 	fmt.Fprintf(b, "\n## Step %d: %s", s.N, s.Skill)
 	if s.Effort != "" {
 		fmt.Fprintf(b, " (%s)", oneLine(s.Effort))
@@ -115,9 +130,16 @@ func writeStep(b *bytes.Buffer, s Step) {
 		if a.Reason != "" {
 			fmt.Fprintf(b, "- Reason: %s\n", oneLine(a.Reason))
 		}
+		if e, ok := lost[[2]int{s.N, a.N}]; ok {
+			b.WriteString(lostLine(e) + "\n")
+		}
 		if art := a.Artifact; art != nil {
 			fmt.Fprintf(b, "- Artifact: %d bytes, sha256 `%s`", art.Size, art.SHA256)
-			if art.File != "" {
+			switch {
+			case art.FileGone:
+				fmt.Fprintf(b, "; its file %s is gone from disk, the store keeps it: %s", code(art.File),
+					code(fmt.Sprintf("gonogo show %s --artifact %d --attempt %d", id, s.N, a.N)))
+			case art.File != "":
 				fmt.Fprintf(b, ", on disk as %s", code(art.File))
 			}
 			b.WriteString("\n")
@@ -141,25 +163,22 @@ func writeStep(b *bytes.Buffer, s Step) {
 	}
 }
 
-func lastDecision(s Step) *Decision {
-	var last *Decision
-	for i := range s.Attempts {
-		for j := range s.Attempts[i].Decisions {
-			d := &s.Attempts[i].Decisions[j]
-			if last == nil || !d.Time.Before(last.Time) {
-				last = d
-			}
-		}
-	}
-	return last
-}
-
 func stepSeconds(s Step) float64 {
 	var n float64
 	for _, a := range s.Attempts {
 		n += a.DurationSeconds
 	}
 	return n
+}
+
+// lostLine says when an interrupted attempt was lost: at its last sign of
+// life, which can be long before the next gonogo found it.
+func lostLine(e Event) string {
+	if e.Lost == nil {
+		return "- Interrupted: found lost at " + stamp(e.Time)
+	}
+	return "- Interrupted: lost after its last sign of life at " + stamp(*e.Lost) +
+		"; the next gonogo found it at " + stamp(e.Time)
 }
 
 func eventDetail(e Event) string {
@@ -169,7 +188,18 @@ func eventDetail(e Event) string {
 			parts = append(parts, p)
 		}
 	}
-	return strings.Join(parts, ": ")
+	changes := make([]string, 0, len(e.Changes))
+	for _, c := range e.Changes {
+		changes = append(changes, engine.SetupChange(c).String())
+	}
+	if len(changes) > 0 {
+		parts = append(parts, strings.Join(changes, "; "))
+	}
+	detail := strings.Join(parts, ": ")
+	if e.Lost != nil {
+		detail += "; last sign of life " + stamp(*e.Lost)
+	}
+	return detail
 }
 
 func row(b *bytes.Buffer, k, v string) { fmt.Fprintf(b, "| %s | %s |\n", k, cell(v)) }

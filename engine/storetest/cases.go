@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -263,6 +264,11 @@ func recovery(t *testing.T, open func() Opened) {
 	if last.Time.Before(t0) || last.Time.After(t1) {
 		t.Errorf("the interruption is stamped %v, not at the open (%v to %v)", last.Time, t0, t1)
 	}
+	// The attempt was lost at its last sign of life the store knows, not
+	// when it was opened: here the run's last change, its start.
+	if a := r.Step(1).Latest(); !last.Lost.Equal(running.run.Updated) || !a.Finished.Equal(running.run.Updated) {
+		t.Errorf("the attempt is lost at %v and finished %v; want its last sign of life, %v", last.Lost, a.Finished, running.run.Updated)
+	}
 	runUnchanged(t, s, "r0002", keep, "reopening")
 
 	if err := s.Close(); err != nil {
@@ -316,6 +322,46 @@ func listing(t *testing.T, open func() Opened) {
 		}
 	}
 	check("open")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	check("after reopening")
+}
+
+// Runs started in the same second, whose ids (which tell the time only
+// to the second) sort against their start, are listed by when they
+// started, also after reopening.
+func listingSameSecond(t *testing.T, open func() Opened) {
+	s := open()
+	clk := &clock{t: time.Date(2031, 4, 2, 9, 0, 1, 0, time.UTC), step: 100 * time.Millisecond}
+	ids := []engine.RunID{"20310402-090001-f0", "20310402-090001-a0", "20310402-090001-c0", "20310402-090001-b0"}
+	for _, id := range ids {
+		begin(t, s, clk, id, 1)
+	}
+	want := slices.Clone(ids)
+	slices.Reverse(want)
+	check := func(when string) {
+		t.Helper()
+		l, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []engine.RunID
+		for _, sum := range l {
+			got = append(got, sum.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: List order %v, want %v (newest started first)", when, got, want)
+		}
+	}
+	check("open")
+	// A run listed already is placed by its start when it commits again.
+	late := begin(t, s, clk, "20310402-090001-00", 1)
+	want = append([]engine.RunID{"20310402-090001-00"}, want...)
+	check("after a later run")
+	late.start(1)
+	check("after it changed")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

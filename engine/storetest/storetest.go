@@ -63,6 +63,7 @@ func Run(t *testing.T, open Opener) {
 		{"FilesPendingUntilReopen", filesPending},
 		{"RecoveryOnOpen", recovery},
 		{"ListNewestFirst", listing},
+		{"ListSameSecondByStart", listingSameSecond},
 		{"NotesMergeAndDelete", notes},
 		{"UnknownRunNotFound", unknownRun},
 	}
@@ -73,14 +74,22 @@ func Run(t *testing.T, open Opener) {
 
 var ctx = context.Background()
 
-// clock hands out distinct UTC times, a second apart. UTC, so that runs
-// read back from a store compare equal with reflect.DeepEqual.
-type clock struct{ t time.Time }
+// clock hands out distinct UTC times, a second apart (or step apart, when
+// set). UTC, so that runs read back from a store compare equal with
+// reflect.DeepEqual.
+type clock struct {
+	t    time.Time
+	step time.Duration
+}
 
 func newClock() *clock { return &clock{t: time.Date(2031, 4, 2, 9, 0, 0, 0, time.UTC)} }
 
 func (c *clock) now() time.Time {
-	c.t = c.t.Add(time.Second)
+	if c.step == 0 {
+		c.t = c.t.Add(time.Second)
+	} else {
+		c.t = c.t.Add(c.step)
+	}
 	return c.t
 }
 
