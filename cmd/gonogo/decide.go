@@ -86,6 +86,10 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 	case noStore:
 		return rd, false, nil
 	case storeReader:
+		if rd.ReadOnly() {
+			_ = rd.Close()
+			return nil, false, fmt.Errorf("cannot record a decision in %s: you may read this store but not write it (another user's store, or a read-only mount); decide as a user who can write it", data)
+		}
 		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Members: engine.LocalOperator})
 		return storeDecider{storeReader: rd, svc: svc}, false, nil

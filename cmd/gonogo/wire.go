@@ -51,8 +51,12 @@ func newLogger(e env, cfg config) *slog.Logger {
 
 // openStore opens the store, which takes the data directory's lock and
 // marks the steps a dead gonogo left running as interrupted, then stops
-// the agents that gonogo left running, before any step can be redone.
+// the agents that gonogo left running, before any step can be redone. It
+// refuses a data directory other users may write.
 func openStore(dataDir string) (*storage.DB, error) {
+	if err := checkDataDir(dataDir); err != nil {
+		return nil, err
+	}
 	db, err := storage.Open(dataDir, storage.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("open the store: %w", err)
