@@ -111,7 +111,7 @@ func Open(dataDir string, opt Options) (*DB, error) {
 // opening it for writing is refused, it opens it read-only
 // (Options.ReadOnly), writing nothing. DB.ReadOnly says which.
 func OpenToRead(dataDir string, opt Options) (*DB, error) {
-	if !opt.ReadOnly && canWrite(dataDir) && canWrite(filepath.Join(dataDir, FileName)) {
+	if !opt.ReadOnly && Writable(dataDir) {
 		db, err := Open(dataDir, opt)
 		if !writeRefused(err) {
 			return db, err
@@ -119,6 +119,18 @@ func OpenToRead(dataDir string, opt Options) (*DB, error) {
 	}
 	opt.ReadOnly = true
 	return Open(dataDir, opt)
+}
+
+// Writable reports whether this user may write the store in dataDir (the
+// directory, and gonogo.db when there is one) as the kernel decides for
+// the effective user: not another user's store, nor one on a read-only
+// mount, root included.
+func Writable(dataDir string) bool {
+	path := filepath.Join(dataDir, FileName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return canWrite(dataDir)
+	}
+	return canWrite(dataDir) && canWrite(path)
 }
 
 // writeRefused reports whether err says the file may not be written.

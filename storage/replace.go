@@ -12,6 +12,16 @@ import (
 // (engine.ArtifactFile).
 const runsDir = "runs"
 
+// Missing reports whether dataDir holds no store (no gonogo.db), for a
+// reader that creates nothing. A gonogo.db missing while runs/ holds runs
+// is no missing store but a lost one: an error saying so and what to do.
+func Missing(dataDir string) (bool, error) {
+	if _, err := os.Stat(filepath.Join(dataDir, FileName)); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return true, checkNotReplacing(dataDir, true)
+}
+
 // checkNotReplacing refuses to open the store when gonogo.db is missing or
 // empty (bbolt would make a new database of it) while runs/ holds the
 // folders of runs: those runs were recorded in a database that is gone,
