@@ -15,8 +15,7 @@ import (
 // records them interrupted as it opens it; a reader writes nothing, and
 // shows them as recorded, saying so.
 func notRunning(db runReader, r *engine.Run) []*engine.Step {
-	sr, ok := db.(storeReader)
-	if !ok || !sr.ReadOnly() {
+	if !readOnly(db) {
 		return nil
 	}
 	var out []*engine.Step
@@ -35,4 +34,10 @@ func printNotRunning(w io.Writer, steps []*engine.Step) {
 		fmt.Fprintf(w, "Not running: step %d (%s) is recorded running, but no gonogo holds this store: the one running it has stopped.\n", s.N, s.Skill)
 		fmt.Fprintf(w, "             This store is read-only for you, so it is shown as recorded; it reads interrupted once a gonogo that can write the store opens it.\n")
 	}
+}
+
+// readOnly reports whether db is a store this user may only read.
+func readOnly(db runReader) bool {
+	sr, ok := db.(storeReader)
+	return ok && sr.ReadOnly()
 }

@@ -47,13 +47,17 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	// read whole.
 	// A running run in a store nobody holds is carried out by no one: a
 	// decision recorded from another shell queued its next step, which
-	// waits for gonogo resume.
+	// waits for gonogo resume; read read-only, one with a step recorded
+	// running was interrupted (see notRunning).
 	_, unheld := db.(storeReader)
 	states := make([]string, len(list))
 	for i, s := range list {
 		states[i] = string(s.State)
 		if s.State == engine.RunRunning && unheld {
 			states[i] = stateQueued
+			if !readOnly(db) {
+				continue
+			}
 			if r, err := db.Load(ctx, s.ID); err == nil && len(notRunning(db, r)) > 0 {
 				states[i] = stateInterrupted
 			}
