@@ -149,7 +149,7 @@ func BenchmarkTransition(b *testing.B) {
 			// The batch sync the files are owed, as Close would make it.
 			t0 := time.Now()
 			db.fileMu.Lock()
-			err = db.syncFiles()
+			err = db.syncFiles(db.unsynced())
 			db.fileMu.Unlock()
 			if err != nil {
 				b.Fatal(err)

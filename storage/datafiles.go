@@ -99,10 +99,16 @@ func (d dataFiles) fsync(name string) error {
 	return err
 }
 
-// syncEach fsyncs every file in paths and the directories that hold them,
-// up to the data directory: a new name is durable only once its directory
-// is.
-func (d dataFiles) syncEach(paths []string) error {
+// sync makes the files in paths durable: an fsync of each, and of the
+// directories that hold them up to the data directory, since a new name
+// is durable only once its directory is. Each fsync is of gonogo's own
+// files, never of the whole file system's (syncfs would wait for whatever
+// else is being written on the machine).
+func (d dataFiles) sync(paths []string) error {
+	d.syncs.Add(1)
+	if d.noSync {
+		return nil
+	}
 	dirs := map[string]bool{}
 	for _, p := range paths {
 		if err := d.fsync(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

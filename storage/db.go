@@ -62,11 +62,10 @@ type DB struct {
 	// failed); later writes then carry them out first, in commit order, so
 	// an old body never lands on top of a newer one.
 	behind atomic.Bool
-	// written holds the pending file writes carried out since the last
-	// sync (id -> path): their records stay until a sync has made the
-	// files durable (see syncFiles).
-	written map[uint64]string
-	oldest  time.Time // when the first of them was written
+	// written holds the pending file writes carried out and not yet
+	// synced, by record id: their records stay until an fsync has made
+	// the files durable (see syncFiles).
+	written map[uint64]writtenFile
 	// filesErr is why pending file writes could not be done at Open.
 	filesErr error
 
@@ -181,7 +180,7 @@ func open(dataDir string, opt Options, steps []migration) (*DB, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync, syncs: new(atomic.Int64)}, now: now, opening: true,
-		readOnly: opt.ReadOnly, written: map[uint64]string{}}
+		readOnly: opt.ReadOnly, written: map[uint64]writtenFile{}}
 	if err := db.ready(steps); err != nil {
 		_ = db.close()
 		return nil, damagedAdvice(dataDir, err)
@@ -293,7 +292,7 @@ func (db *DB) Close() error {
 	if len(db.written) > 0 {
 		// When the sync fails, the records stay and the next open writes
 		// the files again.
-		serr = db.syncFiles()
+		serr = db.syncFiles(db.unsynced())
 		clear(db.written)
 	}
 	db.fileMu.Unlock()

