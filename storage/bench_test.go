@@ -100,9 +100,11 @@ func committedBytes(b *testing.B, c engine.Commit) int {
 // putting as many bytes, timed in the same loop on the same disk. x-bare is
 // the ratio of their mean times, leaving out the slowest tenth of each.
 // with-files adds the artifact file (a temp file renamed into place, no
-// fsync of its own: the store is the truth). The sync that later makes a
-// batch of files durable (syncBatch files or syncAfter) is timed at the
-// end and spread over the transitions in x-bare-synced.
+// fsync: the store is the truth). The fsyncs that later make the files
+// durable are timed at the end, as Close makes them, and spread over the
+// transitions in x-bare-synced: a bound, since the files are still dirty
+// then, where the batch made once they are syncAfter old finds them
+// mostly written.
 func BenchmarkTransition(b *testing.B) {
 	for _, withFiles := range []bool{false, true} {
 		name := map[bool]string{false: "db-only", true: "with-files"}[withFiles]

@@ -55,10 +55,11 @@
 // Commit is one read-write transaction, fsynced by bbolt when it commits.
 // Files cannot join that transaction, so a commit records them as pending
 // writes inside it and carries them out after it. The database is the
-// truth and a file only a copy, so a file gets no fsync of its own (it
-// would cost more than the transaction): its record stays until one sync
-// of the file system makes a batch durable (after 256 files, once the
-// oldest waited 30 s, or at Close). If gonogo or the machine stops in
+// truth and a file only a copy, so a file gets no fsync on the commit's
+// path (it would cost more than the transaction): its record stays until
+// the file is fsynced, in a batch, once it is 30 s old (the kernel has
+// usually written it by then), when 256 wait, or at Close. If gonogo or
+// the machine stops in
 // between, Open carries the recorded writes out again and rewrites, from
 // the store, every artifact file of their runs that is missing or cut
 // short, before anything else. Open then commits,
