@@ -88,7 +88,7 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 	case storeReader:
 		if rd.ReadOnly() {
 			_ = rd.Close()
-			return nil, false, fmt.Errorf("cannot record a decision in %s: you may read this store but not write it (another user's store, or a read-only mount); decide as a user who can write it", data)
+			return nil, false, fmt.Errorf("cannot record anything in %s: you may read this store but not write it (another user's store, or a read-only mount); act as a user who can write it", data)
 		}
 		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Members: engine.LocalOperator})

@@ -59,6 +59,10 @@ func TestDataDirectoryOthersMayWriteIsRefused(t *testing.T) {
 					t.Errorf("gonogo %s: exit %d\n%s%s\nwant exit 2 and %q", strings.Join(args, " "), res.code, res.stdout, res.stderr, want)
 				}
 			}
+			// doctor says so, and opens nothing there.
+			if res := gonogo(t, vars, "", "doctor", "--dry-run", "--json"); !strings.Contains(res.stdout, `"store": "error"`) || !strings.Contains(res.stdout, want) {
+				t.Errorf("doctor: exit %d\n%s%s\nwant the data directory refused", res.code, res.stdout, res.stderr)
+			}
 			if after := tree(t, data); !maps.Equal(after, before) {
 				t.Error("a refused data directory was written")
 			}
