@@ -34,8 +34,9 @@ type prepared struct {
 
 // Commit applies c in one fsynced transaction: the journal events, the
 // snapshot, the artifacts, the idempotency key and the pending file writes;
-// then writes the files. It refuses, writing nothing, a change computed
-// against an older journal (engine.ErrStale), a key already applied
+// then writes the files, which a later sync makes durable (see the package
+// doc's Durability). It refuses, writing nothing, a change computed against
+// an older journal (engine.ErrStale), a key already applied
 // (engine.ErrDuplicate) and events that do not continue the journal.
 //
 // The run's Plan is stored with its first commit only (After 0): a run's
@@ -47,6 +48,9 @@ type prepared struct {
 // is written the next time the store is opened.
 func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	if err := live(ctx); err != nil {
+		return err
+	}
+	if err := db.mayWrite(); err != nil {
 		return err
 	}
 	p, err := encodeCommit(c)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -29,6 +31,17 @@ type Options struct {
 	// NoSync skips fsync, of the database and of artifact files. For tests
 	// and benchmarks only: a crash can lose or damage what was committed.
 	NoSync bool
+	// ReadOnly opens the store for reading only, as someone who may read
+	// it but not write it can (an archived copy, an auditor's account, a
+	// read-only mount): a shared lock, so readers read side by side while
+	// a writer waits, and nothing written, neither migration, pending
+	// artifact files nor the recovery of steps left running. Writing
+	// through it fails with ErrReadOnly.
+	ReadOnly bool
+
+	// openFile, when set, stands in for os.OpenFile when bbolt opens its
+	// file: tests make it fail as a read-only file system would.
+	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 }
 
 // DB is gonogo's store: one bbolt file and the artifact files beside it.
@@ -40,6 +53,7 @@ type DB struct {
 	now       func() time.Time
 	recovered []engine.RunID // runs whose running steps Open marked interrupted
 	opening   bool           // errors name the file once, in Open's own message
+	readOnly  bool
 
 	// fileMu keeps file writes in commit order: a rename and the write that
 	// takes its place must not interleave with another commit's.
@@ -48,6 +62,10 @@ type DB struct {
 	// failed); later writes then carry them out first, in commit order, so
 	// an old body never lands on top of a newer one.
 	behind atomic.Bool
+	// written holds the pending file writes carried out and not yet
+	// synced, by record id: their records stay until an fsync has made
+	// the files durable (see syncFiles).
+	written map[uint64]writtenFile
 	// filesErr is why pending file writes could not be done at Open.
 	filesErr error
 	pulse    pulse // see PulseFile
@@ -73,12 +91,52 @@ var (
 // ErrDamaged marks a file that is not a gonogo database or is damaged.
 var ErrDamaged = errors.New("not a gonogo database, or damaged")
 
+// ErrReadOnly is wrapped by a write to a store opened with
+// Options.ReadOnly.
+var ErrReadOnly = errors.New("the store is open read-only")
+
+// ReadOnly reports whether the store was opened for reading only.
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
 // Open opens (creating if needed) the store in dataDir and brings it to a
 // state every reader can trust: the schema migrated, artifact files left
 // pending by a crash written, and steps that were running when gonogo
 // stopped marked interrupted.
 func Open(dataDir string, opt Options) (*DB, error) {
 	return open(dataDir, opt, migrations)
+}
+
+// OpenToRead opens the store in dataDir for someone who means to read it.
+// When this user can write the store it opens it as Open does, brought up
+// to date; when not (another user's store, a read-only mount), or when
+// opening it for writing is refused, it opens it read-only
+// (Options.ReadOnly), writing nothing. DB.ReadOnly says which.
+func OpenToRead(dataDir string, opt Options) (*DB, error) {
+	if !opt.ReadOnly && Writable(dataDir) {
+		db, err := Open(dataDir, opt)
+		if !writeRefused(err) {
+			return db, err
+		}
+	}
+	opt.ReadOnly = true
+	return Open(dataDir, opt)
+}
+
+// Writable reports whether this user may write the store in dataDir (the
+// directory, and gonogo.db when there is one) as the kernel decides for
+// the effective user: not another user's store, nor one on a read-only
+// mount, root included.
+func Writable(dataDir string) bool {
+	path := filepath.Join(dataDir, FileName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return canWrite(dataDir)
+	}
+	return canWrite(dataDir) && canWrite(path)
+}
+
+// writeRefused reports whether err says the file may not be written.
+func writeRefused(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
 // openFile opens (creating it and dataDir if needed) one of the data
@@ -88,8 +146,10 @@ func openFile(dataDir, name, what string, opt Options) (*bbolt.DB, string, func(
 	if dataDir == "" {
 		return nil, "", nil, errors.New(what + ": no data directory given")
 	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, "", nil, fmt.Errorf("%s: create data directory: %w", what, err)
+	if !opt.ReadOnly {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, "", nil, fmt.Errorf("%s: create data directory: %w", what, err)
+		}
 	}
 	path := filepath.Join(dataDir, name)
 	timeout := opt.LockTimeout
@@ -100,7 +160,8 @@ func openFile(dataDir, name, what string, opt Options) (*bbolt.DB, string, func(
 	if now == nil {
 		now = time.Now
 	}
-	bdb, err := openBolt(path, &bbolt.Options{Timeout: timeout, NoSync: opt.NoSync, FreelistType: bbolt.FreelistMapType})
+	bdb, err := openBolt(path, opt.openFile, &bbolt.Options{Timeout: timeout, NoSync: opt.NoSync,
+		FreelistType: bbolt.FreelistMapType, ReadOnly: opt.ReadOnly})
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -108,19 +169,23 @@ func openFile(dataDir, name, what string, opt Options) (*bbolt.DB, string, func(
 }
 
 func open(dataDir string, opt Options, steps []migration) (*DB, error) {
+	if err := checkNotReplacing(dataDir, opt.ReadOnly); err != nil {
+		return nil, err
+	}
 	bdb, path, now, err := openFile(dataDir, FileName, "open store", opt)
 	if err != nil {
-		return nil, err
+		return nil, damagedAdvice(dataDir, err)
 	}
 	root, err := os.OpenRoot(dataDir)
 	if err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync}, now: now, opening: true}
+	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync, syncs: new(atomic.Int64)}, now: now, opening: true,
+		readOnly: opt.ReadOnly, written: map[uint64]writtenFile{}}
 	if err := db.ready(steps); err != nil {
-		_ = db.Close()
-		return nil, err
+		_ = db.close()
+		return nil, damagedAdvice(dataDir, err)
 	}
 	db.opening = false
 	return db, nil
@@ -129,12 +194,15 @@ func open(dataDir string, opt Options, steps []migration) (*DB, error) {
 // openBolt opens the bbolt file, turning a lock held elsewhere, a file that
 // is not a bbolt database, and a panic on a damaged one into errors that
 // name the file.
-func openBolt(path string, o *bbolt.Options) (db *bbolt.DB, err error) {
+func openBolt(path string, openFile func(string, int, os.FileMode) (*os.File, error), o *bbolt.Options) (db *bbolt.DB, err error) {
+	if openFile == nil {
+		openFile = os.OpenFile
+	}
 	// bbolt can panic on a damaged file after it has opened and locked it;
 	// keep hold of the file so the lock can be let go.
 	var file *os.File
 	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
+		f, err := openFile(name, flag, perm)
 		file = f
 		return f, err
 	}
@@ -172,6 +240,9 @@ func (db *DB) ready(steps []migration) error {
 	if err != nil {
 		return db.openError(err)
 	}
+	if migrating && db.readOnly {
+		return db.openError(fmt.Errorf("%w: its layout is older than this gonogo reads, and updating it needs write access: open it once with a gonogo that can write it", ErrReadOnly))
+	}
 	if migrating {
 		if err := db.update(func(tx *bbolt.Tx) error { return migrate(tx, steps) }); err != nil {
 			return db.openError(err)
@@ -180,7 +251,13 @@ func (db *DB) ready(steps []migration) error {
 	if err := db.view(checkBuckets); err != nil {
 		return db.openError(err)
 	}
-	if err := db.replayFiles(); err != nil {
+	if db.readOnly {
+		// Reading writes nothing: steps left running stay as recorded, and
+		// artifact files stay as they are, until a gonogo that can write
+		// the store opens it.
+		return nil
+	}
+	if err := db.restoreFiles(); err != nil {
 		// The changes stand; only files wait. They are written, in order,
 		// before the next commit's own, or at the next open.
 		if errors.Is(err, ErrDamaged) {
@@ -209,8 +286,30 @@ func checkBuckets(tx *bbolt.Tx) error {
 	return nil
 }
 
-// Close releases the file and its lock.
+// Close makes the artifact files written since the last sync durable,
+// then releases the file and its lock.
 func (db *DB) Close() error {
+	var serr error
+	db.fileMu.Lock()
+	if len(db.written) > 0 {
+		// When the sync fails, the records stay and the next open writes
+		// the files again.
+		serr = db.syncFiles(db.unsynced())
+		clear(db.written)
+	}
+	db.fileMu.Unlock()
+	if err := db.close(); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("close %s: %w", db.path, serr)
+	}
+	return nil
+}
+
+// close releases the file and its lock, leaving the records of files not
+// yet synced for the next open: what a crash leaves.
+func (db *DB) close() error {
 	err := db.bolt.Close()
 	if rerr := db.files.root.Close(); err == nil && rerr != nil && !errors.Is(rerr, os.ErrClosed) {
 		err = rerr
@@ -229,8 +328,19 @@ func (db *DB) view(fn func(tx *bbolt.Tx) error) (err error) {
 }
 
 func (db *DB) update(fn func(tx *bbolt.Tx) error) (err error) {
+	if err := db.mayWrite(); err != nil {
+		return err
+	}
 	defer db.catch(&err)
 	return db.bolt.Update(fn)
+}
+
+// mayWrite refuses a write to a store opened read-only.
+func (db *DB) mayWrite() error {
+	if db.readOnly {
+		return fmt.Errorf("%s: %w", db.path, ErrReadOnly)
+	}
+	return nil
 }
 
 func (db *DB) catch(err *error) {

@@ -22,7 +22,7 @@
 //	keys       idempotency key -> key record (JSON): run id and seq of the change it made
 //	active     run id -> empty: runs neither completed nor aborted
 //	running    run id -> empty: runs with a step whose status is running
-//	files      id (8-byte big-endian, bucket sequence) -> pending file write (framed)
+//	files      id (8-byte big-endian, bucket sequence) -> file write not yet known durable (framed)
 //	notes      run id -> notes record (JSON): the run's notes, key -> value
 //
 // A framed value is a 4-byte big-endian length, a JSON header of that
@@ -56,14 +56,33 @@
 //
 // Commit is one read-write transaction, fsynced by bbolt when it commits.
 // Files cannot join that transaction, so a commit records them as pending
-// writes inside it and carries them out after it: if gonogo stops in
-// between, Open carries them out before anything else. Open then commits,
+// writes inside it and carries them out after it. The database is the
+// truth and a file only a copy, so a file gets no fsync on the commit's
+// path (it would cost more than the transaction): its record stays until
+// the file is fsynced, in a batch, once it is 30 s old (the kernel has
+// usually written it by then), when 256 wait, or at Close. If gonogo or
+// the machine stops in
+// between, Open carries the recorded writes out again and rewrites, from
+// the store, every artifact file of their runs that is missing or cut
+// short, before anything else. Open then commits,
 // through Commit's own path, the change engine.Recover makes of every run
 // the file says had a step running (the step interrupted), which is true
 // because bbolt's exclusive lock means no other process can still be
 // running it, each lost at its last sign of life. The store keeps the
 // contract engine.Store declares, checked
 // by engine/storetest.
+//
+// Open refuses to make a new database where gonogo.db is missing, empty or
+// damaged while runs/ holds runs' files: their record is lost, and a new
+// one beside them would hide that.
+//
+// # Reading only
+//
+// Options.ReadOnly (and OpenToRead, for a user who may not write the
+// store) opens the file with a shared lock and writes nothing: no
+// migration, no pending file, no recovery. A step a dead gonogo left
+// running reads as running, as recorded; no gonogo runs it, since none
+// holds the lock.
 //
 // Caveats: the lock is advisory (flock), so it keeps out other gonogo
 // processes, not other programs; a damaged file is reported, not repaired.

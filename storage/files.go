@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"math/rand/v2"
-	"os"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -68,9 +68,28 @@ func checkPath(p string) error {
 	return nil
 }
 
-// writeFiles carries out pending file writes in order, then forgets the ones
-// done in one small transaction. It stops at the first failure, since a
-// later write may take the place of an earlier rename.
+// Artifact files are written without an fsync of their own: the database
+// is the truth. A file's record stays until an fsync has made it durable:
+// once it is syncAfter old (by then the kernel has usually written it, and
+// the fsync costs next to nothing), when syncBatch files wait, or when the
+// store is closed. Until then a crash may lose or cut short the file, and
+// the next open writes it again from the store; the batch bounds what that
+// open checks.
+const (
+	syncBatch = 256
+	syncAfter = 30 * time.Second
+)
+
+// writtenFile is a file write carried out whose record stays until the
+// file is synced.
+type writtenFile struct {
+	path string
+	at   time.Time
+}
+
+// writeFiles carries out pending file writes in order. It stops at the
+// first failure, since a later write may take the place of an earlier
+// rename. Their records stay until syncFiles.
 func (db *DB) writeFiles(files []pendingFile) error {
 	db.fileMu.Lock()
 	defer db.fileMu.Unlock()
@@ -78,32 +97,70 @@ func (db *DB) writeFiles(files []pendingFile) error {
 }
 
 func (db *DB) writeFilesLocked(files []pendingFile) error {
-	var done [][]byte
 	var ferr error
+	now := db.now()
 	for _, f := range files {
 		if err := db.perform(f); err != nil {
 			ferr = fmt.Errorf("run %s: file %s: %w", f.run, f.path, err)
 			db.behind.Store(true)
 			break
 		}
-		done = append(done, seqKey(f.id))
+		db.written[f.id] = writtenFile{path: f.path, at: now}
 	}
-	if len(done) > 0 {
-		err := db.update(func(tx *bbolt.Tx) error {
-			b := tx.Bucket(bucketFiles)
-			for _, k := range done {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil && ferr == nil {
-			ferr = fmt.Errorf("forget written files: %w", err)
-		}
-	}
+	// A failed sync costs this commit nothing: its files are written,
+	// their records stay, and a later sync, Close (which reports it) or
+	// the next open makes them durable.
+	_ = db.syncFiles(db.due(now))
 	return ferr
 }
+
+// due is the written files to sync now: those syncAfter old, or all of
+// them once syncBatch wait.
+func (db *DB) due(now time.Time) []uint64 {
+	var ids []uint64
+	for id, w := range db.written {
+		if len(db.written) >= syncBatch || now.Sub(w.at) >= syncAfter {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// syncFiles makes the written files ids, and the files also, durable, then
+// forgets the records of ids in one transaction. When it fails, the
+// records stay: the next open writes the files again. The caller holds
+// fileMu.
+func (db *DB) syncFiles(ids []uint64, also ...string) error {
+	if len(ids) == 0 && len(also) == 0 {
+		return nil
+	}
+	paths := also
+	for _, id := range ids {
+		paths = append(paths, db.written[id].path)
+	}
+	if err := db.files.sync(paths); err != nil {
+		return fmt.Errorf("sync artifact files: %w", err)
+	}
+	err := db.update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketFiles)
+		for _, id := range ids {
+			if err := b.Delete(seqKey(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("forget written files: %w", err)
+	}
+	for _, id := range ids {
+		delete(db.written, id)
+	}
+	return nil
+}
+
+// unsynced is every written file not yet synced.
+func (db *DB) unsynced() []uint64 { return slices.Collect(maps.Keys(db.written)) }
 
 func (db *DB) perform(f pendingFile) error {
 	if f.from != "" {
@@ -112,17 +169,70 @@ func (db *DB) perform(f pendingFile) error {
 	return db.files.write(f.path, f.body)
 }
 
-// replayFiles carries out file writes a crash left pending. Every operation
-// is safe to repeat, so a file written just before the crash is harmless.
+// replayFiles carries out, in commit order, the file writes an earlier
+// failure left undone (those of later commits too). Every operation is
+// safe to repeat.
 func (db *DB) replayFiles() error {
 	// The list is read under fileMu, so a write done meanwhile by another
 	// commit is never done again from a stale list.
 	db.fileMu.Lock()
 	defer db.fileMu.Unlock()
+	pending, err := db.pendingFiles()
+	if err != nil {
+		return err
+	}
+	if err := db.writeFilesLocked(pending); err != nil {
+		return fmt.Errorf("write pending files: %w", err)
+	}
+	db.behind.Store(false)
+	return nil
+}
+
+// restoreFiles brings the artifact files up to date with the store when
+// it is opened. The records left are file writes gonogo stopped before
+// carrying out, and writes carried out without an fsync of their own,
+// which a power cut may have lost or cut short. It carries them all out
+// again, in commit order, then rewrites from the store every artifact file
+// of their runs that is missing or differs from its artifact (a replayed
+// rename cannot tell), and syncs.
+func (db *DB) restoreFiles() error {
+	db.fileMu.Lock()
+	defer db.fileMu.Unlock()
+	pending, err := db.pendingFiles()
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	for _, f := range pending {
+		if err := db.perform(f); err != nil {
+			db.behind.Store(true)
+			return fmt.Errorf("write pending files: run %s: file %s: %w", f.run, f.path, err)
+		}
+		db.written[f.id] = writtenFile{path: f.path}
+	}
+	var rewritten []string
+	for _, id := range runsOf(pending) {
+		paths, err := db.restoreRunFiles(id)
+		rewritten = append(rewritten, paths...)
+		if err != nil {
+			db.behind.Store(true)
+			return fmt.Errorf("rewrite the files of run %s: %w", id, err)
+		}
+	}
+	return db.syncFiles(db.unsynced(), rewritten...)
+}
+
+// pendingFiles reads the records of file writes not yet carried out by
+// this process, in commit order. The caller holds fileMu.
+func (db *DB) pendingFiles() ([]pendingFile, error) {
 	var pending []pendingFile
 	err := db.view(func(tx *bbolt.Tx) error {
 		arts := tx.Bucket(bucketArtifacts)
 		return tx.Bucket(bucketFiles).ForEach(func(k, v []byte) error {
+			if len(k) == 8 {
+				if _, done := db.written[seqNum(k)]; done {
+					return nil
+				}
+			}
 			f, err := readPending(arts, k, v)
 			if err != nil {
 				return fmt.Errorf("pending file %x: %w", k, err)
@@ -131,18 +241,74 @@ func (db *DB) replayFiles() error {
 			return nil
 		})
 	})
-	if err != nil {
-		return err
+	return pending, err
+}
+
+func runsOf(files []pendingFile) []engine.RunID {
+	var ids []engine.RunID
+	for _, f := range files {
+		if !slices.Contains(ids, f.run) {
+			ids = append(ids, f.run)
+		}
 	}
-	if len(pending) == 0 {
-		db.behind.Store(false)
+	return ids
+}
+
+// restoreRunFiles rewrites every artifact file of run id that is missing or
+// does not hold the attempt's current artifact, and returns their paths.
+func (db *DB) restoreRunFiles(id engine.RunID) ([]string, error) {
+	type want struct {
+		path string
+		body []byte
+	}
+	var wants []want
+	err := db.view(func(tx *bbolt.Tx) error {
+		arts := tx.Bucket(bucketArtifacts).Bucket([]byte(id))
+		if arts == nil || tx.Bucket(bucketRuns).Get([]byte(id)) == nil {
+			return nil
+		}
+		run, err := loadTx(tx, id)
+		if err != nil {
+			return err
+		}
+		for _, st := range run.Steps {
+			for _, a := range st.Attempts {
+				if a.File == "" || !a.Artifact || checkPath(a.File) != nil {
+					continue
+				}
+				if body := currentArtifact(arts, st.N, a.N); body != nil {
+					wants = append(wants, want{a.File, bytes.Clone(body)})
+				}
+			}
+		}
 		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := db.writeFilesLocked(pending); err != nil {
-		return fmt.Errorf("write pending files: %w", err)
+	var rewritten []string
+	for _, w := range wants {
+		if got, err := db.files.root.ReadFile(w.path); err == nil && bytes.Equal(got, w.body) {
+			continue
+		}
+		if err := db.files.write(w.path, w.body); err != nil {
+			return rewritten, fmt.Errorf("file %s: %w", w.path, err)
+		}
+		rewritten = append(rewritten, w.path)
 	}
-	db.behind.Store(false)
-	return nil
+	return rewritten, nil
+}
+
+// currentArtifact is the last version of an attempt's artifact in a run's
+// artifacts bucket, nil when none is stored; valid only in the transaction.
+func currentArtifact(arts *bbolt.Bucket, step, attempt int) []byte {
+	prefix := artPrefix(step, attempt)
+	var body []byte
+	c := arts.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		body = v
+	}
+	return body
 }
 
 // readPending decodes a pending file record, copying its body out of the
@@ -175,111 +341,4 @@ func readPending(arts *bbolt.Bucket, k, v []byte) (pendingFile, error) {
 	return pendingFile{
 		id: seqNum(k), run: engine.RunID(rec.Run), path: rec.Path, from: rec.From, body: bytes.Clone(body),
 	}, nil
-}
-
-// dataFiles writes artifact files inside the data directory.
-type dataFiles struct {
-	root   *os.Root // file names cannot leave it, not even through a symlink
-	noSync bool     // tests only
-}
-
-// write replaces name with body so that a reader (or a crash) sees
-// either the old file or the new one: a temp file in the same directory,
-// fsynced, renamed over name, and the directory fsynced.
-func (d dataFiles) write(name string, body []byte) error {
-	root := d.root
-	dir := path.Dir(name)
-	if err := d.ensureDir(dir); err != nil {
-		return err
-	}
-	tmp := path.Join(dir, fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(body)
-	if err == nil && !d.noSync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = root.Rename(tmp, name)
-	}
-	if err != nil {
-		_ = root.Remove(tmp)
-		return err
-	}
-	return d.syncDir(dir)
-}
-
-// rename moves from to to. When to already exists the rename is taken
-// as done: after a crash it may have happened already, and a newer file may
-// now stand at from, which must not be moved.
-func (d dataFiles) rename(from, to string) error {
-	root := d.root
-	if _, err := root.Lstat(to); err == nil {
-		return nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if _, err := root.Lstat(from); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err := d.ensureDir(path.Dir(to)); err != nil {
-		return err
-	}
-	if err := root.Rename(from, to); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	if err := d.syncDir(path.Dir(to)); err != nil {
-		return err
-	}
-	if path.Dir(from) != path.Dir(to) {
-		return d.syncDir(path.Dir(from))
-	}
-	return nil
-}
-
-// ensureDir creates dir when it is missing and fsyncs the directories above
-// it, so the new entries survive a crash too.
-func (d dataFiles) ensureDir(dir string) error {
-	if dir == "." {
-		return nil
-	}
-	if st, err := d.root.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
-		}
-		return nil
-	}
-	if err := d.root.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	for up := dir; up != "."; {
-		up = path.Dir(up)
-		if err := d.syncDir(up); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (d dataFiles) syncDir(dir string) error {
-	if d.noSync {
-		return nil
-	}
-	f, err := d.root.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -119,7 +119,7 @@ func runIDs(ctx context.Context, data, prefix string) []cobra.Completion {
 // listForCompletion lists the runs from the store, or from the gonogo
 // holding it when it answers at once.
 func listForCompletion(ctx context.Context, data string) ([]engine.RunSummary, error) {
-	db, err := storage.Open(data, storage.Options{LockTimeout: completeLockWait})
+	db, err := openToRead(data, completeLockWait)
 	if errors.Is(err, engine.ErrLocked) {
 		ctx, cancel := context.WithTimeout(ctx, completeLockWait)
 		defer cancel()

@@ -83,6 +83,10 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 	case noStore:
 		return rd, false, nil
 	case storeReader:
+		if rd.ReadOnly() {
+			_ = rd.Close()
+			return nil, false, fmt.Errorf("cannot record anything in %s: you may read this store but not write it (another user's store, or a read-only mount); act as a user who can write it", data)
+		}
 		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Members: engine.LocalOperator})
 		return storeDecider{storeReader: rd, svc: svc}, false, nil

@@ -295,6 +295,10 @@ func diagnoseData(ctx context.Context, dir string) doctorData {
 		d.Store = "none"
 		return d
 	}
+	if err := checkDataDir(dir); err != nil {
+		d.Store, d.StoreError = "error", err.Error()
+		return d
+	}
 	db, err := storage.Open(dir, storage.Options{LockTimeout: doctorLockWait})
 	switch {
 	case errors.Is(err, engine.ErrLocked):

@@ -7,12 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -63,13 +60,15 @@ func openReader(ctx context.Context, e env, data string) (runReader, error) {
 	}
 	// Reading creates nothing: a data directory without a store (a typo
 	// in --data, or nothing run yet) has no runs.
-	if _, err := os.Stat(filepath.Join(data, storage.FileName)); errors.Is(err, fs.ErrNotExist) {
+	switch none, err := storage.Missing(data); {
+	case err != nil:
+		return nil, fmt.Errorf("open the store: %w", err)
+	case none:
 		return noStore{}, nil
 	}
-	db, err := storage.Open(data, storage.Options{LockTimeout: lockProbe})
+	db, err := openToRead(data, lockProbe)
 	if err == nil {
 		warnPendingFiles(e, db)
-		reapAgents(data, slog.Default())
 		return storeReader{db}, nil
 	}
 	if !errors.Is(err, engine.ErrLocked) {

@@ -47,13 +47,20 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	// read whole.
 	// A running run in a store nobody holds is carried out by no one: a
 	// decision recorded from another shell queued its next step, which
-	// waits for gonogo resume.
+	// waits for gonogo resume; read read-only, one with a step recorded
+	// running was interrupted (see notRunning).
 	_, unheld := db.(storeReader)
 	states := make([]string, len(list))
 	for i, s := range list {
 		states[i] = string(s.State)
 		if s.State == engine.RunRunning && unheld {
 			states[i] = stateQueued
+			if !readOnly(db) {
+				continue
+			}
+			if r, err := db.Load(ctx, s.ID); err == nil && len(notRunning(db, r)) > 0 {
+				states[i] = stateInterrupted
+			}
 		}
 		if s.State != engine.RunWaiting {
 			continue
@@ -303,17 +310,20 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 		}
 		return fail(e, "show", err)
 	}
+	lost := notRunning(db, r)
 	if f.json {
 		sums, err := db.ArtifactSums(ctx, id)
 		if err != nil {
 			return fail(e, "show", err)
 		}
+		printNotRunning(e.stderr, lost)
 		return writeJSON(e, "show", runJSON(r, journal, f.data, sums))
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	_, detail := runState(r)
 	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
-	if _, unheld := db.(storeReader); unheld && r.State == engine.RunRunning {
+	printNotRunning(e.stdout, lost)
+	if _, unheld := db.(storeReader); unheld && r.State == engine.RunRunning && len(lost) == 0 {
 		fmt.Fprintf(e.stdout, "Queued:     no gonogo carries it out now; its next step runs with gonogo resume\n")
 		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
 	}

@@ -51,10 +51,14 @@ func newLogger(e env, cfg config) *slog.Logger {
 
 // openStore opens the store, which takes the data directory's lock and
 // marks the steps a dead gonogo left running as interrupted, then stops
-// the agents that gonogo left running, before any step can be redone.
-// When another gonogo holds the lock, the error is a *heldError naming it
-// if it answers on its local API.
+// the agents that gonogo left running, before any step can be redone. It
+// refuses a data directory other users may write. When another gonogo
+// holds the lock, the error is a *heldError naming it if it answers on its
+// local API.
 func openStore(ctx context.Context, dataDir string) (*storage.DB, error) {
+	if err := checkDataDir(dataDir); err != nil {
+		return nil, err
+	}
 	db, err := storage.Open(dataDir, storage.Options{})
 	if errors.Is(err, engine.ErrLocked) {
 		if c, cerr := dialLocal(ctx, dataDir); cerr == nil {

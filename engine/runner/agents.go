@@ -12,11 +12,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -110,7 +112,8 @@ type Leftover struct {
 // their records. A process is killed only when it is provably the one
 // recorded (the leader by its pid and start time, any other member by the
 // marker in its environment), never a stranger that inherited a reused
-// pid. Records of a gonogo still running are left alone.
+// pid. Records of a gonogo still running are left alone, and so are
+// records this user does not own (reported in the error).
 //
 // The caller must hold the data directory (the store's lock), so that no
 // other gonogo starts agents there meanwhile.
@@ -134,7 +137,7 @@ func ReapAgents(dir string) ([]Leftover, error) {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		b, err := os.ReadFile(path)
+		b, err := readOwnRecord(path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -159,6 +162,34 @@ func ReapAgents(dir string) ([]Leftover, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// maxRecord is far above any record's size: a bigger file is none.
+const maxRecord = 64 << 10
+
+// readOwnRecord reads an agent record that this user owns, and refuses
+// anything else, unread: a record names processes to kill, so one that
+// another user wrote (or a link to elsewhere) is not to be trusted.
+func readOwnRecord(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("agent record %s is a symbolic link: not trusted, left alone", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("agent record %s is not a regular file: not trusted, left alone", path)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("agent record %s belongs to uid %d, not to this user (uid %d): not trusted, left alone", path, sys.Uid, os.Geteuid())
+	}
+	return io.ReadAll(io.LimitReader(f, maxRecord))
 }
 
 // killGroup SIGKILLs the members of a recorded group that are provably

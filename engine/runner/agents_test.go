@@ -184,6 +184,48 @@ func TestReapNeverKillsAStranger(t *testing.T) {
 	}
 }
 
+// A record names processes to kill: one another user owns, or a link to a
+// record elsewhere, is left alone, unread, and said so.
+func TestReapTrustsOnlyItsOwnRecords(t *testing.T) {
+	t.Parallel()
+	t.Run("another user's", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("making a file of another user needs root")
+		}
+		dir := t.TempDir()
+		rec, leader, child := orphan(t, dir, "m-6")
+		if err := os.Chown(rec.path, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		left, err := ReapAgents(dir)
+		if len(left) != 0 || err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+			t.Errorf("ReapAgents = %+v, %v; want nothing killed and the record named", left, err)
+		}
+		if !alive(leader) || !alive(child) {
+			t.Error("ReapAgents killed what another user's record names")
+		}
+		if _, err := os.Stat(rec.path); err != nil {
+			t.Errorf("the record was removed: %v", err)
+		}
+	})
+	t.Run("a link", func(t *testing.T) {
+		elsewhere := t.TempDir()
+		rec, leader, child := orphan(t, elsewhere, "m-7")
+		dir := t.TempDir()
+		link := filepath.Join(dir, filepath.Base(rec.path))
+		if err := os.Symlink(rec.path, link); err != nil {
+			t.Fatal(err)
+		}
+		left, err := ReapAgents(dir)
+		if len(left) != 0 || err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("ReapAgents = %+v, %v; want nothing killed and the link named", left, err)
+		}
+		if !alive(leader) || !alive(child) {
+			t.Error("ReapAgents followed a link to a record elsewhere and killed what it names")
+		}
+	})
+}
+
 func TestParentDeathSignalIsSet(t *testing.T) {
 	cmd := exec.Command(fakeAgent)
 	ownGroup(cmd)

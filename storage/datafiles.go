@@ -1,0 +1,127 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path"
+	"slices"
+	"sync/atomic"
+)
+
+// dataFiles writes artifact files inside the data directory. A write or a
+// rename is atomic for readers (they see the old file or the new one) but
+// not durable on its own: after a power cut the file may be missing or
+// short until the next open rewrites it. sync makes a batch durable.
+type dataFiles struct {
+	root   *os.Root // file names cannot leave it, not even through a symlink
+	noSync bool     // tests only
+	// syncs counts the batches made durable (calls to sync), so tests can
+	// bound them: nothing else fsyncs a file.
+	syncs *atomic.Int64
+}
+
+// write replaces name with body so that a reader sees either the old file
+// or the new one: a temp file in the same directory, renamed over name.
+func (d dataFiles) write(name string, body []byte) error {
+	root := d.root
+	dir := path.Dir(name)
+	if err := d.ensureDir(dir); err != nil {
+		return err
+	}
+	tmp := path.Join(dir, fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
+}
+
+// rename moves from to to. When to already exists the rename is taken
+// as done: after a crash it may have happened already, and a newer file may
+// now stand at from, which must not be moved.
+func (d dataFiles) rename(from, to string) error {
+	root := d.root
+	if _, err := root.Lstat(to); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, err := root.Lstat(from); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := d.ensureDir(path.Dir(to)); err != nil {
+		return err
+	}
+	if err := root.Rename(from, to); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ensureDir creates dir when it is missing.
+func (d dataFiles) ensureDir(dir string) error {
+	if dir == "." {
+		return nil
+	}
+	if st, err := d.root.Stat(dir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil
+	}
+	return d.root.MkdirAll(dir, 0o700)
+}
+
+// fsync fsyncs one file or directory under the root.
+func (d dataFiles) fsync(name string) error {
+	f, err := d.root.Open(name)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sync makes the files in paths durable: an fsync of each, and of the
+// directories that hold them up to the data directory, since a new name
+// is durable only once its directory is. Each fsync is of gonogo's own
+// files, never of the whole file system's (syncfs would wait for whatever
+// else is being written on the machine).
+func (d dataFiles) sync(paths []string) error {
+	d.syncs.Add(1)
+	if d.noSync {
+		return nil
+	}
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		if err := d.fsync(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for dir := path.Dir(p); !dirs[dir]; dir = path.Dir(dir) {
+			dirs[dir] = true
+		}
+	}
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		if err := d.fsync(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package storage
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// crash lets go of the store as a killed gonogo does: no sync of the
+// files written, their records left for the next open.
+func crash(t *testing.T, db *DB) {
+	t.Helper()
+	if err := db.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An artifact file costs no fsync on the commit's path: its record stays
+// in the store until a batch sync makes it durable, once it is syncAfter
+// old, when syncBatch files wait, or at Close.
+func TestArtifactFilesAreSyncedInBatches(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	db, err := Open(dir, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, db, "r0001", testPlan(12), newClock())
+	for n := 1; n <= 10; n++ {
+		r.start(n)
+		r.finish(n, engine.ResultProduced, "artifact\n")
+	}
+	if got := db.files.syncs.Load(); got != 0 {
+		t.Fatalf("%d syncs for 10 artifact files written within %v, want none", got, syncAfter)
+	}
+	if n := pendingCount(t, db); n != 10 {
+		t.Fatalf("%d file records kept, want the 10 files not yet synced", n)
+	}
+	now = now.Add(syncAfter)
+	r.start(11)
+	r.finish(11, engine.ResultProduced, "artifact\n")
+	if got := db.files.syncs.Load(); got != 1 {
+		t.Fatalf("%d syncs once 10 files were %v old, want 1", got, syncAfter)
+	}
+	if n := pendingCount(t, db); n != 1 {
+		t.Fatalf("%d file records kept after the sync, want 1 (the file just written)", n)
+	}
+	r.start(12)
+	r.finish(12, engine.ResultProduced, "artifact\n")
+	syncs := db.files.syncs
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs.Load(); got != 2 {
+		t.Fatalf("%d syncs after Close, want 2 (Close syncs the last two files)", got)
+	}
+	db = openStore(t, dir, Options{})
+	if n := pendingCount(t, db); n != 0 {
+		t.Fatalf("%d file records left by a clean Close", n)
+	}
+	if got := db.files.syncs.Load(); got != 0 {
+		t.Fatalf("opening after a clean Close synced %d times", got)
+	}
+}
+
+func TestSyncBatchBoundsTheFilesAtRisk(t *testing.T) {
+	db := openStore(t, t.TempDir(), Options{NoSync: true})
+	c := newClock()
+	for i := range syncBatch {
+		r := startRun(t, db, engine.RunID(filepathSafe(i)), testPlan(2), c)
+		r.start(1)
+		r.finish(1, engine.ResultProduced, "artifact\n")
+	}
+	if got := db.files.syncs.Load(); got != 1 {
+		t.Fatalf("%d syncs for %d files, want 1", got, syncBatch)
+	}
+	if n := pendingCount(t, db); n != 0 {
+		t.Fatalf("%d file records after the batch was synced", n)
+	}
+}
+
+func filepathSafe(i int) string { return fmt.Sprintf("r%04d", i) }
+
+// What a power cut can do to files written without an fsync: a file
+// missing, one cut short, a renamed earlier attempt's file empty. The
+// next open rewrites each from the store, and only for the runs whose
+// files were not yet synced.
+func TestLostArtifactFilesAreRewrittenOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClock()
+	synced := startRun(t, db, "r0001", testPlan(2), c)
+	synced.start(1)
+	synced.finish(1, engine.ResultProduced, "synced\n")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced.db = db
+	r := startRun(t, db, "r0002", testPlan(3), c)
+	r.start(1)
+	r.finish(1, engine.ResultProduced, "first try\n")
+	r.decide(1, engine.DecideRedo, "k-redo", "shorter", "")
+	r.start(1)
+	r.finish(1, engine.ResultProduced, "second try\n")
+	r.start(2)
+	r.finish(2, engine.ResultProduced, "step two\n")
+	r.decide(2, engine.DecideEdit, "k-edit", "", "step two, edited\n")
+	crash(t, db)
+
+	s1, s2 := r.run.Step(1), r.run.Step(2)
+	want := map[string]string{
+		s1.Attempts[0].File: "first try\n",
+		s1.Attempts[1].File: "second try\n",
+		s2.Attempts[0].File: "step two, edited\n",
+	}
+	if len(want) != 3 || s1.Attempts[0].File == s1.Attempts[1].File {
+		t.Fatalf("files: %v", want)
+	}
+	must(t, os.Truncate(filepath.Join(dir, s1.Attempts[0].File), 0))
+	must(t, os.Truncate(filepath.Join(dir, s1.Attempts[1].File), 3))
+	must(t, os.Remove(filepath.Join(dir, s2.Attempts[0].File)))
+	gone := filepath.Join(dir, synced.run.Step(1).Attempts[0].File)
+	must(t, os.Remove(gone))
+
+	db = openStore(t, dir, Options{})
+	for path, body := range want {
+		if got := readFile(t, dir, path); got != body {
+			t.Errorf("%s after reopen = %q, want %q", path, got, body)
+		}
+	}
+	if n := pendingCount(t, db); n != 0 {
+		t.Errorf("%d file records after reopen", n)
+	}
+	if got := db.files.syncs.Load(); got != 1 {
+		t.Errorf("reopen synced %d times, want once", got)
+	}
+	// A run whose files were synced is not looked at: a file someone
+	// deleted since stays deleted (show says so).
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("reopen recreated %s, a synced run's file deleted after: %v", gone, err)
+	}
+	assertNoTempFiles(t, dir)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
