@@ -122,7 +122,7 @@ func TestReadOnlyOpenWritesNothing(t *testing.T) {
 }
 
 func recoverChange(r *engine.Run) ([]engine.Event, *engine.Run, error) {
-	c, _, err := engine.Recover(r, time.Now())
+	c, _, err := engine.Recover(r, time.Now(), time.Time{})
 	return c.Events, c.Run, err
 }
 
