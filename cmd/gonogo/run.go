@@ -75,6 +75,7 @@ end of input leaves the run waiting for gonogo resume.
 }
 
 func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
+	e = printableOut(e)
 	in, err := loadInput(e, f, cfg)
 	if ref, ok := refusal(err); ok {
 		printRefusal(e.stderr, in.kind, ref)
@@ -87,6 +88,7 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 }
 
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input) int {
+	e = printableOut(e)
 	tc, err := loadTemporalConfig(ctx, e)
 	if err != nil {
 		return fail(e, "run", err)
@@ -276,6 +278,7 @@ replace them, and the change is journaled. When what was recorded is gone, resum
 }
 
 func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
+	e = printableOut(e)
 	if len(f.positional) != 1 {
 		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}

@@ -124,7 +124,8 @@ func (l *lineReader) took() { l.pending = false }
 // line from a script.
 type driver struct {
 	e       env
-	out     io.Writer
+	out     io.Writer // every line goes through engine.Printable
+	raw     io.Writer // stdout itself, for the live line's cursor moves
 	in      *lineReader
 	tty     bool // a person answers at a terminal (stdin is one): prompts, short answers
 	live    bool // stdout is a terminal: a live progress line, and $EDITOR may open
@@ -165,8 +166,12 @@ func newDriver(e env, svc checkpoints, box *inbox, data string, cfg config) *dri
 	if every <= 0 {
 		every = 30 * time.Second
 	}
+	// The agent's words reach the terminal in previews, summaries,
+	// reasons and journal lines: all of it is sanitised on the way out.
+	raw := rawWriter(e.stdout)
+	e = printableOut(e)
 	return &driver{
-		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(e.stdout),
+		e: e, out: e.stdout, raw: raw, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(raw),
 		svc: svc, data: data, actor: actor(e), box: box, maxEdit: int64(cfg.MaxArtifact), every: every,
 		running: map[int]*liveStep{}, shown: map[string]bool{},
 	}
@@ -537,7 +542,8 @@ func (d *driver) draw(r *engine.Run) {
 			line += "  " + p.Status
 		}
 	}
-	fmt.Fprintf(d.out, "\r\033[K%s", clip(line, 140))
+	fmt.Fprint(d.raw, "\r\033[K")
+	fmt.Fprint(d.out, clip(line, 140))
 	d.drawn = true
 }
 
@@ -574,7 +580,7 @@ func (d *driver) report(r *engine.Run) {
 
 func (d *driver) clearLine() {
 	if d.drawn {
-		fmt.Fprint(d.out, "\r\033[K")
+		fmt.Fprint(d.raw, "\r\033[K")
 		d.drawn = false
 	}
 }
