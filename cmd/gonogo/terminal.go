@@ -69,7 +69,7 @@ func (b *inbox) drain() []engine.Notice {
 // has the terminal.
 type lineReader struct {
 	in      *bufio.Reader
-	req     chan struct{}
+	req     chan bool // true asks for one key (a rune), false for a line
 	resp    chan lineResult
 	started bool
 	pending bool
@@ -81,7 +81,7 @@ type lineResult struct {
 }
 
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{in: bufio.NewReader(r), req: make(chan struct{}), resp: make(chan lineResult, 1)}
+	return &lineReader{in: bufio.NewReader(r), req: make(chan bool), resp: make(chan lineResult, 1)}
 }
 
 // read returns the next line, or ctx's error when ctx ends first; the line
@@ -99,18 +99,34 @@ func (l *lineReader) read(ctx context.Context) (string, error) {
 // poll asks for the next line without waiting for it; it arrives on the
 // returned channel, and whoever receives it calls took. A line nobody
 // takes is returned by the next read.
-func (l *lineReader) poll() <-chan lineResult {
+func (l *lineReader) poll() <-chan lineResult { return l.ask(false) }
+
+// pollKey is poll for one key: the next rune, which a terminal in raw
+// mode gives without Enter. A line asked for earlier and not yet taken
+// comes first.
+func (l *lineReader) pollKey() <-chan lineResult { return l.ask(true) }
+
+func (l *lineReader) ask(key bool) <-chan lineResult {
 	if !l.started {
 		l.started = true
 		go func() {
-			for range l.req {
+			for key := range l.req {
+				if key {
+					k := ""
+					r, _, err := l.in.ReadRune()
+					if err == nil {
+						k = string(r)
+					}
+					l.resp <- lineResult{k, err}
+					continue
+				}
 				s, err := l.in.ReadString('\n')
 				l.resp <- lineResult{s, err}
 			}
 		}()
 	}
 	if !l.pending {
-		l.req <- struct{}{}
+		l.req <- key
 		l.pending = true
 	}
 	return l.resp
@@ -745,6 +761,10 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 	}
 	dec := &engine.Decision{Kind: k}
 	switch k {
+	case engine.DecideAbort:
+		if d.tty && !d.confirmAbort(ctx, r, s) {
+			return nil, nil, nil
+		}
 	case engine.DecideRedo:
 		dec.Feedback = rest
 		if d.tty && rest == "" {

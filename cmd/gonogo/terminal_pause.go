@@ -102,6 +102,9 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "b", "abort":
+		if d.tty && !d.confirmAbort(ctx, r, nil) {
+			return nil, 0, false
+		}
 		next, err := d.svc.Abort(ctx, r.ID, d.actor)
 		if err != nil {
 			fmt.Fprintln(d.e.stderr, "gonogo:", err)
