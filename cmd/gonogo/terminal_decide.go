@@ -35,6 +35,12 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 			d.stopped(r, s)
 			return nil, exitWaiting, true
 		}
+		if tooLong(err) {
+			if d.badLine(r, err) {
+				continue
+			}
+			return nil, exitUsage, true
+		}
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 			return nil, d.leave(r, s), true
 		}
@@ -47,11 +53,9 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 			return nil, exitWaiting, true
 		}
 		if err != nil {
-			fmt.Fprintln(d.e.stderr, "gonogo:", err)
-			if d.tty {
+			if d.badLine(r, err) {
 				continue
 			}
-			fmt.Fprintf(d.e.stderr, "The run is kept, waiting: gonogo resume %s%s\n", r.ID, onData(d.data))
 			return nil, exitUsage, true
 		}
 		if dec == nil {
@@ -70,6 +74,18 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 			return nil, exitUsage, true
 		}
 	}
+}
+
+// badLine says why a decision line was not taken, and whether to ask
+// again: a person at a terminal is asked again; a script, which could
+// only go on guessing, leaves the run waiting (exit 2).
+func (d *driver) badLine(r *engine.Run, err error) (again bool) {
+	fmt.Fprintln(d.e.stderr, "gonogo:", err)
+	if d.tty {
+		return true
+	}
+	fmt.Fprintf(d.e.stderr, "The run is kept, waiting: gonogo resume %s%s\n", r.ID, onData(d.data))
+	return false
 }
 
 // refused says why the run did not take the terminal's word (it moved on
@@ -167,7 +183,7 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 	}
 	k, ok := kinds[strings.ToLower(word)]
 	if !ok {
-		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", word, wordsFor(allowed))
+		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", clip(word, 40), wordsFor(allowed))
 	}
 	if !contains(allowed, k) {
 		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, s.Latest().Result, wordsFor(allowed))
@@ -188,21 +204,27 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 			dec.Feedback = fb
 		}
 	case engine.DecideEdit:
-		switch {
-		case rest == "" && d.tty && d.live:
-			return d.editInEditor(ctx, r, s, allowed)
-		case rest == "" && d.tty:
-			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact here (stdout is not a terminal, so no editor opens): edit PATH")
-		case rest == "":
-			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
-		}
-		body, err := d.readEdit(rest)
-		if err != nil {
-			return nil, nil, err
-		}
-		return dec, body, nil
+		return d.editDecision(ctx, r, s, rest, allowed)
 	}
 	return dec, nil, nil
+}
+
+// editDecision is an edit: the replacement artifact read from path, or,
+// with no path on a terminal, written in $EDITOR.
+func (d *driver) editDecision(ctx context.Context, r *engine.Run, s *engine.Step, path string, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
+	switch {
+	case path == "" && d.tty && d.live:
+		return d.editInEditor(ctx, r, s, allowed)
+	case path == "" && d.tty:
+		return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact here (stdout is not a terminal, so no editor opens): edit PATH")
+	case path == "":
+		return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
+	}
+	body, err := d.readEdit(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &engine.Decision{Kind: engine.DecideEdit}, body, nil
 }
 
 // ask asks a question on the terminal that Ctrl-C (or end of input) backs
@@ -218,6 +240,10 @@ func (d *driver) ask(ctx context.Context, question string) (answer string, back 
 		fmt.Fprintln(d.out, "\nBack at the checkpoint (Ctrl-C there stops gonogo; the run is kept).")
 		return "", true
 	case ctx.Err() != nil:
+		return "", true
+	case tooLong(err):
+		fmt.Fprintln(d.e.stderr, "gonogo:", err)
+		fmt.Fprintln(d.out, "Back at the checkpoint.")
 		return "", true
 	case err != nil && strings.TrimSpace(line) == "":
 		fmt.Fprintln(d.out, "\nBack at the checkpoint.")
@@ -347,7 +373,7 @@ func (d *driver) runEditor(ctx context.Context, path string) (back bool, err err
 
 // readEdit reads a replacement artifact from path.
 func (d *driver) readEdit(path string) ([]byte, error) {
-	b, err := readLimited(path, d.maxEdit, "edit file")
+	b, err := readRegular(path, d.maxEdit, "edit file")
 	if err != nil {
 		return nil, err // it names the edit file
 	}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/gonogo/gonogo/engine"
@@ -110,7 +114,7 @@ func (l *lineReader) ask(key bool) <-chan lineResult {
 					l.resp <- lineResult{k, err}
 					continue
 				}
-				s, err := l.in.ReadString('\n')
+				s, err := readLine(l.in)
 				l.resp <- lineResult{s, err}
 			}
 		}()
@@ -124,3 +128,51 @@ func (l *lineReader) ask(key bool) <-chan lineResult {
 
 // took says the line poll asked for was received.
 func (l *lineReader) took() { l.pending = false }
+
+// maxLine caps a line read from stdin (a decision, redo feedback, edit
+// PATH, an answer): 64 KiB before its newline. Past it the line is
+// refused, and the rest of it is read and dropped, never held, so a line
+// without end costs only the cap.
+const maxLine = 64 << 10
+
+// lineTooLong is a line longer than maxLine; start is its beginning, all a
+// message quotes of it.
+type lineTooLong struct{ start string }
+
+func (e *lineTooLong) Error() string {
+	return fmt.Sprintf("a line read from stdin may be at most %d KiB; this one, %q, is longer", maxLine>>10, e.start)
+}
+
+// tooLong reports whether err is a line longer than maxLine.
+func tooLong(err error) bool {
+	var long *lineTooLong
+	return errors.As(err, &long)
+}
+
+// readLine reads one line, newline included, of at most maxLine bytes
+// before the newline; a longer one is a *lineTooLong.
+func readLine(in *bufio.Reader) (string, error) {
+	var b []byte
+	for {
+		chunk, err := in.ReadSlice('\n')
+		if len(b)+len(bytes.TrimSuffix(chunk, []byte("\n"))) > maxLine {
+			long := &lineTooLong{start: lineStart(b, chunk)}
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = in.ReadSlice('\n')
+			}
+			return "", long
+		}
+		b = append(b, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return string(b), err
+		}
+	}
+}
+
+// lineStart is the first 40 bytes of a line read in two parts, with a rune
+// the cut parts dropped.
+func lineStart(b, chunk []byte) string {
+	n := min(len(b), 40)
+	head := string(b[:n]) + string(chunk[:min(len(chunk), 40-n)])
+	return strings.ToValidUTF8(head, "") + "…"
+}
