@@ -339,7 +339,7 @@ func (d *driver) askUnchanged(ctx context.Context, canApprove bool) engine.Decis
 		case "c", "checkpoint", "back", "":
 			return ""
 		}
-		fmt.Fprintf(d.e.stderr, "gonogo: %q is not one of the choices\n", ans)
+		fmt.Fprintf(d.e.stderr, "gonogo: %q is not one of the choices\n", clip(ans, 40))
 	}
 }
 
