@@ -178,7 +178,8 @@ func TestDefang(t *testing.T) {
 
 // An artifact's preview is rendered Markdown in which the agent's text can
 // neither mention anyone nor link under a false label: every vector shows
-// as the text it is.
+// as the text it is. Code (here a block the cut leaves open, which the
+// preview closes) is the agent's, as it wrote it.
 func TestPreviewIsDefangedMarkdown(t *testing.T) {
 	artifact := "# Plan\n\nPing <!channel>, <!here>, <@U0EVIL>, <#C0EVIL>, <!subteam^S0EVIL> and @here, @channel, @everyone.\n" +
 		"Pay at [your bank](https://evil.example) or <https://evil.example|your bank>; ![logo](https://evil.example/x.png)\n" +
@@ -189,11 +190,11 @@ func TestPreviewIsDefangedMarkdown(t *testing.T) {
 	}
 	want := "# Plan\n\nPing <\u2060!channel>, <\u2060!here>, <\u2060@U0EVIL>, <\u2060#C0EVIL>, <\u2060!subteam^S0EVIL> and @\u2060here, @\u2060channel, @\u2060everyone.\n" +
 		"Pay at [your bank]\u2060(https://evil.example) or <\u2060https://evil.example|your bank>; ![logo]\u2060(https://evil.example/x.png)\n" +
-		"[ref]\u2060: https://evil.example\n&\u2060lt;!channel&\u2060gt; &\u2060#60;!here&\u2060#62;\n```\n<\u2060!channel> in code\n```"
+		"[ref]\u2060: https://evil.example\n&\u2060lt;!channel&\u2060gt; &\u2060#60;!here&\u2060#62;\n```\n<!channel> in code\n```"
 	if b.Type != slack.MBTMarkdown || b.Text != want {
 		t.Errorf("preview\n got %q\nwant %q", b.Text, want)
 	}
-	checkDefanged(t, b.Text)
+	checkDefangedOutsideCode(t, b.Text)
 	blocks := []slack.Block{b}
 	raw, err := json.Marshal(blocks)
 	if err != nil {

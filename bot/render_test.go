@@ -159,10 +159,11 @@ func chainInput(names ...string) engine.Plan {
 	return p
 }
 
-// goldenArtifact is a Markdown artifact with the things a preview must defuse:
-// a mention, a link, an ampersand and a code fence.
+// goldenArtifact is a Markdown artifact with the things a preview must defuse
+// (a mention, a link, an ampersand) and code it must leave as it is (a
+// code span and a code fence).
 const goldenArtifact = "# PRD: post-send fix\n\n## Problem\nR&D says <!channel> should see <https://evil.example|this> <@UEVIL>.\n" +
-	"```go\nfmt.Println(\"hi\")\n```\n\n## Goals\n- cut drop-off by 20%\n- keep send latency < 2s\n\n## Non-goals\n- redesign\n\n" +
+	"```go\nif a < b && ok { fmt.Println(\"<!here>\") }\n```\n\n## Goals\n- cut drop-off by 20%\n- keep send latency < 2s in `m[k](x) && <T>`\n\n## Non-goals\n- redesign\n\n" +
 	"## Metrics\n- conversion\n- retention\n- support tickets\n\n## Risks\n- none known\n"
 
 type goldenCase struct {
@@ -805,8 +806,9 @@ func walkStrings(v any, key string, fn func(key, s string)) {
 // checkMarkup fails when a text Slack parses carries markup gonogo did
 // not write: in mrkdwn every "<" must open a mention of a known person, a
 // date, or a link gonogo made, and every "&" an entity; text Slack renders
-// as Markdown (a markdown block) or shows as it is (a table's raw text, a
-// rich text element) must be defanged (checkDefanged), and a rich text
+// as Markdown (a markdown block, outside its code) or shows as it is (a
+// table's raw text, a rich text element) must be defanged (checkDefanged),
+// and a rich text
 // mention must name a known person. The input's initial value is the
 // artifact itself, shown as typed, and is not parsed.
 func checkMarkup(t testing.TB, raw []byte, known ...string) {
@@ -849,7 +851,13 @@ func checkUnparsed(t testing.TB, doc any, known []string) {
 	switch x := doc.(type) {
 	case map[string]any:
 		switch x["type"] {
-		case "markdown", "raw_text", "text":
+		case "markdown":
+			// An artifact's code is left as the agent wrote it.
+			if s, ok := x["text"].(string); ok {
+				checkDefangedOutsideCode(t, s)
+				delete(x, "text")
+			}
+		case "raw_text", "text":
 			if s, ok := x["text"].(string); ok {
 				checkDefanged(t, s)
 				delete(x, "text")

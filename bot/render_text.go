@@ -170,7 +170,7 @@ func emojiOrQ(emoji string) string {
 // safeURL returns u when it can sit inside a Slack link token, else "".
 func safeURL(u string) string {
 	if len(u) > 1000 || !(strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) ||
-		strings.ContainsAny(u, " <>|\"'`\n\r\t") || strings.ContainsFunc(u, unwanted) {
+		strings.ContainsAny(u, " <>|\"'`\n\r\t") || engine.Printable(u) != u {
 		return ""
 	}
 	return u
@@ -205,33 +205,11 @@ func runeLen(r rune) int {
 }
 
 // clean makes text from a run (an artifact, a skill name, an agent's
-// reason) safe to place in a payload: valid UTF-8, no control characters
-// but newline and tab, no carriage returns, and none of the bidirectional
-// overrides that could make a line read differently from what it says.
-func clean(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsFunc(s, unwanted) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if unwanted(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
-func unwanted(r rune) bool {
-	switch {
-	case r == '\n' || r == '\t':
-		return false
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029, r == 0xfeff:
-		return true
-	}
-	return false
-}
+// reason) safe to place in a payload: engine.Printable, the sanitiser the
+// terminal and the export use too, so a control character or a
+// bidirectional override shows as what it is (␛, <U+202E>) and does
+// nothing; newline and tab are kept.
+func clean(s string) string { return engine.Printable(s) }
 
 var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 

@@ -95,7 +95,7 @@ func TestCut(t *testing.T) {
 	if got := plain("a<b & c😀d", 6); got != "a<b &…" {
 		t.Errorf("plain = %q", got)
 	}
-	if got := clean("a\x00b\r\nc\u202ed\te"); got != "ab\ncd\te" {
+	if got := clean("a\x00b\r\nc\u202ed\te"); got != "a␀b\nc<U+202E>d\te" { // shown, as on a terminal
 		t.Errorf("clean = %q", got)
 	}
 }

@@ -1,8 +1,10 @@
 // Package engine owns gonogo's domain: plans and their steps, runs,
 // attempts, decisions and the journal of events, the typed run and step
 // states with their one transition table, the step-status rubric, run
-// modes, the pre-flight refusals, the rules of one attempt, and the
-// run-loop service that carries out effects.
+// modes, the pre-flight refusals, the rules of one attempt, the
+// run-loop service that carries out effects, and Printable, the one way
+// text from an agent is made safe to show to a person (terminal, export,
+// Slack).
 //
 // The package does no I/O of its own. It declares the small interfaces it
 // consumes (Store for runs, their journals, artifacts and notes; Runner

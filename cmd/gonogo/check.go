@@ -70,7 +70,7 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 			return exitUsage
 		}
 	} else {
-		printCheck(e.stdout, in, ref)
+		printCheck(printable(e.stdout), in, ref)
 	}
 	if refused {
 		return exitRefused

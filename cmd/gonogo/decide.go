@@ -97,6 +97,7 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 
 // runDecide carries out one gonogo decide and returns its exit code.
 func runDecide(ctx context.Context, e env, req decideRequest) int {
+	e = printableOut(e) // step titles and feedback are shown, never obeyed
 	dc, held, err := openDecider(ctx, e, req.data)
 	if err != nil {
 		return fail(e, "decide", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/intake"
@@ -134,7 +135,23 @@ func runInstead(ctx context.Context, e env, f *runFlags) string {
 // gonogo never holds all of a file that is too large. what names the file
 // in errors ("plan file", "edit file").
 func readLimited(path string, limit int64, what string) ([]byte, error) {
-	fh, err := os.Open(path)
+	return readFile(path, limit, what, false)
+}
+
+// readRegular is readLimited for what must be a regular file (an edit's
+// replacement artifact): a FIFO, a device, a socket or a directory is
+// refused at once, before a byte is read. The file is opened without
+// blocking, so a FIFO nobody writes to cannot hang gonogo at its open.
+func readRegular(path string, limit int64, what string) ([]byte, error) {
+	return readFile(path, limit, what, true)
+}
+
+func readFile(path string, limit int64, what string, regularOnly bool) ([]byte, error) {
+	flags := os.O_RDONLY
+	if regularOnly {
+		flags |= syscall.O_NONBLOCK
+	}
+	fh, err := os.OpenFile(path, flags, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s %s does not exist", what, path)
@@ -142,14 +159,34 @@ func readLimited(path string, limit int64, what string) ([]byte, error) {
 		return nil, fmt.Errorf("read the %s: %w", what, err)
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a %s", path, what)
+	if fi, err := fh.Stat(); err == nil {
+		switch {
+		case regularOnly && !fi.Mode().IsRegular():
+			return nil, fmt.Errorf("%s %s is %s, not a regular file", what, path, fileKind(fi.Mode()))
+		case fi.IsDir():
+			return nil, fmt.Errorf("%s is a directory, not a %s", path, what)
+		}
 	}
 	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read the %s %s: %w", what, path, err)
 	}
 	return b, nil
+}
+
+// fileKind names what a file that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // workflowArgs reads --arg k=v flags.

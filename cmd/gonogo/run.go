@@ -75,6 +75,7 @@ end of input leaves the run waiting for gonogo resume.
 }
 
 func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
+	e = printableOut(e)
 	in, err := loadInput(e, f, cfg)
 	if ref, ok := refusal(err); ok {
 		printRefusal(e.stderr, in.kind, ref)
@@ -94,6 +95,7 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 // startAndDrive starts a run of in and drives it; cmd (run, demo) names
 // the command in messages and to other gonogos.
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input, cmd string) int {
+	e = printableOut(e)
 	tc, err := loadTemporalConfig(ctx, e)
 	if err != nil {
 		return fail(e, cmd, err)
@@ -272,6 +274,7 @@ replace them, and the change is journaled. When what was recorded is gone, resum
 }
 
 func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
+	e = printableOut(e)
 	if len(f.positional) != 1 {
 		return fail(e, "resume", usagef("expected one run id (see gonogo runs)"))
 	}

@@ -78,6 +78,7 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 		return writeJSON(e, "runs", out)
 	}
+	e = printableOut(e) // a run's source may hold anything a person typed
 	if len(list) == 0 {
 		fmt.Fprintf(e.stdout, "No runs in %s.\n", f.data)
 		return exitOK
@@ -256,7 +257,8 @@ func newShowCmd(a *cli) *cobra.Command {
 		Long: `Show one run from the store: its steps, every attempt, and the journal of what
 happened. RUN is an id from gonogo runs. With --artifact N, print step N's artifact
 instead, byte for byte: the step's current one (the edit, if it was edited), or with
---attempt K that attempt's. It works while another gonogo holds the data directory.
+--attempt K that attempt's (on a terminal, its control characters are shown, not
+obeyed). It works while another gonogo holds the data directory.
 
 Exit codes: 0 shown, 1 the step or attempt has no artifact, 2 no such run, step or
 attempt, or another usage or I/O error.`,
@@ -319,6 +321,7 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 		printNotRunning(e.stderr, lost)
 		return writeJSON(e, "show", runJSON(r, journal, f.data, sums))
 	}
+	e = printableOut(e) // the agent's words are shown, never obeyed
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	_, detail := runState(r)
 	fmt.Fprintf(e.stdout, "State:      %s\n", detail)
@@ -386,6 +389,12 @@ func showArtifact(ctx context.Context, e env, db runReader, data string, id engi
 	}
 	if err != nil {
 		return fail(e, "show", err)
+	}
+	if isTerminal(e.stdout) {
+		// On a terminal the artifact is read, not kept: its control
+		// sequences are shown, never obeyed. Redirected, it is the bytes
+		// as stored.
+		body = []byte(engine.Printable(string(body)))
 	}
 	if _, err := e.stdout.Write(body); err != nil {
 		return fail(e, "show", err)

@@ -1,130 +1,25 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
 )
-
-// inbox collects the service's notices for the terminal. Notify never
-// blocks: progress notices are coalesced, the others are all kept.
-type inbox struct {
-	mu     sync.Mutex
-	items  []engine.Notice
-	signal chan struct{}
-}
-
-func newInbox() *inbox { return &inbox{signal: make(chan struct{}, 1)} }
-
-func (b *inbox) Notify(n engine.Notice) {
-	b.mu.Lock()
-	if n.Progress != nil && len(b.items) > 0 && b.items[len(b.items)-1].Progress != nil {
-		b.items[len(b.items)-1] = n
-	} else {
-		b.items = append(b.items, n)
-	}
-	b.mu.Unlock()
-	select {
-	case b.signal <- struct{}{}:
-	default:
-	}
-}
-
-// newer reports whether a notice waiting to be drained shows run id past
-// seq: a change this terminal did not make (a decision from gonogo decide).
-func (b *inbox) newer(id engine.RunID, seq uint64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, n := range b.items {
-		if n.Progress == nil && n.Run != nil && n.Run.ID == id && n.Run.Seq > seq {
-			return true
-		}
-	}
-	return false
-}
-
-func (b *inbox) drain() []engine.Notice {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := b.items
-	b.items = nil
-	return out
-}
-
-// lineReader reads stdin one line at a time on request, so a wait for a
-// decision can give way to Ctrl-C, and nothing reads stdin while $EDITOR
-// has the terminal.
-type lineReader struct {
-	in      *bufio.Reader
-	req     chan struct{}
-	resp    chan lineResult
-	started bool
-	pending bool
-}
-
-type lineResult struct {
-	line string
-	err  error
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{in: bufio.NewReader(r), req: make(chan struct{}), resp: make(chan lineResult, 1)}
-}
-
-// read returns the next line, or ctx's error when ctx ends first; the line
-// being read then is returned by the next call.
-func (l *lineReader) read(ctx context.Context) (string, error) {
-	select {
-	case r := <-l.poll():
-		l.took()
-		return r.line, r.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
-}
-
-// poll asks for the next line without waiting for it; it arrives on the
-// returned channel, and whoever receives it calls took. A line nobody
-// takes is returned by the next read.
-func (l *lineReader) poll() <-chan lineResult {
-	if !l.started {
-		l.started = true
-		go func() {
-			for range l.req {
-				s, err := l.in.ReadString('\n')
-				l.resp <- lineResult{s, err}
-			}
-		}()
-	}
-	if !l.pending {
-		l.req <- struct{}{}
-		l.pending = true
-	}
-	return l.resp
-}
-
-// took says the line poll asked for was received.
-func (l *lineReader) took() { l.pending = false }
 
 // driver walks one run in the terminal: it prints what happens and asks for
 // a decision at each checkpoint, from a person on a terminal or line by
 // line from a script.
 type driver struct {
 	e       env
-	out     io.Writer
+	out     io.Writer // every line goes through engine.Printable
+	raw     io.Writer // stdout itself, for the live line's cursor moves
 	in      *lineReader
 	tty     bool // a person answers at a terminal (stdin is one): prompts, short answers
 	live    bool // stdout is a terminal: a live progress line, and $EDITOR may open
@@ -165,8 +60,12 @@ func newDriver(e env, svc checkpoints, box *inbox, data string, cfg config) *dri
 	if every <= 0 {
 		every = 30 * time.Second
 	}
+	// The agent's words reach the terminal in previews, summaries,
+	// reasons and journal lines: all of it is sanitised on the way out.
+	raw := rawWriter(e.stdout)
+	e = printableOut(e)
 	return &driver{
-		e: e, out: e.stdout, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(e.stdout),
+		e: e, out: e.stdout, raw: raw, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(raw),
 		svc: svc, data: data, actor: actor(e), box: box, maxEdit: int64(cfg.MaxArtifact), every: every,
 		running: map[int]*liveStep{}, shown: map[string]bool{},
 	}
@@ -537,7 +436,8 @@ func (d *driver) draw(r *engine.Run) {
 			line += "  " + p.Status
 		}
 	}
-	fmt.Fprintf(d.out, "\r\033[K%s", clip(line, 140))
+	fmt.Fprint(d.raw, "\r\033[K")
+	fmt.Fprint(d.out, clip(line, 140))
 	d.drawn = true
 }
 
@@ -574,351 +474,9 @@ func (d *driver) report(r *engine.Run) {
 
 func (d *driver) clearLine() {
 	if d.drawn {
-		fmt.Fprint(d.out, "\r\033[K")
+		fmt.Fprint(d.raw, "\r\033[K")
 		d.drawn = false
 	}
-}
-
-// checkpoint asks for a decision on step s.
-func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) (*engine.Run, int, bool) {
-	allowed := engine.Allowed(s)
-	l := s.Latest()
-	for {
-		if d.tty {
-			fmt.Fprintf(d.out, "%s %s > ", stepTitle(r, s), pausedPrompt(r, allowed))
-		}
-		line, err := d.readOrMoved(ctx, r)
-		if errors.Is(err, errMovedOn) {
-			// Decided elsewhere: drive shows what happened and asks
-			// about what is next.
-			if d.tty {
-				fmt.Fprintln(d.out)
-			}
-			return nil, 0, false
-		}
-		if ctx.Err() != nil {
-			d.stopped(r, s)
-			return nil, exitWaiting, true
-		}
-		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
-			return nil, d.leave(r, s), true
-		}
-		if m, ok := resumeWords(line); ok && personPaused(r) {
-			return d.unpause(ctx, r, m)
-		}
-		dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
-		if ctx.Err() != nil {
-			d.stopped(r, s)
-			return nil, exitWaiting, true
-		}
-		if err != nil {
-			fmt.Fprintln(d.e.stderr, "gonogo:", err)
-			if d.tty {
-				continue
-			}
-			fmt.Fprintf(d.e.stderr, "The run is kept, waiting: gonogo resume %s%s\n", r.ID, onData(d.data))
-			return nil, exitUsage, true
-		}
-		if dec == nil {
-			continue
-		}
-		dec.Step, dec.Attempt, dec.Actor = s.N, attemptN(l), d.actor
-		dec.Key = "cli:" + randomKey()
-		next, err := d.svc.Decide(ctx, r.ID, *dec, body)
-		switch {
-		case err == nil:
-			return next, 0, false
-		case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrDuplicate):
-			return d.refused(ctx, r.ID, err)
-		default:
-			fmt.Fprintf(d.e.stderr, "gonogo: the decision was not recorded: %v\n", err)
-			return nil, exitUsage, true
-		}
-	}
-}
-
-// refused says why the run did not take the terminal's word (it moved on
-// meanwhile) and carries on with the run as it now stands.
-func (d *driver) refused(ctx context.Context, id engine.RunID, err error) (*engine.Run, int, bool) {
-	fmt.Fprintln(d.e.stderr, "gonogo:", err)
-	cur, lerr := d.svc.Load(ctx, id)
-	if lerr != nil {
-		fmt.Fprintln(d.e.stderr, "gonogo:", lerr)
-		return nil, exitUsage, true
-	}
-	return cur, 0, false
-}
-
-// errMovedOn ends a wait for a decision line when the run moved on without
-// one.
-var errMovedOn = errors.New("the run moved on")
-
-// readOrMoved reads a decision line, or gives way with errMovedOn when the
-// run changes meanwhile (decided with gonogo decide, say).
-func (d *driver) readOrMoved(ctx context.Context, r *engine.Run) (string, error) {
-	rctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-d.box.signal:
-				if d.box.newer(r.ID, r.Seq) {
-					cancel(errMovedOn)
-					return
-				}
-			case <-stop:
-				return
-			}
-		}
-	}()
-	line, err := d.in.read(rctx)
-	close(stop)
-	wg.Wait()
-	if ctx.Err() == nil && errors.Is(context.Cause(rctx), errMovedOn) {
-		return "", errMovedOn
-	}
-	return line, err
-}
-
-func attemptN(a *engine.Attempt) int {
-	if a == nil {
-		return 0
-	}
-	return a.N
-}
-
-func promptFor(allowed []engine.DecisionKind) string {
-	labels := map[engine.DecisionKind]string{
-		engine.DecideApprove: "[a]pprove", engine.DecideEdit: "[e]dit", engine.DecideSkip: "[s]kip",
-		engine.DecideRedo: "[r]edo", engine.DecideAbort: "a[b]ort",
-	}
-	var parts []string
-	for _, k := range allowed {
-		parts = append(parts, labels[k])
-	}
-	return strings.Join(parts, " ")
-}
-
-// pausedPrompt is the checkpoint prompt of a paused run: its decisions,
-// and resuming it in its mode.
-func pausedPrompt(r *engine.Run, allowed []engine.DecisionKind) string {
-	p := promptFor(allowed)
-	if personPaused(r) {
-		p += " [c]ontinue " + modeWord(r.Mode)
-	}
-	return strings.TrimSpace(p)
-}
-
-// parseDecision reads one decision line: approve, skip, redo [feedback],
-// abort, edit PATH; on a terminal also a, s, r, b and e (which opens
-// $EDITOR). An empty line on a terminal asks again.
-func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Step, line string, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
-	if line == "" {
-		if d.tty {
-			return nil, nil, nil
-		}
-		return nil, nil, fmt.Errorf("empty decision line; expected one of: approve, edit PATH, skip, redo [feedback], abort")
-	}
-	word, rest, _ := strings.Cut(line, " ")
-	rest = strings.TrimSpace(rest)
-	kinds := map[string]engine.DecisionKind{
-		"approve": engine.DecideApprove, "a": engine.DecideApprove, "edit": engine.DecideEdit, "e": engine.DecideEdit,
-		"skip": engine.DecideSkip, "s": engine.DecideSkip, "redo": engine.DecideRedo, "r": engine.DecideRedo,
-		"abort": engine.DecideAbort, "b": engine.DecideAbort,
-	}
-	k, ok := kinds[strings.ToLower(word)]
-	if !ok {
-		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", word, wordsFor(allowed))
-	}
-	if !contains(allowed, k) {
-		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, s.Latest().Result, wordsFor(allowed))
-	}
-	dec := &engine.Decision{Kind: k}
-	switch k {
-	case engine.DecideRedo:
-		dec.Feedback = rest
-		if d.tty && rest == "" {
-			fb, back := d.ask(ctx, "Feedback for the agent (optional, Enter to skip, Ctrl-C to go back): ")
-			if back {
-				return nil, nil, nil
-			}
-			dec.Feedback = fb
-		}
-	case engine.DecideEdit:
-		switch {
-		case rest == "" && d.tty && d.live:
-			return d.editInEditor(ctx, r, s, allowed)
-		case rest == "" && d.tty:
-			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact here (stdout is not a terminal, so no editor opens): edit PATH")
-		case rest == "":
-			return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
-		}
-		body, err := d.readEdit(rest)
-		if err != nil {
-			return nil, nil, err
-		}
-		return dec, body, nil
-	}
-	return dec, nil, nil
-}
-
-// ask asks a question on the terminal that Ctrl-C (or end of input) backs
-// out of: back is true when it did, and the caller returns to the
-// checkpoint. A second Ctrl-C there stops gonogo.
-func (d *driver) ask(ctx context.Context, question string) (answer string, back bool) {
-	pctx, release := catchInterrupt(ctx)
-	defer release()
-	fmt.Fprint(d.out, question)
-	line, err := d.in.read(pctx)
-	switch {
-	case wasInterrupted(pctx):
-		fmt.Fprintln(d.out, "\nBack at the checkpoint (Ctrl-C there stops gonogo; the run is kept).")
-		return "", true
-	case ctx.Err() != nil:
-		return "", true
-	case err != nil && strings.TrimSpace(line) == "":
-		fmt.Fprintln(d.out, "\nBack at the checkpoint.")
-		return "", true
-	}
-	return strings.TrimSpace(line), false
-}
-
-func wordsFor(allowed []engine.DecisionKind) string {
-	var w []string
-	for _, k := range allowed {
-		switch k {
-		case engine.DecideEdit:
-			w = append(w, "edit PATH")
-		case engine.DecideRedo:
-			w = append(w, "redo [feedback]")
-		default:
-			w = append(w, string(k))
-		}
-	}
-	return strings.Join(w, ", ")
-}
-
-func contains(ks []engine.DecisionKind, k engine.DecisionKind) bool {
-	for _, x := range ks {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
-
-// editInEditor opens $VISUAL or $EDITOR on the current artifact and
-// returns the edit. Closed unchanged, it records no edit: it asks whether
-// to approve the artifact as it is, edit again or go back to the
-// checkpoint (a nil decision).
-func (d *driver) editInEditor(ctx context.Context, r *engine.Run, s *engine.Step, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
-	cur, _ := d.svc.Artifact(ctx, r.ID, s.N, s.Latest().N)
-	f, err := os.CreateTemp("", fmt.Sprintf("gonogo-%02d-%s-*.md", s.N, s.Skill))
-	if err != nil {
-		return nil, nil, fmt.Errorf("edit: %w", err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(cur)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("edit: %w", err)
-	}
-	for {
-		if back, err := d.runEditor(ctx, f.Name()); back || err != nil {
-			return nil, nil, err
-		}
-		if now, err := os.ReadFile(f.Name()); err != nil || !bytes.Equal(now, cur) {
-			body, err := d.readEdit(f.Name())
-			if err != nil {
-				return nil, nil, err
-			}
-			return &engine.Decision{Kind: engine.DecideEdit}, body, nil
-		}
-		switch d.askUnchanged(ctx, contains(allowed, engine.DecideApprove)) {
-		case engine.DecideApprove:
-			return &engine.Decision{Kind: engine.DecideApprove}, nil, nil
-		case engine.DecideEdit:
-			continue
-		}
-		return nil, nil, nil
-	}
-}
-
-// askUnchanged asks what to do after the editor closed with the artifact
-// unchanged: approve (when allowed), edit again, or "" to go back.
-func (d *driver) askUnchanged(ctx context.Context, canApprove bool) engine.DecisionKind {
-	q := "The artifact is unchanged, so no edit is recorded. "
-	if canApprove {
-		q += "[a]pprove it as it is, [e]dit again, or [c]heckpoint (back) > "
-	} else {
-		q += "[e]dit again, or [c]heckpoint (back) > "
-	}
-	for {
-		ans, back := d.ask(ctx, q)
-		if back {
-			return ""
-		}
-		switch strings.ToLower(ans) {
-		case "a", "approve":
-			if canApprove {
-				return engine.DecideApprove
-			}
-		case "e", "edit":
-			return engine.DecideEdit
-		case "c", "checkpoint", "back", "":
-			return ""
-		}
-		fmt.Fprintf(d.e.stderr, "gonogo: %q is not one of the choices\n", ans)
-	}
-}
-
-// runEditor runs the editor on path. Ctrl-C while it runs goes back to the
-// checkpoint (back is true).
-func (d *driver) runEditor(ctx context.Context, path string) (back bool, err error) {
-	editor := d.e.getenv("VISUAL")
-	if editor == "" {
-		editor = d.e.getenv("EDITOR")
-	}
-	if editor == "" {
-		editor = "vi"
-	}
-	pctx, release := catchInterrupt(ctx)
-	defer release()
-	args := append(strings.Fields(editor), path)
-	cmd := exec.CommandContext(pctx, args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
-	switch {
-	case wasInterrupted(pctx):
-		fmt.Fprintln(d.out, "\nBack at the checkpoint (Ctrl-C there stops gonogo; the run is kept).")
-		return true, nil
-	case ctx.Err() != nil:
-		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("edit: the editor %q: %w", editor, err)
-	}
-	return false, nil
-}
-
-// readEdit reads a replacement artifact from path.
-func (d *driver) readEdit(path string) ([]byte, error) {
-	b, err := readLimited(path, d.maxEdit, "edit file")
-	if err != nil {
-		return nil, err // it names the edit file
-	}
-	if int64(len(b)) > d.maxEdit {
-		return nil, fmt.Errorf("edit: %s is larger than the %d-byte artifact limit (GONOGO_MAX_ARTIFACT)", path, d.maxEdit)
-	}
-	if strings.TrimSpace(string(b)) == "" {
-		return nil, fmt.Errorf("edit: %s is empty; to move on without an artifact, skip the step", path)
-	}
-	return b, nil
 }
 
 // leave ends the terminal session at a checkpoint stdin did not answer;

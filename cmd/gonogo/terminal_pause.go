@@ -90,6 +90,9 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 		fmt.Fprintf(d.out, "\nStopped. The run is kept, paused.\nContinue with: gonogo resume %s%s\n", r.ID, onData(d.data))
 		return nil, exitWaiting, true
 	}
+	if tooLong(err) {
+		return d.notAnAnswer(r, err)
+	}
 	if err != nil && strings.TrimSpace(line) == "" {
 		if d.tty {
 			fmt.Fprintln(d.out)
@@ -102,6 +105,9 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "b", "abort":
+		if d.tty && !d.confirmAbort(ctx, r, nil) {
+			return nil, 0, false
+		}
 		next, err := d.svc.Abort(ctx, r.ID, d.actor)
 		if err != nil {
 			fmt.Fprintln(d.e.stderr, "gonogo:", err)
@@ -111,7 +117,13 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 	case "":
 		return nil, 0, false
 	}
-	fmt.Fprintf(d.e.stderr, "gonogo: %q is not an answer here; expected continue, continue checkpointed or abort\n", strings.TrimSpace(line))
+	return d.notAnAnswer(r, fmt.Errorf("%q is not an answer here; expected continue, continue checkpointed or abort", clip(strings.TrimSpace(line), 40)))
+}
+
+// notAnAnswer says why a line did not answer the paused run: a person at
+// a terminal is asked again; a script leaves the run paused (exit 2).
+func (d *driver) notAnAnswer(r *engine.Run, err error) (*engine.Run, int, bool) {
+	fmt.Fprintln(d.e.stderr, "gonogo:", err)
 	if !d.tty {
 		fmt.Fprintf(d.e.stderr, "The run is kept, paused: gonogo resume %s%s\n", r.ID, onData(d.data))
 		return nil, exitUsage, true
@@ -147,6 +159,11 @@ func rateLimitWait(r *engine.Run) *engine.Step {
 // during a rate-limit wait, a decision on the waiting step is taken.
 func (d *driver) typedLine(ctx context.Context, r *engine.Run, lr lineResult) *engine.Run {
 	line := strings.TrimSpace(lr.line)
+	if tooLong(lr.err) {
+		d.clearLine()
+		fmt.Fprintln(d.e.stderr, "gonogo:", lr.err)
+		return nil
+	}
 	if lr.err != nil && line == "" {
 		d.typedEOF = true
 		return nil

@@ -416,6 +416,8 @@ func TestEditorClosedUnchanged(t *testing.T) {
 	s.say("a") // approve as it is
 	s.waitFor(prompt, 3)
 	s.say("b")
+	s.waitFor("Abort the run?", 1)
+	s.say("y")
 	if code := s.exit(); code != exitRefused {
 		t.Fatalf("exit %d after abort\n%s", code, s.out.String())
 	}

@@ -373,3 +373,68 @@ func TestEditOfNothing(t *testing.T) {
 		t.Fatalf("edits = %+v", a.Edits)
 	}
 }
+
+// TestMarkdownShowsControlSequences: an agent's escape sequences (in a
+// FAILED reason, in an artifact a person then edited) are shown in the
+// Markdown, never obeyed by a terminal it is cat'ed to; the JSON keeps
+// the agent's words as they were.
+func TestMarkdownShowsControlSequences(t *testing.T) {
+	const (
+		erase = "\x1b[2K"
+		hide  = "\x1b[8m"
+		osc52 = "\x1b]52;c;Y3VybCBldmlsfHNo\x07"
+	)
+	p := engine.Plan{Input: engine.InputChain, Source: "deliver-prd -> measure",
+		Steps: []engine.PlanStep{{Skill: "deliver-prd"}, {Skill: "measure"}}}
+	r := &engine.Run{}
+	var journal []engine.Event
+	apply := func(evs []engine.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err = engine.Fold(r, evs); err != nil {
+			t.Fatal(err)
+		}
+		journal = append(journal, evs...)
+	}
+	agent := []byte("# PRD\n" + erase + "all good\n" + hide + "rm -rf ~\n")
+	edit := []byte("# PRD\nall good\n")
+	apply(engine.NewRun("20261120-090000-esc", p, engine.StartOptions{StartedBy: "U1"}, t0))
+	apply(engine.Start(r, 1, t0))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: len(agent)}, t0))
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideEdit, Actor: "U1", Step: 1, Attempt: 1, Key: "k"},
+		&engine.Edit{Size: len(edit)}, t0))
+	apply(engine.Start(r, 2, t0))
+	reason := "the agent exited with code 1: " + osc52 + erase + "fine"
+	apply(engine.Finish(r, 2, 1, engine.Finished{Result: engine.ResultFailed, Reason: reason}, t0))
+	tr, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(step, _ int) ([][]byte, error) {
+		if step == 1 {
+			return [][]byte{agent, edit}, nil
+		}
+		return nil, engine.ErrNotFound
+	}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(tr.Markdown())
+	if i := strings.IndexAny(md, "\x1b\x07"); i >= 0 {
+		t.Fatalf("the Markdown holds a control character at %d: %q", i, md[max(0, i-40):min(len(md), i+40)])
+	}
+	for _, want := range []string{"-␛[2Kall good", "-␛[8mrm -rf ~", "Reason: the agent exited with code 1: ␛]52;c;Y3VybCBldmlsfHNo␇␛[2Kfine"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown does not show %q:\n%s", want, md)
+		}
+	}
+	js, err := tr.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back audit.Trail
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Steps[1].Attempts[0].Reason; got != reason {
+		t.Errorf("the JSON reason is %q, want the agent's words %q", got, reason)
+	}
+}

@@ -21,7 +21,10 @@ func (t Trail) JSON() ([]byte, error) {
 
 // Markdown is the trail as a document that reads on its own: the run's
 // facts, a table of its steps, each step's attempts with their decisions,
-// feedback and edits (as diffs), what was never run, and the journal.
+// feedback and edits (as diffs), what was never run, and the journal. It
+// is text for people, who may cat it to a terminal: the agent's words in
+// it (reasons, diffs of its artifacts) pass engine.Printable, so a control
+// sequence is shown, never obeyed. The JSON keeps them as they are.
 func (t Trail) Markdown() []byte {
 	var b bytes.Buffer
 	r := t.Run
@@ -85,7 +88,7 @@ func (t Trail) Markdown() []byte {
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", e.Seq, stamp(e.Time), e.Type, step, cell(e.Actor), cell(eventDetail(e)))
 	}
-	return b.Bytes()
+	return []byte(engine.Printable(b.String()))
 }
 
 // interruptions are the step-interrupted events of a journal, by the
