@@ -52,7 +52,7 @@ func (c *Claude) Run(ctx context.Context, job engine.Job, progress func(engine.P
 	if err != nil {
 		return engine.Outcome{Err: err}
 	}
-	return runStream(ctx, c.cfg, job, args, &stream{}, progress)
+	return runStream(ctx, "claude", c.cfg, job, args, &stream{}, progress)
 }
 
 // args are claude's arguments for a job: print mode and the event stream,

@@ -58,7 +58,7 @@ func (c *Codex) Run(ctx context.Context, job engine.Job, progress func(engine.Pr
 	}
 	args := append(append(append([]string(nil), codexArgs...), opts...), c.cfg.Args...)
 	args = append(args, "-")
-	return runStream(ctx, c.cfg, job, args, &codexStream{}, progress)
+	return runStream(ctx, "codex", c.cfg, job, args, &codexStream{}, progress)
 }
 
 // codexStream folds the events of `codex exec --json`: thread.started,

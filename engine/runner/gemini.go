@@ -66,7 +66,7 @@ func (g *Gemini) Run(ctx context.Context, job engine.Job, progress func(engine.P
 		args = append(args, "--include-directories", job.SkillDir)
 	}
 	args = append(append(args, opts...), g.cfg.Args...)
-	return runStream(ctx, g.cfg, job, args, &geminiStream{}, progress)
+	return runStream(ctx, "gemini", g.cfg, job, args, &geminiStream{}, progress)
 }
 
 // geminiStream folds Gemini CLI's stream-json events: init, message (user

@@ -75,7 +75,11 @@ type Config struct {
 	Timeout   time.Duration // per-step limit (GONOGO_STEP_TIMEOUT); 0 means 30m
 	MaxOutput int64         // cap on stdout (GONOGO_MAX_ARTIFACT); 0 means 1 MiB
 	Dir       string        // working directory; "" means gonogo's own
-	Env       []string      // extra environment (KEY=VALUE), added to gonogo's
+	Env       []string      // extra environment (KEY=VALUE), added to what the agent gets of gonogo's (env.go)
+	// PassEnv names the variables of gonogo's environment the agent gets
+	// even when the rule in env.go withholds them (GONOGO_AGENT_ENV): a
+	// name, or a prefix ending in '*'.
+	PassEnv []string
 	// KillGrace is how long the agent's process group has between SIGTERM
 	// and SIGKILL when gonogo stops it (timeout, cancel, output cap); 0
 	// means 1s.
@@ -161,12 +165,12 @@ func (c Config) killGrace() time.Duration {
 	return c.KillGrace
 }
 
-// environ is the agent's environment: gonogo's own minus its secrets
-// (isSecretEnv: the Slack tokens), then cfg.Env (which can still
-// pass them on purpose), then the job's GONOGO_* variables (GONOGO_SKILL_DIR
-// when the job knows its skill's folder), later entries winning.
-func environ(extra []string, job engine.Job) []string {
-	env := append(agentEnviron(), extra...)
+// environ is the environment of the agent of runner ("" for the command
+// runner's executable): what env.go's rule passes of gonogo's own, then
+// cfg.Env, then the job's GONOGO_* variables (GONOGO_SKILL_DIR when the job
+// knows its skill's folder), later entries winning.
+func environ(runner string, cfg Config, job engine.Job) []string {
+	env := append(ownEnviron(runner, cfg.PassEnv), cfg.Env...)
 	env = append(env,
 		"GONOGO_RUN_ID="+string(job.Run),
 		"GONOGO_STEP="+strconv.Itoa(job.Step),

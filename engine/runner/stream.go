@@ -67,7 +67,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // with the job's prompt on stdin, and folds its events with st. Timeouts,
 // cancellation, the output cap (applied to each event line) and the
 // process-group cleanup are runProcess's.
-func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, st eventStream, progress func(engine.Progress)) engine.Outcome {
+func runStream(ctx context.Context, agent string, cfg Config, job engine.Job, args []string, st eventStream, progress func(engine.Progress)) engine.Outcome {
 	report := throttle(time.Now(), progress)
 	max := cfg.maxOutput()
 	secrets := secretValues(cfg.Env)
@@ -85,7 +85,7 @@ func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, s
 	sp := spec{
 		cmd:     cfg.Cmd,
 		args:    args,
-		env:     environ(cfg.Env, job),
+		env:     environ(agent, cfg, job),
 		dir:     cfg.Dir,
 		stdin:   job.Prompt,
 		timeout: cfg.stepTimeout(job),
