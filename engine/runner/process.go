@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -150,6 +151,7 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 		return exit{err: startError(s.cmd, err), code: -1}
 	}
 	pgid := cmd.Process.Pid
+	since, _ := procStart(pgid)
 	defer s.record(pgid, marker)()
 
 	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, timeoutError(s.timeout))
@@ -173,6 +175,7 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 		stopped = why
 		done = nil
 		signalGroup(pgid, false)
+		signalMarked(marker, since, syscall.SIGTERM, nil)
 		killAt = time.After(s.grace)
 	}
 	for !finished {
@@ -195,20 +198,24 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 			finished = true
 		}
 	}
-	// Whatever the agent left running dies with it; when gonogo stopped the
-	// agent, the rest of the group still gets its grace after SIGTERM.
+	// Whatever the agent left running dies with it, in its group or
+	// detached (orphans.go); when gonogo stopped the agent, the rest still
+	// gets its grace after SIGTERM.
 	if killAt != nil && !leader.reaped {
 		<-killAt
 	}
 	signalGroup(pgid, true)
+	killed := killMarked(marker, since)
 	if reading != nil {
-		// The writers in the group are dead, so the reader soon sees EOF;
-		// the deadline only matters for a process that left the group.
+		// The writers the agent started are dead, so the reader soon sees
+		// EOF; the deadline only matters for a process that left the group
+		// and cleared its environment.
 		_ = pr.SetReadDeadline(time.Now().Add(ioGrace))
 	}
 	if !leader.reaped {
 		leader.waitErr = cmd.Wait()
 	}
+	reapAdopted(pgid, killed)
 	if reading != nil {
 		<-reading
 	}
@@ -261,12 +268,9 @@ func startLocked(cmd *exec.Cmd) (started <-chan error, exited <-chan leaderExit)
 	return st, ex
 }
 
-// mark gives the agent its GONOGO_AGENT_ID when it is to be recorded, and
-// returns it ("" when it is not).
+// mark gives the agent its GONOGO_AGENT_ID, by which gonogo finds what it
+// started wherever that went (orphans.go, agents.go), and returns it.
 func (s spec) mark(cmd *exec.Cmd) string {
-	if s.agents == "" {
-		return ""
-	}
 	marker := newAgentMarker()
 	cmd.Env = append(slices.Clip(orEnviron(s.env)), agentMarkerEnv+"="+marker)
 	return marker

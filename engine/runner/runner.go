@@ -22,16 +22,18 @@
 // carries.
 //
 // Every runner that starts a process gives it the composed prompt on stdin
-// (never on the command line, where other users could read it), starts it in a
-// process group of its own and, however the attempt ends (normally, on the
-// step timeout, on cancellation or when the output passes its cap), kills the
-// whole group before Run returns, so nothing the agent started outlives the
-// attempt. Run blocks for at most Timeout plus a few seconds of grace.
+// (never on the command line, where other users could read it) and the
+// environment env.go decides, starts it in a process group of its own and,
+// however the attempt ends (normally, on the step timeout, on cancellation
+// or when the output passes its cap), kills the whole group before Run
+// returns, and with it what the agent detached from the group (orphans.go),
+// so nothing the agent started outlives the attempt. Run blocks for at most
+// Timeout plus a few seconds of grace.
 //
-// Caveats: the process handling is Linux-specific (process groups, waitid). A
-// process the agent detaches into a session of its own escapes the group kill;
-// the runner stops waiting for its output after a short grace instead of
-// hanging, but cannot stop it.
+// Caveats: the process handling is Linux-specific (process groups, waitid,
+// /proc, the child subreaper). A process the agent detaches and that also
+// clears its environment escapes; the runner stops waiting for its output
+// after a short grace instead of hanging, but cannot stop it.
 package runner
 
 import (

@@ -39,6 +39,11 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "building the fake agent: %v\n%s", err, out)
 		return 1
 	}
+	// As gonogo is (cmd/gonogo): what an agent detaches is adopted here.
+	if err := BecomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 

@@ -8,7 +8,8 @@
 //	(always)              read all of stdin
 //	--argv-to PATH        write its arguments to PATH, one per line
 //	--stdin-to PATH       write what it read on stdin to PATH
-//	--env-to PATH         write its GONOGO_*, SLACK_* and FAKE_* variables to PATH, sorted
+//	--env-to PATH         write its GONOGO_* (but GONOGO_AGENT_ID, random), SLACK_* and FAKE_*
+//	                      variables to PATH, sorted
 //	--all-env-to PATH     write its whole environment to PATH, sorted
 //	--ignore-term         ignore SIGTERM (it and its children)
 //	--child PATH          start a child in its process group that sleeps an hour
@@ -188,6 +189,9 @@ func (s *script) record(args []string, stdin []byte) error {
 		return nil
 	}
 	return writeEnv(s.envTo, func(kv string) bool {
+		if strings.HasPrefix(kv, "GONOGO_AGENT_ID=") {
+			return false
+		}
 		return strings.HasPrefix(kv, "GONOGO_") || strings.HasPrefix(kv, "SLACK_") || strings.HasPrefix(kv, "FAKE_")
 	})
 }
