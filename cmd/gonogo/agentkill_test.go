@@ -28,8 +28,8 @@ func processAlive(pid int) bool {
 	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }
 
-// parentOf returns the parent pid of pid, or 0 when it cannot be read.
-func parentOf(pid int) int {
+// parentPid returns the parent pid of pid, or 0 when it cannot be read.
+func parentPid(pid int) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
@@ -114,7 +114,7 @@ wait
 	// gonogo is their subreaper: what the agent double-forked away is
 	// gonogo's child, not init's.
 	for _, kind := range []string{"double", "daemon"} {
-		if ppid := parentOf(detached[kind]); ppid != run.Process.Pid {
+		if ppid := parentPid(detached[kind]); ppid != run.Process.Pid {
 			t.Errorf("the %s process's parent is %d, want gonogo (%d), its subreaper", kind, ppid, run.Process.Pid)
 		}
 	}

@@ -13,7 +13,7 @@ package runner
 //     services' credentials (SLACK_*, AWS_*), the variables of the agents
 //     the runner does not run, and any name that says it holds a secret
 //     (secretName: a part TOKEN, SECRET, PASSWORD, CREDENTIALS, ..., or
-//     API_KEY, PRIVATE_KEY, ACCESS_KEY).
+//     API_KEY, PRIVATE_KEY, ACCESS_KEY, or a last part KEY or AUTH).
 //  4. Everything else is passed: PATH, HOME, USER, SHELL, LANG and LC_*,
 //     TERM, TZ, TMPDIR, the proxies (HTTPS_PROXY, NO_PROXY, ...), SSL_CERT_FILE,
 //     NODE_EXTRA_CA_CERTS, XDG_*, the settings of the tools an agent runs.
@@ -43,18 +43,20 @@ var agentVars = map[string][]string{
 var withheldPrefixes = []string{"GONOGO_", "SLACK_", "AWS_"}
 
 // secretParts are the parts of a name (split at '_') that say it holds a
-// secret; secretPairs the same for two parts in a row.
+// secret; secretPairs the same for two parts in a row, secretEnds for the
+// last part.
 var (
 	secretParts = map[string]bool{
 		"TOKEN": true, "TOKENS": true, "SECRET": true, "SECRETS": true, "PASSWORD": true,
 		"PASSWD": true, "PASSPHRASE": true, "CREDENTIAL": true, "CREDENTIALS": true, "APIKEY": true,
 	}
 	secretPairs = map[[2]string]bool{{"API", "KEY"}: true, {"PRIVATE", "KEY"}: true, {"ACCESS", "KEY"}: true}
+	secretEnds  = map[string]bool{"KEY": true, "AUTH": true}
 )
 
 // secretName reports whether a variable's name says it holds a secret:
 // GITHUB_TOKEN, DB_PASSWORD, OPENAI_API_KEY, GOOGLE_APPLICATION_CREDENTIALS,
-// but not TOKENIZERS_PARALLELISM. Its value is then withheld from agents
+// STRIPE_KEY, but not TOKENIZERS_PARALLELISM or SSH_AUTH_SOCK. Its value is then withheld from agents
 // (agentEnviron) and blanked out of every message (secretValues).
 func secretName(name string) bool {
 	parts := strings.Split(strings.ToUpper(name), "_")
@@ -63,7 +65,7 @@ func secretName(name string) bool {
 			return true
 		}
 	}
-	return false
+	return len(parts) > 1 && secretEnds[parts[len(parts)-1]]
 }
 
 // passes reports whether the variable name goes to the agent of runner

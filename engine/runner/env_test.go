@@ -71,6 +71,7 @@ func TestSecretName(t *testing.T) {
 		"GITHUB_TOKEN": true, "gh_token": true, "ANTHROPIC_AUTH_TOKEN": true, "DB_PASSWORD": true, "VAULT_SECRET": true,
 		"STRIPE_SECRET_KEY": true, "OPENAI_API_KEY": true, "GOOGLE_APPLICATION_CREDENTIALS": true, "SSH_PRIVATE_KEY": true,
 		"AWS_ACCESS_KEY_ID": true, "NPM_CONFIG_APIKEY": true, "GPG_PASSPHRASE": true,
+		"STRIPE_KEY": true, "NPM_CONFIG__AUTH": true, "KEY": false, "GPG_KEYRING": false,
 		"TOKENIZERS_PARALLELISM": false, "PATH": false, "KEYBOARD": false, "API_URL": false, "SSH_AUTH_SOCK": false,
 	} {
 		if got := secretName(name); got != want {

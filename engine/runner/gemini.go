@@ -136,7 +136,7 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 	case "tool_use":
 		s.toolCalls++
 		s.lastTool = ev.ToolName
-		s.answer = s.answer[:0]
+		s.answer = nil
 		return true
 	case "tool_result":
 		s.newTurn = true
