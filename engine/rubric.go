@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"strings"
 	"unicode"
@@ -96,21 +97,38 @@ func oneLine(s string, max int) string {
 // colon forms count: "Error - checkout timeout postmortem" is a title.
 var refusalPrefixes = []string{"ERROR:", "FAILED:", "REFUSED:"}
 
+// refusalLine returns the first non-blank line of b when it opens with a
+// refusal prefix. Only that line is copied, and only when it is one.
 func refusalLine(b []byte) (string, bool) {
-	for _, line := range strings.Split(string(b), "\n") {
-		t := strings.TrimSpace(strings.Trim(strings.TrimSpace(line), "*_#> "))
-		if t == "" {
+	for _, line := range lines(b) {
+		t := bytes.TrimSpace(bytes.Trim(bytes.TrimSpace(line), "*_#> "))
+		if len(t) == 0 {
 			continue
 		}
+		// Upper case maps a character to one character, so the first
+		// characters of t, as many as the longest prefix has bytes, decide.
+		head := t
+		for n, i := 0, 0; i < len(t); n++ {
+			if n == maxRefusalPrefix {
+				head = t[:i]
+				break
+			}
+			_, size := utf8.DecodeRune(t[i:])
+			i += size
+		}
+		up := strings.ToUpper(string(head))
 		for _, p := range refusalPrefixes {
-			if strings.HasPrefix(strings.ToUpper(t), p) {
-				return t, true
+			if strings.HasPrefix(up, p) {
+				return string(t), true
 			}
 		}
 		return "", false
 	}
 	return "", false
 }
+
+// maxRefusalPrefix is the length of the longest of refusalPrefixes.
+const maxRefusalPrefix = len("REFUSED:")
 
 // HasContent reports whether b holds any text (a letter or a digit): an
 // artifact without is EMPTY, and an edit without is refused. Exported for
@@ -134,26 +152,26 @@ func isStub(b []byte, sk Skill) bool {
 	for _, s := range sk.TemplateSections {
 		want[normHeading(s)] = true
 	}
-	tmpl := map[string]bool{}
-	for _, l := range contentLines(sk.Template) {
-		tmpl[l] = true
-	}
-	matched, content, stub := 0, 0, 0
-	for _, l := range strings.Split(string(b), "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "## ") && want[normHeading(t[3:])] {
-			matched++
+	matched := false
+	for _, l := range lines(b) {
+		t := bytes.TrimSpace(l)
+		if bytes.HasPrefix(t, []byte("## ")) && want[normHeading(string(t[3:]))] {
+			matched = true
+			break
 		}
 	}
-	if matched == 0 {
+	if !matched {
 		return false
 	}
-	for _, l := range contentLines(string(b)) {
+	tmpl := map[string]bool{}
+	eachContentLine([]byte(sk.Template), func(l []byte) { tmpl[string(l)] = true })
+	content, stub := 0, 0
+	eachContentLine(b, func(l []byte) {
 		content++
-		if tmpl[l] || mostlyBracketed(l) {
+		if tmpl[string(l)] || mostlyBracketed(l) {
 			stub++
 		}
-	}
+	})
 	return content == 0 || stub*10 >= content*9
 }
 
@@ -161,44 +179,67 @@ func normHeading(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(strings.Trim(s, "# ")), " "))
 }
 
-// contentLines returns the lines that carry content: no headings, blank
-// lines, front matter, HTML comments, fences, rules or table separators;
-// white space folded.
-func contentLines(s string) []string {
-	var out []string
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	inComment, end := false, frontMatterEnd(lines)
-	for i, l := range lines {
-		t := strings.Join(strings.Fields(l), " ")
+// eachContentLine calls fn with each line of b that carries content: no
+// headings, blank lines, front matter, HTML comments, fences, rules or
+// table separators; white space folded. fn must not keep the line, whose
+// bytes are reused: lines are read in place, so the check of an artifact
+// costs no copy of it.
+func eachContentLine(b []byte, fn func(line []byte)) {
+	inComment, end := false, frontMatterEnd(b)
+	var t []byte
+	for i, l := range lines(b) {
 		if i <= end {
 			continue
 		}
+		t = foldSpace(t[:0], l)
 		if inComment {
-			if strings.Contains(t, "-->") {
+			if bytes.Contains(t, []byte("-->")) {
 				inComment = false
 			}
 			continue
 		}
-		if strings.HasPrefix(t, "<!--") {
-			inComment = !strings.Contains(t, "-->")
+		if bytes.HasPrefix(t, []byte("<!--")) {
+			inComment = !bytes.Contains(t, []byte("-->"))
 			continue
 		}
 		switch {
-		case t == "", strings.HasPrefix(t, "#"), strings.HasPrefix(t, "```"), strings.HasPrefix(t, "~~~"):
+		case len(t) == 0, t[0] == '#', bytes.HasPrefix(t, []byte("```")), bytes.HasPrefix(t, []byte("~~~")):
 			continue
-		case strings.Trim(t, "-|: =*_") == "":
+		case len(bytes.Trim(t, "-|: =*_")) == 0:
 			continue
 		}
-		out = append(out, t)
+		fn(t)
 	}
-	return out
+}
+
+// foldSpace appends s to dst with its runs of white space made one space
+// and none at either end, as strings.Join(strings.Fields(s), " ") does.
+func foldSpace(dst, s []byte) []byte {
+	start := len(dst)
+	space := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRune(s[i:])
+		if unicode.IsSpace(r) {
+			space = true
+		} else {
+			if space && len(dst) > start {
+				dst = append(dst, ' ')
+			}
+			space = false
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return dst
 }
 
 // mostlyBracketed reports whether a line's letters sit mostly inside
 // [brackets] or <angle brackets>: template guidance, not content.
-func mostlyBracketed(l string) bool {
+func mostlyBracketed(l []byte) bool {
 	in, out, depth := 0, 0, 0
-	for _, r := range l {
+	for len(l) > 0 {
+		r, n := utf8.DecodeRune(l)
+		l = l[n:]
 		switch r {
 		case '[', '<':
 			depth++
@@ -222,8 +263,13 @@ func mostlyBracketed(l string) bool {
 // Summarize returns one line describing an artifact: its first heading or
 // its first sentence, at most about 120 characters.
 func Summarize(b []byte) string {
-	for _, l := range contentOrHeadings(string(b)) {
-		l = strings.TrimSpace(strings.TrimLeft(l, "#>*-_ "))
+	end := frontMatterEnd(b)
+	for i, line := range lines(b) {
+		t := bytes.TrimSpace(line)
+		if i <= end || len(t) == 0 || bytes.HasPrefix(t, []byte("<!--")) || bytes.HasPrefix(t, []byte("```")) {
+			continue
+		}
+		l := strings.TrimSpace(strings.TrimLeft(string(t), "#>*-_ "))
 		l = strings.Trim(l, "*_ ")
 		if l == "" || !hasContent([]byte(l)) {
 			continue
@@ -236,38 +282,41 @@ func Summarize(b []byte) string {
 	return ""
 }
 
-func contentOrHeadings(s string) []string {
-	var out []string
-	lines := strings.Split(s, "\n")
-	end := frontMatterEnd(lines)
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		if i <= end {
-			continue
+// lines yields the lines of b, split at '\n' as strings.Split splits them
+// (a final newline leaves an empty last line), with their index. They are
+// b's own bytes: a reader that stops early has copied nothing.
+func lines(b []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		for i := 0; ; i++ {
+			j := bytes.IndexByte(b, '\n')
+			if j < 0 {
+				yield(i, b)
+				return
+			}
+			if !yield(i, b[:j]) {
+				return
+			}
+			b = b[j+1:]
 		}
-		if t == "" || strings.HasPrefix(t, "<!--") || strings.HasPrefix(t, "```") {
-			continue
-		}
-		out = append(out, t)
 	}
-	return out
 }
 
 // frontMatterEnd returns the index of the line closing a YAML front matter
-// block at the top of lines, or -1 when there is none. A leading "---" that
+// block at the top of b, or -1 when there is none. A leading "---" that
 // is never closed, or that encloses lines which are not YAML keys, is a
 // thematic break and the text under it is content.
-func frontMatterEnd(lines []string) int {
-	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
-		return -1
-	}
-	for i := 1; i < len(lines); i++ {
-		t := strings.TrimSpace(lines[i])
+func frontMatterEnd(b []byte) int {
+	for i, l := range lines(b) {
+		t := bytes.TrimSpace(l)
 		switch {
-		case t == "---" || t == "...":
+		case i == 0:
+			if string(t) != "---" {
+				return -1
+			}
+		case string(t) == "---" || string(t) == "...":
 			return i
-		case t == "", strings.HasPrefix(lines[i], " "), strings.HasPrefix(t, "- "):
-		case yamlKeyRE.MatchString(t):
+		case len(t) == 0, l[0] == ' ', bytes.HasPrefix(t, []byte("- ")):
+		case yamlKeyRE.Match(t):
 		default:
 			return -1
 		}

@@ -2,9 +2,12 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -253,5 +256,31 @@ func TestSummarize(t *testing.T) {
 	}
 	if strings.Contains(Summarize(readFixture(t, "filled.md")), "artifact:") {
 		t.Error("Summarize read the front matter")
+	}
+}
+
+// Judging an artifact and summarising it read it in place: the checks of
+// an 8 MiB artifact (refusal line, content, the template stub check,
+// which reads every line) allocate a small fraction of its size, not
+// copies of it.
+func TestJudgingAnArtifactCopiesNoneOfIt(t *testing.T) {
+	sk := Skill{Name: "prd", Template: "## Goals\n\n[What it is for]\n\n## Risks\n\n[What could go wrong]\n", TemplateSections: []string{"Goals", "Risks"}}
+	var b bytes.Buffer
+	b.WriteString("# PRD\n\n## Goals\n\n")
+	for i := 0; b.Len() < 8<<20; i++ {
+		fmt.Fprintf(&b, "Goal %d: the address form keeps what the customer typed when validation fails.\n", i)
+	}
+	artifact := b.Bytes()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, reason := Judge(Outcome{Artifact: artifact}, sk)
+	summary := Summarize(artifact)
+	runtime.ReadMemStats(&after)
+	if res != ResultProduced || summary != "PRD" {
+		t.Fatalf("Judge = %s (%s), Summarize = %q", res, reason, summary)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(len(artifact))/16 {
+		t.Errorf("judging and summarising a %d-byte artifact allocated %d bytes", len(artifact), got)
 	}
 }

@@ -28,6 +28,24 @@ func processAlive(pid int) bool {
 	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }
 
+// parentPid returns the parent pid of pid, or 0 when it cannot be read.
+func parentPid(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
 func waitGone(t *testing.T, what string, pid int) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); processAlive(pid); time.Sleep(10 * time.Millisecond) {
@@ -53,8 +71,9 @@ func readPidFile(t *testing.T, path string) int {
 
 // When gonogo is SIGKILLed mid-step, its agent dies with it (the kernel's
 // parent-death signal), and what the agent started, which that signal does
-// not reach, is killed by the next gonogo to open the data directory; the
-// step shows interrupted.
+// not reach, is killed by the next gonogo to open the data directory: a
+// child in its group, a process in a session of its own (setsid sleep &),
+// a double fork and a daemon. The step shows interrupted.
 func TestSIGKILLedGonogoLeavesNoAgentRunning(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -64,6 +83,10 @@ func TestSIGKILLedGonogoLeavesNoAgentRunning(t *testing.T) {
 	agent := writeAgent(t, `cat >/dev/null
 sleep 3600 &
 echo $! > `+pids+`/grandchild
+setsid sh -c 'echo $$ > `+pids+`/setsid.tmp && mv `+pids+`/setsid.tmp `+pids+`/setsid; exec sleep 3600' &
+( sh -c 'echo $$ > `+pids+`/double.tmp && mv `+pids+`/double.tmp `+pids+`/double; exec sleep 3600' >/dev/null 2>&1 & )
+( setsid sh -c 'echo $$ > `+pids+`/daemon.tmp && mv `+pids+`/daemon.tmp `+pids+`/daemon; exec sleep 3600' </dev/null >/dev/null 2>&1 & )
+until [ -e `+pids+`/setsid ] && [ -e `+pids+`/double ] && [ -e `+pids+`/daemon ]; do sleep 0.01; done
 echo $$ > `+pids+`/agent
 wait
 `)
@@ -78,7 +101,23 @@ wait
 	}
 	agentPid := readPidFile(t, filepath.Join(pids, "agent"))
 	grandchild := readPidFile(t, filepath.Join(pids, "grandchild"))
-	t.Cleanup(func() { _ = syscall.Kill(grandchild, syscall.SIGKILL) })
+	detached := map[string]int{}
+	for _, kind := range []string{"setsid", "double", "daemon"} {
+		detached[kind] = readPidFile(t, filepath.Join(pids, kind))
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(grandchild, syscall.SIGKILL)
+		for _, pid := range detached {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	// gonogo is their subreaper: what the agent double-forked away is
+	// gonogo's child, not init's.
+	for _, kind := range []string{"double", "daemon"} {
+		if ppid := parentPid(detached[kind]); ppid != run.Process.Pid {
+			t.Errorf("the %s process's parent is %d, want gonogo (%d), its subreaper", kind, ppid, run.Process.Pid)
+		}
+	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if recs, _ := filepath.Glob(filepath.Join(data, "agents", "*.json")); len(recs) == 1 {
 			break
@@ -112,6 +151,9 @@ wait
 	}
 	t.Logf("show:\n%s", stderr.String())
 	waitGone(t, "agent's child", grandchild)
+	for kind, pid := range detached {
+		waitGone(t, kind+" process the agent detached", pid)
+	}
 	if !strings.Contains(stderr.String(), "stopped an agent left running by a gonogo that is gone") ||
 		!strings.Contains(stderr.String(), "run="+m[1]) {
 		t.Errorf("show did not say it stopped the agent:\n%s", stderr.String())

@@ -67,6 +67,44 @@ func TestRunnerArgsMalformedAreRefused(t *testing.T) {
 	}
 }
 
+// The agent gets no secret of another service unless GONOGO_AGENT_ENV lists
+// it; a malformed list is refused before anything runs.
+func TestAgentEnvLetsTheOperatorPassASecret(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp-for-the-agent")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "not-for-the-agent")
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-not-for-the-agent")
+	t.Setenv("GONOGO_TEMPORAL_TLS_KEY", "/etc/tls/gonogo-key.pem")
+	vars := baseVars(t)
+	dir := t.TempDir()
+	vars["GONOGO_RUNNER"] = "command"
+	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `env > `+dir+`/env
+cat >/dev/null
+printf '# PRD\n\nA real paragraph of work.\n'`)
+	vars["GONOGO_AGENT_ENV"] = "GITHUB_TOKEN"
+	if res := gonogo(t, vars, "approve\n", "run", "--chain", "deliver-prd -- saved searches"); res.code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := "\n" + string(b)
+	if !strings.Contains(env, "\nGITHUB_TOKEN=ghp-for-the-agent\n") {
+		t.Error("the agent lacks GITHUB_TOKEN, which GONOGO_AGENT_ENV lists")
+	}
+	for _, secret := range []string{"not-for-the-agent", "xoxb-", "gonogo-key.pem"} {
+		if strings.Contains(env, secret) {
+			t.Errorf("the agent's environment holds %q", secret)
+		}
+	}
+
+	vars["GONOGO_AGENT_ENV"] = "GITHUB_TOKEN,AWS SECRET"
+	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd -- saved searches")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `GONOGO_AGENT_ENV="GITHUB_TOKEN,AWS SECRET"`) || !strings.Contains(res.stderr, `"AWS SECRET" is not a variable name`) {
+		t.Errorf("a malformed GONOGO_AGENT_ENV: exit %d, want %d naming it\n%s", res.code, exitUsage, res.stderr)
+	}
+}
+
 // What the agent said reaches the person: a claude that is not logged in
 // fails the step with its own words and how to fix it, not its exit code.
 func TestAgentErrorReachesThePerson(t *testing.T) {

@@ -30,6 +30,7 @@ type config struct {
 	Runner       string        `env:"GONOGO_RUNNER, default=claude"`
 	RunnerCmd    string        `env:"GONOGO_RUNNER_CMD"`
 	RunnerArgs   string        `env:"GONOGO_RUNNER_ARGS"`
+	AgentEnv     string        `env:"GONOGO_AGENT_ENV"` // runner.ParsePassEnv
 	StepTimeout  time.Duration `env:"GONOGO_STEP_TIMEOUT, default=30m"`
 	MaxArtifact  byteSize      `env:"GONOGO_MAX_ARTIFACT, default=1MiB"`
 	MaxPlanBytes byteSize      `env:"GONOGO_MAX_PLAN_BYTES, default=1MiB"`

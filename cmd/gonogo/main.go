@@ -13,6 +13,8 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 	"github.com/spf13/cobra"
+
+	"github.com/gonogo/gonogo/engine/runner"
 )
 
 // Exit codes of run, resume and check.
@@ -28,6 +30,10 @@ const exitCodes = `Exit codes: 0 completed (check: accepted), 1 refused, halted 
 2 usage, I/O or configuration error, 3 left waiting for a decision.`
 
 func main() {
+	// What an agent detaches (setsid, a double fork) is then adopted by
+	// gonogo, not init, and collected by it once killed. Should it fail,
+	// such a process is still killed by its marker; init collects it.
+	_ = runner.BecomeSubreaper()
 	ctx, stop := withInterrupts(context.Background())
 	code := realMain(ctx, env{
 		args: os.Args[1:], stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,

@@ -195,7 +195,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	svc := engine.NewService(engine.ServiceConfig{
 		Store: db, Catalog: cat, Runner: r, Notifier: n,
 		MaxParallel: cfg.MaxParallel, Log: log,
-		Probe: runner.Probe{}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
+		Probe: runner.Probe{PassEnv: rcfg.PassEnv}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
 		Setup: setupOf(f, cfg), RateLimit: cfg.rateLimit(), Members: engine.LocalOperator,
 	})
 	rctx, stop := context.WithCancel(ctx)
@@ -286,12 +286,18 @@ func actor(e env) string {
 }
 
 // runnerConfig is the agent runner's configuration: the executable, the
-// step limits, and GONOGO_RUNNER_ARGS split like a shell command line
-// (quotes and backslashes, nothing expanded). A value that does not split,
-// or that holds an unquoted ; & | < or > (which a shell would take as
-// another command or a redirection), is refused naming the variable.
+// step limits, the variables passed on request (GONOGO_AGENT_ENV), and
+// GONOGO_RUNNER_ARGS split like a shell command line (quotes and
+// backslashes, nothing expanded). A value that does not split, or that
+// holds an unquoted ; & | < or > (which a shell would take as another
+// command or a redirection), is refused naming the variable.
 func runnerConfig(cfg config, f *runFlags) (runner.Config, error) {
 	rcfg := runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact), AgentsDir: agentsDir(f.data)}
+	pass, err := runner.ParsePassEnv(cfg.AgentEnv)
+	if err != nil {
+		return rcfg, usagef("configuration: GONOGO_AGENT_ENV=%q: %v; list variable names separated by commas, for example GONOGO_AGENT_ENV=GITHUB_TOKEN,AWS_*", cfg.AgentEnv, err)
+	}
+	rcfg.PassEnv = pass
 	args, err := splitRunnerArgs(cfg.RunnerArgs)
 	if err != nil {
 		return rcfg, usagef("configuration: GONOGO_RUNNER_ARGS=%q %v; quote arguments as in a shell, for example GONOGO_RUNNER_ARGS='--model opus --append-system-prompt \"Be brief.\"'", cfg.RunnerArgs, err)

@@ -132,7 +132,7 @@ func workerSetup(e env, cfg config, f *runFlags) (workerParts, error) {
 		return parts, usagef("configuration: %v", err)
 	}
 	parts.acts = &temporalbackend.Activities{
-		Runner: r, Catalog: cat, Probe: runner.Probe{}, Artifacts: arts,
+		Runner: r, Catalog: cat, Probe: runner.Probe{PassEnv: rcfg.PassEnv}, Artifacts: arts,
 		Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol, RateLimit: cfg.rateLimit(),
 	}
 	return parts, nil

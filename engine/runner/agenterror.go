@@ -20,15 +20,15 @@ import (
 type secretSet []string
 
 // secretValues collects the values of variables whose names say they hold
-// a secret (…_API_KEY, …_TOKEN, …_SECRET), from gonogo's environment and
-// the runner's extra one. Values shorter than 8 bytes are left alone: they
-// are not real keys, and blanking them would garble messages.
+// a secret (secretName: …_API_KEY, …_TOKEN, …_SECRET, …_PASSWORD, ...),
+// from gonogo's environment and the runner's extra one. Values shorter than
+// 8 bytes are left alone: they are not real keys, and blanking them would
+// garble messages.
 func secretValues(extra []string) secretSet {
 	var out secretSet
 	for _, kv := range append(os.Environ(), extra...) {
 		k, v, _ := strings.Cut(kv, "=")
-		k = strings.ToUpper(k)
-		if len(v) < 8 || !(strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_TOKEN") || strings.HasSuffix(k, "_SECRET")) {
+		if len(v) < 8 || !secretName(k) {
 			continue
 		}
 		out = append(out, v)

@@ -192,14 +192,16 @@ func readOwnRecord(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxRecord))
 }
 
-// killGroup SIGKILLs the members of a recorded group that are provably
-// the recorded agent's, and returns their pids.
+// killGroup SIGKILLs the processes that are provably the recorded
+// agent's, in its group or detached from it, and returns their pids: the
+// leader by its pid and start time, any other by its marker.
 func killGroup(rec agentRecord) []int {
 	var killed []int
-	for _, p := range groupMembers(rec.PGID) {
-		ours := p.pid == rec.PGID && p.start == rec.Start ||
-			p.start >= rec.Start && envValue(procEnviron(p.pid), agentMarkerEnv) == rec.Marker && rec.Marker != ""
-		if ours && killExact(p.pid, p.start) {
+	if st, err := readStat(rec.PGID); err == nil && !st.dead() && st.start == rec.Start && killExact(rec.PGID, rec.Start) {
+		killed = append(killed, rec.PGID)
+	}
+	for _, p := range killMarked(rec.Marker, rec.Start) {
+		if p.pid != rec.PGID {
 			killed = append(killed, p.pid)
 		}
 	}

@@ -52,7 +52,7 @@ func (c *Claude) Run(ctx context.Context, job engine.Job, progress func(engine.P
 	if err != nil {
 		return engine.Outcome{Err: err}
 	}
-	return runStream(ctx, c.cfg, job, args, &stream{}, progress)
+	return runStream(ctx, "claude", c.cfg, job, args, &stream{}, progress)
 }
 
 // args are claude's arguments for a job: print mode and the event stream,
@@ -109,13 +109,13 @@ func (s *stream) finish(o *engine.Outcome, x exit) {
 		// An agent that cannot work at all (no login, no credit, a rate
 		// limit) still ends with subtype success; the result text says
 		// why, and the assistant message it made up says what kind.
-		msg := strings.TrimSpace(r.Result)
+		msg := strings.TrimSpace(string(r.Result))
 		if msg == "" {
 			msg = s.errText
 		}
 		claudeVendor.agentFailed(o, msg, claudeErrorKind(s.errKind, r, msg))
 	default:
-		o.Artifact = []byte(r.Result)
+		o.Artifact = r.Result
 	}
 }
 
@@ -155,8 +155,8 @@ func subtypeError(r *resultEvent) string {
 			details = append(details, e)
 		}
 	}
-	if len(details) == 0 && strings.TrimSpace(r.Result) != "" {
-		details = append(details, strings.TrimSpace(r.Result))
+	if result := strings.TrimSpace(string(r.Result)); len(details) == 0 && result != "" {
+		details = append(details, result)
 	}
 	if len(details) > 0 {
 		msg += ": " + strings.Join(details, "; ")

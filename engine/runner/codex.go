@@ -58,7 +58,7 @@ func (c *Codex) Run(ctx context.Context, job engine.Job, progress func(engine.Pr
 	}
 	args := append(append(append([]string(nil), codexArgs...), opts...), c.cfg.Args...)
 	args = append(args, "-")
-	return runStream(ctx, c.cfg, job, args, &codexStream{}, progress)
+	return runStream(ctx, "codex", c.cfg, job, args, &codexStream{}, progress)
 }
 
 // codexStream folds the events of `codex exec --json`: thread.started,
@@ -72,7 +72,7 @@ type codexStream struct {
 	tools     map[string]bool // their ids, so started and completed count once
 	lastTool  string
 	status    string
-	answer    string // the last agent message
+	answer    []byte // the last agent message
 	usage     engine.Usage
 	completed bool
 	failed    string // turn.failed's message
@@ -82,9 +82,9 @@ type codexStream struct {
 }
 
 type codexEvent struct {
-	Type    string          `json:"type"`
-	Message string          `json:"message"`
-	Item    json.RawMessage `json:"item"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Item    rawRef `json:"item"`
 	Error   struct {
 		Message string `json:"message"`
 	} `json:"error"`
@@ -97,12 +97,12 @@ type codexEvent struct {
 }
 
 type codexItem struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Text    string `json:"text"`
-	Message string `json:"message"`
-	Server  string `json:"server"`
-	Tool    string `json:"tool"`
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Text    jsonText `json:"text"` // the answer, decoded once
+	Message string   `json:"message"`
+	Server  string   `json:"server"`
+	Tool    string   `json:"tool"`
 }
 
 // codexTools names the item types that are tool calls, as progress shows
@@ -154,7 +154,7 @@ func (s *codexStream) add(line []byte) (urgent bool) {
 	return false
 }
 
-func (s *codexStream) item(kind string, raw json.RawMessage) (urgent bool) {
+func (s *codexStream) item(kind string, raw rawRef) (urgent bool) {
 	var it codexItem
 	if len(raw) == 0 || json.Unmarshal(raw, &it) != nil {
 		return false
@@ -214,7 +214,7 @@ func (s *codexStream) finish(o *engine.Outcome, x exit) {
 	case s.failed != "":
 		codexVendor.agentFailed(o, s.failed, "")
 	case s.completed:
-		o.Artifact = []byte(s.answer)
+		o.Artifact = s.answer
 	case o.Err != nil:
 	case s.lastError != "":
 		codexVendor.agentFailed(o, s.lastError, "")

@@ -36,7 +36,7 @@ func (c *Command) Run(ctx context.Context, job engine.Job, _ func(engine.Progres
 	x := runProcess(ctx, spec{
 		cmd:     c.cfg.Cmd,
 		args:    c.cfg.Args,
-		env:     environ(c.cfg.Env, job),
+		env:     environ("", c.cfg, job),
 		dir:     c.cfg.Dir,
 		stdin:   job.Prompt,
 		timeout: c.cfg.stepTimeout(job),

@@ -66,7 +66,7 @@ func (g *Gemini) Run(ctx context.Context, job engine.Job, progress func(engine.P
 		args = append(args, "--include-directories", job.SkillDir)
 	}
 	args = append(append(args, opts...), g.cfg.Args...)
-	return runStream(ctx, g.cfg, job, args, &geminiStream{}, progress)
+	return runStream(ctx, "gemini", g.cfg, job, args, &geminiStream{}, progress)
 }
 
 // geminiStream folds Gemini CLI's stream-json events: init, message (user
@@ -79,7 +79,7 @@ type geminiStream struct {
 	toolCalls int
 	lastTool  string
 	status    string
-	answer    strings.Builder // the assistant's text since its last tool call
+	answer    [][]byte // the assistant's text since its last tool call, as it came
 	lastError string
 	result    *geminiResult
 	events    int
@@ -87,12 +87,12 @@ type geminiStream struct {
 }
 
 type geminiEvent struct {
-	Type     string `json:"type"`
-	Role     string `json:"role"`
-	Content  string `json:"content"`
-	ToolName string `json:"tool_name"`
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
+	Type     string   `json:"type"`
+	Role     string   `json:"role"`
+	Content  jsonText `json:"content"`
+	ToolName string   `json:"tool_name"`
+	Severity string   `json:"severity"`
+	Message  string   `json:"message"`
 }
 
 type geminiResult struct {
@@ -127,7 +127,7 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 			return false
 		}
 		s.status = ""
-		s.answer.WriteString(ev.Content)
+		s.answer = append(s.answer, ev.Content)
 		if s.newTurn || s.turns == 0 {
 			s.turns++
 			s.newTurn = false
@@ -136,7 +136,7 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 	case "tool_use":
 		s.toolCalls++
 		s.lastTool = ev.ToolName
-		s.answer.Reset()
+		s.answer = nil
 		return true
 	case "tool_result":
 		s.newTurn = true
@@ -215,7 +215,7 @@ func (s *geminiStream) finish(o *engine.Outcome, x exit) {
 		geminiVendor.agentFailed(o, msg, "")
 		return
 	}
-	o.Artifact = []byte(s.answer.String())
+	o.Artifact = joined(s.answer)
 }
 
 // geminiMessage unwraps the "[API Error: {...}]" Gemini CLI puts around an

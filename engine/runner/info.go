@@ -96,7 +96,7 @@ func Version(ctx context.Context, path string, args []string, timeout time.Durat
 	x := runProcess(ctx, spec{
 		cmd:     path,
 		args:    args,
-		env:     agentEnviron(),
+		env:     ownEnviron("", nil),
 		timeout: timeout,
 		grace:   100 * time.Millisecond,
 	}, func(r io.Reader) error {

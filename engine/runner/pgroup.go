@@ -92,11 +92,16 @@ func deathSignal(ps *os.ProcessState) string {
 
 // procStat is what gonogo reads from /proc/PID/stat.
 type procStat struct {
-	pid   int
-	state byte // R, S, D, Z (a zombie), ...
-	pgrp  int
-	start uint64 // clock ticks after boot
+	pid     int
+	state   byte // R, S, D, Z (a zombie), ...
+	ppid    int
+	pgrp    int
+	session int
+	start   uint64 // clock ticks after boot
 }
+
+// dead reports whether the process has exited (a zombie, or on its way).
+func (p procStat) dead() bool { return p.state == 'Z' || p.state == 'X' }
 
 // readStat reads /proc/PID/stat. The command name (field 2) may hold
 // spaces and parentheses, so the fields are counted from its last ')'.
@@ -110,16 +115,19 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state): pgrp is field 5, starttime field 22.
+	// f[0] is field 3 (state): ppid is field 4, pgrp 5, session 6,
+	// starttime 22.
 	if len(f) < 20 {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
 	}
-	pgrp, err1 := strconv.Atoi(f[2])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	session, err3 := strconv.Atoi(f[3])
+	start, err4 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: unreadable", pid)
 	}
-	return procStat{pid: pid, state: f[0][0], pgrp: pgrp, start: start}, nil
+	return procStat{pid: pid, state: f[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, nil
 }
 
 // procStart returns when the process pid started, in clock ticks after
@@ -135,9 +143,8 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-// groupMembers lists the live processes of process group pgid; a zombie,
-// dead already, is left out.
-func groupMembers(pgid int) []procStat {
+// processes lists every process gonogo can see, zombies included.
+func processes() []procStat {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -148,11 +155,25 @@ func groupMembers(pgid int) []procStat {
 		if err != nil {
 			continue
 		}
-		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+		if st, err := readStat(pid); err == nil {
 			out = append(out, st)
 		}
 	}
 	return out
+}
+
+// carries reports whether process pid started with marker as its
+// GONOGO_AGENT_ID. Another user's process, or one gone, does not.
+func carries(pid int, marker string) bool {
+	if marker == "" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	entry := []byte(agentMarkerEnv + "=" + marker + "\x00")
+	return bytes.HasPrefix(b, entry) || bytes.Contains(b, append([]byte{0}, entry...))
 }
 
 // procEnviron returns the environment process pid started with; nil when
@@ -166,10 +187,14 @@ func procEnviron(pid int) []string {
 }
 
 // killExact SIGKILLs the process pid only if it is still the one that
-// started at start. The process is held by a pidfd (os.FindProcess on
+// started at start.
+func killExact(pid int, start uint64) bool { return signalExact(pid, start, syscall.SIGKILL) }
+
+// signalExact sends sig to the process pid only if it is still the one
+// that started at start. The process is held by a pidfd (os.FindProcess on
 // Linux) before its start time is checked again, so the pid cannot pass to
 // another process between the check and the signal.
-func killExact(pid int, start uint64) bool {
+func signalExact(pid int, start uint64, sig syscall.Signal) bool {
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		return false
@@ -178,5 +203,30 @@ func killExact(pid int, start uint64) bool {
 	if st, err := procStart(pid); err != nil || st != start {
 		return false
 	}
-	return p.Signal(syscall.SIGKILL) == nil
+	return p.Signal(sig) == nil
+}
+
+// BecomeSubreaper makes this process the child subreaper of everything it
+// starts (prctl PR_SET_CHILD_SUBREAPER): a process an agent detaches from
+// itself (setsid, a double fork) is then adopted by gonogo rather than by
+// init, so that gonogo can still tell it from the rest of the system
+// (stopStrays) and collects it once it is dead (reapAdopted).
+func BecomeSubreaper() error {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
+	}
+	return nil
+}
+
+// reap collects the exit status of pid, a child of this process that is
+// dead or dying; it waits only for that pid, so no exec.Cmd loses its own.
+func reap(pid int) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			return
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
@@ -15,10 +14,12 @@ import (
 
 // Probe answers a workflow step's file and command conditions on this
 // machine (engine.Probe), relative to Dir ("" is the current directory).
-// A command runs in the environment an agent gets, so a condition sees no
-// more of gonogo's secrets than an agent does.
+// A command runs in the environment the command runner's executable gets
+// (env.go), so a condition sees no more of gonogo's secrets than an agent
+// does; PassEnv is GONOGO_AGENT_ENV.
 type Probe struct {
-	Dir string
+	Dir     string
+	PassEnv []string
 }
 
 var _ engine.Probe = Probe{}
@@ -41,7 +42,7 @@ func (p Probe) Exists(_ context.Context, path string) (bool, error) {
 func (p Probe) Command(ctx context.Context, argv []string, stdin []byte) engine.CommandResult {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = p.Dir
-	cmd.Env = agentEnviron()
+	cmd.Env = ownEnviron("", p.PassEnv)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
@@ -52,24 +53,4 @@ func (p Probe) Command(ctx context.Context, argv []string, stdin []byte) engine.
 		return engine.CommandResult{ExitCode: exit.ExitCode(), Stderr: stderr.String()}
 	}
 	return engine.CommandResult{Err: err, Stderr: stderr.String()}
-}
-
-// isSecretEnv reports whether an environment variable of gonogo's own is
-// a secret that nothing gonogo starts (an agent, a command condition) may
-// see: an agent that can run shell commands could otherwise read the bot's
-// Slack tokens.
-func isSecretEnv(name string) bool {
-	return name == "SLACK_APP_TOKEN" || name == "SLACK_BOT_TOKEN"
-}
-
-// agentEnviron is gonogo's environment without its secrets: what every
-// process gonogo starts for an agent or a condition begins from.
-func agentEnviron() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !isSecretEnv(k) {
-			env = append(env, kv)
-		}
-	}
-	return env
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -121,30 +122,17 @@ func startError(cmd string, err error) error {
 // runProcess runs one agent to its end and hands its stdout to consume,
 // which runs on its own goroutine and has returned by the time runProcess
 // does. consume returns an error wrapping ErrOutputTooLarge to have the
-// agent stopped. Whatever happens, the agent's process group has been killed
-// when runProcess returns.
+// agent stopped. Whatever happens, the agent's process group, and what it
+// detached from it, have been killed when runProcess returns.
 func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit {
 	if ctx.Err() != nil {
 		return exit{err: cancelError(ctx), code: -1}
 	}
-	cmd := exec.Command(s.cmd, s.args...)
+	cmd, stderr := s.command()
 	if cmd.Err != nil {
 		return exit{err: startError(s.cmd, cmd.Err), code: -1}
 	}
-	cmd.Dir = s.dir
-	cmd.Env = s.env
 	marker := s.mark(cmd)
-	cmd.Stdin = strings.NewReader(s.stdin)
-	stderr := &tail{max: stderrKeep}
-	cmd.Stderr = stderr
-	if s.stderrLine != nil {
-		cmd.Stderr = io.MultiWriter(stderr, &lineWriter{fn: s.stderrLine})
-	}
-	// The stdin and stderr copies may be held up by a process that left the
-	// group; WaitDelay keeps them from holding up Wait.
-	cmd.WaitDelay = ioGrace
-	ownGroup(cmd)
-
 	// stdout is a pipe of our own rather than cmd.StdoutPipe, so it can be
 	// read while the process runs and given a deadline after it is gone.
 	pr, pw, err := os.Pipe()
@@ -159,33 +147,78 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 	if err != nil {
 		return exit{err: startError(s.cmd, err), code: -1}
 	}
-	pgid := cmd.Process.Pid
-	defer s.record(pgid, marker)()
+	a := &agent{pgid: cmd.Process.Pid, marker: marker, grace: s.grace}
+	a.since, _ = procStart(a.pgid)
+	defer s.record(a.pgid, marker)()
 
 	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, timeoutError(s.timeout))
 	defer cancel()
-
 	readDone := make(chan error, 1)
 	go func() { readDone <- consume(pr) }()
+	leader, reading := a.watch(ctx, readDone, exited)
 
-	var (
-		stopped  error // why gonogo stopped the agent; nil when it ended by itself
-		killAt   <-chan time.Time
-		reading  = readDone
-		done     = ctx.Done()
-		leader   leaderExit
-		finished bool
-	)
-	stop := func(why error) {
-		if stopped != nil {
-			return
-		}
-		stopped = why
-		done = nil
-		signalGroup(pgid, false)
-		killAt = time.After(s.grace)
+	killed := a.kill(leader)
+	if reading != nil {
+		// The writers the agent started are dead, so the reader soon sees
+		// EOF; the deadline only matters for a process that left the group
+		// and cleared its environment.
+		_ = pr.SetReadDeadline(time.Now().Add(ioGrace))
 	}
-	for !finished {
+	if !leader.reaped {
+		leader.waitErr = cmd.Wait()
+	}
+	reapAdopted(a.pgid, killed)
+	if reading != nil {
+		<-reading
+	}
+	return a.exit(cmd, s.cmd, stderr, leader)
+}
+
+// command prepares the agent's process: no shell, stdin from the prompt,
+// the end of stderr kept (and each line handed on when asked), a group
+// of its own.
+func (s spec) command() (*exec.Cmd, *tail) {
+	cmd := exec.Command(s.cmd, s.args...)
+	cmd.Dir = s.dir
+	cmd.Env = s.env
+	cmd.Stdin = strings.NewReader(s.stdin)
+	stderr := &tail{max: stderrKeep}
+	cmd.Stderr = stderr
+	if s.stderrLine != nil {
+		cmd.Stderr = io.MultiWriter(stderr, &lineWriter{fn: s.stderrLine})
+	}
+	// The stdin and stderr copies may be held up by a process that left the
+	// group; WaitDelay keeps them from holding up Wait.
+	cmd.WaitDelay = ioGrace
+	ownGroup(cmd)
+	return cmd, stderr
+}
+
+// agent is a started agent as runProcess watches and stops it.
+type agent struct {
+	pgid   int    // its group, led by the agent
+	marker string // its GONOGO_AGENT_ID
+	since  uint64 // when its leader started
+	grace  time.Duration
+
+	stopped error            // why gonogo stopped it; nil when it ended by itself
+	killAt  <-chan time.Time // when its grace after SIGTERM is over
+}
+
+// watch waits for the agent's leader to exit, stopping the agent when ctx
+// ends or the output passes its cap. It returns how the leader exited and
+// the reader's channel, nil once the reader is done.
+func (a *agent) watch(ctx context.Context, reading <-chan error, exited <-chan leaderExit) (leaderExit, <-chan error) {
+	done := ctx.Done()
+	stop := func(why error) {
+		if a.stopped == nil {
+			a.stopped, done = why, nil
+			signalGroup(a.pgid, false)
+			signalMarked(a.marker, a.since, syscall.SIGTERM, nil)
+			a.killAt = time.After(a.grace)
+		}
+	}
+	for {
 		select {
 		case err := <-reading:
 			reading = nil
@@ -198,39 +231,36 @@ func runProcess(ctx context.Context, s spec, consume func(io.Reader) error) exit
 			} else {
 				stop(cancelError(ctx))
 			}
-		case <-killAt:
-			killAt = nil
-			signalGroup(pgid, true)
-		case leader = <-exited:
-			finished = true
+		case <-a.killAt:
+			a.killAt = nil
+			signalGroup(a.pgid, true)
+		case leader := <-exited:
+			return leader, reading
 		}
 	}
-	// Whatever the agent left running dies with it; when gonogo stopped the
-	// agent, the rest of the group still gets its grace after SIGTERM.
-	if killAt != nil && !leader.reaped {
-		<-killAt
-	}
-	signalGroup(pgid, true)
-	if reading != nil {
-		// The writers in the group are dead, so the reader soon sees EOF;
-		// the deadline only matters for a process that left the group.
-		_ = pr.SetReadDeadline(time.Now().Add(ioGrace))
-	}
-	if !leader.reaped {
-		leader.waitErr = cmd.Wait()
-	}
-	if reading != nil {
-		<-reading
-	}
+}
 
-	x := exit{err: stopped, code: -1, stderr: stderr.String()}
+// kill ends whatever the agent left running, in its group or detached
+// (orphans.go), and returns what it killed outside the group; when gonogo
+// stopped the agent, the rest still gets its grace after SIGTERM.
+func (a *agent) kill(leader leaderExit) []procStat {
+	if a.killAt != nil && !leader.reaped {
+		<-a.killAt
+	}
+	signalGroup(a.pgid, true)
+	return killMarked(a.marker, a.since)
+}
+
+// exit is how the agent ended, once it has been waited for.
+func (a *agent) exit(cmd *exec.Cmd, name string, stderr *tail, leader leaderExit) exit {
+	x := exit{err: a.stopped, code: -1, stderr: stderr.String()}
 	if ps := cmd.ProcessState; ps != nil {
 		x.code = ps.ExitCode()
-		if sig := deathSignal(ps); sig != "" && stopped == nil {
+		if sig := deathSignal(ps); sig != "" && a.stopped == nil {
 			x.signal = sig
 		}
 	} else if x.err == nil && leader.waitErr != nil {
-		x.err = fmt.Errorf("waiting for agent %s: %w", filepath.Base(s.cmd), leader.waitErr)
+		x.err = fmt.Errorf("waiting for agent %s: %w", filepath.Base(name), leader.waitErr)
 	}
 	return x
 }
@@ -271,12 +301,9 @@ func startLocked(cmd *exec.Cmd) (started <-chan error, exited <-chan leaderExit)
 	return st, ex
 }
 
-// mark gives the agent its GONOGO_AGENT_ID when it is to be recorded, and
-// returns it ("" when it is not).
+// mark gives the agent its GONOGO_AGENT_ID, by which gonogo finds what it
+// started wherever that went (orphans.go, agents.go), and returns it.
 func (s spec) mark(cmd *exec.Cmd) string {
-	if s.agents == "" {
-		return ""
-	}
 	marker := newAgentMarker()
 	cmd.Env = append(slices.Clip(orEnviron(s.env)), agentMarkerEnv+"="+marker)
 	return marker

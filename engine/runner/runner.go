@@ -22,16 +22,18 @@
 // carries.
 //
 // Every runner that starts a process gives it the composed prompt on stdin
-// (never on the command line, where other users could read it), starts it in a
-// process group of its own and, however the attempt ends (normally, on the
-// step timeout, on cancellation or when the output passes its cap), kills the
-// whole group before Run returns, so nothing the agent started outlives the
-// attempt. Run blocks for at most Timeout plus a few seconds of grace.
+// (never on the command line, where other users could read it) and the
+// environment env.go decides, starts it in a process group of its own and,
+// however the attempt ends (normally, on the step timeout, on cancellation
+// or when the output passes its cap), kills the whole group before Run
+// returns, and with it what the agent detached from the group (orphans.go),
+// so nothing the agent started outlives the attempt. Run blocks for at most
+// Timeout plus a few seconds of grace.
 //
-// Caveats: the process handling is Linux-specific (process groups, waitid). A
-// process the agent detaches into a session of its own escapes the group kill;
-// the runner stops waiting for its output after a short grace instead of
-// hanging, but cannot stop it.
+// Caveats: the process handling is Linux-specific (process groups, waitid,
+// /proc, the child subreaper). A process the agent detaches and that also
+// clears its environment escapes; the runner stops waiting for its output
+// after a short grace instead of hanging, but cannot stop it.
 package runner
 
 import (
@@ -78,7 +80,11 @@ type Config struct {
 	Timeout   time.Duration // per-step limit (GONOGO_STEP_TIMEOUT); 0 means 30m
 	MaxOutput int64         // cap on stdout (GONOGO_MAX_ARTIFACT); 0 means 1 MiB
 	Dir       string        // working directory; "" means gonogo's own
-	Env       []string      // extra environment (KEY=VALUE), added to gonogo's
+	Env       []string      // extra environment (KEY=VALUE), added to what the agent gets of gonogo's (env.go)
+	// PassEnv names the variables of gonogo's environment the agent gets
+	// even when the rule in env.go withholds them (GONOGO_AGENT_ENV): a
+	// name, or a prefix ending in '*'.
+	PassEnv []string
 	// KillGrace is how long the agent's process group has between SIGTERM
 	// and SIGKILL when gonogo stops it (timeout, cancel, output cap); 0
 	// means 1s.
@@ -164,12 +170,12 @@ func (c Config) killGrace() time.Duration {
 	return c.KillGrace
 }
 
-// environ is the agent's environment: gonogo's own minus its secrets
-// (isSecretEnv: the Slack tokens), then cfg.Env (which can still
-// pass them on purpose), then the job's GONOGO_* variables (GONOGO_SKILL_DIR
-// when the job knows its skill's folder), later entries winning.
-func environ(extra []string, job engine.Job) []string {
-	env := append(agentEnviron(), extra...)
+// environ is the environment of the agent of runner ("" for the command
+// runner's executable): what env.go's rule passes of gonogo's own, then
+// cfg.Env, then the job's GONOGO_* variables (GONOGO_SKILL_DIR when the job
+// knows its skill's folder), later entries winning.
+func environ(runner string, cfg Config, job engine.Job) []string {
+	env := append(ownEnviron(runner, cfg.PassEnv), cfg.Env...)
 	env = append(env,
 		"GONOGO_RUN_ID="+string(job.Run),
 		"GONOGO_STEP="+strconv.Itoa(job.Step),

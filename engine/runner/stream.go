@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -67,7 +65,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // with the job's prompt on stdin, and folds its events with st. Timeouts,
 // cancellation, the output cap (applied to each event line) and the
 // process-group cleanup are runProcess's.
-func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, st eventStream, progress func(engine.Progress)) engine.Outcome {
+func runStream(ctx context.Context, agent string, cfg Config, job engine.Job, args []string, st eventStream, progress func(engine.Progress)) engine.Outcome {
 	report := throttle(time.Now(), progress)
 	max := cfg.maxOutput()
 	secrets := secretValues(cfg.Env)
@@ -85,7 +83,7 @@ func runStream(ctx context.Context, cfg Config, job engine.Job, args []string, s
 	sp := spec{
 		cmd:     cfg.Cmd,
 		args:    args,
-		env:     environ(cfg.Env, job),
+		env:     environ(agent, cfg, job),
 		dir:     cfg.Dir,
 		stdin:   job.Prompt,
 		timeout: cfg.stepTimeout(job),
@@ -168,7 +166,7 @@ type contentBlock struct {
 type resultEvent struct {
 	Subtype      string   `json:"subtype"`
 	IsError      bool     `json:"is_error"`
-	Result       string   `json:"result"`
+	Result       jsonText `json:"result"` // the artifact, decoded once
 	NumTurns     int      `json:"num_turns"`
 	TotalCostUSD float64  `json:"total_cost_usd"`
 	Errors       []string `json:"errors"`
@@ -320,52 +318,4 @@ func countsEveryEvent(version string) bool {
 		return false
 	}
 	return ma < 2 || ma == 2 && mi < 1
-}
-
-// readLines calls fn with every line r yields, without its newline. fn must
-// not keep the slice. Memory stays bounded by max: a line longer than max
-// bytes stops the reading with an error wrapping ErrOutputTooLarge.
-func readLines(r io.Reader, max int64, fn func([]byte)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte // a line longer than br's buffer, collected piece by piece
-	for {
-		frag, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if int64(len(long)+len(frag)) > max {
-				return tooLargeError("a stream-json event", max)
-			}
-			long = append(long, frag...)
-			continue
-		}
-		line := frag
-		if len(long) > 0 {
-			long = append(long, frag...)
-			line = long
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		if int64(len(line)) > max {
-			return tooLargeError("a stream-json event", max)
-		}
-		if len(line) > 0 {
-			fn(line)
-		}
-		long = long[:0]
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
-}
-
-// readCapped reads all of r, up to max bytes. More than max bytes is an
-// error wrapping ErrOutputTooLarge, returned with the first max bytes.
-func readCapped(r io.Reader, max int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(r, max+1))
-	if n > max {
-		return buf.Bytes()[:max], tooLargeError("the agent's output", max)
-	}
-	return buf.Bytes(), err
 }

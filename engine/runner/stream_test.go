@@ -90,7 +90,7 @@ func TestSubtypeError(t *testing.T) {
 	}{
 		{resultEvent{Subtype: "error_max_turns"}, "agent stopped with error_max_turns"},
 		{resultEvent{Subtype: "error_during_execution", Errors: []string{"tool crashed", " ", "API overloaded"}}, "agent stopped with error_during_execution: tool crashed; API overloaded"},
-		{resultEvent{Subtype: "error_during_execution", Result: "partial"}, "agent stopped with error_during_execution: partial"},
+		{resultEvent{Subtype: "error_during_execution", Result: jsonText("partial")}, "agent stopped with error_during_execution: partial"},
 		{resultEvent{}, "agent stopped with (none)"},
 	}
 	for _, tc := range tests {

@@ -8,7 +8,9 @@
 //	(always)              read all of stdin
 //	--argv-to PATH        write its arguments to PATH, one per line
 //	--stdin-to PATH       write what it read on stdin to PATH
-//	--env-to PATH         write its GONOGO_*, SLACK_* and FAKE_* variables to PATH, sorted
+//	--env-to PATH         write its GONOGO_* (but GONOGO_AGENT_ID, random), SLACK_* and FAKE_*
+//	                      variables to PATH, sorted
+//	--all-env-to PATH     write its whole environment to PATH, sorted
 //	--ignore-term         ignore SIGTERM (it and its children)
 //	--child PATH          start a child in its process group that sleeps an hour
 //	                      holding stdout and stderr; write the child's pid to PATH
@@ -42,6 +44,7 @@ import (
 
 type script struct {
 	argvTo, stdinTo, envTo string
+	allEnvTo               string
 	ignoreTerm             bool
 	child, escapedChild    string
 	stderrFill             int
@@ -110,6 +113,8 @@ func parse(args []string) (*script, error) {
 			s.stdinTo, err = value()
 		case "--env-to":
 			s.envTo, err = value()
+		case "--all-env-to":
+			s.allEnvTo, err = value()
 		case "--ignore-term":
 			s.ignoreTerm = true
 		case "--child":
@@ -175,17 +180,33 @@ func (s *script) record(args []string, stdin []byte) error {
 			return err
 		}
 	}
+	if s.allEnvTo != "" {
+		if err := writeEnv(s.allEnvTo, func(string) bool { return true }); err != nil {
+			return err
+		}
+	}
 	if s.envTo == "" {
 		return nil
 	}
+	return writeEnv(s.envTo, func(kv string) bool {
+		if strings.HasPrefix(kv, "GONOGO_AGENT_ID=") {
+			return false
+		}
+		return strings.HasPrefix(kv, "GONOGO_") || strings.HasPrefix(kv, "SLACK_") || strings.HasPrefix(kv, "FAKE_")
+	})
+}
+
+// writeEnv writes the variables of its environment that keep says to
+// keep to path, sorted, one a line.
+func writeEnv(path string, keep func(kv string) bool) error {
 	var vars []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GONOGO_") || strings.HasPrefix(kv, "SLACK_") || strings.HasPrefix(kv, "FAKE_") {
+		if keep(kv) {
 			vars = append(vars, kv)
 		}
 	}
 	sort.Strings(vars)
-	return os.WriteFile(s.envTo, []byte(strings.Join(vars, "\n")+"\n"), 0o600)
+	return os.WriteFile(path, []byte(strings.Join(vars, "\n")+"\n"), 0o600)
 }
 
 // spawn ignores SIGTERM and starts children when asked.
