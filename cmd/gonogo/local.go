@@ -39,8 +39,8 @@ import (
 //	                                           run's mode, or "checkpointed"); answered as a decision
 //
 // Errors are {"error": "sentence", "code": "not-found" | "stale" |
-// "duplicate" | "not-waiting" | "paused" | "not-moving" | "not-paused" |
-// "bad-request" | "internal"}.
+// "duplicate" | "key-reused" | "not-waiting" | "paused" | "not-moving" |
+// "not-paused" | "bad-request" | "internal"}.
 
 // socketName is the local API's socket inside the data directory.
 const socketName = "gonogo.sock"
@@ -365,6 +365,7 @@ var errorCodes = []struct {
 }{
 	{"not-found", http.StatusNotFound, engine.ErrNotFound},
 	{"duplicate", http.StatusConflict, engine.ErrDuplicate},
+	{"key-reused", http.StatusConflict, engine.ErrKeyReused},
 	{"stale", http.StatusConflict, engine.ErrStale},
 	{"not-waiting", http.StatusConflict, engine.ErrNotWaiting},
 	{"forbidden", http.StatusForbidden, engine.ErrForbidden},
