@@ -228,20 +228,30 @@ func diagnoseSkills(cfg config, explicit string) doctorSkills {
 		return s
 	}
 	s.Exists = true
-	s.Skills = len(cat.Names())
-	s.Broken = len(cat.Skills()) - s.Skills
-	s.Problems = append(s.Problems, cat.Warnings()...)
-	// A dispatch skill without its leaf agent reads well but cannot run,
-	// as gonogo skills says.
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
 		s.Problems = append(s.Problems, fmt.Sprintf("policy: %v", err))
 		return s
 	}
-	leaf := leafProblems(cat, pol)
-	s.Skills -= len(leaf)
-	s.Broken += len(leaf)
-	s.Problems = append(s.Problems, leaf...)
+	// The counts and problems are gonogo skills' own: a skill that
+	// cannot run as a step (broken, its leaf agent missing, refused by
+	// the policy) is not usable.
+	warned := map[string]bool{}
+	for _, w := range cat.Warnings() {
+		warned[w] = true
+		s.Problems = append(s.Problems, w)
+	}
+	for _, sk := range skillList(cat, pol) {
+		switch {
+		case sk.Usable:
+			s.Skills++
+		case !warned[*sk.Problem]:
+			s.Broken++
+			s.Problems = append(s.Problems, sk.Dir+": "+*sk.Problem)
+		default:
+			s.Broken++
+		}
+	}
 	return s
 }
 

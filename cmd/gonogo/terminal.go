@@ -442,7 +442,6 @@ func resultLine(s *engine.Step, ev engine.Event) string {
 	return res
 }
 
-
 // nextWords says what follows a finished attempt without a person: the run
 // advanced, falls back to another skill, goes on without an optional step,
 // or retries.
