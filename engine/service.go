@@ -241,28 +241,6 @@ func NewRunID(now time.Time) RunID {
 	return RunID(now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:]))
 }
 
-// WellFormed reports whether id has the form NewRunID gives run ids: the
-// UTC date and time (YYYYMMDD-HHMMSS), a dash and lower-case hex digits.
-// Anything else names no run, and is never looked up (a path segment, a
-// button's value).
-func (id RunID) WellFormed() bool {
-	const stamp = len("20060102-150405-")
-	s := string(id)
-	if len(s) <= stamp || len(s) > stamp+32 || s[8] != '-' || s[15] != '-' {
-		return false
-	}
-	for i, c := range []byte(s) {
-		switch {
-		case i == 8 || i == 15:
-		case i < stamp && c >= '0' && c <= '9':
-		case i >= stamp && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // runLock serializes the transitions of one run. It lives only while
 // someone holds or waits for it, so the map does not grow with every run
 // (or every unknown id) ever named.
