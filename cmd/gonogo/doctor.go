@@ -124,7 +124,7 @@ checked), and whether the Node it runs on is one its npm package declares; the
 skills folder in use and how many skills can be used, with their problems; the
 workflows folder; and the data directory (exists or can be created, writable,
 whether its store opens or another gonogo holds it, runs by state). Nothing is
-created.
+created: a probe file shows a folder writable and is removed at once.
 
 With GONOGO_TEMPORAL_ADDR set it also asks the Temporal cluster: reachable, the
 namespace and gonogo's search attributes there (gonogo temporal setup), and how many
