@@ -35,7 +35,10 @@ USER nonroot:nonroot
 ENTRYPOINT ["/usr/local/bin/gonogo"]
 CMD ["serve"]
 
-FROM node:20-bookworm-slim
+# Node 24, an LTS line the agent CLIs support: Claude Code 2.1.330 declares
+# node >=22 (Gemini CLI >=20, Codex >=16), and Node 20 reached its end of
+# life in April 2026.
+FROM node:24-bookworm-slim
 ARG AGENT_PACKAGES="@anthropic-ai/claude-code@2.1.330"
 RUN npm install -g --no-fund --no-audit ${AGENT_PACKAGES} \
  && npm cache clean --force \

@@ -386,21 +386,13 @@ func runningLine(a *engine.Attempt, now time.Time) string {
 	return line + ". Its live progress shows at the foot of this thread."
 }
 
-// resultText is an attempt's result and its reason: "FAILED - the agent
-// exited with code 1".
+// resultText is an attempt's result and its reason (engine.ResultText):
+// "FAILED - the agent exited with code 1".
 func resultText(a *engine.Attempt) string {
 	if a == nil || a.Result == "" {
 		return "no result yet"
 	}
-	line := mdLine(string(a.Result), 40)
-	reason := a.Reason
-	if a.Result == engine.ResultNotExecuted {
-		reason = strings.TrimPrefix(reason, "NOT EXECUTED - ")
-	}
-	if strings.TrimSpace(reason) != "" {
-		line += " - " + mdLine(reason, 1000)
-	}
-	return line
+	return mdLine(engine.ResultText(a.Result, a.Reason), 1040)
 }
 
 func resultBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) []slack.Block {

@@ -718,7 +718,7 @@ func TestWords(t *testing.T) {
 		"step_second_attempt":         {"attempt 2", "Earlier attempts: 1 PRODUCED (redo requested by <@U0ALICE1>"},
 		"step_aborted":                {"🛑 Aborted by <@U0BOB22>"},
 		"step_votes_then_run_aborted": {"👍 Approved by <@U0ALICE1> (1 of the 2 approvals needed)", "🛑 Run aborted"},
-		"step_dry_run":                {"NOT-EXECUTED - dry run"},
+		"step_dry_run":                {"NOT EXECUTED - dry run"},
 		"step_auto_advanced":          {"Advanced automatically"},
 		"completion_chain":            {"Run complete", "Save as workflow", "approved", "edited", "skipped", "U0ALICE1", "U0BOB22", "Total cost"},
 		"completion_plan":             {"Run complete", "Manual", "SKIPPED-MANUAL", "Align with legal", "Deferred", "measure-dashboard"},

@@ -43,8 +43,10 @@
 //     any other way.
 //   - A decision is applied once. One for an attempt that is no longer the
 //     step's latest, or for a step not waiting, is refused (ErrStale,
-//     ErrNotWaiting); one whose idempotency key was seen is refused
-//     (ErrDuplicate); a refusal changes nothing.
+//     ErrNotWaiting). An idempotency key belongs to its run: one the run
+//     recorded for the same decision is refused as applied already
+//     (ErrDuplicate), one it recorded for another decision as reused
+//     (ErrKeyReused); a refusal changes nothing.
 //   - Steps running when whatever ran them died come back interrupted
 //     (Recover when the whole process died, Interrupt naming the steps of
 //     a lost worker), with a journal event, before anything reads the run,

@@ -487,7 +487,8 @@ type Edit struct {
 }
 
 // Decide applies a person's decision to the step it names. It refuses, with
-// ErrDuplicate, a key that was already applied; with ErrStale, a decision for
+// ErrDuplicate, a decision its run applied already under its key, and with
+// ErrKeyReused one whose key the run used for another decision; with ErrStale, a decision for
 // an attempt that is not the step's latest; with ErrNotWaiting, a step that
 // is not waiting for a decision; and a decision the step's result does not
 // allow (approving a FAILED step). Abort ends the run, keeping everything
@@ -524,14 +525,11 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	if d.Key != "" {
-		for i := range r.Steps {
-			for _, old := range r.Steps[i].Decisions {
-				if old.Key == d.Key {
-					return nil, fmt.Errorf("decision %s was already applied: %w", d.Key, ErrDuplicate)
-				}
-			}
-		}
+	switch rec, err := KeyedBefore(r, d); {
+	case err != nil:
+		return nil, err
+	case rec != nil:
+		return nil, fmt.Errorf("decision %s was already applied: %w", d.Key, ErrDuplicate)
 	}
 	if r.Finished() {
 		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrStale)

@@ -15,6 +15,10 @@ var (
 	ErrDuplicate  = errors.New("already applied")
 	ErrNotWaiting = errors.New("not waiting for a decision")
 	ErrLocked     = errors.New("the data directory is in use by another gonogo")
+	// ErrKeyReused refuses a decision whose idempotency key its run
+	// recorded for another decision (see KeyedBefore): unlike ErrDuplicate,
+	// what was asked for was not done.
+	ErrKeyReused = errors.New("the key was used for another decision")
 	// ErrPaused refuses what a paused run does not do (start a step, an
 	// automatic retry), and a second pause.
 	ErrPaused = errors.New("already paused")
@@ -106,7 +110,8 @@ type Store interface {
 	//     is already held, and a commit with After above 0 for a run the
 	//     store does not hold (that error also wraps ErrNotFound).
 	//   - Idempotency: a c.Key the store has seen, for any run, refuses
-	//     the commit with ErrDuplicate.
+	//     the commit with ErrDuplicate. (A decision's key belongs to its
+	//     run: the engine commits it as DecisionStoreKey.)
 	//   - Artifacts: each ArtifactWrite becomes the attempt's current body;
 	//     a later write for the same attempt (an edit) replaces it, and the
 	//     store keeps the agent's original as the first version.

@@ -27,7 +27,7 @@ import (
 func Judge(out Outcome, sk Skill) (Result, string) {
 	switch {
 	case out.NotRun:
-		return ResultNotExecuted, "NOT EXECUTED - dry run"
+		return ResultNotExecuted, DryRunReason
 	case out.Err != nil:
 		return ResultFailed, withStderr(out.Err.Error(), out.Stderr)
 	case out.AgentError != "":
@@ -325,3 +325,22 @@ func frontMatterEnd(b []byte) int {
 }
 
 var yamlKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+:( |$)`)
+
+// DryRunReason is the reason of a dry run's NOT-EXECUTED attempt, the
+// words every front end shows for it (the design's contract).
+const DryRunReason = "NOT EXECUTED - dry run"
+
+// ResultText is an attempt's result and its reason on one line, as every
+// front end shows it: "FAILED - the agent exited with code 1". A dry
+// run's reason names its result in words already, so it stands alone:
+// "NOT EXECUTED - dry run".
+func ResultText(res Result, reason string) string {
+	reason = strings.TrimSpace(reason)
+	switch {
+	case res == ResultNotExecuted && strings.HasPrefix(reason, "NOT EXECUTED"):
+		return reason
+	case reason == "":
+		return string(res)
+	}
+	return string(res) + " - " + reason
+}

@@ -284,3 +284,24 @@ func TestJudgingAnArtifactCopiesNoneOfIt(t *testing.T) {
 		t.Errorf("judging and summarising a %d-byte artifact allocated %d bytes", len(artifact), got)
 	}
 }
+
+func TestResultText(t *testing.T) {
+	for _, c := range []struct {
+		res    Result
+		reason string
+		want   string
+	}{
+		{ResultNotExecuted, DryRunReason, "NOT EXECUTED - dry run"},
+		{ResultFailed, "the agent exited with code 1", "FAILED - the agent exited with code 1"},
+		{ResultProduced, "", "PRODUCED"},
+		{ResultNotExecuted, "", "NOT-EXECUTED"},
+	} {
+		if got := ResultText(c.res, c.reason); got != c.want {
+			t.Errorf("ResultText(%s, %q) = %q, want %q", c.res, c.reason, got, c.want)
+		}
+	}
+	// A dry run's step says the design's words, exactly.
+	if res, why := Judge(Outcome{NotRun: true}, Skill{}); ResultText(res, why) != "NOT EXECUTED - dry run" {
+		t.Errorf("a dry run's step reads %q", ResultText(res, why))
+	}
+}

@@ -8,6 +8,28 @@ import (
 // RunID identifies a run. IDs sort by creation time.
 type RunID string
 
+// WellFormed reports whether id has the form NewRunID gives run ids: the
+// UTC date and time (YYYYMMDD-HHMMSS), a dash and lower-case hex digits.
+// Anything else names no run, and is never looked up (a path segment, a
+// button's value).
+func (id RunID) WellFormed() bool {
+	const stamp = len("20060102-150405-")
+	s := string(id)
+	if len(s) <= stamp || len(s) > stamp+32 || s[8] != '-' || s[15] != '-' {
+		return false
+	}
+	for i, c := range []byte(s) {
+		switch {
+		case i == 8 || i == 15:
+		case i < stamp && c >= '0' && c <= '9':
+		case i >= stamp && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Origin is where a run was started and where its messages go: a Slack
 // channel and thread, or nothing for the terminal.
 type Origin struct {

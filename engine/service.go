@@ -387,8 +387,9 @@ func (s *Service) Artifact(ctx context.Context, id RunID, step, attempt int) ([]
 // Decide applies a decision and, when the run can go on, starts what comes
 // next. body is the replacement artifact of an edit. The decision is
 // durable before Decide returns; a person who may not decide
-// (ErrNotApprover), a repeated key or a stale attempt is refused
-// (ErrDuplicate, ErrStale) and changes nothing.
+// (ErrNotApprover), a decision its run applied already under its key, a
+// key the run used for another decision or a stale attempt is refused
+// (ErrDuplicate, ErrKeyReused, ErrStale) and changes nothing.
 func (s *Service) Decide(ctx context.Context, id RunID, d Decision, body []byte) (*Run, error) {
 	unlock := s.lock(id)
 	r, err := s.decide(ctx, id, d, body)
@@ -425,7 +426,7 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 		d.Time = s.now()
 	}
 	var edit *Edit
-	c := Commit{Key: d.Key}
+	c := Commit{Key: DecisionStoreKey(id, d.Key)}
 	if d.Kind == DecideEdit {
 		st := r.Step(d.Step)
 		if st == nil {

@@ -852,14 +852,39 @@ func TestServiceDuplicateKey(t *testing.T) {
 		}
 		again := h.decision(id, 2, DecideEdit)
 		again.Key = d.Key
-		if _, err := h.svc.Decide(t.Context(), id, again, []byte("# other")); !errors.Is(err, ErrDuplicate) {
-			t.Fatalf("a key reused on step 2: %v, want ErrDuplicate", err)
+		_, err := h.svc.Decide(t.Context(), id, again, []byte("# other"))
+		if !errors.Is(err, ErrKeyReused) || errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), "approve of step 1 (attempt 1) by U-ana") {
+			t.Fatalf("a key reused on step 2: %v, want ErrKeyReused naming the approval of step 1", err)
 		}
 		synctest.Wait()
 		if got := len(h.store.journal(id)); got != n {
 			t.Fatalf("refused decisions changed the journal: %d events, want %d", got, n)
 		}
 		h.expect(id, RunWaiting, "done/PRODUCED", "waiting/PRODUCED")
+	})
+}
+
+// A decision's key belongs to its run: the same key on another run is a
+// new decision there, which the store records too.
+func TestServiceKeyBelongsToItsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, 4, false)
+		a := h.start(h.chain(Flags{}, "deliver-prd", "deliver-user-stories"))
+		b := h.start(h.chain(Flags{}, "deliver-prd", "deliver-user-stories"))
+		synctest.Wait()
+		for _, id := range []RunID{a, b} {
+			d := h.decision(id, 1, DecideApprove)
+			d.Key = "cli-1"
+			if _, err := h.svc.Decide(t.Context(), id, d, nil); err != nil {
+				t.Fatalf("run %s: %v", id, err)
+			}
+		}
+		synctest.Wait()
+		for _, id := range []RunID{a, b} {
+			if rec := DecidedUnder(h.load(id), "cli-1"); rec == nil || rec.Step != 1 || rec.Kind != DecideApprove {
+				t.Errorf("run %s recorded %+v under the key, want its approval of step 1", id, rec)
+			}
+		}
 	})
 }
 

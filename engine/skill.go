@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"regexp"
 )
@@ -135,6 +136,33 @@ func (p Policy) Classify(name string) (class SkillClass, leaf, reason string) {
 		return ClassDispatch, leaf, ""
 	}
 	return ClassContent, "", ""
+}
+
+// Unusable says why the skill called name cannot run as a step of a run,
+// "" when it can: the policy refuses it (the orchestrator, maintenance
+// machinery, a whole workflow: the policy's reason), it is broken or not
+// installed (its problem), or its leaf agent is missing. It is what
+// listings of the skills say (gonogo skills, doctor, completion); a plan
+// or chain naming such a skill is refused or made manual for the same
+// reasons.
+func Unusable(name string, cat Catalog, pol Policy) string {
+	class, leaf, why := pol.Classify(name)
+	switch class {
+	case ClassSelf, ClassRefused, ClassComposite:
+		return "refused by the policy: " + why
+	}
+	s, err := cat.Skill(name)
+	switch {
+	case err != nil && s.Problem != "":
+		return s.Problem
+	case err != nil:
+		return err.Error()
+	case class == ClassDispatch:
+		if _, err := cat.Agent(leaf); err != nil {
+			return fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
+		}
+	}
+	return ""
 }
 
 // skillWarnings returns the warnings of the skills the steps use, each

@@ -364,8 +364,8 @@ func TestDecideRefusals(t *testing.T) {
 		s.finish(2, ResultProduced)
 		d2 := s.decision(2, DecideApprove)
 		d2.Key = d.Key
-		if _, err := Decide(s.r, d2, nil, s.tick()); !errors.Is(err, ErrDuplicate) {
-			t.Fatalf("step 2 decision reusing step 1's key: %v, want ErrDuplicate", err)
+		if _, err := Decide(s.r, d2, nil, s.tick()); !errors.Is(err, ErrKeyReused) || errors.Is(err, ErrDuplicate) {
+			t.Fatalf("step 2 decision reusing step 1's key: %v, want ErrKeyReused", err)
 		}
 	})
 	t.Run("repeated key after the run finished", func(t *testing.T) {

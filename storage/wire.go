@@ -24,14 +24,18 @@ type ArtifactSum struct {
 
 // ArtifactSums returns the size and sha256 of the current artifact (the
 // last edit, else the agent's original) of every attempt of a run that has
-// one, in step and attempt order. The bodies are hashed where they lie:
-// nothing a megabyte long is copied.
+// one, in step and attempt order; a run the store does not hold is
+// ErrNotFound. The bodies are hashed where they lie: nothing a megabyte
+// long is copied.
 func (db *DB) ArtifactSums(ctx context.Context, id engine.RunID) ([]ArtifactSum, error) {
 	if err := live(ctx); err != nil {
 		return nil, err
 	}
 	var out []ArtifactSum
 	err := db.view(func(tx *bbolt.Tx) error {
+		if tx.Bucket(bucketRuns).Get([]byte(id)) == nil {
+			return engine.ErrNotFound
+		}
 		b := tx.Bucket(bucketArtifacts).Bucket([]byte(id))
 		if b == nil {
 			return nil

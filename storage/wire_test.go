@@ -3,6 +3,7 @@ package storage
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,8 +90,8 @@ func TestArtifactSumsAreOfTheCurrentBodies(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("sums = %+v\nwant %+v", got, want)
 	}
-	if none, err := db.ArtifactSums(ctx, "nope"); err != nil || none != nil {
-		t.Fatalf("unknown run: %v, %v", none, err)
+	if none, err := db.ArtifactSums(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) || none != nil {
+		t.Fatalf("unknown run: %v, %v; want ErrNotFound", none, err)
 	}
 }
 

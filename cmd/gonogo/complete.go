@@ -14,6 +14,7 @@ import (
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/intake"
 	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -82,8 +83,30 @@ func (a *cli) completeChain(f *runFlags) cobra.CompletionFunc {
 		}
 		cut := strings.LastIndexAny(toComplete, " ,>") + 1
 		head, last := toComplete[:cut], toComplete[cut:]
-		return withPrefix(head, cat.Names(), last), cobra.ShellCompDirectiveNoFileComp
+		return skillCompletions(head, last, cat, cfg.Policy), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// skillCompletions offers the skills whose names start with prefix, each
+// after head; a skill that cannot run as a step (engine.Unusable: the
+// policy refuses it, its leaf agent is missing) says so and why.
+func skillCompletions(head, prefix string, cat *parse.Catalog, policyFile string) []cobra.Completion {
+	pol, err := parse.LoadPolicy(policyFile)
+	if err != nil {
+		return withPrefix(head, cat.Names(), prefix)
+	}
+	var out []cobra.Completion
+	for _, n := range cat.Names() {
+		if !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		c := head + n
+		if why := engine.Unusable(n, cat, pol); why != "" {
+			c = cobra.CompletionWithDesc(c, "not usable: "+clip(oneLine(why), 80))
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // completeRunIDs offers the ids of the runs in the store as a command's

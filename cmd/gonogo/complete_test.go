@@ -63,6 +63,29 @@ func TestCompleteSkillsInChain(t *testing.T) {
 	}
 }
 
+// A skill that cannot run as a step is offered saying so, and why; a
+// usable one is offered as it is.
+func TestCompleteSaysWhichSkillsAreNotUsable(t *testing.T) {
+	vars := shapesVars(t)
+	res := gonogo(t, vars, "", "__complete", "check", "--chain", "colon-in-description -> ")
+	lines := map[string]string{}
+	for _, l := range strings.Split(res.stdout, "\n") {
+		v, desc, _ := strings.Cut(l, "\t")
+		lines[v] = desc
+	}
+	for name, want := range map[string]string{
+		"utility-pm-skill-lint": "not usable: refused by the policy: library-maintenance machinery, not a work product",
+		"workflow-kickoff":      "not usable: refused by the policy: a whole workflow",
+		"utility-pm-critic":     "not usable: its leaf agent pm-critic is not installed",
+		"colon-in-description":  "",
+	} {
+		desc, ok := lines["colon-in-description -> "+name]
+		if !ok || !strings.HasPrefix(desc, want) || (want == "") != (desc == "") {
+			t.Errorf("%s offered %v with %q, want %q", name, ok, desc, want)
+		}
+	}
+}
+
 func TestCompleteWorkflows(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"kickoff.yaml", "discovery.yaml", "notes.txt"} {

@@ -14,8 +14,8 @@ import (
 )
 
 // Exit codes of decide: 0 decided (or already decided with the same
-// key), 1 refused (nothing waiting, not possible now, stale), 2 usage or
-// I/O.
+// key), 1 refused (nothing waiting, not possible now, stale, the key used
+// for another decision), 2 usage or I/O.
 
 // decideRequest is one gonogo decide.
 type decideRequest struct {
@@ -112,9 +112,8 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	}
 	if req.key == "" {
 		req.key = "local:" + randomKey()
-	} else if d := decidedWith(r, req.key); d != nil {
-		fmt.Fprintf(e.stdout, "Already decided with key %s: %s on step %d (attempt %d) by %s; nothing applied twice.\n", req.key, d.Kind, d.Step, d.Attempt, d.Actor)
-		return exitOK
+	} else if code, answered := answerKey(e, r, req); answered {
+		return code
 	}
 	s, err := decisionStep(r, req)
 	if err != nil {
@@ -128,11 +127,16 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 		d.Attempt = attemptN(s.Latest())
 	}
 	after, carried, err := dc.Decide(ctx, r.ID, d)
-	switch {
-	case errors.Is(err, engine.ErrDuplicate):
-		fmt.Fprintf(e.stdout, "Already decided with key %s; nothing applied twice.\n", req.key)
-		return exitOK
-	case err != nil:
+	if errors.Is(err, engine.ErrDuplicate) || errors.Is(err, engine.ErrKeyReused) {
+		// Another decide with the key got there first: the run as it
+		// now stands says whether it was this decision.
+		if now, lerr := dc.Load(ctx, r.ID); lerr == nil {
+			if code, answered := answerKey(e, now, req); answered {
+				return code
+			}
+		}
+	}
+	if err != nil {
 		return refuseOrFail(e, err)
 	}
 	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", stepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
@@ -157,16 +161,21 @@ func feedbackNote(fb string) string {
 	return fmt.Sprintf(" with feedback %q", clip(oneLine(fb), 80))
 }
 
-// decidedWith returns the decision recorded with key, or nil.
-func decidedWith(r *engine.Run, key string) *engine.Decision {
-	for i := range r.Steps {
-		for j := range r.Steps[i].Decisions {
-			if d := &r.Steps[i].Decisions[j]; d.Key == key {
-				return d
-			}
-		}
+// answerKey answers a decision whose --key run r has recorded a decision
+// under: already decided (exit 0) when it is the decision asked for,
+// refused (exit 1), naming the recorded one, when the key was used for
+// another. answered is false when r recorded nothing under the key.
+func answerKey(e env, r *engine.Run, req decideRequest) (code int, answered bool) {
+	asked := engine.Decision{Kind: req.kind, Step: req.step, Attempt: req.attempt, Feedback: req.feedback, Key: req.key, Actor: req.actor}
+	rec, err := engine.KeyedBefore(r, asked)
+	switch {
+	case err != nil:
+		return refuseOrFail(e, err), true
+	case rec == nil:
+		return 0, false
 	}
-	return nil
+	fmt.Fprintf(e.stdout, "Already decided with key %s on run %s: %s; nothing applied twice.\n", req.key, r.ID, engine.DescribeDecision(*rec))
+	return exitOK, true
 }
 
 // errRefused marks what decide refuses under the run's rules (exit 1).
@@ -214,7 +223,7 @@ func decisionStep(r *engine.Run, req decideRequest) (*engine.Step, error) {
 // refuseOrFail prints err and returns 1 for a refusal under the run's
 // rules, 2 for anything else.
 func refuseOrFail(e env, err error) int {
-	for _, r := range []error{errRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden} {
+	for _, r := range []error{errRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden, engine.ErrDuplicate, engine.ErrKeyReused} {
 		if errors.Is(err, r) {
 			fmt.Fprintf(e.stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+errRefused.Error()))
 			return exitRefused
@@ -238,8 +247,13 @@ decision out and goes on with the run; when none does, the decision is recorded 
 run goes on with gonogo resume RUN. The decision is recorded as yours (GONOGO_ACTOR,
 USER or LOGNAME).
 
+A --key belongs to its run: the same key on another run is a new decision there. On
+the same run, the decision retried with its key is answered "Already decided"; the key
+given with another decision is refused, naming the decision recorded under it.
+
 Exit codes: 0 decided (or already decided with the same --key), 1 refused (nothing
-waits, the decision is not possible now, or the attempt moved on), 2 usage or I/O error.`,
+waits, the decision is not possible now, the attempt moved on, or the --key was used
+on this run for another decision), 2 usage or I/O error.`,
 		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
 			r := req
 			r.data, r.actor = f.data, actor(e)
@@ -254,7 +268,7 @@ waits, the decision is not possible now, or the attempt moved on), 2 usage or I/
 	fs := c.Flags()
 	fs.Var(numberFlag{&req.step, "step"}, "step", "decide step `N` (default: the step waiting; needed when several wait)")
 	fs.Var(numberFlag{&req.attempt, "attempt"}, "attempt", "the attempt `K` decided on; refused as stale once the step has moved past it")
-	fs.StringVar(&req.key, "key", "", "idempotency `KEY`: a decision retried with the same key is applied once")
+	fs.StringVar(&req.key, "key", "", "idempotency `KEY` on this run: a decision retried with the same key is applied once")
 	for _, n := range []string{"step", "attempt", "key"} {
 		a.completeFlag(c, n, cobra.NoFileCompletions)
 	}

@@ -151,8 +151,40 @@ func TestDecideWithNobodyHoldingTheData(t *testing.T) {
 	if res := gonogo(t, vars, "", "resume", id); res.code != exitWaiting || !strings.Contains(res.stdout, "attempt 2") {
 		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if res := gonogo(t, vars, "", "decide", id, "redo", "--key", "k1"); res.code != exitOK || !strings.Contains(res.stdout, "Already decided") {
-		t.Fatalf("repeated key: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	checkKeyIsTheRuns(t, vars, id)
+}
+
+// checkKeyIsTheRuns checks decide --key k1 against run id, which recorded
+// "redo more detail" under k1: the same decision retried is already
+// decided, another is refused naming it, and another run takes the key as
+// a new decision.
+func checkKeyIsTheRuns(t *testing.T, vars map[string]string, id string) {
+	t.Helper()
+	data := vars["GONOGO_DATA_DIR"]
+	_, before := loadRun(t, data, id)
+	res := gonogo(t, vars, "", "decide", id, "redo", "more", "detail", "--key", "k1")
+	if res.code != exitOK || !strings.Contains(res.stdout, `Already decided with key k1 on run `+id+`: redo of step 1 (attempt 1) by tester with feedback "more detail"`) {
+		t.Fatalf("the decision retried with its key: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, other := range [][]string{{"approve"}, {"redo"}, {"redo", "less"}} {
+		args := append([]string{"decide", id}, other...)
+		res := gonogo(t, vars, "", append(args, "--key", "k1")...)
+		if res.code != exitRefused || !strings.Contains(res.stderr, `key "k1" was used on run `+id+` for redo of step 1 (attempt 1) by tester with feedback "more detail"`) ||
+			strings.Contains(res.stdout, "Already decided") {
+			t.Errorf("%v with the key of another decision: exit %d\n%s%s", other, res.code, res.stdout, res.stderr)
+		}
+	}
+	if _, after := loadRun(t, data, id); len(after) != len(before) {
+		t.Errorf("the retries added %d journal events to run %s", len(after)-len(before), id)
+	}
+	// The same key on another run is a new decision there.
+	res = gonogo(t, vars, "", "run", "--chain", "deliver-prd -- y")
+	other := runIDRE.FindStringSubmatch(res.stdout)[1]
+	if res := gonogo(t, vars, "", "decide", other, "approve", "--key", "k1"); res.code != exitOK || strings.Contains(res.stdout, "Already decided") {
+		t.Fatalf("the key on another run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if r, _ := loadRun(t, data, other); engine.DecidedUnder(r, "k1") == nil || r.Step(1).Status != engine.StepDone {
+		t.Errorf("run %s did not record its approval under k1: step 1 %s", other, r.Step(1).Status)
 	}
 }
 

@@ -125,7 +125,7 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "demo", err)
 	}
 	if f.DryRun {
-		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan, as a dry run: nothing runs, and each step reports NOT-EXECUTED.")
+		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan, as a dry run: nothing runs, and each step reports NOT EXECUTED - dry run.")
 	} else {
 		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
 	}

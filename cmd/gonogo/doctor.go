@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -29,8 +27,10 @@ const doctorLockWait = 300 * time.Millisecond
 
 // doctorReport is what gonogo doctor finds; --json prints it.
 type doctorReport struct {
-	// OK: the configured runner can run its agent (exit 0).
-	OK        bool            `json:"ok"`
+	// OK: nothing doctor looks at keeps a run from working (exit 0).
+	OK bool `json:"ok"`
+	// Problems say why no run could work, one each; empty when OK.
+	Problems  []string        `json:"problems"`
 	Runner    string          `json:"runner"` // the configured runner
 	Runners   []doctorRunner  `json:"runners"`
 	Skills    doctorSkills    `json:"skills"`
@@ -49,10 +49,35 @@ type doctorRunner struct {
 	Path       string `json:"path"`
 	Found      bool   `json:"found"`
 	// Version is the first line of its --version; Starts whether that ran
-	// and exited 0 in time (null when it was not asked).
+	// and exited 0 in time (null when it was not asked): the executable
+	// runs, which says nothing of its login or its service.
 	Version string `json:"version"`
 	Starts  *bool  `json:"starts"`
 	Problem string `json:"problem,omitempty"`
+	// Login is what the agent CLI says of its login, asked without a call
+	// to its service; absent when the agent was not found or not asked.
+	Login *doctorLogin `json:"login,omitempty"`
+	// Node is the Node an agent CLI installed with npm declares and the
+	// one it runs on; absent for an executable no npm package names.
+	Node *doctorNode `json:"node,omitempty"`
+}
+
+type doctorLogin struct {
+	Checked  bool   `json:"checked"`   // the CLI answered
+	LoggedIn bool   `json:"logged_in"` // what it answered
+	How      string `json:"how,omitempty"`
+	Asked    string `json:"asked,omitempty"` // the command asked
+	Why      string `json:"why,omitempty"`   // why it was not checked
+	Hint     string `json:"hint,omitempty"`  // how to log in
+}
+
+type doctorNode struct {
+	Package  string `json:"package"`
+	Declares string `json:"declares"` // package.json engines.node
+	Node     string `json:"node"`     // node --version of NodePath
+	NodePath string `json:"node_path"`
+	Older    bool   `json:"older"` // Node is older than Declares allows
+	Why      string `json:"why,omitempty"`
 }
 
 type doctorSkills struct {
@@ -72,9 +97,12 @@ type doctorWorkflows struct {
 }
 
 type doctorData struct {
-	Dir      string `json:"dir"`
-	Exists   bool   `json:"exists"`
-	Writable bool   `json:"writable"`
+	Dir    string `json:"dir"`
+	Exists bool   `json:"exists"`
+	// Writable: gonogo can write there, or create it (the nearest folder
+	// above it that exists takes a new entry); NotWritable says why not.
+	Writable    bool   `json:"writable"`
+	NotWritable string `json:"not_writable,omitempty"`
 	// Store is "ok", "none" (no database yet), "held" (another gonogo has
 	// it open) or "error".
 	Store      string         `json:"store"`
@@ -89,17 +117,23 @@ func newDoctorCmd(a *cli) *cobra.Command {
 		Short: "Check the agents, the skills and workflows folders and the data directory",
 		Long: `Check what gonogo needs before any work starts: for every runner, its agent
 executable (found on PATH or not), its version (--version, asked with a short
-timeout) and whether it starts; the skills folder in use and how many skills
-load, with their problems; the workflows folder; and the data directory
-(exists, writable, whether its store opens or another gonogo holds it, runs by
-state). Nothing is created.
+timeout: "answers --version" means the executable runs, nothing more), whether
+it is logged in where the agent CLI can say so without a call to its service
+(claude auth status, codex login status; otherwise doctor says login was not
+checked), and whether the Node it runs on is one its npm package declares; the
+skills folder in use and how many skills can be used, with their problems; the
+workflows folder; and the data directory (exists or can be created, writable,
+whether its store opens or another gonogo holds it, runs by state). Nothing is
+created: a probe file shows a folder writable and is removed at once.
 
 With GONOGO_TEMPORAL_ADDR set it also asks the Temporal cluster: reachable, the
 namespace and gonogo's search attributes there (gonogo temporal setup), and how many
 gonogo workers take steps now.
 
-Exit codes: 0 the configured runner can run its agent (and the cluster, when one is
-named, is ready), 1 it cannot, 2 usage error.`,
+Exit codes: 0 a run can start, 1 no run could work (each reason is said: the
+configured runner's agent is not installed, does not start or says it is not
+logged in; no skills folder or no usable skill; a data directory gonogo cannot
+write or whose store does not open; the named cluster not ready), 2 usage error.`,
 		RunE:              a.action(f, cmdDoctor),
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
@@ -113,9 +147,8 @@ func cmdDoctor(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "doctor", usagef("doctor takes no arguments (got %q)", f.positional[0]))
 	}
 	rep := diagnose(ctx, cfg, f)
-	if rep.Temporal = diagnoseTemporal(ctx, e); rep.Temporal != nil && rep.Temporal.Problem != "" {
-		rep.OK = false
-	}
+	rep.Temporal = diagnoseTemporal(ctx, e)
+	rep.judge()
 	if f.json {
 		if c := writeJSON(e, "doctor", rep); c != exitOK {
 			return c
@@ -134,11 +167,6 @@ func cmdDoctor(ctx context.Context, e env, cfg config, f *runFlags) int {
 func diagnose(ctx context.Context, cfg config, f *runFlags) doctorReport {
 	rep := doctorReport{Runner: runnerName(f)}
 	rep.Runners = diagnoseRunners(ctx, f)
-	for _, r := range rep.Runners {
-		if r.Configured {
-			rep.OK = r.Problem == ""
-		}
-	}
 	rep.Skills = diagnoseSkills(cfg, f.skills)
 	rep.Workflows = diagnoseWorkflows(cfg.WorkflowsDir)
 	rep.Data = diagnoseData(ctx, f.data)
@@ -191,6 +219,9 @@ func checkRunner(ctx context.Context, info runner.Info, cmd string, r *doctorRun
 	if info.VersionArgs == nil {
 		return
 	}
+	if n, ok := runner.CheckNode(ctx, path, runner.VersionTimeout); ok && n.Declares != "" {
+		r.Node = &doctorNode{Package: n.Package, Declares: n.Declares, Node: n.Node, NodePath: n.NodePath, Older: n.Older, Why: n.Why}
+	}
 	v, err := runner.Version(ctx, path, info.VersionArgs, runner.VersionTimeout)
 	starts := err == nil
 	r.Starts = &starts
@@ -199,6 +230,8 @@ func checkRunner(ctx context.Context, info runner.Info, cmd string, r *doctorRun
 		return
 	}
 	r.Version = v
+	l := info.CheckLogin(ctx, path, runner.VersionTimeout)
+	r.Login = &doctorLogin{Checked: l.Checked, LoggedIn: l.LoggedIn, How: l.How, Asked: l.Asked, Why: l.Why, Hint: l.Hint}
 }
 
 // skillsSource says why the skills folders are the ones used.
@@ -231,20 +264,30 @@ func diagnoseSkills(cfg config, explicit string) doctorSkills {
 		return s
 	}
 	s.Exists = true
-	s.Skills = len(cat.Names())
-	s.Broken = len(cat.Skills()) - s.Skills
-	s.Problems = append(s.Problems, cat.Warnings()...)
-	// A dispatch skill without its leaf agent reads well but cannot run,
-	// as gonogo skills says.
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
 		s.Problems = append(s.Problems, fmt.Sprintf("policy: %v", err))
 		return s
 	}
-	leaf := leafProblems(cat, pol)
-	s.Skills -= len(leaf)
-	s.Broken += len(leaf)
-	s.Problems = append(s.Problems, leaf...)
+	// The counts and problems are gonogo skills' own: a skill that
+	// cannot run as a step (broken, its leaf agent missing, refused by
+	// the policy) is not usable.
+	warned := map[string]bool{}
+	for _, w := range cat.Warnings() {
+		warned[w] = true
+		s.Problems = append(s.Problems, w)
+	}
+	for _, sk := range skillList(cat, pol) {
+		switch {
+		case sk.Usable:
+			s.Skills++
+		case !warned[*sk.Problem]:
+			s.Broken++
+			s.Problems = append(s.Problems, sk.Dir+": "+*sk.Problem)
+		default:
+			s.Broken++
+		}
+	}
 	return s
 }
 
@@ -274,23 +317,20 @@ func diagnoseData(ctx context.Context, dir string) doctorData {
 	d := doctorData{Dir: dir, Runs: map[string]int{}}
 	fi, err := os.Stat(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		d.Store = "none"
-		return d
 	case err != nil:
-		d.Store, d.StoreError = "error", err.Error()
+		// Missing, or a part of its path is no folder: the first run
+		// creates it, if it can.
+		d.Store = "none"
+		d.Writable, d.NotWritable = canCreate(dir)
 		return d
 	case !fi.IsDir():
 		d.Exists = true
 		d.Store, d.StoreError = "error", "not a directory"
+		d.NotWritable = "it is a file, not a directory"
 		return d
 	}
 	d.Exists = true
-	if tmp, err := os.CreateTemp(dir, ".doctor-*"); err == nil {
-		d.Writable = true
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}
+	d.Writable, d.NotWritable = canWrite(dir)
 	if _, err := os.Stat(filepath.Join(dir, storage.FileName)); errors.Is(err, fs.ErrNotExist) {
 		d.Store = "none"
 		return d
@@ -322,123 +362,83 @@ func diagnoseData(ctx context.Context, dir string) doctorData {
 	return d
 }
 
-func printDoctor(w io.Writer, rep doctorReport) {
-	fmt.Fprintf(w, "Runners (configured: %s)\n", rep.Runner)
-	for _, r := range rep.Runners {
-		mark := " "
-		if r.Configured {
-			mark = "*"
+// canWrite reports whether gonogo can write in the folder dir, by writing
+// there: a probe file, removed at once. Permission bits alone do not say
+// it (root, a read-only mount, a full disk).
+func canWrite(dir string) (bool, string) {
+	tmp, err := os.CreateTemp(dir, ".gonogo-doctor-*")
+	if err != nil {
+		return false, rootCause(err).Error()
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
+	return true, ""
+}
+
+// canCreate reports whether the missing folder dir can be created: the
+// nearest part of its path that exists must be a folder gonogo can write
+// in. A path through a file (a typo in GONOGO_DATA_DIR naming a file as a
+// folder) cannot be created, not even by root.
+func canCreate(dir string) (bool, string) {
+	p := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return false, fmt.Sprintf("it cannot be created: %s is a file, not a directory", p)
+		case err == nil:
+			if ok, why := canWrite(p); !ok {
+				return false, fmt.Sprintf("it cannot be created in %s: %s", p, why)
+			}
+			return true, ""
 		}
-		fmt.Fprintf(w, "  %s %-8s %s\n", mark, r.Name, runnerLine(r))
+		up := filepath.Dir(p)
+		if up == p {
+			return false, fmt.Sprintf("it cannot be created: %v", err)
+		}
+		p = up
+	}
+}
+
+// judge says whether a run can start, and if not, each reason.
+func (rep *doctorReport) judge() {
+	p := []string{}
+	for _, r := range rep.Runners {
+		if r.Configured {
+			p = append(p, runnerProblems(r)...)
+		}
 	}
 	s := rep.Skills
-	dirs := strings.Join(s.Dirs, ", ")
-	if dirs == "" {
-		dirs = "no folder"
-	}
-	fmt.Fprintf(w, "Skills     %s (%s): ", dirs, s.Source)
 	switch {
 	case !s.Exists:
-		fmt.Fprint(w, "not found")
-	case s.Broken > 0:
-		fmt.Fprintf(w, "%s (%d usable, %d that cannot be used)", plural(s.Skills+s.Broken, "skill"), s.Skills, s.Broken)
-	default:
-		fmt.Fprint(w, plural(s.Skills, "skill"))
+		p = append(p, "no skills folder: "+strings.Join(s.Problems, "; "))
+	case s.Skills == 0 && s.Broken > 0:
+		p = append(p, fmt.Sprintf("no usable skill in %s: %s found, none can be used (see gonogo skills)", strings.Join(s.Dirs, ", "), plural(s.Broken, "skill")))
+	case s.Skills == 0:
+		p = append(p, fmt.Sprintf("no usable skill: %s holds none", strings.Join(s.Dirs, ", ")))
 	}
-	fmt.Fprintln(w, problemCount(s.Problems))
-	printProblems(w, s.Problems)
-	wf := rep.Workflows
-	fmt.Fprintf(w, "Workflows  %s: ", wf.Dir)
-	if wf.Exists {
-		fmt.Fprintf(w, "%d workflows%s\n", wf.Workflows, problemCount(wf.Problems))
-	} else {
-		fmt.Fprintln(w, "none (the folder does not exist; gonogo workflow save creates it)")
-	}
-	printProblems(w, wf.Problems)
-	fmt.Fprintf(w, "Data       %s: %s\n", rep.Data.Dir, dataLine(rep.Data))
-	if rep.Temporal != nil {
-		fmt.Fprintf(w, "Temporal   %s\n", temporalLine(rep.Temporal))
-	}
+	d := rep.Data
 	switch {
-	case rep.Temporal != nil && rep.Temporal.Problem != "":
-		fmt.Fprintln(w, "NOT OK: gonogo cannot work on the Temporal cluster GONOGO_TEMPORAL_ADDR names; see the Temporal line.")
-	case rep.OK:
-		fmt.Fprintf(w, "OK: the %s runner can run its agent.\n", rep.Runner)
-	default:
-		fmt.Fprintf(w, "NOT OK: the %s runner cannot run its agent; point at it with --runner-cmd PATH (GONOGO_RUNNER_CMD) or choose another with --runner.\n", rep.Runner)
+	case !d.Writable:
+		p = append(p, fmt.Sprintf("gonogo cannot write the data directory %s: %s", d.Dir, d.NotWritable))
+	case d.Store == "error":
+		p = append(p, fmt.Sprintf("the store in %s does not open: %s", d.Dir, d.StoreError))
 	}
+	if t := rep.Temporal; t != nil && t.Problem != "" {
+		p = append(p, "gonogo cannot work on the Temporal cluster GONOGO_TEMPORAL_ADDR names: "+t.Problem)
+	}
+	rep.Problems, rep.OK = p, len(p) == 0
 }
 
-func runnerLine(r doctorRunner) string {
+// runnerProblems are why the configured runner cannot run its agent.
+func runnerProblems(r doctorRunner) []string {
 	switch {
-	case r.Executable == "" && r.Problem == "":
-		return "runs nothing"
-	case !r.Found && r.Problem != "" && r.Executable == "":
-		return r.Problem
-	case !r.Found:
-		return fmt.Sprintf("%q %s", r.Executable, r.Problem)
+	case r.Problem != "" && r.Executable == "":
+		return []string{fmt.Sprintf("the %s runner cannot run: %s", r.Name, r.Problem)}
+	case r.Problem != "":
+		return []string{fmt.Sprintf("the %s runner cannot run its agent %q: %s; point at it with --runner-cmd PATH (GONOGO_RUNNER_CMD) or choose another with --runner", r.Name, r.Executable, r.Problem)}
+	case r.Login != nil && r.Login.Checked && !r.Login.LoggedIn:
+		return []string{fmt.Sprintf("the %s runner's agent is not logged in (%s says so): %s", r.Name, r.Login.Asked, r.Login.Hint)}
 	}
-	parts := []string{r.Path}
-	switch {
-	case r.Starts == nil:
-		parts = append(parts, "(version not asked: any executable)")
-	case *r.Starts:
-		parts = append(parts, r.Version, "starts")
-	default:
-		parts = append(parts, r.Problem)
-	}
-	return strings.Join(parts, "  ")
-}
-
-func dataLine(d doctorData) string {
-	if !d.Exists {
-		if d.StoreError != "" {
-			return d.StoreError
-		}
-		return "does not exist yet (created by the first run)"
-	}
-	parts := []string{"exists"}
-	if d.Writable {
-		parts = append(parts, "writable")
-	} else {
-		parts = append(parts, "NOT writable")
-	}
-	switch d.Store {
-	case "none":
-		parts = append(parts, "no store yet")
-	case "held":
-		parts = append(parts, "store held by another gonogo (a serve or run using this directory)")
-	case "error":
-		parts = append(parts, "store does not open: "+d.StoreError)
-	case "ok":
-		total := 0
-		var states []string
-		for st, n := range d.Runs {
-			total += n
-			states = append(states, fmt.Sprintf("%d %s", n, st))
-		}
-		sort.Strings(states)
-		runs := "store opens: " + plural(total, "run")
-		if len(states) > 0 {
-			runs += " (" + strings.Join(states, ", ") + ")"
-		}
-		parts = append(parts, runs)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func problemCount(p []string) string {
-	switch len(p) {
-	case 0:
-		return ""
-	case 1:
-		return ", 1 problem"
-	}
-	return fmt.Sprintf(", %d problems", len(p))
-}
-
-func printProblems(w io.Writer, p []string) {
-	for _, s := range p {
-		fmt.Fprintf(w, "    ! %s\n", s)
-	}
+	return nil
 }

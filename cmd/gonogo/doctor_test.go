@@ -49,7 +49,7 @@ func runnerIn(t *testing.T, rep doctorReport, name string) doctorRunner {
 
 func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
 	bin := onPath(t, map[string]string{
-		"claude": `echo "2.1.7 (Claude Code)"`,
+		"claude": loggedInClaude,
 		"gemini": `echo "gemini cannot start: no credentials" >&2; exit 3`,
 	})
 	vars := baseVars(t)
@@ -64,23 +64,35 @@ func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
 	checkDoctorReport(t, doctorJSON(t, r), bin)
 
 	text := gonogo(t, vars, "", "doctor")
-	for _, want := range []string{"* claude   " + filepath.Join(bin, "claude") + "  2.1.7 (Claude Code)  starts",
+	for _, want := range []string{"* claude   " + filepath.Join(bin, "claude") + "  2.1.7 (Claude Code)  answers --version\n",
+		"login: claude auth status: logged in (api_key)\n",
 		`codex    "codex" not found on PATH`, "Skills     " + vars["GONOGO_SKILLS_DIR"] + " (GONOGO_SKILLS_DIR): 3 skills",
-		"store opens: 1 run (1 waiting)", "OK: the claude runner can run its agent."} {
+		"store opens: 1 run (1 waiting)",
+		"OK: a run can start: the claude runner's agent answers --version and claude auth status says it is logged in (api_key); 3 usable skills; the data directory is writable.\n"} {
 		if !strings.Contains(text.stdout, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, text.stdout)
 		}
 	}
 }
 
+// loggedInClaude is a claude that answers --version and says, as
+// claude auth status does, that it has an API key.
+const loggedInClaude = `case "$1 $2" in
+"auth status") echo '{"loggedIn": true, "authMethod": "api_key", "apiKeySource": "ANTHROPIC_API_KEY"}' ;;
+*) echo "2.1.7 (Claude Code)" ;;
+esac`
+
 // checkDoctorReport checks doctor's findings with claude and a gemini
 // that does not start in bin, the example skills and one waiting run.
 func checkDoctorReport(t *testing.T, rep doctorReport, bin string) {
 	t.Helper()
 	c := runnerIn(t, rep, "claude")
-	if !rep.OK || rep.Runner != "claude" || !c.Configured || !c.Found || c.Path != filepath.Join(bin, "claude") ||
+	if !rep.OK || len(rep.Problems) != 0 || rep.Runner != "claude" || !c.Configured || !c.Found || c.Path != filepath.Join(bin, "claude") ||
 		c.Version != "2.1.7 (Claude Code)" || c.Starts == nil || !*c.Starts || c.Problem != "" {
 		t.Errorf("claude: %+v, want found at %s, version 2.1.7 (Claude Code), starts", c, bin)
+	}
+	if l := c.Login; l == nil || !l.Checked || !l.LoggedIn || l.How != "api_key" || l.Asked != "claude auth status" {
+		t.Errorf("claude login: %+v, want logged in with api_key, as claude auth status says", l)
 	}
 	if g := runnerIn(t, rep, "gemini"); !g.Found || g.Starts == nil || *g.Starts || !strings.Contains(g.Problem, "exit status 3: gemini cannot start") {
 		t.Errorf("gemini: %+v, want found but not starting, with its stderr", g)
@@ -104,7 +116,8 @@ func TestDoctorWithoutTheAgent(t *testing.T) {
 	if r.code != exitRefused {
 		t.Errorf("doctor exited %d without the agent, want 1", r.code)
 	}
-	for _, want := range []string{`* claude   "claude" not found on PATH`, "does not exist yet", "NOT OK: the claude runner cannot run its agent"} {
+	for _, want := range []string{`* claude   "claude" not found on PATH`, "does not exist yet", "NOT OK: no run could work:\n" +
+		`  - the claude runner cannot run its agent "claude": not found on PATH; point at it with --runner-cmd PATH (GONOGO_RUNNER_CMD) or choose another with --runner` + "\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, r.stdout)
 		}

@@ -38,9 +38,11 @@ import (
 //	POST /v1/runs/{id}/resume                  resume a paused run: {"actor", "mode"} ("" keeps the
 //	                                           run's mode, or "checkpointed"); answered as a decision
 //
+// A path whose {id} is not a well-formed run id (engine.RunID.WellFormed)
+// is answered 404 "not-found", as is a run the store does not hold.
 // Errors are {"error": "sentence", "code": "not-found" | "stale" |
-// "duplicate" | "not-waiting" | "paused" | "not-moving" | "not-paused" |
-// "bad-request" | "internal"}.
+// "duplicate" | "key-reused" | "not-waiting" | "paused" | "not-moving" |
+// "not-paused" | "bad-request" | "internal"}.
 
 // socketName is the local API's socket inside the data directory.
 const socketName = "gonogo.sock"
@@ -174,14 +176,27 @@ func (a *localAPI) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/holder", a.holder)
 	mux.HandleFunc("GET /v1/runs", a.list)
-	mux.HandleFunc("GET /v1/runs/{id}", a.run)
-	mux.HandleFunc("GET /v1/runs/{id}/artifacts", a.sums)
-	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}", a.artifact)
-	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}/versions", a.versions)
-	mux.HandleFunc("POST /v1/runs/{id}/decisions", a.decide)
-	mux.HandleFunc("POST /v1/runs/{id}/pause", a.pause)
-	mux.HandleFunc("POST /v1/runs/{id}/resume", a.resume)
+	mux.HandleFunc("GET /v1/runs/{id}", aRun(a.run))
+	mux.HandleFunc("GET /v1/runs/{id}/artifacts", aRun(a.sums))
+	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}", aRun(a.artifact))
+	mux.HandleFunc("GET /v1/runs/{id}/artifacts/{step}/{attempt}/versions", aRun(a.versions))
+	mux.HandleFunc("POST /v1/runs/{id}/decisions", aRun(a.decide))
+	mux.HandleFunc("POST /v1/runs/{id}/pause", aRun(a.pause))
+	mux.HandleFunc("POST /v1/runs/{id}/resume", aRun(a.resume))
 	return mux
+}
+
+// aRun answers 404 for a path whose {id} is not a well-formed run id:
+// it names no run, so nothing looks it up, and the answer does not
+// repeat it.
+func aRun(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !engine.RunID(r.PathValue("id")).WellFormed() {
+			writeError(w, http.StatusNotFound, "not-found", "no such run: not a gonogo run id")
+			return
+		}
+		h(w, r)
+	}
 }
 
 // wireHolder says who holds the data directory.
@@ -365,6 +380,7 @@ var errorCodes = []struct {
 }{
 	{"not-found", http.StatusNotFound, engine.ErrNotFound},
 	{"duplicate", http.StatusConflict, engine.ErrDuplicate},
+	{"key-reused", http.StatusConflict, engine.ErrKeyReused},
 	{"stale", http.StatusConflict, engine.ErrStale},
 	{"not-waiting", http.StatusConflict, engine.ErrNotWaiting},
 	{"forbidden", http.StatusForbidden, engine.ErrForbidden},

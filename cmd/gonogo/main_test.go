@@ -184,10 +184,14 @@ func TestDryRunPlanCompletes(t *testing.T) {
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	for _, want := range []string{"Step 1 of 3: define-problem-statement", "NOT-EXECUTED - dry run", "Run complete", "Mode:       dry-run"} {
+	for _, want := range []string{"Step 1 of 3: define-problem-statement", "Run complete", "Mode:       dry-run"} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, res.stdout)
 		}
+	}
+	// Each step says so in the design's words, exactly.
+	if n := strings.Count(res.stdout, "Result:   NOT EXECUTED - dry run  "); n != 3 || strings.Contains(res.stdout, "NOT-EXECUTED - ") {
+		t.Errorf("%d steps report \"NOT EXECUTED - dry run\", want all 3, in those words:\n%s", n, res.stdout)
 	}
 }
 

@@ -142,9 +142,9 @@ func runState(r *engine.Run) (state, detail string) {
 	case s.Status == engine.StepInterrupted:
 		return stateInterrupted, fmt.Sprintf("halted at %s: interrupted (gonogo stopped while it ran); redo it or abort", where)
 	case l != nil && l.Result == engine.ResultFailed:
-		return stateHalted, fmt.Sprintf("halted at %s: %s", where, resultText(l.Result, l.Reason))
+		return stateHalted, fmt.Sprintf("halted at %s: %s", where, engine.ResultText(l.Result, l.Reason))
 	case l != nil:
-		return state, fmt.Sprintf("waiting for a decision at %s: %s", where, resultText(l.Result, l.Reason))
+		return state, fmt.Sprintf("waiting for a decision at %s: %s", where, engine.ResultText(l.Result, l.Reason))
 	}
 	return state, "waiting for a decision at " + where
 }
@@ -468,7 +468,7 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 	case engine.EvStepStarted, engine.EvStepQueued:
 		return fmt.Sprintf("%s, attempt %d", stepTitle(r, s), ev.Attempt)
 	case engine.EvStepFinished:
-		return fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, clip(resultText(ev.Result, ev.Reason), 120))
+		return fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, clip(engine.ResultText(ev.Result, ev.Reason), 120))
 	case engine.EvStepInterrupted:
 		if ev.Lost.IsZero() {
 			return fmt.Sprintf("%s, attempt %d: interrupted", stepTitle(r, s), ev.Attempt)

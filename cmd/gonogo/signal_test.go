@@ -52,7 +52,7 @@ func TestSignalAtCheckpointEndsRun(t *testing.T) {
 		})
 	}()
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), "NOT-EXECUTED") {
+	for !strings.Contains(out.String(), "NOT EXECUTED - dry run") {
 		if time.Now().After(deadline) {
 			t.Fatalf("never reached the first checkpoint; stdout %s stderr %s", out.String(), errb.String())
 		}

@@ -24,7 +24,8 @@ func newSkillsCmd(a *cli) *cobra.Command {
 		Long: `List the installed skills: name, category (content, dispatch, workflow,
 refused), the leaf agent of a dispatch skill and whether it is found,
 whether references/TEMPLATE.md and references/EXAMPLE.md exist, the skills
-folder each came from, and why a skill cannot be used.
+folder each came from, and why a skill cannot be used as a step: broken, its
+leaf agent missing, or refused by the policy (GONOGO_POLICY), with its reason.
 
 Skills are read from --skills or GONOGO_SKILLS_DIR (that folder only), else
 from ~/.claude/skills and .claude/skills together (a personal skill wins
@@ -98,7 +99,6 @@ func skillList(cat *parse.Catalog, pol engine.Policy) []jsonSkill {
 		class, leaf, _ := pol.Classify(s.Name)
 		js := jsonSkill{Name: s.Name, Category: skillCategory(class), Description: s.Description,
 			HasTemplate: s.HasTemplate, HasExample: s.HasExample, Source: s.Source, Dir: s.Dir}
-		problem := s.Problem
 		if class == engine.ClassDispatch {
 			file, err := cat.AgentFile(leaf)
 			found := err == nil
@@ -106,9 +106,12 @@ func skillList(cat *parse.Catalog, pol engine.Policy) []jsonSkill {
 			if found && file != "" {
 				js.LeafAgentFile = &file
 			}
-			if !found && problem == "" {
-				problem = leafProblem(leaf, err)
-			}
+		}
+		// The catalog's own words for a broken skill name its file and
+		// line; the rest (the policy, a missing leaf) is the engine's.
+		problem := s.Problem
+		if problem == "" {
+			problem = engine.Unusable(s.Name, cat, pol)
 		}
 		js.Usable = problem == ""
 		if problem != "" {
@@ -119,22 +122,17 @@ func skillList(cat *parse.Catalog, pol engine.Policy) []jsonSkill {
 	return list
 }
 
-func leafProblem(leaf string, err error) string {
-	return fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
-}
-
 // leafProblems are the problems of the dispatch skills that read well but
 // cannot run, their leaf agent missing; the catalog's own warnings do not
 // hold them, since the policy says which skills dispatch.
 func leafProblems(cat *parse.Catalog, pol engine.Policy) []string {
 	var out []string
 	for _, s := range cat.Skills() {
-		class, leaf, _ := pol.Classify(s.Name)
-		if class != engine.ClassDispatch || s.Problem != "" {
+		if class, _, _ := pol.Classify(s.Name); class != engine.ClassDispatch || s.Problem != "" {
 			continue
 		}
-		if _, err := cat.AgentFile(leaf); err != nil {
-			out = append(out, s.Dir+": "+leafProblem(leaf, err))
+		if why := engine.Unusable(s.Name, cat, pol); why != "" {
+			out = append(out, s.Dir+": "+why)
 		}
 	}
 	return out

@@ -68,8 +68,8 @@ func TestSkillsJSONShapes(t *testing.T) {
 		{"colon-in-description", "content", true, ""},
 		{"crlf-line-endings", "content", true, ""},
 		{"utility-pm-critic", "dispatch", false, "its leaf agent pm-critic is not installed (no pm-critic.md in "},
-		{"workflow-kickoff", "workflow", true, ""},
-		{"utility-pm-skill-lint", "refused", true, ""},
+		{"workflow-kickoff", "workflow", false, "refused by the policy: a whole workflow: run it separately"},
+		{"utility-pm-skill-lint", "refused", false, "refused by the policy: library-maintenance machinery, not a work product"},
 		{"name-mismatch", "content", false, filepath.Join("name-mismatch", "SKILL.md") + `:2: the front matter names the skill "some-other-name"`},
 		{"not-utf8", "content", false, filepath.Join("not-utf8", "SKILL.md") + ":3: not UTF-8 text"},
 		{"unclosed-front-matter", "content", false, filepath.Join("unclosed-front-matter", "SKILL.md") + ":1: the front matter opened"},
@@ -118,7 +118,7 @@ func TestSkillsTable(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
 	}
 	lines := strings.Split(res.stdout, "\n")
-	if !strings.HasPrefix(lines[0], "23 skills (15 usable) from "+shapesDir(t)) {
+	if !strings.HasPrefix(lines[0], "23 skills (13 usable) from "+shapesDir(t)) {
 		t.Errorf("first line %q", lines[0])
 	}
 	header := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "SKILL ") })
@@ -132,6 +132,15 @@ func TestSkillsTable(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[i+1], "  ! cannot be used: its leaf agent pm-critic is not installed") {
 		t.Errorf("the problem is not under its row: %q", lines[i+1])
+	}
+	// A skill the policy refuses is listed as one that cannot be used,
+	// with the policy's reason, as check and run refuse it.
+	k := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "utility-pm-skill-lint ") })
+	if k < 0 || lines[k+1] != "  ! cannot be used: refused by the policy: library-maintenance machinery, not a work product" {
+		t.Errorf("the refused skill is not shown as unusable with its reason:\n%s", res.stdout)
+	}
+	if chk := gonogo(t, shapesVars(t), "", "check", "--chain", "utility-pm-skill-lint"); chk.code != exitRefused {
+		t.Errorf("check accepts the skill skills calls refused: exit %d", chk.code)
 	}
 	j := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "with-template-and-example ") })
 	if j < 0 || strings.Join(strings.Fields(lines[j])[1:5], " ") != "content - yes yes" {

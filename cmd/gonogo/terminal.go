@@ -320,7 +320,7 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 // resultLine is an attempt's result, its reason, and what it cost:
 // "FAILED - the agent exited with code 1  (12s)".
 func resultLine(s *engine.Step, ev engine.Event) string {
-	res := resultText(ev.Result, ev.Reason)
+	res := engine.ResultText(ev.Result, ev.Reason)
 	a := attemptOf(s, ev.Attempt)
 	if a != nil && a.Skill != "" && a.Skill != s.Skill {
 		res += " (ran the fallback `" + a.Skill + "`)"
@@ -339,18 +339,6 @@ func resultLine(s *engine.Step, ev engine.Event) string {
 		res += "  (" + strings.Join(facts, ", ") + ")"
 	}
 	return res
-}
-
-// resultText is a result and its reason, the dry run's said once:
-// "NOT-EXECUTED - dry run", "FAILED - the agent exited with code 1".
-func resultText(res engine.Result, reason string) string {
-	if res == engine.ResultNotExecuted {
-		reason = strings.TrimPrefix(reason, "NOT EXECUTED - ")
-	}
-	if reason == "" {
-		return string(res)
-	}
-	return string(res) + " - " + reason
 }
 
 // nextWords says what follows a finished attempt without a person: the run

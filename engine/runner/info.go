@@ -24,12 +24,15 @@ type Info struct {
 	// (the command runner's executable is anything at all, and may take
 	// any argument as work to do).
 	VersionArgs []string
+	// login asks the agent CLI whether it is logged in (CheckLogin); nil
+	// when it cannot say without a call to its service.
+	login *loginCheck
 }
 
 // infos are the runners gonogo knows, in the order help text shows them.
 var infos = []Info{
-	{Name: "claude", DefaultCmd: DefaultClaudeCmd, RunsAgent: true, VersionArgs: []string{"--version"}},
-	{Name: "codex", DefaultCmd: DefaultCodexCmd, RunsAgent: true, VersionArgs: []string{"--version"}},
+	{Name: "claude", DefaultCmd: DefaultClaudeCmd, RunsAgent: true, VersionArgs: []string{"--version"}, login: claudeLogin},
+	{Name: "codex", DefaultCmd: DefaultCodexCmd, RunsAgent: true, VersionArgs: []string{"--version"}, login: codexLogin},
 	{Name: "gemini", DefaultCmd: DefaultGeminiCmd, RunsAgent: true, VersionArgs: []string{"--version"}},
 	{Name: "command", RunsAgent: true},
 	{Name: "dry-run"},
@@ -92,20 +95,9 @@ const VersionTimeout = 5 * time.Second
 // executable that does not answer is killed, with its process group. An
 // error says why it did not start or answer.
 func Version(ctx context.Context, path string, args []string, timeout time.Duration) (string, error) {
-	var out []byte
-	x := runProcess(ctx, spec{
-		cmd:     path,
-		args:    args,
-		env:     ownEnviron("", nil),
-		timeout: timeout,
-		grace:   100 * time.Millisecond,
-	}, func(r io.Reader) error {
-		var err error
-		out, err = readCapped(r, 64<<10)
-		return err
-	})
+	out, x := ask(ctx, "", path, args, timeout)
 	o := x.outcome(path)
-	text := strings.TrimSpace(string(out))
+	text := strings.TrimSpace(out)
 	if o.Err == nil && o.ExitCode != 0 {
 		o.Err = fmt.Errorf("exit status %d%s", o.ExitCode, lastLine(x.stderr))
 	}
@@ -118,4 +110,23 @@ func Version(ctx context.Context, path string, args []string, timeout time.Durat
 	}
 	line, _, _ := strings.Cut(text, "\n")
 	return strings.TrimSpace(line), nil
+}
+
+// ask runs the executable at path with args, in the environment runner's
+// agent gets ("" for none's) and never past timeout, for a short answer: what it printed on
+// stdout (at most 64 KiB) and how it ended.
+func ask(ctx context.Context, runner, path string, args []string, timeout time.Duration) (string, exit) {
+	var out []byte
+	x := runProcess(ctx, spec{
+		cmd:     path,
+		args:    args,
+		env:     ownEnviron(runner, nil),
+		timeout: timeout,
+		grace:   100 * time.Millisecond,
+	}, func(r io.Reader) error {
+		var err error
+		out, err = readCapped(r, 64<<10)
+		return err
+	})
+	return string(out), x
 }

@@ -336,8 +336,10 @@ func (b *Backend) Progress(ctx context.Context, id engine.RunID) (map[int]engine
 // Decide applies a decision through the run's workflow, and the workflow
 // starts what comes next. body is the replacement artifact of an edit,
 // put into the artifact store first. The update's id is the decision's
-// key, so a repeated decision is applied once; it is refused with
-// engine.ErrDuplicate, as is one the workflow finds it has seen; a stale
+// key, which is the run's own as a workflow's update ids are, so a repeated
+// decision is applied once; it is refused with engine.ErrDuplicate, as is
+// one the workflow finds it has seen, and with engine.ErrKeyReused when the
+// run recorded another decision under its key; a stale
 // attempt (engine.ErrStale), a step not waiting (engine.ErrNotWaiting) and
 // a person who may not decide (engine.ErrNotApprover) change nothing.
 func (b *Backend) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
@@ -443,10 +445,31 @@ func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID st
 	}
 	if v.Nonce != a.Nonce {
 		// Temporal answered with the outcome of an earlier update of the
-		// same id: this one was applied already.
+		// same id: this one was applied already, unless the id is a
+		// decision's key that the run recorded for another decision.
+		if name == updDecide {
+			if err := keyReused(v, a); err != nil {
+				return nil, err
+			}
+		}
 		return nil, fmt.Errorf("%s %s on run %s was already applied: %w", name, updateID, id, engine.ErrDuplicate)
 	}
 	return v.run()
+}
+
+// keyReused is the engine's answer (engine.KeyedBefore) to decision a
+// whose key Temporal saw already, from the run as that update left it.
+func keyReused(v runView, a actRecord) error {
+	r, err := v.run()
+	if err != nil {
+		return err
+	}
+	d, err := a.decision()
+	if err != nil {
+		return err
+	}
+	_, err = engine.KeyedBefore(r, d)
+	return err
 }
 
 // send sends one update to the run's workflow and waits for its outcome,

@@ -19,6 +19,7 @@ var sentinels = []struct {
 	{"not-approver", engine.ErrNotApprover},
 	{"forbidden", engine.ErrForbidden},
 	{"duplicate", engine.ErrDuplicate},
+	{"key-reused", engine.ErrKeyReused},
 	{"stale", engine.ErrStale},
 	{"not-waiting", engine.ErrNotWaiting},
 	{"not-found", engine.ErrNotFound},
