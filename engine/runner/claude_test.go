@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gonogo/gonogo/engine"
 )
@@ -241,11 +240,9 @@ func TestClaudeOutputCap(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "child")
 	cfg := fast("--child", pidFile, "--replay", testdata("streams/success.jsonl"), "--hang")
 	cfg.MaxOutput = 300 // the second event is longer
-	start := time.Now()
+	// The agent hangs: an agent not stopped at the cap ends at fast's
+	// timeout instead, which the error below tells apart.
 	o := NewClaude(cfg).Run(context.Background(), job(), nil)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("took %s to stop an agent past the cap", took)
-	}
 	if !o.Truncated || !errors.Is(o.Err, ErrOutputTooLarge) || !strings.Contains(o.Err.Error(), "GONOGO_MAX_ARTIFACT") {
 		t.Fatalf("want a truncated outcome naming GONOGO_MAX_ARTIFACT, got Truncated %v, Err %v", o.Truncated, o.Err)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestCommandStdoutIsTheArtifact(t *testing.T) {
@@ -61,11 +60,9 @@ func TestCommandOutputCap(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "child")
 	cfg := fast("--child", pidFile, "--flood", "10000", "--hang")
 	cfg.MaxOutput = 1000
-	start := time.Now()
+	// The agent hangs: an agent not stopped at the cap ends at fast's
+	// timeout instead, which the error below tells apart.
 	o := NewCommand(cfg).Run(context.Background(), job(), nil)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("took %s to stop an agent past the cap", took)
-	}
 	if !o.Truncated || !errors.Is(o.Err, ErrOutputTooLarge) || !strings.Contains(o.Err.Error(), "GONOGO_MAX_ARTIFACT") {
 		t.Fatalf("want a truncated outcome naming GONOGO_MAX_ARTIFACT, got Truncated %v, Err %v", o.Truncated, o.Err)
 	}

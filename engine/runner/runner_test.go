@@ -119,7 +119,7 @@ func alive(pid int) bool {
 // test if it does not.
 func assertDead(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard: a killed process ends at once
 	for alive(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
