@@ -749,7 +749,7 @@ func TestRefusals(t *testing.T) {
 				want error
 			}{
 				{"stale attempt", stale, engine.ErrStale},
-				{"repeated key", again, engine.ErrDuplicate},
+				{"key used for another decision", again, engine.ErrKeyReused},
 				{"repeated update", first, engine.ErrDuplicate},
 				{"non-approver", stranger, engine.ErrNotApprover},
 				{"step not waiting", notWaiting, engine.ErrNotWaiting},
