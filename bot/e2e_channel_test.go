@@ -34,6 +34,8 @@ func TestSlashCommandInChannelWithoutBot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the person who typed the command was not told: %v", err)
 	}
+	eventually(t, "the unreachable run is aborted", func() bool { return h.onlyRun().State == engine.RunAborted })
+	// Then quiet, so that a step started after all would show.
 	settle(srv, 200*time.Millisecond, 3*time.Second)
 	if r := h.onlyRun(); r.State != engine.RunAborted {
 		t.Errorf("the unreachable run is %s, want aborted", r.State)

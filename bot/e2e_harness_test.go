@@ -605,6 +605,20 @@ func botMessages(srv *fakeslack.Server, prefix string) []fakeslack.Message {
 	return out
 }
 
+// eventually waits until cond holds, checking every 10 ms. The 30 s bound
+// is a hang guard, not a claim on speed: a loaded machine may take long,
+// and only a bot that never gets there fails.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // settle waits for the bot to go quiet: no Web API call for quiet, or
 // gives up after limit. It is for asserting that something did NOT
 // happen (a repeated post), which no event can signal.

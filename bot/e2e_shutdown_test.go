@@ -33,6 +33,8 @@ func TestClickAckedBeforeShutdownIsApplied(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // the restarted bot cannot know the old 429's window
 
 	h = start(t, srv, dir, &scriptedRunner{})
+	eventually(t, "the starter's Approve is in the journal", func() bool { return len(h.decisions(id)) > 0 })
+	// Then quiet, so that a second application would show.
 	settle(srv, 200*time.Millisecond, 3*time.Second)
 	if ds := h.decisions(id); len(ds) != 1 {
 		t.Fatalf("the starter's acknowledged Approve was not applied exactly once (journal holds %d decisions)", len(ds))

@@ -1176,6 +1176,11 @@ func TestLoadHaltNoticeIsNotASecondEnd(t *testing.T) {
 	step := waitStep(t, srv, 1, "attempt 2", "Approve")
 	click(t, srv, starter, step, "Approve")
 	waitText(t, srv, "Run complete")
+	// The handled notice gives up its buttons; once it has, and the bot is
+	// quiet, a second end of the run would show.
+	waitMsg(t, srv, "the handled halt notice, without buttons", func(m fakeslack.Message) bool {
+		return m.TS == halt.TS && len(m.Buttons()) == 0
+	})
 	settle(srv, 100*time.Millisecond, 2*time.Second)
 
 	if n := countText(srv, "Run complete"); n != 1 {
