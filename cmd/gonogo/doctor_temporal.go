@@ -27,7 +27,10 @@ type doctorTemporal struct {
 	Ready bool `json:"ready"`
 	// Workers is how many pollers take steps from gonogo-steps now.
 	Workers int    `json:"workers"`
-	Problem string `json:"problem,omitempty"`
+	// Heartbeat is GONOGO_TEMPORAL_HEARTBEAT: how long runs started here
+	// trust a silent step worker.
+	Heartbeat string `json:"heartbeat"`
+	Problem   string `json:"problem,omitempty"`
 }
 
 // doctorTemporalWait bounds doctor's questions to the cluster.
@@ -41,7 +44,7 @@ func diagnoseTemporal(ctx context.Context, e env) *doctorTemporal {
 	if tc.Addr == "" {
 		return nil
 	}
-	d := &doctorTemporal{Addr: tc.Addr, Namespace: tc.Namespace}
+	d := &doctorTemporal{Addr: tc.Addr, Namespace: tc.Namespace, Heartbeat: tc.Heartbeat.String()}
 	ctx, cancel := context.WithTimeout(ctx, doctorTemporalWait)
 	defer cancel()
 	c, err := dialTemporal(ctx, tc, quietLogger(e))
@@ -91,11 +94,15 @@ func temporalLine(t *doctorTemporal) string {
 	case t.Problem != "":
 		return fmt.Sprintf("%s, namespace %s: PROBLEM: %s", t.Addr, t.Namespace, t.Problem)
 	case t.Workers == 0:
-		return fmt.Sprintf("%s, namespace %s: ready; no gonogo worker takes steps now (runs wait until one starts: gonogo worker)", t.Addr, t.Namespace)
+		return fmt.Sprintf("%s, namespace %s: ready; no gonogo worker takes steps now (runs wait until one starts: gonogo worker); %s", t.Addr, t.Namespace, t.heartbeatWords())
 	}
 	verb := "takes"
 	if t.Workers > 1 {
 		verb = "take"
 	}
-	return fmt.Sprintf("%s, namespace %s: ready; %s %s steps", t.Addr, t.Namespace, plural(t.Workers, "worker"), verb)
+	return fmt.Sprintf("%s, namespace %s: ready; %s %s steps; %s", t.Addr, t.Namespace, plural(t.Workers, "worker"), verb, t.heartbeatWords())
+}
+
+func (t *doctorTemporal) heartbeatWords() string {
+	return "runs started here take a step worker silent " + t.Heartbeat + " for lost (GONOGO_TEMPORAL_HEARTBEAT)"
 }

@@ -96,7 +96,11 @@ printf '# %s, attempt %s\n\nA paragraph of real work for run %s.\n' "$GONOGO_SKI
 		"GONOGO_ARTIFACTS=dir:"+arts,
 		"GONOGO_SKILLS_DIR="+filepath.Join(exampleDir(t), "skills"), "GONOGO_RUNNER=command", "GONOGO_RUNNER_CMD="+agent,
 		"SLACK_API_URL="+srv.APIURL(), "SLACK_APP_TOKEN="+srv.AppToken(), "SLACK_BOT_TOKEN="+srv.BotToken(),
-		"GONOGO_SLACK_UPDATES_PER_MINUTE=600")
+		"GONOGO_SLACK_UPDATES_PER_MINUTE=600",
+		// 50 runs at once under -race on two cores can starve the one step
+		// worker past the 10 s default; this test is about replicas, and
+		// the lost-worker tests (worker_kill_test.go) keep their own.
+		"GONOGO_TEMPORAL_HEARTBEAT=30s")
 	if os.Getenv("GONOGO_REPLICAS_DEBUG") != "" {
 		rt.env = append(rt.env, "GONOGO_LOG_LEVEL=debug")
 	}

@@ -28,7 +28,15 @@ type temporalConfig struct {
 	TLSKey        string `env:"GONOGO_TEMPORAL_TLS_KEY" example:"/etc/gonogo/client.key"`
 	TLSCA         string `env:"GONOGO_TEMPORAL_TLS_CA" example:"/etc/gonogo/ca.pem"`
 	TLSServerName string `env:"GONOGO_TEMPORAL_TLS_SERVER_NAME"`
+	// Heartbeat is how long the cluster trusts a silent step worker before
+	// it records the step interrupted. It is fixed, for each run, by
+	// whoever starts the run (run, serve), and read by nobody else.
+	Heartbeat time.Duration `env:"GONOGO_TEMPORAL_HEARTBEAT, default=10s"`
 }
+
+// minHeartbeat: a running step sends a heartbeat every second, so a
+// shorter timeout would take a live worker for lost.
+const minHeartbeat = 3 * time.Second
 
 // errNoTemporal is the refusal of a Temporal command with no cluster named.
 var errNoTemporal = errors.New("GONOGO_TEMPORAL_ADDR is not set: this command works on a Temporal cluster; set it to the cluster's frontend address (host:port, for example localhost:7233)")
@@ -41,6 +49,9 @@ func loadTemporalConfig(ctx context.Context, e env) (temporalConfig, error) {
 	tc.Addr, tc.Namespace = strings.TrimSpace(tc.Addr), strings.TrimSpace(tc.Namespace)
 	if tc.Namespace == "" {
 		return tc, usagef("configuration: GONOGO_TEMPORAL_NAMESPACE is empty; leave it unset for the default, gonogo")
+	}
+	if tc.Heartbeat < minHeartbeat {
+		return tc, usagef("configuration: GONOGO_TEMPORAL_HEARTBEAT is %s; it must be at least %s (a running step sends a heartbeat every second)", tc.Heartbeat, minHeartbeat)
 	}
 	return tc, nil
 }

@@ -39,7 +39,7 @@ func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, 
 	if err != nil {
 		return nil, nil, err
 	}
-	bc := temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator}
+	bc := temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator, Heartbeat: tc.Heartbeat}
 	for _, t := range tune {
 		t(&bc)
 	}

@@ -7,7 +7,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sethvargo/go-envconfig"
 )
+
+// GONOGO_TEMPORAL_HEARTBEAT is read by whoever starts a run and reaches
+// the backend's configuration; unset it is 10 s.
+func TestTemporalHeartbeatSetting(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  time.Duration
+	}{{"", 10 * time.Second}, {"45s", 45 * time.Second}} {
+		vars := map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1"}
+		if c.value != "" {
+			vars["GONOGO_TEMPORAL_HEARTBEAT"] = c.value
+		}
+		e := env{lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] }}
+		tc, err := loadTemporalConfig(t.Context(), e)
+		if err != nil || tc.Heartbeat != c.want {
+			t.Errorf("GONOGO_TEMPORAL_HEARTBEAT=%q: heartbeat %s, err %v; want %s", c.value, tc.Heartbeat, err, c.want)
+		}
+	}
+}
 
 // The Temporal commands refuse a missing or broken configuration before
 // they reach any cluster, naming the variable to fix.
@@ -41,6 +62,10 @@ func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
 			[]string{"temporal", "setup"}, "holds no PEM certificate"},
 		{"an empty namespace", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_NAMESPACE": " "},
 			[]string{"temporal", "setup"}, "GONOGO_TEMPORAL_NAMESPACE is empty"},
+		{"a heartbeat timeout a live worker cannot keep", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_HEARTBEAT": "1s"},
+			[]string{"run", "--chain", "deliver-prd"}, "GONOGO_TEMPORAL_HEARTBEAT is 1s; it must be at least 3s"},
+		{"a heartbeat timeout that is no duration", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_HEARTBEAT": "soon"},
+			[]string{"run", "--chain", "deliver-prd"}, "GONOGO_TEMPORAL_HEARTBEAT"},
 		{"a short retention", addr, []string{"temporal", "setup", "--retention", "1h"}, "a day at least"},
 		{"an artifact store gonogo cannot read", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_ARTIFACTS": "ftp://x"},
 			[]string{"worker", "--runner", "command", "--runner-cmd", "/bin/true"}, "GONOGO_ARTIFACTS"},
