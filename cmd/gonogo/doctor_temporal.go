@@ -26,7 +26,7 @@ type doctorTemporal struct {
 	// Ready: the namespace exists with gonogo's search attributes.
 	Ready bool `json:"ready"`
 	// Workers is how many pollers take steps from gonogo-steps now.
-	Workers int    `json:"workers"`
+	Workers int `json:"workers"`
 	// Heartbeat is GONOGO_TEMPORAL_HEARTBEAT: how long runs started here
 	// trust a silent step worker.
 	Heartbeat string `json:"heartbeat"`
