@@ -187,14 +187,44 @@ func (b *Backend) view(ctx context.Context, id engine.RunID) (runView, error) {
 // (no workflow worker answered in time: one busy or just lost) is asked.
 const queryTries = 3
 
+// cutOffTries is how many times a query or an update cut off on its way
+// (its workflow worker stopping under it, a broken connection: cancelled
+// or unavailable while the caller still waits) is sent again, 100 ms more
+// apart each time.
+const cutOffTries = 5
+
 // query asks run id's workflow query name, again when the cluster's wait
-// ran out, as an update is sent again.
+// ran out or the query was cut off on its way, as an update is sent again.
 func (b *Backend) query(ctx context.Context, id engine.RunID, name string, args ...any) (converter.EncodedValue, error) {
-	for try := 1; ; try++ {
+	timeouts, cutOff := 0, 0
+	for {
 		res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", name, args...)
-		if err == nil || try == queryTries || ctx.Err() != nil || !timedOut(err) {
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return res, err
+		case timedOut(err) && timeouts < queryTries-1:
+			timeouts++
+		case cutOffUpdate(err) && cutOff < cutOffTries:
+			cutOff++
+			if !pause(ctx, time.Duration(cutOff)*100*time.Millisecond) {
+				return res, err
+			}
+		default:
 			return res, err
 		}
+	}
+}
+
+// pause waits d, or less when ctx ends first; it reports whether it waited
+// the whole of d.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -496,12 +526,9 @@ func (b *Backend) send(ctx context.Context, id engine.RunID, opt client.UpdateWo
 		case ctx.Err() != nil:
 		case timedOut(err):
 			continue
-		case cutOffUpdate(err) && cutOff < 5:
+		case cutOffUpdate(err) && cutOff < cutOffTries:
 			cutOff++
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Duration(cutOff) * 100 * time.Millisecond):
-			}
+			pause(ctx, time.Duration(cutOff)*100*time.Millisecond)
 			continue
 		}
 		return b.updateError(ctx, id, err)
