@@ -756,22 +756,31 @@ func TestSendInteractionAndEventFromHandMadePayloads(t *testing.T) {
 	}
 }
 
+// statusThread starts a thread in C1 on a new fake Slack and returns, with
+// what the test needs of it, set, which sets the thread's loading status
+// through slack-go.
+func statusThread(t *testing.T) (srv *fakeslack.Server, ctx context.Context, api *slack.Client, root string, set func(status string, loading ...string) error) {
+	t.Helper()
+	srv = newServer(t)
+	ctx = testContext(t)
+	api = webClient(srv)
+	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set = func(status string, loading ...string) error {
+		return api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+			ChannelID: "C1", ThreadTS: root, Status: status, LoadingMessages: loading})
+	}
+	return srv, ctx, api, root, set
+}
+
 // TestThreadStatus: assistant.threads.setStatus through slack-go shows a
 // loading status in an existing thread until the app replies there, clears
 // it, or two minutes pass; a thread that does not exist and more than ten
 // loading messages are refused as Slack refuses them.
 func TestThreadStatus(t *testing.T) {
-	srv := newServer(t)
-	ctx := testContext(t)
-	api := webClient(srv)
-	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := func(status string, loading ...string) error {
-		return api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
-			ChannelID: "C1", ThreadTS: root, Status: status, LoadingMessages: loading})
-	}
+	srv, ctx, api, root, set := statusThread(t)
 	// slack-go sends loading messages joined by commas, as Slack reads
 	// them from a form: a comma inside one splits it in two.
 	if err := set("is running step 1", "3 turns · 2 tool calls", "a, b"); err != nil {
@@ -806,7 +815,7 @@ func TestThreadStatus(t *testing.T) {
 		t.Fatalf("after clearing: %+v", st)
 	}
 
-	err = api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: "C1", ThreadTS: "1.000", Status: "x"})
+	err := api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: "C1", ThreadTS: "1.000", Status: "x"})
 	if err == nil || !strings.Contains(err.Error(), "invalid_thread_ts") {
 		t.Errorf("status in a thread that does not exist: %v", err)
 	}
@@ -825,17 +834,7 @@ func TestThreadStatus(t *testing.T) {
 // refused with invalid_arguments, naming what broke the limit, recorded as
 // a Violation, and changes nothing shown.
 func TestThreadStatusLength(t *testing.T) {
-	srv := newServer(t)
-	ctx := testContext(t)
-	api := webClient(srv)
-	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := func(status string, loading ...string) error {
-		return api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
-			ChannelID: "C1", ThreadTS: root, Status: status, LoadingMessages: loading})
-	}
+	srv, _, _, root, set := statusThread(t)
 	fifty, emoji25 := strings.Repeat("x", 50), strings.Repeat("🚀", 25)
 	if err := set(fifty, fifty, emoji25); err != nil {
 		t.Fatalf("a status and loading messages of 50 characters: %v", err)

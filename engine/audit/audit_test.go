@@ -21,6 +21,24 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 var t0 = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
+// recordInto returns what records a transition as a store would: it folds
+// the transition's events into *r, appends them to *journal and moves *now
+// on a minute, failing t on a refused transition.
+func recordInto(t *testing.T, r **engine.Run, journal *[]engine.Event, now *time.Time) func([]engine.Event, error) {
+	return func(evs []engine.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := engine.Fold(*r, evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*r, *journal = next, append(*journal, evs...)
+		*now = now.Add(time.Minute)
+	}
+}
+
 // history plays a run through the engine's own transitions: step 1 is
 // edited, step 2 fails, is redone with feedback and approved, step 3 is
 // skipped. It returns the run, its journal and the stored artifact
@@ -33,18 +51,7 @@ func history(t *testing.T) (*engine.Run, []engine.Event, map[[2]int][][]byte) {
 	var journal []engine.Event
 	r := &engine.Run{}
 	now := t0
-	apply := func(evs []engine.Event, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		next, err := engine.Fold(r, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, journal = next, append(journal, evs...)
-		now = now.Add(time.Minute)
-	}
+	apply := recordInto(t, &r, &journal, &now)
 	apply(engine.NewRun("20261120-090000-abc", p, engine.StartOptions{StartedBy: "U1", Origin: engine.Origin{Channel: "C1", Thread: "1.2"}}, now))
 	versions := map[[2]int][][]byte{}
 	agent := []byte("# PRD\n\nline one\nline two\n")
@@ -85,18 +92,7 @@ func autoHistory(t *testing.T) audit.Source {
 	var journal []engine.Event
 	r := &engine.Run{}
 	now := t0
-	apply := func(evs []engine.Event, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		next, err := engine.Fold(r, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, journal = next, append(journal, evs...)
-		now = now.Add(time.Minute)
-	}
+	apply := recordInto(t, &r, &journal, &now)
 	produced := func(n, a int) engine.Finished {
 		return engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 6, CostUSD: 0.1,
 			File: engine.ArtifactFile(r.ID, n, r.Step(n).Skill, a, true)}
@@ -142,12 +138,7 @@ func TestAutoTrailGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := tr.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "trail_auto.json", js)
-	golden(t, "trail_auto.md", tr.Markdown())
+	goldenTrail(t, tr, "trail_auto")
 }
 
 // TestAutoTrailFacts: every step of the guarded-auto run went on by
@@ -226,16 +217,23 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// TestTrailGolden: the JSON shape and the Markdown of a run with an edit,
-// a failure redone with feedback, an approval and a skip.
-func TestTrailGolden(t *testing.T) {
-	tr := build(t)
+// goldenTrail compares tr's JSON and Markdown with testdata/NAME.json and
+// testdata/NAME.md.
+func goldenTrail(t *testing.T, tr audit.Trail, name string) {
+	t.Helper()
 	js, err := tr.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "trail.json", js)
-	golden(t, "trail.md", tr.Markdown())
+	golden(t, name+".json", js)
+	golden(t, name+".md", tr.Markdown())
+}
+
+// TestTrailGolden: the JSON shape and the Markdown of a run with an edit,
+// a failure redone with feedback, an approval and a skip.
+func TestTrailGolden(t *testing.T) {
+	tr := build(t)
+	goldenTrail(t, tr, "trail")
 }
 
 // TestTrailFacts asserts the facts an auditor relies on, independently of
@@ -342,16 +340,8 @@ func TestEditOfNothing(t *testing.T) {
 	p := engine.Plan{Input: engine.InputChain, Source: "deliver-prd", Steps: []engine.PlanStep{{Skill: "deliver-prd"}}}
 	r := &engine.Run{}
 	var journal []engine.Event
-	apply := func(evs []engine.Event, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, err = engine.Fold(r, evs); err != nil {
-			t.Fatal(err)
-		}
-		journal = append(journal, evs...)
-	}
+	var clock time.Time // these runs keep the times their transitions are given
+	apply := recordInto(t, &r, &journal, &clock)
 	apply(engine.NewRun("20261120-090000-def", p, engine.StartOptions{StartedBy: "U1"}, t0))
 	apply(engine.Start(r, 1, t0))
 	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultEmpty}, t0))
@@ -388,16 +378,8 @@ func TestMarkdownShowsControlSequences(t *testing.T) {
 		Steps: []engine.PlanStep{{Skill: "deliver-prd"}, {Skill: "measure"}}}
 	r := &engine.Run{}
 	var journal []engine.Event
-	apply := func(evs []engine.Event, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, err = engine.Fold(r, evs); err != nil {
-			t.Fatal(err)
-		}
-		journal = append(journal, evs...)
-	}
+	var clock time.Time // these runs keep the times their transitions are given
+	apply := recordInto(t, &r, &journal, &clock)
 	agent := []byte("# PRD\n" + erase + "all good\n" + hide + "rm -rf ~\n")
 	edit := []byte("# PRD\nall good\n")
 	apply(engine.NewRun("20261120-090000-esc", p, engine.StartOptions{StartedBy: "U1"}, t0))
