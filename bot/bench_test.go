@@ -14,7 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // BenchmarkEnvelopeToAck measures how long the bot takes to acknowledge a

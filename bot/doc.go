@@ -45,7 +45,7 @@
 // inbox.go and queue.go (envelopes kept and acknowledged, then handed
 // on),
 // handle.go (carrying out a request; one that starts a run is read by
-// engine/intake, as in the terminal), handle_preview.go (finding the plan
+// internal/intake, as in the terminal), handle_preview.go (finding the plan
 // among a mention's files, a preview's Start and Cancel, a pick of plan
 // file), handle_answer.go (answering a command or a mention as it
 // arrives), handle_modal.go (modals: opened first, filled after,

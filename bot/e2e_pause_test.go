@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
 )
 

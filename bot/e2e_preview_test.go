@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
 )
 

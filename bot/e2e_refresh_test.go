@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // TestRefreshUnderAStreamOfCommandsLosesNone: Slack retires each Socket

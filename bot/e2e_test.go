@@ -3,7 +3,7 @@ package bot_test
 import (
 	"testing"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 func TestChainCheckpointsEndToEnd(t *testing.T) {

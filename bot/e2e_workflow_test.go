@@ -13,9 +13,9 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 )
 
 // Named workflows from Slack, end to end: /gonogo run reads the file,

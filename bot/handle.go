@@ -14,7 +14,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 )
 
 // handle carries out one acknowledged envelope. What was answered in

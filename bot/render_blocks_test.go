@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // checkBlocks and checkModal report the Block Kit limits a message's blocks

@@ -10,7 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 )
 
 // CommandKind is what a slash command asks for.

@@ -11,7 +11,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 )
 
 // FileRef is a file attached to a message, as Slack described it.

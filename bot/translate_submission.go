@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 )
 
 // SubmissionKind is which of gonogo's modals was submitted.

@@ -14,7 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 )
 
 // Named workflows in Slack: "/gonogo run WORKFLOW" starts one from the

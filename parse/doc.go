@@ -4,7 +4,7 @@
 // catalog, a directory, and for the policy, a file) come in, engine values
 // or refusals go out. It writes nothing, talks to no service and resolves
 // no skill names; pre-flight in engine decides what a run may do with what
-// was read, and engine/intake finds workflow files by name, lists them and
+// was read, and internal/intake finds workflow files by name, lists them and
 // saves new ones.
 //
 // Symbolic links in a skills folder: gonogo reads a skill's SKILL.md, its

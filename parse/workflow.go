@@ -113,7 +113,7 @@ func Workflow(src []byte, name string) (engine.WorkflowSpec, error) {
 // WorkflowFile reads a workflow file that was looked up by its name (the
 // file <name>.yaml or <name>.yml, at path): as Workflow does, with path as
 // Source, except that a "name" key must repeat name, since a workflow is
-// run by its file name. Finding the file is engine/intake's (intake.Dir).
+// run by its file name. Finding the file is internal/intake's (intake.Dir).
 func WorkflowFile(src []byte, path, name string) (engine.WorkflowSpec, error) {
 	return workflowRead(src, path, name)
 }

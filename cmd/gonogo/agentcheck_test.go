@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
-	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/runner"
 )
 
 // The agent is checked before any work starts: check warns, run and serve

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/internal/runner"
 )
 
 func newCheckCmd(a *cli) *cobra.Command {

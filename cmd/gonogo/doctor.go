@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
-	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )

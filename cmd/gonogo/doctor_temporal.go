@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/internal/temporalbackend"
 )
 
 // doctorTemporal is what gonogo doctor finds of the Temporal cluster

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/internal/runner"
 )
 
 // runFlags are the flags of every command: each command defines the ones

@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/parse"
 )
 

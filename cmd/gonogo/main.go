@@ -14,7 +14,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 	"github.com/spf13/cobra"
 
-	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/internal/runner"
 )
 
 // Exit codes of run, resume and check.

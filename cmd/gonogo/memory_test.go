@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/runner"
+	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/parse"
 )
 

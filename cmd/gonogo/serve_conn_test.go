@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // How gonogo serve connects to Slack: every failed attempt is logged with

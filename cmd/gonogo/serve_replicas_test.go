@@ -22,9 +22,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/internal/temporalbackend"
 )
 
 // Two gonogo serve replicas of one Slack app on one Temporal cluster, one

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 	"github.com/slack-go/slack"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // gonogo serve, in-process, against the fake Slack: the wiring of the

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
-	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/internal/temporalbackend"
 )
 
 // temporalConfig is how gonogo reaches a Temporal cluster. Any of the TLS

@@ -1,6 +1,6 @@
 package main
 
-import "github.com/gonogo/gonogo/engine/temporalbackend"
+import "github.com/gonogo/gonogo/internal/temporalbackend"
 
 // The Temporal backend stands in for engine.Service wherever run, resume
 // and demo drive one: it has every method they call.

@@ -13,7 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/temporaltest"
 
-	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/internal/temporalbackend"
 )
 
 func TestTemporalSetupIsSafeToRepeat(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/gonogo/gonogo/engine/intake"
-	"github.com/gonogo/gonogo/engine/runner"
-	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/temporalbackend"
+	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 

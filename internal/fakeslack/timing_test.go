@@ -9,7 +9,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 func plainModal(title string) slack.ModalViewRequest {

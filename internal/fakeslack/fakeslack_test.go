@@ -16,7 +16,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/gonogo/gonogo/bot/fakeslack"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 func newServer(t *testing.T, opts ...fakeslack.Option) *fakeslack.Server {

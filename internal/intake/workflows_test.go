@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/parse"
 )
 

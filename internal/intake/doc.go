@@ -9,7 +9,7 @@
 //
 // It sits between parse, which reads bytes, and engine, which holds the
 // rules (pre-flight); engine itself imports only the standard library, so
-// the intake is a package of its own, as engine/runner is. It reads through
+// the intake is a package of its own, as internal/runner is. It reads through
 // what it is given (the skill catalog, the policy, the workflows), so tests
 // give it fakes.
 //

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/intake"
+	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/parse"
 )
 
