@@ -77,7 +77,7 @@ func headerButtons(r *engine.Run) *slack.ActionBlock {
 	case !r.Paused && r.State == engine.RunRunning:
 		b := slack.NewButtonBlockElement(ActionPause, fitValue(runRef(r).Value()), plainText("Pause"))
 		return slack.NewActionBlock("", b)
-	case personPaused(r):
+	case r.PausedByPerson():
 		return slack.NewActionBlock("", resumeButtons(r)...)
 	}
 	return nil
@@ -86,12 +86,6 @@ func headerButtons(r *engine.Run) *slack.ActionBlock {
 // runRef is the button value of a run-wide action: the run, its first
 // step (a StepRef always names one), no attempt.
 func runRef(r *engine.Run) StepRef { return StepRef{Run: r.ID, Step: 1} }
-
-// personPaused reports whether a person paused r (not gonogo waiting out
-// an agent's rate limit).
-func personPaused(r *engine.Run) bool {
-	return r.Paused && r.PausedBy != engine.RateLimitActor && !r.Finished()
-}
 
 // resumeButtons resume a paused run: in its mode ("Resume auto" for a run
 // in guarded auto), and for a run in guarded auto also checkpointed.

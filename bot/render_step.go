@@ -554,7 +554,7 @@ func waitingNotes(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.
 	if line := retryLine(s, now); line != "" {
 		notes = append(notes, line)
 	}
-	if personPaused(r) {
+	if r.PausedByPerson() {
 		notes = append(notes, "⏸ "+who(r.PausedBy)+" paused the run "+at(r.PausedAt, now)+
 			": this step waits here whatever the run's mode, and no step starts. *Resume* goes on in the run's mode; a decision here goes on from this step.")
 	}
@@ -620,7 +620,7 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 		}
 		els = append(els, b)
 	}
-	if len(els) > 0 && personPaused(r) {
+	if len(els) > 0 && r.PausedByPerson() {
 		els = append(els, resumeButtons(r)...)
 	}
 	if len(els) == 0 {

@@ -305,7 +305,7 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	if f.Result == ResultFailed && !ev.Final && !waits {
 		t = afterFailure(s, l, &ev, t)
 	}
-	if t == trAdvance && r.Paused && r.PausedBy != RateLimitActor {
+	if t == trAdvance && r.PausedByPerson() {
 		// A person paused the run: the step waits at a checkpoint, and
 		// goes on if the run resumes in a mode that lets it.
 		t, ev.Held = trPause, true

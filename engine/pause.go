@@ -204,3 +204,10 @@ func resumedBy(r *Run, actor string, now time.Time) ([]Event, error) {
 	}
 	return stamp(r, now, Event{Type: EvRunResumed, Actor: actor}), nil
 }
+
+// PausedByPerson reports whether a person paused r, not gonogo waiting out
+// an agent's rate limit, and r has not ended. While it holds, no step
+// starts and no automatic retry runs until a person resumes r.
+func (r *Run) PausedByPerson() bool {
+	return r.Paused && r.PausedBy != RateLimitActor && !r.Finished()
+}

@@ -635,7 +635,7 @@ func (s *Service) scheduleRetries(r *Run) {
 			continue
 		}
 		key := execKey{r.ID, st.N, st.Latest().N}
-		if r.Paused && r.PausedBy != RateLimitActor {
+		if r.PausedByPerson() {
 			// A person holds the run; resuming it schedules the retry.
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // The agent is checked before any work starts: check warns, run and serve
@@ -29,8 +30,8 @@ func TestRunRefusesAtStartWhenTheAgentIsMissing(t *testing.T) {
 		{[]string{"run", "--runner", "command", "--runner-cmd", "my-agent", plan}, []string{`the command runner's agent "my-agent" is not on PATH`}},
 	} {
 		r := gonogo(t, vars, "approve\n", tc.args...)
-		if r.code != exitUsage {
-			t.Errorf("%v exited %d, want %d\n%s", tc.args, r.code, exitUsage, r.stderr)
+		if r.code != terminal.ExitUsage {
+			t.Errorf("%v exited %d, want %d\n%s", tc.args, r.code, terminal.ExitUsage, r.stderr)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(r.stderr, w) {
@@ -45,10 +46,10 @@ func TestRunRefusesAtStartWhenTheAgentIsMissing(t *testing.T) {
 		t.Errorf("a refused run opened the store (stat: %v)", err)
 	}
 	// Runs that need no agent go ahead.
-	if r := gonogo(t, vars, "", "run", "--dry-run", plan); r.code != exitWaiting {
-		t.Errorf("run --dry-run exited %d, want %d (waiting):\n%s", r.code, exitWaiting, r.stderr)
+	if r := gonogo(t, vars, "", "run", "--dry-run", plan); r.code != terminal.ExitWaiting {
+		t.Errorf("run --dry-run exited %d, want %d (waiting):\n%s", r.code, terminal.ExitWaiting, r.stderr)
 	}
-	if r := gonogo(t, vars, "", "demo"); r.code == exitUsage {
+	if r := gonogo(t, vars, "", "demo"); r.code == terminal.ExitUsage {
 		t.Errorf("demo was refused:\n%s", r.stderr)
 	}
 }
@@ -58,7 +59,7 @@ func TestCheckWarnsWhenTheAgentIsMissing(t *testing.T) {
 	vars := baseVars(t)
 	plan := filepath.Join(exampleDir(t), "plan.md")
 	r := gonogo(t, vars, "", "check", "--json", plan)
-	if r.code != exitOK {
+	if r.code != terminal.ExitOK {
 		t.Fatalf("check exited %d, want 0 (a missing agent is a warning):\n%s", r.code, r.stderr)
 	}
 	var out jsonCheck
@@ -72,7 +73,7 @@ func TestCheckWarnsWhenTheAgentIsMissing(t *testing.T) {
 	if !found {
 		t.Errorf("check --json warnings = %q, want the missing agent", out.Warnings)
 	}
-	if r := gonogo(t, vars, "", "check", plan); r.code != exitOK || !strings.Contains(r.stdout, `! the claude runner's agent "claude" is not on PATH`) {
+	if r := gonogo(t, vars, "", "check", plan); r.code != terminal.ExitOK || !strings.Contains(r.stdout, `! the claude runner's agent "claude" is not on PATH`) {
 		t.Errorf("check exited %d without the warning:\n%s", r.code, r.stdout)
 	}
 	if r := gonogo(t, vars, "", "check", "--dry-run", plan); strings.Contains(r.stdout, "not on PATH") {
@@ -91,8 +92,8 @@ func TestServeRefusesAtStartWhenTheAgentIsMissing(t *testing.T) {
 	defer s.cancel()
 	select {
 	case c := <-s.code:
-		if c != exitUsage || !strings.Contains(s.stderr.String(), `the claude runner's agent "my-claude" is not on PATH`) {
-			t.Errorf("serve exited %d, want %d naming my-claude:\n%s", c, exitUsage, s.stderr.String())
+		if c != terminal.ExitUsage || !strings.Contains(s.stderr.String(), `the claude runner's agent "my-claude" is not on PATH`) {
+			t.Errorf("serve exited %d, want %d naming my-claude:\n%s", c, terminal.ExitUsage, s.stderr.String())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not refuse")

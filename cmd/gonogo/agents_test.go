@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // moduleFile is the path of a file relative to the module root.
@@ -32,7 +34,7 @@ cat > `+dir+`/prompt
 printf '# PRD\n\nA real paragraph of work.\n'`)
 	vars["GONOGO_RUNNER_ARGS"] = `--model "big one" --note='it'"'"'s' plain\ word`
 	res := gonogo(t, vars, "approve\n", "run", "--chain", "deliver-prd -- saved searches")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	args, _ := os.ReadFile(filepath.Join(dir, "args"))
@@ -58,8 +60,8 @@ func TestRunnerArgsMalformedAreRefused(t *testing.T) {
 		vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; echo '# never'`)
 		vars["GONOGO_RUNNER_ARGS"] = bad
 		res := gonogo(t, vars, "", "run", "--chain", "deliver-prd -- saved searches")
-		if res.code != exitUsage || !strings.Contains(res.stderr, "GONOGO_RUNNER_ARGS") {
-			t.Errorf("GONOGO_RUNNER_ARGS=%s: exit %d, want %d naming the variable\n%s", bad, res.code, exitUsage, res.stderr)
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "GONOGO_RUNNER_ARGS") {
+			t.Errorf("GONOGO_RUNNER_ARGS=%s: exit %d, want %d naming the variable\n%s", bad, res.code, terminal.ExitUsage, res.stderr)
 		}
 		if strings.Contains(res.stdout, "Step 1 of 1") {
 			t.Errorf("GONOGO_RUNNER_ARGS=%s: a step ran:\n%s", bad, res.stdout)
@@ -81,7 +83,7 @@ func TestAgentEnvLetsTheOperatorPassASecret(t *testing.T) {
 cat >/dev/null
 printf '# PRD\n\nA real paragraph of work.\n'`)
 	vars["GONOGO_AGENT_ENV"] = "GITHUB_TOKEN"
-	if res := gonogo(t, vars, "approve\n", "run", "--chain", "deliver-prd -- saved searches"); res.code != exitOK {
+	if res := gonogo(t, vars, "approve\n", "run", "--chain", "deliver-prd -- saved searches"); res.code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "env"))
@@ -100,8 +102,8 @@ printf '# PRD\n\nA real paragraph of work.\n'`)
 
 	vars["GONOGO_AGENT_ENV"] = "GITHUB_TOKEN,AWS SECRET"
 	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd -- saved searches")
-	if res.code != exitUsage || !strings.Contains(res.stderr, `GONOGO_AGENT_ENV="GITHUB_TOKEN,AWS SECRET"`) || !strings.Contains(res.stderr, `"AWS SECRET" is not a variable name`) {
-		t.Errorf("a malformed GONOGO_AGENT_ENV: exit %d, want %d naming it\n%s", res.code, exitUsage, res.stderr)
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, `GONOGO_AGENT_ENV="GITHUB_TOKEN,AWS SECRET"`) || !strings.Contains(res.stderr, `"AWS SECRET" is not a variable name`) {
+		t.Errorf("a malformed GONOGO_AGENT_ENV: exit %d, want %d naming it\n%s", res.code, terminal.ExitUsage, res.stderr)
 	}
 }
 
@@ -112,8 +114,8 @@ func TestAgentErrorReachesThePerson(t *testing.T) {
 	vars["GONOGO_RUNNER"] = "claude"
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; cat `+moduleFile("testdata/agents-fake/streams/not-logged-in.jsonl")+`; exit 1`)
 	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd -- saved searches")
-	if res.code != exitRefused {
-		t.Fatalf("exit %d, want %d\n%s\n%s", res.code, exitRefused, res.stdout, res.stderr)
+	if res.code != terminal.ExitRefused {
+		t.Fatalf("exit %d, want %d\n%s\n%s", res.code, terminal.ExitRefused, res.stdout, res.stderr)
 	}
 	want := "FAILED - the agent reported an error: Not logged in · Please run /login; to fix it, log in once (run `claude`, then /login) or set ANTHROPIC_API_KEY"
 	if !strings.Contains(res.stdout, want) {
@@ -185,7 +187,7 @@ func TestRealClaudeThroughGonogo(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_RUNNER"], vars["GONOGO_RUNNER_CMD"] = "claude", cli
 	res := gonogo(t, vars, "approve\n", "run", "--chain", "deliver-prd -- saved searches")
-	if res.code != exitOK || !strings.Contains(res.stdout, "PRODUCED") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "PRODUCED") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	if !strings.Contains(res.stdout, "Shoppers keep their searches") {

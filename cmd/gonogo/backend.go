@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // The engine as gonogo's own front ends drive it: the terminal, the local
@@ -23,17 +24,6 @@ import (
 // front end has not shown yet, it reads back from the run and its journal.
 // The cost is a cycle at wiring (serve's bot is made from the backend and
 // is its notifier), which lateNotifier breaks.
-
-// checkpoints is what the terminal asks while it follows a run: the run
-// and its artifacts, and the decisions a person takes at its checkpoints.
-type checkpoints interface {
-	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
-	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
-	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
-	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
-	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
-	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
-}
 
 // recorder records what people decide on a run nobody here carries out:
 // the change is durable, nothing starts, and the run goes on from it when
@@ -70,7 +60,7 @@ type runList interface {
 // at the terminal, and take other processes' decisions through the local
 // API.
 type backend interface {
-	checkpoints
+	terminal.Backend
 	remoteDecisions
 	setupRecorder
 	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 func newCheckCmd(a *cli) *cobra.Command {
@@ -45,13 +46,13 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 	// run refuses a runner it does not know; check says so the same way.
 	if _, ok := runner.Lookup(runnerName(f)); !ok && f.runnerOverride == nil {
 		fmt.Fprintf(e.stderr, "gonogo check: unknown runner %q (valid: %s)\n", runnerName(f), strings.Join(runner.Names(), ", "))
-		return exitUsage
+		return terminal.ExitUsage
 	}
 	in, err := loadInput(e, f, cfg)
 	ref, refused := refusal(err)
 	if err != nil && !refused {
 		fmt.Fprintln(e.stderr, "gonogo check:", err)
-		return exitUsage
+		return terminal.ExitUsage
 	}
 	// A missing agent does not make the input wrong: check warns, run
 	// refuses.
@@ -67,15 +68,15 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
 			fmt.Fprintln(e.stderr, "gonogo check:", err)
-			return exitUsage
+			return terminal.ExitUsage
 		}
 	} else {
-		printCheck(printable(e.stdout), in, ref)
+		printCheck(terminal.Printable(e.stdout), in, ref)
 	}
 	if refused {
-		return exitRefused
+		return terminal.ExitRefused
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 type jsonCheck struct {
@@ -204,12 +205,12 @@ func printCheck(w io.Writer, in input, ref *engine.Refusal) {
 	printHeader(w, p, "", engine.RunModeName(mode, p.Flags.DryRun))
 	fmt.Fprintf(w, "\nSteps (%d):\n", len(p.Steps))
 	for i, s := range p.Steps {
-		fmt.Fprintf(w, "  %d. %s%s\n", i+1, s.Skill, effortSuffix(s.Effort, s.PTokens))
+		fmt.Fprintf(w, "  %d. %s%s\n", i+1, s.Skill, terminal.EffortSuffix(s.Effort, s.PTokens))
 		if s.Execution == engine.ExecInlineLeaf {
 			fmt.Fprintf(w, "     runs its leaf agent %s inline\n", s.Leaf)
 		}
 		if s.Prompt != "" {
-			fmt.Fprintf(w, "     %s\n", clip(oneLine(s.Prompt), 110))
+			fmt.Fprintf(w, "     %s\n", terminal.Clip(terminal.OneLine(s.Prompt), 110))
 		}
 	}
 	if p.Input == engine.InputWorkflow {
@@ -221,13 +222,13 @@ func printCheck(w io.Writer, in input, ref *engine.Refusal) {
 	if len(p.Manual) > 0 {
 		fmt.Fprintf(w, "\nManual, shown and never run (%d):\n", len(p.Manual))
 		for _, b := range p.Manual {
-			fmt.Fprintf(w, "  - %s%s: %s\n", orDash(b.Skill), effortSuffix(b.Effort, b.PTokens), b.Reason)
+			fmt.Fprintf(w, "  - %s%s: %s\n", terminal.OrDash(b.Skill), terminal.EffortSuffix(b.Effort, b.PTokens), b.Reason)
 		}
 	}
 	if len(p.Deferred) > 0 {
 		fmt.Fprintf(w, "\nDeferred, past the first %d runnable blocks (%d):\n", engine.MaxPlanSteps, len(p.Deferred))
 		for _, b := range p.Deferred {
-			fmt.Fprintf(w, "  - %s%s\n", b.Skill, effortSuffix(b.Effort, b.PTokens))
+			fmt.Fprintf(w, "  - %s%s\n", b.Skill, terminal.EffortSuffix(b.Effort, b.PTokens))
 		}
 	}
 	if len(p.Warnings) > 0 {
@@ -276,7 +277,7 @@ func printHeader(w io.Writer, p engine.Plan, id engine.RunID, mode string) {
 		fmt.Fprintf(w, "Confidence: %s\n", c)
 	}
 	if p.Context != "" {
-		fmt.Fprintf(w, "Context:    %s\n", clip(oneLine(p.Context), 110))
+		fmt.Fprintf(w, "Context:    %s\n", terminal.Clip(terminal.OneLine(p.Context), 110))
 	}
 	switch {
 	case !p.Flags.Thread:
@@ -285,44 +286,4 @@ func printHeader(w io.Writer, p engine.Plan, id engine.RunID, mode string) {
 	default:
 		fmt.Fprintln(w, "Threaded:   each step receives the previous step's confirmed artifact")
 	}
-}
-
-func effortSuffix(effort string, tokens []string) string {
-	var parts []string
-	if len(tokens) > 0 {
-		parts = append(parts, strings.Join(tokens, "+"))
-	}
-	if effort != "" {
-		parts = append(parts, effort)
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ": ") + ")"
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// clipLeft keeps the end of s, where a path's file name is.
-func clipLeft(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return "…" + string(r[len(r)-n+1:])
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

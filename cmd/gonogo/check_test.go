@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // check refuses a runner name that run would refuse, as a usage error.
@@ -12,8 +14,8 @@ func TestCheckRefusesAnUnknownRunner(t *testing.T) {
 		{"run", "--runner", "clade", "--chain", "deliver-prd -- x"},
 	} {
 		res := gonogo(t, baseVars(t), "", args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, `unknown runner "clade"`) {
-			t.Errorf("gonogo %s: exit %d, stderr %q; want %d naming the runner", args[0], res.code, res.stderr, exitUsage)
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, `unknown runner "clade"`) {
+			t.Errorf("gonogo %s: exit %d, stderr %q; want %d naming the runner", args[0], res.code, res.stderr, terminal.ExitUsage)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -102,7 +103,7 @@ func skillCompletions(head, prefix string, cat *parse.Catalog, policyFile string
 		}
 		c := head + n
 		if why := engine.Unusable(n, cat, pol); why != "" {
-			c = cobra.CompletionWithDesc(c, "not usable: "+clip(oneLine(why), 80))
+			c = cobra.CompletionWithDesc(c, "not usable: "+terminal.Clip(terminal.OneLine(why), 80))
 		}
 		out = append(out, c)
 	}
@@ -133,7 +134,7 @@ func runIDs(ctx context.Context, data, prefix string) []cobra.Completion {
 	var out []cobra.Completion
 	for _, s := range list {
 		if strings.HasPrefix(string(s.ID), prefix) {
-			out = append(out, cobra.CompletionWithDesc(string(s.ID), fmt.Sprintf("%s %s", s.State, clip(oneLine(s.Source), 50))))
+			out = append(out, cobra.CompletionWithDesc(string(s.ID), fmt.Sprintf("%s %s", s.State, terminal.Clip(terminal.OneLine(s.Source), 50))))
 		}
 	}
 	return out

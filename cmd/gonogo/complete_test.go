@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -15,7 +16,7 @@ import (
 func complete(t *testing.T, vars map[string]string, args ...string) []string {
 	t.Helper()
 	res := gonogo(t, vars, "", append([]string{"__complete"}, args...)...)
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("__complete %q: exit %d\n%s", args, res.code, res.stderr)
 	}
 	var out []string
@@ -103,7 +104,7 @@ func TestCompleteWorkflows(t *testing.T) {
 func TestCompleteRunIDs(t *testing.T) {
 	vars := baseVars(t)
 	res := gonogo(t, vars, "", "run", "--dry-run", "--chain", "deliver-prd, measure-experiment-design")
-	if res.code != exitWaiting {
+	if res.code != terminal.ExitWaiting {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	id := runID(t, res.stdout)
@@ -139,12 +140,12 @@ func TestCompleteCreatesNoStore(t *testing.T) {
 func TestCompletionScripts(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		res := gonogo(t, nil, "", "completion", sh)
-		if res.code != exitOK || !strings.Contains(res.stdout, "__complete") || res.stderr != "" {
+		if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "__complete") || res.stderr != "" {
 			t.Errorf("completion %s: exit %d, stderr %q, %d bytes", sh, res.code, res.stderr, len(res.stdout))
 		}
 	}
 	for _, args := range [][]string{{"completion", "tcsh"}, {"completion"}} {
-		if res := gonogo(t, nil, "", args...); res.code != exitUsage || !strings.Contains(res.stderr, "bash, zsh, fish") {
+		if res := gonogo(t, nil, "", args...); res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "bash, zsh, fish") {
 			t.Errorf("%q: exit %d, stderr %q", args, res.code, res.stderr)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -284,9 +285,9 @@ func (c config) nestedSkills(explicit string) *nestedSkillsError {
 	if err != nil || len(cat.Names()) == 0 {
 		return nil
 	}
-	e := &nestedSkillsError{given: explicit, inner: inner, usable: len(cat.Names()), set: "--skills " + shellWord(inner)}
+	e := &nestedSkillsError{given: explicit, inner: inner, usable: len(cat.Names()), set: "--skills " + terminal.ShellWord(inner)}
 	if explicit == c.SkillsDir {
-		e.set = "GONOGO_SKILLS_DIR=" + shellWord(inner)
+		e.set = "GONOGO_SKILLS_DIR=" + terminal.ShellWord(inner)
 	}
 	return e
 }

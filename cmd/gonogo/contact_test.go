@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/mattn/go-shellwords"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // The mix-ups a newcomer makes, each answered with a hint that is true:
@@ -42,14 +44,14 @@ func TestSkillsGivenTheirParentFolder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := gonogo(t, tc.vars, "", tc.args...)
 			m := hint.FindStringSubmatch(res.stderr)
-			if res.code != exitUsage || m == nil || m[1] != tc.via {
+			if res.code != terminal.ExitUsage || m == nil || m[1] != tc.via {
 				t.Fatalf("exit %d, stderr %q: want exit 2 and a hint through %s", res.code, res.stderr, tc.via)
 			}
 			// The hint is true: the folder it names holds the skills.
 			if m[2] != filepath.Join(repo, "skills") {
 				t.Fatalf("suggested %s, want %s", m[2], filepath.Join(repo, "skills"))
 			}
-			if ok := gonogo(t, tc.vars, "", "check", "--skills", m[2], "--chain", "deliver-prd"); ok.code != exitOK {
+			if ok := gonogo(t, tc.vars, "", "check", "--skills", m[2], "--chain", "deliver-prd"); ok.code != terminal.ExitOK {
 				t.Fatalf("the suggested folder does not work: exit %d\n%s", ok.code, ok.stderr)
 			}
 		})
@@ -59,7 +61,7 @@ func TestSkillsGivenTheirParentFolder(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(own, "skills", "deliver-prd"), os.DirFS(filepath.Join(own, "deliver-prd"))); err != nil {
 		t.Fatal(err)
 	}
-	if res := gonogo(t, baseVars(t), "", "check", "--skills", own, "--chain", "deliver-prd"); res.code != exitOK || strings.Contains(res.stderr, "did you mean") {
+	if res := gonogo(t, baseVars(t), "", "check", "--skills", own, "--chain", "deliver-prd"); res.code != terminal.ExitOK || strings.Contains(res.stderr, "did you mean") {
 		t.Fatalf("a folder of skills got a hint: exit %d\n%s", res.code, res.stderr)
 	}
 }
@@ -77,19 +79,19 @@ func TestChainGivenAsAPlanFile(t *testing.T) {
 	} {
 		res := gonogo(t, vars, "", args...)
 		m := hint.FindStringSubmatch(res.stderr)
-		if res.code != exitUsage || m == nil || !strings.Contains(res.stderr, "does not exist") {
+		if res.code != terminal.ExitUsage || m == nil || !strings.Contains(res.stderr, "does not exist") {
 			t.Fatalf("%q: exit %d, stderr %q: want exit 2, the file missing and a --chain hint", args, res.code, res.stderr)
 		}
 		words, err := shellwords.Parse(m[1])
 		if err != nil || len(words) != 2 || words[1] != args[1] {
 			t.Fatalf("%q: the hint %q does not give the chain back as typed (%q, %v)", args, m[1], words, err)
 		}
-		if ok := gonogo(t, vars, "", append([]string{"check"}, words...)...); ok.code != exitOK {
+		if ok := gonogo(t, vars, "", append([]string{"check"}, words...)...); ok.code != terminal.ExitOK {
 			t.Fatalf("%q: the suggested %q is refused: exit %d\n%s", args, m[1], ok.code, ok.stderr)
 		}
 	}
 	for _, plan := range []string{"plan.md", "plans/missing.md", "no-such-skill"} {
-		if res := gonogo(t, vars, "", "run", plan); res.code != exitUsage || strings.Contains(res.stderr, "--chain") {
+		if res := gonogo(t, vars, "", "run", plan); res.code != terminal.ExitUsage || strings.Contains(res.stderr, "--chain") {
 			t.Errorf("run %s: exit %d, stderr %q: want exit 2 and no --chain hint", plan, res.code, res.stderr)
 		}
 	}
@@ -104,7 +106,7 @@ func TestRunnerCmdNotExecutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := gonogo(t, vars, "", "run", "--runner", "command", "--runner-cmd", agent, "--chain", "deliver-prd")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "is not executable") || !strings.Contains(res.stderr, "chmod +x") ||
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "is not executable") || !strings.Contains(res.stderr, "chmod +x") ||
 		strings.Contains(res.stderr, "not there") {
 		t.Fatalf("exit %d, stderr %q: want exit 2 saying it is not executable", res.code, res.stderr)
 	}
@@ -116,11 +118,11 @@ func TestRunnerCmdNotExecutable(t *testing.T) {
 	if err := os.Chmod(agent, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if res := gonogo(t, vars, "", "run", "--runner", "command", "--runner-cmd", agent, "--chain", "deliver-prd"); res.code != exitWaiting {
+	if res := gonogo(t, vars, "", "run", "--runner", "command", "--runner-cmd", agent, "--chain", "deliver-prd"); res.code != terminal.ExitWaiting {
 		t.Fatalf("after chmod +x: exit %d\n%s", res.code, res.stderr)
 	}
 	dir := t.TempDir()
-	if res := gonogo(t, vars, "", "run", "--runner", "command", "--runner-cmd", dir, "--chain", "deliver-prd"); res.code != exitUsage ||
+	if res := gonogo(t, vars, "", "run", "--runner", "command", "--runner-cmd", dir, "--chain", "deliver-prd"); res.code != terminal.ExitUsage ||
 		!strings.Contains(res.stderr, "is a folder, not an executable") {
 		t.Fatalf("a folder as the agent: exit %d, stderr %q", res.code, res.stderr)
 	}
@@ -137,7 +139,7 @@ func TestBinaryPlanOverTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := gonogo(t, vars, "", "check", "--dry-run", bin)
-	if out := res.stdout + res.stderr; res.code != exitRefused || !strings.Contains(out, "not a text file") || strings.Contains(out, "max-plan-bytes") {
+	if out := res.stdout + res.stderr; res.code != terminal.ExitRefused || !strings.Contains(out, "not a text file") || strings.Contains(out, "max-plan-bytes") {
 		t.Fatalf("exit %d, output %q: want a refusal saying it is not a text file", res.code, out)
 	}
 	// A text plan over the limit still says how to raise it.
@@ -145,7 +147,7 @@ func TestBinaryPlanOverTheLimit(t *testing.T) {
 	if err := os.WriteFile(big, bytes.Repeat([]byte("# plan\n"), 200_000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := gonogo(t, vars, "", "check", "--dry-run", big); res.code != exitRefused || !strings.Contains(res.stdout, "--max-plan-bytes 2MiB") {
+	if res := gonogo(t, vars, "", "check", "--dry-run", big); res.code != terminal.ExitRefused || !strings.Contains(res.stdout, "--max-plan-bytes 2MiB") {
 		t.Fatalf("a text plan over the limit: exit %d, output %q", res.code, res.stdout+res.stderr)
 	}
 }
@@ -153,7 +155,7 @@ func TestBinaryPlanOverTheLimit(t *testing.T) {
 // serve without its tokens names both at once.
 func TestServeWithoutTokensNamesBoth(t *testing.T) {
 	res := gonogo(t, baseVars(t), "", "serve")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "SLACK_APP_TOKEN is not set") || !strings.Contains(res.stderr, "SLACK_BOT_TOKEN is not set") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "SLACK_APP_TOKEN is not set") || !strings.Contains(res.stderr, "SLACK_BOT_TOKEN is not set") {
 		t.Fatalf("exit %d, stderr %q: want both tokens named", res.code, res.stderr)
 	}
 	vars := baseVars(t)
@@ -175,7 +177,7 @@ func TestSecondRunNamesTheHolder(t *testing.T) {
 	want := fmt.Sprintf("gonogo demo (pid %d) holds %s", h.cmd.Process.Pid, data)
 	for _, args := range [][]string{{"run", "--dry-run", "--chain", "deliver-prd"}, {"demo", "--dry-run"}} {
 		res := subprocess(t, env, "", args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, want) || strings.Contains(res.stderr, "pid unknown") {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, want) || strings.Contains(res.stderr, "pid unknown") {
 			t.Errorf("%q: exit %d, stderr %q: want exit 2 naming %q", args, res.code, res.stderr, want)
 		}
 	}
@@ -192,13 +194,13 @@ func TestFlagsACommandWouldIgnoreAreRefused(t *testing.T) {
 		res := gonogo(t, vars, "", args...)
 		flag := args[1]
 		m := named.FindStringSubmatch(res.stderr)
-		if res.code != exitUsage || !strings.Contains(res.stderr, "unknown flag: "+flag) || m == nil {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "unknown flag: "+flag) || m == nil {
 			t.Errorf("%q: exit %d, stderr %q: want exit 2 refusing %s", args, res.code, res.stderr, flag)
 			continue
 		}
 		for _, cmd := range regexp.MustCompile(`, | and `).Split(m[1], -1) {
 			help := gonogo(t, vars, "", append(strings.Fields(cmd), "--help")...)
-			if help.code != exitOK || !strings.Contains(help.stdout, "  "+flag+" ") {
+			if help.code != terminal.ExitOK || !strings.Contains(help.stdout, "  "+flag+" ") {
 				t.Errorf("%q: the message says %s takes %s, but its help does not list it", args, cmd, flag)
 			}
 		}
@@ -212,7 +214,7 @@ func TestSharedFlagsThatChangeNothingSaySo(t *testing.T) {
 	vars := baseVars(t)
 	plan := filepath.Join(exampleDir(t), "plan.md")
 	res := gonogo(t, vars, "", "check", "--data", "elsewhere", plan)
-	if res.code != exitOK || !strings.Contains(res.stderr, "check opens no store; --data changes nothing") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stderr, "check opens no store; --data changes nothing") {
 		t.Errorf("check --data: exit %d, stderr %q: want the plan accepted and the note", res.code, res.stderr)
 	}
 	res = gonogo(t, vars, "", "resume", "--thread", "20260101-000000-000000000000")
@@ -228,11 +230,11 @@ func TestResumeDryOfARealRunIsRefused(t *testing.T) {
 	agent := writeAgent(t, "cat >/dev/null\necho '# done'\n")
 	res := gonogo(t, vars, "", "run", "--runner", "command", "--runner-cmd", agent, "--chain", "deliver-prd -> measure-experiment-design")
 	id := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(res.stdout)
-	if res.code != exitWaiting || id == nil {
+	if res.code != terminal.ExitWaiting || id == nil {
 		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	res = gonogo(t, vars, "approve\n", "resume", "--dry-run", id[1])
-	if res.code != exitUsage || !strings.Contains(res.stderr, "was started for real") || strings.Contains(res.stdout, "Step 2") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "was started for real") || strings.Contains(res.stdout, "Step 2") {
 		t.Fatalf("resume --dry-run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	var shown jsonRun
@@ -258,11 +260,11 @@ func TestNumberFlagsAreNumbersFromOne(t *testing.T) {
 		{"decide", id[1], "approve", "--attempt", "two"},
 	} {
 		res := gonogo(t, vars, "", args...)
-		if res.code != exitUsage || !regexp.MustCompile(`not an? (step|attempt) number \(1, 2, \.\.\.\)`).MatchString(res.stderr) || res.stdout != "" {
+		if res.code != terminal.ExitUsage || !regexp.MustCompile(`not an? (step|attempt) number \(1, 2, \.\.\.\)`).MatchString(res.stderr) || res.stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q: want exit 2 and no output", args, res.code, res.stdout, res.stderr)
 		}
 	}
-	if res := gonogo(t, vars, "", "decide", id[1], "approve", "--step", "1", "--attempt", "1"); res.code != exitOK {
+	if res := gonogo(t, vars, "", "decide", id[1], "approve", "--step", "1", "--attempt", "1"); res.code != terminal.ExitOK {
 		t.Errorf("decide --step 1 --attempt 1: exit %d\n%s", res.code, res.stderr)
 	}
 }
@@ -283,7 +285,7 @@ func TestExportFormatFollowsTheFileName(t *testing.T) {
 		{"json.md", []string{"--format", "json"}, false}, {"md.json", []string{"--format", "md"}, true},
 	} {
 		out := filepath.Join(dir, tc.file)
-		if res := gonogo(t, vars, "", append([]string{"export", id, "-o", out}, tc.format...)...); res.code != exitOK {
+		if res := gonogo(t, vars, "", append([]string{"export", id, "-o", out}, tc.format...)...); res.code != terminal.ExitOK {
 			t.Fatalf("export -o %s: exit %d\n%s", tc.file, res.code, res.stderr)
 		}
 		b, err := os.ReadFile(out)
@@ -301,7 +303,7 @@ func TestExportFormatFollowsTheFileName(t *testing.T) {
 func TestDemoHintsWork(t *testing.T) {
 	vars := baseVars(t)
 	res := gonogo(t, vars, "approve\n", "demo")
-	if res.code != exitWaiting {
+	if res.code != terminal.ExitWaiting {
 		t.Fatalf("demo: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	hint := regexp.MustCompile(`gonogo ((?:resume|show|decide|export|runs)\b[^\n()]*)`)
@@ -317,7 +319,7 @@ func TestDemoHintsWork(t *testing.T) {
 			t.Fatalf("hint %q: %v", line, err)
 		}
 		got := gonogo(t, vars, "", args...)
-		if got.code == exitUsage {
+		if got.code == terminal.ExitUsage {
 			t.Errorf("the hint gonogo %s fails: exit %d\n%s", line, got.code, got.stderr)
 		}
 	}
@@ -397,7 +399,7 @@ func TestPauseHintNamesTheData(t *testing.T) {
 	h, id, env, release, _ := pausable(t)
 	res := subprocess(t, as(env, "second"), "", "pause", id)
 	m := regexp.MustCompile(`Resume with: gonogo (.+)\n`).FindStringSubmatch(res.stdout)
-	if res.code != exitOK || m == nil {
+	if res.code != terminal.ExitOK || m == nil {
 		t.Fatalf("pause: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	release()
@@ -437,11 +439,11 @@ func TestFlagsWithoutWhatTheyAreFor(t *testing.T) {
 		{[]string{"resume", "--checkpointed", id}, "run " + id + " is not paused"},
 	} {
 		res := gonogo(t, vars, "", tc.args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || strings.Contains(res.stdout, "Step ") {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, tc.want) || strings.Contains(res.stdout, "Step ") {
 			t.Errorf("%q: exit %d\n%s%s\nwant exit 2 saying %q", tc.args, res.code, res.stdout, res.stderr, tc.want)
 		}
 	}
-	if res := gonogo(t, vars, "", "check", "--max-plan-bytes", "2MiB", filepath.Join(exampleDir(t), "plan.md")); res.code != exitOK {
+	if res := gonogo(t, vars, "", "check", "--max-plan-bytes", "2MiB", filepath.Join(exampleDir(t), "plan.md")); res.code != terminal.ExitOK {
 		t.Errorf("--max-plan-bytes with a plan: exit %d\n%s", res.code, res.stderr)
 	}
 }
@@ -454,7 +456,7 @@ func TestRunGivenARunID(t *testing.T) {
 	id := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(res.stdout)[1]
 	res = gonogo(t, vars, "", "run", id)
 	m := regexp.MustCompile(`did you mean gonogo (resume [^()]+) \(or gonogo (show [^()]+)\)\?`).FindStringSubmatch(res.stderr)
-	if res.code != exitUsage || m == nil {
+	if res.code != terminal.ExitUsage || m == nil {
 		t.Fatalf("run %s: exit %d, stderr %q: want exit 2 pointing at resume", id, res.code, res.stderr)
 	}
 	for _, hint := range m[1:] {
@@ -462,7 +464,7 @@ func TestRunGivenARunID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := gonogo(t, vars, "", args...); got.code == exitUsage || !strings.Contains(got.stdout, id) {
+		if got := gonogo(t, vars, "", args...); got.code == terminal.ExitUsage || !strings.Contains(got.stdout, id) {
 			t.Errorf("the hint gonogo %s: exit %d\n%s%s", hint, got.code, got.stdout, got.stderr)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -63,7 +64,7 @@ func TestCheckCorpusPlans(t *testing.T) {
 				t.Fatalf("exit %d: %v\n%s\n%s", res.code, err, res.stdout, res.stderr)
 			}
 			if c.refusal != "" {
-				if res.code != exitRefused || got.Refusal == nil || got.Refusal.Reason != c.refusal {
+				if res.code != terminal.ExitRefused || got.Refusal == nil || got.Refusal.Reason != c.refusal {
 					t.Fatalf("exit %d refusal %+v, want %s", res.code, got.Refusal, c.refusal)
 				}
 				if got.DomainAmbiguous != c.ambigous {
@@ -71,7 +72,7 @@ func TestCheckCorpusPlans(t *testing.T) {
 				}
 				return
 			}
-			if res.code != exitOK {
+			if res.code != terminal.ExitOK {
 				t.Fatalf("exit %d: %+v", res.code, got.Refusal)
 			}
 			var steps, manual []string

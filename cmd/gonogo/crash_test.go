@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,7 +146,7 @@ func needsRedo(t *testing.T, data string, id engine.RunID) bool {
 	}
 	for i := range r.Steps {
 		if a := engine.Allowed(&r.Steps[i]); len(a) > 0 {
-			return !contains(a, engine.DecideApprove)
+			return !slices.Contains(a, engine.DecideApprove)
 		}
 	}
 	return false
@@ -201,7 +202,7 @@ func verifyStore(t *testing.T, data string, id engine.RunID, acked map[ack]bool,
 		if s.Status == engine.StepRunning {
 			t.Fatalf("step %d still running after reopen; it must be interrupted", s.N)
 		}
-		if s.Status == engine.StepInterrupted && !contains(engine.Allowed(s), engine.DecideRedo) {
+		if s.Status == engine.StepInterrupted && !slices.Contains(engine.Allowed(s), engine.DecideRedo) {
 			t.Fatalf("interrupted step %d is not offered for redo", s.N)
 		}
 		for _, a := range s.Attempts {

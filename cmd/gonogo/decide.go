@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // Exit codes of decide: 0 decided (or already decided with the same
@@ -111,7 +113,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 		return fail(e, "decide", err)
 	}
 	if req.key == "" {
-		req.key = "local:" + randomKey()
+		req.key = "local:" + terminal.RandomKey()
 	} else if code, answered := answerKey(e, r, req); answered {
 		return code
 	}
@@ -120,11 +122,11 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 		return refuseOrFail(e, err)
 	}
 	if !held && req.kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
-		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, onData(req.data)))
+		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, terminal.DataFlag(req.data)))
 	}
 	d := engine.Decision{Kind: req.kind, Step: s.N, Attempt: req.attempt, Feedback: req.feedback, Key: req.key, Actor: req.actor}
 	if d.Attempt == 0 {
-		d.Attempt = attemptN(s.Latest())
+		d.Attempt = terminal.AttemptN(s.Latest())
 	}
 	after, carried, err := dc.Decide(ctx, r.ID, d)
 	if errors.Is(err, engine.ErrDuplicate) || errors.Is(err, engine.ErrKeyReused) {
@@ -139,7 +141,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	if err != nil {
 		return refuseOrFail(e, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", stepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
+	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", terminal.StepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
 	fmt.Fprintf(e.stdout, "Run %s is %s; step %d is %s.\n", after.ID, after.State, s.N, after.Step(s.N).Status)
 	c, _ := dc.(interface{ describe() string })
 	switch {
@@ -147,18 +149,18 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	case carried:
 		fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.describe())
 	case held:
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.describe(), after.ID, onData(req.data))
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.describe(), after.ID, terminal.DataFlag(req.data))
 	default:
-		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s%s\n", req.data, after.ID, onData(req.data))
+		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s%s\n", req.data, after.ID, terminal.DataFlag(req.data))
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 func feedbackNote(fb string) string {
 	if fb == "" {
 		return ""
 	}
-	return fmt.Sprintf(" with feedback %q", clip(oneLine(fb), 80))
+	return fmt.Sprintf(" with feedback %q", terminal.Clip(terminal.OneLine(fb), 80))
 }
 
 // answerKey answers a decision whose --key run r has recorded a decision
@@ -175,7 +177,7 @@ func answerKey(e env, r *engine.Run, req decideRequest) (code int, answered bool
 		return 0, false
 	}
 	fmt.Fprintf(e.stdout, "Already decided with key %s on run %s: %s; nothing applied twice.\n", req.key, r.ID, engine.DescribeDecision(*rec))
-	return exitOK, true
+	return terminal.ExitOK, true
 }
 
 // errRefused marks what decide refuses under the run's rules (exit 1).
@@ -211,11 +213,11 @@ func decisionStep(r *engine.Run, req decideRequest) (*engine.Step, error) {
 	allowed := engine.Allowed(s)
 	switch {
 	case len(allowed) == 0:
-		return nil, fmt.Errorf("%s is %s, not waiting for a decision: %w", stepTitle(r, s), s.Status, errRefused)
-	case !contains(allowed, req.kind):
-		return nil, fmt.Errorf("%s is not possible at %s now (%s); possible: %s: %w", req.kind, stepTitle(r, s), orDash(string(s.Latest().Result)), wordsFor(allowed), errRefused)
-	case req.attempt != 0 && attemptN(s.Latest()) != req.attempt:
-		return nil, fmt.Errorf("%s is at attempt %d, not %d: %w", stepTitle(r, s), attemptN(s.Latest()), req.attempt, engine.ErrStale)
+		return nil, fmt.Errorf("%s is %s, not waiting for a decision: %w", terminal.StepTitle(r, s), s.Status, errRefused)
+	case !slices.Contains(allowed, req.kind):
+		return nil, fmt.Errorf("%s is not possible at %s now (%s); possible: %s: %w", req.kind, terminal.StepTitle(r, s), terminal.OrDash(string(s.Latest().Result)), terminal.WordsFor(allowed), errRefused)
+	case req.attempt != 0 && terminal.AttemptN(s.Latest()) != req.attempt:
+		return nil, fmt.Errorf("%s is at attempt %d, not %d: %w", terminal.StepTitle(r, s), terminal.AttemptN(s.Latest()), req.attempt, engine.ErrStale)
 	}
 	return s, nil
 }
@@ -226,7 +228,7 @@ func refuseOrFail(e env, err error) int {
 	for _, r := range []error{errRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden, engine.ErrDuplicate, engine.ErrKeyReused} {
 		if errors.Is(err, r) {
 			fmt.Fprintf(e.stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+errRefused.Error()))
-			return exitRefused
+			return terminal.ExitRefused
 		}
 	}
 	return fail(e, "decide", err)

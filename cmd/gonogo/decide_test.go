@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -25,7 +26,7 @@ func waitingRun(t *testing.T, chain string) (string, map[string]string) {
 	vars["GONOGO_RUNNER"] = "command"
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# %s\n\nattempt %s\n' "$GONOGO_SKILL" "$GONOGO_ATTEMPT"`)
 	res := gonogo(t, vars, "", "run", "--chain", chain)
-	if res.code != exitWaiting {
+	if res.code != terminal.ExitWaiting {
 		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	return runIDRE.FindStringSubmatch(res.stdout)[1], vars
@@ -49,7 +50,7 @@ func TestShowArtifact(t *testing.T) {
 	id, vars := waitingRun(t, "deliver-prd -- one step")
 	// redo, then the second attempt waits.
 	res := gonogo(t, vars, "redo shorter\n", "resume", id)
-	if res.code != exitWaiting {
+	if res.code != terminal.ExitWaiting {
 		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if !strings.Contains(res.stdout, "gonogo show "+id+" --artifact 1 --attempt 2") {
@@ -62,12 +63,12 @@ func TestShowArtifact(t *testing.T) {
 		out  string
 		err  string
 	}{
-		{"current", []string{"--artifact", "1"}, exitOK, "# deliver-prd\n\nattempt 2\n", ""},
-		{"an earlier attempt", []string{"--artifact=1", "--attempt", "1"}, exitOK, "# deliver-prd\n\nattempt 1\n", ""},
-		{"no such attempt", []string{"--artifact", "1", "--attempt", "3"}, exitUsage, "", "no attempt 3"},
-		{"no such step", []string{"--artifact", "2"}, exitUsage, "", "has no step 2"},
-		{"not a number", []string{"--artifact", "x"}, exitUsage, "", "invalid argument"},
-		{"attempt alone", []string{"--attempt", "1"}, exitUsage, "", "--attempt goes with --artifact"},
+		{"current", []string{"--artifact", "1"}, terminal.ExitOK, "# deliver-prd\n\nattempt 2\n", ""},
+		{"an earlier attempt", []string{"--artifact=1", "--attempt", "1"}, terminal.ExitOK, "# deliver-prd\n\nattempt 1\n", ""},
+		{"no such attempt", []string{"--artifact", "1", "--attempt", "3"}, terminal.ExitUsage, "", "no attempt 3"},
+		{"no such step", []string{"--artifact", "2"}, terminal.ExitUsage, "", "has no step 2"},
+		{"not a number", []string{"--artifact", "x"}, terminal.ExitUsage, "", "invalid argument"},
+		{"attempt alone", []string{"--attempt", "1"}, terminal.ExitUsage, "", "--attempt goes with --artifact"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,7 +78,7 @@ func TestShowArtifact(t *testing.T) {
 			}
 		})
 	}
-	if res := gonogo(t, vars, "", "show", "nope", "--artifact", "1"); res.code != exitUsage || !strings.Contains(res.stderr, "no run nope") {
+	if res := gonogo(t, vars, "", "show", "nope", "--artifact", "1"); res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "no run nope") {
 		t.Fatalf("unknown run: exit %d, %s", res.code, res.stderr)
 	}
 
@@ -94,10 +95,10 @@ func TestShowArtifact(t *testing.T) {
 	}
 
 	// A skipped step has no current artifact; its attempts still print.
-	if res := gonogo(t, vars, "", "decide", id, "skip"); res.code != exitOK {
+	if res := gonogo(t, vars, "", "decide", id, "skip"); res.code != terminal.ExitOK {
 		t.Fatalf("decide skip: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if res := gonogo(t, vars, "", "show", id, "--artifact", "1"); res.code != exitRefused || !strings.Contains(res.stderr, "skipped") {
+	if res := gonogo(t, vars, "", "show", id, "--artifact", "1"); res.code != terminal.ExitRefused || !strings.Contains(res.stderr, "skipped") {
 		t.Fatalf("skipped step: exit %d, %s", res.code, res.stderr)
 	}
 }
@@ -111,13 +112,13 @@ func TestDecideWithNobodyHoldingTheData(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"not a decision", []string{"decide", id, "maybe"}, exitUsage, "not a decision"},
-		{"edit is not offered", []string{"decide", id, "edit"}, exitUsage, "not a decision"},
-		{"words after approve", []string{"decide", id, "approve", "it"}, exitUsage, "only redo takes feedback"},
-		{"no such run", []string{"decide", "nope", "approve"}, exitUsage, "no run nope"},
-		{"no such step", []string{"decide", id, "approve", "--step", "9"}, exitUsage, "no step 9"},
-		{"a step not waiting", []string{"decide", id, "approve", "--step", "2"}, exitRefused, "not waiting"},
-		{"a stale attempt", []string{"decide", id, "approve", "--attempt", "2"}, exitRefused, "moved on"},
+		{"not a decision", []string{"decide", id, "maybe"}, terminal.ExitUsage, "not a decision"},
+		{"edit is not offered", []string{"decide", id, "edit"}, terminal.ExitUsage, "not a decision"},
+		{"words after approve", []string{"decide", id, "approve", "it"}, terminal.ExitUsage, "only redo takes feedback"},
+		{"no such run", []string{"decide", "nope", "approve"}, terminal.ExitUsage, "no run nope"},
+		{"no such step", []string{"decide", id, "approve", "--step", "9"}, terminal.ExitUsage, "no step 9"},
+		{"a step not waiting", []string{"decide", id, "approve", "--step", "2"}, terminal.ExitRefused, "not waiting"},
+		{"a stale attempt", []string{"decide", id, "approve", "--attempt", "2"}, terminal.ExitRefused, "moved on"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,7 +129,7 @@ func TestDecideWithNobodyHoldingTheData(t *testing.T) {
 		})
 	}
 	res := gonogo(t, vars, "", "decide", id, "redo", "more", "detail", "--key", "k1")
-	if res.code != exitOK || !strings.Contains(res.stdout, "gonogo resume "+id) {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "gonogo resume "+id) {
 		t.Fatalf("decide redo: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	r, j := loadRun(t, data, id)
@@ -148,7 +149,7 @@ func TestDecideWithNobodyHoldingTheData(t *testing.T) {
 		t.Errorf("show after the recorded redo:\n%s", res.stdout)
 	}
 	// The run goes on with resume: the redo runs, then waits.
-	if res := gonogo(t, vars, "", "resume", id); res.code != exitWaiting || !strings.Contains(res.stdout, "attempt 2") {
+	if res := gonogo(t, vars, "", "resume", id); res.code != terminal.ExitWaiting || !strings.Contains(res.stdout, "attempt 2") {
 		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	checkKeyIsTheRuns(t, vars, id)
@@ -163,13 +164,13 @@ func checkKeyIsTheRuns(t *testing.T, vars map[string]string, id string) {
 	data := vars["GONOGO_DATA_DIR"]
 	_, before := loadRun(t, data, id)
 	res := gonogo(t, vars, "", "decide", id, "redo", "more", "detail", "--key", "k1")
-	if res.code != exitOK || !strings.Contains(res.stdout, `Already decided with key k1 on run `+id+`: redo of step 1 (attempt 1) by tester with feedback "more detail"`) {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, `Already decided with key k1 on run `+id+`: redo of step 1 (attempt 1) by tester with feedback "more detail"`) {
 		t.Fatalf("the decision retried with its key: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	for _, other := range [][]string{{"approve"}, {"redo"}, {"redo", "less"}} {
 		args := append([]string{"decide", id}, other...)
 		res := gonogo(t, vars, "", append(args, "--key", "k1")...)
-		if res.code != exitRefused || !strings.Contains(res.stderr, `key "k1" was used on run `+id+` for redo of step 1 (attempt 1) by tester with feedback "more detail"`) ||
+		if res.code != terminal.ExitRefused || !strings.Contains(res.stderr, `key "k1" was used on run `+id+` for redo of step 1 (attempt 1) by tester with feedback "more detail"`) ||
 			strings.Contains(res.stdout, "Already decided") {
 			t.Errorf("%v with the key of another decision: exit %d\n%s%s", other, res.code, res.stdout, res.stderr)
 		}
@@ -180,7 +181,7 @@ func checkKeyIsTheRuns(t *testing.T, vars map[string]string, id string) {
 	// The same key on another run is a new decision there.
 	res = gonogo(t, vars, "", "run", "--chain", "deliver-prd -- y")
 	other := runIDRE.FindStringSubmatch(res.stdout)[1]
-	if res := gonogo(t, vars, "", "decide", other, "approve", "--key", "k1"); res.code != exitOK || strings.Contains(res.stdout, "Already decided") {
+	if res := gonogo(t, vars, "", "decide", other, "approve", "--key", "k1"); res.code != terminal.ExitOK || strings.Contains(res.stdout, "Already decided") {
 		t.Fatalf("the key on another run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if r, _ := loadRun(t, data, other); engine.DecidedUnder(r, "k1") == nil || r.Step(1).Status != engine.StepDone {
@@ -196,7 +197,7 @@ func TestResumeKeepsTheSetupItStartedWith(t *testing.T) {
 	vars["GONOGO_RUNNER"] = "claude"
 	vars["GONOGO_RUNNER_CMD"] = "/nonexistent/claude"
 	res := gonogo(t, vars, "approve\n", "resume", id)
-	if res.code != exitWaiting || !strings.Contains(res.stdout, "Step 2 of 2: deliver-prd") || !strings.Contains(res.stdout, "PRODUCED") {
+	if res.code != terminal.ExitWaiting || !strings.Contains(res.stdout, "Step 2 of 2: deliver-prd") || !strings.Contains(res.stdout, "PRODUCED") {
 		t.Fatalf("resume with another environment: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 
@@ -206,7 +207,7 @@ func TestResumeKeepsTheSetupItStartedWith(t *testing.T) {
 	}
 	before, jb := loadRun(t, data, id)
 	res = gonogo(t, vars, "redo\n", "resume", id)
-	if res.code != exitUsage || !strings.Contains(res.stderr, recorded) || !strings.Contains(res.stderr, "--runner-cmd") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, recorded) || !strings.Contains(res.stderr, "--runner-cmd") {
 		t.Fatalf("agent gone: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if after, ja := loadRun(t, data, id); after.Seq != before.Seq || len(ja) != len(jb) {
@@ -216,7 +217,7 @@ func TestResumeKeepsTheSetupItStartedWith(t *testing.T) {
 	// A replacement given with --runner-cmd is used, and journaled.
 	other := writeAgent(t, `cat >/dev/null; printf '# replaced\n\nby the other agent\n'`)
 	res = gonogo(t, vars, "redo\n", "resume", id, "--runner-cmd", other)
-	if res.code != exitWaiting || !strings.Contains(res.stdout, "by the other agent") {
+	if res.code != terminal.ExitWaiting || !strings.Contains(res.stdout, "by the other agent") {
 		t.Fatalf("resume --runner-cmd: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	r, j := loadRun(t, data, id)
@@ -240,13 +241,13 @@ func TestResumeKeepsTheSetupItStartedWith(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = gonogo(t, vars, "", "resume", id, "--skills", skills)
-	if res.code != exitWaiting {
+	if res.code != terminal.ExitWaiting {
 		t.Fatalf("resume --skills: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if err := os.RemoveAll(skills); err != nil {
 		t.Fatal(err)
 	}
-	if res := gonogo(t, vars, "", "resume", id); res.code != exitUsage || !strings.Contains(res.stderr, "--skills DIR") {
+	if res := gonogo(t, vars, "", "resume", id); res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "--skills DIR") {
 		t.Fatalf("skills gone: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -275,7 +276,7 @@ func TestResumeOfARunRecordedWithoutASetup(t *testing.T) {
 	}
 	db.Close()
 	res := gonogo(t, vars, "", "resume", string(r.ID))
-	if res.code != exitWaiting || !strings.Contains(res.stderr, "recorded before gonogo kept how a run is carried out") {
+	if res.code != terminal.ExitWaiting || !strings.Contains(res.stderr, "recorded before gonogo kept how a run is carried out") {
 		t.Fatalf("resume of an old run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	after, _ := loadRun(t, data, string(r.ID))
@@ -304,7 +305,7 @@ func TestResumeFindsTheSkillsFoldersItStartedWith(t *testing.T) {
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# %s\n\ndone\n' "$GONOGO_SKILL"`)
 	t.Chdir(project)
 	res := gonogo(t, vars, "", "run", "--chain", "define-problem-statement -> deliver-prd -- x")
-	if res.code != exitWaiting {
+	if res.code != terminal.ExitWaiting {
 		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	id := runIDRE.FindStringSubmatch(res.stdout)[1]
@@ -315,7 +316,7 @@ func TestResumeFindsTheSkillsFoldersItStartedWith(t *testing.T) {
 	}
 	t.Chdir(t.TempDir()) // neither folder is found from here
 	res = gonogo(t, vars, "approve\napprove\n", "resume", id)
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("resume from elsewhere: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -340,7 +341,7 @@ func TestResumeKeepsTheRunnerArguments(t *testing.T) {
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# args\n\n[%s]\n' "$*"`)
 	vars["GONOGO_RUNNER_ARGS"] = `--note "it's kept"`
 	res := gonogo(t, vars, "", "run", "--chain", "define-problem-statement -> deliver-prd -- x")
-	if res.code != exitWaiting || !strings.Contains(res.stdout, "[--note it's kept]") {
+	if res.code != terminal.ExitWaiting || !strings.Contains(res.stdout, "[--note it's kept]") {
 		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	id := runIDRE.FindStringSubmatch(res.stdout)[1]
@@ -364,7 +365,7 @@ func TestDecideAndShowMessagesDoNotRepeatTheirPrefix(t *testing.T) {
 		{"show", "nope", "--artifact", "1"},
 	} {
 		res := gonogo(t, vars, "", args...)
-		if repeatsPrefix(res.stderr) || res.code != exitUsage {
+		if repeatsPrefix(res.stderr) || res.code != terminal.ExitUsage {
 			t.Errorf("gonogo %s: exit %d, %q", strings.Join(args, " "), res.code, res.stderr)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // stepDecisions is what each front end says step n of a run was decided:
@@ -16,7 +18,7 @@ func stepDecisions(t *testing.T, vars map[string]string, id, out string, n int) 
 	t.Helper()
 	got := map[string]string{"closing table": tableDecision(t, out, n)}
 	show := gonogo(t, vars, "", "show", id)
-	if show.code != exitOK {
+	if show.code != terminal.ExitOK {
 		t.Fatalf("show: exit %d\n%s%s", show.code, show.stdout, show.stderr)
 	}
 	got["show"] = tableDecision(t, show.stdout, n)
@@ -30,7 +32,7 @@ func stepDecisions(t *testing.T, vars map[string]string, id, out string, n int) 
 
 	js := gonogo(t, vars, "", "export", id)
 	var trail struct{ Steps []struct{ Decision *string } }
-	if err := json.Unmarshal([]byte(js.stdout), &trail); js.code != exitOK || err != nil {
+	if err := json.Unmarshal([]byte(js.stdout), &trail); js.code != terminal.ExitOK || err != nil {
 		t.Fatalf("export: exit %d, %v\n%s%s", js.code, err, js.stdout, js.stderr)
 	}
 	got["export json"] = orDash(trail.Steps[n-1].Decision)
@@ -86,7 +88,7 @@ func TestRedoneStepThatWentOnReadsAutoEverywhere(t *testing.T) {
 if [ "$GONOGO_STEP" = 1 ] && [ ! -f `+calls+` ]; then : > `+calls+`; echo "the agent fell over" >&2; exit 1; fi
 printf '# %s\n\nOUTPUT-OF-STEP-%s: a paragraph of real work.\n' "$GONOGO_SKILL" "$GONOGO_STEP"`)
 	run := gonogo(t, vars, "redo try again\n", "run", "--force-auto", "--chain", "deliver-prd -> measure-experiment-design -- x")
-	if run.code != exitOK || !strings.Contains(run.stdout, "Run complete") {
+	if run.code != terminal.ExitOK || !strings.Contains(run.stdout, "Run complete") {
 		t.Fatalf("run: exit %d\n%s%s", run.code, run.stdout, run.stderr)
 	}
 	id := runID(t, run.stdout)
@@ -112,7 +114,7 @@ func TestHeldStepLetGoReadsAutoEverywhere(t *testing.T) {
 	s.waitFor("[c]ontinue auto >", 1)
 	s.say("c")
 	s.waitFor("Run complete", 1)
-	if code := s.exit(); code != exitOK {
+	if code := s.exit(); code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s", code, s.out.String())
 	}
 	out := s.out.String()

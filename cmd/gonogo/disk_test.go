@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -41,7 +42,7 @@ func TestDiskFullMidRun(t *testing.T) {
 	vars["GONOGO_RUNNER"] = "command"
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# Big artifact\n\n'; head -c 700000 /dev/zero | tr '\0' 'a' | fold -w 80`)
 	res := gonogo(t, vars, "approve\napprove\napprove\n", "run", "--chain", "deliver-prd, measure-experiment-design, define-problem-statement")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "no space left on device") || !strings.Contains(res.stderr, "gonogo resume") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "no space left on device") || !strings.Contains(res.stderr, "gonogo resume") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", res.code, res.stdout, res.stderr)
 	}
 	id := runID(t, res.stdout)
@@ -85,7 +86,7 @@ func TestDiskFullMidRun(t *testing.T) {
 	// given another.
 	small := writeAgent(t, `cat >/dev/null; printf '# Small artifact\n\nDone.\n'`)
 	res = gonogo(t, vars, "redo\napprove\napprove\napprove\n", "resume", "--runner-cmd", small, id)
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("resume after freeing space: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }

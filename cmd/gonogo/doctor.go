@@ -17,6 +17,7 @@ import (
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -150,16 +151,16 @@ func cmdDoctor(ctx context.Context, e env, cfg config, f *runFlags) int {
 	rep.Temporal = diagnoseTemporal(ctx, e)
 	rep.judge()
 	if f.json {
-		if c := writeJSON(e, "doctor", rep); c != exitOK {
+		if c := writeJSON(e, "doctor", rep); c != terminal.ExitOK {
 			return c
 		}
 	} else {
 		printDoctor(e.stdout, rep)
 	}
 	if !rep.OK {
-		return exitRefused
+		return terminal.ExitRefused
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 // diagnose looks at everything gonogo needs, each part on its own, so one
@@ -413,7 +414,7 @@ func (rep *doctorReport) judge() {
 	case !s.Exists:
 		p = append(p, "no skills folder: "+strings.Join(s.Problems, "; "))
 	case s.Skills == 0 && s.Broken > 0:
-		p = append(p, fmt.Sprintf("no usable skill in %s: %s found, none can be used (see gonogo skills)", strings.Join(s.Dirs, ", "), plural(s.Broken, "skill")))
+		p = append(p, fmt.Sprintf("no usable skill in %s: %s found, none can be used (see gonogo skills)", strings.Join(s.Dirs, ", "), terminal.Plural(s.Broken, "skill")))
 	case s.Skills == 0:
 		p = append(p, fmt.Sprintf("no usable skill: %s holds none", strings.Join(s.Dirs, ", ")))
 	}

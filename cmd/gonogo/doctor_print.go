@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 func printDoctor(w io.Writer, rep doctorReport) {
@@ -32,9 +34,9 @@ func printDoctor(w io.Writer, rep doctorReport) {
 	case !s.Exists:
 		fmt.Fprint(w, "not found")
 	case s.Broken > 0:
-		fmt.Fprintf(w, "%s (%d usable, %d that cannot be used)", plural(s.Skills+s.Broken, "skill"), s.Skills, s.Broken)
+		fmt.Fprintf(w, "%s (%d usable, %d that cannot be used)", terminal.Plural(s.Skills+s.Broken, "skill"), s.Skills, s.Broken)
 	default:
-		fmt.Fprint(w, plural(s.Skills, "skill"))
+		fmt.Fprint(w, terminal.Plural(s.Skills, "skill"))
 	}
 	fmt.Fprintln(w, problemCount(s.Problems))
 	printProblems(w, s.Problems)
@@ -69,7 +71,7 @@ func okFacts(rep doctorReport) []string {
 			facts = append(facts, agentFact(r))
 		}
 	}
-	facts = append(facts, plural(rep.Skills.Skills, "usable skill"))
+	facts = append(facts, terminal.Plural(rep.Skills.Skills, "usable skill"))
 	d := rep.Data
 	switch {
 	case d.Store == "held":
@@ -182,7 +184,7 @@ func dataLine(d doctorData) string {
 			states = append(states, fmt.Sprintf("%d %s", n, st))
 		}
 		sort.Strings(states)
-		runs := "store opens: " + plural(total, "run")
+		runs := "store opens: " + terminal.Plural(total, "run")
 		if len(states) > 0 {
 			runs += " (" + strings.Join(states, ", ") + ")"
 		}

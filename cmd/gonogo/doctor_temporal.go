@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/gonogo/gonogo/internal/temporalbackend"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // doctorTemporal is what gonogo doctor finds of the Temporal cluster
@@ -100,7 +101,7 @@ func temporalLine(t *doctorTemporal) string {
 	if t.Workers > 1 {
 		verb = "take"
 	}
-	return fmt.Sprintf("%s, namespace %s: ready; %s %s steps; %s", t.Addr, t.Namespace, plural(t.Workers, "worker"), verb, t.heartbeatWords())
+	return fmt.Sprintf("%s, namespace %s: ready; %s %s steps; %s", t.Addr, t.Namespace, terminal.Plural(t.Workers, "worker"), verb, t.heartbeatWords())
 }
 
 func (t *doctorTemporal) heartbeatWords() string {

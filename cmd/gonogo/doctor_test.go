@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -54,11 +55,11 @@ func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
 	})
 	vars := baseVars(t)
 	// A run left waiting, so the store has something to count.
-	if r := gonogo(t, vars, "", "run", "--dry-run", filepath.Join(exampleDir(t), "plan.md")); r.code != exitWaiting {
+	if r := gonogo(t, vars, "", "run", "--dry-run", filepath.Join(exampleDir(t), "plan.md")); r.code != terminal.ExitWaiting {
 		t.Fatalf("dry run exited %d: %s", r.code, r.stderr)
 	}
 	r := gonogo(t, vars, "", "doctor", "--json")
-	if r.code != exitOK {
+	if r.code != terminal.ExitOK {
 		t.Errorf("doctor exited %d with claude on PATH, want 0\n%s", r.code, r.stderr)
 	}
 	checkDoctorReport(t, doctorJSON(t, r), bin)
@@ -113,7 +114,7 @@ func TestDoctorWithoutTheAgent(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_DATA_DIR"] = filepath.Join(t.TempDir(), "not-yet")
 	r := gonogo(t, vars, "", "doctor")
-	if r.code != exitRefused {
+	if r.code != terminal.ExitRefused {
 		t.Errorf("doctor exited %d without the agent, want 1", r.code)
 	}
 	for _, want := range []string{`* claude   "claude" not found on PATH`, "does not exist yet", "NOT OK: no run could work:\n" +
@@ -126,7 +127,7 @@ func TestDoctorWithoutTheAgent(t *testing.T) {
 		t.Errorf("doctor created the data directory (stat: %v)", err)
 	}
 	// A dry run needs no agent.
-	if r := gonogo(t, vars, "", "doctor", "--dry-run", "--json"); r.code != exitOK || !doctorJSON(t, r).OK {
+	if r := gonogo(t, vars, "", "doctor", "--dry-run", "--json"); r.code != terminal.ExitOK || !doctorJSON(t, r).OK {
 		t.Errorf("doctor --dry-run exited %d, want 0:\n%s", r.code, r.stdout)
 	}
 }
@@ -141,7 +142,7 @@ func TestDoctorReportsAStoreHeldByAnotherGonogo(t *testing.T) {
 	defer db.Close()
 	r := gonogo(t, vars, "", "doctor", "--json", "--runner", "command", "--runner-cmd", "agent")
 	rep := doctorJSON(t, r)
-	if r.code != exitOK || rep.Data.Store != "held" {
+	if r.code != terminal.ExitOK || rep.Data.Store != "held" {
 		t.Errorf("doctor exited %d, store %q; want 0 and held", r.code, rep.Data.Store)
 	}
 	// The command runner's executable is found but never run: it may take
@@ -157,7 +158,7 @@ func TestDoctorListsTheSkillsProblems(t *testing.T) {
 	shapes := filepath.Join(exampleDir(t), "..", "..", "..", "testdata", "skills-shapes", "skills")
 	r := gonogo(t, vars, "", "doctor", "--json", "--dry-run", "--skills", shapes)
 	s := doctorJSON(t, r).Skills
-	if r.code != exitOK || !s.Exists || s.Source != "--skills" || s.Skills == 0 || s.Broken == 0 || len(s.Problems) < s.Broken {
+	if r.code != terminal.ExitOK || !s.Exists || s.Source != "--skills" || s.Skills == 0 || s.Broken == 0 || len(s.Problems) < s.Broken {
 		t.Errorf("doctor exited %d, skills %+v; want usable and broken skills, with a problem for each broken one", r.code, s)
 	}
 	for _, name := range []string{"unclosed-front-matter", "utility-pm-critic"} {

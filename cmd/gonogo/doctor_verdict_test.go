@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // Doctor exits 1 when no run could work, naming each reason, and a run
@@ -56,7 +58,7 @@ esac`})
 				vars[k] = v
 			}
 			r := gonogo(t, vars, "", append([]string{"doctor"}, c.args...)...)
-			if r.code != exitRefused || !strings.Contains(r.stdout, "NOT OK: no run could work:\n") || !strings.Contains(r.stdout, "  - "+c.problem) || strings.Contains(r.stdout, "\nOK") {
+			if r.code != terminal.ExitRefused || !strings.Contains(r.stdout, "NOT OK: no run could work:\n") || !strings.Contains(r.stdout, "  - "+c.problem) || strings.Contains(r.stdout, "\nOK") {
 				t.Fatalf("doctor exited %d, want 1 saying %q:\n%s%s", r.code, c.problem, r.stdout, r.stderr)
 			}
 			rep := doctorJSON(t, gonogo(t, vars, "", append([]string{"doctor", "--json"}, c.args...)...))
@@ -64,7 +66,7 @@ esac`})
 				t.Errorf("doctor --json: ok %v, problems %q; want only %q", rep.OK, rep.Problems, c.problem)
 			}
 			if c.run != nil {
-				if run := gonogo(t, vars, "approve\n", c.run...); run.code == exitOK || run.code == exitWaiting {
+				if run := gonogo(t, vars, "approve\n", c.run...); run.code == terminal.ExitOK || run.code == terminal.ExitWaiting {
 					t.Errorf("doctor says no run could work, yet %v exited %d:\n%s", c.run, run.code, run.stdout)
 				}
 			}
@@ -96,17 +98,17 @@ func TestDoctorOKIsTrue(t *testing.T) {
 	r := gonogo(t, vars, "", "doctor", "--runner", "command", "--runner-cmd", "agent")
 	want := "OK: a run can start: the command runner's agent " + filepath.Join(bin, "agent") +
 		" is there (not run: it may take any argument as work); 3 usable skills; the data directory can be created.\n"
-	if r.code != exitOK || !strings.HasSuffix(r.stdout, want) {
+	if r.code != terminal.ExitOK || !strings.HasSuffix(r.stdout, want) {
 		t.Fatalf("doctor exited %d, want 0 ending %q:\n%s", r.code, want, r.stdout)
 	}
 	run := gonogo(t, vars, "approve\n", "run", "--runner", "command", "--runner-cmd", "agent", "--chain", "deliver-prd -- x")
-	if run.code != exitOK || !strings.Contains(run.stdout, "Run complete") {
+	if run.code != terminal.ExitOK || !strings.Contains(run.stdout, "Run complete") {
 		t.Fatalf("the run doctor said could start exited %d:\n%s%s", run.code, run.stdout, run.stderr)
 	}
 	// An agent that cannot say whether it is logged in: doctor says it
 	// did not check, and claims no login.
 	r = gonogo(t, vars, "", "doctor", "--runner", "gemini")
-	if r.code != exitOK || !strings.Contains(r.stdout, "OK: a run can start: the gemini runner's agent answers --version; its login was not checked: the gemini runner's agent has no way to say without a call to its service; 3 usable skills; the data directory is writable.\n") ||
+	if r.code != terminal.ExitOK || !strings.Contains(r.stdout, "OK: a run can start: the gemini runner's agent answers --version; its login was not checked: the gemini runner's agent has no way to say without a call to its service; 3 usable skills; the data directory is writable.\n") ||
 		strings.Contains(r.stdout, "logged in") {
 		t.Errorf("doctor --runner gemini exited %d:\n%s", r.code, r.stdout)
 	}

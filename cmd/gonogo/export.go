@@ -14,6 +14,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/audit"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // exportFlags are export's own flags.
@@ -74,7 +75,7 @@ func cmdExport(ctx context.Context, e env, f *runFlags, x exportFlags) int {
 	}
 	t, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(step, attempt int) ([][]byte, error) {
 		return db.ArtifactVersions(ctx, id, step, attempt)
-	}, Gone: func(file string) bool { return artifactGone(f.data, file) }}, time.Now())
+	}, Gone: func(file string) bool { return terminal.ArtifactGone(f.data, file) }}, time.Now())
 	if err != nil {
 		return fail(e, "export", err)
 	}
@@ -88,13 +89,13 @@ func cmdExport(ctx context.Context, e env, f *runFlags, x exportFlags) int {
 		if _, err := e.stdout.Write(body); err != nil {
 			return fail(e, "export", err)
 		}
-		return exitOK
+		return terminal.ExitOK
 	}
 	if err := writeFileAtomic(x.out, body); err != nil {
 		return fail(e, "export", err)
 	}
 	fmt.Fprintf(e.stderr, "Wrote the audit trail of run %s to %s.\n", id, x.out)
-	return exitOK
+	return terminal.ExitOK
 }
 
 // formatOf is the format a file's extension asks for when --format is not

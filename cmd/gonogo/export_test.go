@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // TestExport runs a chain in the terminal with an edit, a redo with
@@ -23,7 +25,7 @@ printf '# %s\n\nline one\nline two\n' "$GONOGO_SKILL"`)
 	vars := map[string]string{"GONOGO_DATA_DIR": data, "GONOGO_SKILLS_DIR": filepath.Join(exampleDir(t), "skills")}
 	run := gonogo(t, vars, "edit "+edit+"\nredo add a table\napprove\n",
 		"run", "--runner", "command", "--runner-cmd", agent, "--chain", "define-problem-statement -> deliver-prd -- saved searches")
-	if run.code != exitOK {
+	if run.code != terminal.ExitOK {
 		t.Fatalf("run: exit %d\n%s%s", run.code, run.stdout, run.stderr)
 	}
 	id := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(run.stdout)[1]
@@ -43,7 +45,7 @@ printf '# %s\n\nline one\nline two\n' "$GONOGO_SKILL"`)
 		}
 		Journal []struct{ Seq uint64 }
 	}
-	if err := json.Unmarshal([]byte(res.stdout), &trail); res.code != exitOK || err != nil {
+	if err := json.Unmarshal([]byte(res.stdout), &trail); res.code != terminal.ExitOK || err != nil {
 		t.Fatalf("export: exit %d, %v\n%s%s", res.code, err, res.stdout, res.stderr)
 	}
 	if trail.Version != 1 || trail.Run.ID != id || trail.Run.State != "completed" || len(trail.Steps) != 2 {
@@ -64,13 +66,13 @@ printf '# %s\n\nline one\nline two\n' "$GONOGO_SKILL"`)
 	}
 
 	md := gonogo(t, vars, "", "export", id, "--format", "md")
-	if md.code != exitOK || !strings.Contains(md.stdout, "# Audit trail of run "+id) || !strings.Contains(md.stdout, "```diff\n") ||
+	if md.code != terminal.ExitOK || !strings.Contains(md.stdout, "# Audit trail of run "+id) || !strings.Contains(md.stdout, "```diff\n") ||
 		!strings.Contains(md.stdout, "Redo feedback: “add a table”") {
 		t.Errorf("export --format md: exit %d\n%s%s", md.code, md.stdout, md.stderr)
 	}
 
 	out := filepath.Join(t.TempDir(), "trail.md")
-	if res := gonogo(t, vars, "", "export", id, "--format", "md", "-o", out); res.code != exitOK || res.stdout != "" {
+	if res := gonogo(t, vars, "", "export", id, "--format", "md", "-o", out); res.code != terminal.ExitOK || res.stdout != "" {
 		t.Fatalf("export -o: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	// The same trail as printed, but for the moment it was written.
@@ -99,7 +101,7 @@ func TestExportRefusals(t *testing.T) {
 		{[]string{"export", "x", "-o", "/nonexistent-gonogo/dir/trail.md"}, "no run x"},
 	} {
 		res := gonogo(t, vars, "", tc.args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || res.stdout != "" {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, tc.want) || res.stdout != "" {
 			t.Errorf("gonogo %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(tc.args, " "), res.code, res.stderr, tc.want)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // TestFlagsAnywhere: flags are read before and after the plan file, "--"
@@ -49,7 +51,7 @@ func TestFlagsAnywhere(t *testing.T) {
 	})
 	t.Run("double dash ends the flags", func(t *testing.T) {
 		res := gonogo(t, baseVars(t), "", "check", "--json", "--", "--thread")
-		if res.code != exitUsage || !strings.Contains(res.stderr, "--thread") {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "--thread") {
 			t.Errorf("exit %d stderr %q: --thread after -- should be a plan file name", res.code, res.stderr)
 		}
 	})
@@ -59,11 +61,11 @@ func TestRunnerFlagWinsOverEnvironment(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_RUNNER"] = "nope"
 	res := gonogo(t, vars, "approve\napprove\napprove\n", "run", filepath.Join(exampleDir(t), "plan.md"), "--runner", "dry-run")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	res = gonogo(t, vars, "", "run", filepath.Join(exampleDir(t), "plan.md"))
-	if res.code != exitUsage || !strings.Contains(res.stderr, "nope") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "nope") {
 		t.Fatalf("GONOGO_RUNNER=nope without the flag: exit %d\n%s", res.code, res.stderr)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // The -update flag rewrites golden files; whichever test file of the
@@ -71,7 +73,7 @@ func TestHelp(t *testing.T) {
 		seen[filepath.Base(golden)] = true
 		t.Run("gonogo "+strings.Join(path, " "), func(t *testing.T) {
 			res := gonogo(t, nil, "", append(append([]string(nil), path...), "--help")...)
-			if res.code != exitOK || res.stderr != "" {
+			if res.code != terminal.ExitOK || res.stderr != "" {
 				t.Fatalf("--help: exit %d, stderr %q", res.code, res.stderr)
 			}
 			if updating() {
@@ -89,7 +91,7 @@ func TestHelp(t *testing.T) {
 				append([]string{"help"}, path...),
 			} {
 				res := gonogo(t, oddEnv, "", args...)
-				if res.code != exitOK || res.stderr != "" {
+				if res.code != terminal.ExitOK || res.stderr != "" {
 					t.Errorf("gonogo %s: exit %d, stderr %q", strings.Join(args, " "), res.code, res.stderr)
 				}
 				if res.stdout != string(want) {
@@ -147,11 +149,11 @@ func TestOverview(t *testing.T) {
 	}
 	// gonogo alone: the overview where mistakes go, exit 2.
 	res := gonogo(t, nil, "")
-	if res.code != exitUsage || res.stdout != "" || res.stderr != string(want) {
+	if res.code != terminal.ExitUsage || res.stdout != "" || res.stderr != string(want) {
 		t.Errorf("gonogo: exit %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	res = gonogo(t, nil, "", "help")
-	if res.code != exitOK || res.stdout != string(want) {
+	if res.code != terminal.ExitOK || res.stdout != string(want) {
 		t.Errorf("gonogo help: exit %d, stdout:\n%s", res.code, res.stdout)
 	}
 	for _, cmd := range []string{"serve", "run", "check", "runs", "show", "resume", "demo", "workflow", "version", "help", "completion"} {
@@ -176,7 +178,7 @@ func TestHelpMistakes(t *testing.T) {
 	}
 	for _, c := range cases {
 		res := gonogo(t, nil, "", c.args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, c.want) || res.stdout != "" {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, c.want) || res.stdout != "" {
 			t.Errorf("gonogo %s: exit %d, stdout %q, stderr %q; want exit 2 saying %q", strings.Join(c.args, " "), res.code, res.stdout, res.stderr, c.want)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // The commands gonogo suggests work as printed: with the run's data
@@ -13,7 +15,7 @@ func TestSuggestedCommandsNameTheDataDirectory(t *testing.T) {
 	vars := baseVars(t)
 	workAgent(t, vars)
 	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd -- saved searches")
-	if res.code != exitWaiting {
+	if res.code != terminal.ExitWaiting {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	bare := map[string]string{}
@@ -31,7 +33,7 @@ func TestSuggestedCommandsNameTheDataDirectory(t *testing.T) {
 			t.Errorf("%q does not name the data directory %s", m[1], vars["GONOGO_DATA_DIR"])
 		}
 		got := gonogo(t, bare, "abort\n", strings.Fields(m[1])...)
-		if got.code == exitUsage {
+		if got.code == terminal.ExitUsage {
 			t.Errorf("gonogo %s, as printed: exit %d\n%s", m[1], got.code, got.stderr)
 		}
 	}
@@ -47,7 +49,7 @@ func TestOnData(t *testing.T) {
 		"it's":           ` --data 'it'\''s'`,
 		"~/not-expanded": " --data '~/not-expanded'",
 	} {
-		if got := onData(data); got != want {
+		if got := terminal.DataFlag(data); got != want {
 			t.Errorf("onData(%q) = %q, want %q", data, got, want)
 		}
 	}

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -54,7 +53,7 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 	default:
 		in.kind = engine.InputPlan
 		path := f.positional[0]
-		src, err := readLimited(path, int64(f.maxPlanBytes), "plan file")
+		src, err := terminal.ReadLimited(path, int64(f.maxPlanBytes), "plan file")
 		if err != nil {
 			if hint := chainInstead(cfg, f, pol, path); hint != "" {
 				err = fmt.Errorf("%w; %s", err, hint)
@@ -96,11 +95,11 @@ func chainInstead(cfg config, f *runFlags, pol engine.Policy, arg string) string
 	}
 	if cat, err := cfg.loadSkills(f.skills); err == nil {
 		if _, err := engine.PreflightChain(expr, cat, pol); err == nil {
-			return fmt.Sprintf("it reads as a chain of installed skills: did you mean --chain %s?", shellWord(arg))
+			return fmt.Sprintf("it reads as a chain of installed skills: did you mean --chain %s?", terminal.ShellWord(arg))
 		}
 	}
 	if len(expr.Names) > 1 {
-		return fmt.Sprintf("it reads as a chain of skills: did you mean --chain %s?", shellWord(arg))
+		return fmt.Sprintf("it reads as a chain of skills: did you mean --chain %s?", terminal.ShellWord(arg))
 	}
 	return ""
 }
@@ -128,65 +127,7 @@ func runInstead(ctx context.Context, e env, f *runFlags) string {
 	if _, err := db.Load(ctx, engine.RunID(arg)); err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s is a run in %s: did you mean gonogo resume %s%s (or gonogo show %s%s)?", arg, data, arg, onData(data), arg, onData(data))
-}
-
-// readLimited reads a file, but never more than one byte past limit, so
-// gonogo never holds all of a file that is too large. what names the file
-// in errors ("plan file", "edit file").
-func readLimited(path string, limit int64, what string) ([]byte, error) {
-	return readFile(path, limit, what, false)
-}
-
-// readRegular is readLimited for what must be a regular file (an edit's
-// replacement artifact): a FIFO, a device, a socket or a directory is
-// refused at once, before a byte is read. The file is opened without
-// blocking, so a FIFO nobody writes to cannot hang gonogo at its open.
-func readRegular(path string, limit int64, what string) ([]byte, error) {
-	return readFile(path, limit, what, true)
-}
-
-func readFile(path string, limit int64, what string, regularOnly bool) ([]byte, error) {
-	flags := os.O_RDONLY
-	if regularOnly {
-		flags |= syscall.O_NONBLOCK
-	}
-	fh, err := os.OpenFile(path, flags, 0)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s %s does not exist", what, path)
-		}
-		return nil, fmt.Errorf("read the %s: %w", what, err)
-	}
-	defer fh.Close()
-	if fi, err := fh.Stat(); err == nil {
-		switch {
-		case regularOnly && !fi.Mode().IsRegular():
-			return nil, fmt.Errorf("%s %s is %s, not a regular file", what, path, fileKind(fi.Mode()))
-		case fi.IsDir():
-			return nil, fmt.Errorf("%s is a directory, not a %s", path, what)
-		}
-	}
-	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the %s %s: %w", what, path, err)
-	}
-	return b, nil
-}
-
-// fileKind names what a file that is not a regular file is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
+	return fmt.Sprintf("%s is a run in %s: did you mean gonogo resume %s%s (or gonogo show %s%s)?", arg, data, arg, terminal.DataFlag(data), arg, terminal.DataFlag(data))
 }
 
 // workflowArgs reads --arg k=v flags.

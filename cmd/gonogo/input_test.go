@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"io"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // A decision line longer than 64 KiB is refused without being echoed
@@ -16,8 +15,8 @@ func TestDecisionLineIsCapped(t *testing.T) {
 	workAgent(t, vars)
 	huge := "redo " + strings.Repeat("x", 1<<20)
 	res := gonogo(t, vars, huge+"\napprove\n", "run", "--chain", "deliver-prd -- x")
-	if res.code != exitUsage {
-		t.Fatalf("exit %d, want %d\n%.2000s", res.code, exitUsage, res.stderr)
+	if res.code != terminal.ExitUsage {
+		t.Fatalf("exit %d, want %d\n%.2000s", res.code, terminal.ExitUsage, res.stderr)
 	}
 	if len(res.stderr) > 1000 || !strings.Contains(res.stderr, "at most 64 KiB") || !strings.Contains(res.stderr, `"redo xxxxx`) {
 		t.Fatalf("stderr (%d bytes) does not say the cap, or echoes the line:\n%.2000s", len(res.stderr), res.stderr)
@@ -28,10 +27,10 @@ func TestDecisionLineIsCapped(t *testing.T) {
 	}
 
 	// A line at the cap is a line.
-	ok := "redo " + strings.Repeat("y", maxLine-len("redo "))
+	ok := "redo " + strings.Repeat("y", terminal.MaxLine-len("redo "))
 	res = gonogo(t, vars, ok+"\napprove\n", "run", "--chain", "deliver-prd -- x")
-	if res.code != exitOK {
-		t.Fatalf("a line of exactly %d bytes: exit %d\n%.2000s", maxLine, res.code, res.stderr)
+	if res.code != terminal.ExitOK {
+		t.Fatalf("a line of exactly %d bytes: exit %d\n%.2000s", terminal.MaxLine, res.code, res.stderr)
 	}
 }
 
@@ -49,42 +48,7 @@ func TestDecisionLineCapAtTheTerminal(t *testing.T) {
 		t.Fatal("the refused line was echoed back")
 	}
 	s.say("a")
-	if code := s.exit(); code != exitOK {
+	if code := s.exit(); code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s", code, s.out.String())
-	}
-}
-
-// endless is a line that never ends: n bytes of x, with no newline.
-type endless struct{ n int }
-
-func (e *endless) Read(p []byte) (int, error) {
-	if e.n == 0 {
-		return 0, io.EOF
-	}
-	k := min(len(p), e.n)
-	for i := range p[:k] {
-		p[i] = 'x'
-	}
-	e.n -= k
-	return k, nil
-}
-
-// A line far past the cap costs the cap, not the line: what reading it
-// allocates is counted, and stays a small fraction of the line.
-func TestReadLineHoldsOnlyTheCap(t *testing.T) {
-	const size = 64 << 20
-	in := bufio.NewReader(io.MultiReader(&endless{size}, strings.NewReader("\napprove\n")))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err := readLine(in)
-	runtime.ReadMemStats(&after)
-	if !tooLong(err) {
-		t.Fatalf("a %d-byte line: %v, want it refused", size, err)
-	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
-		t.Errorf("reading a %d-byte line allocated %d bytes; the cap is %d", size, got, maxLine)
-	}
-	if line, err := readLine(in); err != nil || line != "approve\n" {
-		t.Fatalf("the next line: %q, %v", line, err)
 	}
 }

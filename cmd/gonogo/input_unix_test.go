@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // edit PATH takes a regular file: a FIFO (which nobody writes to, and
@@ -26,7 +28,7 @@ func TestEditPathMustBeARegularFile(t *testing.T) {
 		vars := baseVars(t)
 		workAgent(t, vars)
 		res := gonogo(t, vars, "edit "+c.path+"\n", "run", "--chain", "deliver-prd -- x")
-		if res.code != exitUsage || !strings.Contains(res.stderr, c.path+" "+c.want) {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, c.path+" "+c.want) {
 			t.Errorf("edit %s: exit %d\n%s", c.path, res.code, res.stderr)
 			continue
 		}

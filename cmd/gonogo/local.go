@@ -372,29 +372,22 @@ func writeBody(w http.ResponseWriter, b []byte, err error, a *localAPI) {
 	_, _ = w.Write(b)
 }
 
-// errorCodes are the sentinels a client branches on, by wire code.
-var errorCodes = []struct {
-	code   string
-	status int
-	err    error
-}{
-	{"not-found", http.StatusNotFound, engine.ErrNotFound},
-	{"duplicate", http.StatusConflict, engine.ErrDuplicate},
-	{"key-reused", http.StatusConflict, engine.ErrKeyReused},
-	{"stale", http.StatusConflict, engine.ErrStale},
-	{"not-waiting", http.StatusConflict, engine.ErrNotWaiting},
-	{"forbidden", http.StatusForbidden, engine.ErrForbidden},
-	{"paused", http.StatusConflict, engine.ErrPaused},
-	{"not-moving", http.StatusConflict, engine.ErrNotMoving},
-	{"not-paused", http.StatusConflict, engine.ErrNotPaused},
+// httpStatus is the HTTP status of a refusal with wire code code (see
+// engine.ErrorCode); the code itself says which refusal it is.
+func httpStatus(code string) int {
+	switch code {
+	case "not-found":
+		return http.StatusNotFound
+	case "forbidden", "not-approver":
+		return http.StatusForbidden
+	}
+	return http.StatusConflict
 }
 
 func (a *localAPI) fail(w http.ResponseWriter, err error) {
-	for _, c := range errorCodes {
-		if errors.Is(err, c.err) {
-			writeError(w, c.status, c.code, err.Error())
-			return
-		}
+	if code := engine.ErrorCode(err); code != "" {
+		writeError(w, httpStatus(code), code, err.Error())
+		return
 	}
 	a.log.Error("local API", "err", err)
 	writeError(w, http.StatusInternalServerError, "internal", err.Error())

@@ -161,16 +161,6 @@ func (c *localClient) Close() error {
 	return nil
 }
 
-// remoteError is an error the holder reported, matching the sentinel its
-// code names.
-type remoteError struct {
-	msg string
-	err error
-}
-
-func (r *remoteError) Error() string { return r.msg }
-func (r *remoteError) Unwrap() error { return r.err }
-
 func (c *localClient) do(ctx context.Context, method, path string, body any) ([]byte, error) {
 	var in io.Reader
 	if body != nil {
@@ -203,12 +193,7 @@ func (c *localClient) do(ctx context.Context, method, path string, body any) ([]
 	if json.Unmarshal(b, &we) != nil || we.Error == "" {
 		return nil, fmt.Errorf("the gonogo holding %s answered %s: %s", c.data, resp.Status, strings.TrimSpace(string(b)))
 	}
-	for _, ec := range errorCodes {
-		if ec.code == we.Code {
-			return nil, &remoteError{msg: we.Error, err: ec.err}
-		}
-	}
-	return nil, errors.New(we.Error)
+	return nil, engine.CodeError(we.Code, we.Error)
 }
 
 func (c *localClient) get(ctx context.Context, path string, into any) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // TestDecideARunServeHolds decides from a terminal a run gonogo serve
@@ -43,7 +44,7 @@ func TestDecideARunServeHolds(t *testing.T) {
 		t.Fatalf("runs --json while serve holds the data: exit %d, %v\n%s%s", res.code, err, res.stdout, res.stderr)
 	}
 	id := list[0].ID
-	if res := gonogo(t, vars, "", "decide", id, "approve"); res.code != exitOK || !strings.Contains(res.stdout, "gonogo serve (pid") {
+	if res := gonogo(t, vars, "", "decide", id, "approve"); res.code != terminal.ExitOK || !strings.Contains(res.stdout, "gonogo serve (pid") {
 		t.Fatalf("decide: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool {
@@ -52,7 +53,7 @@ func TestDecideARunServeHolds(t *testing.T) {
 		t.Fatalf("the thread does not show the decision: %v", err)
 	}
 	waitStep("2")
-	if res := gonogo(t, vars, "", "decide", id, "approve"); res.code != exitOK {
+	if res := gonogo(t, vars, "", "decide", id, "approve"); res.code != terminal.ExitOK {
 		t.Fatalf("decide step 2: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.Contains(m.Rendered, "Run complete") }); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -113,7 +114,7 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	// An earlier run, left waiting.
 	chain := []string{"run", "--runner", "command", "--runner-cmd", agent, "--chain", "define-problem-statement -> deliver-prd -- saved searches"}
 	earlier := subprocess(t, env, "", chain...)
-	if earlier.code != exitWaiting {
+	if earlier.code != terminal.ExitWaiting {
 		t.Fatalf("earlier run: exit %d\n%s%s", earlier.code, earlier.stdout, earlier.stderr)
 	}
 	other := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(earlier.stdout)[1]
@@ -138,7 +139,7 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 
 	// A decision for an attempt that is not the latest is refused; the
 	// right one is carried out by the holder, which moves on.
-	if res := subprocess(t, env, "", "decide", id, "approve", "--attempt", "2"); res.code != exitRefused {
+	if res := subprocess(t, env, "", "decide", id, "approve", "--attempt", "2"); res.code != terminal.ExitRefused {
 		t.Fatalf("stale decide: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	dec := subprocess(t, env, "", "decide", id, "approve", "--key", "k-1")
@@ -162,7 +163,7 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	}
 	// Nobody holds the data now: decide opens the store and finds nothing
 	// waiting.
-	if res := subprocess(t, env, "", "decide", id, "approve"); res.code != exitRefused {
+	if res := subprocess(t, env, "", "decide", id, "approve"); res.code != terminal.ExitRefused {
 		t.Fatalf("decide on a completed run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -313,7 +314,7 @@ func TestALockedStoreWithNobodyAnswering(t *testing.T) {
 	defer db.Close()
 	for _, args := range [][]string{{"runs"}, {"show", "r1"}, {"decide", "r1", "approve"}} {
 		res := gonogo(t, vars, "", args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, "does not answer on") {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "does not answer on") {
 			t.Errorf("%v: exit %d, %s", args, res.code, res.stderr)
 		}
 	}

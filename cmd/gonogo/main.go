@@ -15,14 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/internal/runner"
-)
-
-// Exit codes of run, resume and check.
-const (
-	exitOK      = 0 // completed, or (check) accepted
-	exitRefused = 1 // refused before any step ran, halted on a FAILED step, or aborted
-	exitUsage   = 2 // usage, I/O or configuration error
-	exitWaiting = 3 // left waiting for a decision
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // exitCodes is the line that help text gives about exit codes.
@@ -34,7 +27,7 @@ func main() {
 	// gonogo, not init, and collected by it once killed. Should it fail,
 	// such a process is still killed by its marker; init collects it.
 	_ = runner.BecomeSubreaper()
-	ctx, stop := withInterrupts(context.Background())
+	ctx, stop := terminal.WithInterrupts(context.Background())
 	code := realMain(ctx, env{
 		args: os.Args[1:], stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		lookup: envconfig.OsLookuper(), getenv: os.Getenv,
@@ -102,7 +95,7 @@ func (a *cli) action(f *runFlags, body func(context.Context, env, config, *runFl
 		cfg, err := loadConfig(c.Context(), a.e.lookup)
 		if err != nil {
 			fmt.Fprintln(a.e.stderr, "gonogo:", err)
-			a.code = exitUsage
+			a.code = terminal.ExitUsage
 			return nil
 		}
 		f.resolve(c, cfg, args)
@@ -177,7 +170,7 @@ func realMain(ctx context.Context, e env) int {
 		root.InitDefaultVersionFlag()
 		root.SetOut(e.stderr)
 		_ = root.Help()
-		return exitUsage
+		return terminal.ExitUsage
 	}
 	if e.args[0] == cobra.ShellCompRequestCmd || e.args[0] == cobra.ShellCompNoDescRequestCmd {
 		a.registerFlagCompletions()
@@ -186,7 +179,7 @@ func realMain(ctx context.Context, e env) int {
 	c, err := root.ExecuteContextC(ctx)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: %v\nRun '%s --help' for usage.\n", c.CommandPath(), err, c.CommandPath())
-		return exitUsage
+		return terminal.ExitUsage
 	}
 	return a.code
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // result is what one in-process gonogo invocation printed and returned.
@@ -61,7 +63,7 @@ func baseVars(t *testing.T) map[string]string {
 
 func TestCheckJSONExamplePlan(t *testing.T) {
 	res := gonogo(t, baseVars(t), "", "check", "--json", filepath.Join(exampleDir(t), "plan.md"))
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
 	}
 	var got jsonCheck
@@ -106,12 +108,12 @@ func TestCheckRefusals(t *testing.T) {
 		code   int
 		reason string
 	}{
-		{"unknown skill offers a close name", []string{"--chain", "prd -> deliver-prd"}, exitRefused, "unknown-skill"},
-		{"trailing separator", []string{"--chain", "deliver-prd ->"}, exitRefused, "trailing-separator"},
-		{"empty chain", []string{"--chain", "--thread"}, exitRefused, "empty-chain"},
-		{"self reference", []string{"--chain", "utility-pm-workflow-orchestrator"}, exitRefused, "self-reference"},
-		{"maintenance skill", []string{"--chain", "utility-pm-skill-builder"}, exitRefused, "refused-skill"},
-		{"path in a name", []string{"--chain", "../etc/passwd"}, exitRefused, "invalid-skill-name"},
+		{"unknown skill offers a close name", []string{"--chain", "prd -> deliver-prd"}, terminal.ExitRefused, "unknown-skill"},
+		{"trailing separator", []string{"--chain", "deliver-prd ->"}, terminal.ExitRefused, "trailing-separator"},
+		{"empty chain", []string{"--chain", "--thread"}, terminal.ExitRefused, "empty-chain"},
+		{"self reference", []string{"--chain", "utility-pm-workflow-orchestrator"}, terminal.ExitRefused, "self-reference"},
+		{"maintenance skill", []string{"--chain", "utility-pm-skill-builder"}, terminal.ExitRefused, "refused-skill"},
+		{"path in a name", []string{"--chain", "../etc/passwd"}, terminal.ExitRefused, "invalid-skill-name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -159,8 +161,8 @@ func TestUsageErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := gonogo(t, vars, "", c.args...)
-			if res.code != exitUsage {
-				t.Fatalf("exit %d, want %d; stderr %s", res.code, exitUsage, res.stderr)
+			if res.code != terminal.ExitUsage {
+				t.Fatalf("exit %d, want %d; stderr %s", res.code, terminal.ExitUsage, res.stderr)
 			}
 			if !strings.Contains(res.stderr, c.want) {
 				t.Errorf("stderr %q does not say %q", res.stderr, c.want)
@@ -173,7 +175,7 @@ func TestBadConfiguration(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_STEP_TIMEOUT"] = "soon"
 	res := gonogo(t, vars, "", "check", filepath.Join(exampleDir(t), "plan.md"))
-	if res.code != exitUsage || !strings.Contains(res.stderr, "GONOGO_STEP_TIMEOUT") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "GONOGO_STEP_TIMEOUT") {
 		t.Fatalf("exit %d stderr %q", res.code, res.stderr)
 	}
 }
@@ -181,7 +183,7 @@ func TestBadConfiguration(t *testing.T) {
 func TestDryRunPlanCompletes(t *testing.T) {
 	vars := baseVars(t)
 	res := gonogo(t, vars, "approve\napprove\napprove\n", "run", "--dry-run", filepath.Join(exampleDir(t), "plan.md"))
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	for _, want := range []string{"Step 1 of 3: define-problem-statement", "Run complete", "Mode:       dry-run"} {
@@ -200,8 +202,8 @@ func TestEndOfInputLeavesRunWaitingThenResume(t *testing.T) {
 	agent := writeAgent(t, `cat >/dev/null; printf '# Result of %s\n\nA real paragraph of work for step %s.\n' "$GONOGO_SKILL" "$GONOGO_STEP"`)
 	vars["GONOGO_RUNNER"], vars["GONOGO_RUNNER_CMD"] = "command", agent
 	res := gonogo(t, vars, "approve\n", "run", "--chain", "deliver-prd -> measure-experiment-design -- saved searches")
-	if res.code != exitWaiting {
-		t.Fatalf("exit %d, want %d\n%s\n%s", res.code, exitWaiting, res.stdout, res.stderr)
+	if res.code != terminal.ExitWaiting {
+		t.Fatalf("exit %d, want %d\n%s\n%s", res.code, terminal.ExitWaiting, res.stdout, res.stderr)
 	}
 	if !strings.Contains(res.stdout, "Run waiting for a decision at Step 2 of 2") {
 		t.Fatalf("output does not say the run waits:\n%s", res.stdout)
@@ -221,7 +223,7 @@ func TestEndOfInputLeavesRunWaitingThenResume(t *testing.T) {
 		}
 	}
 	res = gonogo(t, vars, "approve\n", "resume", id)
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	data := vars["GONOGO_DATA_DIR"]
@@ -236,7 +238,7 @@ func TestFailedStepHaltsThenAbort(t *testing.T) {
 	vars["GONOGO_RUNNER"] = "command"
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; echo "quota exhausted for this key" >&2; exit 7`)
 	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd, measure-experiment-design")
-	if res.code != exitRefused {
+	if res.code != terminal.ExitRefused {
 		t.Fatalf("exit %d, want 1\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	for _, want := range []string{"FAILED", "exited with code 7", "quota exhausted", "Run halted", "gonogo resume"} {
@@ -247,11 +249,11 @@ func TestFailedStepHaltsThenAbort(t *testing.T) {
 	id := runID(t, res.stdout)
 	// Approving a FAILED step is not a go: refused, the run stays waiting.
 	res = gonogo(t, vars, "approve\n", "resume", id)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "not possible") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "not possible") {
 		t.Fatalf("approve on FAILED: exit %d\n%s", res.code, res.stderr)
 	}
 	res = gonogo(t, vars, "abort\n", "resume", id)
-	if res.code != exitRefused || !strings.Contains(res.stdout, "Run halted") || !strings.Contains(res.stdout, "aborted by tester") {
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stdout, "Run halted") || !strings.Contains(res.stdout, "aborted by tester") {
 		t.Fatalf("abort: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	// The closing table keeps what the aborted step's attempt came to.
@@ -276,7 +278,7 @@ func TestEditRedoAndThreading(t *testing.T) {
 	}
 	stdin := "redo tighten the scope\nedit " + edited + "\napprove\n"
 	res := gonogo(t, vars, stdin, "run", "--thread", "--chain", "deliver-prd -> measure-experiment-design -- saved searches")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	b, _ := os.ReadFile(log)
@@ -303,12 +305,12 @@ func TestEditRedoAndThreading(t *testing.T) {
 func TestBadDecisionLineKeepsRunWaiting(t *testing.T) {
 	vars := baseVars(t)
 	res := gonogo(t, vars, "aprove\n", "run", "--dry-run", "--chain", "deliver-prd, measure-experiment-design")
-	if res.code != exitUsage || !strings.Contains(res.stderr, `"aprove" is not a decision`) {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, `"aprove" is not a decision`) {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	id := runID(t, res.stdout)
 	res = gonogo(t, vars, "approve\napprove\n", "resume", id)
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -317,11 +319,11 @@ func TestGuardedAutoRespectsCynefinFloor(t *testing.T) {
 	vars := baseVars(t)
 	// A chain stays checkpointed under --auto: with no decisions it waits.
 	res := gonogo(t, vars, "", "run", "--auto", "--dry-run", "--chain", "deliver-prd, measure-experiment-design")
-	if res.code != exitWaiting || !strings.Contains(res.stderr, "chains stay checkpointed") {
+	if res.code != terminal.ExitWaiting || !strings.Contains(res.stderr, "chains stay checkpointed") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	res = gonogo(t, vars, "", "run", "--force-auto", "--dry-run", "--chain", "deliver-prd, measure-experiment-design")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("force-auto exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // pauser is where a pause or a resume goes: the gonogo holding the data
@@ -70,10 +71,10 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 		return fail(e, "pause", fmt.Errorf("no run %s in %s (see gonogo runs)", id, data))
 	case errors.Is(err, engine.ErrPaused):
 		fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
-		return exitOK
+		return terminal.ExitOK
 	case errors.Is(err, engine.ErrNotMoving):
 		fmt.Fprintf(e.stderr, "gonogo pause: REFUSED: %v\n", err)
-		return exitRefused
+		return terminal.ExitRefused
 	case err != nil:
 		return fail(e, "pause", err)
 	}
@@ -87,13 +88,13 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 	c, _ := p.(*localClient)
 	switch {
 	case carried:
-		fmt.Fprintf(e.stdout, "%s holds the run. Resume with: gonogo resume %s%s\n", c.describe(), r.ID, onData(data))
+		fmt.Fprintf(e.stdout, "%s holds the run. Resume with: gonogo resume %s%s\n", c.describe(), r.ID, terminal.DataFlag(data))
 	case held:
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run. Resume with: gonogo resume %s%s\n", c.describe(), r.ID, onData(data))
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run. Resume with: gonogo resume %s%s\n", c.describe(), r.ID, terminal.DataFlag(data))
 	default:
-		fmt.Fprintf(e.stdout, "No gonogo holds %s: the pause is recorded. Resume with: gonogo resume %s%s\n", data, r.ID, onData(data))
+		fmt.Fprintf(e.stdout, "No gonogo holds %s: the pause is recorded. Resume with: gonogo resume %s%s\n", data, r.ID, terminal.DataFlag(data))
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 // resumeHeld resumes a paused run that another gonogo holds, through its
@@ -116,18 +117,18 @@ func resumeHeld(ctx context.Context, e env, f *runFlags, id engine.RunID, who st
 	if err != nil {
 		if errors.Is(err, engine.ErrNotPaused) {
 			fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
-			return exitOK, true
+			return terminal.ExitOK, true
 		}
 		return fail(e, "resume", err), true
 	}
 	c := p.(*localClient)
-	fmt.Fprintf(e.stdout, "Run %s resumed by %s (%s).\n", r.ID, who, modeWord(r.Mode))
+	fmt.Fprintf(e.stdout, "Run %s resumed by %s (%s).\n", r.ID, who, terminal.ModeWord(r.Mode))
 	if carried {
 		fmt.Fprintf(e.stdout, "%s goes on with it.\n", c.describe())
 	} else {
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.describe(), r.ID, onData(f.data))
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.describe(), r.ID, terminal.DataFlag(f.data))
 	}
-	return exitOK, true
+	return terminal.ExitOK, true
 }
 
 // pausedMode is the mode resume --checkpointed asks a paused run to go on

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // pausable starts gonogo run in a process of its own, in auto, with an
@@ -52,13 +54,13 @@ func as(env []string, user string) []string { return append(append([]string{}, e
 func pausedAtStep1(t *testing.T, h *holder, id string, env []string, release func()) {
 	t.Helper()
 	res := subprocess(t, as(env, "second"), "", "pause", id)
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run "+id+" paused by second") || !strings.Contains(res.stdout, "gonogo run (pid") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run "+id+" paused by second") || !strings.Contains(res.stdout, "gonogo run (pid") {
 		t.Fatalf("pause: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	waitFor(t, h.out, regexp.MustCompile(`‖ Run paused by second`), "the holder to show the pause")
 	release()
 	waitFor(t, h.out, regexp.MustCompile(`Result:\s+PRODUCED[\s\S]*The run is paused`), "step 1 held at its checkpoint")
-	if res := subprocess(t, as(env, "second"), "", "pause", id); res.code != exitOK || !strings.Contains(res.stdout, "Nothing changed: run "+id+": already paused (by second") {
+	if res := subprocess(t, as(env, "second"), "", "pause", id); res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Nothing changed: run "+id+": already paused (by second") {
 		t.Fatalf("pausing twice: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	var run jsonRun
@@ -98,7 +100,7 @@ func TestPauseSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("runs does not list the run as paused:\n%s%s", res.stdout, res.stderr)
 	}
 	res = subprocess(t, as(env, "third"), "", "resume", id)
-	if res.code != exitOK || !strings.Contains(res.stdout, "▶ Run resumed by third") || !strings.Contains(res.stdout, "Run complete: "+id) {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "▶ Run resumed by third") || !strings.Contains(res.stdout, "Run complete: "+id) {
 		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if b, _ := os.ReadFile(calls); string(b) != "1\n2\n" {
@@ -126,13 +128,13 @@ func TestResumeFromAnotherShell(t *testing.T) {
 	h, id, env, release, _ := pausable(t)
 	pausedAtStep1(t, h, id, env, release)
 	res := subprocess(t, as(env, "third"), "", "resume", id)
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run "+id+" resumed by third (auto)") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run "+id+" resumed by third (auto)") {
 		t.Fatalf("resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if err := h.wait(t); err != nil || !strings.Contains(h.out.String(), "Run complete: "+id) {
 		t.Fatalf("the holder ended with %v:\n%s", err, h.out.String())
 	}
-	if res := subprocess(t, env, "", "pause", id); res.code != exitRefused || !strings.Contains(res.stderr, "nothing to pause: it is completed") {
+	if res := subprocess(t, env, "", "pause", id); res.code != terminal.ExitRefused || !strings.Contains(res.stderr, "nothing to pause: it is completed") {
 		t.Fatalf("pausing a completed run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -148,11 +150,11 @@ func TestResumeCheckpointed(t *testing.T) {
 	}
 	_ = h.wait(t)
 	res := subprocess(t, as(env, "third"), "", "resume", "--checkpointed", id)
-	if res.code != exitWaiting || !strings.Contains(res.stdout, "▶ Run resumed by third") || !strings.Contains(res.stdout, "Run waiting for a decision at Step 1 of 2") {
+	if res.code != terminal.ExitWaiting || !strings.Contains(res.stdout, "▶ Run resumed by third") || !strings.Contains(res.stdout, "Run waiting for a decision at Step 1 of 2") {
 		t.Fatalf("resume --checkpointed: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	res = subprocess(t, env, "approve\napprove\n", "resume", id)
-	if res.code != exitOK || strings.Count(res.stdout, ": approve by") != 2 {
+	if res.code != terminal.ExitOK || strings.Count(res.stdout, ": approve by") != 2 {
 		t.Fatalf("resume, approving both steps: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }

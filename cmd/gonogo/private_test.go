@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -55,7 +56,7 @@ func TestDataDirectoryOthersMayWriteIsRefused(t *testing.T) {
 			want := strings.ReplaceAll(c.want, "%s", named)
 			for _, args := range [][]string{{"run", "--dry-run", "--chain", "deliver-prd"}, {"runs"}} {
 				res := gonogo(t, vars, "", args...)
-				if res.code != exitUsage || !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, named) {
+				if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, named) {
 					t.Errorf("gonogo %s: exit %d\n%s%s\nwant exit 2 and %q", strings.Join(args, " "), res.code, res.stdout, res.stderr, want)
 				}
 			}
@@ -74,10 +75,10 @@ func TestDataDirectoryOthersMayWriteIsRefused(t *testing.T) {
 func TestOwnDataDirectoryIsTaken(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_DATA_DIR"] = filepath.Join(vars["GONOGO_DATA_DIR"], "new")
-	if res := gonogo(t, vars, "", "run", "--dry-run", "--chain", "deliver-prd"); res.code == exitUsage {
+	if res := gonogo(t, vars, "", "run", "--dry-run", "--chain", "deliver-prd"); res.code == terminal.ExitUsage {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if res := gonogo(t, vars, "", "runs"); res.code != exitOK {
+	if res := gonogo(t, vars, "", "runs"); res.code != terminal.ExitOK {
 		t.Fatalf("runs: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }

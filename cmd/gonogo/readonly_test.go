@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -27,11 +28,11 @@ func TestReadCommandsCreateNoDataDirectory(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"runs"}, exitOK, "No runs in " + data},
-		{[]string{"runs", "--json"}, exitOK, "[]"},
-		{[]string{"show", "r-1"}, exitUsage, "no run r-1 in " + data},
-		{[]string{"show", "r-1", "--artifact", "1"}, exitUsage, "no run r-1 in " + data},
-		{[]string{"decide", "r-1", "approve"}, exitUsage, "no run r-1 in " + data},
+		{[]string{"runs"}, terminal.ExitOK, "No runs in " + data},
+		{[]string{"runs", "--json"}, terminal.ExitOK, "[]"},
+		{[]string{"show", "r-1"}, terminal.ExitUsage, "no run r-1 in " + data},
+		{[]string{"show", "r-1", "--artifact", "1"}, terminal.ExitUsage, "no run r-1 in " + data},
+		{[]string{"decide", "r-1", "approve"}, terminal.ExitUsage, "no run r-1 in " + data},
 	}
 	for _, c := range cases {
 		res := gonogo(t, vars, "", c.args...)
@@ -53,7 +54,7 @@ func auditedStore(t *testing.T) (vars map[string]string, done, killed string) {
 	vars["GONOGO_RUNNER"] = "command"
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# %s\n\nthe artifact\n' "$GONOGO_SKILL"`)
 	res := gonogo(t, vars, "approve\napprove\n", "run", "--chain", "deliver-prd, define-problem-statement")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	done = runID(t, res.stdout)
@@ -113,29 +114,29 @@ func tree(t *testing.T, dir string) map[string]string {
 func readCommands(t *testing.T, run func(args ...string) result, done, killed string) {
 	t.Helper()
 	res := run("runs")
-	if res.code != exitOK || !strings.Contains(res.stdout, done) || !regexp.MustCompile(killed+`\s+interrupted`).MatchString(res.stdout) {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, done) || !regexp.MustCompile(killed+`\s+interrupted`).MatchString(res.stdout) {
 		t.Errorf("runs: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if res := run("show", done); res.code != exitOK || !strings.Contains(res.stdout, "Journal:") {
+	if res := run("show", done); res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Journal:") {
 		t.Errorf("show: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if res := run("show", done, "--artifact", "2"); res.code != exitOK || res.stdout != "# define-problem-statement\n\nthe artifact\n" {
+	if res := run("show", done, "--artifact", "2"); res.code != terminal.ExitOK || res.stdout != "# define-problem-statement\n\nthe artifact\n" {
 		t.Errorf("show --artifact 2: exit %d\n%q%s", res.code, res.stdout, res.stderr)
 	}
 	res = run("export", done, "--format", "json")
 	var trail map[string]any
-	if res.code != exitOK || json.Unmarshal([]byte(res.stdout), &trail) != nil {
+	if res.code != terminal.ExitOK || json.Unmarshal([]byte(res.stdout), &trail) != nil {
 		t.Errorf("export: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	// A step recorded running is shown as recorded, and said to be run by
 	// no one: nothing can record it interrupted.
 	res = run("show", killed)
-	if res.code != exitOK || !strings.Contains(res.stdout, "Not running: step 1 (deliver-prd) is recorded running, but no gonogo holds this store") ||
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Not running: step 1 (deliver-prd) is recorded running, but no gonogo holds this store") ||
 		!strings.Contains(res.stdout, "read-only for you") || strings.Contains(res.stdout, "Queued:") {
 		t.Errorf("show of a run killed mid-step: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	res = run("decide", killed, "abort")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "may read this store but not write it") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "may read this store but not write it") {
 		t.Errorf("decide: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -250,7 +251,7 @@ func TestLostStoreIsNotReplaced(t *testing.T) {
 			before := tree(t, data)
 			for _, args := range [][]string{{"runs"}, {"show", "r-killed"}, {"run", "--dry-run", "--chain", "deliver-prd"}} {
 				res := gonogo(t, vars, "", args...)
-				if res.code != exitUsage || !strings.Contains(res.stderr, "is "+lose) || !strings.Contains(res.stderr, "holds the files of 1 run") ||
+				if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "is "+lose) || !strings.Contains(res.stderr, "holds the files of 1 run") ||
 					!strings.Contains(res.stderr, "restore gonogo.db from a backup") {
 					t.Errorf("gonogo %s: exit %d\n%s%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -58,7 +59,7 @@ func TestRunsListsTheSameSecondByStart(t *testing.T) {
 
 	res := gonogo(t, vars, "", "runs", "--json")
 	var list []struct{ ID string }
-	if err := json.Unmarshal([]byte(res.stdout), &list); res.code != exitOK || err != nil {
+	if err := json.Unmarshal([]byte(res.stdout), &list); res.code != terminal.ExitOK || err != nil {
 		t.Fatalf("runs --json: exit %d, %v\n%s%s", res.code, err, res.stdout, res.stderr)
 	}
 	for i := range want {
@@ -153,7 +154,7 @@ func TestMarkdownTrailNamesSetupChanges(t *testing.T) {
 	id, vars := waitingRun(t, "deliver-prd -- one step")
 	recorded := vars["GONOGO_RUNNER_CMD"]
 	other := writeAgent(t, `cat >/dev/null; printf '# %s\n\nfrom the other agent\n' "$GONOGO_SKILL"`)
-	if res := gonogo(t, vars, "approve\n", "resume", id, "--runner-cmd", other); res.code != exitOK {
+	if res := gonogo(t, vars, "approve\n", "resume", id, "--runner-cmd", other); res.code != terminal.ExitOK {
 		t.Fatalf("resume --runner-cmd: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	md := gonogo(t, vars, "", "export", id, "--format", "md").stdout
@@ -170,7 +171,7 @@ func TestDeletedArtifactFileIsSaidGone(t *testing.T) {
 	vars["GONOGO_RUNNER"] = "command"
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; printf '# %s\n\nstep %s\n' "$GONOGO_SKILL" "$GONOGO_STEP"`)
 	res := gonogo(t, vars, "approve\napprove\n", "run", "--chain", "deliver-prd -> measure-experiment-design -- x")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	id := runID(t, res.stdout)
@@ -193,7 +194,7 @@ func TestDeletedArtifactFileIsSaidGone(t *testing.T) {
 		strings.Contains(show, *kept.Artifact+" is gone") {
 		t.Errorf("show does not say step 1's file is gone (and only it):\n%s", show)
 	}
-	if art := gonogo(t, vars, "", "show", id, "--artifact", "1"); art.code != exitOK || art.stdout != "# deliver-prd\n\nstep 1\n" {
+	if art := gonogo(t, vars, "", "show", id, "--artifact", "1"); art.code != terminal.ExitOK || art.stdout != "# deliver-prd\n\nstep 1\n" {
 		t.Errorf("the store does not print what the gone file held: exit %d %q", art.code, art.stdout)
 	}
 	var trail struct {

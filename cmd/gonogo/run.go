@@ -11,24 +11,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
-
-// terminalLike is a reader or writer that says whether it is a terminal;
-// tests stand in for one with it.
-type terminalLike interface{ Terminal() bool }
-
-func isTerminal(v any) bool {
-	if t, ok := v.(terminalLike); ok {
-		return t.Terminal()
-	}
-	f, ok := v.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
@@ -50,10 +38,10 @@ func dryRunner(f *runFlags) {
 func fail(e env, cmd string, err error) int {
 	if r, ok := refusal(err); ok {
 		fmt.Fprintf(e.stderr, "gonogo %s: REFUSED (%s): %s\nNothing was run.\n", cmd, r.Reason, r.Error())
-		return exitRefused
+		return terminal.ExitRefused
 	}
 	fmt.Fprintf(e.stderr, "gonogo %s: %v\n", cmd, err)
-	return exitUsage
+	return terminal.ExitUsage
 }
 
 func newRunCmd(a *cli) *cobra.Command {
@@ -79,7 +67,7 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 	in, err := loadInput(e, f, cfg)
 	if ref, ok := refusal(err); ok {
 		printRefusal(e.stderr, in.kind, ref)
-		return exitRefused
+		return terminal.ExitRefused
 	}
 	if err != nil {
 		if hint := runInstead(ctx, e, f); hint != "" {
@@ -106,7 +94,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	if err := requireAgent(f); err != nil {
 		return fail(e, cmd, err)
 	}
-	box := newInbox()
+	box := terminal.NewInbox()
 	a, err := startApp(ctx, e, cfg, f, in.catalog, box, cmd)
 	if err != nil {
 		return fail(e, cmd, err)
@@ -121,7 +109,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	}
 	a.carry(r.ID)
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	return newDriver(e, a.svc, box, f.data, cfg).drive(ctx, r)
+	return newTerminal(e, a.svc, box, f.data, cfg, false).Drive(ctx, r)
 }
 
 // peekRun reads a stored run before resume starts anything: whether it is
@@ -130,7 +118,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
 	db, err := openStore(ctx, data)
 	if h, ok := errors.AsType[*heldError](err); ok {
-		return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", h.holder, data, id, onData(data), engine.ErrLocked)
+		return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", h.holder, data, id, terminal.DataFlag(data), engine.ErrLocked)
 	}
 	if err != nil {
 		return nil, err
@@ -304,7 +292,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", err)
 	}
 	defer cleanup()
-	box := newInbox()
+	box := terminal.NewInbox()
 	// Dry runs stay dry whatever --runner says; their steps never reach it.
 	a, err := startApp(ctx, e, cfg, f, cat, box, "resume")
 	if err != nil {
@@ -320,24 +308,24 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "resume", err)
 	}
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	d := newDriver(e, a.svc, box, f.data, cfg)
+	d := newTerminal(e, a.svc, box, f.data, cfg, false)
 	if r.Finished() {
-		return d.finish(r)
+		return d.Finish(r)
 	}
-	if err := recordSetup(ctx, e, a.svc, r, setup, d.actor); err != nil {
+	if err := recordSetup(ctx, e, a.svc, r, setup, actor(e)); err != nil {
 		return fail(e, "resume", err)
 	}
 	mode := resumeMode(e, r, f)
-	d.interrupted(r)
+	d.Interrupted(r)
 	r, err = a.svc.Resume(ctx, id, mode)
-	if err == nil && personPaused(r) {
-		r, err = a.svc.Unpause(ctx, id, d.actor, pausedMode(f))
+	if err == nil && r.PausedByPerson() {
+		r, err = a.svc.Unpause(ctx, id, actor(e), pausedMode(f))
 	}
 	if err != nil {
 		return fail(e, "resume", err)
 	}
-	d.waiting(ctx, r)
-	return d.drive(ctx, r)
+	d.Waiting(ctx, r)
+	return d.Drive(ctx, r)
 }
 
 // prepareResume settles, before anything is started, how a stored run
@@ -387,7 +375,7 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 // checkpointedUnpaused refuses resume --checkpointed of a run no person
 // paused, which the flag would not change.
 func checkpointedUnpaused(f *runFlags, r *engine.Run) error {
-	if !f.checkpointed || r == nil || personPaused(r) {
+	if !f.checkpointed || r == nil || r.PausedByPerson() {
 		return nil
 	}
 	return usagef("--checkpointed: run %s is not paused, and --checkpointed is for a paused run", r.ID)

@@ -16,6 +16,7 @@ import (
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -200,7 +201,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return fail(e, "serve", err)
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 // httpHandler serves /healthz (connected to Slack, store open) and

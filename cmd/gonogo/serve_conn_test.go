@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // How gonogo serve connects to Slack: every failed attempt is logged with
@@ -94,7 +95,7 @@ func TestServeLogsSlacksErrorAndRetriesTheConnection(t *testing.T) {
 		!strings.Contains(metrics, `gonogo_slack_connect_failures_total{call="auth.test"} 1`) {
 		t.Errorf("/metrics does not count the failed attempts:\n%s", metrics)
 	}
-	if c := s.stop(t); c != exitOK {
+	if c := s.stop(t); c != terminal.ExitOK {
 		t.Errorf("serve exited %d", c)
 	}
 }
@@ -136,7 +137,7 @@ func TestServeNeverCallsANetworkErrorARefusedToken(t *testing.T) {
 		t.Errorf("a refused connection was reported as a refused token:\n%s", log)
 	}
 	noTokens(t, srv, log)
-	if c := s.stop(t); c != exitOK {
+	if c := s.stop(t); c != terminal.ExitOK {
 		t.Errorf("serve exited %d, want 0 when stopped while retrying", c)
 	}
 }
@@ -161,8 +162,8 @@ func TestServeStopsWhenSlackRefusesAToken(t *testing.T) {
 			defer s.cancel()
 			select {
 			case c := <-s.code:
-				if c != exitUsage || !strings.Contains(s.stderr.String(), tc.want) {
-					t.Errorf("serve exited %d, want %d saying %q:\n%s", c, exitUsage, tc.want, s.stderr.String())
+				if c != terminal.ExitUsage || !strings.Contains(s.stderr.String(), tc.want) {
+					t.Errorf("serve exited %d, want %d saying %q:\n%s", c, terminal.ExitUsage, tc.want, s.stderr.String())
 				}
 			case <-time.After(15 * time.Second):
 				t.Fatalf("serve did not stop on a refused token:\n%s", s.stderr.String())

@@ -22,8 +22,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
@@ -110,7 +111,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return fail(e, "serve", err)
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 // agentFlagsOnTemporal refuses the flags (names) that choose an agent or

@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // gonogo serve, in-process, against the fake Slack: the wiring of the
@@ -175,7 +176,7 @@ func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
 		t.Errorf("Block Kit limits broken: %v", v)
 	}
 
-	if code := s.stop(t); code != exitOK {
+	if code := s.stop(t); code != terminal.ExitOK {
 		t.Errorf("serve exited %d after a signal, want 0:\n%s", code, s.stderr.String())
 	}
 	out := s.stdout.String() + s.stderr.String()
@@ -222,8 +223,8 @@ func TestServeRefusesBadTokensAtStart(t *testing.T) {
 				t.Fatalf("serve did not stop on a bad token:\n%s", s.stderr.String())
 			}
 			out := s.stdout.String() + s.stderr.String()
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d:\n%s", code, exitUsage, out)
+			if code != terminal.ExitUsage {
+				t.Errorf("exit %d, want %d:\n%s", code, terminal.ExitUsage, out)
 			}
 			if !strings.Contains(out, c.wantWord) {
 				t.Errorf("the message does not say %q:\n%s", c.wantWord, out)
@@ -245,7 +246,7 @@ func TestServeLogsEachSkillProblemOnceAtStart(t *testing.T) {
 	vars["GONOGO_SKILLS_DIR"] = shapesDir(t)
 	s := startServe(vars)
 	s.httpAddr(t)
-	if code := s.stop(t); code != exitOK {
+	if code := s.stop(t); code != terminal.ExitOK {
 		t.Fatalf("serve exited %d:\n%s", code, s.stderr.String())
 	}
 	logs := s.stderr.String()
@@ -278,7 +279,7 @@ func TestServeWarnsOfAForgottenArrow(t *testing.T) {
 	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.HasPrefix(m.Text, "*Step 1 of 1") }); err != nil {
 		t.Fatalf("the chain did not run as one step: %v", err)
 	}
-	if code := s.stop(t); code != exitOK {
+	if code := s.stop(t); code != terminal.ExitOK {
 		t.Errorf("serve exited %d:\n%s", code, s.stderr.String())
 	}
 }
@@ -316,7 +317,7 @@ func TestServeConfirmStartWaitsForStart(t *testing.T) {
 	if _, err := srv.WaitMessage(ctx, ch, func(m fakeslack.Message) bool { return strings.HasPrefix(m.Text, "*Step 1 of 1") }); err != nil {
 		t.Fatalf("no step after Start: %v", err)
 	}
-	if code := s.stop(t); code != exitOK {
+	if code := s.stop(t); code != terminal.ExitOK {
 		t.Errorf("serve exited %d:\n%s", code, s.stderr.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/audit"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -81,7 +82,7 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	e = printableOut(e) // a run's source may hold anything a person typed
 	if len(list) == 0 {
 		fmt.Fprintf(e.stdout, "No runs in %s.\n", f.data)
-		return exitOK
+		return terminal.ExitOK
 	}
 	idW, stateW, stepsW := len("RUN"), len("STATE"), len("STEPS")
 	for i, s := range list {
@@ -91,14 +92,14 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 	row := fmt.Sprintf("%%-%ds  %%-%ds  %%-8s  %%-%ds  %%-16s  %%s\n", idW, stateW, stepsW)
 	fmt.Fprintf(e.stdout, row, "RUN", "STATE", "INPUT", "STEPS", "UPDATED", "SOURCE")
 	for i, s := range list {
-		src := clip(oneLine(s.Source), 60)
+		src := terminal.Clip(terminal.OneLine(s.Source), 60)
 		if s.Input == engine.InputPlan {
-			src = clipLeft(oneLine(s.Source), 60) // a path: its file name matters most
+			src = terminal.ClipLeft(terminal.OneLine(s.Source), 60) // a path: its file name matters most
 		}
 		fmt.Fprintf(e.stdout, row, s.ID, states[i], s.Input,
 			fmt.Sprintf("%d/%d", s.StepsDone, s.StepsTotal), s.Updated.Local().Format("2006-01-02 15:04"), src)
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 const (
@@ -116,7 +117,7 @@ const (
 // FAILED - the agent exited with code 1".
 func runState(r *engine.Run) (state, detail string) {
 	state = string(r.State)
-	if personPaused(r) {
+	if r.PausedByPerson() {
 		return pausedState(r)
 	}
 	switch r.State {
@@ -328,15 +329,15 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 	printNotRunning(e.stdout, lost)
 	if _, unheld := db.(storeReader); unheld && r.State == engine.RunRunning && len(lost) == 0 {
 		fmt.Fprintf(e.stdout, "Queued:     no gonogo carries it out now; its next step runs with gonogo resume\n")
-		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
+		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, terminal.DataFlag(f.data))
 	}
 	if r.State == engine.RunWaiting {
-		if c, held := db.(*localClient); held && !personPaused(r) {
+		if c, held := db.(*localClient); held && !r.PausedByPerson() {
 			// resume cannot open a held data directory; decide can (and
 			// resume of a paused run goes to its holder).
-			fmt.Fprintf(e.stdout, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, onData(f.data), c.describe())
+			fmt.Fprintf(e.stdout, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, terminal.DataFlag(f.data), c.describe())
 		} else {
-			fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, onData(f.data))
+			fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, terminal.DataFlag(f.data))
 		}
 	}
 	if r.CostUSD > 0 {
@@ -353,13 +354,13 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 		}
 	}
 	fmt.Fprintln(e.stdout)
-	printSteps(e.stdout, r, f.data)
-	printLeftovers(e.stdout, r.Plan)
+	terminal.PrintSteps(e.stdout, r, f.data)
+	terminal.PrintLeftovers(e.stdout, r.Plan)
 	fmt.Fprintln(e.stdout, "\nJournal:")
 	for _, ev := range journal {
 		fmt.Fprintf(e.stdout, "  %4d %s %-17s %s\n", ev.Seq, ev.Time.Local().Format("2006-01-02 15:04:05"), ev.Type, eventDetail(r, ev))
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 // showArtifact prints the artifact of step n of a run to stdout, byte for
@@ -380,17 +381,17 @@ func showArtifact(ctx context.Context, e env, db runReader, data string, id engi
 	}
 	if a == nil {
 		fmt.Fprintf(e.stderr, "gonogo show: %s\n", why)
-		return exitRefused
+		return terminal.ExitRefused
 	}
 	body, err := db.Artifact(ctx, id, n, a.N)
 	if errors.Is(err, engine.ErrNotFound) {
 		fmt.Fprintf(e.stderr, "gonogo show: step %d attempt %d of run %s has no artifact stored\n", n, a.N, id)
-		return exitRefused
+		return terminal.ExitRefused
 	}
 	if err != nil {
 		return fail(e, "show", err)
 	}
-	if isTerminal(e.stdout) {
+	if terminal.IsTerminal(e.stdout) {
 		// On a terminal the artifact is read, not kept: its control
 		// sequences are shown, never obeyed. Redirected, it is the bytes
 		// as stored.
@@ -399,7 +400,7 @@ func showArtifact(ctx context.Context, e env, db runReader, data string, id engi
 	if _, err := e.stdout.Write(body); err != nil {
 		return fail(e, "show", err)
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 // artifactAttempt finds the attempt whose artifact show --artifact n
@@ -412,12 +413,12 @@ func artifactAttempt(r *engine.Run, n, k int) (*engine.Attempt, string, error) {
 	}
 	with := attemptsWithArtifact(s)
 	if k != 0 {
-		a := attemptOf(s, k)
+		a := terminal.AttemptOf(s, k)
 		switch {
 		case a == nil:
 			return nil, "", usagef("step %d of run %s has no attempt %d (it has %d)", n, r.ID, k, len(s.Attempts))
 		case !a.Artifact:
-			return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, k, orDash(string(a.Result)), with), nil
+			return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, k, terminal.OrDash(string(a.Result)), with), nil
 		}
 		return a, "", nil
 	}
@@ -428,7 +429,7 @@ func artifactAttempt(r *engine.Run, n, k int) (*engine.Attempt, string, error) {
 	case s.Status == engine.StepSkipped:
 		return nil, fmt.Sprintf("step %d was skipped: it has no current artifact%s", n, with), nil
 	case !l.Artifact:
-		return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, l.N, orDash(string(l.Result)), with), nil
+		return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, l.N, terminal.OrDash(string(l.Result)), with), nil
 	}
 	return l, "", nil
 }
@@ -464,19 +465,19 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 	s := r.Step(ev.Step)
 	switch ev.Type {
 	case engine.EvRunStarted:
-		return fmt.Sprintf("%s %s by %s", r.Input, clip(oneLine(r.Plan.Source), 60), ev.Actor)
+		return fmt.Sprintf("%s %s by %s", r.Input, terminal.Clip(terminal.OneLine(r.Plan.Source), 60), ev.Actor)
 	case engine.EvStepStarted, engine.EvStepQueued:
-		return fmt.Sprintf("%s, attempt %d", stepTitle(r, s), ev.Attempt)
+		return fmt.Sprintf("%s, attempt %d", terminal.StepTitle(r, s), ev.Attempt)
 	case engine.EvStepFinished:
-		return fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, clip(engine.ResultText(ev.Result, ev.Reason), 120))
+		return fmt.Sprintf("%s, attempt %d: %s", terminal.StepTitle(r, s), ev.Attempt, terminal.Clip(engine.ResultText(ev.Result, ev.Reason), 120))
 	case engine.EvStepInterrupted:
 		if ev.Lost.IsZero() {
-			return fmt.Sprintf("%s, attempt %d: interrupted", stepTitle(r, s), ev.Attempt)
+			return fmt.Sprintf("%s, attempt %d: interrupted", terminal.StepTitle(r, s), ev.Attempt)
 		}
-		return fmt.Sprintf("%s, attempt %d: interrupted; last sign of life %s", stepTitle(r, s), ev.Attempt,
+		return fmt.Sprintf("%s, attempt %d: interrupted; last sign of life %s", terminal.StepTitle(r, s), ev.Attempt,
 			ev.Lost.Local().Format("2006-01-02 15:04:05"))
 	case engine.EvDecision:
-		return fmt.Sprintf("%s, attempt %d: %s by %s", stepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
+		return fmt.Sprintf("%s, attempt %d: %s by %s", terminal.StepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
 	case engine.EvModeChanged:
 		return string(ev.Mode)
 	case engine.EvRunPaused:
@@ -487,11 +488,11 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 		}
 		return "by " + ev.Actor
 	case engine.EvStepReleased:
-		return fmt.Sprintf("%s, attempt %d: went on as the run resumed", stepTitle(r, s), ev.Attempt)
+		return fmt.Sprintf("%s, attempt %d: went on as the run resumed", terminal.StepTitle(r, s), ev.Attempt)
 	case engine.EvStepReminded:
-		return fmt.Sprintf("%s, attempt %d: the approvers were reminded", stepTitle(r, s), ev.Attempt)
+		return fmt.Sprintf("%s, attempt %d: the approvers were reminded", terminal.StepTitle(r, s), ev.Attempt)
 	case engine.EvStepTimedOut:
-		return fmt.Sprintf("%s, attempt %d: %s", stepTitle(r, s), ev.Attempt, ev.Reason)
+		return fmt.Sprintf("%s, attempt %d: %s", terminal.StepTitle(r, s), ev.Attempt, ev.Reason)
 	case engine.EvSetupChanged:
 		parts := make([]string, 0, len(ev.Changes))
 		for _, c := range ev.Changes {
@@ -503,7 +504,7 @@ func eventDetail(r *engine.Run, ev engine.Event) string {
 		for _, a := range ev.Added {
 			ids = append(ids, a.ID)
 		}
-		return fmt.Sprintf("%s added %d steps: %s", stepTitle(r, s), len(ev.Added), clip(strings.Join(ids, ", "), 100))
+		return fmt.Sprintf("%s added %d steps: %s", terminal.StepTitle(r, s), len(ev.Added), terminal.Clip(strings.Join(ids, ", "), 100))
 	case engine.EvRunFinished:
 		if ev.Reason != "" {
 			return string(ev.State) + ": " + ev.Reason
@@ -556,7 +557,7 @@ func runJSON(r *engine.Run, journal []engine.Event, data string, sums []storage.
 			}
 			if a.File != "" {
 				p := filepath.Join(data, filepath.FromSlash(a.File))
-				ja.Artifact, ja.ArtifactGone = &p, artifactGone(data, a.File)
+				ja.Artifact, ja.ArtifactGone = &p, terminal.ArtifactGone(data, a.File)
 			}
 			if h, ok := sha[[2]int{s.N, a.N}]; ok && a.Artifact {
 				ja.SHA256 = &h
@@ -580,5 +581,5 @@ func writeJSON(e env, cmd string, v any) int {
 	if err := enc.Encode(v); err != nil {
 		return fail(e, cmd, err)
 	}
-	return exitOK
+	return terminal.ExitOK
 }

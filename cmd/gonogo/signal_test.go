@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // lockedBuffer is a writer several goroutines may use.
@@ -61,8 +63,8 @@ func TestSignalAtCheckpointEndsRun(t *testing.T) {
 	cancel() // what SIGINT or SIGTERM does through signal.NotifyContext
 	select {
 	case code := <-done:
-		if code != exitWaiting {
-			t.Fatalf("exit %d after the signal, want %d (left waiting)", code, exitWaiting)
+		if code != terminal.ExitWaiting {
+			t.Fatalf("exit %d after the signal, want %d (left waiting)", code, terminal.ExitWaiting)
 		}
 	case <-time.After(30 * time.Second): // a hang guard, far beyond any loaded machine's delay
 		feed.Close() // let the stuck driver go, so the test can end

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -89,7 +90,7 @@ func cmdSkills(_ context.Context, e env, cfg config, f *runFlags) int {
 			fmt.Fprintln(e.stderr, "warning:", w)
 		}
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 // skillList describes every skill in the catalog, in name order.
@@ -158,7 +159,7 @@ func printSkills(w io.Writer, cat *parse.Catalog, list []jsonSkill) {
 			usable++
 		}
 	}
-	fmt.Fprintf(w, "%s (%d usable) from %s\n\n", plural(len(list), "skill"), usable, strings.Join(cat.Dirs(), ", "))
+	fmt.Fprintf(w, "%s (%d usable) from %s\n\n", terminal.Plural(len(list), "skill"), usable, strings.Join(cat.Dirs(), ", "))
 	if len(list) == 0 {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // shapesDir is testdata/skills-shapes/skills: every shape of SKILL.md.
@@ -29,7 +30,7 @@ func shapesVars(t *testing.T) map[string]string {
 func skillsJSON(t *testing.T, vars map[string]string) (map[string]map[string]any, result) {
 	t.Helper()
 	res := gonogo(t, vars, "", "skills", "--json")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("skills --json exit %d:\n%s", res.code, res.stderr)
 	}
 	var list []map[string]any
@@ -114,7 +115,7 @@ func TestSkillsJSONShapes(t *testing.T) {
 
 func TestSkillsTable(t *testing.T) {
 	res := gonogo(t, shapesVars(t), "", "skills")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
 	}
 	lines := strings.Split(res.stdout, "\n")
@@ -139,7 +140,7 @@ func TestSkillsTable(t *testing.T) {
 	if k < 0 || lines[k+1] != "  ! cannot be used: refused by the policy: library-maintenance machinery, not a work product" {
 		t.Errorf("the refused skill is not shown as unusable with its reason:\n%s", res.stdout)
 	}
-	if chk := gonogo(t, shapesVars(t), "", "check", "--chain", "utility-pm-skill-lint"); chk.code != exitRefused {
+	if chk := gonogo(t, shapesVars(t), "", "check", "--chain", "utility-pm-skill-lint"); chk.code != terminal.ExitRefused {
 		t.Errorf("check accepts the skill skills calls refused: exit %d", chk.code)
 	}
 	j := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "with-template-and-example ") })
@@ -154,11 +155,11 @@ func TestSkillsNoFolder(t *testing.T) {
 	home := t.TempDir()
 	res := gonogo(t, map[string]string{"HOME": home}, "", "skills")
 	want := "no skills folder found: looked for " + filepath.Join(home, ".claude", "skills") + ", .claude/skills, skills; set GONOGO_SKILLS_DIR or --skills"
-	if res.code != exitUsage || !strings.Contains(res.stderr, want) {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", res.code, res.stderr, want)
 	}
 	res = gonogo(t, map[string]string{"GONOGO_SKILLS_DIR": "nope"}, "", "skills", "--json")
-	if res.code != exitUsage || !strings.Contains(res.stderr, `skills directory "nope" does not exist`) || res.stdout != "" {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, `skills directory "nope" does not exist`) || res.stdout != "" {
 		t.Errorf("an explicit missing folder: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
 }
@@ -208,7 +209,7 @@ func TestSkillsClaudeCodeLayout(t *testing.T) {
 		t.Errorf("utility-pm-critic: %v; want its leaf found in ~/.claude/agents", c)
 	}
 	// check sees the same catalog: the chain through the dispatch skill runs.
-	if res := gonogo(t, vars, "", "check", "--chain", "only-personal -> utility-pm-critic -> only-project -- x"); res.code != exitOK {
+	if res := gonogo(t, vars, "", "check", "--chain", "only-personal -> utility-pm-critic -> only-project -- x"); res.code != terminal.ExitOK {
 		t.Errorf("check exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 
@@ -245,7 +246,7 @@ func TestCheckChainBrokenSkillsAndForgottenArrow(t *testing.T) {
 		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
 			t.Fatalf("%s: %v\n%s", tt.chain, err, res.stdout)
 		}
-		if res.code != exitRefused || out.Accepted || out.Refusal.Reason != tt.reason || !strings.Contains(out.Refusal.Message, tt.msg) {
+		if res.code != terminal.ExitRefused || out.Accepted || out.Refusal.Reason != tt.reason || !strings.Contains(out.Refusal.Message, tt.msg) {
 			t.Errorf("%s: exit %d, refusal %+v; want %s saying %q", tt.chain, res.code, out.Refusal, tt.reason, tt.msg)
 		}
 	}
@@ -262,7 +263,7 @@ func TestCheckChainBrokenSkillsAndForgottenArrow(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	if res.code != exitOK || len(out.Steps) != 1 || out.Context != "single-quoted -- about checkout" ||
+	if res.code != terminal.ExitOK || len(out.Steps) != 1 || out.Context != "single-quoted -- about checkout" ||
 		!slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
 		t.Errorf("check --json: exit %d, %+v; want one step, the rest as context, and a warning %q", res.code, out, want)
 	}
@@ -274,7 +275,7 @@ func TestCheckChainBrokenSkillsAndForgottenArrow(t *testing.T) {
 		t.Errorf("check text lacks the warning:\n%s", res.stdout)
 	}
 	res = gonogo(t, vars, "approve\n", "run", "--dry-run", "--chain", expr)
-	if res.code != exitOK || !strings.Contains(res.stdout+res.stderr, want) {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout+res.stderr, want) {
 		t.Errorf("run exit %d, lacks the warning:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -309,7 +310,7 @@ func TestCheckPlanBrokenSkillIsManual(t *testing.T) {
 			found = strings.Contains(m.Reason, broken+`:1: the front matter opened with "---" is never closed`)
 		}
 	}
-	if res.code != exitOK || !found || len(out.Steps) == 0 {
+	if res.code != terminal.ExitOK || !found || len(out.Steps) == 0 {
 		t.Errorf("exit %d, steps %+v, manual %+v; want deliver-prd manual with its file and problem", res.code, out.Steps, out.Manual)
 	}
 }
@@ -346,7 +347,7 @@ func TestServeGoesOnWithBrokenSkills(t *testing.T) {
 	}); err != nil {
 		t.Errorf("no forgotten-arrow warning in the thread: %v", err)
 	}
-	if code := s.stop(t); code != exitOK {
+	if code := s.stop(t); code != terminal.ExitOK {
 		t.Errorf("serve exited %d:\n%s", code, s.stderr.String())
 	}
 	logs := s.stderr.String()

@@ -17,6 +17,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/gonogo/gonogo/internal/temporalbackend"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // temporalConfig is how gonogo reaches a Temporal cluster. Any of the TLS
@@ -176,7 +177,7 @@ func cmdTemporalSetup(ctx context.Context, e env, retention time.Duration) int {
 		fmt.Fprintln(e.stdout, "search attributes: all there")
 	}
 	fmt.Fprintf(e.stdout, "Temporal at %s is ready for gonogo.\n", tc.Addr)
-	return exitOK
+	return terminal.ExitOK
 }
 
 // defaultArtifacts is where a worker keeps artifacts when GONOGO_ARTIFACTS

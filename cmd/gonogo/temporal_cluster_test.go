@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/gonogo/gonogo/internal/temporalbackend"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 func TestTemporalSetupIsSafeToRepeat(t *testing.T) {
@@ -23,21 +24,21 @@ func TestTemporalSetupIsSafeToRepeat(t *testing.T) {
 	vars["GONOGO_TEMPORAL_NAMESPACE"] = "gonogo-cli"
 
 	before := gonogo(t, vars, "", "doctor", "--dry-run")
-	if before.code != exitRefused || !strings.Contains(before.stdout, "namespace gonogo-cli does not exist: run gonogo temporal setup") {
+	if before.code != terminal.ExitRefused || !strings.Contains(before.stdout, "namespace gonogo-cli does not exist: run gonogo temporal setup") {
 		t.Errorf("doctor before setup: exit %d\n%s%s", before.code, before.stdout, before.stderr)
 	}
 	first := gonogo(t, vars, "", "temporal", "setup", "--retention", "72h")
-	if first.code != exitOK || !strings.Contains(first.stdout, "namespace gonogo-cli: created (finished runs kept 3 days)") ||
+	if first.code != terminal.ExitOK || !strings.Contains(first.stdout, "namespace gonogo-cli: created (finished runs kept 3 days)") ||
 		!strings.Contains(first.stdout, "search attributes: added GonogoChannel, GonogoStarter, GonogoState") {
 		t.Fatalf("first setup: exit %d\nstdout %s\nstderr %s", first.code, first.stdout, first.stderr)
 	}
 	again := gonogo(t, vars, "", "temporal", "setup")
-	if again.code != exitOK || !strings.Contains(again.stdout, "namespace gonogo-cli: already there") ||
+	if again.code != terminal.ExitOK || !strings.Contains(again.stdout, "namespace gonogo-cli: already there") ||
 		!strings.Contains(again.stdout, "search attributes: all there") {
 		t.Fatalf("second setup: exit %d\nstdout %s\nstderr %s", again.code, again.stdout, again.stderr)
 	}
 	after := gonogo(t, vars, "", "doctor", "--dry-run")
-	if after.code != exitOK || !strings.Contains(after.stdout, "namespace gonogo-cli: ready; no gonogo worker takes steps now") {
+	if after.code != terminal.ExitOK || !strings.Contains(after.stdout, "namespace gonogo-cli: ready; no gonogo worker takes steps now") {
 		t.Errorf("doctor after setup: exit %d\n%s%s", after.code, after.stdout, after.stderr)
 	}
 }
@@ -76,7 +77,7 @@ func TestWorkerPollsGonogosQueuesUntilStopped(t *testing.T) {
 	stop()
 	select {
 	case code := <-done:
-		if code != exitOK {
+		if code != terminal.ExitOK {
 			t.Errorf("worker exit %d, stderr:\n%s", code, errb.String())
 		}
 	case <-time.After(30 * time.Second):

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
@@ -114,7 +115,7 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	if !r.Finished() {
 		r, err = b.Resume(ctx, id, resumeMode(e, r, f))
-		if err == nil && personPaused(r) {
+		if err == nil && r.PausedByPerson() {
 			r, err = b.Unpause(ctx, id, actor(e), pausedMode(f))
 		}
 		if err != nil {
@@ -129,7 +130,7 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, b *temporalbackend.Backend, r *engine.Run) int {
 	r = withoutFiles(r)
 	from := r.Clone() // the follower's own: the driver moves r on
-	box := newInbox()
+	box := terminal.NewInbox()
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -139,13 +140,12 @@ func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, b *temp
 		}
 	}()
 	defer func() { stop(); <-done }()
-	d := newDriver(e, clusterRuns{b}, box, "", cfg) // no data directory: nothing of the run is on this machine
-	d.remote = true
+	d := newTerminal(e, clusterRuns{b}, box, "", cfg, true) // no data directory: nothing of the run is on this machine
 	if r.Finished() {
-		return d.finish(r)
+		return d.Finish(r)
 	}
-	d.waiting(ctx, r)
-	return d.drive(ctx, r)
+	d.Waiting(ctx, r)
+	return d.Drive(ctx, r)
 }
 
 // clusterRuns is the backend as the terminal drives it on Temporal. Its

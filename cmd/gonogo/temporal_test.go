@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // GONOGO_TEMPORAL_HEARTBEAT is read by whoever starts a run and reaches
@@ -83,8 +85,8 @@ func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := gonogo(t, with(c.vars), "", c.args...)
-			if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
-				t.Errorf("exit %d, stderr %q; want exit %d naming %q", res.code, res.stderr, exitUsage, c.want)
+			if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d naming %q", res.code, res.stderr, terminal.ExitUsage, c.want)
 			}
 		})
 	}
@@ -123,8 +125,8 @@ func TestDoctorReportsAClusterThatDoesNotAnswer(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_TEMPORAL_ADDR"] = "127.0.0.1:1"
 	res := gonogo(t, vars, "", "doctor", "--dry-run", "--json")
-	if res.code != exitRefused {
-		t.Fatalf("exit %d, want %d\n%s%s", res.code, exitRefused, res.stdout, res.stderr)
+	if res.code != terminal.ExitRefused {
+		t.Fatalf("exit %d, want %d\n%s%s", res.code, terminal.ExitRefused, res.stdout, res.stderr)
 	}
 	var rep doctorReport
 	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {

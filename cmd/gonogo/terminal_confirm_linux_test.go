@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // openPTY opens a pseudo-terminal: what is written to master is typed at
@@ -65,8 +67,8 @@ func TestAbortConfirmIsOneKey(t *testing.T) {
 	if _, err := io.WriteString(master, "y"); err != nil {
 		t.Fatal(err)
 	}
-	if code := s.exit(); code != exitRefused {
-		t.Fatalf("exit %d, want %d (aborted)\n%s", code, exitRefused, out.String())
+	if code := s.exit(); code != terminal.ExitRefused {
+		t.Fatalf("exit %d, want %d (aborted)\n%s", code, terminal.ExitRefused, out.String())
 	}
 	if run := showRun(t, vars, runID(t, out.String())); run.State != "aborted" {
 		t.Fatalf("run %s, want aborted", run.State)

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // Abort at the terminal asks first, as Slack's Abort button does: any
@@ -26,7 +28,7 @@ func TestTerminalAbortAsksToConfirm(t *testing.T) {
 	s.say("abort")
 	s.waitFor(confirm, 2)
 	s.say("y")
-	if code := s.exit(); code != exitRefused {
+	if code := s.exit(); code != terminal.ExitRefused {
 		t.Fatalf("exit %d after a confirmed abort\n%s", code, s.out.String())
 	}
 	run := showRun(t, vars, id)
@@ -41,7 +43,7 @@ func TestScriptAbortIsNotAsked(t *testing.T) {
 	vars := baseVars(t)
 	workAgent(t, vars)
 	res := gonogo(t, vars, "abort\n", "run", "--chain", "deliver-prd, measure-experiment-design -- x")
-	if res.code != exitRefused || strings.Contains(res.stdout+res.stderr, "Abort the run?") {
+	if res.code != terminal.ExitRefused || strings.Contains(res.stdout+res.stderr, "Abort the run?") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	if run := showRun(t, vars, runID(t, res.stdout)); run.State != "aborted" {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // gatedAgent is a command agent whose step 1 waits for the file it returns
@@ -44,7 +46,7 @@ func TestTerminalPauseWhileStepRuns(t *testing.T) {
 	}
 	s.say("c")
 	s.waitFor("Run complete", 1)
-	if code := s.exit(); code != exitOK {
+	if code := s.exit(); code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s", code, s.out.String())
 	}
 	run := showRun(t, vars, runID(t, s.out.String()))
@@ -83,7 +85,7 @@ func TestRateLimitedAgentCompletesAlone(t *testing.T) {
 	rateLimitedAgent(t, vars, 2)
 	vars["GONOGO_RATE_LIMIT_WAIT"] = "50ms"
 	res := gonogo(t, vars, "", "run", "--force-auto", "--chain", "deliver-prd -- saved searches")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	if got := strings.Count(res.stdout, "‖ Paused: step 1: the agent is rate limited; retrying at "); got != 2 {
@@ -125,7 +127,7 @@ func TestRateLimitPersonRedoesDuringWait(t *testing.T) {
 	s.waitFor("meanwhile r redoes it now", 2)
 	s.say("redo try again")
 	s.waitFor("Run complete", 1)
-	if code := s.exit(); code != exitOK {
+	if code := s.exit(); code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s", code, s.out.String())
 	}
 	run := showRun(t, vars, runID(t, s.out.String()))

@@ -12,12 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // workAgent is a command agent that writes a real artifact naming its
@@ -51,12 +50,12 @@ func TestThreadOnAPlanIsRefused(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, res.stdout)
 	}
-	if res.code != exitRefused || got.Accepted || got.Refusal == nil || got.Refusal.Reason != "invalid-input" ||
+	if res.code != terminal.ExitRefused || got.Accepted || got.Refusal == nil || got.Refusal.Reason != "invalid-input" ||
 		!strings.Contains(got.Refusal.Message, "--thread") {
 		t.Fatalf("check --thread PLAN: exit %d refusal %+v", res.code, got.Refusal)
 	}
 	res = gonogo(t, vars, "approve\napprove\napprove\n", "run", "--dry-run", "--thread", plan)
-	if res.code != exitRefused || !strings.Contains(res.stderr, "REFUSED (invalid-input)") || strings.Contains(res.stdout, "Threaded") {
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stderr, "REFUSED (invalid-input)") || strings.Contains(res.stdout, "Threaded") {
 		t.Fatalf("run --thread PLAN: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	if list := gonogo(t, vars, "", "runs"); !strings.Contains(list.stdout, "No runs") {
@@ -71,7 +70,7 @@ func TestSkipBeforeAThreadedStep(t *testing.T) {
 	prompts := workAgent(t, vars)
 	res := gonogo(t, vars, "approve\nskip\napprove\n", "run", "--thread", "--chain",
 		"define-problem-statement -> deliver-prd -> measure-experiment-design -- saved searches")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	for _, want := range []string{
@@ -91,7 +90,7 @@ func TestSkipBeforeAThreadedStep(t *testing.T) {
 	vars = baseVars(t)
 	prompts = workAgent(t, vars)
 	res = gonogo(t, vars, "skip\napprove\n", "run", "--thread", "--chain", "define-problem-statement -> deliver-prd -- saved searches")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Step 2 (deliver-prd) takes this step's artifact: it runs without one") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Step 2 (deliver-prd) takes this step's artifact: it runs without one") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	if p, _ := os.ReadFile(filepath.Join(prompts, "step-2-1.txt")); strings.Contains(string(p), "## Input") {
@@ -106,7 +105,7 @@ func TestHaltedRunInRunsAndShow(t *testing.T) {
 	vars["GONOGO_RUNNER"] = "command"
 	vars["GONOGO_RUNNER_CMD"] = writeAgent(t, `cat >/dev/null; echo "quota exhausted for this key" >&2; exit 7`)
 	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd, measure-experiment-design")
-	if res.code != exitRefused || !strings.Contains(res.stdout, "Run halted at Step 1 of 2") {
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stdout, "Run halted at Step 1 of 2") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	if n := strings.Count(res.stdout+res.stderr, "quota exhausted"); n != 1 {
@@ -154,7 +153,7 @@ func TestHaltedRunInRunsAndShow(t *testing.T) {
 func TestRunnerDryRunIsADryRun(t *testing.T) {
 	vars := baseVars(t)
 	res := gonogo(t, vars, "approve\n", "run", "--runner", "dry-run", "--chain", "deliver-prd -- x")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Mode:       dry-run") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Mode:       dry-run") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	run := showRun(t, vars, runID(t, res.stdout))
@@ -188,8 +187,8 @@ func TestPlanOverTheLimitGivesItsRealSize(t *testing.T) {
 			t.Errorf("check of a %d-byte plan does not say %q:\n%s", fi.Size(), want, res.stdout)
 		}
 	}
-	if res.code != exitRefused {
-		t.Errorf("exit %d, want %d", res.code, exitRefused)
+	if res.code != terminal.ExitRefused {
+		t.Errorf("exit %d, want %d", res.code, terminal.ExitRefused)
 	}
 }
 
@@ -198,7 +197,7 @@ func TestEditOfAMissingFileNamesIt(t *testing.T) {
 	workAgent(t, vars)
 	missing := filepath.Join(t.TempDir(), "nope.md")
 	res := gonogo(t, vars, "edit "+missing+"\n", "run", "--chain", "deliver-prd, measure-experiment-design")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "edit file "+missing+" does not exist") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "edit file "+missing+" does not exist") {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	if strings.Contains(res.stderr, "plan file") {
@@ -226,7 +225,7 @@ func TestMalformedVariables(t *testing.T) {
 			vars := baseVars(t)
 			vars[c.name] = c.value
 			res := gonogo(t, vars, "", "runs")
-			if res.code != exitUsage || !strings.Contains(res.stderr, fmt.Sprintf("%s=%q", c.name, c.value)) ||
+			if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, fmt.Sprintf("%s=%q", c.name, c.value)) ||
 				!strings.Contains(res.stderr, "for example "+c.example) {
 				t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
 			}
@@ -243,7 +242,7 @@ func TestMalformedVariables(t *testing.T) {
 		vars := baseVars(t)
 		vars["GONOGO_RUN_BUDGET_USD"] = v
 		res := gonogo(t, vars, "", "runs")
-		if res.code != exitUsage || !strings.Contains(res.stderr, "GONOGO_RUN_BUDGET_USD") || !strings.Contains(res.stderr, "for example GONOGO_RUN_BUDGET_USD=5.00") {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "GONOGO_RUN_BUDGET_USD") || !strings.Contains(res.stderr, "for example GONOGO_RUN_BUDGET_USD=5.00") {
 			t.Errorf("GONOGO_RUN_BUDGET_USD=%s: exit %d, stderr %q", v, res.code, res.stderr)
 		}
 	}
@@ -257,51 +256,10 @@ func TestMalformedVariables(t *testing.T) {
 		vars := baseVars(t)
 		vars[c.name] = c.value
 		res := gonogo(t, vars, "", "serve")
-		if res.code != exitUsage || !strings.Contains(res.stderr, "for example "+c.example) || strings.Contains(res.stderr, "strconv") {
+		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "for example "+c.example) || strings.Contains(res.stderr, "strconv") {
 			t.Errorf("serve with %s=%s: exit %d, stderr %q", c.name, c.value, res.code, res.stderr)
 		}
 	}
-}
-
-// Without a terminal a running step prints a line every interval, so a CI
-// log shows it is alive. synctest's clock stands in for 30 real seconds.
-func TestProgressLinesWithoutATerminal(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var out bytes.Buffer
-		d := &driver{out: &out, every: 30 * time.Second, running: map[int]*liveStep{}, shown: map[string]bool{}}
-		r := &engine.Run{Steps: []engine.Step{{
-			StepDef:   &engine.StepDef{N: 1, Skill: "deliver-prd"},
-			StepState: &engine.StepState{Status: engine.StepRunning},
-		}}}
-		d.event(t.Context(), r, engine.Event{Type: engine.EvStepStarted, Step: 1, Attempt: 1})
-		out.Reset()
-		time.Sleep(29 * time.Second)
-		d.report(r)
-		if out.Len() != 0 {
-			t.Fatalf("a progress line before the interval: %q", out.String())
-		}
-		time.Sleep(time.Second)
-		d.report(r)
-		d.report(r)
-		if got := out.String(); got != "  ... deliver-prd (step 1) running 30s\n" {
-			t.Fatalf("at 30s: %q", got)
-		}
-		out.Reset()
-		d.running[1].progress = &engine.Progress{Turns: 4, ToolCalls: 7}
-		time.Sleep(60 * time.Second)
-		d.report(r)
-		if got := out.String(); got != "  ... deliver-prd (step 1) running 1m30s, 4 turns, 7 tool calls\n" {
-			t.Fatalf("at 1m30s: %q", got)
-		}
-		// The agent's own status line, when it has one, ends the line.
-		out.Reset()
-		d.running[1].progress = &engine.Progress{Turns: 4, ToolCalls: 7, Status: "Reconnecting... waiting for network"}
-		time.Sleep(30 * time.Second)
-		d.report(r)
-		if got := out.String(); got != "  ... deliver-prd (step 1) running 2m0s, 4 turns, 7 tool calls: Reconnecting... waiting for network\n" {
-			t.Fatalf("at 2m: %q", got)
-		}
-	})
 }
 
 // The same through gonogo demo with a short GONOGO_PROGRESS_INTERVAL: its
@@ -331,7 +289,7 @@ type session struct {
 	t    *testing.T
 	feed *io.PipeWriter
 	out  *lockedBuffer
-	ir   *interrupts
+	ir   *terminal.Interrupts
 	done chan int
 }
 
@@ -349,7 +307,7 @@ func startSessionOut(t *testing.T, vars map[string]string, termOut bool, args ..
 	}
 	stdin, feed := io.Pipe()
 	out := &lockedBuffer{}
-	ctx, ir := newInterrupts(context.Background())
+	ctx, ir := terminal.NewInterrupts(context.Background())
 	s := &session{t: t, feed: feed, out: out, ir: ir, done: make(chan int, 1)}
 	var stdout io.Writer = out
 	if termOut {
@@ -418,7 +376,7 @@ func TestEditorClosedUnchanged(t *testing.T) {
 	s.say("b")
 	s.waitFor("Abort the run?", 1)
 	s.say("y")
-	if code := s.exit(); code != exitRefused {
+	if code := s.exit(); code != terminal.ExitRefused {
 		t.Fatalf("exit %d after abort\n%s", code, s.out.String())
 	}
 	run := showRun(t, vars, runID(t, s.out.String()))
@@ -438,7 +396,7 @@ func TestEditorClosedUnchanged(t *testing.T) {
 	s = startSession(t, vars, "run", "--chain", "deliver-prd -- x")
 	s.waitFor(prompt, 1)
 	s.say("e")
-	if code := s.exit(); code != exitOK {
+	if code := s.exit(); code != terminal.ExitOK {
 		t.Fatalf("exit %d after an edit\n%s", code, s.out.String())
 	}
 	if d := showRun(t, vars, runID(t, s.out.String())).Steps[0].Decision; d == nil || *d != "edit" {
@@ -456,12 +414,12 @@ func TestCtrlCAtTheFeedbackPrompt(t *testing.T) {
 	s.waitFor(prompt, 1)
 	s.say("r")
 	s.waitFor("Feedback for the agent", 1)
-	s.ir.interrupt()
+	s.ir.Interrupt()
 	s.waitFor("Back at the checkpoint", 1)
 	s.waitFor(prompt, 2)
-	s.ir.interrupt()
-	if code := s.exit(); code != exitWaiting {
-		t.Fatalf("exit %d after the second Ctrl-C, want %d\n%s", code, exitWaiting, s.out.String())
+	s.ir.Interrupt()
+	if code := s.exit(); code != terminal.ExitWaiting {
+		t.Fatalf("exit %d after the second Ctrl-C, want %d\n%s", code, terminal.ExitWaiting, s.out.String())
 	}
 	id := runID(t, s.out.String())
 	if !strings.Contains(s.out.String(), "gonogo resume "+id) {
@@ -481,7 +439,7 @@ func TestResumeRealRunWithDryRunner(t *testing.T) {
 	res := gonogo(t, vars, "", "run", "--chain", "deliver-prd, measure-experiment-design")
 	id := runID(t, res.stdout)
 	res = gonogo(t, vars, "approve\napprove\n", "resume", "--runner", "dry-run", id)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "started for real") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "started for real") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	if run := showRun(t, vars, id); run.Steps[0].Decision != nil {
@@ -499,7 +457,7 @@ func TestMessagesDoNotRepeatTheirPrefix(t *testing.T) {
 		{"run", "--runner", "command", plan}, {"check", plan, "--chain", "deliver-prd"}, {"workflow", "list", "x"},
 	} {
 		res := gonogo(t, vars, "", args...)
-		if repeatsPrefix(res.stderr) || res.code != exitUsage {
+		if repeatsPrefix(res.stderr) || res.code != terminal.ExitUsage {
 			t.Errorf("gonogo %s: exit %d, %q", strings.Join(args, " "), res.code, res.stderr)
 		}
 	}
@@ -542,7 +500,7 @@ func TestTerminalInputWithPipedOutput(t *testing.T) {
 	s.say("e")
 	s.waitFor("stdout is not a terminal, so no editor opens", 1)
 	s.say("a")
-	if code := s.exit(); code != exitOK {
+	if code := s.exit(); code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s", code, s.out.String())
 	}
 	out := s.out.String()
@@ -554,9 +512,9 @@ func TestTerminalInputWithPipedOutput(t *testing.T) {
 // The real signal: Ctrl-C ends a prompt that caught it, and only the next
 // one stops gonogo.
 func TestInterruptSignals(t *testing.T) {
-	ctx, stop := withInterrupts(context.Background())
+	ctx, stop := terminal.WithInterrupts(context.Background())
 	defer stop()
-	pctx, release := catchInterrupt(ctx)
+	pctx, release := terminal.CatchInterrupt(ctx)
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -566,8 +524,8 @@ func TestInterruptSignals(t *testing.T) {
 		t.Fatal("Ctrl-C did not end the prompt that caught it")
 	}
 	release()
-	if !wasInterrupted(pctx) || ctx.Err() != nil {
-		t.Fatalf("prompt interrupted %v, gonogo stopped %v; want the prompt only", wasInterrupted(pctx), ctx.Err())
+	if !terminal.WasInterrupted(pctx) || ctx.Err() != nil {
+		t.Fatalf("prompt interrupted %v, gonogo stopped %v; want the prompt only", terminal.WasInterrupted(pctx), ctx.Err())
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -317,4 +318,19 @@ func splitRunnerArgs(s string) ([]string, error) {
 		return nil, fmt.Errorf("holds %q unquoted, which gonogo does not pass to a shell", s[p.Position:p.Position+1])
 	}
 	return args, nil
+}
+
+// newTerminal is the terminal front end following runs of svc for this
+// process: its standard streams, its person and its configuration. remote
+// says the runs are carried out on a Temporal cluster.
+func newTerminal(e env, svc terminal.Backend, box *terminal.Inbox, data string, cfg config, remote bool) *terminal.Driver {
+	return terminal.New(terminal.IO{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Getenv: e.getenv}, svc, box,
+		terminal.Options{Data: data, Actor: actor(e), MaxEdit: int64(cfg.MaxArtifact), Every: cfg.ProgressInterval, Remote: remote})
+}
+
+// printableOut is e with stdout and stderr sanitised, for a command that
+// prints text for people.
+func printableOut(e env) env {
+	e.stdout, e.stderr = terminal.Printable(e.stdout), terminal.Printable(e.stderr)
+	return e
 }

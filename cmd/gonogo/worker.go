@@ -13,6 +13,7 @@ import (
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
@@ -93,7 +94,7 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 		tc.Addr, tc.Namespace, temporalbackend.TaskQueue, temporalbackend.StepQueue, slots, runnerName(f), parts.store)
 	<-ctx.Done()
 	fmt.Fprintln(e.stderr, "gonogo worker: stopping; a step under way ends with this worker and is offered for redo")
-	return exitOK
+	return terminal.ExitOK
 }
 
 // workerSetup reads what a worker's steps need: the runner, the skills,

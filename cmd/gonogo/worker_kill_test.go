@@ -18,6 +18,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
@@ -264,7 +265,7 @@ printf '# Output of step %s\n\nSaved searches.\n' "$GONOGO_STEP"
 	vars := c.vars()
 
 	run := gonogo(t, vars, "approve\napprove\n", "run", "--chain", "deliver-prd -> define-problem-statement -- saved searches")
-	if run.code != exitOK || !strings.Contains(run.stdout, "Run complete") || !strings.Contains(run.stderr, "Started on Temporal") {
+	if run.code != terminal.ExitOK || !strings.Contains(run.stdout, "Run complete") || !strings.Contains(run.stderr, "Started on Temporal") {
 		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
 	}
 	for _, want := range []string{"✓ Step 1 of 2: deliver-prd: approve", "✓ Step 2 of 2: define-problem-statement: approve", "# Output of step 2"} {
@@ -279,28 +280,28 @@ printf '# Output of step %s\n\nSaved searches.\n' "$GONOGO_STEP"
 	// A second run left waiting at its first checkpoint (no decision on
 	// stdin), then decided from another shell.
 	wait := gonogo(t, vars, "", "run", "--chain", "deliver-prd -- saved searches")
-	if wait.code != exitWaiting {
-		t.Fatalf("run with no decision: exit %d, want %d\n%s\n%s", wait.code, exitWaiting, wait.stdout, wait.stderr)
+	if wait.code != terminal.ExitWaiting {
+		t.Fatalf("run with no decision: exit %d, want %d\n%s\n%s", wait.code, terminal.ExitWaiting, wait.stdout, wait.stderr)
 	}
 	id := strings.Fields(wait.stdout)[2] // "gonogo run ID"
 	runs := gonogo(t, vars, "", "runs")
-	if runs.code != exitOK || !strings.Contains(runs.stdout, id) || !strings.Contains(runs.stdout, "waiting") {
+	if runs.code != terminal.ExitOK || !strings.Contains(runs.stdout, id) || !strings.Contains(runs.stdout, "waiting") {
 		t.Errorf("runs: exit %d\n%s%s", runs.code, runs.stdout, runs.stderr)
 	}
 	dec := gonogo(t, vars, "", "decide", id, "approve")
-	if dec.code != exitOK || !strings.Contains(dec.stdout, "is completed") {
+	if dec.code != terminal.ExitOK || !strings.Contains(dec.stdout, "is completed") {
 		t.Fatalf("decide: exit %d\n%s%s", dec.code, dec.stdout, dec.stderr)
 	}
 	show := gonogo(t, vars, "", "show", id)
-	if show.code != exitOK || !strings.Contains(show.stdout, "decision ") || !strings.Contains(show.stdout, "approve by tester") {
+	if show.code != terminal.ExitOK || !strings.Contains(show.stdout, "decision ") || !strings.Contains(show.stdout, "approve by tester") {
 		t.Errorf("show: exit %d\n%s%s", show.code, show.stdout, show.stderr)
 	}
 	art := gonogo(t, vars, "", "show", id, "--artifact", "1")
-	if art.code != exitOK || !strings.Contains(art.stdout, "# Output of step 1") {
+	if art.code != terminal.ExitOK || !strings.Contains(art.stdout, "# Output of step 1") {
 		t.Errorf("show --artifact: exit %d\n%s%s", art.code, art.stdout, art.stderr)
 	}
 	exp := gonogo(t, vars, "", "export", id, "--format", "md")
-	if exp.code != exitOK || !strings.Contains(exp.stdout, "# Audit trail of run "+id) {
+	if exp.code != terminal.ExitOK || !strings.Contains(exp.stdout, "# Audit trail of run "+id) {
 		t.Errorf("export: exit %d\n%s%s", exp.code, exp.stdout, exp.stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -24,7 +25,7 @@ func TestRunExampleWorkflowsDryRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := gonogo(t, workflowVars(t), strings.Repeat("approve\n", 20), "run", "--dry-run", "--workflow", tc.name, "--arg", tc.arg, "--context", "notes")
-			if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") || !strings.Contains(res.stdout, "NOT-EXECUTED") {
+			if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") || !strings.Contains(res.stdout, "NOT-EXECUTED") {
 				t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
 		})
@@ -74,7 +75,7 @@ case "$GONOGO_STEP-$GONOGO_ATTEMPT" in
 *) printf '# %s\n\nOUTPUT-OF-STEP-%s: a paragraph of real work.\n' "$GONOGO_SKILL" "$GONOGO_STEP" ;;
 esac`)
 	res := gonogo(t, vars, "", "run", "--auto", "--workflow", "diamond", "--arg", "feature=checkout")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	for _, want := range []string{
@@ -205,7 +206,7 @@ echo "end $GONOGO_STEP" >> `+log)
 		t.Fatal(err)
 	}
 	res := gonogo(t, mapWith(vars, "GONOGO_RUNNER", "command", "GONOGO_RUNNER_CMD", agent), "redo\nredo\n", "resume", string(id))
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("resume: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	b, _ := os.ReadFile(log)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 func workflowVars(t *testing.T) map[string]string {
@@ -18,7 +20,7 @@ func workflowVars(t *testing.T) map[string]string {
 
 func TestCheckWorkflowShowsLevels(t *testing.T) {
 	res := gonogo(t, workflowVars(t), "", "check", "--json", "--workflow", "feature-kickoff", "--arg", "feature=checkout")
-	if res.code != exitOK {
+	if res.code != terminal.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	var got jsonCheck
@@ -40,25 +42,25 @@ func TestWorkflowRefusals(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, res.stdout)
 	}
-	if res.code != exitRefused || got.Refusal == nil || got.Refusal.Reason != "unknown-workflow" ||
+	if res.code != terminal.ExitRefused || got.Refusal == nil || got.Refusal.Reason != "unknown-workflow" ||
 		len(got.Refusal.Suggestions["feature-kickof"]) == 0 {
 		t.Fatalf("exit %d refusal %+v", res.code, got.Refusal)
 	}
 	vars["GONOGO_WORKFLOWS_DIR"] = filepath.Join(filepath.Dir(vars["GONOGO_WORKFLOWS_DIR"]))
 	res = gonogo(t, vars, "", "check", "--workflow", "unknown-keys")
-	if res.code != exitRefused || !strings.Contains(res.stdout, "invalid-workflow") || !strings.Contains(res.stdout, "line 2:") {
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stdout, "invalid-workflow") || !strings.Contains(res.stdout, "line 2:") {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
 	}
 	res = gonogo(t, workflowVars(t), "", "run", "--workflow", "feature-kickoff")
-	if res.code != exitRefused || !strings.Contains(res.stderr, "missing-arg") || !strings.Contains(res.stderr, `"feature"`) {
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stderr, "missing-arg") || !strings.Contains(res.stderr, `"feature"`) {
 		t.Fatalf("run --workflow without its required argument: exit %d\n%s", res.code, res.stderr)
 	}
 	res = gonogo(t, workflowVars(t), "", "run", "--chain", "deliver-prd", "--context", "x")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "--context is for --workflow") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "--context is for --workflow") {
 		t.Fatalf("--context with a chain: exit %d\n%s", res.code, res.stderr)
 	}
 	res = gonogo(t, workflowVars(t), "", "check", "--workflow", "feature-kickoff", "--arg", "novalue")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "NAME=VALUE") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "NAME=VALUE") {
 		t.Fatalf("bad --arg: exit %d\n%s", res.code, res.stderr)
 	}
 }
@@ -67,27 +69,27 @@ func TestWorkflowSaveThenRun(t *testing.T) {
 	vars := workflowVars(t)
 	vars["GONOGO_WORKFLOWS_DIR"] = filepath.Join(t.TempDir(), "flows")
 	res := gonogo(t, vars, "", "workflow", "save", "kickoff", "--chain", "define-problem-statement -> deliver-prd --thread -- saved searches")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Saved workflow kickoff") || !strings.Contains(res.stdout, "context was not saved") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Saved workflow kickoff") || !strings.Contains(res.stdout, "context was not saved") {
 		t.Fatalf("save: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	res = gonogo(t, vars, "", "workflow", "list")
-	if res.code != exitOK || !strings.Contains(res.stdout, "kickoff") || !strings.Contains(res.stdout, "2 steps") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "kickoff") || !strings.Contains(res.stdout, "2 steps") {
 		t.Fatalf("list: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	res = gonogo(t, vars, "approve\napprove\n", "run", "--dry-run", "--workflow", "kickoff", "--context", "saved searches")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Run complete") {
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("run the saved workflow: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	res = gonogo(t, vars, "", "workflow", "save", "kickoff", "--chain", "deliver-prd")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "exists already") || !strings.Contains(res.stderr, "--replace") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "exists already") || !strings.Contains(res.stderr, "--replace") {
 		t.Fatalf("second save: exit %d\n%s", res.code, res.stderr)
 	}
 	res = gonogo(t, vars, "", "workflow", "save", "other", "--chain", "deliver-prdd")
-	if res.code != exitRefused || !strings.Contains(res.stderr, "deliver-prd") {
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stderr, "deliver-prd") {
 		t.Fatalf("unknown skill: exit %d\n%s", res.code, res.stderr)
 	}
 	res = gonogo(t, vars, "", "workflow", "save", "Bad_Name", "--chain", "deliver-prd")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "invalid workflow name") {
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "invalid workflow name") {
 		t.Fatalf("bad name: exit %d\n%s", res.code, res.stderr)
 	}
 }

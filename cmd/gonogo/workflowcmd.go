@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -102,7 +103,7 @@ func workflowSave(e env, cfg config, f *runFlags, replace bool) int {
 	if expr.Context != "" {
 		fmt.Fprintln(e.stdout, "The chain's context was not saved: give it when you run the workflow.")
 	}
-	return exitOK
+	return terminal.ExitOK
 }
 
 func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
@@ -116,7 +117,7 @@ func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
 	}
 	if len(names) == 0 {
 		fmt.Fprintf(e.stdout, "No workflows in %s\n", cfg.WorkflowsDir)
-		return exitOK
+		return terminal.ExitOK
 	}
 	for _, n := range names {
 		w, err := dir.Workflow(n)
@@ -124,8 +125,8 @@ func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
 		case err != nil:
 			fmt.Fprintf(e.stdout, "%-28s (does not read: gonogo check --workflow %s)\n", n, n)
 		default:
-			fmt.Fprintf(e.stdout, "%-28s %d steps  %s\n", n, len(w.Steps), clip(oneLine(w.Description), 80))
+			fmt.Fprintf(e.stdout, "%-28s %d steps  %s\n", n, len(w.Steps), terminal.Clip(terminal.OneLine(w.Description), 80))
 		}
 	}
-	return exitOK
+	return terminal.ExitOK
 }

@@ -431,7 +431,7 @@ func (f *flow) stop(ex *execution, cause string) {
 // heldByPerson says a person paused the run: automatic retries wait for
 // it to be resumed, as engine.Service's do.
 func (f *flow) heldByPerson() bool {
-	return f.run.Paused && f.run.PausedBy != engine.RateLimitActor
+	return f.run.PausedByPerson()
 }
 
 // nextDue is when gonogo itself next acts on the run: an automatic retry

@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"syscall"
 )
 
-// errInterrupted is the cause of a prompt's context that Ctrl-C ended.
-var errInterrupted = errors.New("interrupted")
+// ErrInterrupted is the cause of a prompt's context that Ctrl-C ended.
+var ErrInterrupted = errors.New("interrupted")
 
-// interrupts routes Ctrl-C. Normally it stops gonogo (it cancels the
+// Interrupts routes Ctrl-C. Normally it stops gonogo (it cancels the
 // process context, as SIGTERM always does); while a prompt that can be
 // backed out of has caught it (the redo feedback, $EDITOR, the question
 // after an unchanged edit), Ctrl-C only ends that prompt, and the next one
 // stops gonogo.
-type interrupts struct {
+type Interrupts struct {
 	mu     sync.Mutex
 	stop   context.CancelFunc
 	caught context.CancelCauseFunc // the prompt Ctrl-C ends, if one listens
@@ -25,10 +25,10 @@ type interrupts struct {
 
 type interruptsKey struct{}
 
-// withInterrupts returns a context that SIGTERM, and Ctrl-C outside a
+// WithInterrupts returns a context that SIGTERM, and Ctrl-C outside a
 // prompt that caught it, cancel. stop releases the signals.
-func withInterrupts(parent context.Context) (ctx context.Context, stop func()) {
-	ctx, ir := newInterrupts(parent)
+func WithInterrupts(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, ir := NewInterrupts(parent)
 	cancel := ir.stop
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -41,7 +41,7 @@ func withInterrupts(parent context.Context) (ctx context.Context, stop func()) {
 				if s == syscall.SIGTERM {
 					cancel()
 				} else {
-					ir.interrupt()
+					ir.Interrupt()
 				}
 			case <-ctx.Done():
 				// Stopping already: one more Ctrl-C ends gonogo at once.
@@ -56,32 +56,32 @@ func withInterrupts(parent context.Context) (ctx context.Context, stop func()) {
 	}
 }
 
-// newInterrupts returns a context that ir.interrupt cancels unless a
+// NewInterrupts returns a context that ir.interrupt cancels unless a
 // prompt caught it, with no signal attached (withInterrupts adds them).
-func newInterrupts(parent context.Context) (context.Context, *interrupts) {
+func NewInterrupts(parent context.Context) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(parent)
-	ir := &interrupts{stop: cancel}
+	ir := &Interrupts{stop: cancel}
 	return context.WithValue(ctx, interruptsKey{}, ir), ir
 }
 
-// interrupt is what Ctrl-C does: end the prompt that caught it, or stop.
-func (ir *interrupts) interrupt() {
+// Interrupt is what Ctrl-C does: end the prompt that caught it, or stop.
+func (ir *Interrupts) Interrupt() {
 	ir.mu.Lock()
 	defer ir.mu.Unlock()
 	if c := ir.caught; c != nil {
 		ir.caught = nil
-		c(errInterrupted)
+		c(ErrInterrupted)
 		return
 	}
 	ir.stop()
 }
 
-// catchInterrupt returns a context for a prompt that Ctrl-C ends (with
+// CatchInterrupt returns a context for a prompt that Ctrl-C ends (with
 // cause errInterrupted) instead of stopping gonogo, and a release that
 // must be called once the prompt is over. Without a router in ctx (gonogo
 // run in-process by a test) Ctrl-C cannot happen, and ctx is returned.
-func catchInterrupt(ctx context.Context) (context.Context, func()) {
-	ir, _ := ctx.Value(interruptsKey{}).(*interrupts)
+func CatchInterrupt(ctx context.Context) (context.Context, func()) {
+	ir, _ := ctx.Value(interruptsKey{}).(*Interrupts)
 	pctx, cancel := context.WithCancelCause(ctx)
 	if ir == nil {
 		return pctx, func() { cancel(nil) }
@@ -97,7 +97,7 @@ func catchInterrupt(ctx context.Context) (context.Context, func()) {
 	}
 }
 
-// wasInterrupted says whether Ctrl-C ended the prompt of pctx.
-func wasInterrupted(pctx context.Context) bool {
-	return errors.Is(context.Cause(pctx), errInterrupted)
+// WasInterrupted says whether Ctrl-C ended the prompt of pctx.
+func WasInterrupted(pctx context.Context) bool {
+	return errors.Is(context.Cause(pctx), ErrInterrupted)
 }

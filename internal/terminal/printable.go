@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"io"
@@ -14,16 +14,16 @@ import (
 // fmt.Fprint* does.
 type printableWriter struct{ w io.Writer }
 
-// printable wraps w; wrapping it twice changes nothing.
-func printable(w io.Writer) io.Writer {
+// Printable wraps w; wrapping it twice changes nothing.
+func Printable(w io.Writer) io.Writer {
 	if _, ok := w.(printableWriter); ok {
 		return w
 	}
 	return printableWriter{w}
 }
 
-// rawWriter is what w writes to, unsanitised.
-func rawWriter(w io.Writer) io.Writer {
+// RawWriter is what w writes to, unsanitised.
+func RawWriter(w io.Writer) io.Writer {
 	if p, ok := w.(printableWriter); ok {
 		return p.w
 	}
@@ -39,11 +39,4 @@ func (p printableWriter) Write(b []byte) (int, error) {
 }
 
 // Terminal says whether the writer under it is a terminal (see isTerminal).
-func (p printableWriter) Terminal() bool { return isTerminal(p.w) }
-
-// printableOut is e with stdout and stderr sanitised, for a command that
-// prints text for people.
-func printableOut(e env) env {
-	e.stdout, e.stderr = printable(e.stdout), printable(e.stderr)
-	return e
-}
+func (p printableWriter) Terminal() bool { return IsTerminal(p.w) }

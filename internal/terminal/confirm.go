@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 func (d *driver) confirmAbort(ctx context.Context, r *engine.Run, s *engine.Step) bool {
 	where := "before its next step"
 	if s != nil {
-		where = "at " + stepTitle(r, s)
+		where = "at " + StepTitle(r, s)
 	}
-	pctx, release := catchInterrupt(ctx)
+	pctx, release := CatchInterrupt(ctx)
 	defer release()
-	restore := rawKeys(d.e.stdin)
+	restore := rawKeys(d.e.Stdin)
 	fmt.Fprintf(d.out, "Abort the run? It stops %s; everything produced so far is kept. y aborts, any other key keeps going > ", where)
 	ask := d.in.poll
 	if restore != nil {

@@ -1,28 +1,28 @@
-package main
+package terminal
 
 import (
 	"path/filepath"
 	"strings"
 )
 
-// defaultData is the data directory when neither --data nor
+// DefaultData is the data directory when neither --data nor
 // GONOGO_DATA_DIR names one (config's default, cleaned).
-const defaultData = "gonogo-data"
+const DefaultData = "gonogo-data"
 
-// onData is what a command gonogo suggests (gonogo resume RUN, gonogo show
+// DataFlag is what a command gonogo suggests (gonogo resume RUN, gonogo show
 // RUN --artifact N) needs after its arguments to find the run in data:
 // nothing for the default data directory, else " --data DIR", so that the
 // line works as printed from the same directory.
-func onData(data string) string {
-	if data == "" || filepath.Clean(data) == defaultData {
+func DataFlag(data string) string {
+	if data == "" || filepath.Clean(data) == DefaultData {
 		return ""
 	}
-	return " --data " + shellWord(data)
+	return " --data " + ShellWord(data)
 }
 
-// shellWord quotes s for a POSIX shell when it holds anything but
+// ShellWord quotes s for a POSIX shell when it holds anything but
 // characters that are safe bare.
-func shellWord(s string) string {
+func ShellWord(s string) string {
 	safe := func(r rune) bool {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,~", r)
 	}

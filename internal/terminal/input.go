@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"bufio"
@@ -13,17 +13,17 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
-// inbox collects the service's notices for the terminal. Notify never
+// Inbox collects the service's notices for the terminal. Notify never
 // blocks: progress notices are coalesced, the others are all kept.
-type inbox struct {
+type Inbox struct {
 	mu     sync.Mutex
 	items  []engine.Notice
 	signal chan struct{}
 }
 
-func newInbox() *inbox { return &inbox{signal: make(chan struct{}, 1)} }
+func NewInbox() *Inbox { return &Inbox{signal: make(chan struct{}, 1)} }
 
-func (b *inbox) Notify(n engine.Notice) {
+func (b *Inbox) Notify(n engine.Notice) {
 	b.mu.Lock()
 	if n.Progress != nil && len(b.items) > 0 && b.items[len(b.items)-1].Progress != nil {
 		b.items[len(b.items)-1] = n
@@ -39,7 +39,7 @@ func (b *inbox) Notify(n engine.Notice) {
 
 // newer reports whether a notice waiting to be drained shows run id past
 // seq: a change this terminal did not make (a decision from gonogo decide).
-func (b *inbox) newer(id engine.RunID, seq uint64) bool {
+func (b *Inbox) newer(id engine.RunID, seq uint64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, n := range b.items {
@@ -50,7 +50,7 @@ func (b *inbox) newer(id engine.RunID, seq uint64) bool {
 	return false
 }
 
-func (b *inbox) drain() []engine.Notice {
+func (b *Inbox) drain() []engine.Notice {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := b.items
@@ -129,18 +129,18 @@ func (l *lineReader) ask(key bool) <-chan lineResult {
 // took says the line poll asked for was received.
 func (l *lineReader) took() { l.pending = false }
 
-// maxLine caps a line read from stdin (a decision, redo feedback, edit
+// MaxLine caps a line read from stdin (a decision, redo feedback, edit
 // PATH, an answer): 64 KiB before its newline. Past it the line is
 // refused, and the rest of it is read and dropped, never held, so a line
 // without end costs only the cap.
-const maxLine = 64 << 10
+const MaxLine = 64 << 10
 
 // lineTooLong is a line longer than maxLine; start is its beginning, all a
 // message quotes of it.
 type lineTooLong struct{ start string }
 
 func (e *lineTooLong) Error() string {
-	return fmt.Sprintf("a line read from stdin may be at most %d KiB; this one, %q, is longer", maxLine>>10, e.start)
+	return fmt.Sprintf("a line read from stdin may be at most %d KiB; this one, %q, is longer", MaxLine>>10, e.start)
 }
 
 // tooLong reports whether err is a line longer than maxLine.
@@ -155,7 +155,7 @@ func readLine(in *bufio.Reader) (string, error) {
 	var b []byte
 	for {
 		chunk, err := in.ReadSlice('\n')
-		if len(b)+len(bytes.TrimSuffix(chunk, []byte("\n"))) > maxLine {
+		if len(b)+len(bytes.TrimSuffix(chunk, []byte("\n"))) > MaxLine {
 			long := &lineTooLong{start: lineStart(b, chunk)}
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = in.ReadSlice('\n')

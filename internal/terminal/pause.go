@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"context"
@@ -14,28 +14,22 @@ import (
 // decisions and [c]ontinue. While gonogo waits out an agent's rate limit,
 // r redoes the step at once and b aborts.
 
-// personPaused reports whether a person paused r (not gonogo waiting out a
-// rate limit).
-func personPaused(r *engine.Run) bool {
-	return r.Paused && r.PausedBy != engine.RateLimitActor && !r.Finished()
-}
-
-// heldByPerson reports whether r waits only because a person paused it:
+// HeldByPerson reports whether r waits only because a person paused it:
 // no step runs and none waits for a decision.
-func heldByPerson(r *engine.Run) bool {
-	return personPaused(r) && r.State == engine.RunWaiting
+func HeldByPerson(r *engine.Run) bool {
+	return r.PausedByPerson() && r.State == engine.RunWaiting
 }
 
-func modeWord(m engine.Mode) string {
+func ModeWord(m engine.Mode) string {
 	if m == engine.ModeGuardedAuto {
 		return "auto"
 	}
 	return "checkpointed"
 }
 
-// resumeWords reads a line that resumes a paused run: c, continue or resume
+// ResumeWords reads a line that resumes a paused run: c, continue or resume
 // go on in the run's mode; with "checkpointed" after them, checkpointed.
-func resumeWords(line string) (engine.Mode, bool) {
+func ResumeWords(line string) (engine.Mode, bool) {
 	word, rest, _ := strings.Cut(strings.ToLower(strings.TrimSpace(line)), " ")
 	if word != "c" && word != "continue" && word != "resume" {
 		return "", false
@@ -58,8 +52,8 @@ func (d *driver) unpause(ctx context.Context, r *engine.Run, m engine.Mode) (*en
 	case errors.Is(err, engine.ErrNotPaused):
 		return d.refused(ctx, r.ID, err)
 	default:
-		fmt.Fprintf(d.e.stderr, "gonogo: the run was not resumed: %v\n", err)
-		return nil, exitUsage, true
+		fmt.Fprintf(d.e.Stderr, "gonogo: the run was not resumed: %v\n", err)
+		return nil, ExitUsage, true
 	}
 }
 
@@ -67,7 +61,7 @@ func (d *driver) unpause(ctx context.Context, r *engine.Run, m engine.Mode) (*en
 // decide on (it was paused before its next step started).
 func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, bool) {
 	if d.tty {
-		fmt.Fprintf(d.out, "Run paused by %s. [c]ontinue %s a[b]ort > ", r.PausedBy, modeWord(r.Mode))
+		fmt.Fprintf(d.out, "Run paused by %s. [c]ontinue %s a[b]ort > ", r.PausedBy, ModeWord(r.Mode))
 	}
 	var line string
 	var err error
@@ -85,10 +79,10 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 	case <-ctx.Done():
 		if d.remote {
 			fmt.Fprintf(d.out, "\nStopped following. The run stays paused on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
-			return nil, exitWaiting, true
+			return nil, ExitWaiting, true
 		}
-		fmt.Fprintf(d.out, "\nStopped. The run is kept, paused.\nContinue with: gonogo resume %s%s\n", r.ID, onData(d.data))
-		return nil, exitWaiting, true
+		fmt.Fprintf(d.out, "\nStopped. The run is kept, paused.\nContinue with: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
+		return nil, ExitWaiting, true
 	}
 	if tooLong(err) {
 		return d.notAnAnswer(r, err)
@@ -97,10 +91,10 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 		if d.tty {
 			fmt.Fprintln(d.out)
 		}
-		fmt.Fprintf(d.out, "Run paused by %s: no step starts until it is resumed.\nContinue with: gonogo resume %s%s\n", r.PausedBy, r.ID, onData(d.data))
-		return nil, exitWaiting, true
+		fmt.Fprintf(d.out, "Run paused by %s: no step starts until it is resumed.\nContinue with: gonogo resume %s%s\n", r.PausedBy, r.ID, DataFlag(d.data))
+		return nil, ExitWaiting, true
 	}
-	if m, ok := resumeWords(line); ok {
+	if m, ok := ResumeWords(line); ok {
 		return d.unpause(ctx, r, m)
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
@@ -110,23 +104,23 @@ func (d *driver) paused(ctx context.Context, r *engine.Run) (*engine.Run, int, b
 		}
 		next, err := d.svc.Abort(ctx, r.ID, d.actor)
 		if err != nil {
-			fmt.Fprintln(d.e.stderr, "gonogo:", err)
-			return nil, exitUsage, true
+			fmt.Fprintln(d.e.Stderr, "gonogo:", err)
+			return nil, ExitUsage, true
 		}
 		return next, 0, false
 	case "":
 		return nil, 0, false
 	}
-	return d.notAnAnswer(r, fmt.Errorf("%q is not an answer here; expected continue, continue checkpointed or abort", clip(strings.TrimSpace(line), 40)))
+	return d.notAnAnswer(r, fmt.Errorf("%q is not an answer here; expected continue, continue checkpointed or abort", Clip(strings.TrimSpace(line), 40)))
 }
 
 // notAnAnswer says why a line did not answer the paused run: a person at
 // a terminal is asked again; a script leaves the run paused (exit 2).
 func (d *driver) notAnAnswer(r *engine.Run, err error) (*engine.Run, int, bool) {
-	fmt.Fprintln(d.e.stderr, "gonogo:", err)
+	fmt.Fprintln(d.e.Stderr, "gonogo:", err)
 	if !d.tty {
-		fmt.Fprintf(d.e.stderr, "The run is kept, paused: gonogo resume %s%s\n", r.ID, onData(d.data))
-		return nil, exitUsage, true
+		fmt.Fprintf(d.e.Stderr, "The run is kept, paused: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
+		return nil, ExitUsage, true
 	}
 	return nil, 0, false
 }
@@ -161,7 +155,7 @@ func (d *driver) typedLine(ctx context.Context, r *engine.Run, lr lineResult) *e
 	line := strings.TrimSpace(lr.line)
 	if tooLong(lr.err) {
 		d.clearLine()
-		fmt.Fprintln(d.e.stderr, "gonogo:", lr.err)
+		fmt.Fprintln(d.e.Stderr, "gonogo:", lr.err)
 		return nil
 	}
 	if lr.err != nil && line == "" {
@@ -183,16 +177,16 @@ func (d *driver) typedLine(ctx context.Context, r *engine.Run, lr lineResult) *e
 	if s := rateLimitWait(r); s != nil {
 		dec, body, err := d.parseDecision(ctx, r, s, line, engine.Allowed(s))
 		if err != nil {
-			fmt.Fprintln(d.e.stderr, "gonogo:", err)
+			fmt.Fprintln(d.e.Stderr, "gonogo:", err)
 			return nil
 		}
 		if dec == nil {
 			return nil
 		}
-		dec.Step, dec.Attempt, dec.Actor, dec.Key = s.N, attemptN(s.Latest()), d.actor, "cli:"+randomKey()
+		dec.Step, dec.Attempt, dec.Actor, dec.Key = s.N, AttemptN(s.Latest()), d.actor, "cli:"+RandomKey()
 		next, err := d.svc.Decide(ctx, r.ID, *dec, body)
 		if err != nil {
-			fmt.Fprintln(d.e.stderr, "gonogo:", err)
+			fmt.Fprintln(d.e.Stderr, "gonogo:", err)
 			return nil
 		}
 		return next
@@ -223,8 +217,8 @@ func (d *driver) pauseEvent(r *engine.Run, s *engine.Step, ev engine.Event) {
 		if ev.Mode != "" {
 			mode = ev.Mode
 		}
-		fmt.Fprintf(d.out, "▶ Run resumed by %s at %s (%s).\n", ev.Actor, at, modeWord(mode))
+		fmt.Fprintf(d.out, "▶ Run resumed by %s at %s (%s).\n", ev.Actor, at, ModeWord(mode))
 	case engine.EvStepReleased:
-		fmt.Fprintf(d.out, "✓ %s: goes on, as the run resumed in %s mode.\n", stepTitle(r, s), modeWord(r.Mode))
+		fmt.Fprintf(d.out, "✓ %s: goes on, as the run resumed in %s mode.\n", StepTitle(r, s), ModeWord(r.Mode))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"context"
@@ -17,16 +17,16 @@ import (
 // a decision at each checkpoint, from a person on a terminal or line by
 // line from a script.
 type driver struct {
-	e       env
+	e       IO
 	out     io.Writer // every line goes through engine.Printable
 	raw     io.Writer // stdout itself, for the live line's cursor moves
 	in      *lineReader
 	tty     bool // a person answers at a terminal (stdin is one): prompts, short answers
 	live    bool // stdout is a terminal: a live progress line, and $EDITOR may open
-	svc     checkpoints
+	svc     Backend
 	data    string
 	actor   string
-	box     *inbox
+	box     *Inbox
 	maxEdit int64
 	// every is how often a running step is reported when stdout is not a
 	// terminal (a CI log, a pipe to tee), so the log shows it is alive.
@@ -55,31 +55,62 @@ type liveStep struct {
 	said     time.Time // when its last progress line was printed
 }
 
-func newDriver(e env, svc checkpoints, box *inbox, data string, cfg config) *driver {
-	every := cfg.ProgressInterval
+// IO is where the terminal reads and writes, and how it reads the
+// environment ($VISUAL, $EDITOR).
+type IO struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// Options are what a terminal needs to know of its run's setting.
+type Options struct {
+	// Data is the data directory the run's files are under, named in the
+	// commands the terminal suggests; empty when nothing of the run is on
+	// this machine (a run on a Temporal cluster).
+	Data string
+	// Actor is who decides at this terminal.
+	Actor string
+	// MaxEdit caps an edited artifact read back, in bytes.
+	MaxEdit int64
+	// Every is how often a running step is reported when stdout is not a
+	// terminal; 30 s when zero.
+	Every time.Duration
+	// Remote says the run is carried out on a Temporal cluster: this
+	// terminal follows it, and stopping leaves it going on there.
+	Remote bool
+}
+
+// Driver follows one run in the terminal.
+type Driver = driver
+
+// New returns a terminal that follows runs of svc, told of their news
+// through box.
+func New(io IO, svc Backend, box *Inbox, o Options) *Driver {
+	every := o.Every
 	if every <= 0 {
 		every = 30 * time.Second
 	}
 	// The agent's words reach the terminal in previews, summaries,
 	// reasons and journal lines: all of it is sanitised on the way out.
-	raw := rawWriter(e.stdout)
-	e = printableOut(e)
+	raw := RawWriter(io.Stdout)
+	io.Stdout, io.Stderr = Printable(io.Stdout), Printable(io.Stderr)
 	return &driver{
-		e: e, out: e.stdout, raw: raw, in: newLineReader(e.stdin), tty: isTerminal(e.stdin), live: isTerminal(raw),
-		svc: svc, data: data, actor: actor(e), box: box, maxEdit: int64(cfg.MaxArtifact), every: every,
+		e: io, out: io.Stdout, raw: raw, in: newLineReader(io.Stdin), tty: IsTerminal(io.Stdin), live: IsTerminal(raw),
+		svc: svc, data: o.Data, actor: o.Actor, box: box, maxEdit: o.MaxEdit, every: every, remote: o.Remote,
 		running: map[int]*liveStep{}, shown: map[string]bool{},
 	}
 }
 
-// drive follows the run until it completes, is aborted, halts, or waits
+// Drive follows the run until it completes, is aborted, halts, or waits
 // for a decision that stdin does not give. It returns the exit code.
-func (d *driver) drive(ctx context.Context, r *engine.Run) int {
+func (d *driver) Drive(ctx context.Context, r *engine.Run) int {
 	tick := time.NewTicker(150 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		var failed bool
 		if r, failed = d.takeNews(ctx, r); failed {
-			return exitUsage
+			return ExitUsage
 		}
 		if r.Finished() && d.remote && d.seen < r.Seq && d.awaitNews(ctx) {
 			// The terminal's own decision ended the run: its events are
@@ -87,7 +118,7 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			continue
 		}
 		if r.Finished() {
-			return d.finish(r)
+			return d.Finish(r)
 		}
 		// Decisions are asked for once no step runs: a workflow's other
 		// branches run on meanwhile, and their output does not break into
@@ -102,7 +133,7 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			}
 			continue
 		}
-		if heldByPerson(r) {
+		if HeldByPerson(r) {
 			next, code, done := d.paused(ctx, r)
 			if done {
 				return code
@@ -129,10 +160,10 @@ func (d *driver) drive(ctx context.Context, r *engine.Run) int {
 			d.clearLine()
 			if d.remote {
 				fmt.Fprintf(d.out, "Stopped following. The run goes on on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
-				return exitWaiting
+				return ExitWaiting
 			}
-			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, onData(d.data))
-			return exitWaiting
+			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
+			return ExitWaiting
 		}
 	}
 }
@@ -142,7 +173,7 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 	switch ev.Type {
 	case engine.EvStepQueued:
 		d.clearLine()
-		fmt.Fprintf(d.out, "… %s queued: waiting for a free runner slot\n", stepTitle(r, s))
+		fmt.Fprintf(d.out, "… %s queued: waiting for a free runner slot\n", StepTitle(r, s))
 	case engine.EvStepStarted:
 		d.clearLine()
 		now := time.Now()
@@ -151,7 +182,7 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		if ev.Attempt > 1 {
 			attempt = fmt.Sprintf(" (attempt %d)", ev.Attempt)
 		}
-		fmt.Fprintf(d.out, "\n▶ %s%s\n", stepTitle(r, s), attempt)
+		fmt.Fprintf(d.out, "\n▶ %s%s\n", StepTitle(r, s), attempt)
 		d.threadNote(r, s)
 		d.started = fmt.Sprintf("%d/%d", ev.Step, ev.Attempt)
 	case engine.EvStepFinished:
@@ -161,10 +192,10 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 	case engine.EvStepInterrupted:
 		d.clearLine()
 		delete(d.running, ev.Step)
-		fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
+		fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", StepTitle(r, s))
 	case engine.EvDecision:
 		d.clearLine()
-		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", stepTitle(r, s), decisionWords(ev), ev.Actor, ev.Time.Local().Format("15:04:05"))
+		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", StepTitle(r, s), DecisionWords(ev), ev.Actor, ev.Time.Local().Format("15:04:05"))
 		if ev.Decision == engine.DecideSkip {
 			d.skipNote(r, s)
 		}
@@ -183,19 +214,19 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		for _, a := range ev.Added {
 			ids = append(ids, a.ID)
 		}
-		fmt.Fprintf(d.out, "+ %s %s %d steps: %s\n", stepTitle(r, s), what, len(ev.Added), clip(strings.Join(ids, ", "), 200))
+		fmt.Fprintf(d.out, "+ %s %s %d steps: %s\n", StepTitle(r, s), what, len(ev.Added), Clip(strings.Join(ids, ", "), 200))
 	}
 }
 
-// decisionWords says what a decision was, in the words of the decision
+// DecisionWords says what a decision was, in the words of the decision
 // lines ("redo (attempt 2) with feedback "..."").
-func decisionWords(ev engine.Event) string {
+func DecisionWords(ev engine.Event) string {
 	what := string(ev.Decision)
 	if ev.Attempt > 1 {
 		what += fmt.Sprintf(" (attempt %d)", ev.Attempt)
 	}
 	if ev.Feedback != "" {
-		what += fmt.Sprintf(" with feedback %q", clip(oneLine(ev.Feedback), 80))
+		what += fmt.Sprintf(" with feedback %q", Clip(OneLine(ev.Feedback), 80))
 	}
 	return what
 }
@@ -250,23 +281,23 @@ func (d *driver) skipNote(r *engine.Run, s *engine.Step) {
 // stopped says gonogo stopped at the checkpoint of s, the run kept.
 func (d *driver) stopped(r *engine.Run, s *engine.Step) {
 	if d.remote {
-		fmt.Fprintf(d.out, "\nStopped following. The run waits on the cluster at %s.\nDecide from any machine with gonogo decide %s approve|skip|redo|abort, or follow it again with: gonogo resume %s\n", stepTitle(r, s), r.ID, r.ID)
+		fmt.Fprintf(d.out, "\nStopped following. The run waits on the cluster at %s.\nDecide from any machine with gonogo decide %s approve|skip|redo|abort, or follow it again with: gonogo resume %s\n", StepTitle(r, s), r.ID, r.ID)
 		return
 	}
-	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s%s\n", stepTitle(r, s), r.ID, onData(d.data))
+	fmt.Fprintf(d.out, "\nStopped. The run is kept, waiting at %s.\nContinue with: gonogo resume %s%s\n", StepTitle(r, s), r.ID, DataFlag(d.data))
 }
 
-// interrupted announces, as a run resumes, the steps gonogo stopped in.
-func (d *driver) interrupted(r *engine.Run) {
+// Interrupted announces, as a run resumes, the steps gonogo stopped in.
+func (d *driver) Interrupted(r *engine.Run) {
 	for i := range r.Steps {
 		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
-			fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", stepTitle(r, s))
+			fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", StepTitle(r, s))
 		}
 	}
 }
 
-// waiting shows, as a run resumes, the steps it waits on as they stand.
-func (d *driver) waiting(ctx context.Context, r *engine.Run) {
+// Waiting shows, as a run resumes, the steps it waits on as they stand.
+func (d *driver) Waiting(ctx context.Context, r *engine.Run) {
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		l := s.Latest()
@@ -278,8 +309,8 @@ func (d *driver) waiting(ctx context.Context, r *engine.Run) {
 	}
 }
 
-// stepTitle is the engine's title of a step in plain text; "run" for none.
-func stepTitle(r *engine.Run, s *engine.Step) string {
+// StepTitle is the engine's title of a step in plain text; "run" for none.
+func StepTitle(r *engine.Run, s *engine.Step) string {
 	if s == nil {
 		return "run"
 	}
@@ -295,10 +326,10 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 	}
 	d.shown[key] = true
 	if d.started != key {
-		fmt.Fprintf(d.out, "%s\n", stepTitle(r, s))
+		fmt.Fprintf(d.out, "%s\n", StepTitle(r, s))
 	}
 	d.started = ""
-	fmt.Fprintf(d.out, "  Result:   %s\n", resultLine(s, ev))
+	fmt.Fprintf(d.out, "  Result:   %s\n", ResultLine(s, ev))
 	if ev.Summary != "" {
 		fmt.Fprintf(d.out, "  Summary:  %s\n", ev.Summary)
 	}
@@ -306,22 +337,22 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		if ev.File != "" {
 			fmt.Fprintf(d.out, "  Artifact: %s\n", filepath.Join(d.data, filepath.FromSlash(ev.File)))
 		} else {
-			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d%s)\n", r.ID, ev.Step, ev.Attempt, onData(d.data))
+			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d%s)\n", r.ID, ev.Step, ev.Attempt, DataFlag(d.data))
 		}
 		if body, err := d.svc.Artifact(ctx, r.ID, ev.Step, ev.Attempt); err == nil {
-			printPreview(d.out, body, 12)
+			PrintPreview(d.out, body, 12)
 		}
 	}
-	if next := nextWords(s, ev); next != "" {
+	if next := NextWords(s, ev); next != "" {
 		fmt.Fprintf(d.out, "  %s\n", next)
 	}
 }
 
-// resultLine is an attempt's result, its reason, and what it cost:
+// ResultLine is an attempt's result, its reason, and what it cost:
 // "FAILED - the agent exited with code 1  (12s)".
-func resultLine(s *engine.Step, ev engine.Event) string {
+func ResultLine(s *engine.Step, ev engine.Event) string {
 	res := engine.ResultText(ev.Result, ev.Reason)
-	a := attemptOf(s, ev.Attempt)
+	a := AttemptOf(s, ev.Attempt)
 	if a != nil && a.Skill != "" && a.Skill != s.Skill {
 		res += " (ran the fallback `" + a.Skill + "`)"
 	}
@@ -330,7 +361,7 @@ func resultLine(s *engine.Step, ev engine.Event) string {
 		facts = append(facts, fmt.Sprintf("$%.2f", ev.CostUSD))
 	}
 	if ev.Usage.Turns > 0 {
-		facts = append(facts, plural(ev.Usage.Turns, "turn"))
+		facts = append(facts, Plural(ev.Usage.Turns, "turn"))
 	}
 	if a != nil && !a.Started.IsZero() {
 		facts = append(facts, a.Finished.Sub(a.Started).Round(time.Second).String())
@@ -341,10 +372,10 @@ func resultLine(s *engine.Step, ev engine.Event) string {
 	return res
 }
 
-// nextWords says what follows a finished attempt without a person: the run
+// NextWords says what follows a finished attempt without a person: the run
 // advanced, falls back to another skill, goes on without an optional step,
 // or retries.
-func nextWords(s *engine.Step, ev engine.Event) string {
+func NextWords(s *engine.Step, ev engine.Event) string {
 	switch {
 	case ev.Status == engine.StepDone:
 		return "Advanced."
@@ -363,17 +394,17 @@ func nextWords(s *engine.Step, ev engine.Event) string {
 	return ""
 }
 
-// plural is n and the word for n of them: "1 turn", "4 turns".
-func plural(n int, word string) string { return fmt.Sprintf("%d %s", n, noun(n, word)) }
+// Plural is n and the word for n of them: "1 turn", "4 turns".
+func Plural(n int, word string) string { return fmt.Sprintf("%d %s", n, Noun(n, word)) }
 
-func noun(n int, word string) string {
+func Noun(n int, word string) string {
 	if n == 1 {
 		return word
 	}
 	return word + "s"
 }
 
-func attemptOf(s *engine.Step, n int) *engine.Attempt {
+func AttemptOf(s *engine.Step, n int) *engine.Attempt {
 	if s == nil {
 		return nil
 	}
@@ -385,7 +416,7 @@ func attemptOf(s *engine.Step, n int) *engine.Attempt {
 	return nil
 }
 
-func printPreview(w io.Writer, body []byte, max int) {
+func PrintPreview(w io.Writer, body []byte, max int) {
 	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
 	more := 0
 	if len(lines) > max {
@@ -394,10 +425,10 @@ func printPreview(w io.Writer, body []byte, max int) {
 	}
 	fmt.Fprintln(w, "  ┌──")
 	for _, l := range lines {
-		fmt.Fprintf(w, "  │ %s\n", clip(strings.TrimRight(l, " \t"), 110))
+		fmt.Fprintf(w, "  │ %s\n", Clip(strings.TrimRight(l, " \t"), 110))
 	}
 	if more > 0 {
-		fmt.Fprintf(w, "  │ … %d more %s\n", more, noun(more, "line"))
+		fmt.Fprintf(w, "  │ … %d more %s\n", more, Noun(more, "line"))
 	}
 	fmt.Fprintln(w, "  └──")
 }
@@ -411,7 +442,7 @@ func (d *driver) draw(r *engine.Run) {
 	}
 	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 	d.spin = (d.spin + 1) % len(frames)
-	line := fmt.Sprintf("%s %s  %s", frames[d.spin], stepTitle(r, s), time.Since(ls.start).Round(time.Second))
+	line := fmt.Sprintf("%s %s  %s", frames[d.spin], StepTitle(r, s), time.Since(ls.start).Round(time.Second))
 	if p := ls.progress; p != nil {
 		line += fmt.Sprintf("  turns %d  tools %d", p.Turns, p.ToolCalls)
 		if p.LastTool != "" {
@@ -425,7 +456,7 @@ func (d *driver) draw(r *engine.Run) {
 		}
 	}
 	fmt.Fprint(d.raw, "\r\033[K")
-	fmt.Fprint(d.out, clip(line, 140))
+	fmt.Fprint(d.out, Clip(line, 140))
 	d.drawn = true
 }
 
@@ -448,7 +479,7 @@ func (d *driver) report(r *engine.Run) {
 		}
 		line := fmt.Sprintf("  ... %s (step %d) running %s", s.Skill, s.N, took)
 		if p := ls.progress; p != nil {
-			line += fmt.Sprintf(", %s, %s", plural(p.Turns, "turn"), plural(p.ToolCalls, "tool call"))
+			line += fmt.Sprintf(", %s, %s", Plural(p.Turns, "turn"), Plural(p.ToolCalls, "tool call"))
 			if p.CostUSD > 0 {
 				line += fmt.Sprintf(", $%.2f", p.CostUSD)
 			}
@@ -476,37 +507,37 @@ func (d *driver) leave(r *engine.Run, s *engine.Step) int {
 	l := s.Latest()
 	if l != nil && l.Result == engine.ResultFailed {
 		// The reason was printed with the step's result just above.
-		fmt.Fprintf(d.out, "Run halted at %s: FAILED\nContinue with: gonogo resume %s%s (redo or abort)\n", stepTitle(r, s), r.ID, onData(d.data))
-		return exitRefused
+		fmt.Fprintf(d.out, "Run halted at %s: FAILED\nContinue with: gonogo resume %s%s (redo or abort)\n", StepTitle(r, s), r.ID, DataFlag(d.data))
+		return ExitRefused
 	}
 	if s.Status == engine.StepInterrupted {
-		fmt.Fprintf(d.out, "Run halted at %s: interrupted\nContinue with: gonogo resume %s%s (redo or abort)\n", stepTitle(r, s), r.ID, onData(d.data))
-		return exitWaiting
+		fmt.Fprintf(d.out, "Run halted at %s: interrupted\nContinue with: gonogo resume %s%s (redo or abort)\n", StepTitle(r, s), r.ID, DataFlag(d.data))
+		return ExitWaiting
 	}
-	fmt.Fprintf(d.out, "Run waiting for a decision at %s\nContinue with: gonogo resume %s%s\n", stepTitle(r, s), r.ID, onData(d.data))
-	return exitWaiting
+	fmt.Fprintf(d.out, "Run waiting for a decision at %s\nContinue with: gonogo resume %s%s\n", StepTitle(r, s), r.ID, DataFlag(d.data))
+	return ExitWaiting
 }
 
-// finish prints the end of a run: the completion table, or the abort.
-func (d *driver) finish(r *engine.Run) int {
+// Finish prints the end of a run: the completion table, or the abort.
+func (d *driver) Finish(r *engine.Run) int {
 	d.clearLine()
 	fmt.Fprintln(d.out)
-	code := exitOK
+	code := ExitOK
 	if r.State == engine.RunAborted {
 		fmt.Fprintf(d.out, "Run halted: %s (%s)\n", r.ID, r.Halt)
-		code = exitRefused
+		code = ExitRefused
 	} else {
 		fmt.Fprintf(d.out, "Run complete: %s\n", r.ID)
 	}
-	printSteps(d.out, r, d.data)
-	printLeftovers(d.out, r.Plan)
+	PrintSteps(d.out, r, d.data)
+	PrintLeftovers(d.out, r.Plan)
 	if r.CostUSD > 0 {
 		fmt.Fprintf(d.out, "Total cost: $%.2f\n", r.CostUSD)
 	}
 	return code
 }
 
-func printSteps(w io.Writer, r *engine.Run, data string) {
+func PrintSteps(w io.Writer, r *engine.Run, data string) {
 	fmt.Fprintf(w, "  %-3s %-32s %-14s %-9s %s\n", "#", "step", "result", "decision", "artifact")
 	for i := range r.Steps {
 		s := &r.Steps[i]
@@ -515,11 +546,11 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 			res = string(l.Result)
 			if l.File != "" {
 				art = filepath.Join(data, filepath.FromSlash(l.File))
-				if artifactGone(data, l.File) {
-					art = fmt.Sprintf("%s is gone; in the store: gonogo show %s --artifact %d%s", art, r.ID, s.N, onData(data))
+				if ArtifactGone(data, l.File) {
+					art = fmt.Sprintf("%s is gone; in the store: gonogo show %s --artifact %d%s", art, r.ID, s.N, DataFlag(data))
 				}
 			} else if l.Artifact {
-				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, onData(data))
+				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, DataFlag(data))
 			}
 		}
 		if s.Status == engine.StepSkipped {
@@ -534,20 +565,20 @@ func printSteps(w io.Writer, r *engine.Run, data string) {
 			(s.Status == engine.StepAborted && s.Latest() == nil) {
 			res = string(s.Status)
 		}
-		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, clip(s.Skill, 32), res, dec, art)
+		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, Clip(s.Skill, 32), res, dec, art)
 	}
 }
 
-func printLeftovers(w io.Writer, p engine.Plan) {
+func PrintLeftovers(w io.Writer, p engine.Plan) {
 	for _, b := range p.Manual {
-		fmt.Fprintf(w, "  manual   %s%s: %s\n", orDash(b.Skill), effortSuffix(b.Effort, b.PTokens), b.Reason)
+		fmt.Fprintf(w, "  manual   %s%s: %s\n", OrDash(b.Skill), EffortSuffix(b.Effort, b.PTokens), b.Reason)
 	}
 	for _, b := range p.Deferred {
-		fmt.Fprintf(w, "  deferred %s%s\n", b.Skill, effortSuffix(b.Effort, b.PTokens))
+		fmt.Fprintf(w, "  deferred %s%s\n", b.Skill, EffortSuffix(b.Effort, b.PTokens))
 	}
 }
 
-func randomKey() string {
+func RandomKey() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -563,7 +594,7 @@ func (d *driver) takeNews(ctx context.Context, r *engine.Run) (*engine.Run, bool
 		}
 		if n.Err != nil {
 			d.clearLine()
-			fmt.Fprintf(d.e.stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s%s\n", n.Err, r.ID, onData(d.data))
+			fmt.Fprintf(d.e.Stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s%s\n", n.Err, r.ID, DataFlag(d.data))
 			return r, true
 		}
 		if n.Progress != nil {
@@ -594,4 +625,15 @@ func (d *driver) awaitNews(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// Backend is what the terminal asks while it follows a run: the run and
+// its artifacts, and the decisions a person takes at its checkpoints.
+type Backend interface {
+	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
+	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
+	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
+	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
+	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 }

@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,7 +21,7 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 	l := s.Latest()
 	for {
 		if d.tty {
-			fmt.Fprintf(d.out, "%s %s > ", stepTitle(r, s), pausedPrompt(r, allowed))
+			fmt.Fprintf(d.out, "%s %s > ", StepTitle(r, s), pausedPrompt(r, allowed))
 		}
 		line, err := d.readOrMoved(ctx, r)
 		if errors.Is(err, errMovedOn) {
@@ -33,36 +34,36 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		}
 		if ctx.Err() != nil {
 			d.stopped(r, s)
-			return nil, exitWaiting, true
+			return nil, ExitWaiting, true
 		}
 		if tooLong(err) {
 			if d.badLine(r, err) {
 				continue
 			}
-			return nil, exitUsage, true
+			return nil, ExitUsage, true
 		}
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 			return nil, d.leave(r, s), true
 		}
-		if m, ok := resumeWords(line); ok && personPaused(r) {
+		if m, ok := ResumeWords(line); ok && r.PausedByPerson() {
 			return d.unpause(ctx, r, m)
 		}
 		dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
 		if ctx.Err() != nil {
 			d.stopped(r, s)
-			return nil, exitWaiting, true
+			return nil, ExitWaiting, true
 		}
 		if err != nil {
 			if d.badLine(r, err) {
 				continue
 			}
-			return nil, exitUsage, true
+			return nil, ExitUsage, true
 		}
 		if dec == nil {
 			continue
 		}
-		dec.Step, dec.Attempt, dec.Actor = s.N, attemptN(l), d.actor
-		dec.Key = "cli:" + randomKey()
+		dec.Step, dec.Attempt, dec.Actor = s.N, AttemptN(l), d.actor
+		dec.Key = "cli:" + RandomKey()
 		next, err := d.svc.Decide(ctx, r.ID, *dec, body)
 		switch {
 		case err == nil:
@@ -70,8 +71,8 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 		case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrDuplicate):
 			return d.refused(ctx, r.ID, err)
 		default:
-			fmt.Fprintf(d.e.stderr, "gonogo: the decision was not recorded: %v\n", err)
-			return nil, exitUsage, true
+			fmt.Fprintf(d.e.Stderr, "gonogo: the decision was not recorded: %v\n", err)
+			return nil, ExitUsage, true
 		}
 	}
 }
@@ -80,22 +81,22 @@ func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) 
 // again: a person at a terminal is asked again; a script, which could
 // only go on guessing, leaves the run waiting (exit 2).
 func (d *driver) badLine(r *engine.Run, err error) (again bool) {
-	fmt.Fprintln(d.e.stderr, "gonogo:", err)
+	fmt.Fprintln(d.e.Stderr, "gonogo:", err)
 	if d.tty {
 		return true
 	}
-	fmt.Fprintf(d.e.stderr, "The run is kept, waiting: gonogo resume %s%s\n", r.ID, onData(d.data))
+	fmt.Fprintf(d.e.Stderr, "The run is kept, waiting: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
 	return false
 }
 
 // refused says why the run did not take the terminal's word (it moved on
 // meanwhile) and carries on with the run as it now stands.
 func (d *driver) refused(ctx context.Context, id engine.RunID, err error) (*engine.Run, int, bool) {
-	fmt.Fprintln(d.e.stderr, "gonogo:", err)
+	fmt.Fprintln(d.e.Stderr, "gonogo:", err)
 	cur, lerr := d.svc.Load(ctx, id)
 	if lerr != nil {
-		fmt.Fprintln(d.e.stderr, "gonogo:", lerr)
-		return nil, exitUsage, true
+		fmt.Fprintln(d.e.Stderr, "gonogo:", lerr)
+		return nil, ExitUsage, true
 	}
 	return cur, 0, false
 }
@@ -135,7 +136,7 @@ func (d *driver) readOrMoved(ctx context.Context, r *engine.Run) (string, error)
 	return line, err
 }
 
-func attemptN(a *engine.Attempt) int {
+func AttemptN(a *engine.Attempt) int {
 	if a == nil {
 		return 0
 	}
@@ -158,8 +159,8 @@ func promptFor(allowed []engine.DecisionKind) string {
 // and resuming it in its mode.
 func pausedPrompt(r *engine.Run, allowed []engine.DecisionKind) string {
 	p := promptFor(allowed)
-	if personPaused(r) {
-		p += " [c]ontinue " + modeWord(r.Mode)
+	if r.PausedByPerson() {
+		p += " [c]ontinue " + ModeWord(r.Mode)
 	}
 	return strings.TrimSpace(p)
 }
@@ -183,10 +184,10 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 	}
 	k, ok := kinds[strings.ToLower(word)]
 	if !ok {
-		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", clip(word, 40), wordsFor(allowed))
+		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", Clip(word, 40), WordsFor(allowed))
 	}
-	if !contains(allowed, k) {
-		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, s.Latest().Result, wordsFor(allowed))
+	if !slices.Contains(allowed, k) {
+		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, s.Latest().Result, WordsFor(allowed))
 	}
 	dec := &engine.Decision{Kind: k}
 	switch k {
@@ -231,18 +232,18 @@ func (d *driver) editDecision(ctx context.Context, r *engine.Run, s *engine.Step
 // out of: back is true when it did, and the caller returns to the
 // checkpoint. A second Ctrl-C there stops gonogo.
 func (d *driver) ask(ctx context.Context, question string) (answer string, back bool) {
-	pctx, release := catchInterrupt(ctx)
+	pctx, release := CatchInterrupt(ctx)
 	defer release()
 	fmt.Fprint(d.out, question)
 	line, err := d.in.read(pctx)
 	switch {
-	case wasInterrupted(pctx):
+	case WasInterrupted(pctx):
 		fmt.Fprintln(d.out, "\nBack at the checkpoint (Ctrl-C there stops gonogo; the run is kept).")
 		return "", true
 	case ctx.Err() != nil:
 		return "", true
 	case tooLong(err):
-		fmt.Fprintln(d.e.stderr, "gonogo:", err)
+		fmt.Fprintln(d.e.Stderr, "gonogo:", err)
 		fmt.Fprintln(d.out, "Back at the checkpoint.")
 		return "", true
 	case err != nil && strings.TrimSpace(line) == "":
@@ -252,7 +253,7 @@ func (d *driver) ask(ctx context.Context, question string) (answer string, back 
 	return strings.TrimSpace(line), false
 }
 
-func wordsFor(allowed []engine.DecisionKind) string {
+func WordsFor(allowed []engine.DecisionKind) string {
 	var w []string
 	for _, k := range allowed {
 		switch k {
@@ -265,15 +266,6 @@ func wordsFor(allowed []engine.DecisionKind) string {
 		}
 	}
 	return strings.Join(w, ", ")
-}
-
-func contains(ks []engine.DecisionKind, k engine.DecisionKind) bool {
-	for _, x := range ks {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // editInEditor opens $VISUAL or $EDITOR on the current artifact and
@@ -305,7 +297,7 @@ func (d *driver) editInEditor(ctx context.Context, r *engine.Run, s *engine.Step
 			}
 			return &engine.Decision{Kind: engine.DecideEdit}, body, nil
 		}
-		switch d.askUnchanged(ctx, contains(allowed, engine.DecideApprove)) {
+		switch d.askUnchanged(ctx, slices.Contains(allowed, engine.DecideApprove)) {
 		case engine.DecideApprove:
 			return &engine.Decision{Kind: engine.DecideApprove}, nil, nil
 		case engine.DecideEdit:
@@ -339,28 +331,28 @@ func (d *driver) askUnchanged(ctx context.Context, canApprove bool) engine.Decis
 		case "c", "checkpoint", "back", "":
 			return ""
 		}
-		fmt.Fprintf(d.e.stderr, "gonogo: %q is not one of the choices\n", clip(ans, 40))
+		fmt.Fprintf(d.e.Stderr, "gonogo: %q is not one of the choices\n", Clip(ans, 40))
 	}
 }
 
 // runEditor runs the editor on path. Ctrl-C while it runs goes back to the
 // checkpoint (back is true).
 func (d *driver) runEditor(ctx context.Context, path string) (back bool, err error) {
-	editor := d.e.getenv("VISUAL")
+	editor := d.e.Getenv("VISUAL")
 	if editor == "" {
-		editor = d.e.getenv("EDITOR")
+		editor = d.e.Getenv("EDITOR")
 	}
 	if editor == "" {
 		editor = "vi"
 	}
-	pctx, release := catchInterrupt(ctx)
+	pctx, release := CatchInterrupt(ctx)
 	defer release()
 	args := append(strings.Fields(editor), path)
 	cmd := exec.CommandContext(pctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err = cmd.Run()
 	switch {
-	case wasInterrupted(pctx):
+	case WasInterrupted(pctx):
 		fmt.Fprintln(d.out, "\nBack at the checkpoint (Ctrl-C there stops gonogo; the run is kept).")
 		return true, nil
 	case ctx.Err() != nil:
@@ -373,7 +365,7 @@ func (d *driver) runEditor(ctx context.Context, path string) (back bool, err err
 
 // readEdit reads a replacement artifact from path.
 func (d *driver) readEdit(path string) ([]byte, error) {
-	b, err := readRegular(path, d.maxEdit, "edit file")
+	b, err := ReadRegular(path, d.maxEdit, "edit file")
 	if err != nil {
 		return nil, err // it names the edit file
 	}
