@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // The thread shows Slack's own loading status while a step runs, with the

@@ -9,8 +9,8 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // A run's thread catches up after Slack refused an update: a failed sync

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // Scheduled syncs (Config.ScheduledSyncs): the backend, not the bot, says
