@@ -243,46 +243,28 @@ func confidenceLine(p engine.Plan) string {
 }
 
 func runStateLine(r *engine.Run, v View) string {
-	steps := func(want func(*engine.Step) bool) []string {
-		var out []string
-		for i := range r.Steps {
-			if want(&r.Steps[i]) {
-				out = append(out, strconv.Itoa(r.Steps[i].N))
-			}
-		}
-		if len(out) > 5 {
-			out = append(out[:5], "…")
-		}
-		return out
-	}
-	stepWord := func(ns []string) string {
-		if len(ns) == 1 {
-			return "step " + ns[0]
-		}
-		return "steps " + strings.Join(ns, ", ")
-	}
 	if r.Paused && !r.Finished() {
 		return pausedLine(r, v)
 	}
+	st := engine.StandingOf(r)
 	switch r.State {
 	case engine.RunRunning:
-		if ns := steps(func(s *engine.Step) bool { return s.Status == engine.StepRunning }); len(ns) > 0 {
+		if ns := stepNumbers(st.Running); len(ns) > 0 {
 			return "running " + stepWord(ns)
 		}
 		return "running"
 	case engine.RunWaiting:
-		if s := engine.Halted(r); s != nil {
-			if s.Status == engine.StepInterrupted {
-				return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
-			}
+		switch s := st.At; st.Stand {
+		case engine.StandInterrupted:
+			return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
+		case engine.StandHalted:
+			return "halted: step " + strconv.Itoa(s.N) + " FAILED"
+		case engine.StandRetrying:
 			if due, n, of, ok := engine.RetryDue(s); ok {
 				return fmt.Sprintf("step %d FAILED: retrying at %s (retry %d of %d)", s.N, clock(due, v.Now), n, of)
 			}
-			if l := s.Latest(); l != nil && l.Result == engine.ResultFailed {
-				return "halted: step " + strconv.Itoa(s.N) + " FAILED"
-			}
 		}
-		if ns := steps(func(s *engine.Step) bool { return s.Status == engine.StepWaiting }); len(ns) > 0 {
+		if ns := stepNumbers(st.Waiting); len(ns) > 0 {
 			return "waiting for a decision on " + stepWord(ns)
 		}
 		return "waiting for a decision"
@@ -302,4 +284,25 @@ func runStateLine(r *engine.Run, v View) string {
 		return "aborted"
 	}
 	return mdLine(string(r.State), 40)
+}
+
+// stepNumbers are the numbers of steps, the first five and an ellipsis
+// past them.
+func stepNumbers(steps []*engine.Step) []string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, strconv.Itoa(s.N))
+	}
+	if len(out) > 5 {
+		out = append(out[:5], "…")
+	}
+	return out
+}
+
+// stepWord names one step or several by number.
+func stepWord(ns []string) string {
+	if len(ns) == 1 {
+		return "step " + ns[0]
+	}
+	return "steps " + strings.Join(ns, ", ")
 }

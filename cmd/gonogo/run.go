@@ -202,17 +202,12 @@ func routes(r *engine.Run) bool {
 
 // checkSetup refuses a setup whose agent, skills or policy is gone.
 func checkSetup(id engine.RunID, s engine.Setup) error {
-	cmd := s.RunnerCmd
-	switch {
-	case s.Runner == "dry-run":
+	info, _ := runner.Lookup(s.Runner)
+	cmd := info.Executable(s.RunnerCmd)
+	if !info.RunsAgent {
 		cmd = ""
-	case cmd == "" && s.Runner == "claude":
-		cmd = runner.DefaultClaudeCmd
-	case cmd == "" && s.Runner == "codex":
-		cmd = runner.DefaultCodexCmd
-	case cmd == "" && s.Runner == "gemini":
-		cmd = runner.DefaultGeminiCmd
-	case cmd == "" && s.Runner == "command":
+	}
+	if info.RunsAgent && cmd == "" {
 		return usagef("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
 	}
 	if cmd != "" {

@@ -110,54 +110,58 @@ const (
 	stateQueued = "queued"
 )
 
-// runState is how a run stands, for people: its state, except that a run
-// waiting on a FAILED step (that gonogo does not retry by itself) is
-// halted and one waiting on an interrupted step is interrupted; and a
-// sentence saying where it stands, "halted at step 2 (deliver-prd):
-// FAILED - the agent exited with code 1".
+// runState puts a run's standing (engine.StandingOf) into words: its
+// state for runs and show --json (a run a person paused while nothing runs
+// is paused, one halted on a FAILED or interrupted step is halted or
+// interrupted; otherwise the run's own state), and a sentence saying
+// where it stands, "halted at step 2 (deliver-prd): FAILED - the agent
+// exited with code 1".
 func runState(r *engine.Run) (state, detail string) {
+	st := engine.StandingOf(r)
 	state = string(r.State)
-	if r.PausedByPerson() {
-		return pausedState(r)
+	if st.PausedByPerson {
+		return pausedState(r, st)
 	}
-	switch r.State {
-	case engine.RunAborted:
+	var where string
+	if s := st.At; s != nil {
+		where = fmt.Sprintf("step %d (%s)", s.N, s.Skill)
+	}
+	switch st.Stand {
+	case engine.StandAborted:
 		if r.Halt != "" {
 			return state, "aborted (" + r.Halt + ")"
 		}
 		return state, state
-	case engine.RunWaiting:
-	default:
-		return state, state
-	}
-	s := engine.NextDecision(r)
-	if s == nil && r.Paused {
-		return state, "paused: " + r.PauseReason
-	}
-	if s == nil {
-		return state, "waiting: a step waits for its automatic retry"
-	}
-	where := fmt.Sprintf("step %d (%s)", s.N, s.Skill)
-	l := s.Latest()
-	switch {
-	case s.Status == engine.StepInterrupted:
+	case engine.StandInterrupted:
 		return stateInterrupted, fmt.Sprintf("halted at %s: interrupted (gonogo stopped while it ran); redo it or abort", where)
-	case l != nil && l.Result == engine.ResultFailed:
+	case engine.StandHalted:
+		l := st.At.Latest()
 		return stateHalted, fmt.Sprintf("halted at %s: %s", where, engine.ResultText(l.Result, l.Reason))
-	case l != nil:
-		return state, fmt.Sprintf("waiting for a decision at %s: %s", where, engine.ResultText(l.Result, l.Reason))
+	case engine.StandRetrying:
+		if st.RateLimited {
+			return state, "paused: " + r.PauseReason
+		}
+		return state, "waiting: a step waits for its automatic retry"
+	case engine.StandWaiting:
+		if st.At == nil {
+			return state, "waiting: a step waits for its automatic retry"
+		}
+		if l := st.At.Latest(); l != nil {
+			return state, fmt.Sprintf("waiting for a decision at %s: %s", where, engine.ResultText(l.Result, l.Reason))
+		}
+		return state, "waiting for a decision at " + where
 	}
-	return state, "waiting for a decision at " + where
+	return state, state
 }
 
 // pausedState is how a run a person paused stands: still running its
 // steps, or waiting (at their checkpoints, or before its next step).
-func pausedState(r *engine.Run) (state, detail string) {
+func pausedState(r *engine.Run, st engine.Standing) (state, detail string) {
 	who := fmt.Sprintf("paused by %s at %s", r.PausedBy, r.PausedAt.Local().Format("2006-01-02 15:04:05"))
-	if r.State == engine.RunRunning {
+	if st.Stand == engine.StandRunning {
 		return string(r.State), who + ": the running steps finish and wait at a checkpoint; no step starts"
 	}
-	if s := engine.NextDecision(r); s != nil {
+	if s := st.At; s != nil && len(st.Waiting) > 0 {
 		return statePaused, fmt.Sprintf("%s; waiting for a decision at step %d (%s), or resume", who, s.N, s.Skill)
 	}
 	return statePaused, who + "; no step starts until it is resumed"

@@ -96,11 +96,15 @@ type Config struct {
 	AgentsDir string
 }
 
-// names lists the runners New knows, in the order help text shows them.
-var names = []string{"claude", "codex", "gemini", "command", "dry-run"}
-
-// Names returns the runner names New accepts.
-func Names() []string { return append([]string(nil), names...) }
+// Names returns the runner names New accepts, in the order help text
+// shows them: those of the runner table (see Infos).
+func Names() []string {
+	out := make([]string, 0, len(infos))
+	for _, i := range infos {
+		out = append(out, i.Name)
+	}
+	return out
+}
 
 // New returns the runner called name (one of Names) configured by cfg. It refuses an unknown name, a negative limit, and the
 // command runner without an executable.
@@ -129,7 +133,7 @@ func New(name string, cfg Config) (engine.Runner, error) {
 	case "dry-run":
 		return DryRun{}, nil
 	}
-	return nil, fmt.Errorf("unknown runner %q (valid: %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("unknown runner %q (valid: %s)", name, strings.Join(Names(), ", "))
 }
 
 // DryRun runs nothing: every attempt comes back NotRun.

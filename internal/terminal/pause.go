@@ -17,7 +17,7 @@ import (
 // HeldByPerson reports whether r waits only because a person paused it:
 // no step runs and none waits for a decision.
 func HeldByPerson(r *engine.Run) bool {
-	return r.PausedByPerson() && r.State == engine.RunWaiting
+	return engine.StandingOf(r).Stand == engine.StandPaused
 }
 
 func ModeWord(m engine.Mode) string {
