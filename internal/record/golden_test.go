@@ -1,8 +1,7 @@
-package storage
+package record
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record/recordtest"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden record files")
@@ -122,20 +122,20 @@ func goldenBytes(t *testing.T) map[string][]byte {
 	}
 	var journal []byte
 	for _, ev := range evs {
-		journal = append(journal, must(json.Marshal(toEventRecord(ev, &r.Plan)))...)
+		journal = append(journal, must(EncodeEvent(ev, &r.Plan))...)
 		journal = append(journal, '\n')
 	}
 	other := engine.RunSummary{ID: "20260301-090000-e5f6a7b8", State: engine.RunCompleted, Input: engine.InputChain,
 		Source: "a > b", Created: goldenTime(0).Add(-24 * time.Hour), Updated: goldenTime(0).Add(-23 * time.Hour), StepsTotal: 2, StepsDone: 2}
 	return map[string][]byte{
-		"store_run.json":      must(json.Marshal(toRunRecord(r))),
-		"store_plan.json":     must(json.Marshal(toPlanRecord(r.Plan))),
-		"store_summary.json":  must(json.Marshal(toSummaryRecord(r))),
+		"store_run.json":      must(EncodeRun(r)),
+		"store_plan.json":     must(EncodePlan(r.Plan)),
+		"store_summary.json":  must(EncodeSummary(r)),
 		"store_journal.jsonl": journal,
 		"wire_run.json":       must(MarshalRun(r, evs)),
 		"wire_summaries.json": must(MarshalSummaries([]engine.RunSummary{r.Summary(), other})),
 		"wire_events.json":    must(MarshalEvents(evs)),
-		"wire_summary.json":   must(MarshalSummary(r)),
+		"wire_summary.json":   must(EncodeSummary(r)),
 	}
 }
 
@@ -181,8 +181,8 @@ func TestGoldenRecordsDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRun(t, "wire run", r, want)
-	normTimes(evs)
-	normTimes(wantEvs)
+	recordtest.InUTC(evs)
+	recordtest.InUTC(wantEvs)
 	if !reflect.DeepEqual(evs, wantEvs) {
 		t.Errorf("wire journal differs:\n got: %+v\nwant: %+v", evs, wantEvs)
 	}
@@ -190,51 +190,35 @@ func TestGoldenRecordsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	normTimes(evs)
+	recordtest.InUTC(evs)
 	if !reflect.DeepEqual(evs, wantEvs) {
 		t.Errorf("wire events differ:\n got: %+v\nwant: %+v", evs, wantEvs)
 	}
-	var pr planRecord
-	if err := json.Unmarshal(read("store_plan.json"), &pr); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := fromPlanRecord(&pr)
+	plan, err := DecodePlan(read("store_plan.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rr runRecord
-	if err := json.Unmarshal(read("store_run.json"), &rr); err != nil {
-		t.Fatal(err)
-	}
-	if r, err = fromRunRecord(&rr, plan); err != nil {
+	if r, err = DecodeRun(read("store_run.json"), plan); err != nil {
 		t.Fatal(err)
 	}
 	sameRun(t, "stored run", r, want)
 	evs = nil
 	for line := range bytes.Lines(read("store_journal.jsonl")) {
-		var er eventRecord
-		if err := json.Unmarshal(line, &er); err != nil {
-			t.Fatal(err)
-		}
-		ev, err := fromEventRecord(&er, func() (engine.Plan, error) { return plan, nil })
+		ev, err := DecodeEvent(line, func() (engine.Plan, error) { return plan, nil })
 		if err != nil {
 			t.Fatal(err)
 		}
 		evs = append(evs, ev)
 	}
-	normTimes(evs)
+	recordtest.InUTC(evs)
 	if !reflect.DeepEqual(evs, wantEvs) {
 		t.Errorf("stored journal differs:\n got: %+v\nwant: %+v", evs, wantEvs)
 	}
-	var sr summaryRecord
-	if err := json.Unmarshal(read("store_summary.json"), &sr); err != nil {
-		t.Fatal(err)
-	}
-	stored, err := fromSummaryRecord(want.ID, &sr)
+	stored, err := DecodeSummary(want.ID, read("store_summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wire, err := UnmarshalSummary(want.ID, read("wire_summary.json"))
+	wire, err := DecodeSummary(want.ID, read("wire_summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +227,7 @@ func TestGoldenRecordsDecode(t *testing.T) {
 		t.Fatalf("wire summaries: %+v, %v", listed, err)
 	}
 	sums := []engine.RunSummary{stored, wire, listed[0]}
-	normTimes(sums)
+	recordtest.InUTC(sums)
 	for i, what := range []string{"stored summary", "wire summary", "listed summary"} {
 		if w := want.Summary(); !reflect.DeepEqual(sums[i], w) {
 			t.Errorf("%s differs:\n got: %+v\nwant: %+v", what, sums[i], w)
