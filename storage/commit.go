@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // prepared is a Commit checked and encoded before its transaction begins,
@@ -156,7 +157,7 @@ func (p *prepared) encodeEvents(c engine.Commit) error {
 		stored = &c.Run.Plan // written with this commit, by encodeRecords
 	}
 	for _, ev := range c.Events {
-		b, err := json.Marshal(toEventRecord(ev, stored))
+		b, err := record.EncodeEvent(ev, stored)
 		if err != nil {
 			return fmt.Errorf("encode event %d: %w", ev.Seq, err)
 		}
@@ -170,21 +171,21 @@ func (p *prepared) encodeEvents(c engine.Commit) error {
 func (p *prepared) encodeRecords(c engine.Commit) error {
 	r := c.Run
 	var err error
-	if p.snap, err = json.Marshal(toRunRecord(r)); err != nil {
+	if p.snap, err = record.EncodeRun(r); err != nil {
 		return fmt.Errorf("encode snapshot: %w", err)
 	}
-	if p.summary, err = json.Marshal(toSummaryRecord(r)); err != nil {
+	if p.summary, err = record.EncodeSummary(r); err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
 	// The plan is the run's own copy and never changes once the run has
 	// started, so it is written with the run's first change only.
 	if c.After == 0 {
-		if p.plan, err = json.Marshal(toPlanRecord(r.Plan)); err != nil {
+		if p.plan, err = record.EncodePlan(r.Plan); err != nil {
 			return fmt.Errorf("encode plan: %w", err)
 		}
 	}
 	if c.Key != "" {
-		if p.keyRec, err = json.Marshal(keyRecord{V: recordVersion, Run: string(r.ID), Seq: r.Seq}); err != nil {
+		if p.keyRec, err = json.Marshal(keyRecord{V: record.Version, Run: string(r.ID), Seq: r.Seq}); err != nil {
 			return err
 		}
 	}
@@ -333,7 +334,7 @@ func putFiles(tx *bbolt.Tx, p *prepared, versions []int) ([]uint64, error) {
 	files := tx.Bucket(bucketFiles)
 	files.FillPercent = 1
 	for _, f := range p.files {
-		rec := fileRecord{V: recordVersion, Run: string(p.run), Path: f.Path, From: f.From}
+		rec := fileRecord{V: record.Version, Run: string(p.run), Path: f.Path, From: f.From}
 		body := f.Body
 		// A file that holds an artifact of this commit refers to it
 		// rather than storing its body twice.

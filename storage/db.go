@@ -16,6 +16,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // FileName is the database file inside the data directory.
@@ -88,8 +89,10 @@ var (
 	_ engine.Pulse   = (*DB)(nil)
 )
 
-// ErrDamaged marks a file that is not a gonogo database or is damaged.
-var ErrDamaged = errors.New("not a gonogo database, or damaged")
+// ErrDamaged marks a file that is not a gonogo database or is damaged. It
+// is record.ErrDamaged, so that a damaged record read from the store or
+// from another gonogo is the same error.
+var ErrDamaged = record.ErrDamaged
 
 // ErrReadOnly is wrapped by a write to a store opened with
 // Options.ReadOnly.

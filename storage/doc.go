@@ -33,16 +33,18 @@
 // Run ids sort by creation time to the second (the engine makes them
 // so), so runs, summaries and active iterate oldest first; List orders
 // the summaries by their creation time, which tells apart runs started in
-// the same second (engine.NewestFirst). Records are private structs with a version field, kept apart
-// from the engine's types so the engine can change without rewriting the
-// file; typed states are stored as their text.
+// the same second (engine.NewestFirst). The snapshot, plan, summary and
+// event records are those of package record, the one format gonogo's
+// backends share (record.EncodeRun and its kin); the key, pending-file,
+// notes and inbox records are the store's own. Every record carries
+// record.Version and is refused when a newer gonogo wrote it.
 //
 // A run's snapshot and its run-started event carry the run's setup (how
 // its steps are carried out: runner, agent, skills, workflows, policy);
 // runs recorded before setups were kept have none and decode with none.
-// The same versioned records are the wire form one gonogo hands another
-// (MarshalRun, MarshalSummaries), so a reader decodes exactly what Load
-// and Journal return, and refuses a record from a newer gonogo.
+// The same records are the wire form one gonogo hands another
+// (record.MarshalRun, record.MarshalSummaries), so a reader decodes
+// exactly what Load and Journal return.
 //
 // The plan is stored on its own because it never changes after a run starts
 // (the run keeps its own copy) and is the largest part of a run: keeping it

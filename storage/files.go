@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // ErrFilesPending is wrapped by a Commit whose change is durable but whose
@@ -319,7 +320,7 @@ func readPending(arts *bbolt.Bucket, k, v []byte) (pendingFile, error) {
 	if err != nil {
 		return pendingFile{}, err
 	}
-	if err := checkVersion(rec.V); err != nil {
+	if err := record.CheckVersion(rec.V); err != nil {
 		return pendingFile{}, err
 	}
 	if len(k) != 8 {

@@ -9,6 +9,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 func readFile(t *testing.T, dir, name string) string {
@@ -36,7 +37,7 @@ func pendingCount(t *testing.T, db *DB) int {
 // stopped before carrying it out.
 func putPending(t *testing.T, tx *bbolt.Tx, rec fileRecord, body []byte) {
 	t.Helper()
-	rec.V = recordVersion
+	rec.V = record.Version
 	b := tx.Bucket(bucketFiles)
 	id, err := b.NextSequence()
 	if err != nil {

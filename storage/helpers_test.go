@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record/recordtest"
 )
 
 // openStore opens a store in dir and, when the test ends, closes it and
@@ -203,45 +204,12 @@ func (r *runner) tryDecide(n int, kind engine.DecisionKind, key, feedback, edit 
 	return r.tryCommit(evs, arts, files, key)
 }
 
-// normTimes puts every time in v in UTC, so runs compare by instant: the
-// store keeps instants and offsets, not zone names or monotonic readings.
-func normTimes(v any) {
-	walkTimes(reflect.ValueOf(v))
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-func walkTimes(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if !v.IsNil() {
-			walkTimes(v.Elem())
-		}
-	case reflect.Struct:
-		if v.Type() == timeType {
-			if v.CanSet() {
-				v.Set(reflect.ValueOf(v.Interface().(time.Time).UTC()))
-			}
-			return
-		}
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				walkTimes(v.Field(i))
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			walkTimes(v.Index(i))
-		}
-	}
-}
-
 // sameRun fails the test when got and want differ after normalising times
 // (in place: Clone would hide a nil slice coming back empty).
 func sameRun(t testing.TB, what string, got, want *engine.Run) {
 	t.Helper()
-	normTimes(got)
-	normTimes(want)
+	recordtest.InUTC(got)
+	recordtest.InUTC(want)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: runs differ\n got: %+v\nwant: %+v", what, got, want)
 	}

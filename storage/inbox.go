@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 var _ engine.Inbox = (*Inbox)(nil)
@@ -117,7 +118,7 @@ func (in *Inbox) Record(ctx context.Context, payload []byte) (uint64, error) {
 	if err := live(ctx); err != nil {
 		return 0, err
 	}
-	v, err := frame(inboxRecord{V: recordVersion, Received: in.now()}, payload)
+	v, err := frame(inboxRecord{V: record.Version, Received: in.now()}, payload)
 	if err != nil {
 		return 0, fmt.Errorf("keep a request: %w", err)
 	}
@@ -151,7 +152,7 @@ func (in *Inbox) Pending(ctx context.Context) ([]engine.InboxItem, error) {
 			var rec inboxRecord
 			body, err := unframe(v, &rec)
 			if err == nil {
-				err = checkVersion(rec.V)
+				err = record.CheckVersion(rec.V)
 			}
 			switch {
 			case len(k) != 8:

@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // openInbox opens the inbox in dir and, when the test ends, closes it and
@@ -278,7 +279,7 @@ func TestInboxPendingGetsPastAnUnreadableRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer, err := frame(inboxRecord{V: recordVersion + 1}, []byte("from the future"))
+	newer, err := frame(inboxRecord{V: record.Version + 1}, []byte("from the future"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // notesRecord is the stored form of a run's notes.
@@ -62,7 +63,7 @@ func (db *DB) SetNotes(ctx context.Context, id engine.RunID, set map[string]stri
 }
 
 func readNotes(tx *bbolt.Tx, id engine.RunID) (notesRecord, error) {
-	rec := notesRecord{V: 1, Notes: map[string]string{}}
+	rec := notesRecord{V: record.Version, Notes: map[string]string{}}
 	if tx.Bucket(bucketRuns).Get([]byte(id)) == nil {
 		return rec, fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
 	}
@@ -73,7 +74,7 @@ func readNotes(tx *bbolt.Tx, id engine.RunID) (notesRecord, error) {
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return rec, fmt.Errorf("notes of run %s are damaged: %w", id, err)
 	}
-	if err := checkVersion(rec.V); err != nil {
+	if err := record.CheckVersion(rec.V); err != nil {
 		return rec, fmt.Errorf("notes of run %s: %w", id, err)
 	}
 	if rec.Notes == nil {

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -48,31 +47,4 @@ func TestPauseAndRateLimitSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRun(t, "rebuilt", rebuilt, r.run)
-}
-
-// A run record written before runs could be paused, and an event without
-// the new fields, decode as a run that is not paused and an attempt with
-// no agent error kind.
-func TestRecordsFromBeforePausesDecode(t *testing.T) {
-	var rec runRecord
-	old := `{"v":1,"id":"r1","state":"waiting","input":"chain","mode":"checkpointed","steps":[{"n":1,"status":"waiting",` +
-		`"depends_on":null,"attempts":[{"n":1,"result":"FAILED","reason":"boom"}],"decisions":null}],"seq":3}`
-	if err := json.Unmarshal([]byte(old), &rec); err != nil {
-		t.Fatal(err)
-	}
-	run, err := fromRunRecord(&rec, engine.Plan{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Paused || run.PausedBy != "" || run.Steps[0].Held || run.Steps[0].Attempts[0].ErrorKind != "" || !run.Steps[0].Attempts[0].RetryAt.IsZero() {
-		t.Fatalf("an old record decoded as %+v", run)
-	}
-	var ev eventRecord
-	if err := json.Unmarshal([]byte(`{"v":1,"seq":2,"type":"step-finished","step":1,"attempt":1,"status":"waiting","result":"FAILED"}`), &ev); err != nil {
-		t.Fatal(err)
-	}
-	e, err := fromEventRecord(&ev, nil)
-	if err != nil || e.ErrorKind != "" || e.Held || !e.RetryAt.IsZero() {
-		t.Fatalf("an old event decoded as %+v, %v", e, err)
-	}
 }

@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // Load returns the run as its last commit left it, or an error wrapping
@@ -35,15 +35,11 @@ func loadTx(tx *bbolt.Tx, id engine.RunID) (*engine.Run, error) {
 	if snap == nil {
 		return nil, fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
 	}
-	var rec runRecord
-	if err := json.Unmarshal(snap, &rec); err != nil {
-		return nil, fmt.Errorf("run %s: stored snapshot: %w", id, err)
-	}
 	plan, err := loadPlan(tx, id)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
-	r, err := fromRunRecord(&rec, plan)
+	r, err := record.DecodeRun(snap, plan)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: stored %w", id, err)
 	}
@@ -56,11 +52,7 @@ func loadPlan(tx *bbolt.Tx, id engine.RunID) (engine.Plan, error) {
 	if v == nil {
 		return engine.Plan{}, errors.New("stored plan is missing")
 	}
-	var rec planRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return engine.Plan{}, fmt.Errorf("stored plan: %w", err)
-	}
-	plan, err := fromPlanRecord(&rec)
+	plan, err := record.DecodePlan(v)
 	if err != nil {
 		return engine.Plan{}, fmt.Errorf("stored %w", err)
 	}
@@ -129,13 +121,9 @@ func (db *DB) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, err
 		}
 		plan := func() (engine.Plan, error) { return loadPlan(tx, id) }
 		return b.ForEach(func(k, v []byte) error {
-			var rec eventRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("run %s: stored event %d: %w", id, seqNum(k), err)
-			}
-			ev, err := fromEventRecord(&rec, plan)
+			ev, err := record.DecodeEvent(v, plan)
 			if err != nil {
-				return fmt.Errorf("run %s: stored %w", id, err)
+				return fmt.Errorf("run %s: stored event %d: %w", id, seqNum(k), err)
 			}
 			out = append(out, ev)
 			return nil
@@ -171,11 +159,7 @@ func (db *DB) loadSummaries() error {
 	err := db.view(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketSummaries).ForEach(func(k, v []byte) error {
 			id := engine.RunID(k)
-			var rec summaryRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("run %s: stored summary: %w", id, err)
-			}
-			s, err := fromSummaryRecord(id, &rec)
+			s, err := record.DecodeSummary(id, v)
 			if err != nil {
 				return fmt.Errorf("run %s: stored %w", id, err)
 			}

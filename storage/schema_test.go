@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record/recordtest"
 )
 
 // TestMigrationFromVersion2 opens a version 2 store whose outbox bucket
@@ -67,8 +68,8 @@ func TestMigrationFromVersion2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	normTimes(got)
-	normTimes(journal)
+	recordtest.InUTC(got)
+	recordtest.InUTC(journal)
 	if !reflect.DeepEqual(got, journal) {
 		t.Fatalf("journal after migration:\n got: %+v\nwant: %+v", got, journal)
 	}

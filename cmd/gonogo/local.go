@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -25,7 +26,8 @@ import (
 // serve) answers other gonogo processes of the same user on the unix
 // socket <data>/gonogo.sock, since bbolt's exclusive lock keeps them from
 // opening the store themselves. HTTP, JSON; runs, journals and listings
-// travel as the store's own versioned records (storage.MarshalRun).
+// travel as the store's own versioned records (package record,
+// record.MarshalRun).
 //
 //	GET  /v1/holder                            who holds the data directory: {"pid", "command", "version"}
 //	GET  /v1/runs                              the listing, newest first
@@ -217,7 +219,7 @@ func (a *localAPI) list(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	b, err := storage.MarshalSummaries(list)
+	b, err := record.MarshalSummaries(list)
 	writeBody(w, b, err, a)
 }
 
@@ -237,7 +239,7 @@ func (a *localAPI) run(w http.ResponseWriter, r *http.Request) {
 	for len(j) > 0 && j[len(j)-1].Seq > run.Seq {
 		j = j[:len(j)-1]
 	}
-	b, err := storage.MarshalRun(run, j)
+	b, err := record.MarshalRun(run, j)
 	writeBody(w, b, err, a)
 }
 
@@ -349,7 +351,7 @@ func (a *localAPI) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.log.Debug("decision from the local API", "run", run.ID, "step", d.Step, "attempt", d.Attempt, "kind", d.Kind, "actor", d.Actor, "carried", carried)
-	b, err := storage.MarshalRun(run, nil)
+	b, err := record.MarshalRun(run, nil)
 	if err == nil {
 		b, err = json.Marshal(wireDecided{Run: b, CarriedOut: carried})
 	}

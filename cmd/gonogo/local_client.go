@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -214,7 +215,7 @@ func (c *localClient) List(ctx context.Context) ([]engine.RunSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return storage.UnmarshalSummaries(b)
+	return record.UnmarshalSummaries(b)
 }
 
 func (c *localClient) RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
@@ -222,7 +223,7 @@ func (c *localClient) RunWithJournal(ctx context.Context, id engine.RunID) (*eng
 	if err != nil {
 		return nil, nil, err
 	}
-	return storage.UnmarshalRun(b)
+	return record.UnmarshalRun(b)
 }
 
 func (c *localClient) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
@@ -268,7 +269,7 @@ func (c *localClient) Decide(ctx context.Context, id engine.RunID, d engine.Deci
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, false, fmt.Errorf("the gonogo holding %s: decision: %w", c.data, err)
 	}
-	r, _, err = storage.UnmarshalRun(out.Run)
+	r, _, err = record.UnmarshalRun(out.Run)
 	return r, out.CarriedOut, err
 }
 

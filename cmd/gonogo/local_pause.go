@@ -8,7 +8,7 @@ import (
 	"net/http"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // wirePause is a pause or a resume sent to the holder: who, and for a
@@ -72,7 +72,7 @@ func (a *localAPI) answerPause(w http.ResponseWriter, run *engine.Run, err error
 		a.fail(w, err)
 		return
 	}
-	b, err := storage.MarshalRun(run, nil)
+	b, err := record.MarshalRun(run, nil)
 	if err == nil {
 		b, err = json.Marshal(wireDecided{Run: b, CarriedOut: carried})
 	}
@@ -98,7 +98,7 @@ func (c *localClient) pauseOrResume(ctx context.Context, path string, in wirePau
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, false, fmt.Errorf("the gonogo holding %s: %s: %w", c.data, path, err)
 	}
-	r, _, err := storage.UnmarshalRun(out.Run)
+	r, _, err := record.UnmarshalRun(out.Run)
 	return r, out.CarriedOut, err
 }
 

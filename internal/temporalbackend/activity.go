@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // Activities carries out steps on a worker: what engine.Service does
@@ -68,10 +68,10 @@ func (a *Activities) expander() engine.Expander {
 // returns the verdict. An attempt cancelled through Temporal comes back
 // Stopped, for the workflow to judge with its cause.
 func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, error) {
-	if err := checkVersion(in.V); err != nil {
+	if err := record.CheckVersion(in.V); err != nil {
 		return verdictRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
 	}
-	r, _, err := storage.UnmarshalRun(in.Run)
+	r, _, err := record.UnmarshalRun(in.Run)
 	if err != nil {
 		return verdictRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "decode", nil)
 	}
@@ -83,7 +83,7 @@ func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, er
 	job, prepErr := a.prepare(ctx, r, st, in.Keys)
 	out, stopped := a.execute(ctx, r, job, prepErr)
 	if stopped || ctx.Err() != nil {
-		return verdictRecord{V: recordVersion, Stopped: true, Outcome: toOutcomeRecord(out)}, nil
+		return verdictRecord{V: record.Version, Stopped: true, Outcome: toOutcomeRecord(out)}, nil
 	}
 	limit := a.RateLimit
 	if limit == (engine.RateLimit{}) {
@@ -179,7 +179,7 @@ func newHeartbeat(ctx context.Context) *heartbeat {
 	}
 	h.wg.Go(func() {
 		repeat(ctx, h.done, every, func() bool {
-			activity.RecordHeartbeat(ctx, progressRecord{V: recordVersion})
+			activity.RecordHeartbeat(ctx, progressRecord{V: record.Version})
 			return false
 		})
 	})
@@ -201,7 +201,7 @@ type expandRecord struct {
 }
 
 // addedRecord is the expand activity's result: a steps-added event, in
-// storage's encoding.
+// package record's encoding.
 type addedRecord struct {
 	V     int             `json:"v"`
 	Added json.RawMessage `json:"added,omitempty"`
@@ -214,10 +214,10 @@ type addedRecord struct {
 // does not say what to add is refused, so a person can correct an agent's
 // bad JSON.
 func (a *Activities) Expand(ctx context.Context, in expandRecord) (addedRecord, error) {
-	if err := checkVersion(in.V); err != nil {
+	if err := record.CheckVersion(in.V); err != nil {
 		return addedRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
 	}
-	r, _, err := storage.UnmarshalRun(in.Run)
+	r, _, err := record.UnmarshalRun(in.Run)
 	if err != nil {
 		return addedRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "decode", nil)
 	}
@@ -233,9 +233,9 @@ func (a *Activities) Expand(ctx context.Context, in expandRecord) (addedRecord, 
 	if err != nil {
 		return addedRecord{}, refusal(fmt.Errorf("step %d (%s): %w", st.N, st.ID, err))
 	}
-	b, err := storage.MarshalEvents([]engine.Event{{Type: engine.EvStepsAdded, Step: st.N, Added: added}})
+	b, err := record.MarshalEvents([]engine.Event{{Type: engine.EvStepsAdded, Step: st.N, Added: added}})
 	if err != nil {
 		return addedRecord{}, err
 	}
-	return addedRecord{V: recordVersion, Added: b}, nil
+	return addedRecord{V: record.Version, Added: b}, nil
 }

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // Config wires a Backend.
@@ -122,11 +122,11 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 		return nil, err
 	}
 	evs[0].Key = opt.Key
-	enc, err := storage.MarshalEvents(evs)
+	enc, err := record.MarshalEvents(evs)
 	if err != nil {
 		return nil, err
 	}
-	in := startRecord{V: recordVersion, Events: enc, StepQueue: b.cfg.StepQueue,
+	in := startRecord{V: record.Version, Events: enc, StepQueue: b.cfg.StepQueue,
 		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat), HistoryLimit: b.cfg.HistoryLimit,
 		SlackQueue: b.cfg.SlackQueue}
 	r, err := engine.Fold(&engine.Run{}, evs)
@@ -180,7 +180,7 @@ func (b *Backend) view(ctx context.Context, id engine.RunID) (runView, error) {
 	if err := res.Get(&v); err != nil {
 		return runView{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	return v, checkVersion(v.V)
+	return v, record.CheckVersion(v.V)
 }
 
 // queryTries is how many times a query whose wait ran out on the cluster
@@ -255,10 +255,10 @@ func (b *Backend) journalFrom(ctx context.Context, id engine.RunID, from uint64)
 		if err := res.Get(&p); err != nil {
 			return nil, err
 		}
-		if err := checkVersion(p.V); err != nil {
+		if err := record.CheckVersion(p.V); err != nil {
 			return nil, err
 		}
-		evs, err := storage.UnmarshalEvents(p.Events)
+		evs, err := record.UnmarshalEvents(p.Events)
 		if err != nil {
 			return nil, err
 		}
@@ -354,7 +354,7 @@ func (b *Backend) Progress(ctx context.Context, id engine.RunID) (map[int]engine
 			continue
 		}
 		var p progressRecord
-		if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p); err != nil || checkVersion(p.V) != nil {
+		if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p); err != nil || record.CheckVersion(p.V) != nil {
 			continue
 		}
 		out[step] = engine.Progress{Turns: p.Turns, ToolCalls: p.ToolCalls, LastTool: p.LastTool, Status: p.Status,
@@ -444,7 +444,7 @@ func (b *Backend) Resume(ctx context.Context, id engine.RunID, mode engine.Mode)
 // ChangeSetup records that a run goes on with setup to, changed by actor;
 // a setup equal to the recorded one records nothing.
 func (b *Backend) ChangeSetup(ctx context.Context, id engine.RunID, to engine.Setup, actor string) (*engine.Run, error) {
-	enc, err := storage.MarshalEvents([]engine.Event{{Type: engine.EvSetupChanged, Setup: &to}})
+	enc, err := record.MarshalEvents([]engine.Event{{Type: engine.EvSetupChanged, Setup: &to}})
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +455,7 @@ func (b *Backend) ChangeSetup(ctx context.Context, id engine.RunID, to engine.Se
 // returns the run as the workflow holds it after. r is the run, when the
 // caller has loaded it already.
 func (b *Backend) update(ctx context.Context, id engine.RunID, name, updateID string, r *engine.Run, a actRecord) (*engine.Run, error) {
-	a.V, a.Nonce = recordVersion, nonce()
+	a.V, a.Nonce = record.Version, nonce()
 	if name != updMode && name != updSetup {
 		var err error
 		if a.Member, err = b.member(ctx, id, r, a.Actor); err != nil {

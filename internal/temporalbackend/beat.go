@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 const (
@@ -56,7 +57,7 @@ func newStepBeat(ctx context.Context) (context.Context, *stepBeat) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	info := activity.GetInfo(ctx)
 	h := &stepBeat{ctx: ctx, stopRun: stopRun, client: activity.GetClient(ctx), token: info.TaskToken,
-		started: time.Now(), last: progressRecord{V: recordVersion}, done: make(chan struct{})}
+		started: time.Now(), last: progressRecord{V: record.Version}, done: make(chan struct{})}
 	every := stepBeatEvery
 	if t := info.HeartbeatTimeout / 3; t > 0 && t < every {
 		every = t
@@ -118,7 +119,7 @@ func (h *stepBeat) progress(p engine.Progress) {
 	if p.Elapsed == 0 {
 		p.Elapsed = time.Since(h.started)
 	}
-	rec := progressRecord{V: recordVersion, Turns: p.Turns, ToolCalls: p.ToolCalls, LastTool: p.LastTool,
+	rec := progressRecord{V: record.Version, Turns: p.Turns, ToolCalls: p.ToolCalls, LastTool: p.LastTool,
 		Status: p.Status, CostUSD: p.CostUSD, ElapsedNS: int64(p.Elapsed)}
 	h.mu.Lock()
 	h.last = rec

@@ -44,8 +44,9 @@
 //   - Backend, the client side front ends call, which maps Temporal's
 //     answers back to the engine's sentinel errors.
 //
-// Payloads are versioned records (records.go) whose events use storage's
-// own versioned encoding (storage.MarshalEvents), never engine structs.
+// Payloads are versioned records (records.go) whose events, runs and
+// memos are package record's, the bbolt store's own format
+// (record.MarshalEvents), never engine structs.
 //
 // Automatic retries (RetryDue) and decision deadlines (DeadlineDue,
 // Overdue) are workflow timers, read from the run as engine.Service reads

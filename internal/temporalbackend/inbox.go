@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 var _ engine.Inbox = (*Inbox)(nil)
@@ -117,7 +118,7 @@ func (i *Inbox) Record(ctx context.Context, payload []byte) (uint64, error) {
 		return 0, fmt.Errorf("record an envelope: name it: %w", err)
 	}
 	wid := envelopeID(key)
-	in := envelopeRecord{V: recordVersion, Payload: payload, RecoverAfterNS: int64(i.cfg.RecoverAfter),
+	in := envelopeRecord{V: record.Version, Payload: payload, RecoverAfterNS: int64(i.cfg.RecoverAfter),
 		SlackQueue: i.cfg.SlackQueue, ReceivedUnixNano: time.Now().UnixNano()}
 	_, err = i.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: wid, TaskQueue: i.cfg.TaskQueue,
@@ -228,7 +229,7 @@ func (c carryRecord) received() time.Time {
 // carried out twice, which its idempotency keys make harmless). A CarryOut
 // that fails every attempt fails the workflow, which nothing else waits on.
 func EnvelopeWorkflow(ctx workflow.Context, in envelopeRecord) error {
-	if err := checkVersion(in.V); err != nil {
+	if err := record.CheckVersion(in.V); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
 	}
 	done := workflow.GetSignalChannel(ctx, sigDone)
@@ -240,7 +241,7 @@ func EnvelopeWorkflow(ctx workflow.Context, in envelopeRecord) error {
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second, MaximumAttempts: carryAttempts},
 	}
-	carry := carryRecord{V: recordVersion, Payload: in.Payload, ReceivedUnixNano: in.ReceivedUnixNano}
+	carry := carryRecord{V: record.Version, Payload: in.Payload, ReceivedUnixNano: in.ReceivedUnixNano}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), CarryOutActivity, carry).Get(ctx, nil)
 	// A "done" that came meanwhile is read, so the workflow ends without
 	// a signal left unread.
@@ -261,7 +262,7 @@ func EnvelopeWorkflow(ctx workflow.Context, in envelopeRecord) error {
 // unless it is a temporal.NewNonRetryableApplicationError.
 func RegisterInbox(r worker.ActivityRegistry, carry func(ctx context.Context, payload []byte, received time.Time) error) {
 	r.RegisterActivityWithOptions(func(ctx context.Context, in carryRecord) error {
-		if err := checkVersion(in.V); err != nil {
+		if err := record.CheckVersion(in.V); err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
 		}
 		hb := newHeartbeat(ctx)

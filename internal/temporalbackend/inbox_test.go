@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // The envelope records' names are in every envelope workflow's history:
@@ -47,16 +49,16 @@ func TestEnvelopeFromANewerGonogoIsRefused(t *testing.T) {
 	wf := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(wf)
 	RegisterInbox(wf, carry)
-	wf.ExecuteWorkflow(EnvelopeWorkflowName, envelopeRecord{V: recordVersion + 1, Payload: []byte("{}"),
+	wf.ExecuteWorkflow(EnvelopeWorkflowName, envelopeRecord{V: record.Version + 1, Payload: []byte("{}"),
 		RecoverAfterNS: int64(time.Second), SlackQueue: SlackQueue})
-	if err := wf.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), errNewerRecord.Error()) {
+	if err := wf.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), record.ErrNewer.Error()) {
 		t.Errorf("the workflow of an envelope from a newer gonogo: %v", err)
 	}
 
 	act := s.NewTestActivityEnvironment()
 	RegisterInbox(act, carry)
-	if _, err := act.ExecuteActivity(CarryOutActivity, carryRecord{V: recordVersion + 1, Payload: []byte("{}")}); err == nil ||
-		!strings.Contains(err.Error(), errNewerRecord.Error()) {
+	if _, err := act.ExecuteActivity(CarryOutActivity, carryRecord{V: record.Version + 1, Payload: []byte("{}")}); err == nil ||
+		!strings.Contains(err.Error(), record.ErrNewer.Error()) {
 		t.Errorf("CarryOut of an envelope from a newer gonogo: %v", err)
 	}
 	if len(calls) != 0 {
@@ -64,7 +66,7 @@ func TestEnvelopeFromANewerGonogoIsRefused(t *testing.T) {
 	}
 
 	received := time.Date(2031, 4, 2, 9, 0, 0, 123, time.UTC)
-	if _, err := act.ExecuteActivity(CarryOutActivity, carryRecord{V: recordVersion, Payload: []byte(`{"a":1}`),
+	if _, err := act.ExecuteActivity(CarryOutActivity, carryRecord{V: record.Version, Payload: []byte(`{"a":1}`),
 		ReceivedUnixNano: received.UnixNano()}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestDoneWhileCarryingOut(t *testing.T) {
 	})
 	// After the first attempt failed, while the next waits its backoff.
 	wf.RegisterDelayedCallback(func() { wf.SignalWorkflow(sigDone, nil) }, 1500*time.Millisecond)
-	wf.ExecuteWorkflow(EnvelopeWorkflowName, envelopeRecord{V: recordVersion, Payload: []byte("{}"),
+	wf.ExecuteWorkflow(EnvelopeWorkflowName, envelopeRecord{V: record.Version, Payload: []byte("{}"),
 		RecoverAfterNS: int64(time.Second), SlackQueue: SlackQueue})
 	if err := wf.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "Slack is down") {
 		t.Errorf("the workflow of an envelope whose CarryOut always fails: %v", err)

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // A run's workflow keeps what gonogo runs lists in Temporal's visibility
@@ -39,10 +39,10 @@ var (
 )
 
 // summaryOf is run r's summary as its memo keeps it: the store's own
-// versioned summary record (storage.MarshalSummary), so no second
+// versioned summary record (record.EncodeSummary), so no second
 // encoding of it exists.
 func summaryOf(r *engine.Run) (string, error) {
-	b, err := storage.MarshalSummary(r)
+	b, err := record.EncodeSummary(r)
 	return string(b), err
 }
 
@@ -122,7 +122,7 @@ func fromMemo(id engine.RunID, p *commonpb.Payload) (engine.RunSummary, bool) {
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &raw); err != nil {
 		return engine.RunSummary{}, false
 	}
-	s, err := storage.UnmarshalSummary(id, raw)
+	s, err := record.DecodeSummary(id, raw)
 	return s, err == nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // A run's notes are what a front end keeps with it (where its Slack
@@ -30,14 +31,14 @@ const (
 // registerNotes installs the notes query and the set-notes update.
 func (f *flow) registerNotes(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, qryNotes, func() (notesRecord, error) {
-		return notesRecord{V: recordVersion, Notes: maps.Clone(f.notes)}, nil
+		return notesRecord{V: record.Version, Notes: maps.Clone(f.notes)}, nil
 	}); err != nil {
 		return err
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, updNotes,
 		func(_ workflow.Context, set notesRecord) (notesRecord, error) {
 			mergeNotes(f.notes, set.Notes)
-			return notesRecord{V: recordVersion}, nil
+			return notesRecord{V: record.Version}, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, set notesRecord) error {
 			return refusal(f.validateNotes(set))
@@ -48,7 +49,7 @@ func (f *flow) registerNotes(ctx workflow.Context) error {
 // gonogo, an empty key, or one that would make the notes larger than
 // maxNotesBytes.
 func (f *flow) validateNotes(set notesRecord) error {
-	if err := checkVersion(set.V); err != nil {
+	if err := record.CheckVersion(set.V); err != nil {
 		return err
 	}
 	if _, ok := set.Notes[""]; ok {
@@ -88,7 +89,7 @@ func (b *Backend) Notes(ctx context.Context, id engine.RunID) (map[string]string
 	if err := res.Get(&rec); err != nil {
 		return nil, fmt.Errorf("notes of run %s: %w", id, err)
 	}
-	if err := checkVersion(rec.V); err != nil {
+	if err := record.CheckVersion(rec.V); err != nil {
 		return nil, fmt.Errorf("notes of run %s: %w", id, err)
 	}
 	out := map[string]string{}
@@ -104,6 +105,6 @@ func (b *Backend) SetNotes(ctx context.Context, id engine.RunID, set map[string]
 	var out notesRecord
 	return b.send(ctx, id, client.UpdateWorkflowOptions{
 		UpdateID: updNotes + "-" + nonce(), WorkflowID: string(id), UpdateName: updNotes,
-		Args: []any{notesRecord{V: recordVersion, Notes: set}},
+		Args: []any{notesRecord{V: record.Version, Notes: set}},
 	}, &out)
 }

@@ -3,31 +3,19 @@ package temporalbackend
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // What crosses Temporal (workflow input, activity input and result, update
 // arguments and results, query results) is these records, each with a
 // version V, so that a workflow recorded by one release replays under the
 // next and a record from a newer gonogo is refused instead of misread.
-// Engine structs never cross as they are: events and runs use storage's
-// versioned encoding, embedded as JSON.
-
-// recordVersion is the version of the records this release writes.
-const recordVersion = 1
-
-var errNewerRecord = errors.New("written by a newer gonogo")
-
-func checkVersion(v int) error {
-	if v < 1 || v > recordVersion {
-		return fmt.Errorf("record version %d: %w", v, errNewerRecord)
-	}
-	return nil
-}
+// Engine structs never cross as they are: events and runs use package
+// record's encoding, embedded as JSON. The records carry record.Version
+// and are read through record.CheckVersion, as the store's are.
 
 // startRecord is a run workflow's input: the run's first events, made by
 // the caller (the run id and the clock are inputs), and how its steps are
@@ -102,7 +90,7 @@ type verdictRecord struct {
 	File      string          `json:"file,omitempty"`
 	CostUSD   float64         `json:"cost_usd,omitempty"`
 	Usage     usageRecord     `json:"usage,omitzero"`
-	Added     json.RawMessage `json:"added,omitempty"` // a steps-added event, in storage's encoding
+	Added     json.RawMessage `json:"added,omitempty"` // a steps-added event, in package record's encoding
 	Cancelled bool            `json:"cancelled,omitempty"`
 	ErrorKind string          `json:"error_kind,omitempty"`
 	WaitNS    int64           `json:"rate_limit_wait_ns,omitempty"`
@@ -125,12 +113,12 @@ type outcomeRecord struct {
 
 func toVerdict(f engine.Finished, key string) (verdictRecord, error) {
 	v := verdictRecord{
-		V: recordVersion, Result: string(f.Result), Reason: f.Reason, Summary: f.Summary, Artifact: f.Artifact,
+		V: record.Version, Result: string(f.Result), Reason: f.Reason, Summary: f.Summary, Artifact: f.Artifact,
 		Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: toUsage(f.Usage), Cancelled: f.Cancelled,
 		ErrorKind: string(f.ErrorKind), WaitNS: int64(f.RateLimit.Wait), Tries: f.RateLimit.Tries, Key: key,
 	}
 	if len(f.Added) > 0 {
-		b, err := storage.MarshalEvents([]engine.Event{{Type: engine.EvStepsAdded, Added: f.Added}})
+		b, err := record.MarshalEvents([]engine.Event{{Type: engine.EvStepsAdded, Added: f.Added}})
 		if err != nil {
 			return v, err
 		}
@@ -140,7 +128,7 @@ func toVerdict(f engine.Finished, key string) (verdictRecord, error) {
 }
 
 func (v verdictRecord) finished() (engine.Finished, error) {
-	if err := checkVersion(v.V); err != nil {
+	if err := record.CheckVersion(v.V); err != nil {
 		return engine.Finished{}, err
 	}
 	res, err := engine.ParseResult(v.Result)
@@ -157,7 +145,7 @@ func (v verdictRecord) finished() (engine.Finished, error) {
 		RateLimit: engine.RateLimit{Wait: time.Duration(v.WaitNS), Tries: v.Tries},
 	}
 	if len(v.Added) > 0 {
-		evs, err := storage.UnmarshalEvents(v.Added)
+		evs, err := record.UnmarshalEvents(v.Added)
 		if err != nil {
 			return f, err
 		}
@@ -229,7 +217,7 @@ type actRecord struct {
 	// For unpause and set-mode.
 	Mode string `json:"mode,omitempty"`
 	// For change-setup: a setup-changed event carrying the setup, in
-	// storage's encoding.
+	// package record's encoding.
 	Setup json.RawMessage `json:"setup,omitempty"`
 }
 
@@ -249,8 +237,8 @@ func (a actRecord) decision() (engine.Decision, error) {
 	return engine.Decision{Kind: kind, Actor: a.Actor, Time: a.Time, Step: a.Step, Attempt: a.Attempt, Key: a.Key, Feedback: a.Feedback}, nil
 }
 
-// runView is an update's result and the run query's: the run in storage's
-// wire encoding, the current artifact key of every attempt that has one,
+// runView is an update's result and the run query's: the run in package
+// record's wire encoding, the current artifact key of every attempt that has one,
 // and for an update the caller's nonce.
 type runView struct {
 	V     int               `json:"v"`
@@ -260,10 +248,10 @@ type runView struct {
 }
 
 func (v runView) run() (*engine.Run, error) {
-	if err := checkVersion(v.V); err != nil {
+	if err := record.CheckVersion(v.V); err != nil {
 		return nil, err
 	}
-	r, _, err := storage.UnmarshalRun(v.Run)
+	r, _, err := record.UnmarshalRun(v.Run)
 	return r, err
 }
 

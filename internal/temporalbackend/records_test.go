@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // A verdict crosses history whole: every field of engine.Finished the
@@ -32,9 +32,9 @@ func TestVerdictCarriesTheFinished(t *testing.T) {
 	if !reflect.DeepEqual(got, f) {
 		t.Errorf("verdict round trip:\n got %+v\nwant %+v", got, f)
 	}
-	v.V = recordVersion + 1
-	if _, err := v.finished(); !errors.Is(err, errNewerRecord) {
-		t.Errorf("a verdict from a newer gonogo: got %v, want errNewerRecord", err)
+	v.V = record.Version + 1
+	if _, err := v.finished(); !errors.Is(err, record.ErrNewer) {
+		t.Errorf("a verdict from a newer gonogo: got %v, want record.ErrNewer", err)
 	}
 }
 
@@ -71,7 +71,7 @@ func TestJournalPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs, err := storage.UnmarshalEvents(p.Events)
+		evs, err := record.UnmarshalEvents(p.Events)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // A run with a Slack thread has its thread brought up to date by a sync
@@ -70,7 +71,7 @@ type threadSync struct{ side SlackSide }
 // that died under it is noticed within syncHeartbeat and the sync retried
 // elsewhere.
 func (t threadSync) sync(ctx context.Context, in syncRecord) (syncedRecord, error) {
-	if err := checkVersion(in.V); err != nil {
+	if err := record.CheckVersion(in.V); err != nil {
 		return syncedRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "version", nil)
 	}
 	hb := newHeartbeat(ctx)
@@ -79,7 +80,7 @@ func (t threadSync) sync(ctx context.Context, in syncRecord) (syncedRecord, erro
 	if err != nil {
 		return syncedRecord{}, err
 	}
-	return syncedRecord{V: recordVersion, LaterNS: int64(max(later, 0)), Done: done}, nil
+	return syncedRecord{V: record.Version, LaterNS: int64(max(later, 0)), Done: done}, nil
 }
 
 // threadSyncs is a run workflow's upkeep of its Slack thread: whether a
@@ -142,10 +143,10 @@ func (f *flow) syncLoop(ctx workflow.Context) {
 		}
 		s.dirty, s.running, s.later, s.done = false, true, 0, false
 		var res syncedRecord
-		in := syncRecord{V: recordVersion, Run: string(f.run.ID), Retried: s.failed}
+		in := syncRecord{V: record.Version, Run: string(f.run.ID), Retried: s.failed}
 		err = workflow.ExecuteActivity(actx, SyncActivity, in).Get(ctx, &res)
 		if err == nil {
-			err = checkVersion(res.V)
+			err = record.CheckVersion(res.V)
 		}
 		s.running = false
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // An update's validator applies the engine's rules to the run as the
@@ -60,7 +60,7 @@ func (f *flow) register(ctx workflow.Context) error {
 			return v, err
 		}
 		validator := func(ctx workflow.Context, a actRecord) error {
-			if err := checkVersion(a.V); err != nil {
+			if err := record.CheckVersion(a.V); err != nil {
 				return refusal(err)
 			}
 			if u.personal {
@@ -92,11 +92,11 @@ func mayDecide(r *engine.Run, a actRecord) error {
 
 // view is the run query: the run and its current artifact keys.
 func (f *flow) view() (runView, error) {
-	b, err := storage.MarshalRun(f.run, nil)
+	b, err := record.MarshalRun(f.run, nil)
 	if err != nil {
 		return runView{}, err
 	}
-	return runView{V: recordVersion, Run: b, Keys: maps.Clone(f.keys)}, nil
+	return runView{V: record.Version, Run: b, Keys: maps.Clone(f.keys)}, nil
 }
 
 // page is the journal query: up to journalPageSize events from seq from
@@ -109,11 +109,11 @@ func (f *flow) page(from uint64) (journalPage, error) {
 	if len(evs) > journalPageSize {
 		evs, next = evs[:journalPageSize], evs[journalPageSize].Seq
 	}
-	b, err := storage.MarshalEvents(evs)
+	b, err := record.MarshalEvents(evs)
 	if err != nil {
 		return journalPage{}, err
 	}
-	return journalPage{V: recordVersion, Events: json.RawMessage(b), Next: next}, nil
+	return journalPage{V: record.Version, Events: json.RawMessage(b), Next: next}, nil
 }
 
 // decision is the decision a decide update asks for, with its edit.
@@ -282,7 +282,7 @@ func (f *flow) expansion(ctx workflow.Context, st *engine.Step, key string) ([]e
 		}
 		key = f.keys[refKey(st.N, l.N)]
 	}
-	run, err := storage.MarshalRun(f.run, nil)
+	run, err := record.MarshalRun(f.run, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -291,13 +291,13 @@ func (f *flow) expansion(ctx workflow.Context, st *engine.Step, key string) ([]e
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var res addedRecord
-	if err := workflow.ExecuteActivity(actx, ExpandActivity, expandRecord{V: recordVersion, Run: run, Step: st.N, Key: key}).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(actx, ExpandActivity, expandRecord{V: record.Version, Run: run, Step: st.N, Key: key}).Get(ctx, &res); err != nil {
 		return nil, fromRefusal(err)
 	}
-	if err := checkVersion(res.V); err != nil {
+	if err := record.CheckVersion(res.V); err != nil {
 		return nil, err
 	}
-	evs, err := storage.UnmarshalEvents(res.Added)
+	evs, err := record.UnmarshalEvents(res.Added)
 	if err != nil {
 		return nil, err
 	}
@@ -324,9 +324,9 @@ func (f *flow) setMode(ctx workflow.Context, a actRecord) error {
 }
 
 // setupOf decodes the setup a change-setup update carries, as the setup
-// of a setup-changed event in storage's encoding.
+// of a setup-changed event in package record's encoding.
 func setupOf(a actRecord) (engine.Setup, error) {
-	evs, err := storage.UnmarshalEvents(a.Setup)
+	evs, err := record.UnmarshalEvents(a.Setup)
 	if err != nil {
 		return engine.Setup{}, err
 	}

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/record"
 )
 
 // Names Temporal knows gonogo's parts by. Changing one strands the runs
@@ -132,15 +132,15 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return endRecord{}, err
 	}
-	return endRecord{V: recordVersion, State: string(f.run.State)}, nil
+	return endRecord{V: record.Version, State: string(f.run.State)}, nil
 }
 
 // newFlow is the state of a run workflow started with in.
 func newFlow(in startRecord) (*flow, error) {
-	if err := checkVersion(in.V); err != nil {
+	if err := record.CheckVersion(in.V); err != nil {
 		return nil, err
 	}
-	evs, err := storage.UnmarshalEvents(in.Events)
+	evs, err := record.UnmarshalEvents(in.Events)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (f *flow) full(ctx workflow.Context) bool {
 // input is the run's whole journal, its artifact keys and its notes: a long run's
 // history stays short, and the new workflow folds what this one recorded.
 func (f *flow) continueAsNew(ctx workflow.Context) error {
-	b, err := storage.MarshalEvents(f.journal)
+	b, err := record.MarshalEvents(f.journal)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (f *flow) over() bool { return f.run.Finished() && len(f.running) == 0 }
 // refusal it met.
 type sideRecord struct {
 	V      int    `json:"v"`
-	Events []byte `json:"events,omitempty"` // storage.MarshalEvents
+	Events []byte `json:"events,omitempty"` // record.MarshalEvents
 	Err    string `json:"err,omitempty"`
 	Kind   string `json:"kind,omitempty"`
 }
@@ -275,24 +275,24 @@ func (f *flow) record(ctx workflow.Context, transition func(now time.Time) ([]en
 			app := refusal(err)
 			var a *temporal.ApplicationError
 			_ = errors.As(app, &a)
-			return sideRecord{V: recordVersion, Err: err.Error(), Kind: a.Type()}
+			return sideRecord{V: record.Version, Err: err.Error(), Kind: a.Type()}
 		}
-		b, err := storage.MarshalEvents(evs)
+		b, err := record.MarshalEvents(evs)
 		if err != nil {
-			return sideRecord{V: recordVersion, Err: err.Error(), Kind: "encode"}
+			return sideRecord{V: record.Version, Err: err.Error(), Kind: "encode"}
 		}
-		return sideRecord{V: recordVersion, Events: b}
+		return sideRecord{V: record.Version, Events: b}
 	}).Get(&rec)
 	if err != nil {
 		return err
 	}
-	if err := checkVersion(rec.V); err != nil {
+	if err := record.CheckVersion(rec.V); err != nil {
 		return err
 	}
 	if rec.Err != "" {
 		return fromRefusal(temporal.NewApplicationError(rec.Err, rec.Kind))
 	}
-	evs, err := storage.UnmarshalEvents(rec.Events)
+	evs, err := record.UnmarshalEvents(rec.Events)
 	if err != nil || len(evs) == 0 {
 		return err
 	}
@@ -323,11 +323,11 @@ func (f *flow) advance(ctx workflow.Context) error {
 func (f *flow) start(ctx workflow.Context, n int) error {
 	st := f.run.Step(n)
 	a := st.Latest().N
-	run, err := storage.MarshalRun(f.run, nil)
+	run, err := record.MarshalRun(f.run, nil)
 	if err != nil {
 		return err
 	}
-	in := stepRecord{V: recordVersion, Run: run, Step: n, Attempt: a, Keys: maps.Clone(f.keys)}
+	in := stepRecord{V: record.Version, Run: run, Step: n, Attempt: a, Keys: maps.Clone(f.keys)}
 	limit := st.Rules.Timeout
 	if limit <= 0 {
 		limit = time.Duration(f.in.StepTimeoutNS)
