@@ -12,7 +12,7 @@
 # then run with -e GONOGO_RUNNER=codex. The slim image has no agent: use it
 # with --runner command and an agent of your own, or for dry runs.
 #
-# Run (the README's "Docker" section explains each part):
+# Run ("Docker" in docs/slack.md explains each part):
 #   docker run --rm -e SLACK_APP_TOKEN -e SLACK_BOT_TOKEN -e ANTHROPIC_API_KEY \
 #     -v gonogo-data:/data -v "$PWD/.claude/skills:/skills:ro" gonogo
 FROM golang:1.26-bookworm AS build
