@@ -209,3 +209,16 @@ func (db *DB) SeenKey(ctx context.Context, key string) (bool, error) {
 	})
 	return seen, err
 }
+
+// RunWithJournal is run id and its journal up to the run's last event.
+func (db *DB) RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
+	r, err := db.Load(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := db.Journal(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, j, nil
+}

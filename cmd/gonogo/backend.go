@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -25,24 +26,6 @@ import (
 // The cost is a cycle at wiring (serve's bot is made from the backend and
 // is its notifier), which lateNotifier breaks.
 
-// recorder records what people decide on a run nobody here carries out:
-// the change is durable, nothing starts, and the run goes on from it when
-// it is next resumed.
-type recorder interface {
-	Record(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
-	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
-	RecordUnpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
-}
-
-// remoteDecisions is what the local API asks on behalf of other gonogo
-// processes: it acts on decisions for the run this gonogo carries out
-// and records those for any other.
-type remoteDecisions interface {
-	recorder
-	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
-	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
-}
-
 // setupRecorder journals that a run goes on with another setup.
 type setupRecorder interface {
 	ChangeSetup(ctx context.Context, id engine.RunID, to engine.Setup, actor string) (*engine.Run, error)
@@ -61,7 +44,7 @@ type runList interface {
 // API.
 type backend interface {
 	terminal.Backend
-	remoteDecisions
+	localapi.Decisions
 	setupRecorder
 	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)
 	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)

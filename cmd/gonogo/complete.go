@@ -13,6 +13,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
@@ -147,7 +148,7 @@ func listForCompletion(ctx context.Context, data string) ([]engine.RunSummary, e
 	if errors.Is(err, engine.ErrLocked) {
 		ctx, cancel := context.WithTimeout(ctx, completeLockWait)
 		defer cancel()
-		c, err := dialLocal(ctx, data)
+		c, err := localapi.Dial(ctx, data)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -64,7 +65,7 @@ type decider interface {
 // on from them when it is next resumed.
 type storeDecider struct {
 	storeReader
-	svc recorder
+	svc localapi.Recorder
 }
 
 func (s storeDecider) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, bool, error) {
@@ -80,7 +81,7 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 	switch rd := rd.(type) {
 	case *clusterReader:
 		return rd, true, nil
-	case *localClient:
+	case *localapi.Client:
 		return rd, true, nil
 	case noStore:
 		return rd, false, nil
@@ -143,13 +144,13 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	}
 	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", terminal.StepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
 	fmt.Fprintf(e.stdout, "Run %s is %s; step %d is %s.\n", after.ID, after.State, s.N, after.Step(s.N).Status)
-	c, _ := dc.(interface{ describe() string })
+	c, _ := dc.(interface{ Describe() string })
 	switch {
 	case after.Finished():
 	case carried:
-		fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.describe())
+		fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.Describe())
 	case held:
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.describe(), after.ID, terminal.DataFlag(req.data))
+		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.Describe(), after.ID, terminal.DataFlag(req.data))
 	default:
 		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s%s\n", req.data, after.ID, terminal.DataFlag(req.data))
 	}

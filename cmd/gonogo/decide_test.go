@@ -39,7 +39,7 @@ func loadRun(t *testing.T, data, id string) (*engine.Run, []engine.Event) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	r, j, err := loadWithJournal(context.Background(), db, engine.RunID(id))
+	r, j, err := db.RunWithJournal(context.Background(), engine.RunID(id))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
@@ -369,7 +370,7 @@ func diagnoseData(ctx context.Context, dir string) doctorData {
 func canWrite(dir string) (bool, string) {
 	tmp, err := os.CreateTemp(dir, ".gonogo-doctor-*")
 	if err != nil {
-		return false, rootCause(err).Error()
+		return false, localapi.RootCause(err).Error()
 	}
 	tmp.Close()
 	os.Remove(tmp.Name())

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -23,7 +24,7 @@ func localAPIOn(t *testing.T, data string) *httptest.Server {
 	t.Cleanup(func() { db.Close() })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Log: quiet, Members: engine.LocalOperator})
-	srv := httptest.NewServer((&localAPI{db: db, svc: svc, log: quiet, command: "serve"}).handler())
+	srv := httptest.NewServer(localapi.NewServer(db, svc, quiet, "serve", "test").Handler())
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -37,7 +38,7 @@ func TestLocalAPIAnswers404ForWhatIsNoRunID(t *testing.T) {
 		{"GET", ""}, {"GET", "/artifacts"}, {"GET", "/artifacts/1/1"}, {"GET", "/artifacts/1/1/versions"},
 		{"POST", "/decisions"}, {"POST", "/pause"}, {"POST", "/resume"},
 	}
-	ask := func(method, path string) (int, wireError) {
+	ask := func(method, path string) (int, apiError) {
 		t.Helper()
 		req, err := http.NewRequest(method, srv.URL+path,
 			strings.NewReader(`{"step":1,"attempt":1,"kind":"approve","key":"k","actor":"tester"}`))
@@ -49,7 +50,7 @@ func TestLocalAPIAnswers404ForWhatIsNoRunID(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var we wireError
+		var we apiError
 		_ = json.NewDecoder(resp.Body).Decode(&we)
 		return resp.StatusCode, we
 	}
@@ -73,4 +74,10 @@ func TestLocalAPIAnswers404ForWhatIsNoRunID(t *testing.T) {
 			t.Errorf("GET %s%s: %d %+v, want 200", id, tail, code, we)
 		}
 	}
+}
+
+// apiError is the local API's answer to a request it refuses.
+type apiError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
 }

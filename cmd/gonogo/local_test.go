@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -158,7 +158,7 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	if err := h.wait(t); err != nil || !strings.Contains(h.out.String(), "Run complete: "+id) {
 		t.Fatalf("the holder ended with %v, not completing the run:\n%s", err, h.out.String())
 	}
-	if _, err := os.Lstat(filepath.Join(data, socketName)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(data, localapi.SocketName)); !os.IsNotExist(err) {
 		t.Fatalf("the socket outlived its gonogo: %v", err)
 	}
 	// Nobody holds the data now: decide opens the store and finds nothing
@@ -226,85 +226,10 @@ func checkReadsThroughHolder(t *testing.T, env []string, id, agent string) {
 	}
 }
 
-func TestStaleSocketIsReplaced(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, socketName)
-	ln, err := net.Listen("unix", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	ln.Close() // as a killed gonogo leaves it
-	ln2, err := listenLocal(dir)
-	if err != nil {
-		t.Fatalf("listen over a stale socket: %v", err)
-	}
-	fi, err := os.Stat(p)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("socket mode %v, %v; want 0600", fi.Mode(), err)
-	}
-	ln2.Close()
-	if _, err := os.Lstat(p); !os.IsNotExist(err) {
-		t.Fatalf("closing leaves the socket: %v", err)
-	}
-	// Something else at that name is not removed.
-	if err := os.WriteFile(p, []byte("mine"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := listenLocal(dir); err == nil || !strings.Contains(err.Error(), "not a socket") {
-		t.Fatalf("listen over a regular file: %v", err)
-	}
-}
-
-func TestLongDataDirectoryStillServes(t *testing.T) {
-	dir := t.TempDir()
-	for len(dir) < 150 {
-		dir = filepath.Join(dir, "a-rather-long-directory-name")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir("/") // no short relative path either
-	addr, release, err := socketAddr(dir)
-	if err != nil {
-		t.Skipf("no way to reach a long socket path here: %v", err)
-	}
-	release()
-	if len(addr) > maxSocketPath {
-		t.Fatalf("address %q is %d bytes", addr, len(addr))
-	}
-	ln, err := listenLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			c.Close()
-		}
-	}()
-	c, err := net.Dial("unix", addrOrFail(t, dir))
-	if err != nil {
-		t.Fatalf("dial %s: %v", dir, err)
-	}
-	c.Close()
-}
-
-func addrOrFail(t *testing.T, dir string) string {
-	t.Helper()
-	addr, release, err := socketAddr(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(release)
-	return addr
-}
-
 func TestALockedStoreWithNobodyAnswering(t *testing.T) {
-	wait := holderWait
-	holderWait = 100 * time.Millisecond
-	t.Cleanup(func() { holderWait = wait })
+	wait := localapi.HolderWait
+	localapi.HolderWait = 100 * time.Millisecond
+	t.Cleanup(func() { localapi.HolderWait = wait })
 	vars := baseVars(t)
 	// A gonogo from before the local API: it holds the lock, serves nothing.
 	db, err := storage.Open(vars["GONOGO_DATA_DIR"], storage.Options{})

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
@@ -212,7 +213,7 @@ func checkSetup(id engine.RunID, s engine.Setup) error {
 	}
 	if cmd != "" {
 		if _, err := exec.LookPath(cmd); err != nil {
-			return usagef("the agent %s that run %s was started with is gone (%v): point at a replacement with --runner-cmd PATH, or choose another runner with --runner", cmd, id, rootCause(err))
+			return usagef("the agent %s that run %s was started with is gone (%v): point at a replacement with --runner-cmd PATH, or choose another runner with --runner", cmd, id, localapi.RootCause(err))
 		}
 	}
 	for _, dir := range s.Skills {
@@ -222,7 +223,7 @@ func checkSetup(id engine.RunID, s engine.Setup) error {
 	}
 	if s.Policy != "" {
 		if _, err := os.Stat(s.Policy); err != nil {
-			return usagef("the policy file %s that run %s was started with is gone (%v): put it back to go on", s.Policy, id, rootCause(err))
+			return usagef("the policy file %s that run %s was started with is gone (%v): put it back to go on", s.Policy, id, localapi.RootCause(err))
 		}
 	}
 	return nil

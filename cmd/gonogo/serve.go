@@ -15,6 +15,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
@@ -185,10 +186,10 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	g.Go(func() error { return b.Run(gctx) })
 	// Other gonogo processes of this user read runs and decide through the
 	// local API, since the store's lock keeps them out of the file.
-	if ln, err := listenLocal(f.data); err != nil {
+	if ln, err := localapi.Listen(f.data); err != nil {
 		log.Warn("gonogo runs, show and decide cannot reach this server", "err", err)
 	} else {
-		g.Go(func() error { return serveLocal(gctx, ln, &localAPI{db: db, svc: svc, log: log, command: "serve"}) })
+		g.Go(func() error { return localapi.Serve(gctx, ln, localapi.NewServer(db, svc, log, "serve", version())) })
 	}
 	if sc.HTTPAddr != "" {
 		addr, err := serveHTTP(gctx, g, sc.HTTPAddr, httpHandler(b, svc))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/audit"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -336,10 +337,10 @@ func cmdShow(ctx context.Context, e env, cfg config, f *runFlags, art artifactFl
 		fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, terminal.DataFlag(f.data))
 	}
 	if r.State == engine.RunWaiting {
-		if c, held := db.(*localClient); held && !r.PausedByPerson() {
+		if c, held := db.(*localapi.Client); held && !r.PausedByPerson() {
 			// resume cannot open a held data directory; decide can (and
 			// resume of a paused run goes to its holder).
-			fmt.Fprintf(e.stdout, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, terminal.DataFlag(f.data), c.describe())
+			fmt.Fprintf(e.stdout, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, terminal.DataFlag(f.data), c.Describe())
 		} else {
 			fmt.Fprintf(e.stdout, "Continue:   gonogo resume %s%s\n", r.ID, terminal.DataFlag(f.data))
 		}
@@ -451,18 +452,6 @@ func attemptsWithArtifact(s *engine.Step) string {
 		return ""
 	}
 	return "; stored: " + strings.Join(ks, ", ")
-}
-
-func loadWithJournal(ctx context.Context, db *storage.DB, id engine.RunID) (*engine.Run, []engine.Event, error) {
-	r, err := db.Load(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	j, err := db.Journal(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, j, nil
 }
 
 func eventDetail(r *engine.Run, ev engine.Event) string {

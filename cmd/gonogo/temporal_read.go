@@ -116,4 +116,4 @@ func (r *clusterReader) Decide(ctx context.Context, id engine.RunID, d engine.De
 }
 
 // describe names the cluster in gonogo decide's answer.
-func (r *clusterReader) describe() string { return "the Temporal cluster" }
+func (r *clusterReader) Describe() string { return "the Temporal cluster" }

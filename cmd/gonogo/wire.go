@@ -14,6 +14,7 @@ import (
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
@@ -31,14 +32,14 @@ type app struct {
 
 	apiDone chan struct{}
 	apiStop context.CancelFunc
-	api     *localAPI // nil when the socket could not be served
+	api     *localapi.Server // nil when the socket could not be served
 }
 
 // carry says which run this app carries out: decisions other processes
 // send for it are acted on; for other runs they are only recorded.
 func (a *app) carry(id engine.RunID) {
 	if a.api != nil {
-		a.api.carry(id)
+		a.api.Carry(id)
 	}
 }
 
@@ -62,9 +63,9 @@ func openStore(ctx context.Context, dataDir string) (*storage.DB, error) {
 	}
 	db, err := storage.Open(dataDir, storage.Options{})
 	if errors.Is(err, engine.ErrLocked) {
-		if c, cerr := dialLocal(ctx, dataDir); cerr == nil {
+		if c, cerr := localapi.Dial(ctx, dataDir); cerr == nil {
 			c.Close()
-			return nil, &heldError{data: dataDir, holder: c.describe()}
+			return nil, &heldError{data: dataDir, holder: c.Describe()}
 		}
 	}
 	if err != nil {
@@ -207,17 +208,17 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	}()
 	actx, apiStop := context.WithCancel(ctx)
 	a.apiDone, a.apiStop = make(chan struct{}), apiStop
-	ln, err := listenLocal(f.data)
+	ln, err := localapi.Listen(f.data)
 	if err != nil {
 		// The run goes on; only other processes cannot look in or decide.
 		fmt.Fprintf(e.stderr, "warning: %v; gonogo runs, show and decide cannot reach this run until it ends\n", err)
 		close(a.apiDone)
 		return a, nil
 	}
-	a.api = &localAPI{db: db, svc: svc, log: log, command: holder}
+	a.api = localapi.NewServer(db, svc, log, holder, version())
 	go func() {
 		defer close(a.apiDone)
-		if err := serveLocal(actx, ln, a.api); err != nil {
+		if err := localapi.Serve(actx, ln, a.api); err != nil {
 			log.Error("local API stopped", "err", err)
 		}
 	}()

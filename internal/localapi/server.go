@@ -1,4 +1,4 @@
-package main
+package localapi
 
 import (
 	"context"
@@ -22,32 +22,8 @@ import (
 	"github.com/gonogo/gonogo/storage"
 )
 
-// The local API: the gonogo that holds a data directory (run, resume, demo,
-// serve) answers other gonogo processes of the same user on the unix
-// socket <data>/gonogo.sock, since bbolt's exclusive lock keeps them from
-// opening the store themselves. HTTP, JSON; runs, journals and listings
-// travel as the store's own versioned records (package record,
-// record.MarshalRun).
-//
-//	GET  /v1/holder                            who holds the data directory: {"pid", "command", "version"}
-//	GET  /v1/runs                              the listing, newest first
-//	GET  /v1/runs/{id}                         a run and its journal
-//	GET  /v1/runs/{id}/artifacts               size and sha256 of every attempt's current artifact
-//	GET  /v1/runs/{id}/artifacts/{step}/{attempt}  that artifact, byte for byte
-//	POST /v1/runs/{id}/decisions               a decision: {"step", "attempt", "kind", "feedback", "key", "actor"}
-//	                                           answered with {"run", "carried_out"}
-//	POST /v1/runs/{id}/pause                   pause a moving run: {"actor"}; answered as a decision
-//	POST /v1/runs/{id}/resume                  resume a paused run: {"actor", "mode"} ("" keeps the
-//	                                           run's mode, or "checkpointed"); answered as a decision
-//
-// A path whose {id} is not a well-formed run id (engine.RunID.WellFormed)
-// is answered 404 "not-found", as is a run the store does not hold.
-// Errors are {"error": "sentence", "code": "not-found" | "stale" |
-// "duplicate" | "key-reused" | "not-waiting" | "paused" | "not-moving" |
-// "not-paused" | "bad-request" | "internal"}.
-
-// socketName is the local API's socket inside the data directory.
-const socketName = "gonogo.sock"
+// SocketName is the local API's socket inside the data directory.
+const SocketName = "gonogo.sock"
 
 // maxSocketPath is the longest unix socket path every platform gonogo
 // runs on accepts (sun_path is 104 bytes on macOS and the BSDs, 108 on
@@ -63,7 +39,7 @@ var errTooLong = errors.New("too long for a unix socket")
 // for the purpose. release lets go of what the address needs; call it once
 // the bind or dial is done.
 func socketAddr(dir string) (addr string, release func(), err error) {
-	p := filepath.Join(dir, socketName)
+	p := filepath.Join(dir, SocketName)
 	if len(p) <= maxSocketPath {
 		return p, func() {}, nil
 	}
@@ -76,18 +52,18 @@ func socketAddr(dir string) (addr string, release func(), err error) {
 	}
 	if runtime.GOOS == "linux" {
 		if d, err := os.Open(dir); err == nil {
-			via := fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), socketName)
+			via := fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), SocketName)
 			return via, func() { _ = d.Close() }, nil
 		}
 	}
 	return "", nil, fmt.Errorf("%s is %d bytes, %w (at most %d): use a shorter --data path", p, len(p), errTooLong, maxSocketPath)
 }
 
-// listenLocal listens on the data directory's socket, readable and
+// Listen listens on the data directory's socket, readable and
 // writable by its owner only. A socket file already there is stale: its
 // gonogo is gone, since the caller holds the store's lock.
-func listenLocal(dir string) (net.Listener, error) {
-	p := filepath.Join(dir, socketName)
+func Listen(dir string) (net.Listener, error) {
+	p := filepath.Join(dir, SocketName)
 	if fi, err := os.Lstat(p); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
 			return nil, fmt.Errorf("local API: %s exists and is not a socket; move it away", p)
@@ -127,12 +103,31 @@ func (l *ownedListener) Close() error {
 	return err
 }
 
-// localAPI is what the holder of a data directory serves on its socket.
-type localAPI struct {
+// Recorder records what people decide on a run nobody here carries out:
+// the change is durable, nothing starts, and the run goes on from it when
+// it is next resumed.
+type Recorder interface {
+	Record(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
+	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+	RecordUnpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
+}
+
+// Decisions is what the local API asks on behalf of other gonogo
+// processes: it acts on decisions for the run this gonogo carries out
+// and records those for any other.
+type Decisions interface {
+	Recorder
+	Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error)
+	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
+}
+
+// Server is what the holder of a data directory serves on its socket.
+type Server struct {
 	db      *storage.DB
-	svc     remoteDecisions
+	svc     Decisions
 	log     *slog.Logger
 	command string // run, resume, demo or serve: named to whoever asks
+	version string // this gonogo's version, named to whoever asks
 
 	// carries is the one run a terminal gonogo carries out (run,
 	// resume); nil for serve, which carries out every run. A decision
@@ -141,11 +136,11 @@ type localAPI struct {
 	carries atomic.Pointer[engine.RunID]
 }
 
-// carry says which run this gonogo carries out.
-func (a *localAPI) carry(id engine.RunID) { a.carries.Store(&id) }
+// Carry says which run this gonogo carries out.
+func (a *Server) Carry(id engine.RunID) { a.carries.Store(&id) }
 
 // carriesOut reports whether a decision on id is carried out here.
-func (a *localAPI) carriesOut(id engine.RunID) bool {
+func (a *Server) carriesOut(id engine.RunID) bool {
 	if a.command == "serve" {
 		return true
 	}
@@ -153,11 +148,11 @@ func (a *localAPI) carriesOut(id engine.RunID) bool {
 	return c != nil && *c == id
 }
 
-// serveLocal serves the local API on ln until ctx ends, then lets the
+// Serve serves the local API on ln until ctx ends, then lets the
 // requests under way finish (for a few seconds at most) and removes the
 // socket.
-func serveLocal(ctx context.Context, ln net.Listener, api *localAPI) error {
-	srv := &http.Server{Handler: api.handler(), ReadHeaderTimeout: 5 * time.Second}
+func Serve(ctx context.Context, ln net.Listener, api *Server) error {
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -174,7 +169,7 @@ func serveLocal(ctx context.Context, ln net.Listener, api *localAPI) error {
 	return err
 }
 
-func (a *localAPI) handler() http.Handler {
+func (a *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/holder", a.holder)
 	mux.HandleFunc("GET /v1/runs", a.list)
@@ -208,12 +203,12 @@ type wireHolder struct {
 	Version string `json:"version"`
 }
 
-func (a *localAPI) holder(w http.ResponseWriter, _ *http.Request) {
-	b, err := json.Marshal(wireHolder{PID: os.Getpid(), Command: a.command, Version: version()})
+func (a *Server) holder(w http.ResponseWriter, _ *http.Request) {
+	b, err := json.Marshal(wireHolder{PID: os.Getpid(), Command: a.command, Version: a.version})
 	writeBody(w, b, err, a)
 }
 
-func (a *localAPI) list(w http.ResponseWriter, r *http.Request) {
+func (a *Server) list(w http.ResponseWriter, r *http.Request) {
 	list, err := a.db.List(r.Context())
 	if err != nil {
 		a.fail(w, err)
@@ -223,7 +218,7 @@ func (a *localAPI) list(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, b, err, a)
 }
 
-func (a *localAPI) run(w http.ResponseWriter, r *http.Request) {
+func (a *Server) run(w http.ResponseWriter, r *http.Request) {
 	id := engine.RunID(r.PathValue("id"))
 	run, err := a.db.Load(r.Context(), id)
 	if err != nil {
@@ -250,7 +245,7 @@ type wireSum struct {
 	SHA256  string `json:"sha256"`
 }
 
-func (a *localAPI) sums(w http.ResponseWriter, r *http.Request) {
+func (a *Server) sums(w http.ResponseWriter, r *http.Request) {
 	sums, err := a.db.ArtifactSums(r.Context(), engine.RunID(r.PathValue("id")))
 	if err != nil {
 		a.fail(w, err)
@@ -278,7 +273,7 @@ func pathStepAttempt(w http.ResponseWriter, r *http.Request) (step, attempt int,
 
 // versions answers every version of an attempt's artifact, as a JSON list
 // of base64 strings, the agent's original first.
-func (a *localAPI) versions(w http.ResponseWriter, r *http.Request) {
+func (a *Server) versions(w http.ResponseWriter, r *http.Request) {
 	step, attempt, ok := pathStepAttempt(w, r)
 	if !ok {
 		return
@@ -292,7 +287,7 @@ func (a *localAPI) versions(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, b, err, a)
 }
 
-func (a *localAPI) artifact(w http.ResponseWriter, r *http.Request) {
+func (a *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	step, attempt, ok := pathStepAttempt(w, r)
 	if !ok {
 		return
@@ -317,7 +312,7 @@ type wireDecision struct {
 	Actor    string `json:"actor"`
 }
 
-func (a *localAPI) decide(w http.ResponseWriter, r *http.Request) {
+func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 	var in wireDecision
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
 		writeError(w, http.StatusBadRequest, "bad-request", "decision: "+err.Error())
@@ -365,7 +360,7 @@ type wireDecided struct {
 	CarriedOut bool            `json:"carried_out"`
 }
 
-func writeBody(w http.ResponseWriter, b []byte, err error, a *localAPI) {
+func writeBody(w http.ResponseWriter, b []byte, err error, a *Server) {
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -386,7 +381,7 @@ func httpStatus(code string) int {
 	return http.StatusConflict
 }
 
-func (a *localAPI) fail(w http.ResponseWriter, err error) {
+func (a *Server) fail(w http.ResponseWriter, err error) {
 	if code := engine.ErrorCode(err); code != "" {
 		writeError(w, httpStatus(code), code, err.Error())
 		return
@@ -404,4 +399,11 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(wireError{Error: msg, Code: code})
+}
+
+// NewServer is the local API of the gonogo that holds db: command is the
+// command it runs (run, resume, demo or serve), version its version; svc
+// carries out or records what other gonogo processes decide.
+func NewServer(db *storage.DB, svc Decisions, log *slog.Logger, command, version string) *Server {
+	return &Server{db: db, svc: svc, log: log, command: command, version: version}
 }

@@ -1,4 +1,4 @@
-package main
+package localapi
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func readPause(w http.ResponseWriter, r *http.Request) (wirePause, engine.Mode, 
 
 // pause holds a run this gonogo carries (or records the pause of one it
 // does not: nothing of it runs here).
-func (a *localAPI) pause(w http.ResponseWriter, r *http.Request) {
+func (a *Server) pause(w http.ResponseWriter, r *http.Request) {
 	in, _, ok := readPause(w, r)
 	if !ok {
 		return
@@ -53,7 +53,7 @@ func (a *localAPI) pause(w http.ResponseWriter, r *http.Request) {
 
 // resume resumes a paused run and, when this gonogo carries it, goes on
 // with it.
-func (a *localAPI) resume(w http.ResponseWriter, r *http.Request) {
+func (a *Server) resume(w http.ResponseWriter, r *http.Request) {
 	in, m, ok := readPause(w, r)
 	if !ok {
 		return
@@ -67,7 +67,7 @@ func (a *localAPI) resume(w http.ResponseWriter, r *http.Request) {
 	a.answerPause(w, run, err, carried)
 }
 
-func (a *localAPI) answerPause(w http.ResponseWriter, run *engine.Run, err error, carried bool) {
+func (a *Server) answerPause(w http.ResponseWriter, run *engine.Run, err error, carried bool) {
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -80,16 +80,16 @@ func (a *localAPI) answerPause(w http.ResponseWriter, run *engine.Run, err error
 }
 
 // Pause asks the holder to pause a run.
-func (c *localClient) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {
+func (c *Client) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {
 	return c.pauseOrResume(ctx, runPath(id)+"/pause", wirePause{Actor: actor})
 }
 
 // Unpause asks the holder to resume a paused run in mode m ("" its own).
-func (c *localClient) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, bool, error) {
+func (c *Client) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, bool, error) {
 	return c.pauseOrResume(ctx, runPath(id)+"/resume", wirePause{Actor: actor, Mode: string(m)})
 }
 
-func (c *localClient) pauseOrResume(ctx context.Context, path string, in wirePause) (*engine.Run, bool, error) {
+func (c *Client) pauseOrResume(ctx context.Context, path string, in wirePause) (*engine.Run, bool, error) {
 	b, err := c.do(ctx, http.MethodPost, path, in)
 	if err != nil {
 		return nil, false, err
@@ -100,17 +100,4 @@ func (c *localClient) pauseOrResume(ctx context.Context, path string, in wirePau
 	}
 	r, _, err := record.UnmarshalRun(out.Run)
 	return r, out.CarriedOut, err
-}
-
-// Pause records a pause in a store no gonogo holds.
-func (s storeDecider) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {
-	r, err := s.svc.Pause(ctx, id, actor)
-	return r, false, err
-}
-
-// Unpause records a resume in a store no gonogo holds; the run goes on
-// with gonogo resume.
-func (s storeDecider) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, bool, error) {
-	r, err := s.svc.RecordUnpause(ctx, id, actor, m)
-	return r, false, err
 }
