@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -142,6 +144,21 @@ func writeRefused(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
+// mapSize is the size bbolt maps a file at when it opens it. The file
+// then grows inside its map: bbolt maps a file anew only when it outgrows
+// the map (doubling it up to 1 GiB), and that copies onto the heap every
+// value the writing transaction holds, so a step storing its artifact
+// would hold it three times instead of twice. The map takes address
+// space, not memory. On Windows bbolt makes the file as big as its map,
+// and a 32-bit process has no gigabyte to spare: there the map grows with
+// the file.
+func mapSize() int {
+	if runtime.GOOS == "windows" || strconv.IntSize < 64 {
+		return 0
+	}
+	return 1 << 30
+}
+
 // openFile opens (creating it and dataDir if needed) one of the data
 // directory's bbolt files with the options they share; what begins its
 // errors.
@@ -164,7 +181,7 @@ func openFile(dataDir, name, what string, opt Options) (*bbolt.DB, string, func(
 		now = time.Now
 	}
 	bdb, err := openBolt(path, opt.openFile, &bbolt.Options{Timeout: timeout, NoSync: opt.NoSync,
-		FreelistType: bbolt.FreelistMapType, ReadOnly: opt.ReadOnly})
+		FreelistType: bbolt.FreelistMapType, ReadOnly: opt.ReadOnly, InitialMmapSize: mapSize()})
 	if err != nil {
 		return nil, "", nil, err
 	}

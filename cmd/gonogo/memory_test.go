@@ -74,27 +74,27 @@ func newStepBench(t *testing.T, name string) *stepBench {
 	return b
 }
 
-// allocated runs the first step of a two-step checkpointed run whose agent
-// answers with the file out, and returns the bytes the process allocated
-// from the start of the run until the step's result was recorded, with the
-// artifact stored and its file written.
-func (b *stepBench) allocated(t *testing.T, out string) uint64 {
+// step runs the first step of a two-step checkpointed run whose agent
+// answers with the file out, measured by measure from the start of the run
+// until the step's result was recorded, with the artifact stored and its
+// file written.
+func (b *stepBench) step(t *testing.T, out string, measure func(func())) {
 	t.Helper()
 	plan := engine.Plan{Input: engine.InputPlan, Source: "mem.md", Domain: engine.DomainComplicated, DomainSource: "section-2",
 		Steps: []engine.PlanStep{
 			{Skill: "a", Prompt: "Print this file:\n" + out, Category: engine.CategoryContent, Execution: engine.ExecDelegate},
 			{Skill: "b", Prompt: "do b", Category: engine.CategoryContent, Execution: engine.ExecDelegate},
 		}}
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	run, err := b.svc.Start(context.Background(), plan, engine.StartOptions{StartedBy: "tester"})
+	var run *engine.Run
+	var err error
+	measure(func() {
+		if run, err = b.svc.Start(context.Background(), plan, engine.StartOptions{StartedBy: "tester"}); err == nil {
+			<-b.done
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-b.done
-	runtime.ReadMemStats(&after)
-
 	got, err := b.svc.Load(context.Background(), run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -102,20 +102,50 @@ func (b *stepBench) allocated(t *testing.T, out string) uint64 {
 	if st := got.Step(1); st.Latest().Result != engine.ResultProduced || !st.Latest().Artifact {
 		t.Fatalf("step 1: %s, result %q (%s), want an artifact produced", st.Status, st.Latest().Result, st.Latest().Reason)
 	}
+}
+
+// allocated returns the bytes the process allocated for the step.
+func (b *stepBench) allocated(t *testing.T, out string) uint64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	b.step(t, out, func(fn func()) {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		fn()
+		runtime.ReadMemStats(&after)
+	})
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// A step's artifact costs about its size in memory, not several times it:
-// from the agent's stdout through the engine's checks to the store, the
-// bytes allocated for a step with an 8 MiB artifact, less those for the
-// same step with a tiny one, are at most three times the difference in
-// size. The three are the output read in pieces, those pieces joined once
-// (and dropped at once), and bbolt's page of the stored value, so no more
-// than two are held at a time. A stream runner (claude, codex, gemini)
-// decodes the artifact out of the event line carrying it: one copy more.
-func TestArtifactCostsAboutItsSizeInMemory(t *testing.T) {
+// held returns the most live heap a collection found during the step.
+func (b *stepBench) held(t *testing.T, out string) uint64 {
+	t.Helper()
+	var peak uint64
+	var readings, cycles int
+	b.step(t, out, func(fn func()) { peak, readings, cycles = heldPeak(fn) })
+	t.Logf("%d of %d collections read", readings, cycles)
+	return peak
+}
+
+// artifactSize is the size of the big artifact the memory tests step
+// through each runner.
+const artifactSize = 8 << 20
+
+// artifactCase is one runner's agent output for a big artifact and a tiny
+// one, in files the step's agent prints.
+type artifactCase struct {
+	runner     string
+	big, small string
+	grown      int // len(big artifact) - len(small artifact)
+}
+
+// artifactCases writes, for each runner, what its agent prints to hand
+// back a big artifact and a tiny one: the artifact itself for the command
+// runner, the agents' event streams, their answer in the one event that
+// carries it, for the others.
+func artifactCases(t *testing.T) []artifactCase {
+	t.Helper()
 	dir := t.TempDir()
-	const size = 8 << 20
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, b, 0o600); err != nil {
@@ -123,9 +153,7 @@ func TestArtifactCostsAboutItsSizeInMemory(t *testing.T) {
 		}
 		return p
 	}
-	big, small := bigArtifact(size), bigArtifact(100)
-	// The agents' event streams, their answer in the one event that
-	// carries it.
+	big, small := bigArtifact(artifactSize), bigArtifact(100)
 	events := func(evs ...map[string]any) []byte {
 		var out []byte
 		for _, ev := range evs {
@@ -148,27 +176,50 @@ func TestArtifactCostsAboutItsSizeInMemory(t *testing.T) {
 		return events(map[string]any{"type": "message", "role": "assistant", "content": string(b), "delta": true},
 			map[string]any{"type": "result", "status": "success", "stats": map[string]any{"input_tokens": 10, "output_tokens": 10}})
 	}
-	cases := []struct {
-		runner     string
-		big, small string
-		limit      float64
-	}{
-		{"command", write("big.md", big), write("small.md", small), 3.2},
-		{"claude", write("claude-big.jsonl", claude(big)), write("claude-small.jsonl", claude(small)), 4.2},
-		{"codex", write("codex-big.jsonl", codex(big)), write("codex-small.jsonl", codex(small)), 4.2},
-		{"gemini", write("gemini-big.jsonl", gemini(big)), write("gemini-small.jsonl", gemini(small)), 4.2},
+	grown := len(big) - len(small)
+	return []artifactCase{
+		{"command", write("big.md", big), write("small.md", small), grown},
+		{"claude", write("claude-big.jsonl", claude(big)), write("claude-small.jsonl", claude(small)), grown},
+		{"codex", write("codex-big.jsonl", codex(big)), write("codex-small.jsonl", codex(small)), grown},
+		{"gemini", write("gemini-big.jsonl", gemini(big)), write("gemini-small.jsonl", gemini(small)), grown},
 	}
-	for _, c := range cases {
+}
+
+// A step's artifact costs about its size in memory, not several times it:
+// from the agent's stdout through the engine's checks to a new store, the
+// bytes allocated for a step with an 8 MiB artifact, less those for the
+// same step with a tiny one, are at most three times the difference in
+// size: the output read in pieces, those pieces joined once (and dropped
+// at once), and bbolt's page of the stored value. A stream runner
+// (claude, codex, gemini) decodes the artifact out of the event line
+// carrying it: one copy more. What is held at once is
+// TestStepHoldsAboutTwiceItsArtifactInMemory's.
+func TestArtifactCostsAboutItsSizeInMemory(t *testing.T) {
+	limits := map[string]float64{"command": 3.2, "claude": 4.2, "codex": 4.2, "gemini": 4.2}
+	for _, c := range artifactCases(t) {
 		b := newStepBench(t, c.runner)
-		// Two runs first grow the store's file past what the runs measured
-		// need: bbolt maps its file anew, copying the values a change
-		// holds, only when the file doubles.
-		b.allocated(t, c.big)
-		b.allocated(t, c.big)
-		ratio := (float64(b.allocated(t, c.big)) - float64(b.allocated(t, c.small))) / float64(len(big)-len(small))
+		ratio := (float64(b.allocated(t, c.big)) - float64(b.allocated(t, c.small))) / float64(c.grown)
 		t.Logf("%s: %.2f bytes allocated per byte of artifact", c.runner, ratio)
-		if ratio > c.limit {
-			t.Errorf("%s: a step allocated %.2f bytes per byte of its artifact, want at most %.1f", c.runner, ratio, c.limit)
+		if ratio > limits[c.runner] {
+			t.Errorf("%s: a step allocated %.2f bytes per byte of its artifact, want at most %.1f", c.runner, ratio, limits[c.runner])
+		}
+	}
+}
+
+// A step holds about twice its artifact at most: the most live heap any
+// garbage collection found during a step with an 8 MiB artifact (the
+// agent's output read, the engine's checks, the artifact stored in bbolt
+// and its file written), less the same for a tiny artifact, is at most
+// 2.2 bytes per byte of the difference in size, whichever runner read it.
+// The store is new, so its file grows several times over to take the
+// artifact.
+func TestStepHoldsAboutTwiceItsArtifactInMemory(t *testing.T) {
+	for _, c := range artifactCases(t) {
+		b := newStepBench(t, c.runner)
+		ratio := (float64(b.held(t, c.big)) - float64(b.held(t, c.small))) / float64(c.grown)
+		t.Logf("%s: %.2f bytes held per byte of artifact", c.runner, ratio)
+		if ratio > 2.2 {
+			t.Errorf("%s: a step held %.2f bytes per byte of its artifact at once, want at most 2.2", c.runner, ratio)
 		}
 	}
 }
