@@ -532,17 +532,17 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 		return nil, fmt.Errorf("decision %s was already applied: %w", d.Key, ErrDuplicate)
 	}
 	if r.Finished() {
-		return nil, fmt.Errorf("run %s is %s: %w", r.ID, r.State, ErrStale)
+		return nil, fmt.Errorf("run %s is %s: nothing waits for a decision: %w", r.ID, r.State, ErrStale)
 	}
 	if l := s.Latest(); l != nil && l.N != d.Attempt {
 		return nil, fmt.Errorf("step %d: the decision was for attempt %d, the step is at attempt %d: %w", d.Step, d.Attempt, len(s.Attempts), ErrStale)
 	}
+	if err := CheckDecision(r, s, d.Kind); err != nil {
+		return nil, err
+	}
 	to, err := next(s, trigger(d.Kind))
 	if err != nil {
 		return nil, err
-	}
-	if !allows(s, d.Kind) {
-		return nil, fmt.Errorf("step %d (%s) %s: %s is not possible, only %v: %w", s.N, s.Skill, s.Latest().Result, d.Kind, Allowed(s), ErrNotWaiting)
 	}
 	ev := Event{Type: EvDecision, Step: d.Step, Attempt: d.Attempt, Actor: d.Actor, Decision: d.Kind, Key: d.Key, Feedback: d.Feedback, Status: to}
 	if d.Kind == DecideApprove && r.Quorum > 1 {

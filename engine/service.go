@@ -428,17 +428,11 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	var edit *Edit
 	c := Commit{Key: DecisionStoreKey(id, d.Key)}
 	if d.Kind == DecideEdit {
-		st := r.Step(d.Step)
-		if st == nil {
-			return nil, fmt.Errorf("run %s has no step %d: %w", id, d.Step, ErrNotFound)
+		if edit, err = EditOf(r, d, body); err != nil {
+			return nil, err
 		}
-		if !hasContent(body) {
-			return nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
-		}
-		edit = &Edit{Size: len(body), Summary: Summarize(body)}
-		if len(r.Steps) > 1 {
-			edit.File = ArtifactFile(id, st.N, st.Skill, d.Attempt, true)
-			c.Files = append(makeWay(id, st, d.Attempt, edit.File), FileWrite{Path: edit.File, Body: body})
+		if edit.File != "" {
+			c.Files = append(makeWay(id, r.Step(d.Step), d.Attempt, edit.File), FileWrite{Path: edit.File, Body: body})
 		}
 		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
 	}

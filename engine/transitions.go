@@ -114,11 +114,3 @@ func Allowed(s *Step) []DecisionKind {
 	return nil
 }
 
-func allows(s *Step, k DecisionKind) bool {
-	for _, a := range Allowed(s) {
-		if a == k {
-			return true
-		}
-	}
-	return false
-}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -184,41 +183,30 @@ func answerKey(e env, r *engine.Run, req decideRequest) (code int, answered bool
 // errRefused marks what decide refuses under the run's rules (exit 1).
 var errRefused = errors.New("refused")
 
-// decisionStep finds the step the decision is for and checks, before
-// anything is sent, that it can take it now; the engine checks again when
-// it applies it.
+// decisionStep finds the step the decision is for: the one named, else
+// the one step that waits on people. Whether that step can take the
+// decision now is the engine's to say when it applies it.
 func decisionStep(r *engine.Run, req decideRequest) (*engine.Step, error) {
-	if r.Finished() {
-		return nil, fmt.Errorf("run %s is %s: nothing waits for a decision: %w", r.ID, r.State, errRefused)
-	}
-	var s *engine.Step
 	if req.step != 0 {
-		if s = r.Step(req.step); s == nil {
+		s := r.Step(req.step)
+		if s == nil {
 			return nil, usagef("run %s has no step %d (it has %d)", r.ID, req.step, len(r.Steps))
 		}
-	} else {
-		var waiting []string
-		for _, st := range engine.WaitingOn(r) {
-			waiting = append(waiting, fmt.Sprint(st.N))
-			if s == nil {
-				s = st
-			}
-		}
-		switch {
-		case s == nil:
-			return nil, fmt.Errorf("run %s is %s: no step waits for a decision: %w", r.ID, r.State, errRefused)
-		case len(waiting) > 1:
-			return nil, usagef("steps %s of run %s wait for a decision: name one with --step N", strings.Join(waiting, ", "), r.ID)
+		return s, nil
+	}
+	var s *engine.Step
+	var waiting []string
+	for _, st := range engine.WaitingOn(r) {
+		waiting = append(waiting, fmt.Sprint(st.N))
+		if s == nil {
+			s = st
 		}
 	}
-	allowed := engine.Allowed(s)
 	switch {
-	case len(allowed) == 0:
-		return nil, fmt.Errorf("%s is %s, not waiting for a decision: %w", terminal.StepTitle(r, s), s.Status, errRefused)
-	case !slices.Contains(allowed, req.kind):
-		return nil, fmt.Errorf("%s is not possible at %s now (%s); possible: %s: %w", req.kind, terminal.StepTitle(r, s), terminal.OrDash(string(s.Latest().Result)), terminal.WordsFor(allowed), errRefused)
-	case req.attempt != 0 && terminal.AttemptN(s.Latest()) != req.attempt:
-		return nil, fmt.Errorf("%s is at attempt %d, not %d: %w", terminal.StepTitle(r, s), terminal.AttemptN(s.Latest()), req.attempt, engine.ErrStale)
+	case s == nil:
+		return nil, fmt.Errorf("run %s is %s: no step waits for a decision: %w", r.ID, r.State, errRefused)
+	case len(waiting) > 1:
+		return nil, usagef("steps %s of run %s wait for a decision: name one with --step N", strings.Join(waiting, ", "), r.ID)
 	}
 	return s, nil
 }

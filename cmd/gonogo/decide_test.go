@@ -370,3 +370,37 @@ func TestDecideAndShowMessagesDoNotRepeatTheirPrefix(t *testing.T) {
 		}
 	}
 }
+
+// decide does not judge a decision itself: the engine refuses what a step
+// cannot take, in its words (engine.NotPossible), and decide exits 1 with
+// them, changing nothing. A stale attempt and a finished run are refused
+// the same way.
+func TestDecideRefusesInTheEnginesWords(t *testing.T) {
+	id, vars := waitingRun(t, "define-problem-statement -> deliver-prd -- x")
+	data := vars["GONOGO_DATA_DIR"]
+	before, _ := loadRun(t, data, id)
+	pending := (&engine.NotPossible{Title: engine.Title(before, before.Step(2)), Kind: engine.DecideApprove, Status: engine.StepPending}).Error()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"decide", id, "approve", "--step", "2"}, "REFUSED: " + pending},
+		{[]string{"decide", id, "approve", "--attempt", "2"}, "REFUSED: step 1: the decision was for attempt 2, the step is at attempt 1"},
+	} {
+		res := gonogo(t, vars, "", c.args...)
+		if res.code != terminal.ExitRefused || !strings.Contains(res.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and %q", c.args, res.code, res.stderr, c.want)
+		}
+	}
+	if after, _ := loadRun(t, data, id); after.Seq != before.Seq {
+		t.Errorf("a refused decision changed the run: seq %d -> %d", before.Seq, after.Seq)
+	}
+	id, vars = waitingRun(t, "deliver-prd -- x")
+	if res := gonogo(t, vars, "", "decide", id, "approve"); res.code != terminal.ExitOK {
+		t.Fatalf("approve: exit %d\n%s", res.code, res.stderr)
+	}
+	res := gonogo(t, vars, "", "decide", id, "approve", "--step", "1")
+	if res.code != terminal.ExitRefused || !strings.Contains(res.stderr, "REFUSED: run "+id+" is completed: nothing waits for a decision") {
+		t.Errorf("approve on a completed run: exit %d, stderr %q", res.code, res.stderr)
+	}
+}

@@ -381,18 +381,15 @@ func (b *Backend) Decide(ctx context.Context, id engine.RunID, d engine.Decision
 		if r, err = b.Load(ctx, id); err != nil {
 			return nil, err
 		}
-		st := r.Step(d.Step)
-		if st == nil {
-			return nil, fmt.Errorf("run %s has no step %d: %w", id, d.Step, engine.ErrNotFound)
+		edit, err := engine.EditOf(r, d, body)
+		if err != nil {
+			return nil, err
 		}
-		if !engine.HasContent(body) {
-			return nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
-		}
-		key := editKey(id, st, d.Attempt, body)
+		key := editKey(id, r.Step(d.Step), d.Attempt, body)
 		if err := b.cfg.Artifacts.Put(ctx, key, body); err != nil {
 			return nil, fmt.Errorf("keep the edit of step %d: %w", d.Step, err)
 		}
-		a.Edit = &editRecord{Key: key, Size: len(body), Summary: engine.Summarize(body)}
+		a.Edit = &editRecord{Key: key, Size: edit.Size, Summary: edit.Summary}
 	}
 	return b.update(ctx, id, updDecide, d.Key, r, a)
 }

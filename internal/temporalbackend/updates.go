@@ -122,21 +122,16 @@ func (f *flow) decision(a actRecord) (engine.Decision, *engine.Edit, error) {
 	if err != nil {
 		return d, nil, err
 	}
-	st := f.run.Step(d.Step)
-	if st == nil {
-		return d, nil, fmt.Errorf("run %s has no step %d: %w", f.run.ID, d.Step, engine.ErrNotFound)
-	}
 	if d.Kind != engine.DecideEdit {
 		return d, nil, nil
 	}
-	if a.Edit == nil || a.Edit.Size == 0 {
-		return d, nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
+	var size int
+	var summary string
+	if a.Edit != nil {
+		size, summary = a.Edit.Size, a.Edit.Summary
 	}
-	edit := &engine.Edit{Size: a.Edit.Size, Summary: a.Edit.Summary}
-	if len(f.run.Steps) > 1 {
-		edit.File = engine.ArtifactFile(f.run.ID, st.N, st.Skill, d.Attempt, true)
-	}
-	return d, edit, nil
+	edit, err := engine.PrepareEdit(f.run, d, size, summary)
+	return d, edit, err
 }
 
 // decisionTime is when a decision counts as taken: the caller's time when

@@ -186,8 +186,10 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 	if !ok {
 		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", Clip(word, 40), WordsFor(allowed))
 	}
-	if !slices.Contains(allowed, k) {
-		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, s.Latest().Result, WordsFor(allowed))
+	var np *engine.NotPossible
+	if errors.As(engine.CheckDecision(r, s, k), &np) {
+		// The engine's refusal, with the choices in the words typed here.
+		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, np.Result, WordsFor(np.Allowed))
 	}
 	dec := &engine.Decision{Kind: k}
 	switch k {
