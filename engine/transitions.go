@@ -113,4 +113,3 @@ func Allowed(s *Step) []DecisionKind {
 	}
 	return nil
 }
-
