@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -97,14 +98,34 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err := processEnv(ctx, &sc, e.lookup); err != nil {
 		return fail(e, "serve", err)
 	}
+	log := newLogger(e, cfg)
+	bcfg, skillDirs, err := slackBotConfig(cfg, f, sc, log)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	tc, err := loadTemporalConfig(ctx, e)
+	if err != nil {
+		return fail(e, "serve", err)
+	}
+	if tc.Addr != "" {
+		return serveOnTemporal(ctx, e, cfg, f, tc, bcfg, sc.HTTPAddr, skillDirs)
+	}
+	return serveOnStore(ctx, e, cfg, f, sc, bcfg, log, skillDirs)
+}
+
+// slackBotConfig is the Slack bot's configuration, with the skills and the
+// policy it runs: its tokens are checked first, so a bad one stops serve
+// at once. A skill that cannot be used is logged once, here; serve goes on
+// without it, and a run naming it is refused or shows it as manual.
+// skillDirs names the skills folders, for the log.
+func slackBotConfig(cfg config, f *runFlags, sc slackConfig, log *slog.Logger) (bcfg bot.Config, skillDirs string, err error) {
 	var approvers []string
 	for _, a := range sc.Approvers {
 		if a = strings.TrimSpace(a); a != "" {
 			approvers = append(approvers, a)
 		}
 	}
-	log := newLogger(e, cfg)
-	bcfg := bot.Config{
+	bcfg = bot.Config{
 		AppToken: sc.AppToken, BotToken: sc.BotToken, APIURL: sc.APIURL, SlashCommand: sc.SlashCommand,
 		Approvers: approvers, Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
 		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
@@ -113,38 +134,33 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		ConfirmStart: sc.ConfirmStart,
 		NoAuditTrail: !sc.AuditTrail,
 	}
-	// Check the tokens before anything else, so a bad one stops serve at
-	// once; the bot is built for real once the engine is up.
 	if err := bot.CheckTokens(bcfg); err != nil {
-		return fail(e, "serve", err)
+		return bcfg, "", err
 	}
 	cat, err := cfg.loadSkills(f.skills)
 	if err != nil {
-		return fail(e, "serve", err)
+		return bcfg, "", err
 	}
-	// A skill that cannot be used is said once, here; serve goes on
-	// without it, and a run naming it is refused or shows it as manual.
 	for _, w := range cat.Warnings() {
 		log.Warn("skill", "problem", w)
 	}
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
-		return fail(e, "serve", fmt.Errorf("policy: %w", err))
+		return bcfg, "", fmt.Errorf("policy: %w", err)
 	}
 	for _, p := range leafProblems(cat, pol) {
 		log.Warn("skill", "problem", p)
 	}
 	bcfg.Catalog, bcfg.Policy = cat, pol
 	if _, err := bot.New(bcfg, nil); err != nil {
-		return fail(e, "serve", usagef("%v", err))
+		return bcfg, "", usagef("%v", err)
 	}
-	tc, err := loadTemporalConfig(ctx, e)
-	if err != nil {
-		return fail(e, "serve", err)
-	}
-	if tc.Addr != "" {
-		return serveOnTemporal(ctx, e, cfg, f, tc, bcfg, sc.HTTPAddr, strings.Join(cat.Dirs(), ", "))
-	}
+	return bcfg, strings.Join(cat.Dirs(), ", "), nil
+}
+
+// serveOnStore serves Slack from the bbolt store in the data directory:
+// the engine's service, the bot, the local API and the HTTP listener.
+func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc slackConfig, bcfg bot.Config, log *slog.Logger, skillDirs string) int {
 	name := runnerName(f)
 	rcfg, err := runnerConfig(cfg, f)
 	if err != nil {
@@ -172,9 +188,10 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	defer inbox.Close()
 	bcfg.Inbox = inbox
 	notifier := &lateNotifier{}
-	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: run, Notifier: notifier,
+	pol := bcfg.Policy
+	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: bcfg.Catalog, Runner: run, Notifier: notifier,
 		MaxParallel: cfg.MaxParallel, Log: log, Probe: runner.Probe{PassEnv: rcfg.PassEnv}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
-		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg), Members: notifier.Member, Approvers: approvers})
+		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg), Members: notifier.Member, Approvers: bcfg.Approvers})
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -198,7 +215,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 		log.Info("serving /healthz and /metrics", "addr", addr)
 	}
-	log.Info("gonogo serve starting", "data", f.data, "skills", strings.Join(cat.Dirs(), ", "), "runner", name)
+	log.Info("gonogo serve starting", "data", f.data, "skills", skillDirs, "runner", name)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return fail(e, "serve", err)
 	}
