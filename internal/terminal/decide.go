@@ -18,63 +18,90 @@ import (
 // checkpoint asks for a decision on step s.
 func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) (*engine.Run, int, bool) {
 	allowed := engine.Allowed(s)
-	l := s.Latest()
 	for {
-		if d.tty {
-			fmt.Fprintf(d.out, "%s %s > ", StepTitle(r, s), pausedPrompt(r, allowed))
+		line, t := d.checkpointLine(ctx, r, s, allowed)
+		if t == nil {
+			t = d.takeLine(ctx, r, s, line, allowed)
 		}
-		line, err := d.readOrMoved(ctx, r)
-		if errors.Is(err, errMovedOn) {
-			// Decided elsewhere: drive shows what happened and asks
-			// about what is next.
-			if d.tty {
-				fmt.Fprintln(d.out)
-			}
-			return nil, 0, false
-		}
-		if ctx.Err() != nil {
-			d.stopped(r, s)
-			return nil, ExitWaiting, true
-		}
-		if tooLong(err) {
-			if d.badLine(r, err) {
-				continue
-			}
-			return nil, ExitUsage, true
-		}
-		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
-			return nil, d.leave(r, s), true
-		}
-		if m, ok := ResumeWords(line); ok && r.PausedByPerson() {
-			return d.unpause(ctx, r, m)
-		}
-		dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
-		if ctx.Err() != nil {
-			d.stopped(r, s)
-			return nil, ExitWaiting, true
-		}
-		if err != nil {
-			if d.badLine(r, err) {
-				continue
-			}
-			return nil, ExitUsage, true
-		}
-		if dec == nil {
-			continue
-		}
-		dec.Step, dec.Attempt, dec.Actor = s.N, AttemptN(l), d.actor
-		dec.Key = "cli:" + RandomKey()
-		next, err := d.svc.Decide(ctx, r.ID, *dec, body)
-		switch {
-		case err == nil:
-			return next, 0, false
-		case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrDuplicate):
-			return d.refused(ctx, r.ID, err)
-		default:
-			fmt.Fprintf(d.e.Stderr, "gonogo: the decision was not recorded: %v\n", err)
-			return nil, ExitUsage, true
+		if !t.again {
+			return t.next, t.code, t.done
 		}
 	}
+}
+
+// turn is what one question at a checkpoint came to: ask again, or return
+// next, code and done to drive.
+type turn struct {
+	next  *engine.Run
+	code  int
+	done  bool
+	again bool
+}
+
+// checkpointLine asks for a decision line; t is not nil when there is none
+// to take: the run was decided elsewhere, gonogo was stopped, or the input
+// ended or was refused.
+func (d *driver) checkpointLine(ctx context.Context, r *engine.Run, s *engine.Step, allowed []engine.DecisionKind) (string, *turn) {
+	if d.tty {
+		fmt.Fprintf(d.out, "%s %s > ", StepTitle(r, s), pausedPrompt(r, allowed))
+	}
+	line, err := d.readOrMoved(ctx, r)
+	switch {
+	case errors.Is(err, errMovedOn):
+		// Decided elsewhere: drive shows what happened and asks about
+		// what is next.
+		if d.tty {
+			fmt.Fprintln(d.out)
+		}
+		return "", &turn{}
+	case ctx.Err() != nil:
+		d.stopped(r, s)
+		return "", &turn{code: ExitWaiting, done: true}
+	case tooLong(err):
+		return "", d.badTurn(r, err)
+	case err != nil && (line == "" || !errors.Is(err, io.EOF)):
+		return "", &turn{code: d.leave(r, s), done: true}
+	}
+	return line, nil
+}
+
+// badTurn refuses a line: ask again, or leave the run waiting (exit 2).
+func (d *driver) badTurn(r *engine.Run, err error) *turn {
+	if d.badLine(r, err) {
+		return &turn{again: true}
+	}
+	return &turn{code: ExitUsage, done: true}
+}
+
+// takeLine acts on a decision line: it resumes a paused run, or sends the
+// decision it reads to the backend.
+func (d *driver) takeLine(ctx context.Context, r *engine.Run, s *engine.Step, line string, allowed []engine.DecisionKind) *turn {
+	if m, ok := ResumeWords(line); ok && r.PausedByPerson() {
+		next, code, done := d.unpause(ctx, r, m)
+		return &turn{next: next, code: code, done: done}
+	}
+	dec, body, err := d.parseDecision(ctx, r, s, strings.TrimSpace(line), allowed)
+	switch {
+	case ctx.Err() != nil:
+		d.stopped(r, s)
+		return &turn{code: ExitWaiting, done: true}
+	case err != nil:
+		return d.badTurn(r, err)
+	case dec == nil:
+		return &turn{again: true}
+	}
+	dec.Step, dec.Attempt, dec.Actor = s.N, AttemptN(s.Latest()), d.actor
+	dec.Key = "cli:" + RandomKey()
+	next, err := d.svc.Decide(ctx, r.ID, *dec, body)
+	switch {
+	case err == nil:
+		return &turn{next: next}
+	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrDuplicate):
+		next, code, done := d.refused(ctx, r.ID, err)
+		return &turn{next: next, code: code, done: done}
+	}
+	fmt.Fprintf(d.e.Stderr, "gonogo: the decision was not recorded: %v\n", err)
+	return &turn{code: ExitUsage, done: true}
 }
 
 // badLine says why a decision line was not taken, and whether to ask

@@ -120,52 +120,69 @@ func (d *driver) Drive(ctx context.Context, r *engine.Run) int {
 		if r.Finished() {
 			return d.Finish(r)
 		}
-		// Decisions are asked for once no step runs: a workflow's other
-		// branches run on meanwhile, and their output does not break into
-		// the question. A step gonogo retries by itself is not asked about.
-		if s := engine.NextDecision(r); s != nil {
-			next, code, done := d.checkpoint(ctx, r, s)
-			if done {
-				return code
-			}
-			if next != nil && next.Seq > r.Seq {
-				r = next
-			}
-			continue
+		next, code, done := d.askPerson(ctx, r)
+		if !done && next == nil {
+			next, code, done = d.wait(ctx, r, tick.C)
 		}
-		if HeldByPerson(r) {
-			next, code, done := d.paused(ctx, r)
-			if done {
-				return code
-			}
-			if next != nil && next.Seq > r.Seq {
-				r = next
-			}
-			continue
+		if done {
+			return code
 		}
-		select {
-		case lr := <-d.typed(r):
-			d.in.took()
-			if next := d.typedLine(ctx, r, lr); next != nil && next.Seq > r.Seq {
-				r = next
-			}
-		case <-d.box.signal:
-		case <-tick.C:
-			if d.live {
-				d.draw(r)
-			} else {
-				d.report(r)
-			}
-		case <-ctx.Done():
-			d.clearLine()
-			if d.remote {
-				fmt.Fprintf(d.out, "Stopped following. The run goes on on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
-				return ExitWaiting
-			}
-			fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
-			return ExitWaiting
+		if next != nil && next.Seq > r.Seq {
+			r = next
 		}
 	}
+}
+
+// askPerson asks a person what the run waits on them for, if anything: the
+// decision at a checkpoint, or to resume the run they paused. Decisions
+// are asked for once no step runs: a workflow's other branches run on
+// meanwhile, and their output does not break into the question. A step
+// gonogo retries by itself is not asked about.
+func (d *driver) askPerson(ctx context.Context, r *engine.Run) (next *engine.Run, code int, done bool) {
+	if s := engine.NextDecision(r); s != nil {
+		next, code, done = d.checkpoint(ctx, r, s)
+		return orSame(next, r), code, done
+	}
+	if HeldByPerson(r) {
+		next, code, done = d.paused(ctx, r)
+		return orSame(next, r), code, done
+	}
+	return nil, 0, false
+}
+
+// orSame is next, or r when there is no next: asking was answered.
+func orSame(next, r *engine.Run) *engine.Run {
+	if next == nil {
+		return r
+	}
+	return next
+}
+
+// wait waits for what moves the run on while nothing is asked: a line
+// typed (pause, abort), news of the run, or a tick of the live line; and
+// says what stopping leaves when ctx ends.
+func (d *driver) wait(ctx context.Context, r *engine.Run, tick <-chan time.Time) (next *engine.Run, code int, done bool) {
+	select {
+	case lr := <-d.typed(r):
+		d.in.took()
+		return d.typedLine(ctx, r, lr), 0, false
+	case <-d.box.signal:
+	case <-tick:
+		if d.live {
+			d.draw(r)
+		} else {
+			d.report(r)
+		}
+	case <-ctx.Done():
+		d.clearLine()
+		if d.remote {
+			fmt.Fprintf(d.out, "Stopped following. The run goes on on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
+			return nil, ExitWaiting, true
+		}
+		fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
+		return nil, ExitWaiting, true
+	}
+	return nil, 0, false
 }
 
 func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
