@@ -176,6 +176,7 @@ func cmdTemporalSetup(ctx context.Context, e env, retention time.Duration) int {
 	} else {
 		fmt.Fprintln(e.stdout, "search attributes: all there")
 	}
+	fmt.Fprintf(e.stdout, "a run using them: accepted (waited %s for the cluster to take them up)\n", rep.Waited.Round(100*time.Millisecond))
 	fmt.Fprintf(e.stdout, "Temporal at %s is ready for gonogo.\n", tc.Addr)
 	return terminal.ExitOK
 }

@@ -13,7 +13,10 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/gonogo/gonogo/engine"
 )
 
 // The search attributes gonogo lists runs by: a run's state, who started
@@ -46,6 +49,10 @@ type SetupReport struct {
 	// AddedAttributes are the search attributes Setup added, sorted; the
 	// others were there already.
 	AddedAttributes []string
+	// Waited is how long Setup waited, after the attributes were added,
+	// for the cluster to accept a run that uses them (each part of a
+	// cluster learns a namespace's attributes some seconds later).
+	Waited time.Duration
 }
 
 // Setup makes namespace ready for gonogo: it registers the namespace when
@@ -55,8 +62,11 @@ type SetupReport struct {
 // is an error naming it: gonogo cannot list runs by it, and changing its
 // type is the cluster operator's call.
 //
-// A namespace just registered takes a few seconds to reach every part of
-// the cluster; Setup waits for it, up to ctx's deadline or a minute.
+// A namespace just registered, and attributes just added, take a few
+// seconds to reach every part of the cluster: Setup returns only once the
+// cluster accepts the start of a workflow that uses gonogo's search
+// attributes (a probe, terminated at once), waiting up to ctx's deadline
+// or a minute, so that a run started the moment it returns works.
 func Setup(ctx context.Context, c client.Client, namespace string, retention time.Duration) (SetupReport, error) {
 	rep := SetupReport{Namespace: namespace}
 	if namespace == "" {
@@ -89,14 +99,62 @@ func Setup(ctx context.Context, c client.Client, namespace string, retention tim
 	for {
 		added, err := addSearchAttributes(ctx, c, namespace)
 		rep.AddedAttributes = added
-		if err == nil || !errors.As(err, &missing) {
+		if err != nil && !errors.As(err, &missing) {
 			return rep, err
+		}
+		if err == nil {
+			break
 		}
 		// The namespace is registered but not yet known everywhere.
 		select {
 		case <-ctx.Done():
 			return rep, fmt.Errorf("temporal setup: namespace %q registered but not ready: %w", namespace, err)
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(setupPoll):
+		}
+	}
+	began := time.Now()
+	err = awaitAttributes(ctx, c, namespace)
+	rep.Waited = time.Since(began)
+	return rep, err
+}
+
+// setupPoll is how often Setup asks again while the cluster catches up.
+const setupPoll = 500 * time.Millisecond
+
+// probeQueue is the task queue of Setup's probe: no worker polls it, so
+// the probe never runs; it is terminated as soon as it is accepted.
+const probeQueue = "gonogo-setup-probe"
+
+// awaitAttributes starts probes that use gonogo's search attributes until
+// the cluster accepts one (and terminates it), or ctx ends.
+func awaitAttributes(ctx context.Context, dialed client.Client, namespace string) error {
+	// The probe runs in namespace, which need not be the one c was dialed
+	// for.
+	c, err := client.NewClientFromExisting(dialed, client.Options{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("temporal setup: a client of namespace %q: %w", namespace, err)
+	}
+	defer c.Close()
+	attrs := temporal.NewSearchAttributes(stateKey.ValueSet(string(engine.RunRunning)),
+		starterKey.ValueSet("gonogo temporal setup"), channelKey.ValueSet(""))
+	for {
+		id := fmt.Sprintf("gonogo-setup-probe-%d", time.Now().UnixNano())
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: probeQueue,
+			TypedSearchAttributes: attrs, WorkflowExecutionTimeout: time.Minute}, probeQueue)
+		if err == nil {
+			if terr := c.TerminateWorkflow(ctx, id, run.GetRunID(), "gonogo temporal setup: probe accepted"); terr != nil {
+				return fmt.Errorf("temporal setup: end the probe workflow %s: %w", id, terr)
+			}
+			return nil
+		}
+		var missing *serviceerror.NamespaceNotFound
+		if missingAttributes(err) == err && !errors.As(err, &missing) {
+			return fmt.Errorf("temporal setup: start a probe workflow in %q: %w", namespace, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("temporal setup: the search attributes of %q were added, but the cluster did not accept a run using them in time: %w", namespace, err)
+		case <-time.After(setupPoll):
 		}
 	}
 }

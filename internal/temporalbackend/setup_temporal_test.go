@@ -11,6 +11,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 )
 
@@ -66,5 +69,42 @@ func TestSetupRefusesASearchAttributeOfAnotherType(t *testing.T) {
 	_, err = Setup(ctx, c, ns, DefaultRetention)
 	if err == nil || !strings.Contains(err.Error(), AttrState) || !strings.Contains(err.Error(), "Int") {
 		t.Fatalf("setup over an Int %s: %v; want an error naming the attribute and its type", AttrState, err)
+	}
+}
+
+// On a cluster as it ships (the search attributes' cache refreshed every
+// few seconds, not on every read as temporaltest sets it), a run started
+// the moment setup returns is accepted: setup waits until the cluster
+// takes runs that use gonogo's search attributes, and says how long.
+func TestARunStartedRightAfterSetupIsAccepted(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseServerOptions(
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: false}},
+		})))
+	const ns = "gonogo-fresh"
+	c := ts.NewClientWithOptions(client.Options{Namespace: ns})
+	rep, err := Setup(t.Context(), c, ns, DefaultRetention)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.CreatedNamespace || len(rep.AddedAttributes) != 3 {
+		t.Fatalf("setup: %+v; want the namespace created and three attributes added", rep)
+	}
+	e := temporalEnvOn(t, ts)
+	e.b = New(e.config(func(cfg *Config) { cfg.Client = c }))
+	r, err := e.tryStart(nil)
+	if err != nil {
+		t.Fatalf("a run started as setup returned (it waited %s): %v", rep.Waited, err)
+	}
+	t.Logf("setup waited %s; run %s accepted", rep.Waited, r.ID)
+	// The probe setup started is not left behind.
+	list, err := c.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: ns, Query: "WorkflowType = '" + probeQueue + "'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range list.GetExecutions() {
+		if w.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			t.Errorf("setup's probe %s is still running", w.GetExecution().GetWorkflowId())
+		}
 	}
 }
