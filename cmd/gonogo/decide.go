@@ -141,26 +141,18 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	if err != nil {
 		return refuseOrFail(e, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", terminal.StepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
-	fmt.Fprintf(e.stdout, "Run %s is %s; step %d is %s.\n", after.ID, after.State, s.N, after.Step(s.N).Status)
-	c, _ := dc.(interface{ Describe() string })
-	switch {
-	case after.Finished():
-	case carried:
-		fmt.Fprintf(e.stdout, "Carried out by %s, which goes on with the run.\n", c.Describe())
-	case held:
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.Describe(), after.ID, terminal.DataFlag(req.data))
-	default:
-		fmt.Fprintf(e.stdout, "No gonogo holds %s: the decision is recorded, and the run goes on with: gonogo resume %s%s\n", req.data, after.ID, terminal.DataFlag(req.data))
-	}
+	v := terminal.Recorded{Run: after, Data: req.data, Holder: holderName(dc, held), Carried: carried}
+	v.Decided(e.stdout, d)
 	return terminal.ExitOK
 }
 
-func feedbackNote(fb string) string {
-	if fb == "" {
-		return ""
+// holderName names the gonogo that holds the data directory, for a reader
+// opened held ("" when not held).
+func holderName(rd runReader, held bool) string {
+	if c, ok := rd.(interface{ Describe() string }); ok && held {
+		return c.Describe()
 	}
-	return fmt.Sprintf(" with feedback %q", terminal.Clip(terminal.OneLine(fb), 80))
+	return ""
 }
 
 // answerKey answers a decision whose --key run r has recorded a decision

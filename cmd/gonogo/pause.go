@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -79,22 +78,7 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 	case err != nil:
 		return fail(e, "pause", err)
 	}
-	fmt.Fprintf(e.stdout, "Run %s paused by %s.\n", r.ID, who)
-	switch {
-	case r.State == engine.RunRunning:
-		fmt.Fprintln(e.stdout, "The running steps finish and wait at a checkpoint; no step starts until it is resumed.")
-	default:
-		fmt.Fprintln(e.stdout, "No step starts until it is resumed.")
-	}
-	c, _ := p.(*localapi.Client)
-	switch {
-	case carried:
-		fmt.Fprintf(e.stdout, "%s holds the run. Resume with: gonogo resume %s%s\n", c.Describe(), r.ID, terminal.DataFlag(data))
-	case held:
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run. Resume with: gonogo resume %s%s\n", c.Describe(), r.ID, terminal.DataFlag(data))
-	default:
-		fmt.Fprintf(e.stdout, "No gonogo holds %s: the pause is recorded. Resume with: gonogo resume %s%s\n", data, r.ID, terminal.DataFlag(data))
-	}
+	terminal.Recorded{Run: r, Data: data, Holder: holderName(p, held), Carried: carried}.Paused(e.stdout, who)
 	return terminal.ExitOK
 }
 
@@ -122,13 +106,7 @@ func resumeHeld(ctx context.Context, e env, f *runFlags, id engine.RunID, who st
 		}
 		return fail(e, "resume", err), true
 	}
-	c := p.(*localapi.Client)
-	fmt.Fprintf(e.stdout, "Run %s resumed by %s (%s).\n", r.ID, who, terminal.ModeWord(r.Mode))
-	if carried {
-		fmt.Fprintf(e.stdout, "%s goes on with it.\n", c.Describe())
-	} else {
-		fmt.Fprintf(e.stdout, "Recorded by %s, which carries out another run: this one goes on with gonogo resume %s%s once that gonogo is done.\n", c.Describe(), r.ID, terminal.DataFlag(f.data))
-	}
+	terminal.Recorded{Run: r, Data: f.data, Holder: holderName(p, held), Carried: carried}.Resumed(e.stdout, who)
 	return terminal.ExitOK, true
 }
 

@@ -67,7 +67,7 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 	e = printableOut(e)
 	in, err := loadInput(e, f, cfg)
 	if ref, ok := refusal(err); ok {
-		printRefusal(e.stderr, in.kind, ref)
+		terminal.PrintRefusal(e.stderr, in.kind, ref)
 		return terminal.ExitRefused
 	}
 	if err != nil {
@@ -109,7 +109,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 		return fail(e, cmd, err)
 	}
 	a.carry(r.ID)
-	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
+	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	return newTerminal(e, a.svc, box, f.data, cfg, false).Drive(ctx, r)
 }
 
@@ -303,7 +303,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 		return fail(e, "resume", err)
 	}
-	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
+	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	d := newTerminal(e, a.svc, box, f.data, cfg, false)
 	if r.Finished() {
 		return d.Finish(r)

@@ -81,7 +81,7 @@ func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 		return fail(e, "run", err)
 	}
 	fmt.Fprintf(e.stderr, "Started on Temporal at %s (namespace %s); its steps run on the cluster's gonogo workers.\n", tc.Addr, tc.Namespace)
-	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
+	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	return followAndDrive(ctx, e, cfg, f, b, r)
 }
 
@@ -112,7 +112,7 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 	if err := checkpointedUnpaused(f, r); err != nil {
 		return fail(e, "resume", err)
 	}
-	printHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
+	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	if !r.Finished() {
 		r, err = b.Resume(ctx, id, resumeMode(e, r, f))
 		if err == nil && r.PausedByPerson() {
