@@ -78,7 +78,7 @@ func attemptBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool
 		return []slack.Block{section(runningLine(a, now))},
 			[]slack.Block{slack.NewActionBlock("", cancelButton(StepRef{Run: r.ID, Step: s.N, Attempt: a.N}))}
 	case latest && s.Status == engine.StepInterrupted:
-		return []slack.Block{section("⚠️ *interrupted*: gonogo stopped while this step was running. Redo it, or abort the run.")}, nil
+		return []slack.Block{section("⚠️ *interrupted*: " + interruptedWhy(s, "gonogo stopped while this step was running") + ". Redo it, or abort the run.")}, nil
 	case a.Result == "":
 		return []slack.Block{section("🛑 Stopped: the run was aborted while this step was running.")}, nil
 	}
@@ -132,7 +132,7 @@ func Interrupted(r *engine.Run, n int, v View) []slack.Block {
 	}
 	now := nowOf(r, v)
 	body := []slack.Block{section("⚠️ *" + stepTitle(r, s) + "*" + effortPart(s.Effort) +
-		" was *interrupted*: gonogo stopped while it was running.")}
+		" was *interrupted*: " + interruptedWhy(s, "gonogo stopped while it was running") + ".")}
 	var facts []string
 	a, latest := shownAttempt(s, v.Attempt)
 	if a != nil {
@@ -367,7 +367,7 @@ func noAttemptLine(s *engine.Step) string {
 	case engine.StepRunning:
 		return "⏳ Starting."
 	case engine.StepInterrupted:
-		return "⚠️ *interrupted*: gonogo stopped while this step was starting. Redo it, or abort the run."
+		return "⚠️ *interrupted*: " + interruptedWhy(s, "gonogo stopped while this step was starting") + ". Redo it, or abort the run."
 	case engine.StepAborted:
 		return "🛑 Not run: the run was aborted."
 	}
@@ -642,4 +642,14 @@ func confirm(title, text, yes, no string) *slack.ConfirmationBlockObject {
 		plainText(plain(yes, maxConfirmButton)), plainText(plain(no, maxConfirmButton)))
 	c.Style = slack.StyleDanger
 	return c
+}
+
+// interruptedWhy says why step s was interrupted: the worker running it
+// was lost (engine.WorkerLost), else stopped, how gonogo stopping reads
+// where it is said.
+func interruptedWhy(s *engine.Step, stopped string) string {
+	if engine.WorkerLost(s) {
+		return "the worker running this step was lost"
+	}
+	return stopped
 }

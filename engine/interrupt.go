@@ -12,9 +12,9 @@ import (
 // worker that ran them was lost while the rest go on). A named step that is
 // not running is left as it is. The run then waits for redo or abort.
 func Interrupt(r *Run, now time.Time, steps ...int) []Event {
-	reason := "interrupted: gonogo stopped while this step was running"
+	reason := reasonStopped
 	if len(steps) > 0 {
-		reason = "interrupted: the worker running this step was lost"
+		reason = reasonWorkerLost
 	}
 	var evs []Event
 	for i := range r.Steps {
@@ -82,4 +82,18 @@ func LostAt(ev Event) time.Time {
 		return ev.Time
 	}
 	return ev.Lost
+}
+
+// The reasons an interrupted attempt records.
+const (
+	reasonStopped    = "interrupted: gonogo stopped while this step was running"
+	reasonWorkerLost = "interrupted: the worker running this step was lost"
+)
+
+// WorkerLost reports whether step s was interrupted because the worker
+// running it was lost (gonogo on Temporal) rather than because gonogo
+// itself stopped: the one answer the terminal, show and Slack word.
+func WorkerLost(s *Step) bool {
+	l := s.Latest()
+	return s.Status == StepInterrupted && l != nil && l.Reason == reasonWorkerLost
 }

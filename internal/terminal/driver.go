@@ -209,7 +209,7 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 	case engine.EvStepInterrupted:
 		d.clearLine()
 		delete(d.running, ev.Step)
-		fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", StepTitle(r, s))
+		fmt.Fprintf(d.out, "! %s was interrupted: %s. Redo it or abort.\n", StepTitle(r, s), InterruptedWhy(s))
 	case engine.EvDecision:
 		d.clearLine()
 		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", StepTitle(r, s), DecisionWords(ev), ev.Actor, ev.Time.Local().Format("15:04:05"))
@@ -308,7 +308,7 @@ func (d *driver) stopped(r *engine.Run, s *engine.Step) {
 func (d *driver) Interrupted(r *engine.Run) {
 	for i := range r.Steps {
 		if s := &r.Steps[i]; s.Status == engine.StepInterrupted {
-			fmt.Fprintf(d.out, "! %s was interrupted: gonogo stopped while it ran. Redo it or abort.\n", StepTitle(r, s))
+			fmt.Fprintf(d.out, "! %s was interrupted: %s. Redo it or abort.\n", StepTitle(r, s), InterruptedWhy(s))
 		}
 	}
 }
@@ -653,4 +653,13 @@ type Backend interface {
 	Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
 	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error)
 	Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error)
+}
+
+// InterruptedWhy says why step s was interrupted: the worker running it
+// was lost, or gonogo stopped while it ran.
+func InterruptedWhy(s *engine.Step) string {
+	if engine.WorkerLost(s) {
+		return "the worker running it was lost"
+	}
+	return "gonogo stopped while it ran"
 }

@@ -138,7 +138,7 @@ func RunState(r *engine.Run) (state, detail string) {
 		}
 		return state, state
 	case engine.StandInterrupted:
-		return StateInterrupted, fmt.Sprintf("halted at %s: interrupted (gonogo stopped while it ran); redo it or abort", where)
+		return StateInterrupted, fmt.Sprintf("halted at %s: interrupted (%s); redo it or abort", where, InterruptedWhy(st.At))
 	case engine.StandHalted:
 		l := st.At.Latest()
 		return StateHalted, fmt.Sprintf("halted at %s: %s", where, engine.ResultText(l.Result, l.Reason))
