@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gonogo/gonogo/internal/doctor"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -28,16 +29,16 @@ func onPath(t *testing.T, scripts map[string]string) string {
 	return dir
 }
 
-func doctorJSON(t *testing.T, r result) doctorReport {
+func doctorJSON(t *testing.T, r result) doctor.Report {
 	t.Helper()
-	var rep doctorReport
+	var rep doctor.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("doctor --json: %v\n%s\n%s", err, r.stdout, r.stderr)
 	}
 	return rep
 }
 
-func runnerIn(t *testing.T, rep doctorReport, name string) doctorRunner {
+func runnerIn(t *testing.T, rep doctor.Report, name string) doctor.Runner {
 	t.Helper()
 	for _, r := range rep.Runners {
 		if r.Name == name {
@@ -45,7 +46,7 @@ func runnerIn(t *testing.T, rep doctorReport, name string) doctorRunner {
 		}
 	}
 	t.Fatalf("doctor does not report the %s runner: %+v", name, rep.Runners)
-	return doctorRunner{}
+	return doctor.Runner{}
 }
 
 func TestDoctorFindsTheAgentAndReportsEverything(t *testing.T) {
@@ -85,16 +86,31 @@ esac`
 
 // checkDoctorReport checks doctor's findings with claude and a gemini
 // that does not start in bin, the example skills and one waiting run.
-func checkDoctorReport(t *testing.T, rep doctorReport, bin string) {
+func checkDoctorReport(t *testing.T, rep doctor.Report, bin string) {
 	t.Helper()
-	c := runnerIn(t, rep, "claude")
-	if !rep.OK || len(rep.Problems) != 0 || rep.Runner != "claude" || !c.Configured || !c.Found || c.Path != filepath.Join(bin, "claude") ||
+	if !rep.OK || len(rep.Problems) != 0 || rep.Runner != "claude" {
+		t.Errorf("ok %v, problems %q, runner %q; want OK with claude", rep.OK, rep.Problems, rep.Runner)
+	}
+	checkDoctorClaude(t, runnerIn(t, rep, "claude"), bin)
+	checkDoctorOthers(t, rep)
+}
+
+// checkDoctorClaude checks what doctor found of a claude in bin that
+// answers --version and is logged in.
+func checkDoctorClaude(t *testing.T, c doctor.Runner, bin string) {
+	t.Helper()
+	if !c.Configured || !c.Found || c.Path != filepath.Join(bin, "claude") ||
 		c.Version != "2.1.7 (Claude Code)" || c.Starts == nil || !*c.Starts || c.Problem != "" {
 		t.Errorf("claude: %+v, want found at %s, version 2.1.7 (Claude Code), starts", c, bin)
 	}
 	if l := c.Login; l == nil || !l.Checked || !l.LoggedIn || l.How != "api_key" || l.Asked != "claude auth status" {
 		t.Errorf("claude login: %+v, want logged in with api_key, as claude auth status says", l)
 	}
+}
+
+// checkDoctorOthers checks the rest of checkDoctorReport's set-up.
+func checkDoctorOthers(t *testing.T, rep doctor.Report) {
+	t.Helper()
 	if g := runnerIn(t, rep, "gemini"); !g.Found || g.Starts == nil || *g.Starts || !strings.Contains(g.Problem, "exit status 3: gemini cannot start") {
 		t.Errorf("gemini: %+v, want found but not starting, with its stderr", g)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/gonogo/gonogo/internal/doctor"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -128,7 +129,7 @@ func TestDoctorReportsAClusterThatDoesNotAnswer(t *testing.T) {
 	if res.code != terminal.ExitRefused {
 		t.Fatalf("exit %d, want %d\n%s%s", res.code, terminal.ExitRefused, res.stdout, res.stderr)
 	}
-	var rep doctorReport
+	var rep doctor.Report
 	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,9 @@
 // cmd/gonogo wires it in: gonogo worker registers the workflow and the
 // step activities (and, as it starts, kills the agents a dead worker left
 // on its machine), gonogo temporal setup prepares the namespace (Setup),
-// and the terminal commands drive runs through Backend.
+// gonogo doctor asks how ready it is (Probe, CheckReadiness: the same
+// rule Setup acts on), and the terminal commands drive runs through
+// Backend.
 //
 // Not built yet: queueing steps beyond the workers' capacity as
 // engine.Queue (each worker's own limits apply instead), the artifact

@@ -72,30 +72,29 @@ func Setup(ctx context.Context, c client.Client, namespace string, retention tim
 	if namespace == "" {
 		return rep, errors.New("temporal setup: no namespace named")
 	}
-	ws := c.WorkflowService()
-	_, err := ws.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
-	var missing *serviceerror.NamespaceNotFound
+	exists, err := namespaceExists(ctx, c, namespace)
 	switch {
-	case errors.As(err, &missing):
-		_, err = ws.RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+	case err != nil:
+		return rep, fmt.Errorf("temporal setup: describe namespace %q: %w", namespace, err)
+	case !exists:
+		_, err = c.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
 			Namespace:                        namespace,
 			Description:                      "gonogo runs",
 			WorkflowExecutionRetentionPeriod: durationpb.New(retention),
 		})
-		var exists *serviceerror.NamespaceAlreadyExists
+		var already *serviceerror.NamespaceAlreadyExists
 		switch {
 		case err == nil:
 			rep.CreatedNamespace = true
-		case errors.As(err, &exists):
+		case errors.As(err, &already):
 			// Another setup registered it first.
 		default:
 			return rep, fmt.Errorf("temporal setup: register namespace %q: %w", namespace, err)
 		}
-	case err != nil:
-		return rep, fmt.Errorf("temporal setup: describe namespace %q: %w", namespace, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	var missing *serviceerror.NamespaceNotFound
 	for {
 		added, err := addSearchAttributes(ctx, c, namespace)
 		rep.AddedAttributes = added
@@ -161,28 +160,23 @@ func awaitAttributes(ctx context.Context, dialed client.Client, namespace string
 
 // addSearchAttributes adds gonogo's search attributes that namespace
 // lacks and returns their names.
-func addSearchAttributes(ctx context.Context, c client.Client, namespace string) ([]string, error) {
-	op := c.OperatorService()
-	have, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+func addSearchAttributes(ctx context.Context, c Namespaces, namespace string) ([]string, error) {
+	have, err := searchAttributes(ctx, c, namespace)
 	if err != nil {
 		return nil, fmt.Errorf("temporal setup: list search attributes of %q: %w", namespace, err)
 	}
-	want := SearchAttributes()
 	add := map[string]enumspb.IndexedValueType{}
-	for _, name := range slices.Sorted(maps.Keys(want)) {
-		t, ok := have.GetCustomAttributes()[name]
-		switch {
-		case !ok:
-			add[name] = want[name]
-		case t != want[name]:
+	for _, g := range attributeGaps(have) {
+		if g.Present {
 			return nil, fmt.Errorf("temporal setup: namespace %q has search attribute %s of type %s; gonogo needs %s",
-				namespace, name, t, want[name])
+				namespace, g.Name, g.Have, g.Want)
 		}
+		add[g.Name] = g.Want
 	}
 	if len(add) == 0 {
 		return nil, nil
 	}
-	_, err = op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: add})
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: add})
 	var exists *serviceerror.AlreadyExists
 	if err != nil && !errors.As(err, &exists) {
 		return nil, fmt.Errorf("temporal setup: add search attributes to %q: %w", namespace, err)

@@ -22,6 +22,10 @@ func TestSetupCreatesTheNamespaceAndItsSearchAttributesOnce(t *testing.T) {
 	c := ts.GetDefaultClient()
 	ctx := t.Context()
 
+	// What doctor asks, before and after: the readiness Setup brings.
+	if r, err := CheckReadiness(ctx, c, "gonogo-setup"); err != nil || r.Exists || r.Ready() {
+		t.Fatalf("before setup: %+v, %v; want no namespace", r, err)
+	}
 	rep, err := Setup(ctx, c, "gonogo-setup", 72*time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +51,10 @@ func TestSetupCreatesTheNamespaceAndItsSearchAttributesOnce(t *testing.T) {
 		}
 	}
 
+	if r, err := CheckReadiness(ctx, c, "gonogo-setup"); err != nil || !r.Ready() {
+		t.Errorf("after setup: %+v, %v; want ready", r, err)
+	}
+
 	again, err := Setup(ctx, c, "gonogo-setup", 72*time.Hour)
 	if err != nil {
 		t.Fatalf("second setup: %v", err)
@@ -69,6 +77,11 @@ func TestSetupRefusesASearchAttributeOfAnotherType(t *testing.T) {
 	_, err = Setup(ctx, c, ns, DefaultRetention)
 	if err == nil || !strings.Contains(err.Error(), AttrState) || !strings.Contains(err.Error(), "Int") {
 		t.Fatalf("setup over an Int %s: %v; want an error naming the attribute and its type", AttrState, err)
+	}
+	r, err := CheckReadiness(ctx, c, ns)
+	i := slices.IndexFunc(r.Lacking, func(g AttributeGap) bool { return g.Name == AttrState })
+	if err != nil || r.Ready() || i < 0 || !r.Lacking[i].Present || r.Lacking[i].Have != enumspb.INDEXED_VALUE_TYPE_INT {
+		t.Errorf("readiness over an Int %s: %+v, %v; want it lacking, present as Int", AttrState, r, err)
 	}
 }
 

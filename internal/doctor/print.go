@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"fmt"
@@ -9,7 +9,10 @@ import (
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
-func printDoctor(w io.Writer, rep doctorReport) {
+// Print writes the report for people: a line for each part doctor looks
+// at, then the verdict, "OK: a run can start: ..." or "NOT OK: no run
+// could work:" and each reason.
+func Print(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "Runners (configured: %s)\n", rep.Runner)
 	for _, r := range rep.Runners {
 		mark := " "
@@ -64,7 +67,7 @@ func printDoctor(w io.Writer, rep doctorReport) {
 
 // okFacts are what doctor found that a run needs, each as far as it was
 // checked and no further.
-func okFacts(rep doctorReport) []string {
+func okFacts(rep Report) []string {
 	var facts []string
 	for _, r := range rep.Runners {
 		if r.Configured {
@@ -88,7 +91,7 @@ func okFacts(rep doctorReport) []string {
 }
 
 // agentFact is what doctor knows of the configured runner's agent.
-func agentFact(r doctorRunner) string {
+func agentFact(r Runner) string {
 	switch {
 	case r.Executable == "":
 		return fmt.Sprintf("the %s runner needs no agent", r.Name)
@@ -114,7 +117,7 @@ func how(h string) string {
 }
 
 // nodeLine says what Node an agent CLI declares and runs on.
-func nodeLine(n *doctorNode) string {
+func nodeLine(n *Node) string {
 	declares := fmt.Sprintf("%s declares node %s", n.Package, n.Declares)
 	switch {
 	case n.Why != "":
@@ -125,7 +128,7 @@ func nodeLine(n *doctorNode) string {
 	return fmt.Sprintf("%s; %s is %s", declares, n.NodePath, n.Node)
 }
 
-func runnerLine(r doctorRunner) string {
+func runnerLine(r Runner) string {
 	switch {
 	case r.Executable == "" && r.Problem == "":
 		return "runs nothing"
@@ -146,7 +149,7 @@ func runnerLine(r doctorRunner) string {
 	return strings.Join(parts, "  ")
 }
 
-func loginWords(l *doctorLogin) string {
+func loginWords(l *Login) string {
 	switch {
 	case !l.Checked:
 		return "not checked: " + l.Why
@@ -156,7 +159,7 @@ func loginWords(l *doctorLogin) string {
 	return fmt.Sprintf("%s: NOT logged in (%s)", l.Asked, l.Hint)
 }
 
-func dataLine(d doctorData) string {
+func dataLine(d Data) string {
 	switch {
 	case !d.Exists && !d.Writable:
 		return "does not exist, and " + d.NotWritable
@@ -207,4 +210,24 @@ func printProblems(w io.Writer, p []string) {
 	for _, s := range p {
 		fmt.Fprintf(w, "    ! %s\n", s)
 	}
+}
+
+func temporalLine(t *Temporal) string {
+	switch {
+	case t.Problem != "" && t.Addr == "":
+		return "PROBLEM: " + t.Problem
+	case t.Problem != "":
+		return fmt.Sprintf("%s, namespace %s: PROBLEM: %s", t.Addr, t.Namespace, t.Problem)
+	case t.Workers == 0:
+		return fmt.Sprintf("%s, namespace %s: ready; no gonogo worker takes steps now (runs wait until one starts: gonogo worker); %s", t.Addr, t.Namespace, t.heartbeatWords())
+	}
+	verb := "takes"
+	if t.Workers > 1 {
+		verb = "take"
+	}
+	return fmt.Sprintf("%s, namespace %s: ready; %s %s steps; %s", t.Addr, t.Namespace, terminal.Plural(t.Workers, "worker"), verb, t.heartbeatWords())
+}
+
+func (t *Temporal) heartbeatWords() string {
+	return "runs started here take a step worker silent " + t.Heartbeat + " for lost (GONOGO_TEMPORAL_HEARTBEAT)"
 }
