@@ -1,6 +1,3 @@
-// Command gonogo runs AI-agent skills step by step, stopping at each
-// checkpoint for the team's go / no-go: in Slack (gonogo serve) or in a
-// terminal (gonogo run). See the README for the whole tour.
 package main
 
 import (

@@ -1,14 +1,3 @@
-// Package audit writes a run's audit trail: every step and attempt, each
-// decision with who made it, when and on which attempt, each edit as a
-// unified diff against the agent's own artifact, redo feedback, artifact
-// sha256 sums, costs and durations, and the run's journal. It is what a
-// team hands to someone who was not in the thread.
-//
-// The trail is built from what the store keeps (the run, its journal and
-// every version of each artifact) and nothing else, so it can be written
-// again at any time and reads the same. Building it is pure: the store is
-// read by the caller, through Source. The JSON shape is a contract
-// (Version says which); the Markdown is for people.
 package audit
 
 import (

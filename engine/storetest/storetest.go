@@ -1,17 +1,3 @@
-// Package storetest checks a store against the contract engine.Store
-// declares: one set of cases, run against every store gonogo has, so the
-// engine relies on the contract and not on the habits of the store its
-// tests happen to use. Run takes a test and an Opener.
-//
-// Two stores run it. storage's bbolt store runs it on disk in t.TempDir(),
-// files and reopening included (storage/store_contract_test.go). The
-// in-memory store the engine's own tests run the service on (memStore,
-// reached from package engine_test through engine/export_test.go) runs it
-// without a data directory (engine/store_contract_test.go): that store is
-// what keeps the engine's tests fast and deterministic (no files, no fsync,
-// usable inside a synctest bubble), and passing this suite is what lets
-// those tests stand for runs on bbolt. A new backend passes Run before the
-// engine is pointed at it.
 package storetest
 
 import (

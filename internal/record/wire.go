@@ -10,7 +10,7 @@ import (
 
 // The wire form of runs, listings and journals bundles the records a store
 // keeps with everything they refer to, so that one gonogo can hand another
-// what it read from the store it holds (cmd/gonogo's local API), or a
+// what it read from the store it holds (internal/localapi), or a
 // Temporal workflow its history, and the receiver decodes exactly what the
 // sender's store would have returned, or refuses a record from a newer
 // gonogo. A run's summary on its own (Temporal's memo) is EncodeSummary's.

@@ -1,39 +1,3 @@
-// Package runner owns gonogo's agent runners: the adapters that carry out one
-// step attempt (an engine.Job) by running an agent and bring back an
-// engine.Outcome.
-//
-//   - claude runs Claude Code in print mode with stream-json output, reads its
-//     events for live progress and takes the artifact, cost and usage from the
-//     final result event.
-//   - codex runs OpenAI Codex's `codex exec --json` and gemini runs Gemini
-//     CLI with `--output-format stream-json`, read the same way: progress
-//     from their events, the final answer as the artifact, tokens from their
-//     usage reports.
-//   - command runs any executable; its stdout is the artifact.
-//   - dry-run runs nothing.
-//
-// Probe answers a workflow step's file and command conditions for the
-// engine (engine.Probe): commands it starts get the agent's environment.
-//
-// An error the agent reports itself (not logged in, rate limited,
-// overloaded, a prompt too long) comes back in its own words as
-// Outcome.AgentError, with its kind in Outcome.AgentErrorKind; values of
-// API-key variables are blanked out of everything an Outcome or a Progress
-// carries.
-//
-// Every runner that starts a process gives it the composed prompt on stdin
-// (never on the command line, where other users could read it) and the
-// environment env.go decides, starts it in a process group of its own and,
-// however the attempt ends (normally, on the step timeout, on cancellation
-// or when the output passes its cap), kills the whole group before Run
-// returns, and with it what the agent detached from the group (orphans.go),
-// so nothing the agent started outlives the attempt. Run blocks for at most
-// Timeout plus a few seconds of grace.
-//
-// Caveats: the process handling is Linux-specific (process groups, waitid,
-// /proc, the child subreaper). A process the agent detaches and that also
-// clears its environment escapes; the runner stops waiting for its output
-// after a short grace instead of hanging, but cannot stop it.
 package runner
 
 import (
