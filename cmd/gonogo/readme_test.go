@@ -598,6 +598,7 @@ var notRead = map[string]string{
 	"GONOGO_REPLICAS_DEBUG": "tests",
 	"GONOGO_AGENTS_DIR":     "tests", // .ci/install-agents and the real-CLI tests
 	"GONOGO_SKILLS":         "compose.yaml",
+	"GONOGO_TRY_DIR":        "deploy/try-temporal.sh",
 }
 
 var gonogoVar = regexp.MustCompile(`\bGONOGO_[A-Z0-9_]*[A-Z0-9]`)
@@ -670,8 +671,10 @@ func notReadSources(t *testing.T) map[string]string {
 			out["tests"] += string(b)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(readmeRoot, "compose.yaml"))
-	out["compose.yaml"] = string(b)
+	for _, f := range []string{"compose.yaml", "deploy/try-temporal.sh"} {
+		b, _ := os.ReadFile(filepath.Join(readmeRoot, f))
+		out[f] = string(b)
+	}
 	return out
 }
 
