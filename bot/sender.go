@@ -93,71 +93,120 @@ func (s *sender) do(ctx context.Context, method string, fn func() error) error {
 // under key held, whether the call may be made now; when it answers a time
 // instead, the call is not made and limited returns a *laterError.
 func (s *sender) limited(ctx context.Context, method, key string, admit func(now time.Time) time.Time, fn func() error) error {
-	var one *sync.Mutex
-	if serialMethods[method] {
-		s.mu.Lock()
-		if one = s.serial[key]; one == nil {
-			one = &sync.Mutex{}
-			s.serial[key] = one
-		}
-		s.mu.Unlock()
-	}
+	one := s.serialLock(method, key)
 	backoff, limitBackoff := 500*time.Millisecond, time.Second
 	for {
 		if err := s.waitLimit(ctx, key); err != nil {
 			return err
 		}
-		if one != nil {
-			one.Lock()
-			if s.isBlocked(key) { // a 429 arrived while this call waited its turn
-				one.Unlock()
-				continue
-			}
+		if !s.takeTurn(one, key) {
+			continue
 		}
-		if admit != nil {
-			if until := admit(time.Now()); !until.IsZero() {
-				if one != nil {
-					one.Unlock()
-				}
-				return &laterError{until}
-			}
+		if err := admitted(admit); err != nil {
+			giveTurn(one)
+			return err
 		}
-		s.metrics.call(method)
-		err := fn()
-		limited := false
-		if wait, said, ok := rateLimit(err); ok {
-			limited = true
-			s.metrics.rateLimited(method)
-			if !said {
-				// No Retry-After: wait ever longer, rather than call
-				// again at once into the same limit.
-				wait, limitBackoff = limitBackoff, min(2*limitBackoff, time.Minute)
-			}
-			s.block(key, time.Now().Add(max(wait, 100*time.Millisecond)))
-		}
-		if one != nil {
-			one.Unlock()
-		}
+		limited, err := s.call(method, key, fn, &limitBackoff)
+		giveTurn(one)
 		if err == nil {
 			return nil
 		}
-		var wait time.Duration
-		var sc slack.StatusCodeError
-		var ne net.Error
-		switch {
-		case limited && method == "chat.postMessage":
-			return err // post turns it into a *laterError
-		case limited:
-			continue
-		case errors.As(err, &sc) && sc.Code >= 500, errors.As(err, &ne), transient(err):
-			wait, backoff = backoff, min(backoff*2, 30*time.Second)
-		default:
+		if limited {
+			if method == "chat.postMessage" {
+				return err // post turns it into a *laterError
+			}
+			continue // the 429 holds key: waitLimit waits it out
+		}
+		wait, again := retryWait(err, &backoff)
+		if !again {
 			return err
 		}
 		if !sleep(ctx, wait) {
 			return errors.Join(ctx.Err(), err)
 		}
 	}
+}
+
+// serialLock is the lock that makes the calls of method under key one at
+// a time (see serialMethods); nil for a method called in parallel.
+func (s *sender) serialLock(method, key string) *sync.Mutex {
+	if !serialMethods[method] {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	one := s.serial[key]
+	if one == nil {
+		one = &sync.Mutex{}
+		s.serial[key] = one
+	}
+	return one
+}
+
+// takeTurn waits for one (when there is one) and reports whether the call
+// may go ahead: false, with one given back, when a 429 arrived while the
+// call waited its turn.
+func (s *sender) takeTurn(one *sync.Mutex, key string) bool {
+	if one == nil {
+		return true
+	}
+	one.Lock()
+	if s.isBlocked(key) {
+		one.Unlock()
+		return false
+	}
+	return true
+}
+
+// giveTurn gives back a turn takeTurn took.
+func giveTurn(one *sync.Mutex) {
+	if one != nil {
+		one.Unlock()
+	}
+}
+
+// admitted asks admit, when given, whether the call may be made now; a
+// time to try again instead is a *laterError.
+func admitted(admit func(now time.Time) time.Time) error {
+	if admit == nil {
+		return nil
+	}
+	if until := admit(time.Now()); !until.IsZero() {
+		return &laterError{until}
+	}
+	return nil
+}
+
+// call makes one call; when Slack answers 429 (limited), it holds the calls
+// under key for the wait Slack asked, or, when it named none, for
+// limitBackoff, which then doubles: never again at once into the same
+// limit.
+func (s *sender) call(method, key string, fn func() error, limitBackoff *time.Duration) (limited bool, err error) {
+	s.metrics.call(method)
+	err = fn()
+	wait, said, ok := rateLimit(err)
+	if !ok {
+		return false, err
+	}
+	s.metrics.rateLimited(method)
+	if !said {
+		wait, *limitBackoff = *limitBackoff, min(2**limitBackoff, time.Minute)
+	}
+	s.block(key, time.Now().Add(max(wait, 100*time.Millisecond)))
+	return true, err
+}
+
+// retryWait is how long to wait before calling again after err, a failure
+// a later call may not get (a server error, a network failure, a transient
+// Slack error); backoff then doubles. again is false for any other error.
+func retryWait(err error, backoff *time.Duration) (wait time.Duration, again bool) {
+	var sc slack.StatusCodeError
+	var ne net.Error
+	if errors.As(err, &sc) && sc.Code >= 500 || errors.As(err, &ne) || transient(err) {
+		wait, *backoff = *backoff, min(*backoff*2, 30*time.Second)
+		return wait, true
+	}
+	return 0, false
 }
 
 // rateLimit reports whether err is Slack's 429, and the wait its
