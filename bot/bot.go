@@ -241,52 +241,67 @@ func (b *Bot) consume(ctx context.Context, l *link) error {
 				keeping.Go(func() { b.arrive(ctx, l, evt, now) })
 				continue
 			}
-			switch {
-			case evt.Request != nil && evt.Request.EnvelopeID != "":
-				_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
-				b.cfg.Metrics.acked(time.Since(now))
-			case evt.Type == socketmode.EventTypeErrorBadMessage:
-				// An envelope slack-go could not parse is acknowledged
-				// too, from its raw envelope_id, or Slack redelivers it.
-				if bad, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
-					var raw struct {
-						EnvelopeID string `json:"envelope_id"`
-					}
-					if json.Unmarshal(bad.Message, &raw) == nil && raw.EnvelopeID != "" {
-						_ = l.sm.AckCtx(ctx, raw.EnvelopeID, nil)
-						b.cfg.Metrics.acked(time.Since(now))
-					}
-					b.cfg.Log.Warn("Slack sent an envelope gonogo cannot read", "err", bad.Cause)
-				}
-			}
-			switch evt.Type {
-			case socketmode.EventTypeHello:
-				b.hello(evt.Request)
-				l.sayHello(evt.Request)
-			case socketmode.EventTypeConnected:
-				b.cfg.Metrics.setConnected(true)
-				b.conn.succeeded()
-				b.cfg.Log.Info("connected to Slack")
-			case socketmode.EventTypeConnectionError:
-				b.cfg.Metrics.setConnected(false)
-				if ce, ok := evt.Data.(*slack.ConnectionErrorEvent); ok && ce.ErrorObj != nil {
-					b.noteFailure("apps.connections.open", ce.ErrorObj, ce.Backoff)
-				}
-			case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
-				if l.retired.Load() {
-					// Slack dropped a link the next one has replaced:
-					// it ends here instead of reconnecting.
-					l.cancel()
-					continue
-				}
-				b.cfg.Metrics.setConnected(false)
-			case socketmode.EventTypeInvalidAuth:
-				// slack-go sends this for an HTTP 404 from
-				// apps.connections.open, then gives up; socketMode logs
-				// that and tries again.
-				b.cfg.Metrics.setConnected(false)
-			}
+			b.ack(ctx, l, evt, now)
+			b.linkChanged(l, evt)
 		}
+	}
+}
+
+// ack acknowledges an envelope that asks for no work, received at now.
+func (b *Bot) ack(ctx context.Context, l *link, evt socketmode.Event, now time.Time) {
+	switch {
+	case evt.Request != nil && evt.Request.EnvelopeID != "":
+		_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+		b.cfg.Metrics.acked(time.Since(now))
+	case evt.Type == socketmode.EventTypeErrorBadMessage:
+		if bad, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
+			b.ackUnreadable(ctx, l, bad, now)
+		}
+	}
+}
+
+// ackUnreadable acknowledges an envelope slack-go could not parse, from
+// its raw envelope_id, or Slack redelivers it.
+func (b *Bot) ackUnreadable(ctx context.Context, l *link, bad *socketmode.ErrorBadMessage, now time.Time) {
+	var raw struct {
+		EnvelopeID string `json:"envelope_id"`
+	}
+	if json.Unmarshal(bad.Message, &raw) == nil && raw.EnvelopeID != "" {
+		_ = l.sm.AckCtx(ctx, raw.EnvelopeID, nil)
+		b.cfg.Metrics.acked(time.Since(now))
+	}
+	b.cfg.Log.Warn("Slack sent an envelope gonogo cannot read", "err", bad.Cause)
+}
+
+// linkChanged follows the events slack-go sends about the link itself:
+// hello, connected, and the ways it is lost.
+func (b *Bot) linkChanged(l *link, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeHello:
+		b.hello(evt.Request)
+		l.sayHello(evt.Request)
+	case socketmode.EventTypeConnected:
+		b.cfg.Metrics.setConnected(true)
+		b.conn.succeeded()
+		b.cfg.Log.Info("connected to Slack")
+	case socketmode.EventTypeConnectionError:
+		b.cfg.Metrics.setConnected(false)
+		if ce, ok := evt.Data.(*slack.ConnectionErrorEvent); ok && ce.ErrorObj != nil {
+			b.noteFailure("apps.connections.open", ce.ErrorObj, ce.Backoff)
+		}
+	case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
+		if l.retired.Load() {
+			// Slack dropped a link the next one has replaced:
+			// it ends here instead of reconnecting.
+			l.cancel()
+			return
+		}
+		b.cfg.Metrics.setConnected(false)
+	case socketmode.EventTypeInvalidAuth:
+		// slack-go sends this for an HTTP 404 from
+		// apps.connections.open, then gives up; socketMode logs
+		// that and tries again.
+		b.cfg.Metrics.setConnected(false)
 	}
 }
 

@@ -152,7 +152,30 @@ func (c *Config) checkTokens() error {
 	return fmt.Errorf("%w: %s", ErrToken, strings.Join(problems, "; "))
 }
 
+// validateRest checks what is not a token and fills in the defaults of
+// the fields left zero.
 func (c *Config) validateRest() error {
+	if err := c.checkSettings(); err != nil {
+		return err
+	}
+	c.setPacingDefaults()
+	if err := c.checkUpdateBudget(); err != nil {
+		return err
+	}
+	if c.MaxPlanBytes <= 0 {
+		c.MaxPlanBytes = 1 << 20
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics()
+	}
+	return nil
+}
+
+// checkSettings checks the settings a person writes that have no default.
+func (c *Config) checkSettings() error {
 	if c.APIURL != "" && !strings.HasSuffix(c.APIURL, "/") {
 		return fmt.Errorf("SLACK_API_URL must end with \"/\" (got %q)", c.APIURL)
 	}
@@ -167,36 +190,27 @@ func (c *Config) validateRest() error {
 	if c.Catalog == nil {
 		return errors.New("bot: no skill catalog")
 	}
-	if c.SlashCommand == "" {
-		c.SlashCommand = "/gonogo"
-	}
-	if c.Quorum < 1 {
-		c.Quorum = 1
-	}
-	if c.PostInterval == 0 {
-		c.PostInterval = DefaultPostInterval
-	}
-	if c.ProgressInterval == 0 {
-		c.ProgressInterval = DefaultProgressInterval
-	}
-	if c.StatusRefresh == 0 {
-		c.StatusRefresh = DefaultStatusRefresh
-	}
-	if c.QuietStart == 0 {
-		c.QuietStart = DefaultQuietStart
-	}
-	if c.UpdateLimit == 0 {
-		c.UpdateLimit = DefaultUpdateLimit
-	}
-	if c.UpdateBurst == 0 {
-		c.UpdateBurst = max(1, min(DefaultUpdateBurst, c.UpdateLimit-1))
-	}
-	if c.UpdateWindow == 0 {
-		c.UpdateWindow = DefaultUpdateWindow
-	}
-	if c.MessageUpdateInterval == 0 {
-		c.MessageUpdateInterval = DefaultMessageUpdateInterval
-	}
+	return nil
+}
+
+// setPacingDefaults fills in the command name, the quorum and the
+// intervals and chat.update budget the bot paces Slack with.
+func (c *Config) setPacingDefaults() {
+	setDefault(&c.SlashCommand, "/gonogo")
+	c.Quorum = max(c.Quorum, 1)
+	setDefault(&c.PostInterval, DefaultPostInterval)
+	setDefault(&c.ProgressInterval, DefaultProgressInterval)
+	setDefault(&c.StatusRefresh, DefaultStatusRefresh)
+	setDefault(&c.QuietStart, DefaultQuietStart)
+	setDefault(&c.UpdateLimit, DefaultUpdateLimit)
+	// A burst must stay below the limit, which may have been set low.
+	setDefault(&c.UpdateBurst, max(1, min(DefaultUpdateBurst, c.UpdateLimit-1)))
+	setDefault(&c.UpdateWindow, DefaultUpdateWindow)
+	setDefault(&c.MessageUpdateInterval, DefaultMessageUpdateInterval)
+}
+
+// checkUpdateBudget refuses a chat.update budget that cannot be kept.
+func (c *Config) checkUpdateBudget() error {
 	switch {
 	case c.UpdateLimit < 2:
 		return fmt.Errorf("GONOGO_SLACK_UPDATES_PER_MINUTE must be at least 2, got %d", c.UpdateLimit)
@@ -206,16 +220,15 @@ func (c *Config) validateRest() error {
 		return fmt.Errorf("chat.update budget: the window (%s) and the interval between two updates of a message (%s) cannot be negative",
 			c.UpdateWindow, c.MessageUpdateInterval)
 	}
-	if c.MaxPlanBytes <= 0 {
-		c.MaxPlanBytes = 1 << 20
-	}
-	if c.Log == nil {
-		c.Log = slog.New(slog.DiscardHandler)
-	}
-	if c.Metrics == nil {
-		c.Metrics = NewMetrics()
-	}
 	return nil
+}
+
+// setDefault sets *v to def when it is the zero value.
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 func validSlackID(s string) bool {

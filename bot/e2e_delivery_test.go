@@ -235,3 +235,17 @@ func waitConnections(t *testing.T, srv *fakeslack.Server, n int) {
 		t.Fatalf("the bot did not reconnect (%d connections, want %d): %v", srv.Connections(), n, err)
 	}
 }
+
+// An envelope slack-go cannot read is still acknowledged, from its raw
+// envelope_id, or Slack would send it again and again; the bot goes on.
+func TestUnreadableEnvelopeIsAcknowledged(t *testing.T) {
+	srv := newSlack(t)
+	start(t, srv, t.TempDir(), &scriptedRunner{})
+
+	env := srv.SendRaw([]byte(`{"envelope_id":"fake-unreadable-1","type":"slash_commands","accepts_response_payload":true,"payload":"not a command"}`))
+	if _, err := srv.WaitAck(ctxT(t), env); err != nil {
+		t.Fatal(err)
+	}
+	slash(t, srv, starter, "chain deliver-prd")
+	waitStep(t, srv, 1, "deliver-prd", "Approve")
+}

@@ -299,29 +299,7 @@ func (b *Bot) carriedOut(ctx context.Context, env envelope) bool {
 		if err != nil {
 			return false
 		}
-		switch a.Kind {
-		case ActEdit, ActRedo, ActSaveWorkflow:
-			return env.replayed && time.Since(env.received) > triggerLife
-		case ActCancel:
-			r, err := b.eng.Load(ctx, a.Ref.Run)
-			if err != nil {
-				return false
-			}
-			s := r.Step(a.Ref.Step)
-			return s == nil || s.Status != engine.StepRunning || s.Latest() == nil || s.Latest().N != a.Ref.Attempt
-		case ActStart, ActCancelStart:
-			// Carried out once the run no longer awaits Start.
-			r, err := b.eng.Load(ctx, a.Ref.Run)
-			return err == nil && !engine.AwaitingStart(r)
-		case ActPause, ActResume, ActResumeCheckp:
-			// Carried out when the run stands as the click asked.
-			r, err := b.eng.Load(ctx, a.Ref.Run)
-			return err == nil && (r.Paused == (a.Kind == ActPause) || r.Finished())
-		}
-		if _, ok := a.Kind.Decision(); !ok {
-			return false
-		}
-		return b.decided(ctx, a.Ref.Run, a.Key())
+		return b.actionCarriedOut(ctx, env, a)
 	case slack.InteractionTypeViewSubmission:
 		sub, err := ParseSubmission(cb)
 		if err != nil {
@@ -330,6 +308,40 @@ func (b *Bot) carriedOut(ctx context.Context, env envelope) bool {
 		return b.decided(ctx, sub.Ref.Run, sub.Key())
 	}
 	return false
+}
+
+// actionCarriedOut is carriedOut for a button click, judged by what the
+// click asks for.
+func (b *Bot) actionCarriedOut(ctx context.Context, env envelope, a Action) bool {
+	switch a.Kind {
+	case ActEdit, ActRedo, ActSaveWorkflow:
+		return env.replayed && time.Since(env.received) > triggerLife
+	case ActCancel:
+		return b.cancelCarriedOut(ctx, a)
+	case ActStart, ActCancelStart:
+		// Carried out once the run no longer awaits Start.
+		r, err := b.eng.Load(ctx, a.Ref.Run)
+		return err == nil && !engine.AwaitingStart(r)
+	case ActPause, ActResume, ActResumeCheckp:
+		// Carried out when the run stands as the click asked.
+		r, err := b.eng.Load(ctx, a.Ref.Run)
+		return err == nil && (r.Paused == (a.Kind == ActPause) || r.Finished())
+	}
+	if _, ok := a.Kind.Decision(); !ok {
+		return false
+	}
+	return b.decided(ctx, a.Ref.Run, a.Key())
+}
+
+// cancelCarriedOut reports whether the attempt a Cancel click names is no
+// longer running.
+func (b *Bot) cancelCarriedOut(ctx context.Context, a Action) bool {
+	r, err := b.eng.Load(ctx, a.Ref.Run)
+	if err != nil {
+		return false
+	}
+	s := r.Step(a.Ref.Step)
+	return s == nil || s.Status != engine.StepRunning || s.Latest() == nil || s.Latest().N != a.Ref.Attempt
 }
 
 // decided reports whether a decision with key is in the run.

@@ -82,21 +82,7 @@ func (t *threadSync) adopt(ctx context.Context, op threadOp, ts, thread string) 
 // one never posted.
 func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[string]string, error) {
 	found := map[string]string{}
-	take := func(msgs []slack.Message) {
-		for _, m := range msgs {
-			if m.Metadata.EventType == postEventType && m.Metadata.EventPayload["run"] == string(r.ID) {
-				if note, ok := m.Metadata.EventPayload["note"].(string); ok && note != "" {
-					found[note] = m.Timestamp
-				}
-			}
-			if r.Origin.Thread != "" {
-				continue
-			}
-			for _, f := range m.Files {
-				found[fileKey(f.Title)] = m.Timestamp
-			}
-		}
-	}
+	take := func(msgs []slack.Message) { notePosted(found, r, msgs) }
 	if thread == "" {
 		thread = r.Origin.Thread
 	}
@@ -111,6 +97,31 @@ func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[str
 			return found, nil
 		}
 	}
+	return found, b.threadReplies(ctx, r.Origin.Channel, thread, take)
+}
+
+// notePosted records in found what msgs show the bot posted for run r:
+// each message's note key, and, in a thread r has to itself, each file's
+// fileKey, mapped to the message's ts.
+func notePosted(found map[string]string, r *engine.Run, msgs []slack.Message) {
+	for _, m := range msgs {
+		if m.Metadata.EventType == postEventType && m.Metadata.EventPayload["run"] == string(r.ID) {
+			if note, ok := m.Metadata.EventPayload["note"].(string); ok && note != "" {
+				found[note] = m.Timestamp
+			}
+		}
+		if r.Origin.Thread != "" {
+			continue
+		}
+		for _, f := range m.Files {
+			found[fileKey(f.Title)] = m.Timestamp
+		}
+	}
+}
+
+// threadReplies reads the whole thread of the message thread in channel,
+// a page at a time, handing each page to page.
+func (b *Bot) threadReplies(ctx context.Context, channel, thread string, page func([]slack.Message)) error {
 	cursor := ""
 	for {
 		var msgs []slack.Message
@@ -118,15 +129,15 @@ func (b *Bot) lookup(ctx context.Context, r *engine.Run, thread string) (map[str
 		err := b.send.do(ctx, "conversations.replies", func() error {
 			var err error
 			msgs, more, cursor, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-				ChannelID: r.Origin.Channel, Timestamp: thread, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+				ChannelID: channel, Timestamp: thread, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
 			return err
 		})
 		if err != nil {
-			return found, err
+			return err
 		}
-		take(msgs)
+		page(msgs)
 		if !more || cursor == "" {
-			return found, nil
+			return nil
 		}
 	}
 }

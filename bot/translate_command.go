@@ -262,41 +262,59 @@ func parseRun(cmd *Command, rest string) error {
 			break
 		}
 		if name, ok := w.flag(); ok {
-			name, value, hasValue := strings.Cut(name, "=")
-			if set, ok := runFlagNames[name]; ok {
-				if hasValue {
-					return fmt.Errorf("flag %q at column %d takes no value", w.raw, w.col)
-				}
-				set(&cmd.Flags)
-				continue
-			}
-			if name != "arg" {
-				return unknownFlag(w, knownRunFlags)
-			}
-			if !hasValue {
-				if k+1 == len(words) {
-					return fmt.Errorf("flag %q at column %d needs a name=value pair after it", w.raw, w.col)
-				}
-				k++
-				value = words[k].text
-			}
-			if err := addArg(cmd, value, w); err != nil {
+			used, err := runFlag(cmd, name, words, k)
+			if err != nil {
 				return err
 			}
+			k += used
 			continue
 		}
-		if cmd.Workflow != "" {
-			return fmt.Errorf("unexpected %q at column %d after the workflow name %q: one workflow at a time, "+
-				"and the context goes after a lone \"--\"", clip(w.text, 40), w.col, cmd.Workflow)
+		if err := runWorkflowName(cmd, w); err != nil {
+			return err
 		}
-		if err := checkRunWorkflowName(w.text); err != nil {
-			return fmt.Errorf("%w (at column %d)", err, w.col)
-		}
-		cmd.Workflow = w.text
 	}
 	if cmd.Workflow == "" {
 		return errors.New("name the workflow to run")
 	}
+	return nil
+}
+
+// runFlag reads the flag words[k] (name is the flag without its dashes)
+// into cmd; used is how many of the words after it were its value (a
+// "--arg k=v" written as two words).
+func runFlag(cmd *Command, name string, words []word, k int) (used int, err error) {
+	w := words[k]
+	name, value, hasValue := strings.Cut(name, "=")
+	if set, ok := runFlagNames[name]; ok {
+		if hasValue {
+			return 0, fmt.Errorf("flag %q at column %d takes no value", w.raw, w.col)
+		}
+		set(&cmd.Flags)
+		return 0, nil
+	}
+	if name != "arg" {
+		return 0, unknownFlag(w, knownRunFlags)
+	}
+	if !hasValue {
+		if k+1 == len(words) {
+			return 0, fmt.Errorf("flag %q at column %d needs a name=value pair after it", w.raw, w.col)
+		}
+		used, value = 1, words[k+1].text
+	}
+	return used, addArg(cmd, value, w)
+}
+
+// runWorkflowName reads the word w, which is not a flag, as the workflow
+// to run: there is one, and the context only follows a lone "--".
+func runWorkflowName(cmd *Command, w word) error {
+	if cmd.Workflow != "" {
+		return fmt.Errorf("unexpected %q at column %d after the workflow name %q: one workflow at a time, "+
+			"and the context goes after a lone \"--\"", clip(w.text, 40), w.col, cmd.Workflow)
+	}
+	if err := checkRunWorkflowName(w.text); err != nil {
+		return fmt.Errorf("%w (at column %d)", err, w.col)
+	}
+	cmd.Workflow = w.text
 	return nil
 }
 

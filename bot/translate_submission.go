@@ -86,6 +86,23 @@ func ParseReplyRef(v string) (ReplyRef, error) {
 // (an empty or oversized artifact, control characters) is an *InputError
 // whose Block names the input, for a field error in the modal.
 func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
+	s, err := submissionOf(cb)
+	if err != nil {
+		return Submission{}, err
+	}
+	what := string(s.Kind) + " modal"
+	if cb.View.State == nil {
+		return Submission{}, badPayload("the %s carries no input values", what)
+	}
+	if err := readSubmissionInputs(cb.View.State.Values, what, &s); err != nil {
+		return Submission{}, err
+	}
+	return s, nil
+}
+
+// submissionOf reads what every gonogo modal's submission carries: which
+// modal it is, the step it is for, and who submitted which view.
+func submissionOf(cb slack.InteractionCallback) (Submission, error) {
 	if cb.Type != slack.InteractionTypeViewSubmission {
 		return Submission{}, badPayload("expected a view_submission interaction, got %q", clip(string(cb.Type), 40))
 	}
@@ -112,56 +129,85 @@ func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
 		ViewID:   v.ID,
 		ViewHash: v.Hash,
 	}
-	what := string(kind) + " modal"
-	if err := checkIDs(what, "user id", s.User, "team id", s.Team, "view id", s.ViewID); err != nil {
+	if err := checkIDs(string(kind)+" modal", "user id", s.User, "team id", s.Team, "view id", s.ViewID); err != nil {
 		return Submission{}, err
 	}
-	if v.State == nil {
-		return Submission{}, badPayload("the %s carries no input values", what)
-	}
-	switch kind {
-	case SubmitEdit:
-		in, ok := v.State.Values[BlockArtifact][InputArtifact]
-		if !ok {
-			return Submission{}, badPayload("the %s has no %s input", what, BlockArtifact)
-		}
-		if err := checkModalArtifact(in.Value); err != nil {
-			return Submission{}, err
-		}
-		s.Artifact = in.Value
-	case SubmitEditReply:
-		in, ok := v.State.Values[BlockReply][InputReply]
-		if !ok {
-			return Submission{}, badPayload("the %s has no %s input", what, BlockReply)
-		}
-		if in.SelectedOption.Value == "" {
-			return Submission{}, &InputError{Block: BlockReply, Problem: "choose the reply that replaces the artifact"}
-		}
-		r, err := ParseReplyRef(in.SelectedOption.Value)
-		if err != nil {
-			return Submission{}, fmt.Errorf("%w: %s: %w", ErrBadPayload, what, err)
-		}
-		s.Reply = r
-	case SubmitRedo:
-		// Feedback is optional; Slack leaves an untouched optional input's
-		// value null, and an absent block means the same.
-		fb := v.State.Values[BlockFeedback][InputFeedback].Value
-		if err := checkText("the feedback", fb, maxModalInputText); err != nil {
-			return Submission{}, &InputError{Block: BlockFeedback, Problem: err.Error()}
-		}
-		s.Feedback = trimSpace(fb)
-	case SubmitSaveWorkflow:
-		in, ok := v.State.Values[BlockWorkflowName][InputWorkflowName]
-		if !ok {
-			return Submission{}, badPayload("the %s has no %s input", what, BlockWorkflowName)
-		}
-		name := trimSpace(in.Value)
-		if err := CheckWorkflowName(name); err != nil {
-			return Submission{}, err
-		}
-		s.Name = name
-	}
 	return s, nil
+}
+
+// modalValues are a submitted view's input values, by block and action id.
+type modalValues = map[string]map[string]slack.BlockAction
+
+// readSubmissionInputs reads the inputs of the modal s.Kind names into s;
+// what names the modal in messages.
+func readSubmissionInputs(vals modalValues, what string, s *Submission) error {
+	switch s.Kind {
+	case SubmitEdit:
+		return readEditInput(vals, what, s)
+	case SubmitEditReply:
+		return readEditReplyInput(vals, what, s)
+	case SubmitRedo:
+		return readRedoInput(vals, s)
+	case SubmitSaveWorkflow:
+		return readSaveWorkflowInput(vals, what, s)
+	}
+	return nil
+}
+
+// readEditInput reads the artifact typed into the edit modal.
+func readEditInput(vals modalValues, what string, s *Submission) error {
+	in, ok := vals[BlockArtifact][InputArtifact]
+	if !ok {
+		return badPayload("the %s has no %s input", what, BlockArtifact)
+	}
+	if err := checkModalArtifact(in.Value); err != nil {
+		return err
+	}
+	s.Artifact = in.Value
+	return nil
+}
+
+// readEditReplyInput reads the thread reply chosen to replace the artifact.
+func readEditReplyInput(vals modalValues, what string, s *Submission) error {
+	in, ok := vals[BlockReply][InputReply]
+	if !ok {
+		return badPayload("the %s has no %s input", what, BlockReply)
+	}
+	if in.SelectedOption.Value == "" {
+		return &InputError{Block: BlockReply, Problem: "choose the reply that replaces the artifact"}
+	}
+	r, err := ParseReplyRef(in.SelectedOption.Value)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadPayload, what, err)
+	}
+	s.Reply = r
+	return nil
+}
+
+// readRedoInput reads the redo modal's feedback, which is optional: Slack
+// leaves an untouched optional input's value null, and an absent block
+// means the same.
+func readRedoInput(vals modalValues, s *Submission) error {
+	fb := vals[BlockFeedback][InputFeedback].Value
+	if err := checkText("the feedback", fb, maxModalInputText); err != nil {
+		return &InputError{Block: BlockFeedback, Problem: err.Error()}
+	}
+	s.Feedback = trimSpace(fb)
+	return nil
+}
+
+// readSaveWorkflowInput reads the name a chain is saved under.
+func readSaveWorkflowInput(vals modalValues, what string, s *Submission) error {
+	in, ok := vals[BlockWorkflowName][InputWorkflowName]
+	if !ok {
+		return badPayload("the %s has no %s input", what, BlockWorkflowName)
+	}
+	name := trimSpace(in.Value)
+	if err := CheckWorkflowName(name); err != nil {
+		return err
+	}
+	s.Name = name
+	return nil
 }
 
 // MaxWorkflowName is the longest name a workflow is saved under (the

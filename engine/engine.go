@@ -267,13 +267,10 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return nil, err
 	}
 	l := s.Latest()
-	if l == nil || l.N != a || !l.Finished.IsZero() || (s.Status != StepRunning && s.Status != StepAborted) {
+	if !awaitsFinish(s, l, a) {
 		return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
 	}
-	ev := Event{
-		Type: EvStepFinished, Step: n, Attempt: a, Result: f.Result, Reason: f.Reason, Summary: f.Summary,
-		Artifact: f.Artifact, Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: f.Usage, ErrorKind: f.ErrorKind,
-	}
+	ev := finishedEvent(n, a, f)
 	if s.Status == StepAborted {
 		// The run was aborted while this attempt ran: its result and the
 		// money it cost are kept; nothing moves on.
@@ -282,24 +279,9 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		}
 		return stamp(r, now, ev), nil
 	}
-	pause := pauses(r, s, f.Result)
-	overBudget := r.BudgetUSD > 0 && r.CostUSD+f.CostUSD > r.BudgetUSD
-	budget := fmt.Sprintf("budget exceeded: the run has cost $%.2f of its $%.2f budget", r.CostUSD+f.CostUSD, r.BudgetUSD)
-	if !pause && overBudget {
-		pause = true
-		ev.Reason = budget
-	}
 	t := trAdvance
-	if pause {
+	if checkpointOrBudget(r, s, f, &ev) {
 		t = trPause
-	}
-	if f.Result == ResultFailed {
-		// A person's cancel, or a run over its budget, halts on the
-		// failure: no retry, fallback or giving up follows it.
-		ev.Final = f.Cancelled || overBudget
-		if overBudget {
-			ev.Reason += "; " + budget
-		}
 	}
 	paused, waits := rateLimited(r, s, &ev, f, now)
 	if f.Result == ResultFailed && !ev.Final && !waits {
@@ -317,6 +299,47 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return stamp(r, now, ev, *paused), nil
 	}
 	return withSettle(r, now, f.Added, ev)
+}
+
+// awaitsFinish reports whether a is the latest attempt of s and still has
+// no end: the step is running, or was aborted while the attempt ran. Any
+// other finish is stale (a second report, or one for an older attempt).
+func awaitsFinish(s *Step, l *Attempt, a int) bool {
+	if l == nil || l.N != a || !l.Finished.IsZero() {
+		return false
+	}
+	return s.Status == StepRunning || s.Status == StepAborted
+}
+
+// finishedEvent is the record of attempt a of step n ending as f says,
+// before its new status is known.
+func finishedEvent(n, a int, f Finished) Event {
+	return Event{
+		Type: EvStepFinished, Step: n, Attempt: a, Result: f.Result, Reason: f.Reason, Summary: f.Summary,
+		Artifact: f.Artifact, Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: f.Usage, ErrorKind: f.ErrorKind,
+	}
+}
+
+// checkpointOrBudget reports whether s waits for a decision after f: at a
+// checkpoint the run's mode sets, or because f takes the run over its
+// budget, which ev's reason then says. A person's cancel, or a run over
+// its budget, makes a failure final: no retry, fallback or giving up
+// follows it.
+func checkpointOrBudget(r *Run, s *Step, f Finished, ev *Event) bool {
+	pause := pauses(r, s, f.Result)
+	overBudget := r.BudgetUSD > 0 && r.CostUSD+f.CostUSD > r.BudgetUSD
+	budget := fmt.Sprintf("budget exceeded: the run has cost $%.2f of its $%.2f budget", r.CostUSD+f.CostUSD, r.BudgetUSD)
+	if !pause && overBudget {
+		pause = true
+		ev.Reason = budget
+	}
+	if f.Result == ResultFailed {
+		ev.Final = f.Cancelled || overBudget
+		if overBudget {
+			ev.Reason += "; " + budget
+		}
+	}
+	return pause
 }
 
 // afterFailure is the move a failed attempt l of s makes by the step's

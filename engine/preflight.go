@@ -155,41 +155,8 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 	if len(c.Names) == 0 {
 		return p, &Refusal{Reason: RefuseEmptyChain, Source: c.Source, Line: 1, Message: "the chain names no skill"}
 	}
-	var unknown []string
-	suggestions := map[string][]string{}
-	for _, name := range c.Names {
-		if !ValidSkillName(name) {
-			return p, &Refusal{Reason: RefuseInvalidSkillName, Source: c.Source, Line: 1,
-				Message: fmt.Sprintf("%q is not a valid skill name (lower-case letters, digits and dashes)", name)}
-		}
-		switch class, _, why := pol.Classify(name); class {
-		case ClassSelf:
-			return p, &Refusal{Reason: RefuseSelfReference, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
-		case ClassRefused:
-			return p, &Refusal{Reason: RefuseRefusedSkill, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
-		}
-		if _, err := cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
-			if _, seen := suggestions[name]; !seen {
-				unknown = append(unknown, name)
-				suggestions[name] = Suggest(name, cat.Names())
-			}
-		}
-	}
-	if len(unknown) > 0 {
-		var parts []string
-		for _, n := range unknown {
-			part := fmt.Sprintf("`%s`", n)
-			if s := suggestions[n]; len(s) > 0 {
-				part += fmt.Sprintf(" (did you mean `%s`?)", strings.Join(s, "`, `"))
-			}
-			parts = append(parts, part)
-		}
-		noun := "unknown skill"
-		if len(unknown) > 1 {
-			noun = "unknown skills"
-		}
-		return p, &Refusal{Reason: RefuseUnknownSkill, Source: c.Source, Line: 1, Suggestions: suggestions,
-			Message: fmt.Sprintf("%s %s", noun, strings.Join(parts, ", "))}
+	if err := checkChainNames(c, cat, pol); err != nil {
+		return p, err
 	}
 	// A chain is all or nothing: a step that cannot run (a broken skill, a
 	// dispatch skill without its leaf agent, a whole workflow) refuses it,
@@ -201,20 +168,85 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 		}
 		p.Steps = append(p.Steps, ps)
 	}
-	if w := forgottenArrow(c, cat); w != "" {
-		p.Warnings = append(p.Warnings, w)
+	p.Warnings = append(p.Warnings, chainWarnings(c, p, cat)...)
+	return p, nil
+}
+
+// checkChainNames refuses a chain for the first name that can never be a
+// step (not a skill name, or one the policy refuses), else for all the
+// names that are not installed at once, each with close names offered.
+func checkChainNames(c ChainExpr, cat Catalog, pol Policy) error {
+	var unknown []string
+	suggestions := map[string][]string{}
+	for _, name := range c.Names {
+		if err := chainNameRefusal(c, name, pol); err != nil {
+			return err
+		}
+		if _, err := cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
+			if _, seen := suggestions[name]; !seen {
+				unknown = append(unknown, name)
+				suggestions[name] = Suggest(name, cat.Names())
+			}
+		}
 	}
-	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
+	if len(unknown) > 0 {
+		return unknownSkillsRefusal(c, unknown, suggestions)
+	}
+	return nil
+}
+
+// chainNameRefusal refuses a name that is not a skill name, or that the
+// policy refuses or reserves for gonogo itself; nil otherwise.
+func chainNameRefusal(c ChainExpr, name string, pol Policy) error {
+	if !ValidSkillName(name) {
+		return &Refusal{Reason: RefuseInvalidSkillName, Source: c.Source, Line: 1,
+			Message: fmt.Sprintf("%q is not a valid skill name (lower-case letters, digits and dashes)", name)}
+	}
+	switch class, _, why := pol.Classify(name); class {
+	case ClassSelf:
+		return &Refusal{Reason: RefuseSelfReference, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
+	case ClassRefused:
+		return &Refusal{Reason: RefuseRefusedSkill, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
+	}
+	return nil
+}
+
+// unknownSkillsRefusal names every skill of a chain that is not installed,
+// in the order written, each with the close names suggestions holds.
+func unknownSkillsRefusal(c ChainExpr, unknown []string, suggestions map[string][]string) *Refusal {
+	var parts []string
+	for _, n := range unknown {
+		part := fmt.Sprintf("`%s`", n)
+		if s := suggestions[n]; len(s) > 0 {
+			part += fmt.Sprintf(" (did you mean `%s`?)", strings.Join(s, "`, `"))
+		}
+		parts = append(parts, part)
+	}
+	noun := "unknown skill"
+	if len(unknown) > 1 {
+		noun = "unknown skills"
+	}
+	return &Refusal{Reason: RefuseUnknownSkill, Source: c.Source, Line: 1, Suggestions: suggestions,
+		Message: fmt.Sprintf("%s %s", noun, strings.Join(parts, ", "))}
+}
+
+// chainWarnings are what pre-flight notes about a chain it accepts as p.
+func chainWarnings(c ChainExpr, p Plan, cat Catalog) []string {
+	var out []string
+	if w := forgottenArrow(c, cat); w != "" {
+		out = append(out, w)
+	}
+	out = append(out, skillWarnings(cat, p.Steps)...)
 	if len(p.Steps) > chainWarnAfter {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d steps: every step's context adds up; past %d steps consider splitting the chain", len(p.Steps), chainWarnAfter))
+		out = append(out, fmt.Sprintf("%d steps: every step's context adds up; past %d steps consider splitting the chain", len(p.Steps), chainWarnAfter))
 	}
 	if strings.TrimSpace(c.Context) == "" {
-		p.Warnings = append(p.Warnings, "no shared context: each step gets only its skill's instructions")
+		out = append(out, "no shared context: each step gets only its skill's instructions")
 	}
 	if _, w := ResolveMode(p); w != "" {
-		p.Warnings = append(p.Warnings, w)
+		out = append(out, w)
 	}
-	return p, nil
+	return out
 }
 
 // forgottenArrow warns when a chain's implicit context starts with

@@ -88,10 +88,16 @@ type chainItem struct {
 	col        int    // 1-based character column of start
 }
 
+// chainParser reads one expression; it is used once.
 type chainParser struct {
 	expr   string
 	lo, hi int // the part of expr inside an optional wrapping quote pair
 	items  []chainItem
+
+	// What parse has read so far.
+	out     engine.ChainExpr
+	state   chainState
+	lastSep chainItem
 }
 
 type chainState int
@@ -103,71 +109,100 @@ const (
 )
 
 func (p *chainParser) parse() (engine.ChainExpr, error) {
-	out := engine.ChainExpr{Source: p.expr}
-	state := chainWantFirst
-	var lastSep chainItem
+	p.out = engine.ChainExpr{Source: p.expr}
+	p.state = chainWantFirst
 	for k, it := range p.items {
-		switch it.kind {
-		case chainFlag:
-			if err := p.setFlag(&out.Flags, it); err != nil {
-				return engine.ChainExpr{}, err
-			}
-		case chainDashDash:
-			switch state {
-			case chainWantFirst:
-				return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseEmptyChain,
-					"no skill name before %q at column %d: a chain needs at least one skill", it.text, it.col)
-			case chainWantName:
-				return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseTrailingSeparator,
-					"separator %q at column %d is followed by %q instead of a skill name", lastSep.text, lastSep.col, it.text)
-			}
-			out.Context, out.ExplicitContext = chainTrimSpace(p.expr[it.end:p.hi]), true
-			return out, nil
-		case chainSep:
-			switch state {
-			case chainWantFirst:
-				return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseEmptyChain,
-					"the chain starts with separator %q at column %d: a skill name must come first", it.text, it.col)
-			case chainWantName:
-				if lastSep.text == "," && chainIsThen(it.text) {
-					lastSep = it
-					continue
-				}
-				return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseParseError,
-					"separator %q at column %d follows separator %q at column %d: a skill name is missing between them",
-					it.text, it.col, lastSep.text, lastSep.col)
-			}
-			state, lastSep = chainWantName, it
-		case chainWord:
-			name := chainTrimQuotes(it.text)
-			if name == "" {
-				continue // a stray quote is whitespace
-			}
-			if state == chainAfterName {
-				ctx, err := p.context(k, &out.Flags)
-				if err != nil {
-					return engine.ChainExpr{}, err
-				}
-				out.Context = ctx
-				return out, nil
-			}
-			if !engine.ValidSkillName(name) {
-				return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseInvalidSkillName,
-					"invalid skill name %q at column %d: %s", name, it.col, chainNameProblem(name))
-			}
-			out.Names = append(out.Names, name)
-			state = chainAfterName
+		done, err := p.item(k, it)
+		if err != nil {
+			return engine.ChainExpr{}, err
+		}
+		if done {
+			return p.out, nil
 		}
 	}
-	switch state {
+	switch p.state {
 	case chainWantFirst:
 		return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseEmptyChain,
 			"the chain names no skill: give one or more skill names separated by \",\", \"->\" or \"then\"")
 	case chainWantName:
 		return engine.ChainExpr{}, chainRefuse(p.expr, engine.RefuseTrailingSeparator,
-			"trailing separator %q at column %d: a separator must be followed by a skill name", lastSep.text, lastSep.col)
+			"trailing separator %q at column %d: a separator must be followed by a skill name", p.lastSep.text, p.lastSep.col)
 	}
-	return out, nil
+	return p.out, nil
+}
+
+// item reads item k; done reports that the chain, and so the expression,
+// ended at it.
+func (p *chainParser) item(k int, it chainItem) (done bool, err error) {
+	switch it.kind {
+	case chainFlag:
+		return false, p.setFlag(&p.out.Flags, it)
+	case chainDashDash:
+		return true, p.dashDash(it)
+	case chainSep:
+		return false, p.separator(it)
+	case chainWord:
+		return p.word(k, it)
+	}
+	return false, nil
+}
+
+// dashDash ends the chain explicitly: what follows is the context as written.
+func (p *chainParser) dashDash(it chainItem) error {
+	switch p.state {
+	case chainWantFirst:
+		return chainRefuse(p.expr, engine.RefuseEmptyChain,
+			"no skill name before %q at column %d: a chain needs at least one skill", it.text, it.col)
+	case chainWantName:
+		return chainRefuse(p.expr, engine.RefuseTrailingSeparator,
+			"separator %q at column %d is followed by %q instead of a skill name", p.lastSep.text, p.lastSep.col, it.text)
+	}
+	p.out.Context, p.out.ExplicitContext = chainTrimSpace(p.expr[it.end:p.hi]), true
+	return nil
+}
+
+// separator reads a separator, which must follow a name; "a, then b"
+// reads as one separator.
+func (p *chainParser) separator(it chainItem) error {
+	switch p.state {
+	case chainWantFirst:
+		return chainRefuse(p.expr, engine.RefuseEmptyChain,
+			"the chain starts with separator %q at column %d: a skill name must come first", it.text, it.col)
+	case chainWantName:
+		if p.lastSep.text == "," && chainIsThen(it.text) {
+			p.lastSep = it
+			return nil
+		}
+		return chainRefuse(p.expr, engine.RefuseParseError,
+			"separator %q at column %d follows separator %q at column %d: a skill name is missing between them",
+			it.text, it.col, p.lastSep.text, p.lastSep.col)
+	}
+	p.state, p.lastSep = chainWantName, it
+	return nil
+}
+
+// word reads item k, a word: a skill name, or, right after a name, the
+// start of the implicit context, which ends the chain (done).
+func (p *chainParser) word(k int, it chainItem) (done bool, err error) {
+	name := chainTrimQuotes(it.text)
+	if name == "" {
+		return false, nil // a stray quote is whitespace
+	}
+	if p.state == chainAfterName {
+		ctx, err := p.context(k, &p.out.Flags)
+		if err != nil {
+			return false, err
+		}
+		p.out.Context = ctx
+		return true, nil
+	}
+	if !engine.ValidSkillName(name) {
+		return false, chainRefuse(p.expr, engine.RefuseInvalidSkillName,
+			"invalid skill name %q at column %d: %s", name, it.col, chainNameProblem(name))
+	}
+	p.out.Names = append(p.out.Names, name)
+	p.state = chainAfterName
+	return false, nil
 }
 
 // context returns the implicit context starting at item k: the text as

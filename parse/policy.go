@@ -87,74 +87,108 @@ type policyReader struct {
 	file string
 }
 
+// policyRuleList is one of the rule lists (self, refused, composite) as
+// read, with where each rule was written.
+type policyRuleList struct {
+	rules []engine.PolicyRule
+	lines []int
+}
+
+// policyRuleKeys are the keys holding rule lists, in the order Classify
+// checks them.
+var policyRuleKeys = []string{"self", "refused", "composite"}
+
+// policyRead is what the keys of a policy file hold, before the checks
+// that need all of them.
+type policyRead struct {
+	lists         map[string]*policyRuleList
+	dispatch      map[string]string
+	dispatchLines map[string]int // where each dispatch entry was written
+}
+
 func (p *policyReader) read(doc *yaml.Node) (engine.Policy, error) {
-	var pol engine.Policy
 	root := doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = catalogDeref(root.Content[0])
 	}
 	if root.Kind != yaml.MappingNode {
-		return pol, policyErrorf(p.file, root.Line, "a policy must be a mapping with the keys self, refused, dispatch and composite, not a %s", catalogKindName(root))
+		return engine.Policy{}, policyErrorf(p.file, root.Line, "a policy must be a mapping with the keys self, refused, dispatch and composite, not a %s", catalogKindName(root))
 	}
-	type ruleList struct {
-		rules []engine.PolicyRule
-		lines []int // where each rule was written
-	}
-	lists := map[string]*ruleList{}
-	dispatchLines := map[string]int{}
+	got := policyRead{lists: map[string]*policyRuleList{}, dispatchLines: map[string]int{}}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], catalogDeref(root.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
-			return pol, policyErrorf(p.file, k.Line, "a policy key must be a plain word, not a %s", catalogKindName(k))
+			return engine.Policy{}, policyErrorf(p.file, k.Line, "a policy key must be a plain word, not a %s", catalogKindName(k))
 		}
 		if at, dup := seen[k.Value]; dup {
-			return pol, policyErrorf(p.file, k.Line, "key %q is already given at line %d", k.Value, at)
+			return engine.Policy{}, policyErrorf(p.file, k.Line, "key %q is already given at line %d", k.Value, at)
 		}
 		seen[k.Value] = k.Line
-		switch k.Value {
-		case "self", "refused", "composite":
-			rules, lines, err := p.rules(k.Value, v)
-			if err != nil {
-				return pol, err
-			}
-			lists[k.Value] = &ruleList{rules, lines}
-		case "dispatch":
-			m, err := p.dispatch(v, dispatchLines)
-			if err != nil {
-				return pol, err
-			}
-			pol.Dispatch = m
-		default:
-			return pol, policyErrorf(p.file, k.Line, "unknown key %q; a policy has the keys self, refused, dispatch and composite", k.Value)
+		if err := p.key(k, v, &got); err != nil {
+			return engine.Policy{}, err
 		}
 	}
-	if l := lists["self"]; l != nil {
+	if err := p.checkDispatchReachable(got); err != nil {
+		return engine.Policy{}, err
+	}
+	return got.policy(), nil
+}
+
+// key reads the value of one top-level key into got.
+func (p *policyReader) key(k, v *yaml.Node, got *policyRead) error {
+	switch k.Value {
+	case "self", "refused", "composite":
+		rules, lines, err := p.rules(k.Value, v)
+		if err != nil {
+			return err
+		}
+		got.lists[k.Value] = &policyRuleList{rules, lines}
+	case "dispatch":
+		m, err := p.dispatch(v, got.dispatchLines)
+		if err != nil {
+			return err
+		}
+		got.dispatch = m
+	default:
+		return policyErrorf(p.file, k.Line, "unknown key %q; a policy has the keys self, refused, dispatch and composite", k.Value)
+	}
+	return nil
+}
+
+// policy is the policy the keys read so far make.
+func (got policyRead) policy() engine.Policy {
+	pol := engine.Policy{Dispatch: got.dispatch}
+	if l := got.lists["self"]; l != nil {
 		pol.Self = l.rules
 	}
-	if l := lists["refused"]; l != nil {
+	if l := got.lists["refused"]; l != nil {
 		pol.Refused = l.rules
 	}
-	if l := lists["composite"]; l != nil {
+	if l := got.lists["composite"]; l != nil {
 		pol.Composite = l.rules
 	}
-	// Classify checks self, refused and composite before dispatch, so a
-	// dispatch entry one of them matches would never apply.
-	for _, skill := range slices.Sorted(maps.Keys(dispatchLines)) {
-		line := dispatchLines[skill]
-		for _, kind := range []string{"self", "refused", "composite"} {
-			l := lists[kind]
+	return pol
+}
+
+// checkDispatchReachable refuses a dispatch entry that a self, refused or
+// composite rule matches: Classify checks those first, so the entry would
+// never apply.
+func (p *policyReader) checkDispatchReachable(got policyRead) error {
+	for _, skill := range slices.Sorted(maps.Keys(got.dispatchLines)) {
+		for _, kind := range policyRuleKeys {
+			l := got.lists[kind]
 			if l == nil {
 				continue
 			}
 			for j, r := range l.rules {
 				if ok, _ := path.Match(r.Pattern, skill); ok {
-					return pol, policyErrorf(p.file, line, "dispatch entry %q can never apply: the %s rule %q at line %d matches it first", skill, kind, r.Pattern, l.lines[j])
+					return policyErrorf(p.file, got.dispatchLines[skill], "dispatch entry %q can never apply: the %s rule %q at line %d matches it first", skill, kind, r.Pattern, l.lines[j])
 				}
 			}
 		}
 	}
-	return pol, nil
+	return nil
 }
 
 // rules reads a list of rules; lines says where each was written.

@@ -482,3 +482,26 @@ func BenchmarkWorkflowAliasBomb(b *testing.B) {
 	}
 	b.ReportMetric(float64(tb)/float64(max(tp, 1)), "x-bomb-vs-plain")
 }
+
+// A workflow without a name key is named by the name it was looked up by,
+// else by its file name, which must then be a workflow name.
+func TestWorkflowNameFromFile(t *testing.T) {
+	src := []byte("steps:\n  - id: a\n    skill: deliver-prd\n")
+	spec, err := parse.WorkflowFile(src, filepath.Join("flows", "kickoff.yml"), "kickoff")
+	if err != nil || spec.Name != "kickoff" {
+		t.Errorf("WorkflowFile without a name key = %q, %v; want kickoff", spec.Name, err)
+	}
+	spec, err = parse.Workflow(src, filepath.Join("flows", "feature-kickoff.yaml"))
+	if err != nil || spec.Name != "feature-kickoff" {
+		t.Errorf("Workflow named by its file = %q, %v; want feature-kickoff", spec.Name, err)
+	}
+	spec, err = parse.Workflow(src, "Feature_Kickoff.yaml")
+	var p *engine.Problems
+	if !errors.As(err, &p) || len(p.List) != 1 || p.List[0].Line != 1 ||
+		!strings.Contains(p.List[0].Message, `the workflow has no name key and its file name "Feature_Kickoff" is not a workflow name`) {
+		t.Errorf("Workflow from Feature_Kickoff.yaml = %q, %v; want one problem on line 1 naming the file name", spec.Name, err)
+	}
+	if spec.Name != "" {
+		t.Errorf("a workflow whose file name is not a workflow name is named %q", spec.Name)
+	}
+}

@@ -120,50 +120,68 @@ func writeStep(b *bytes.Buffer, id string, s Step, lost map[[2]int]Event) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(b, "### Attempt %d: %s\n\n", a.N, orDash(a.Result))
-		if a.Skill != s.Skill {
-			fmt.Fprintf(b, "- Ran the fallback skill %s\n", code(a.Skill))
-		}
-		if a.Feedback != "" {
-			fmt.Fprintf(b, "- Redo feedback: %s\n", quoteLine(a.Feedback))
-		}
-		if a.Started != nil {
-			fmt.Fprintf(b, "- Ran %s from %s, cost %s%s\n", duration(a.DurationSeconds), stamp(*a.Started), money(a.CostUSD), usagePart(a.Usage))
-		}
-		if a.Reason != "" {
-			fmt.Fprintf(b, "- Reason: %s\n", oneLine(a.Reason))
-		}
-		if e, ok := lost[[2]int{s.N, a.N}]; ok {
-			b.WriteString(lostLine(e) + "\n")
-		}
-		if art := a.Artifact; art != nil {
-			fmt.Fprintf(b, "- Artifact: %d bytes, sha256 `%s`", art.Size, art.SHA256)
-			switch {
-			case art.FileGone:
-				fmt.Fprintf(b, "; its file %s is gone from disk, the store keeps it: %s", code(art.File),
-					code(fmt.Sprintf("gonogo show %s --artifact %d --attempt %d", id, s.N, a.N)))
-			case art.File != "":
-				fmt.Fprintf(b, ", on disk as %s", code(art.File))
-			}
-			b.WriteString("\n")
-		}
-		for _, d := range a.Decisions {
-			fmt.Fprintf(b, "- **%s** by %s at %s", d.Kind, oneLine(d.Actor), stamp(d.Time))
-			if d.Feedback != "" {
-				fmt.Fprintf(b, " with feedback %s", quoteLine(d.Feedback))
-			}
-			b.WriteString("\n")
-		}
-		for _, e := range a.Edits {
-			fmt.Fprintf(b, "\nEdit by %s at %s (%d bytes, sha256 `%s`), against the agent's artifact:\n\n", oneLine(e.Actor), stamp(e.Time), e.Size, orDash(e.SHA256))
-			fence := strings.Repeat("`", max(3, longestRun(e.Diff, '`')+1))
-			fmt.Fprintf(b, "%sdiff\n%s", fence, e.Diff)
-			if !strings.HasSuffix(e.Diff, "\n") {
-				b.WriteString("\n")
-			}
-			fmt.Fprintf(b, "%s\n", fence)
-		}
+		writeAttempt(b, id, s, a, lost)
 	}
+}
+
+// writeAttempt writes one attempt of s: how it ran, its artifact, the
+// decisions on it and the diff of each edit.
+func writeAttempt(b *bytes.Buffer, id string, s Step, a Attempt, lost map[[2]int]Event) {
+	fmt.Fprintf(b, "### Attempt %d: %s\n\n", a.N, orDash(a.Result))
+	if a.Skill != s.Skill {
+		fmt.Fprintf(b, "- Ran the fallback skill %s\n", code(a.Skill))
+	}
+	if a.Feedback != "" {
+		fmt.Fprintf(b, "- Redo feedback: %s\n", quoteLine(a.Feedback))
+	}
+	if a.Started != nil {
+		fmt.Fprintf(b, "- Ran %s from %s, cost %s%s\n", duration(a.DurationSeconds), stamp(*a.Started), money(a.CostUSD), usagePart(a.Usage))
+	}
+	if a.Reason != "" {
+		fmt.Fprintf(b, "- Reason: %s\n", oneLine(a.Reason))
+	}
+	if e, ok := lost[[2]int{s.N, a.N}]; ok {
+		b.WriteString(lostLine(e) + "\n")
+	}
+	if a.Artifact != nil {
+		writeArtifact(b, id, s.N, a.N, *a.Artifact)
+	}
+	for _, d := range a.Decisions {
+		fmt.Fprintf(b, "- **%s** by %s at %s", d.Kind, oneLine(d.Actor), stamp(d.Time))
+		if d.Feedback != "" {
+			fmt.Fprintf(b, " with feedback %s", quoteLine(d.Feedback))
+		}
+		b.WriteString("\n")
+	}
+	for _, e := range a.Edits {
+		writeEdit(b, e)
+	}
+}
+
+// writeArtifact writes the artifact line of attempt a of step n, with the
+// command that shows it when its file is gone from disk.
+func writeArtifact(b *bytes.Buffer, id string, n, a int, art Artifact) {
+	fmt.Fprintf(b, "- Artifact: %d bytes, sha256 `%s`", art.Size, art.SHA256)
+	switch {
+	case art.FileGone:
+		fmt.Fprintf(b, "; its file %s is gone from disk, the store keeps it: %s", code(art.File),
+			code(fmt.Sprintf("gonogo show %s --artifact %d --attempt %d", id, n, a)))
+	case art.File != "":
+		fmt.Fprintf(b, ", on disk as %s", code(art.File))
+	}
+	b.WriteString("\n")
+}
+
+// writeEdit writes a person's edit as a diff against the agent's artifact,
+// fenced with more backticks than the diff holds in a row.
+func writeEdit(b *bytes.Buffer, e Edit) {
+	fmt.Fprintf(b, "\nEdit by %s at %s (%d bytes, sha256 `%s`), against the agent's artifact:\n\n", oneLine(e.Actor), stamp(e.Time), e.Size, orDash(e.SHA256))
+	fence := strings.Repeat("`", max(3, longestRun(e.Diff, '`')+1))
+	fmt.Fprintf(b, "%sdiff\n%s", fence, e.Diff)
+	if !strings.HasSuffix(e.Diff, "\n") {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "%s\n", fence)
 }
 
 func stepSeconds(s Step) float64 {

@@ -1,0 +1,264 @@
+package parse
+
+import (
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
+	if e.v.Kind != yaml.SequenceNode {
+		r.add(e.v.Line, "workflow: \"steps\" must be a list of steps, not a %s", kindName(e.v))
+		return nil
+	}
+	switch n := len(e.v.Content); {
+	case n == 0:
+		r.add(e.k.Line, "workflow: the steps list is empty: a workflow needs at least one step")
+		return nil
+	case n > WorkflowMaxSteps:
+		r.add(e.k.Line, "workflow: %d steps, over the limit of %d: split the workflow", n, WorkflowMaxSteps)
+		return nil
+	}
+	var out []engine.WorkflowStep
+	ids := map[string]int{}
+	for i, item := range e.v.Content {
+		item = catalogDeref(item)
+		if !r.visit(item) {
+			return out
+		}
+		if item.Kind != yaml.MappingNode {
+			r.add(item.Line, "step %d: a step must be a mapping with at least id and skill, not a %s", i+1, kindName(item))
+			continue
+		}
+		s := r.step(item, i+1)
+		if s.ID != "" {
+			if at, dup := ids[s.ID]; dup {
+				r.add(s.Line, "step %q: the id is already used by the step at line %d", s.ID, at)
+			} else {
+				ids[s.ID] = s.Line
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// step reads one step; n is its 1-based place in the list, for messages
+// about a step whose id cannot be read.
+func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
+	s := engine.WorkflowStep{Line: m.Line}
+	// The id names the step in every other message, so it is read first.
+	where := r.stepID(m, n, &s)
+	entries := r.entries(m, workflowStepKeys, where)
+	has := map[string]bool{}
+	for _, e := range entries {
+		has[e.key] = true
+		r.stepField(e, where, &s)
+	}
+	if !has["id"] {
+		r.add(m.Line, "%s has no id: give it one (lower-case letters, digits, '-' and '_')", where)
+	}
+	if !has["skill"] {
+		r.add(m.Line, "%s has no skill: name the skill it runs", where)
+	}
+	if s.Fallback != "" && s.Fallback == s.Skill {
+		r.add(m.Line, "%s: the fallback is the step's own skill; to run it again write on_error: {retry: 1}", where)
+	}
+	if s.Route && s.Decompose != "" {
+		r.add(m.Line, "%s: a step either routes (route: true) or decomposes (decompose: ...), not both", where)
+	}
+	return s
+}
+
+// stepID reads the step's id into s and returns how messages name the step:
+// by its id when it is valid, else by its place.
+func (r *wfReader) stepID(m *yaml.Node, n int, s *engine.WorkflowStep) string {
+	where := fmt.Sprintf("step %d", n)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], catalogDeref(m.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.Value != "id" {
+			continue
+		}
+		e := wfEntry{key: "id", k: k, v: v}
+		id, ok := r.text(e, where)
+		switch {
+		case !ok:
+		case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
+			r.add(e.v.Line, "%s: id %q is not valid: ids are lower-case letters, digits, '-' and '_', starting with a letter or digit, at most %d characters", where, workflowClip(id), workflowMaxNameLen)
+		default:
+			s.ID = id
+			where = fmt.Sprintf("step %q", id)
+		}
+		break // a repeated id key is reported by entries
+	}
+	return where
+}
+
+// stepField reads one key of a step into s.
+func (r *wfReader) stepField(e wfEntry, where string, s *engine.WorkflowStep) {
+	switch e.key {
+	case "skill":
+		s.Skill = r.skillName(e, where)
+	case "prompt":
+		if !isNull(e.v) {
+			s.Prompt, _ = r.text(e, where)
+		}
+	case "depends_on":
+		s.DependsOn = r.dependsOn(e, where)
+	case "gate":
+		if g, ok := r.text(e, where); ok {
+			gate, err := engine.ParseGate(g)
+			if err != nil {
+				r.add(e.v.Line, "%s: gate %q is not one of always, never, on-failure, on-empty", where, workflowClip(g))
+			}
+			s.Gate = gate
+		}
+	case "preconditions":
+		s.Pre = r.conditions(e, where, true)
+	case "postconditions":
+		s.Post = r.conditions(e, where, false)
+	case "on_error":
+		s.OnError = r.onError(e, where)
+	case "timeout":
+		s.Timeout = r.duration(e, where, false)
+	case "optional":
+		s.Optional = r.boolean(e, where)
+	case "fallback":
+		s.Fallback = r.skillName(e, where)
+	case "runner":
+		s.Options = r.runnerOptions(e, where)
+	case "route":
+		s.Route = r.boolean(e, where)
+	case "decompose":
+		s.Decompose = r.decompose(e, where)
+	}
+}
+
+func (r *wfReader) dependsOn(e wfEntry, where string) []string {
+	var items []*yaml.Node
+	switch {
+	case isNull(e.v):
+		return nil
+	case e.v.Kind == yaml.ScalarNode:
+		items = []*yaml.Node{e.v}
+	case e.v.Kind == yaml.SequenceNode:
+		items = e.v.Content
+	default:
+		r.add(e.v.Line, "%s: \"depends_on\" must be a step id or a list of step ids, not a %s", where, kindName(e.v))
+		return nil
+	}
+	var out []string
+	for _, it := range items {
+		it = catalogDeref(it)
+		if !r.visit(it) {
+			return out
+		}
+		if it.Kind != yaml.ScalarNode || isNull(it) {
+			r.add(it.Line, "%s: depends_on lists step ids, not a %s", where, kindName(it))
+			continue
+		}
+		id := it.Value
+		switch {
+		case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
+			r.add(it.Line, "%s: depends_on %q is not a step id (lower-case letters, digits, '-' and '_')", where, workflowClip(id))
+		case slices.Contains(out, id):
+			r.add(it.Line, "%s: depends_on lists %q twice", where, id)
+		default:
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (r *wfReader) onError(e wfEntry, where string) engine.ErrorPolicy {
+	switch {
+	case e.v.Kind == yaml.ScalarNode && !isNull(e.v):
+		switch e.v.Value {
+		case string(engine.OnErrorStop):
+			return engine.ErrorPolicy{Kind: engine.OnErrorStop}
+		case string(engine.OnErrorGate):
+			return engine.ErrorPolicy{Kind: engine.OnErrorGate}
+		case string(engine.OnErrorRetry):
+			r.add(e.v.Line, "%s: on_error retry needs a count: write on_error: {retry: 2, backoff: 5s}", where)
+		default:
+			r.add(e.v.Line, "%s: on_error %q is not one of stop, gate or {retry: N, backoff: DURATION}", where, workflowClip(e.v.Value))
+		}
+		return engine.ErrorPolicy{}
+	case e.v.Kind == yaml.MappingNode:
+		p := engine.ErrorPolicy{Kind: engine.OnErrorRetry}
+		hasRetry := false
+		for _, f := range r.entries(e.v, workflowOnErrorKeys, where+" on_error") {
+			switch f.key {
+			case "retry":
+				hasRetry = true
+				var n int
+				if f.v.Kind != yaml.ScalarNode || f.v.Tag != "!!int" || f.v.Decode(&n) != nil || n < 1 || n > workflowMaxRetries {
+					r.add(f.v.Line, "%s: on_error retry must be a whole number from 1 to %d, not %s", where, workflowMaxRetries, workflowShow(f.v))
+					break
+				}
+				p.Retries = n
+			case "backoff":
+				p.Backoff = r.duration(f, where+" on_error", true)
+			}
+		}
+		if !hasRetry {
+			r.add(e.v.Line, "%s: on_error as a mapping needs retry: N", where)
+		}
+		return p
+	}
+	r.add(e.v.Line, "%s: on_error must be stop, gate or {retry: N, backoff: DURATION}, not a %s", where, kindName(e.v))
+	return engine.ErrorPolicy{}
+}
+
+func (r *wfReader) runnerOptions(e wfEntry, where string) map[string]string {
+	if isNull(e.v) {
+		return nil
+	}
+	if e.v.Kind != yaml.MappingNode {
+		r.add(e.v.Line, "%s: \"runner\" must map option names to values (model: NAME), not a %s", where, kindName(e.v))
+		return nil
+	}
+	out := map[string]string{}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(e.v.Content); i += 2 {
+		k, v := e.v.Content[i], catalogDeref(e.v.Content[i+1])
+		if !r.visit(k) {
+			return out
+		}
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" || !workflowOptionRE.MatchString(k.Value) || len(k.Value) > workflowMaxNameLen {
+			r.add(k.Line, "%s: runner option %s is not an option name (lower-case letters, digits, '-' and '_')", where, workflowShow(catalogDeref(k)))
+			continue
+		}
+		if at, dup := seen[k.Value]; dup {
+			r.add(k.Line, "%s: runner option %q is already given at line %d", where, k.Value, at)
+			continue
+		}
+		seen[k.Value] = k.Line
+		if v.Kind != yaml.ScalarNode || isNull(v) {
+			r.add(v.Line, "%s: runner option %q must be text, not a %s", where, k.Value, kindName(v))
+			continue
+		}
+		out[k.Value] = v.Value
+	}
+	return out
+}
+
+func (r *wfReader) decompose(e wfEntry, where string) string {
+	if e.v.Kind != yaml.MappingNode {
+		r.add(e.v.Line, "%s: decompose must be a mapping {skill: NAME} naming the skill each task runs, not a %s", where, kindName(e.v))
+		return ""
+	}
+	var skill string
+	has := false
+	for _, f := range r.entries(e.v, workflowDecomposeKeys, where+" decompose") {
+		has = true
+		skill = r.skillName(f, where+" decompose")
+	}
+	if !has {
+		r.add(e.v.Line, "%s: decompose needs skill: NAME, the skill each task runs", where)
+	}
+	return skill
+}
