@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,120 +195,22 @@ func (c config) skillsDir() string {
 	return c.SkillsDir
 }
 
-// skillSources says where skills and leaf agents are read from.
-type skillSources struct {
-	dirs   []string // skills folders, first wins a name
-	agents []string // leaf agent folders, first wins a name
-	looked []string // every skills folder considered, for a message when none exists
+// skillSources says where skills and leaf agents are read from (see
+// parse.FindSkills): explicit, else as Claude Code finds them from home.
+func (c config) skillSources(explicit string) parse.SkillSources {
+	return parse.FindSkills(c.Home, explicit)
 }
 
-// skillSources finds the skills folders. A folder given with --skills or
-// GONOGO_SKILLS_DIR (explicit) is the only one. Otherwise gonogo reads
-// Claude Code's folders, both when both exist: ~/.claude/skills (personal)
-// and .claude/skills in the working directory (project). On a name in
-// both, the personal skill wins, as in Claude Code (enterprise, then
-// personal, then project), and the catalog warns about the project one.
-// When neither exists, the skills folder in the working directory is read,
-// as before Claude Code's layout was looked for; when that is missing too,
-// dirs is empty.
-//
-// Leaf agents are looked for in agents/ beside an explicit or fallback
-// skills folder first, then in .claude/agents (project) and
-// ~/.claude/agents (personal): for agents Claude Code lets the project win.
-func (c config) skillSources(explicit string) skillSources {
-	project := filepath.Join(".claude", "skills")
-	var personal string
-	if c.Home != "" {
-		personal = filepath.Join(c.Home, ".claude", "skills")
-	}
-	var src skillSources
-	switch {
-	case explicit != "":
-		src.dirs, src.looked = []string{explicit}, []string{explicit}
-		src.agents = append(src.agents, filepath.Join(explicit, "..", "agents"))
-	default:
-		for _, dir := range []string{personal, project} {
-			if dir == "" {
-				continue
-			}
-			src.looked = append(src.looked, dir)
-			if isDir(dir) {
-				src.dirs = append(src.dirs, dir)
-			}
-		}
-		src.looked = append(src.looked, "skills")
-		if len(src.dirs) == 0 && isDir("skills") {
-			src.dirs = []string{"skills"}
-			src.agents = append(src.agents, "agents")
-		}
-	}
-	src.agents = append(src.agents, filepath.Join(".claude", "agents"))
-	if c.Home != "" {
-		src.agents = append(src.agents, filepath.Join(c.Home, ".claude", "agents"))
-	}
-	src.agents = slices.Compact(src.agents)
-	return src
-}
-
-// loadSkills reads the installed skills (see skillSources). One skill that
-// cannot be read costs only that skill; no skills folder at all is an
-// error wrapping fs.ErrNotExist that says where gonogo looked.
+// loadSkills reads the installed skills (see parse.LoadInstalled); a
+// skills folder that hides its skills one folder down is named with what
+// to set instead, the flag or (when it came from there) the variable.
 func (c config) loadSkills(explicit string) (*parse.Catalog, error) {
-	src := c.skillSources(explicit)
-	if len(src.dirs) == 0 {
-		return nil, &noSkillsError{looked: src.looked}
-	}
-	cat, err := parse.LoadCatalog(parse.CatalogOptions{SkillDirs: src.dirs, AgentDirs: src.agents})
-	if err != nil || explicit == "" || len(cat.Names()) > 0 {
-		return cat, err
-	}
-	if hint := c.nestedSkills(explicit); hint != nil {
-		return nil, hint
-	}
-	return cat, nil
-}
-
-// nestedSkills is the mix-up of a skills folder named by the repository
-// or folder that holds it (--skills repo for repo/skills): explicit holds
-// no usable skill, but its skills subfolder does. It returns nil when
-// that is not the case.
-func (c config) nestedSkills(explicit string) *nestedSkillsError {
-	inner := filepath.Join(explicit, "skills")
-	if !isDir(inner) {
-		return nil
-	}
-	cat, err := parse.LoadCatalog(parse.CatalogOptions{SkillDirs: []string{inner}})
-	if err != nil || len(cat.Names()) == 0 {
-		return nil
-	}
-	e := &nestedSkillsError{given: explicit, inner: inner, usable: len(cat.Names()), set: "--skills " + terminal.ShellWord(inner)}
-	if explicit == c.SkillsDir {
-		e.set = "GONOGO_SKILLS_DIR=" + terminal.ShellWord(inner)
-	}
-	return e
-}
-
-type nestedSkillsError struct {
-	given, inner string
-	usable       int
-	set          string // what to give instead: --skills DIR or GONOGO_SKILLS_DIR=DIR
-}
-
-func (e *nestedSkillsError) Error() string {
-	return fmt.Sprintf("the skills folder %s holds no usable skill, but %s holds %d: did you mean %s?", e.given, e.inner, e.usable, e.set)
-}
-
-type noSkillsError struct{ looked []string }
-
-func (e *noSkillsError) Error() string {
-	return fmt.Sprintf("no skills folder found: looked for %s; set GONOGO_SKILLS_DIR or --skills", strings.Join(e.looked, ", "))
-}
-
-func (e *noSkillsError) Unwrap() error { return fs.ErrNotExist }
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
+	return parse.LoadInstalled(c.Home, explicit, func(inner string) string {
+		if explicit == c.SkillsDir {
+			return "GONOGO_SKILLS_DIR=" + terminal.ShellWord(inner)
+		}
+		return "--skills " + terminal.ShellWord(inner)
+	})
 }
 
 // byteSize is a size in bytes written as a number with an optional unit

@@ -75,7 +75,7 @@ func doctorConfig(ctx context.Context, e env, cfg config, f *runFlags) doctor.Co
 		Runner:    runnerName(f),
 		RunnerCmd: f.runnerCmd,
 		Skills: doctor.SkillsConfig{
-			Dirs:   cfg.skillSources(f.skills).dirs,
+			Dirs:   cfg.skillSources(f.skills).Dirs,
 			Given:  given,
 			Load:   func() (*parse.Catalog, error) { return cfg.loadSkills(f.skills) },
 			Policy: cfg.Policy,

@@ -393,7 +393,7 @@ func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catal
 	case len(setup.Skills) == 1:
 		return cfg.loadSkills(setup.Skills[0])
 	}
-	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.skillSources("").agents})
+	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.skillSources("").Agents})
 }
 
 // recordSetup journals how the run goes on when it differs from what was

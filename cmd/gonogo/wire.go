@@ -248,7 +248,7 @@ func setupOf(f *runFlags, cfg config) *engine.Setup {
 		Policy: absPath(cfg.Policy)}
 	// startApp has checked they split.
 	s.RunnerArgs, _ = splitRunnerArgs(cfg.RunnerArgs)
-	for _, dir := range cfg.skillSources(f.skills).dirs {
+	for _, dir := range cfg.skillSources(f.skills).Dirs {
 		s.Skills = append(s.Skills, absPath(dir))
 	}
 	return s
