@@ -4,9 +4,9 @@
 #   bash deploy/try-temporal.sh
 #
 # It installs gonogo, builds the Temporal server (SQLite, no Docker), sets
-# the cluster up, starts one worker and runs the built-in example's chain
-# in guarded auto with a stand-in agent (deploy/stand-in-agent.sh), then
-# lists the run and stops what it started. Everything it writes is under
+# the cluster up, starts one worker and runs a chain of the built-in
+# example's skills with a stand-in agent (deploy/stand-in-agent.sh),
+# approving each step, then lists the run and stops what it started. Everything it writes is under
 # try-temporal/ (GONOGO_TRY_DIR): the server's log (server.log), the
 # worker's (worker.log), the artifacts and the data directory.
 #
@@ -56,5 +56,8 @@ done
 
 "$gonogo" worker >"$work/worker.log" 2>&1 &
 worker_pid=$!
-"$gonogo" run --auto --chain 'define-problem-statement -> deliver-prd -- saved searches for Tidepool'
+# Each step stops for a go / no-go: here the two approvals come on
+# standard input, as from a script (at a terminal you type them).
+printf 'approve\napprove\n' |
+  "$gonogo" run --chain 'define-problem-statement -> deliver-prd -- saved searches for Tidepool'
 "$gonogo" runs
