@@ -22,18 +22,18 @@ type dataFiles struct {
 	// syncs counts the batches made durable (calls to sync), so tests can
 	// bound them: nothing else fsyncs a file.
 	syncs *atomic.Int64
+	ahead *ahead // nil for a store opened read-only
 }
 
 // write replaces name with body so that a reader sees either the old file
-// or the new one: a temp file in the same directory, renamed over name.
+// or the new one: the body goes into a new file (the one made ahead, else
+// a temp file beside name), which is then renamed over name.
 func (d dataFiles) write(name string, body []byte) error {
 	root := d.root
-	dir := path.Dir(name)
-	if err := d.ensureDir(dir); err != nil {
+	if err := d.ensureDir(path.Dir(name)); err != nil {
 		return err
 	}
-	tmp := path.Join(dir, fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp, f, err := d.tempFile(name)
 	if err != nil {
 		return err
 	}
@@ -48,6 +48,19 @@ func (d dataFiles) write(name string, body []byte) error {
 		_ = root.Remove(tmp)
 	}
 	return err
+}
+
+// tempFile is a new, empty file to write name's body into: the one made
+// ahead, else a temp file beside name.
+func (d dataFiles) tempFile(name string) (string, *os.File, error) {
+	if d.ahead != nil {
+		if s, _ := d.ahead.take(false); s.f != nil {
+			return s.name, s.f, nil
+		}
+	}
+	tmp := path.Join(path.Dir(name), fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return tmp, f, err
 }
 
 // rename moves from to to. When to already exists the rename is taken
@@ -72,7 +85,8 @@ func (d dataFiles) rename(from, to string) error {
 	return nil
 }
 
-// ensureDir creates dir when it is missing.
+// ensureDir creates dir when it is missing, by renaming the folder made
+// ahead into place when one is ready.
 func (d dataFiles) ensureDir(dir string) error {
 	if dir == "." {
 		return nil
@@ -82,6 +96,17 @@ func (d dataFiles) ensureDir(dir string) error {
 			return fmt.Errorf("%s is not a directory", dir)
 		}
 		return nil
+	}
+	if d.ahead != nil {
+		if err := d.ensureDir(path.Dir(dir)); err != nil {
+			return err
+		}
+		if _, spare := d.ahead.take(true); spare != "" {
+			if d.root.Rename(spare, dir) == nil {
+				return nil
+			}
+			_ = d.root.Remove(spare)
+		}
 	}
 	return d.root.MkdirAll(dir, 0o700)
 }

@@ -13,16 +13,19 @@
 //
 // Every top-level bucket, and what its keys and values are:
 //
-//	meta       "schema" -> schema version, 8-byte big-endian
+//	meta       "schema" -> schema version, 8-byte big-endian;
+//	           "marked" -> empty: some run's artifact files may not be known durable (see artifacts)
 //	runs       run id -> snapshot record: the run without its plan (JSON)
 //	plans      run id -> the run's plan copy (JSON), written with the run's first commit
 //	summaries  run id -> summary record (JSON): one line of a listing
 //	journal    run id -> nested bucket: seq (8-byte big-endian) -> event record (JSON)
-//	artifacts  run id -> nested bucket: step|attempt|version (3 x 4-byte big-endian) -> body
+//	artifacts  run id -> nested bucket: step|attempt|version (3 x 4-byte big-endian) -> body;
+//	           run id + 0x00 -> empty: the run's artifact files are not yet known durable
 //	keys       idempotency key -> key record (JSON): run id and seq of the change it made
 //	active     run id -> empty: runs neither completed nor aborted
 //	running    run id -> empty: runs with a step whose status is running
-//	files      id (8-byte big-endian, bucket sequence) -> file write not yet known durable (framed)
+//	files      id (8-byte big-endian, bucket sequence) -> file write not yet known durable that
+//	           the store could not write again from an artifact (a rename, say) (framed)
 //	notes      run id -> notes record (JSON): the run's notes, key -> value
 //
 // A framed value is a 4-byte big-endian length, a JSON header of that
@@ -55,16 +58,22 @@
 // # Durability
 //
 // Commit is one read-write transaction, fsynced by bbolt when it commits.
-// Files cannot join that transaction, so a commit records them as pending
-// writes inside it and carries them out after it. The database is the
-// truth and a file only a copy, so a file gets no fsync on the commit's
-// path (it would cost more than the transaction): its record stays until
-// the file is fsynced, in a batch, once it is 30 s old (the kernel has
-// usually written it by then), when 256 wait, or at Close. If gonogo or
-// the machine stops in
-// between, Open carries the recorded writes out again and rewrites, from
-// the store, every artifact file of their runs that is missing or cut
-// short, before anything else. Open then commits,
+// Files cannot join that transaction, so a commit marks its run (or, for a
+// file the store could not write again from the run's artifacts, records
+// the write) inside it and writes the files after it; the mark sits beside
+// the run's artifacts, on a page the transaction writes anyway. The
+// database is the truth and a file only a copy, so a file gets no fsync
+// on the commit's path (it would cost more than the transaction): the mark
+// stays until the run's files are fsynced, in a batch, once they are 30 s
+// old (the kernel has usually written them by then), when 256 wait, or at
+// Close. Nor does the commit make the file or its run's folder: a
+// goroutine the store owns keeps an empty one of each ready in
+// <data>/.ahead, and the commit writes the body into the file and renames
+// them into place (Close removes what is left there, and Open what a
+// crash left). If gonogo or the machine stops in between, Open carries
+// the recorded writes out again and rewrites, from the store, every
+// artifact file of the marked runs that is missing or cut short, before
+// anything else. Open then commits,
 // through Commit's own path, the change engine.Recover makes of every run
 // the file says had a step running (the step interrupted), which is true
 // because bbolt's exclusive lock means no other process can still be
