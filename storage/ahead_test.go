@@ -5,22 +5,24 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
 )
 
-// madeAhead returns what the store has made ahead: its one empty file and
-// its one empty folder.
-func madeAhead(t *testing.T, dir string) (file, folder os.FileInfo) {
+// madeAhead returns what the store has made ahead: its one empty file,
+// and its one empty folder with the empty file in it.
+func madeAhead(t *testing.T, dir string) (file, folder, inFolder os.FileInfo) {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(dir, aheadDir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		st, err := os.Stat(filepath.Join(dir, aheadDir, e.Name()))
+		p := filepath.Join(dir, aheadDir, e.Name())
+		st, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,6 +31,13 @@ func madeAhead(t *testing.T, dir string) (file, folder os.FileInfo) {
 			file = st
 		case strings.HasPrefix(e.Name(), "dir-") && folder == nil && st.IsDir():
 			folder = st
+			in, err := os.ReadDir(p)
+			if err != nil || len(in) != 1 || in[0].Name() != spareName {
+				t.Fatalf("%s holds %v (%v), want only %s", p, in, err, spareName)
+			}
+			if inFolder, err = os.Stat(filepath.Join(p, spareName)); err != nil || inFolder.Size() != 0 {
+				t.Fatalf("%s: %v", spareName, err)
+			}
 		default:
 			t.Fatalf("%s holds %s besides one empty file and one folder", aheadDir, e.Name())
 		}
@@ -36,7 +45,18 @@ func madeAhead(t *testing.T, dir string) (file, folder os.FileInfo) {
 	if file == nil || folder == nil {
 		t.Fatalf("%s holds %v, want one empty file and one folder", aheadDir, entries)
 	}
-	return file, folder
+	return file, folder, inFolder
+}
+
+func aheadNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, aheadDir))
+	must(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 func aheadGone(t *testing.T, dir, when string) {
@@ -57,29 +77,42 @@ func TestArtifactFileTakesWhatWasMadeAhead(t *testing.T) {
 	r.start(1)
 	r.finish(1, engine.ResultProduced, "one\n") // the first file starts the maker
 	db.files.ahead.settle()
-	file, folder := madeAhead(t, dir)
+	file, folder, inFolder := madeAhead(t, dir)
 
+	same := func(path string, want os.FileInfo, perm os.FileMode) {
+		t.Helper()
+		st, err := os.Stat(filepath.Join(dir, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(st, want) || st.Mode().Perm() != perm {
+			t.Errorf("%s is not the one made ahead (mode %v)", path, st.Mode())
+		}
+	}
+	// A run's first file: its folder, and the file in it.
 	r2 := startRun(t, db, "r0002", testPlan(2), c)
 	r2.start(1)
 	r2.finish(1, engine.ResultProduced, "two\n")
-	path := r2.run.Step(1).Latest().File
-	if got := readFile(t, dir, path); got != "two\n" {
-		t.Fatalf("%s = %q right after the commit", path, got)
+	first := r2.run.Step(1).Latest().File
+	if got := readFile(t, dir, first); got != "two\n" {
+		t.Fatalf("%s = %q right after the commit", first, got)
 	}
-	st, err := os.Stat(filepath.Join(dir, path))
-	if err != nil {
-		t.Fatal(err)
+	same("runs/r0002", folder, 0o700)
+	same(first, inFolder, 0o600)
+	if entries, _ := os.ReadDir(filepath.Join(dir, "runs/r0002")); len(entries) != 1 {
+		t.Errorf("runs/r0002 holds %v, want only %s", entries, first)
 	}
-	if !os.SameFile(st, file) || st.Mode().Perm() != 0o600 {
-		t.Errorf("%s is not the file made ahead (mode %v)", path, st.Mode())
+
+	// A file in a folder already there.
+	r2.decide(1, engine.DecideApprove, "k-1", "", "")
+	r2.start(2)
+	r2.finish(2, engine.ResultProduced, "three\n")
+	second := r2.run.Step(2).Latest().File
+	if got := readFile(t, dir, second); got != "three\n" {
+		t.Fatalf("%s = %q right after the commit", second, got)
 	}
-	st, err = os.Stat(filepath.Join(dir, "runs", "r0002"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !os.SameFile(st, folder) || st.Mode().Perm() != 0o700 {
-		t.Errorf("runs/r0002 is not the folder made ahead (mode %v)", st.Mode())
-	}
+	same(second, file, 0o600)
+
 	db.files.ahead.settle()
 	madeAhead(t, dir) // the next ones
 	assertNoTempFiles(t, dir)
@@ -118,16 +151,29 @@ func TestOpenRemovesWhatACrashLeftAhead(t *testing.T) {
 	db.files.ahead.settle()
 	crash(t, db)
 	madeAhead(t, dir)
+	left := aheadNames(t, dir)
 
 	ro, err := Open(dir, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	must(t, ro.Close())
-	madeAhead(t, dir)
+	if got := aheadNames(t, dir); !slices.Equal(got, left) {
+		t.Errorf("a read-only open changed what a crash left ahead: %v, then %v", left, got)
+	}
 
-	openStore(t, dir, Options{})
-	aheadGone(t, dir, "after a writable open")
+	// The writable open rewrites the crashed run's file, so it makes new
+	// ones ahead: the old ones are gone all the same.
+	db = openStore(t, dir, Options{})
+	db.files.ahead.settle()
+	madeAhead(t, dir)
+	for _, name := range aheadNames(t, dir) {
+		if slices.Contains(left, name) {
+			t.Errorf("%s, left by the crash, is still there after a writable open", name)
+		}
+	}
+	must(t, db.Close())
+	aheadGone(t, dir, "after Close")
 }
 
 // A commit's artifact file needs no record of its own: the run is marked

@@ -76,6 +76,8 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	if len(p.files) == 0 {
 		return nil
 	}
+	// What the files took from ahead is made again once they are written.
+	defer db.files.ahead.refill()
 	if db.behind.Load() {
 		// Earlier writes failed: carry out every one pending, in commit
 		// order, and rewrite their runs' files from the store, this

@@ -184,7 +184,7 @@ func open(dataDir string, opt Options, steps []migration) (*DB, error) {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync, syncs: new(atomic.Int64)}, now: now, opening: true,
+	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync, syncs: new(atomic.Int64), dirs: map[string]bool{}}, now: now, opening: true,
 		readOnly: opt.ReadOnly, written: map[engine.RunID][]writtenFile{}}
 	if !opt.ReadOnly {
 		db.files.ahead = newAhead(root)

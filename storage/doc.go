@@ -67,10 +67,10 @@
 // stays until the run's files are fsynced, in a batch, once they are 30 s
 // old (the kernel has usually written them by then), when 256 wait, or at
 // Close. Nor does the commit make the file or its run's folder: a
-// goroutine the store owns keeps an empty one of each ready in
-// <data>/.ahead, and the commit writes the body into the file and renames
-// them into place (Close removes what is left there, and Open what a
-// crash left). If gonogo or the machine stops in between, Open carries
+// goroutine the store owns keeps ready in <data>/.ahead an empty file and
+// an empty folder holding one, and the commit writes the body into the
+// file and renames them into place (Close removes what is left there, and
+// Open what a crash left). If gonogo or the machine stops in between, Open carries
 // the recorded writes out again and rewrites, from the store, every
 // artifact file of the marked runs that is missing or cut short, before
 // anything else. Open then commits,

@@ -249,6 +249,9 @@ func (db *DB) restoreFiles() error {
 	if err != nil {
 		return err
 	}
+	if len(db.written) > 0 {
+		db.files.ahead.refill()
+	}
 	if err := db.syncFiles(db.unsynced()); err != nil {
 		return err
 	}
