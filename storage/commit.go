@@ -31,11 +31,14 @@ type prepared struct {
 	running bool
 	arts    []engine.ArtifactWrite
 	files   []engine.FileWrite
+	derived []bool // by file: the store can write it again from the run and its artifacts
 }
 
 // Commit applies c in one fsynced transaction: the journal events, the
-// snapshot, the artifacts, the idempotency key and the pending file writes;
-// then writes the files, which a later sync makes durable (see the package
+// snapshot, the artifacts, the idempotency key and what the store keeps of
+// the file writes until they are durable (its run's mark, and the records
+// of those it could not derive); then writes the files, which are on disk
+// when it returns and which a later sync makes durable (see the package
 // doc's Durability). It refuses, writing nothing, a change computed against
 // an older journal (engine.ErrStale), a key already applied
 // (engine.ErrDuplicate) and events that do not continue the journal.
@@ -58,6 +61,10 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	if err != nil {
 		return err
 	}
+	if len(p.files) > 0 {
+		db.fileMu.Lock()
+		defer db.fileMu.Unlock()
+	}
 	var fileIDs []uint64
 	err = db.update(func(tx *bbolt.Tx) (err error) {
 		fileIDs, err = commitTx(tx, p)
@@ -70,19 +77,29 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	if len(p.files) == 0 {
 		return nil
 	}
-	pending := make([]pendingFile, len(p.files))
-	for i, f := range p.files {
-		pending[i] = pendingFile{id: fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body}
-	}
+	// What the files took from ahead is made again once they are written.
+	defer db.files.ahead.refill()
 	if db.behind.Load() {
-		// Earlier writes failed: carry out every pending one, in commit
-		// order, this commit's included.
-		if err := db.replayFiles(); err != nil {
+		// Earlier writes failed: carry out every one pending, in commit
+		// order, and rewrite their runs' files from the store, this
+		// commit's included (its run counts as not written yet, so its
+		// mark is followed).
+		delete(db.written, p.run)
+		failed, err := db.restoreLocked()
+		if err == nil {
+			err = failed[p.run]
+		}
+		_ = db.syncFiles(db.due(db.now())) // as writeFilesLocked does
+		if err != nil {
 			return fmt.Errorf("commit run %s: %w: %w", p.run, ErrFilesPending, err)
 		}
 		return nil
 	}
-	if err := db.writeFiles(pending); err != nil {
+	pending := make([]pendingFile, len(p.files))
+	for i, f := range p.files {
+		pending[i] = pendingFile{id: fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body}
+	}
+	if err := db.writeFilesLocked(p.run, pending); err != nil {
 		return fmt.Errorf("commit run %s: %w: %w", p.run, ErrFilesPending, err)
 	}
 	return nil
@@ -99,7 +116,7 @@ func encodeCommit(c engine.Commit) (*prepared, error) {
 	}
 	p := &prepared{
 		id: []byte(r.ID), run: r.ID, after: c.After, key: c.Key, arts: c.Artifacts, files: c.Files,
-		active: !r.Finished(), running: hasRunning(r),
+		active: !r.Finished(), running: hasRunning(r), derived: derivable(c),
 	}
 	if err := p.encodeEvents(c); err != nil {
 		return nil, fmt.Errorf("commit run %s: %w", r.ID, err)
@@ -325,15 +342,65 @@ func putArtifacts(tx *bbolt.Tx, p *prepared) ([]int, error) {
 	return versions, nil
 }
 
-// putFiles records the commit's pending file writes and returns their ids.
+// derivable reports, for each of c's files, whether restoreRunFiles would
+// write it again as it is: the current artifact of the attempt whose file
+// it is, stored by c itself. Renames and other files are not: replaying
+// them needs their record.
+func derivable(c engine.Commit) []bool {
+	out := make([]bool, len(c.Files))
+	for i, f := range c.Files {
+		if f.From != "" || len(f.Body) == 0 {
+			continue
+		}
+		step, attempt := attemptOfFile(c.Run, f.Path)
+		if step == 0 {
+			continue
+		}
+		var current []byte
+		for _, a := range c.Artifacts {
+			if a.Step == step && a.Attempt == attempt {
+				current = a.Body
+			}
+		}
+		out[i] = current != nil && bytes.Equal(current, f.Body)
+	}
+	return out
+}
+
+// attemptOfFile is the step and attempt of r whose artifact file is path,
+// 0, 0 when none is.
+func attemptOfFile(r *engine.Run, path string) (int, int) {
+	for _, st := range r.Steps {
+		for _, a := range st.Attempts {
+			if a.File == path && a.Artifact {
+				return st.N, a.N
+			}
+		}
+	}
+	return 0, 0
+}
+
+// putFiles marks the run when the store can derive a file of the commit
+// (see markKey), and records the others as pending file writes. It
+// returns the records' ids, by file, 0 for a derived one.
 func putFiles(tx *bbolt.Tx, p *prepared, versions []int) ([]uint64, error) {
 	if len(p.files) == 0 {
 		return nil, nil
 	}
-	var fileIDs []uint64
+	fileIDs := make([]uint64, len(p.files))
 	files := tx.Bucket(bucketFiles)
 	files.FillPercent = 1
-	for _, f := range p.files {
+	marked := false
+	for i, f := range p.files {
+		if p.derived[i] {
+			if !marked {
+				if err := mark(tx, p.run); err != nil {
+					return nil, fmt.Errorf("run %s: mark its files: %w", p.run, err)
+				}
+				marked = true
+			}
+			continue
+		}
 		rec := fileRecord{V: record.Version, Run: string(p.run), Path: f.Path, From: f.From}
 		body := f.Body
 		// A file that holds an artifact of this commit refers to it
@@ -355,9 +422,18 @@ func putFiles(tx *bbolt.Tx, p *prepared, versions []int) ([]uint64, error) {
 		if err := files.Put(seqKey(id), v); err != nil {
 			return nil, fmt.Errorf("run %s: pending file %s: %w", p.run, f.Path, err)
 		}
-		fileIDs = append(fileIDs, id)
+		fileIDs[i] = id
 	}
 	return fileIDs, nil
+}
+
+// mark marks run id's artifact files as not yet known durable (see
+// markKey).
+func mark(tx *bbolt.Tx, id engine.RunID) error {
+	if err := tx.Bucket(bucketMeta).Put(keyMarked, []byte{}); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketArtifacts).Put(markKey(id), []byte{})
 }
 
 func index(b *bbolt.Bucket, id []byte, in bool) error {

@@ -22,18 +22,47 @@ type dataFiles struct {
 	// syncs counts the batches made durable (calls to sync), so tests can
 	// bound them: nothing else fsyncs a file.
 	syncs *atomic.Int64
+	ahead *ahead // nil for a store opened read-only
+	// dirs holds the folders known to be there, made or found by a write:
+	// a write into one needs no look first. Used under the DB's fileMu.
+	dirs map[string]bool
 }
 
 // write replaces name with body so that a reader sees either the old file
-// or the new one: a temp file in the same directory, renamed over name.
+// or the new one: the body goes into a new file (one made ahead, else a
+// temp file beside name), which is then renamed over name.
 func (d dataFiles) write(name string, body []byte) error {
-	root := d.root
 	dir := path.Dir(name)
-	if err := d.ensureDir(dir); err != nil {
-		return err
+	known := d.dirs[dir]
+	if !known && dir != "." {
+		if sd, ok := d.ahead.takeDir(); ok {
+			// Renaming the folder made ahead to dir fails when dir is
+			// there already (or its parent is not): then dir is made, or
+			// found, as it would be without it.
+			if d.root.Rename(sd.name, dir) == nil {
+				d.dirs[dir] = true
+				return d.fill(sd, path.Base(name), body)
+			}
+			d.ahead.giveBack(sd)
+		}
+		if err := d.ensureDir(dir); err != nil {
+			return err
+		}
+		d.dirs[dir] = true
 	}
-	tmp := path.Join(dir, fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	err := d.replace(name, body)
+	if known && errors.Is(err, fs.ErrNotExist) {
+		// The folder went since it was known: make it again.
+		delete(d.dirs, dir)
+		return d.write(name, body)
+	}
+	return err
+}
+
+// replace writes body into a new file and renames it over name, whose
+// folder is there.
+func (d dataFiles) replace(name string, body []byte) error {
+	tmp, f, err := d.tempFile(name)
 	if err != nil {
 		return err
 	}
@@ -42,12 +71,58 @@ func (d dataFiles) write(name string, body []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = root.Rename(tmp, name)
+		err = d.root.Rename(tmp, name)
 	}
 	if err != nil {
-		_ = root.Remove(tmp)
+		_ = d.root.Remove(tmp)
 	}
 	return err
+}
+
+// missingDir reports whether dir is missing, and refuses one that is not
+// a directory.
+func (d dataFiles) missingDir(dir string) (bool, error) {
+	if dir == "." {
+		return false, nil
+	}
+	st, err := d.root.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	case err != nil:
+		return false, err
+	case !st.IsDir():
+		return false, fmt.Errorf("%s is not a directory", dir)
+	}
+	return false, nil
+}
+
+// fill writes body into the file of a folder made ahead and now in place,
+// and names it base: a rename inside the folder.
+func (d dataFiles) fill(sd spareDir, base string, body []byte) error {
+	defer sd.root.Close()
+	_, err := sd.file.f.Write(body)
+	if cerr := sd.file.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = sd.root.Rename(sd.file.name, base)
+	}
+	if err != nil {
+		_ = sd.root.Remove(sd.file.name)
+	}
+	return err
+}
+
+// tempFile is a new, empty file to write name's body into: the one made
+// ahead, else a temp file beside name.
+func (d dataFiles) tempFile(name string) (string, *os.File, error) {
+	if s, ok := d.ahead.takeFile(); ok {
+		return s.name, s.f, nil
+	}
+	tmp := path.Join(path.Dir(name), fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return tmp, f, err
 }
 
 // rename moves from to to. When to already exists the rename is taken
@@ -74,14 +149,9 @@ func (d dataFiles) rename(from, to string) error {
 
 // ensureDir creates dir when it is missing.
 func (d dataFiles) ensureDir(dir string) error {
-	if dir == "." {
-		return nil
-	}
-	if st, err := d.root.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
-		}
-		return nil
+	missing, err := d.missingDir(dir)
+	if err != nil || !missing {
+		return err
 	}
 	return d.root.MkdirAll(dir, 0o700)
 }

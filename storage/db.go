@@ -59,16 +59,19 @@ type DB struct {
 	readOnly  bool
 
 	// fileMu keeps file writes in commit order: a rename and the write that
-	// takes its place must not interleave with another commit's.
+	// takes its place must not interleave with another commit's. A commit
+	// with files holds it from before its transaction until its files are
+	// written, so a sync never forgets a run's mark between the two.
 	fileMu sync.Mutex
 	// behind is set while earlier file writes are still pending (they
 	// failed); later writes then carry them out first, in commit order, so
 	// an old body never lands on top of a newer one.
 	behind atomic.Bool
-	// written holds the pending file writes carried out and not yet
-	// synced, by record id: their records stay until an fsync has made
-	// the files durable (see syncFiles).
-	written map[uint64]writtenFile
+	// written holds, by run, the file writes carried out and not yet
+	// synced, in the order they were written: the run's mark (and their
+	// records) stay until an fsync has made the files durable (see
+	// syncFiles).
+	written map[engine.RunID][]writtenFile
 	// filesErr is why pending file writes could not be done at Open.
 	filesErr error
 	pulse    pulse // see PulseFile
@@ -201,8 +204,11 @@ func open(dataDir string, opt Options, steps []migration) (*DB, error) {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync, syncs: new(atomic.Int64)}, now: now, opening: true,
-		readOnly: opt.ReadOnly, written: map[uint64]writtenFile{}}
+	db := &DB{bolt: bdb, path: path, files: dataFiles{root: root, noSync: opt.NoSync, syncs: new(atomic.Int64), dirs: map[string]bool{}}, now: now, opening: true,
+		readOnly: opt.ReadOnly, written: map[engine.RunID][]writtenFile{}}
+	if !opt.ReadOnly {
+		db.files.ahead = newAhead(root)
+	}
 	if err := db.ready(steps); err != nil {
 		_ = db.close()
 		return nil, damagedAdvice(dataDir, err)
@@ -277,6 +283,7 @@ func (db *DB) ready(steps []migration) error {
 		// the store opens it.
 		return nil
 	}
+	clearAhead(db.files.root)
 	if err := db.restoreFiles(); err != nil {
 		// The changes stand; only files wait. They are written, in order,
 		// before the next commit's own, or at the next open.
@@ -312,12 +319,13 @@ func (db *DB) Close() error {
 	var serr error
 	db.fileMu.Lock()
 	if len(db.written) > 0 {
-		// When the sync fails, the records stay and the next open writes
+		// When the sync fails, the marks stay and the next open writes
 		// the files again.
 		serr = db.syncFiles(db.unsynced())
 		clear(db.written)
 	}
 	db.fileMu.Unlock()
+	db.files.ahead.close()
 	if err := db.close(); err != nil {
 		return err
 	}
@@ -330,6 +338,7 @@ func (db *DB) Close() error {
 // close releases the file and its lock, leaving the records of files not
 // yet synced for the next open: what a crash leaves.
 func (db *DB) close() error {
+	db.files.ahead.halt()
 	err := db.bolt.Close()
 	if rerr := db.files.root.Close(); err == nil && rerr != nil && !errors.Is(rerr, os.ErrClosed) {
 		err = rerr

@@ -22,9 +22,9 @@ import (
 // written the next time the store is opened.
 var ErrFilesPending = engine.ErrFilesPending
 
-// pendingFile is one file write recorded by a commit.
+// pendingFile is one file write of a commit, or one recorded by a commit.
 type pendingFile struct {
-	id         uint64
+	id         uint64 // its record; 0 for a write the store can derive (see putFiles)
 	run        engine.RunID
 	path, from string
 	body       []byte
@@ -70,98 +70,169 @@ func checkPath(p string) error {
 }
 
 // Artifact files are written without an fsync of their own: the database
-// is the truth. A file's record stays until an fsync has made it durable:
-// once it is syncAfter old (by then the kernel has usually written it, and
-// the fsync costs next to nothing), when syncBatch files wait, or when the
-// store is closed. Until then a crash may lose or cut short the file, and
-// the next open writes it again from the store; the batch bounds what that
-// open checks.
+// is the truth. The commit marks its run (see markKey) and the mark stays
+// until an fsync has made the run's files durable: once they are syncAfter
+// old (by then the kernel has usually written them, and the fsync costs
+// next to nothing), when syncBatch files wait, or when the store is
+// closed. Until then a crash may lose or cut short a file, and the next
+// open writes the marked runs' files again from the store; the batch
+// bounds what that open checks.
 const (
 	syncBatch = 256
 	syncAfter = 30 * time.Second
 )
 
-// writtenFile is a file write carried out whose record stays until the
-// file is synced.
+// writtenFile is a file write carried out and not yet synced.
 type writtenFile struct {
 	path string
 	at   time.Time
+	id   uint64 // its record, when it has one (see putFiles); 0 when not
 }
 
-// writeFiles carries out pending file writes in order. It stops at the
-// first failure, since a later write may take the place of an earlier
-// rename. Their records stay until syncFiles.
-func (db *DB) writeFiles(files []pendingFile) error {
-	db.fileMu.Lock()
-	defer db.fileMu.Unlock()
-	return db.writeFilesLocked(files)
+// markKey is the key, in the top-level artifacts bucket, that marks run id
+// as having artifact files not yet known durable. It sorts right after the
+// run's own artifacts bucket, so it lands on the page holding that
+// bucket's header, which the commit storing the artifact writes anyway:
+// the mark costs no page of its own. Run ids hold no NUL, so it cannot be
+// taken for a run.
+func markKey(id engine.RunID) []byte { return append([]byte(id), 0) }
+
+// keyMarked, in the meta bucket, says that some run may be marked, so
+// that an open finding it absent need not look through every run's key.
+// The meta bucket is small enough for bbolt to keep inside the page of
+// bucket headers every transaction writes: it too costs no page.
+var keyMarked = []byte("marked")
+
+// markedRun is the run a key of the artifacts bucket marks, "" when the
+// key is a run's own bucket.
+func markedRun(k []byte) engine.RunID {
+	if n := len(k); n > 1 && k[n-1] == 0 {
+		return engine.RunID(k[:n-1])
+	}
+	return ""
 }
 
-func (db *DB) writeFilesLocked(files []pendingFile) error {
+// writeFilesLocked carries out a commit's file writes in order. It stops
+// at the first failure, since a later write may take the place of an
+// earlier rename; the run then stays marked (and its records kept) for
+// restoreLocked. The caller holds fileMu.
+func (db *DB) writeFilesLocked(id engine.RunID, files []pendingFile) error {
 	var ferr error
 	now := db.now()
 	for _, f := range files {
 		if err := db.perform(f); err != nil {
-			ferr = fmt.Errorf("run %s: file %s: %w", f.run, f.path, err)
+			ferr = fmt.Errorf("run %s: file %s: %w", id, f.path, err)
 			db.behind.Store(true)
+			delete(db.written, id)
 			break
 		}
-		db.written[f.id] = writtenFile{path: f.path, at: now}
+		db.written[id] = append(db.written[id], writtenFile{path: f.path, at: now, id: f.id})
 	}
 	// A failed sync costs this commit nothing: its files are written,
-	// their records stay, and a later sync, Close (which reports it) or
+	// their marks stay, and a later sync, Close (which reports it) or
 	// the next open makes them durable.
 	_ = db.syncFiles(db.due(now))
 	return ferr
 }
 
-// due is the written files to sync now: those syncAfter old, or all of
-// them once syncBatch wait.
-func (db *DB) due(now time.Time) []uint64 {
-	var ids []uint64
-	for id, w := range db.written {
-		if len(db.written) >= syncBatch || now.Sub(w.at) >= syncAfter {
-			ids = append(ids, id)
+// due is, by run, how many of its written files to sync now: those
+// syncAfter old, or all of them once syncBatch wait.
+func (db *DB) due(now time.Time) map[engine.RunID]int {
+	n := 0
+	for _, ws := range db.written {
+		n += len(ws)
+	}
+	out := map[engine.RunID]int{}
+	for id, ws := range db.written {
+		k := len(ws)
+		if n < syncBatch {
+			// Written in order: the old ones come first.
+			k = 0
+			for k < len(ws) && now.Sub(ws[k].at) >= syncAfter {
+				k++
+			}
+		}
+		if k > 0 {
+			out[id] = k
 		}
 	}
-	return ids
+	return out
 }
 
-// syncFiles makes the written files ids, and the files also, durable, then
-// forgets the records of ids in one transaction. When it fails, the
-// records stay: the next open writes the files again. The caller holds
-// fileMu.
-func (db *DB) syncFiles(ids []uint64, also ...string) error {
-	if len(ids) == 0 && len(also) == 0 {
+// unsynced is, by run, every written file not yet synced.
+func (db *DB) unsynced() map[engine.RunID]int {
+	out := map[engine.RunID]int{}
+	for id, ws := range db.written {
+		out[id] = len(ws)
+	}
+	return out
+}
+
+// syncFiles makes the first n written files of each run in runs, and the
+// files also, durable, then forgets their records, and the marks of the
+// runs left with nothing to sync, in one transaction. When it fails, the
+// marks and records stay: the next open writes the files again. The
+// caller holds fileMu.
+func (db *DB) syncFiles(runs map[engine.RunID]int, also ...string) error {
+	if len(runs) == 0 && len(also) == 0 {
 		return nil
 	}
 	paths := also
-	for _, id := range ids {
-		paths = append(paths, db.written[id].path)
+	for id, n := range runs {
+		for _, w := range db.written[id][:n] {
+			paths = append(paths, w.path)
+		}
 	}
 	if err := db.files.sync(paths); err != nil {
 		return fmt.Errorf("sync artifact files: %w", err)
 	}
-	err := db.update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketFiles)
-		for _, id := range ids {
-			if err := b.Delete(seqKey(id)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := db.update(func(tx *bbolt.Tx) error { return db.forgetSynced(tx, runs) })
 	if err != nil {
 		return fmt.Errorf("forget written files: %w", err)
 	}
-	for _, id := range ids {
-		delete(db.written, id)
+	for id, n := range runs {
+		if rest := db.written[id][n:]; len(rest) > 0 {
+			db.written[id] = slices.Clone(rest)
+		} else {
+			delete(db.written, id)
+		}
 	}
 	return nil
 }
 
-// unsynced is every written file not yet synced.
-func (db *DB) unsynced() []uint64 { return slices.Collect(maps.Keys(db.written)) }
+// forgetSynced deletes, once their files are synced, the records of the
+// first n written files of each run in runs, and the marks of the runs
+// left with nothing to sync.
+func (db *DB) forgetSynced(tx *bbolt.Tx, runs map[engine.RunID]int) error {
+	// Every mark goes once every run written is synced, unless a run's
+	// writes failed (behind): its mark stays for restoreLocked.
+	last := !db.behind.Load()
+	for id, ws := range db.written {
+		last = last && runs[id] == len(ws)
+	}
+	if last {
+		if err := tx.Bucket(bucketMeta).Delete(keyMarked); err != nil {
+			return err
+		}
+	}
+	files, arts := tx.Bucket(bucketFiles), tx.Bucket(bucketArtifacts)
+	for id, n := range runs {
+		for _, w := range db.written[id][:n] {
+			if w.id == 0 {
+				continue
+			}
+			if err := files.Delete(seqKey(w.id)); err != nil {
+				return err
+			}
+		}
+		if n == len(db.written[id]) {
+			if err := arts.Delete(markKey(id)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 func (db *DB) perform(f pendingFile) error {
 	if f.from != "" {
@@ -170,69 +241,99 @@ func (db *DB) perform(f pendingFile) error {
 	return db.files.write(f.path, f.body)
 }
 
-// replayFiles carries out, in commit order, the file writes an earlier
-// failure left undone (those of later commits too). Every operation is
-// safe to repeat.
-func (db *DB) replayFiles() error {
-	// The list is read under fileMu, so a write done meanwhile by another
-	// commit is never done again from a stale list.
-	db.fileMu.Lock()
-	defer db.fileMu.Unlock()
-	pending, err := db.pendingFiles()
-	if err != nil {
-		return err
-	}
-	if err := db.writeFilesLocked(pending); err != nil {
-		return fmt.Errorf("write pending files: %w", err)
-	}
-	db.behind.Store(false)
-	return nil
-}
-
 // restoreFiles brings the artifact files up to date with the store when
-// it is opened. The records left are file writes gonogo stopped before
-// carrying out, and writes carried out without an fsync of their own,
-// which a power cut may have lost or cut short. It carries them all out
-// again, in commit order, then rewrites from the store every artifact file
-// of their runs that is missing or differs from its artifact (a replayed
-// rename cannot tell), and syncs.
+// it is opened (see restoreLocked), and syncs them.
 func (db *DB) restoreFiles() error {
 	db.fileMu.Lock()
 	defer db.fileMu.Unlock()
-	pending, err := db.pendingFiles()
-	if err != nil || len(pending) == 0 {
+	failed, err := db.restoreLocked()
+	if err != nil {
 		return err
 	}
-	for _, f := range pending {
-		if err := db.perform(f); err != nil {
-			db.behind.Store(true)
-			return fmt.Errorf("write pending files: run %s: file %s: %w", f.run, f.path, err)
-		}
-		db.written[f.id] = writtenFile{path: f.path}
+	if len(db.written) > 0 {
+		db.files.ahead.refill()
 	}
-	var rewritten []string
-	for _, id := range runsOf(pending) {
-		paths, err := db.restoreRunFiles(id)
-		rewritten = append(rewritten, paths...)
-		if err != nil {
-			db.behind.Store(true)
-			return fmt.Errorf("rewrite the files of run %s: %w", id, err)
-		}
+	if err := db.syncFiles(db.unsynced()); err != nil {
+		return err
 	}
-	return db.syncFiles(db.unsynced(), rewritten...)
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(failed)) {
+		errs = append(errs, fmt.Errorf("write pending files: run %s: %w", id, failed[id]))
+	}
+	return errors.Join(errs...)
 }
 
-// pendingFiles reads the records of file writes not yet carried out by
-// this process, in commit order. The caller holds fileMu.
-func (db *DB) pendingFiles() ([]pendingFile, error) {
+// restoreLocked carries out what earlier file writes left undone: a
+// failure, or a crash, since the writes carried out without an fsync of
+// their own may be lost or cut short. It carries out again, in commit
+// order, the recorded writes not carried out by this process, then
+// rewrites from the store every artifact file, missing or different from
+// its artifact (a replayed rename cannot tell), of their runs and of the
+// marked runs this process wrote nothing for; they are synced as written
+// files are. A run whose files cannot all be written stays as it was
+// (marked, its records kept), and the others are done all the same: each
+// run's files are its own. It returns why, by run. The caller holds
+// fileMu.
+func (db *DB) restoreLocked() (map[engine.RunID]error, error) {
+	pending, marked, err := db.pendingFiles()
+	if err != nil {
+		return nil, err
+	}
+	now := db.now()
+	failed := map[engine.RunID]error{}
+	for _, f := range pending {
+		if failed[f.run] != nil {
+			continue // a later write may take the place of an earlier rename
+		}
+		if err := db.perform(f); err != nil {
+			failed[f.run] = fmt.Errorf("file %s: %w", f.path, err)
+			continue
+		}
+		db.written[f.run] = append(db.written[f.run], writtenFile{path: f.path, at: now, id: f.id})
+	}
+	for _, id := range runsOf(pending, marked) {
+		if failed[id] != nil {
+			continue
+		}
+		paths, err := db.restoreRunFiles(id)
+		// Even with no file left to write, the run counts as written, so
+		// that the next sync forgets its mark.
+		if db.written[id] == nil {
+			db.written[id] = []writtenFile{}
+		}
+		for _, p := range paths {
+			db.written[id] = append(db.written[id], writtenFile{path: p, at: now})
+		}
+		if err != nil {
+			failed[id] = fmt.Errorf("rewrite its files: %w", err)
+		}
+	}
+	for id := range failed {
+		delete(db.written, id)
+	}
+	db.behind.Store(len(failed) > 0)
+	return failed, nil
+}
+
+// pendingFiles reads, in commit order, the records of file writes not
+// carried out by this process, and the runs marked for which this process
+// wrote nothing. The caller holds fileMu.
+func (db *DB) pendingFiles() ([]pendingFile, []engine.RunID, error) {
+	done := map[uint64]bool{}
+	for _, ws := range db.written {
+		for _, w := range ws {
+			if w.id != 0 {
+				done[w.id] = true
+			}
+		}
+	}
 	var pending []pendingFile
+	var marked []engine.RunID
 	err := db.view(func(tx *bbolt.Tx) error {
 		arts := tx.Bucket(bucketArtifacts)
-		return tx.Bucket(bucketFiles).ForEach(func(k, v []byte) error {
-			if len(k) == 8 {
-				if _, done := db.written[seqNum(k)]; done {
-					return nil
-				}
+		err := tx.Bucket(bucketFiles).ForEach(func(k, v []byte) error {
+			if len(k) == 8 && done[seqNum(k)] {
+				return nil
 			}
 			f, err := readPending(arts, k, v)
 			if err != nil {
@@ -241,22 +342,39 @@ func (db *DB) pendingFiles() ([]pendingFile, error) {
 			pending = append(pending, f)
 			return nil
 		})
+		if err != nil || tx.Bucket(bucketMeta).Get(keyMarked) == nil {
+			return err
+		}
+		return arts.ForEach(func(k, _ []byte) error {
+			if id := markedRun(k); id != "" && db.written[id] == nil {
+				marked = append(marked, id)
+			}
+			return nil
+		})
 	})
-	return pending, err
+	return pending, marked, err
 }
 
-func runsOf(files []pendingFile) []engine.RunID {
+// runsOf is the runs of files, then those of marked not among them.
+func runsOf(files []pendingFile, marked []engine.RunID) []engine.RunID {
 	var ids []engine.RunID
 	for _, f := range files {
 		if !slices.Contains(ids, f.run) {
 			ids = append(ids, f.run)
 		}
 	}
+	for _, id := range marked {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
 	return ids
 }
 
 // restoreRunFiles rewrites every artifact file of run id that is missing or
-// does not hold the attempt's current artifact, and returns their paths.
+// does not hold the attempt's current artifact, and returns the paths of
+// all its artifact files: those it found right may be right only in the
+// kernel's cache, after a crash of gonogo alone, so they are synced too.
 func (db *DB) restoreRunFiles(id engine.RunID) ([]string, error) {
 	type want struct {
 		path string
@@ -287,17 +405,16 @@ func (db *DB) restoreRunFiles(id engine.RunID) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rewritten []string
+	var paths []string
 	for _, w := range wants {
-		if got, err := db.files.root.ReadFile(w.path); err == nil && bytes.Equal(got, w.body) {
-			continue
+		if got, err := db.files.root.ReadFile(w.path); err != nil || !bytes.Equal(got, w.body) {
+			if err := db.files.write(w.path, w.body); err != nil {
+				return paths, fmt.Errorf("file %s: %w", w.path, err)
+			}
 		}
-		if err := db.files.write(w.path, w.body); err != nil {
-			return rewritten, fmt.Errorf("file %s: %w", w.path, err)
-		}
-		rewritten = append(rewritten, w.path)
+		paths = append(paths, w.path)
 	}
-	return rewritten, nil
+	return paths, nil
 }
 
 // currentArtifact is the last version of an attempt's artifact in a run's

@@ -21,16 +21,41 @@ func readFile(t *testing.T, dir, name string) string {
 	return string(b)
 }
 
+// pendingCount is what the store keeps of file writes not yet known
+// durable: the records of file writes, and the runs marked (see markKey).
 func pendingCount(t *testing.T, db *DB) int {
 	t.Helper()
+	records, marks := pendingRecords(t, db)
+	return records + len(marks)
+}
+
+// markedFlag reports whether the store says some run may be marked.
+func markedFlag(t *testing.T, db *DB) bool {
+	t.Helper()
+	var set bool
+	must(t, db.bolt.View(func(tx *bbolt.Tx) error {
+		set = tx.Bucket(bucketMeta).Get(keyMarked) != nil
+		return nil
+	}))
+	return set
+}
+
+func pendingRecords(t *testing.T, db *DB) (int, []engine.RunID) {
+	t.Helper()
 	n := 0
+	var marks []engine.RunID
 	if err := db.bolt.View(func(tx *bbolt.Tx) error {
 		n = tx.Bucket(bucketFiles).Stats().KeyN
-		return nil
+		return tx.Bucket(bucketArtifacts).ForEach(func(k, _ []byte) error {
+			if id := markedRun(k); id != "" {
+				marks = append(marks, id)
+			}
+			return nil
+		})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return n, marks
 }
 
 // putPending records a file write the way a commit does, as if gonogo had

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // crash lets go of the store as a killed gonogo does: no sync of the
-// files written, their records left for the next open.
+// files written, their runs' marks left for the next open.
 func crash(t *testing.T, db *DB) {
 	t.Helper()
 	if err := db.close(); err != nil {
@@ -19,9 +20,10 @@ func crash(t *testing.T, db *DB) {
 	}
 }
 
-// An artifact file costs no fsync on the commit's path: its record stays
-// in the store until a batch sync makes it durable, once it is syncAfter
-// old, when syncBatch files wait, or at Close.
+// An artifact file costs no fsync on the commit's path, and no record of
+// its own: its run's mark stays in the store until a batch sync makes the
+// run's files durable, once they are syncAfter old, when syncBatch files
+// wait, or at Close.
 func TestArtifactFilesAreSyncedInBatches(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -37,8 +39,8 @@ func TestArtifactFilesAreSyncedInBatches(t *testing.T) {
 	if got := db.files.syncs.Load(); got != 0 {
 		t.Fatalf("%d syncs for 10 artifact files written within %v, want none", got, syncAfter)
 	}
-	if n := pendingCount(t, db); n != 10 {
-		t.Fatalf("%d file records kept, want the 10 files not yet synced", n)
+	if records, marks := pendingRecords(t, db); records != 0 || !slices.Equal(marks, []engine.RunID{"r0001"}) {
+		t.Fatalf("%d file records and marks %v kept for 10 files not yet synced, want none and r0001", records, marks)
 	}
 	now = now.Add(syncAfter)
 	r.start(11)
@@ -47,7 +49,7 @@ func TestArtifactFilesAreSyncedInBatches(t *testing.T) {
 		t.Fatalf("%d syncs once 10 files were %v old, want 1", got, syncAfter)
 	}
 	if n := pendingCount(t, db); n != 1 {
-		t.Fatalf("%d file records kept after the sync, want 1 (the file just written)", n)
+		t.Fatalf("%d file records and marks kept after the sync, want r0001's mark (its file just written)", n)
 	}
 	r.start(12)
 	r.finish(12, engine.ResultProduced, "artifact\n")
@@ -59,8 +61,8 @@ func TestArtifactFilesAreSyncedInBatches(t *testing.T) {
 		t.Fatalf("%d syncs after Close, want 2 (Close syncs the last two files)", got)
 	}
 	db = openStore(t, dir, Options{})
-	if n := pendingCount(t, db); n != 0 {
-		t.Fatalf("%d file records left by a clean Close", n)
+	if n := pendingCount(t, db); n != 0 || markedFlag(t, db) {
+		t.Fatalf("%d file records and marks left by a clean Close (marked: %v)", n, markedFlag(t, db))
 	}
 	if got := db.files.syncs.Load(); got != 0 {
 		t.Fatalf("opening after a clean Close synced %d times", got)
@@ -79,7 +81,7 @@ func TestSyncBatchBoundsTheFilesAtRisk(t *testing.T) {
 		t.Fatalf("%d syncs for %d files, want 1", got, syncBatch)
 	}
 	if n := pendingCount(t, db); n != 0 {
-		t.Fatalf("%d file records after the batch was synced", n)
+		t.Fatalf("%d file records and marks after the batch was synced", n)
 	}
 }
 
@@ -140,7 +142,7 @@ func TestLostArtifactFilesAreRewrittenOnOpen(t *testing.T) {
 		}
 	}
 	if n := pendingCount(t, db); n != 0 {
-		t.Errorf("%d file records after reopen", n)
+		t.Errorf("%d file records and marks after reopen", n)
 	}
 	if got := db.files.syncs.Load(); got != 1 {
 		t.Errorf("reopen synced %d times, want once", got)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,4 +98,39 @@ func TestPendingFileThatStillFailsDoesNotBlockOpen(t *testing.T) {
 		t.Fatalf("the store cannot be opened at all while one artifact file cannot be written: %v", err)
 	}
 	db2.Close()
+}
+
+// While one run's file is pending, another run's commits still put their
+// files on disk before Commit returns, the run's earlier files included.
+func TestFilesOfOtherRunsAreWrittenWhileOneIsPending(t *testing.T) {
+	dir := t.TempDir()
+	db := openStore(t, dir, Options{})
+	c := newClock()
+	a := startRun(t, db, "r0001", testPlan(2), c)
+	a.start(1)
+	a.finish(1, engine.ResultProduced, "a one\n")
+
+	b := startRun(t, db, "r0002", testPlan(2), c)
+	b.start(1)
+	blocked := engine.ArtifactFile(b.run.ID, 1, b.run.Step(1).Skill, 1, true)
+	must(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(blocked), "x"), 0o700))
+	body := "b one\n"
+	f := engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: len(body), File: blocked}
+	evs, err := engine.Finish(b.run, 1, 1, f, c.now())
+	must(t, err)
+	err = b.tryCommit(evs, []engine.ArtifactWrite{{Step: 1, Attempt: 1, Body: []byte(body)}},
+		[]engine.FileWrite{{Path: blocked, Body: []byte(body)}}, "")
+	if !errors.Is(err, ErrFilesPending) {
+		t.Fatalf("commit with an unwritable file: %v, want ErrFilesPending", err)
+	}
+
+	a.decide(1, engine.DecideApprove, "k-a1", "", "")
+	a.start(2)
+	a.finish(2, engine.ResultProduced, "a two\n") // tries r0002's file again, which still fails
+	for _, st := range a.run.Steps {
+		file := st.Latest().File
+		if got := readFile(t, dir, file); got != fmt.Sprintf("a %s\n", map[int]string{1: "one", 2: "two"}[st.N]) {
+			t.Errorf("%s = %q after the commit", file, got)
+		}
+	}
 }
