@@ -18,8 +18,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // A slash command works in any channel, but the bot can post only where it

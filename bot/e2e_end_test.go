@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // endTable reads the rows of the table a run's end message carries: each

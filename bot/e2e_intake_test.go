@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // How runs start, and how bad input is answered: plan files mentioned to

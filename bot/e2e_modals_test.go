@@ -9,8 +9,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // Never lose a person's action: a modal opens on the click's trigger

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 func hasButton(m fakeslack.Message, label string) bool {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/fakeslack"
 )
 
 // Restarts: the bot, the engine and the store stop and start again on the
