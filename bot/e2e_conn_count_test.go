@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // TestSecondGonogoOnOneAppIsWarnedAbout: Slack spreads envelopes across
@@ -29,7 +31,7 @@ func TestSecondGonogoOnOneAppIsWarnedAbout(t *testing.T) {
 		}
 		return ""
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for metric(h2) != "gonogo_slack_connections 2" && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

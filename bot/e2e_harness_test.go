@@ -16,6 +16,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
@@ -263,10 +264,10 @@ func (l *lateNotifier) member(ctx context.Context, user string, groups []string)
 	return b.Member(ctx, user, groups)
 }
 
+// ctxT is the context of the harness's waits, which only guard against a
+// hang.
 func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	return hangguard.Context(t)
 }
 
 // seedStore fills dir's store with total one-step Slack runs in the
@@ -333,7 +334,7 @@ func seedStore(b testing.TB, dir string, total, waiting int, approvers ...string
 }
 
 func waitState(b testing.TB, svc *engine.Service, id engine.RunID, want engine.RunState) *engine.Run {
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := hangguard.Deadline(b)
 	for {
 		r, err := svc.Load(context.Background(), id)
 		if err == nil && r.State == want {
@@ -605,12 +606,12 @@ func botMessages(srv *fakeslack.Server, prefix string) []fakeslack.Message {
 	return out
 }
 
-// eventually waits until cond holds, checking every 10 ms. The 30 s bound
-// is a hang guard, not a claim on speed: a loaded machine may take long,
-// and only a bot that never gets there fails.
+// eventually waits until cond holds, checking every 10 ms. Its bound is a
+// hang guard, not a claim on speed: a loaded machine may take long, and
+// only a bot that never gets there fails.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("never happened: %s", what)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -56,7 +57,7 @@ func pending(t *testing.T, in *storage.Inbox) int {
 // holds when it gives up.
 func drained(t *testing.T, in *storage.Inbox) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // a hang guard
+	deadline := hangguard.Deadline(t)
 	for {
 		n := pending(t, in)
 		if n == 0 || time.Now().After(deadline) {

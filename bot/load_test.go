@@ -970,8 +970,7 @@ func TestLoadManyRuns(t *testing.T) {
 		}
 		return k
 	}
-	wait, stopWait := context.WithTimeout(context.Background(), 30*time.Second)
-	_ = srv.WaitFor(wait, func(st *fakeslack.State) bool {
+	_ = srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool {
 		if refusals(st, ldStranger) < strangers {
 			return false
 		}
@@ -982,7 +981,6 @@ func TestLoadManyRuns(t *testing.T) {
 		}
 		return true
 	})
-	stopWait()
 	// Header updates wait for the chat.update budget: quiet means no call
 	// for longer than a token takes to come back.
 	settle(srv, 2*time.Second, 30*time.Second)

@@ -14,6 +14,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // Scheduled syncs (Config.ScheduledSyncs): the backend, not the bot, says
@@ -28,7 +29,7 @@ func scheduledRun(t *testing.T) (*harness, *fakeslack.Server, engine.RunID) {
 	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs = true }))
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
 	var id engine.RunID
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for id == "" || len(h.onlyRun().Step(1).Attempts) == 0 || h.onlyRun().State != engine.RunWaiting {
 		if time.Now().After(deadline) {
 			t.Fatal("the run did not come to wait at step 1")
@@ -294,7 +295,7 @@ func clusterRun(t *testing.T, inbox engine.Inbox, slow *slowCluster) (*harness, 
 	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.ScheduledSyncs, c.Inbox = true, inbox }),
 		withEngine(func(e bot.Engine) bot.Engine { slow.Engine = e; return slow }))
 	slash(t, srv, starter, "chain deliver-prd")
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for h.runCount() == 0 || h.onlyRun().State != engine.RunWaiting {
 		if time.Now().After(deadline) {
 			t.Fatal("the run did not come to wait")
@@ -412,7 +413,7 @@ func TestClusterCarriesOutAgainAClickItCouldNotKeep(t *testing.T) {
 	slow.mu.Unlock()
 	click(t, srv, starter, step, "Approve")
 	waitEphemeral(t, srv, starter, "could not record that decision yet")
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for len(h.decisions(id)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the click the inbox could not keep was never carried out again")

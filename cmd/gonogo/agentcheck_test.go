@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
@@ -95,7 +96,7 @@ func TestServeRefusesAtStartWhenTheAgentIsMissing(t *testing.T) {
 		if c != terminal.ExitUsage || !strings.Contains(s.stderr.String(), `the claude runner's agent "my-claude" is not on PATH`) {
 			t.Errorf("serve exited %d, want %d naming my-claude:\n%s", c, terminal.ExitUsage, s.stderr.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatal("serve did not refuse")
 	}
 	if srv.Connections() != 0 || len(srv.Calls("auth.test")) != 0 {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // processAlive reports whether pid is a live process (a zombie is dead).
@@ -48,7 +50,7 @@ func parentPid(pid int) int {
 
 func waitGone(t *testing.T, what string, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); processAlive(pid); time.Sleep(10 * time.Millisecond) {
+	for deadline := hangguard.Deadline(t); processAlive(pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("the %s (pid %d) is still running", what, pid)
@@ -58,7 +60,7 @@ func waitGone(t *testing.T, what string, pid int) {
 
 func readPidFile(t *testing.T, path string) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := hangguard.Deadline(t); ; time.Sleep(10 * time.Millisecond) {
 		b, err := os.ReadFile(path)
 		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
 			return pid
@@ -118,7 +120,7 @@ wait
 			t.Errorf("the %s process's parent is %d, want gonogo (%d), its subreaper", kind, ppid, run.Process.Pid)
 		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := hangguard.Deadline(t); ; time.Sleep(10 * time.Millisecond) {
 		if recs, _ := filepath.Glob(filepath.Join(data, "agents", "*.json")); len(recs) == 1 {
 			break
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
@@ -44,7 +45,7 @@ func subprocess(t *testing.T, env []string, stdin string, args ...string) result
 // waitFor polls the output of a running gonogo until it matches re.
 func waitFor(t *testing.T, out *syncBuffer, re *regexp.Regexp, what string) []string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for time.Now().Before(deadline) {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
 			return m
@@ -95,7 +96,7 @@ func (h *holder) wait(t *testing.T) error {
 	case err := <-h.exited:
 		h.exited <- err
 		return err
-	case <-time.After(20 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatalf("the holder did not finish:\n%s", h.out.String())
 		return nil
 	}

@@ -39,13 +39,13 @@ func gonogo(t *testing.T, vars map[string]string, stdin string, args ...string) 
 	return result{code, out.String(), errb.String()}
 }
 
-func exampleDir(t *testing.T) string {
+func exampleDir(t testing.TB) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "example")
 }
 
-func writeAgent(t *testing.T, script string) string {
+func writeAgent(t testing.TB, script string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -32,7 +33,7 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	h = startHolder(t, append(append([]string{}, env...), "USER=first"),
 		"run", "--force-auto", "--chain", "define-problem-statement -> deliver-prd -- saved searches")
 	id = waitFor(t, h.out, regexp.MustCompile(`gonogo run (\S+)`), "the run id")[1]
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
 		if time.Now().After(deadline) {
 			t.Fatalf("step 1 did not start:\n%s", h.out.String())

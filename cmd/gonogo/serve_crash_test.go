@@ -21,6 +21,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -158,7 +159,7 @@ func TestServeAckedDecisionSurvivesKill(t *testing.T) {
 	}
 	// A last serve carries out the click the last kill left in the inbox.
 	p := c.start()
-	for deadline := time.Now().Add(20 * time.Second); !c.settled(p); {
+	for deadline := hangguard.Deadline(t); !c.settled(p); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the last serve did not settle:\n%s", c.logTail())
 		}
@@ -180,7 +181,7 @@ func (c *serveCampaign) stop(p *serveProc) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
-	case <-time.After(20 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatalf("gonogo serve did not stop on SIGTERM:\n%s", c.logTail())
 	}
 	c.proc = nil
@@ -219,7 +220,7 @@ func TestServeInterruptedAnnouncementNamesItsAttempt(t *testing.T) {
 	c.life = 1
 	p := c.start()
 	c.startRun(p)
-	if !c.waitRunning(p, 20*time.Second) {
+	if !c.waitRunning(p, hangguard.Limit(t)) {
 		t.Fatalf("step 1 never showed running:\n%s", c.logTail())
 	}
 	p.kill(t, c)
@@ -227,7 +228,7 @@ func TestServeInterruptedAnnouncementNamesItsAttempt(t *testing.T) {
 	c.life = 2
 	p = c.start()
 	var notice candidate
-	ctx, cancel := p.context(20 * time.Second)
+	ctx, cancel := p.context(hangguard.Limit(t))
 	defer cancel()
 	err := c.srv.WaitFor(ctx, func(st *fakeslack.State) bool {
 		for _, cd := range candidates(st) {
@@ -407,7 +408,7 @@ func (p *serveProc) kill(t *testing.T, c *serveCampaign) {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	select {
 	case <-p.exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatal("gonogo serve did not end on SIGKILL")
 	}
 	c.proc = nil
@@ -433,7 +434,7 @@ func (c *serveCampaign) start() *serveProc {
 		close(p.exited)
 	}()
 	c.proc = p
-	ctx, cancel := p.context(30 * time.Second)
+	ctx, cancel := p.context(hangguard.Limit(t))
 	defer cancel()
 	err := c.srv.WaitFor(ctx, func(st *fakeslack.State) bool { return st.Connections() > before && st.Connected() })
 	if err != nil {
@@ -460,8 +461,10 @@ func (c *serveCampaign) start() *serveProc {
 	return p
 }
 
+// waitAck waits for env's ack while serve lives; only a hang ends the wait
+// sooner.
 func (c *serveCampaign) waitAck(p *serveProc, env string) bool {
-	ctx, cancel := p.context(5 * time.Second)
+	ctx, cancel := p.context(hangguard.Limit(c.t))
 	defer cancel()
 	_, err := c.srv.WaitAck(ctx, env)
 	return err == nil
@@ -1089,7 +1092,7 @@ func (c *serveCampaign) finish() {
 		if !c.press(p, cd, action, crashStarter) {
 			// A decision the last kill left in the inbox may have moved
 			// the step on first: then the message gives up its buttons.
-			ctx, cancel := p.context(5 * time.Second)
+			ctx, cancel := p.context(hangguard.Limit(t))
 			err := c.srv.WaitFor(ctx, func(st *fakeslack.State) bool {
 				m, ok := st.Message(cd.msg.Channel, cd.msg.TS)
 				return !ok || !slices.ContainsFunc(m.Buttons(), func(b fakeslack.Button) bool {

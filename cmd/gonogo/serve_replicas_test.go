@@ -24,6 +24,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 )
 
@@ -358,17 +359,16 @@ func TestTemporalTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 	rt := newReplicaTest(t)
 	rt.spawn("worker")
 	a, b := rt.spawn("serve"), rt.spawn("serve")
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	if err := rt.srv.WaitFor(ctx, func(st *fakeslack.State) bool { return st.Connections() == 2 }); err != nil {
+	if err := rt.srv.WaitFor(hangguard.Context(t), func(st *fakeslack.State) bool { return st.Connections() == 2 }); err != nil {
 		t.Fatalf("the two replicas did not both connect: %v", err)
 	}
 
 	// Every run is started, each in a channel of its own (posts to one
 	// channel are paced to one a second).
 	for i := range runs {
+		// Both replicas are up: an ack must come, however late.
 		env := rt.srv.SendSlashCommand(slack.SlashCommand{UserID: replicaStarter, ChannelID: fmt.Sprintf("C0REPL%03d", i), Text: replicaChain})
-		if rt.waitAck(env, 5*time.Second) {
+		if rt.waitAck(env, hangguard.Limit(t)) {
 			rt.started[i] = true
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -29,11 +30,11 @@ type serving struct {
 }
 
 // connected waits until the serve s has connected to srv and returns a
-// context for the rest of the test (20 s); it fails the test otherwise.
+// context for the rest of the test's waits, which only guard against a
+// hang; it fails the test otherwise.
 func (s *serving) connected(t *testing.T, srv *fakeslack.Server) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
+	ctx := hangguard.Context(t)
 	if err := srv.WaitConnected(ctx); err != nil {
 		t.Fatalf("serve did not connect to Slack: %v\n%s", err, s.stderr.String())
 	}
@@ -59,7 +60,7 @@ func (s *serving) stop(t *testing.T) int {
 	select {
 	case c := <-s.code:
 		return c
-	case <-time.After(15 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatal("gonogo serve did not stop")
 		return -1
 	}
@@ -70,7 +71,7 @@ var httpAddrRE = regexp.MustCompile(`msg="serving /healthz and /metrics" addr=(\
 // httpAddr waits for the log line that names the bound address.
 func (s *serving) httpAddr(t *testing.T) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for time.Now().Before(deadline) {
 		if m := httpAddrRE.FindStringSubmatch(s.stderr.String()); m != nil {
 			return m[1]
@@ -123,7 +124,7 @@ func TestServeRunsAChainAndServesHealthAndMetrics(t *testing.T) {
 	ctx := s.connected(t, srv)
 	// The bot notes the connection a moment after the fake Slack sees it.
 	code, body := get(t, "http://"+addr+"/healthz")
-	for deadline := time.Now().Add(5 * time.Second); code != http.StatusOK && time.Now().Before(deadline); {
+	for deadline := hangguard.Deadline(t); code != http.StatusOK && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 		code, body = get(t, "http://"+addr+"/healthz")
 	}
@@ -219,7 +220,7 @@ func TestServeRefusesBadTokensAtStart(t *testing.T) {
 			var code int
 			select {
 			case code = <-s.code:
-			case <-time.After(15 * time.Second):
+			case <-time.After(hangguard.Limit(t)):
 				t.Fatalf("serve did not stop on a bad token:\n%s", s.stderr.String())
 			}
 			out := s.stdout.String() + s.stderr.String()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -53,7 +54,7 @@ func TestSignalAtCheckpointEndsRun(t *testing.T) {
 			lookup: envconfig.MapLookuper(m), getenv: func(k string) string { return m[k] },
 		})
 	}()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for !strings.Contains(out.String(), "NOT EXECUTED - dry run") {
 		if time.Now().After(deadline) {
 			t.Fatalf("never reached the first checkpoint; stdout %s stderr %s", out.String(), errb.String())
@@ -66,7 +67,7 @@ func TestSignalAtCheckpointEndsRun(t *testing.T) {
 		if code != terminal.ExitWaiting {
 			t.Fatalf("exit %d after the signal, want %d (left waiting)", code, terminal.ExitWaiting)
 		}
-	case <-time.After(30 * time.Second): // a hang guard, far beyond any loaded machine's delay
+	case <-time.After(hangguard.Limit(t)):
 		feed.Close() // let the stuck driver go, so the test can end
 		<-done
 		t.Fatalf("gonogo run ignored the signal at a checkpoint; it only ended when stdin closed\nstdout:\n%s", out.String())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -326,10 +327,10 @@ func startSessionOut(t *testing.T, vars map[string]string, termOut bool, args ..
 // waitFor waits until the output holds text n times.
 func (s *session) waitFor(text string, n int) {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := hangguard.Deadline(s.t)
 	for strings.Count(s.out.String(), text) < n {
 		if time.Now().After(deadline) {
-			s.t.Fatalf("no %q (x%d) in 10s:\n%s", text, n, s.out.String())
+			s.t.Fatalf("no %q (x%d):\n%s", text, n, s.out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -347,7 +348,7 @@ func (s *session) exit() int {
 	select {
 	case code := <-s.done:
 		return code
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangguard.Limit(s.t)):
 		s.t.Fatalf("gonogo did not end:\n%s", s.out.String())
 		return 0
 	}
@@ -520,7 +521,7 @@ func TestInterruptSignals(t *testing.T) {
 	}
 	select {
 	case <-pctx.Done():
-	case <-time.After(30 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatal("Ctrl-C did not end the prompt that caught it")
 	}
 	release()
@@ -532,7 +533,7 @@ func TestInterruptSignals(t *testing.T) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(30 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatal("the second Ctrl-C did not stop gonogo")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
@@ -74,11 +73,7 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if slots == 0 {
 		slots = runtime.NumCPU()
 	}
-	// A worker that dies takes the runs it kept in memory with it: after a
-	// second, not Temporal's default five, the next change of such a run
-	// (a decision, a step's end) goes to another worker, which rebuilds it
-	// from history.
-	runs := worker.New(c, temporalbackend.TaskQueue, worker.Options{StickyScheduleToStartTimeout: time.Second})
+	runs := worker.New(c, temporalbackend.TaskQueue, temporalbackend.WorkflowWorkerOptions())
 	temporalbackend.RegisterWorkflow(runs)
 	steps := worker.New(c, temporalbackend.StepQueue, worker.Options{MaxConcurrentActivityExecutionSize: slots})
 	temporalbackend.RegisterSteps(steps, parts.acts)

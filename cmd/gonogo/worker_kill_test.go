@@ -3,20 +3,24 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
@@ -27,7 +31,7 @@ import (
 // one data directory and one artifact folder, and a Backend in the test
 // process, as another machine's gonogo would hold one.
 type cluster struct {
-	t         *testing.T
+	t         testing.TB
 	ts        *temporaltest.TestServer
 	b         *temporalbackend.Backend
 	env       []string
@@ -36,9 +40,14 @@ type cluster struct {
 
 // newTestServer starts a real in-process Temporal server with gonogo's
 // namespace set up, and an artifact folder its processes share.
-func newTestServer(t *testing.T) (ts *temporaltest.TestServer, arts string, store *artifacts.Dir) {
+func newTestServer(t testing.TB) (ts *temporaltest.TestServer, arts string, store *artifacts.Dir) {
 	t.Helper()
-	ts = temporaltest.NewServer(temporaltest.WithT(t))
+	if tt, ok := t.(*testing.T); ok {
+		ts = temporaltest.NewServer(temporaltest.WithT(tt))
+	} else {
+		ts = temporaltest.NewServer()
+		t.Cleanup(ts.Stop)
+	}
 	if _, err := temporalbackend.Setup(t.Context(), ts.GetDefaultClient(), ts.GetDefaultNamespace(), temporalbackend.DefaultRetention); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +59,7 @@ func newTestServer(t *testing.T) (ts *temporaltest.TestServer, arts string, stor
 	return ts, arts, store
 }
 
-func newCluster(t *testing.T, agent string, heartbeat time.Duration) *cluster {
+func newCluster(t testing.TB, agent string, heartbeat time.Duration) *cluster {
 	t.Helper()
 	ts, arts, store := newTestServer(t)
 	c := &cluster{t: t, ts: ts, heartbeat: heartbeat,
@@ -105,22 +114,105 @@ func (c *cluster) start(chain string) engine.RunID {
 	return r.ID
 }
 
-// waitStep waits until step n of run id stands as want, and returns when
-// it saw it.
-func (c *cluster) waitStep(id engine.RunID, n int, want engine.StepStatus, within time.Duration) (*engine.Run, time.Time) {
+// waitStep waits until step n of run id stands as want; its bound only
+// guards against a hang.
+func (c *cluster) waitStep(id engine.RunID, n int, want engine.StepStatus) *engine.Run {
 	c.t.Helper()
-	deadline := time.Now().Add(within)
+	deadline := hangguard.Deadline(c.t)
 	for {
 		r, err := c.b.Load(c.t.Context(), id)
 		if err == nil && r.Step(n) != nil && r.Step(n).Status == want {
-			return r, time.Now()
+			return r
 		}
 		if time.Now().After(deadline) {
 			got := "unreadable"
 			if err == nil && r.Step(n) != nil {
 				got = string(r.Step(n).Status)
 			}
-			c.t.Fatalf("step %d is %s (err %v) after %v, want %s", n, got, err, within, want)
+			c.t.Fatalf("step %d is %s (err %v), want %s", n, got, err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// history is the events of run id's workflow.
+func (c *cluster) history(id engine.RunID) []*historypb.HistoryEvent {
+	c.t.Helper()
+	var out []*historypb.HistoryEvent
+	it := c.ts.GetDefaultClient().GetWorkflowHistory(c.t.Context(), string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// activityEnd is how the cluster recorded the end of the activity named
+// activityID in run id's workflow: the close event's type, and for a
+// timeout which timeout it was.
+func (c *cluster) activityEnd(id engine.RunID, activityID string) (enumspb.EventType, enumspb.TimeoutType) {
+	c.t.Helper()
+	var scheduled int64
+	for _, ev := range c.history(id) {
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if ev.GetActivityTaskScheduledEventAttributes().GetActivityId() == activityID {
+				scheduled = ev.GetEventId()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			if a := ev.GetActivityTaskTimedOutEventAttributes(); a.GetScheduledEventId() == scheduled {
+				return ev.GetEventType(), a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			if ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId() == scheduled {
+				return ev.GetEventType(), enumspb.TIMEOUT_TYPE_UNSPECIFIED
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			if ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId() == scheduled {
+				return ev.GetEventType(), enumspb.TIMEOUT_TYPE_UNSPECIFIED
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			if ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId() == scheduled {
+				return ev.GetEventType(), enumspb.TIMEOUT_TYPE_UNSPECIFIED
+			}
+		}
+	}
+	return enumspb.EVENT_TYPE_UNSPECIFIED, enumspb.TIMEOUT_TYPE_UNSPECIFIED
+}
+
+// updateApplier is the identity of the worker that completed the workflow
+// task accepting run id's first update.
+func (c *cluster) updateApplier(id engine.RunID) string {
+	c.t.Helper()
+	who := ""
+	for _, ev := range c.history(id) {
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			who = ev.GetWorkflowTaskCompletedEventAttributes().GetIdentity()
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			return who
+		}
+	}
+	c.t.Fatalf("run %s accepted no update", id)
+	return ""
+}
+
+// waitPolling waits until the worker process w polls the runs' task
+// queue; its bound only guards against a hang.
+func (c *cluster) waitPolling(w *exec.Cmd) {
+	c.t.Helper()
+	me := strconv.Itoa(w.Process.Pid) + "@"
+	deadline := hangguard.Deadline(c.t)
+	for {
+		res, err := c.ts.GetDefaultClient().DescribeTaskQueue(c.t.Context(), temporalbackend.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err == nil && slices.ContainsFunc(res.GetPollers(), func(p *taskqueuepb.PollerInfo) bool { return strings.HasPrefix(p.GetIdentity(), me) }) {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("worker %d never polled task queue %s (err %v)", w.Process.Pid, temporalbackend.TaskQueue, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -141,8 +233,9 @@ func parentOf(t *testing.T, pid int) int {
 	return ppid
 }
 
-// A worker SIGKILLed mid-step: the step shows interrupted within the
-// heartbeat timeout and 2 s, the agent's leftovers are killed when a worker
+// A worker SIGKILLed mid-step: the step shows interrupted because its
+// heartbeat timed out (the cluster's own clock: not a later sweep, not the
+// step's time limit), the agent's leftovers are killed when a worker
 // starts again on that machine, and a redo that another worker carries out
 // completes the run.
 func TestKilledWorkerLeavesItsStepInterruptedAndAnotherFinishesTheRun(t *testing.T) {
@@ -168,16 +261,13 @@ wait
 	if !ok {
 		t.Fatalf("the agent's parent %d is none of the workers", parentOf(t, agentPid))
 	}
-	c.waitStep(id, 1, engine.StepRunning, 10*time.Second)
+	c.waitStep(id, 1, engine.StepRunning)
 	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	killed := time.Now()
-	_, seen := c.waitStep(id, 1, engine.StepInterrupted, c.heartbeat+2*time.Second+5*time.Second)
-	late := seen.Sub(killed)
-	t.Logf("the step showed interrupted %v after its worker died (heartbeat timeout %v)", late, c.heartbeat)
-	if late > c.heartbeat+2*time.Second {
-		t.Errorf("the step showed interrupted %v after its worker died; want within the heartbeat timeout (%v) + 2 s", late, c.heartbeat)
+	c.waitStep(id, 1, engine.StepInterrupted)
+	if ev, timeout := c.activityEnd(id, "step-1-attempt-1"); ev != enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT || timeout != enumspb.TIMEOUT_TYPE_HEARTBEAT {
+		t.Errorf("the killed worker's attempt ended with %s (%s), want a heartbeat timeout", ev, timeout)
 	}
 	if !processAlive(grandchild) {
 		t.Fatal("the agent's own child died with the worker: the test shows nothing about reaping")
@@ -190,16 +280,16 @@ wait
 		t.Fatalf("redo: %v", err)
 	}
 	_ = r
-	c.waitStep(id, 1, engine.StepWaiting, 30*time.Second)
+	c.waitStep(id, 1, engine.StepWaiting)
 	if _, err := c.b.Decide(t.Context(), id, engine.Decision{Kind: engine.DecideApprove, Actor: "tester", Step: 1, Attempt: 2, Key: "approve"}, nil); err != nil {
 		t.Fatalf("approve: %v", err)
 	}
-	final, _ := c.waitStep(id, 1, engine.StepDone, 30*time.Second)
+	final := c.waitStep(id, 1, engine.StepDone)
 	body, err := c.b.Artifact(t.Context(), id, 1, 2)
 	if err != nil || !strings.Contains(string(body), "second attempt") {
 		t.Errorf("attempt 2's artifact: %q, %v", body, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for !final.Finished() && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 		final, _ = c.b.Load(t.Context(), id)
@@ -210,8 +300,9 @@ wait
 }
 
 // The worker holding a waiting run's workflow in memory is SIGKILLed: a
-// decision sent from another process is applied within 2 s, by another
-// worker that rebuilds the run from history.
+// decision sent from another process is applied by another worker, which
+// rebuilds the run from history. How soon (the sticky timeout of
+// temporalbackend.WorkflowWorkerOptions, a second) is BenchmarkDecide's.
 func TestDecisionReachesARunWhoseWorkerDied(t *testing.T) {
 	agent := writeAgent(t, `cat >/dev/null
 printf '# PRD\n\nSaved searches.\n'
@@ -219,27 +310,21 @@ printf '# PRD\n\nSaved searches.\n'
 	c := newCluster(t, agent, 3*time.Second)
 	first := c.worker()
 	id := c.start("deliver-prd -> define-problem-statement")
-	c.waitStep(id, 1, engine.StepWaiting, 30*time.Second)
-	second := c.worker()
+	c.waitStep(id, 1, engine.StepWaiting)
 	// The second worker polls before the first dies, as a pool does.
-	time.Sleep(2 * time.Second)
+	second := c.worker()
+	c.waitPolling(second)
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	sent := time.Now()
-	if _, err := c.b.Decide(ctx, id, engine.Decision{Kind: engine.DecideApprove, Actor: "tester", Step: 1, Attempt: 1, Key: "approve-1"}, nil); err != nil {
+	if _, err := c.b.Decide(hangguard.Context(t), id, engine.Decision{Kind: engine.DecideApprove, Actor: "tester", Step: 1, Attempt: 1, Key: "approve-1"}, nil); err != nil {
 		t.Fatalf("approve after the worker died: %v", err)
 	}
-	took := time.Since(sent)
-	t.Logf("the decision was applied %v after it was sent", took)
-	if took > 2*time.Second {
-		t.Errorf("the decision took %v to be applied; want within 2 s", took)
+	if who, want := c.updateApplier(id), strconv.Itoa(second.Process.Pid)+"@"; !strings.HasPrefix(who, want) {
+		t.Errorf("the decision was applied by worker %q, want the second one (%s...)", who, want)
 	}
-	c.waitStep(id, 2, engine.StepWaiting, 30*time.Second)
-	_ = second
+	c.waitStep(id, 2, engine.StepWaiting)
 }
 
 // vars is the cluster's environment as a map, for in-process commands.

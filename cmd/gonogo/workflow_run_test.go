@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -161,12 +162,15 @@ echo "end $GONOGO_STEP" >> `+log)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for b1 and b4 to finish while b2 and b3 sleep.
-	deadline := time.Now().Add(30 * time.Second)
+	// Wait for b1 and b4 to finish while b2 and b3 sleep, and for their
+	// ends to be recorded: the terminal says "Advanced." once a finished
+	// step's event is stored (a and then b1 and b4).
+	deadline := hangguard.Deadline(t)
 	for {
 		b, _ := os.ReadFile(log)
 		l := string(b)
-		if strings.Contains(l, "end 2") && strings.Contains(l, "end 5") && strings.Contains(l, "start 3") && strings.Contains(l, "start 4") {
+		if strings.Contains(l, "end 2") && strings.Contains(l, "end 5") && strings.Contains(l, "start 3") && strings.Contains(l, "start 4") &&
+			strings.Count(out.String(), "Advanced.") == 3 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -175,7 +179,6 @@ echo "end $GONOGO_STEP" >> `+log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // let the finished steps be recorded
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	m := regexp.MustCompile(`gonogo run (\S+)`).FindStringSubmatch(out.String())

@@ -46,6 +46,9 @@ type Envelope struct {
 	// command (never sent again: the person saw an error), or an Events
 	// API envelope whose retries ran out.
 	Lost bool
+	// Unserved is set when no connection took envelopes as Slack had it
+	// (none open, or every one asked to leave): it waited for one.
+	Unserved bool
 }
 
 // Envelopes returns every envelope Slack had to send, in the order they
@@ -88,7 +91,7 @@ func (st *State) envelopeRecord(e *envelope) Envelope {
 	if e.raw != nil {
 		p = slices.Clone(json.RawMessage(e.raw))
 	}
-	return Envelope{ID: e.id, Type: e.typ, Payload: p, Queued: e.queued,
+	return Envelope{ID: e.id, Type: e.typ, Payload: p, Queued: e.queued, Unserved: e.unserved,
 		Deliveries: slices.Clone(e.deliveries), Acked: st.acks[e.id] != nil, Lost: e.lost}
 }
 

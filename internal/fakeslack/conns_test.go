@@ -248,3 +248,32 @@ func TestEventsRetriedAtMostThreeTimes(t *testing.T) {
 		t.Error("KillConnection of an unknown connection succeeded")
 	}
 }
+
+// An envelope Slack has while no connection takes envelopes waits for one
+// and is marked Unserved; one sent while a connection is live is not.
+func TestEnvelopeWithoutAConnectionIsUnserved(t *testing.T) {
+	srv := newServer(t)
+	ctx := testContext(t)
+	_, early, err := srv.SendMention("C1", "", "U1", "before any connection")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSocketClient(t, srv, true)
+	waitLive(ctx, t, srv, 1)
+	_, served, err := srv.SendMention("C1", "", "U1", "with a connection")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{early, served} {
+		if _, err := srv.WaitAck(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]bool{}
+	for _, e := range srv.Envelopes() {
+		got[e.ID] = e.Unserved
+	}
+	if !got[early] || got[served] {
+		t.Errorf("unserved: sent before any connection %t, sent to a live one %t; want true, false", got[early], got[served])
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 func newServer(t *testing.T, opts ...fakeslack.Option) *fakeslack.Server {
@@ -30,11 +31,10 @@ func webClient(srv *fakeslack.Server) *slack.Client {
 	return slack.New(srv.BotToken(), slack.OptionAPIURL(srv.APIURL()))
 }
 
+// testContext bounds a test's waits, which only guard against a hang.
 func testContext(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	return hangguard.Context(t)
 }
 
 // socketClient is a running socketmode.Client whose events a test reads.
@@ -89,7 +89,7 @@ func runSocketClient(t *testing.T, srv *fakeslack.Server, autoAck bool, opts ...
 // next returns the next event of type want, skipping others.
 func (c *socketClient) next(t *testing.T, want socketmode.EventType) socketmode.Event {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(hangguard.Limit(t))
 	for {
 		select {
 		case evt := <-c.events:
@@ -97,7 +97,7 @@ func (c *socketClient) next(t *testing.T, want socketmode.EventType) socketmode.
 				return evt
 			}
 		case <-timeout:
-			t.Fatalf("no %s event within 5s", want)
+			t.Fatalf("no %s event came", want)
 		}
 	}
 }
@@ -254,9 +254,8 @@ func TestTokens(t *testing.T) {
 		for range client.Events {
 		}
 	}()
-	runCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := client.RunContext(runCtx); err == nil || err.Error() != "invalid_auth" {
+	// A client that kept trying would run until the hang guard ends ctx.
+	if err := client.RunContext(ctx); err == nil || err.Error() != "invalid_auth" {
 		t.Errorf("RunContext with a bad app token = %v, want invalid_auth", err)
 	}
 	if srv.Connections() != 0 {
@@ -871,7 +870,10 @@ func TestThreadStatusLength(t *testing.T) {
 // it expires (WithStatusExpiry shortens Slack's two minutes), and one set
 // again before that replaces it without ever expiring.
 func TestThreadStatusExpiry(t *testing.T) {
-	srv := newServer(t, fakeslack.WithStatusExpiry(200*time.Millisecond))
+	// A second leaves room for a loaded machine between the first two
+	// settings; the third waits until the second has expired.
+	const expiry = time.Second
+	srv := newServer(t, fakeslack.WithStatusExpiry(expiry))
 	ctx := testContext(t)
 	api := webClient(srv)
 	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
@@ -887,11 +889,12 @@ func TestThreadStatusExpiry(t *testing.T) {
 	}
 	set("is running step 1")
 	set("is running step 1 (2 turns)") // refreshed before it expires
-	time.Sleep(300 * time.Millisecond)
-	set("is running step 2") // after the second one expired
 	st := srv.Statuses("C1", root)
+	time.Sleep(time.Until(st[len(st)-1].Expires) + 10*time.Millisecond)
+	set("is running step 2") // after the second one expired
+	st = srv.Statuses("C1", root)
 	if len(st) != 3 || st[0].How != "cleared" || st[1].How != "expired" || st[1].Cleared != st[1].Expires ||
-		!st[2].Showing(time.Now()) || st[2].Showing(st[2].Set.Add(200*time.Millisecond)) {
+		!st[2].Cleared.IsZero() || !st[2].Showing(st[2].Set) || st[2].Showing(st[2].Set.Add(expiry)) {
 		t.Fatalf("statuses = %+v", st)
 	}
 }

@@ -55,6 +55,8 @@ type envelope struct {
 	deliveries []Delivery
 	retrying   bool
 	lost       bool
+	// unserved is set when no connection took envelopes as Slack had it.
+	unserved bool
 }
 
 func (e *envelope) frame() []byte {
@@ -286,6 +288,7 @@ func (s *Server) dispatch() {
 func (s *Server) enqueueLocked(env *envelope) string {
 	if env.queued.IsZero() {
 		env.queued = time.Now()
+		env.unserved = s.st.current() == nil
 	}
 	if s.st.envelopes[env.id] == nil {
 		s.st.order = append(s.st.order, env)

@@ -174,6 +174,7 @@ type State struct {
 	groups      map[string][]string
 	statuses    []*ThreadStatus
 	refreshes   int
+	held        int // calls a Delay holds right now
 }
 
 func newState() State {
@@ -316,6 +317,10 @@ func (st *State) Connected() bool { return st.current() != nil }
 // Refreshes returns how many connections Slack retired at the end of
 // their lifetime (WithConnectionLifetime).
 func (st *State) Refreshes() int { return st.refreshes }
+
+// Held returns how many Web API calls a Delay holds right now: made, not
+// yet taken in.
+func (st *State) Held() int { return st.held }
 
 // AckDelays returns, for every envelope acked, how long after Slack had it
 // to send the ack came: Slack wants interactions and commands acked

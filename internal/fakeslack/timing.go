@@ -95,6 +95,16 @@ func (s *Server) hold(r *http.Request, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
+	s.mu.Lock()
+	s.st.held++
+	s.notifyLocked()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.st.held--
+		s.notifyLocked()
+		s.mu.Unlock()
+	}()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

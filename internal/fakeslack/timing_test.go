@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 func plainModal(title string) slack.ModalViewRequest {
@@ -81,9 +82,7 @@ func TestDelayHoldsCallsButTheOnesExempted(t *testing.T) {
 	// hour, it still comes back (a held one would meet the context's end).
 	unheld := func(what string, call func(ctx context.Context) error) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := call(ctx); err != nil {
+		if err := call(hangguard.Context(t)); err != nil {
 			t.Errorf("%s was held or failed: %v", what, err)
 		}
 	}
@@ -121,14 +120,17 @@ func TestDelayHoldsCallsButTheOnesExempted(t *testing.T) {
 	srv.Delay("", time.Hour)
 	done := make(chan error, 1)
 	go func() { _, err := api.AuthTest(); done <- err }()
-	time.Sleep(50 * time.Millisecond)
+	if err := srv.WaitFor(testContext(t), func(st *fakeslack.State) bool { return st.Held() == 1 }); err != nil {
+		t.Fatalf("the call was never held: %v", err)
+	}
 	srv.Close()
+	// The call is held an hour: one that comes back at all was let go.
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "503") {
 			t.Errorf("a held call after Close: err = %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangguard.Limit(t)):
 		t.Fatal("Close left a held call waiting")
 	}
 }

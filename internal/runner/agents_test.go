@@ -11,12 +11,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // waitFile waits for a file the fake agent writes.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := hangguard.Deadline(t); ; time.Sleep(5 * time.Millisecond) {
 		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
 			return
 		}
@@ -282,7 +284,7 @@ func TestReapKillsWhatAZombieGonogoLeftRunning(t *testing.T) {
 	}
 	// Not waited for: the owner stays a zombie until the cleanup.
 	var st procStat
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := hangguard.Deadline(t); ; time.Sleep(10 * time.Millisecond) {
 		var err error
 		if st, err = readStat(owner.Process.Pid); err == nil && st.state == 'Z' {
 			break

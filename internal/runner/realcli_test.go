@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // realSlots bounds how many real CLIs run at once: each is a Node.js
@@ -191,8 +192,8 @@ func runUntilProgress(t *testing.T, r engine.Runner, j engine.Job, home string, 
 		t.Logf("live progress: %+v", p)
 	case o := <-done:
 		t.Fatalf("the agent ended before the awaited progress: %+v", o)
-	case <-time.After(45 * time.Second):
-		t.Fatal("no live progress within 45s")
+	case <-time.After(hangguard.Limit(t)):
+		t.Fatal("no live progress came")
 	}
 	groups := map[int]bool{}
 	for _, pid := range pidsWithEnv("HOME=" + home) {
@@ -207,8 +208,8 @@ func runUntilProgress(t *testing.T, r engine.Runner, j engine.Job, home string, 
 	var o engine.Outcome
 	select {
 	case o = <-done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return within 15s of the cancel")
+	case <-time.After(hangguard.Limit(t)):
+		t.Fatal("Run did not return after the cancel")
 	}
 	return o, groups
 }

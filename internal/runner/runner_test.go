@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // fakeAgent is the path of the fake agent executable built for the tests.
@@ -119,7 +120,7 @@ func alive(pid int) bool {
 // test if it does not.
 func assertDead(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // a hang guard: a killed process ends at once
+	deadline := hangguard.Deadline(t) // a killed process ends at once
 	for alive(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)

@@ -43,6 +43,16 @@ func RegisterWorkflow(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(claimWorkflow, workflow.RegisterOptions{Name: ClaimWorkflowName})
 }
 
+// WorkflowWorkerOptions are the options of a worker polling TaskQueue. A
+// worker that dies takes the runs it kept in memory with it: after a
+// second, not Temporal's default five, the next change of such a run (a
+// decision, a step's end) goes to another worker, which rebuilds it from
+// history. A worker stopped on purpose tells the cluster, and its runs
+// move at once.
+func WorkflowWorkerOptions() worker.Options {
+	return worker.Options{StickyScheduleToStartTimeout: time.Second}
+}
+
 // RegisterSteps registers the step activities on a worker polling
 // StepQueue.
 func RegisterSteps(r worker.ActivityRegistry, a *Activities) {

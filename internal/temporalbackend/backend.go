@@ -29,9 +29,9 @@ type Config struct {
 	StepQueue string
 	// StepTimeout is the limit of a step that sets none (default 30m);
 	// Heartbeat how long a silent worker is trusted (default 10s). A
-	// cancel reaches the agent with a heartbeat's answer, and Temporal
-	// sends heartbeats at most every 0.8 Heartbeat, so it also bounds how
-	// long a Cancel or an abort takes to stop an agent.
+	// cancel reaches the agent with a heartbeat's answer; a running step
+	// beats every second whatever Heartbeat is (beat.go), so a Cancel or
+	// an abort stops an agent within about a second.
 	StepTimeout time.Duration
 	Heartbeat   time.Duration
 	// HistoryLimit is how many events a run's workflow history holds

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // memArtifacts is the tests' ArtifactStore.
@@ -86,10 +87,11 @@ type fakeRunner struct {
 	output    map[string]string // a skill's artifact, when not the default
 	started   chan engine.Job
 	cancelled int
+	cancels   chan engine.Job // a held attempt that was cancelled
 }
 
 func newFakeRunner() *fakeRunner {
-	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, limited: map[string]int{}, output: map[string]string{}, started: make(chan engine.Job, 64)}
+	return &fakeRunner{hold: map[string]chan struct{}{}, fail: map[string]int{}, limited: map[string]int{}, output: map[string]string{}, started: make(chan engine.Job, 64), cancels: make(chan engine.Job, 64)}
 }
 
 // holdSkill makes the runner wait on skill's attempts until release.
@@ -123,6 +125,10 @@ func (f *fakeRunner) Run(ctx context.Context, job engine.Job, progress func(engi
 			f.mu.Lock()
 			f.cancelled++
 			f.mu.Unlock()
+			select {
+			case f.cancels <- job:
+			default: // nobody counts them
+			}
 			return engine.Outcome{Err: ctx.Err(), ExitCode: -1, CostUSD: 0.05}
 		}
 	}
@@ -171,10 +177,11 @@ var (
 	_ backendUnderTest = (*engine.Service)(nil)
 )
 
-// waitFor polls the run until ok says it is as wanted.
+// waitFor polls the run until ok says it is as wanted; its bound only
+// guards against a hang.
 func waitFor(t testing.TB, b backendUnderTest, id engine.RunID, what string, ok func(*engine.Run) bool) *engine.Run {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for {
 		r, err := b.Load(t.Context(), id)
 		if err == nil && ok(r) {

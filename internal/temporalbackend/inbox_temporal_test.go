@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // testRecoverAfter is how long the tests' envelopes wait for their
@@ -98,8 +99,7 @@ func newTestInbox(c client.Client) *Inbox {
 // it ended.
 func envelopeEnded(t *testing.T, c client.Client, key string) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
+	ctx := hangguard.Context(t)
 	err := c.GetWorkflow(ctx, envelopeID(key), "").Get(ctx, nil)
 	if ctx.Err() != nil {
 		t.Fatalf("envelope %s: its workflow never ended", key)

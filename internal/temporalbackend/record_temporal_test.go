@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 var update = flag.Bool("update", false, "record the workflow histories in testdata")
@@ -92,7 +93,7 @@ var recorded = []struct {
 		waiting(e.t, e.b, id, 2, 1)
 		e.decide(id, 2, engine.DecideApprove, "", nil)
 		ended(e.t, e.b, id)
-		workflowClosed(e.t, e.ts.GetDefaultClient(), id, 10*time.Second)
+		workflowClosed(e.t, e.ts.GetDefaultClient(), id)
 		return id
 	}},
 	{"cancelled-aborted", func(e *env) engine.RunID {
@@ -221,7 +222,7 @@ func TestLargeArtifactsStayOutOfHistory(t *testing.T) {
 // to: no workflow task is waiting or under way.
 func settledHistory(t *testing.T, c client.Client, id engine.RunID) *historypb.History {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := hangguard.Deadline(t)
 	for {
 		it := c.GetWorkflowHistory(t.Context(), string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		h := &historypb.History{}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
 // syncCall is one SyncThread as the fake Slack side saw it: the run's seq
@@ -116,10 +117,11 @@ func status(t testing.TB, c client.Client, id engine.RunID) enumspb.WorkflowExec
 	return d.GetWorkflowExecutionInfo().GetStatus()
 }
 
-// eventually polls ok until it holds, failing after limit.
-func eventually(t testing.TB, limit time.Duration, what string, ok func() bool) {
+// eventually polls ok until it holds; its bound only guards against a
+// hang.
+func eventually(t testing.TB, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
+	deadline := hangguard.Deadline(t)
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("never: %s", what)
@@ -129,9 +131,9 @@ func eventually(t testing.TB, limit time.Duration, what string, ok func() bool) 
 }
 
 // workflowClosed waits until the run's workflow has ended.
-func workflowClosed(t testing.TB, c client.Client, id engine.RunID, limit time.Duration) {
+func workflowClosed(t testing.TB, c client.Client, id engine.RunID) {
 	t.Helper()
-	eventually(t, limit, fmt.Sprintf("run %s's workflow ended", id), func() bool {
+	eventually(t, fmt.Sprintf("run %s's workflow ended", id), func() bool {
 		return status(t, c, id) != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	})
 }
@@ -205,7 +207,7 @@ func TestSlackSyncsOneAtATime(t *testing.T) {
 	id := e.start()
 	// The thread catches up with the run waiting on step 1, then rests.
 	r := waiting(t, e.b, id, 1, 1)
-	eventually(t, 10*time.Second, "a sync saw the run waiting on step 1", func() bool {
+	eventually(t, "a sync saw the run waiting on step 1", func() bool {
 		calls, _ := fake.seen()
 		return len(calls) > 0 && calls[len(calls)-1].seq == r.Seq
 	})
@@ -223,7 +225,7 @@ func TestSlackSyncsOneAtATime(t *testing.T) {
 	fake.mu.Unlock()
 	e.decide(id, 1, engine.DecideApprove, "", nil)
 	r = waiting(t, e.b, id, 2, 1)
-	eventually(t, 10*time.Second, "a sync began after the approval", func() bool {
+	eventually(t, "a sync began after the approval", func() bool {
 		calls, _ := fake.seen()
 		return len(calls) == len(before)+1
 	})
@@ -235,7 +237,7 @@ func TestSlackSyncsOneAtATime(t *testing.T) {
 	fake.gate = nil
 	fake.mu.Unlock()
 	close(gate)
-	eventually(t, 10*time.Second, "one more sync after the held one", func() bool {
+	eventually(t, "one more sync after the held one", func() bool {
 		calls, _ := fake.seen()
 		return len(calls) == len(before)+2
 	})
@@ -247,7 +249,7 @@ func TestSlackSyncsOneAtATime(t *testing.T) {
 
 	e.decide(id, 2, engine.DecideApprove, "", nil)
 	ended(t, e.b, id)
-	workflowClosed(t, c, id, 30*time.Second)
+	workflowClosed(t, c, id)
 	calls, most := fake.seen()
 	if last := calls[len(calls)-1]; !last.finished {
 		t.Errorf("the last sync saw the run unfinished (seq %d)", last.seq)
@@ -268,7 +270,7 @@ func TestSlackSyncLaterRetriedAndDone(t *testing.T) {
 	ctx := t.Context()
 	id := e.start()
 	r := waiting(t, e.b, id, 1, 1)
-	eventually(t, 15*time.Second, "syncs go on while the run waits", func() bool {
+	eventually(t, "syncs go on while the run waits", func() bool {
 		calls, _ := fake.seen()
 		return len(calls) >= 5
 	})
@@ -296,7 +298,7 @@ func TestSlackSyncLaterRetriedAndDone(t *testing.T) {
 	fake.mu.Lock()
 	fake.allowDone = true
 	fake.mu.Unlock()
-	workflowClosed(t, c, id, 30*time.Second)
+	workflowClosed(t, c, id)
 	if s := status(t, c, id); s != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		t.Errorf("the run's workflow ended %s, want completed", s)
 	}
@@ -313,7 +315,7 @@ func TestSlackSyncLaterRetriedAndDone(t *testing.T) {
 	if _, err := e.b.Abort(ctx, plain, "U-ana"); err != nil {
 		t.Fatal(err)
 	}
-	workflowClosed(t, c, plain, 5*time.Second)
+	workflowClosed(t, c, plain)
 	if after, _ := fake.seen(); len(after) != len(n) {
 		t.Errorf("a run without a Slack thread was synced %d times", len(after)-len(n))
 	}
