@@ -76,6 +76,14 @@
 //     id, and never draws either.
 //   - Every committed change reaches the Notifier after it is durable, in
 //     journal order for each run.
+//   - Reading needs nothing but what the backend stores: a run, its
+//     journal, its artifacts and the listing answer once whatever carried
+//     the runs out (the gonogo holding a store, a cluster's workers) has
+//     gone.
+//
+// engine/backendtest holds every backend to these rules as the front
+// ends see them: one suite of calls and reads, the same answers expected
+// of each.
 //
 // # Rules every front end shares
 //

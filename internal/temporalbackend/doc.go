@@ -22,8 +22,15 @@
 //   - The Updates (decide, abort, cancel, pause, unpause, set-mode,
 //     change-setup) whose validators
 //     apply the engine's rules (engine.Decide, engine.MayDecide, ...) to the
-//     workflow's run, so a refusal is answered at once and writes nothing,
-//     and the Queries (run, journal pages).
+//     workflow's run, so a refusal is answered at once and writes nothing
+//     (an act on a run whose workflow is over meets the same rules,
+//     applied by Backend to the run it reads), and the Queries (run,
+//     journal pages).
+//   - Reading without a worker (read.go, history.go): a read asks the
+//     run's query only while its workflow runs, and waits a moment for a
+//     worker to answer; a closed workflow, or a running one no worker
+//     answers for, is read from its history, where the workflow records
+//     every event it folds and every artifact key it keeps.
 //   - A run's notes (notes.go): what a front end keeps with a run (where
 //     its Slack messages are), held by the run's workflow with bbolt's
 //     semantics (Backend.Notes, a query; Backend.SetNotes, a merging
