@@ -107,7 +107,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	defer dc.Close()
 	r, err := dc.Load(ctx, req.run)
 	if errors.Is(err, engine.ErrNotFound) {
-		return fail(e, "decide", fmt.Errorf("no run %s in %s (see gonogo runs)", req.run, req.data))
+		return fail(e, "decide", fmt.Errorf("no run %s %s (see gonogo runs)", req.run, where(dc, req.data)))
 	}
 	if err != nil {
 		return fail(e, "decide", err)
@@ -143,7 +143,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	}
 	fmt.Fprintf(e.stdout, "%s: %s (attempt %d) by %s%s\n", terminal.StepTitle(after, after.Step(s.N)), d.Kind, d.Attempt, d.Actor, feedbackNote(d.Feedback))
 	fmt.Fprintf(e.stdout, "Run %s is %s; step %d is %s.\n", after.ID, after.State, s.N, after.Step(s.N).Status)
-	c, _ := dc.(interface{ Describe() string })
+	c, _ := dc.(describer)
 	switch {
 	case after.Finished():
 	case carried:
