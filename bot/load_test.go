@@ -190,10 +190,17 @@ type ldSnap struct {
 	headers map[string][]fakeslack.Message // marker -> root messages naming it
 	threads map[string][]fakeslack.Message // channel + " " + thread ts -> replies, in posting order
 	views   []fakeslack.View
+	// late counts, by channel + " " + thread ts + " " + user, the notices
+	// that a form a click asked for did not open in time (its trigger ran
+	// out on a loaded machine): the person is asked to press again.
+	late map[string]int
 }
 
+// ldFormLate is how gonogo says a click's form did not open in time.
+const ldFormLate = "form in time (a form must open within 3 seconds of the click)"
+
 func ldLook(srv *fakeslack.Server, gen int) *ldSnap {
-	s := &ldSnap{gen: gen, headers: map[string][]fakeslack.Message{}, threads: map[string][]fakeslack.Message{}}
+	s := &ldSnap{gen: gen, headers: map[string][]fakeslack.Message{}, threads: map[string][]fakeslack.Message{}, late: map[string]int{}}
 	for _, m := range srv.Messages("") {
 		if !m.FromBot {
 			continue
@@ -208,6 +215,11 @@ func ldLook(srv *fakeslack.Server, gen int) *ldSnap {
 		s.threads[k] = append(s.threads[k], m)
 	}
 	s.views = srv.Views()
+	for _, e := range srv.Ephemerals("") {
+		if e.Via != "ack" && strings.Contains(e.Text, ldFormLate) {
+			s.late[e.Channel+" "+e.ThreadTS+" "+e.User]++
+		}
+	}
 	return s
 }
 
@@ -414,11 +426,13 @@ func (d ldDecision) String() string {
 	return fmt.Sprintf("step %d attempt %d: %s by %s", d.step, d.attempt, d.kind, d.actor)
 }
 
-// ldModal is a modal a user opened and waits to submit.
+// ldModal is a modal a user opened and waits to submit: by a click of
+// action on message ts.
 type ldModal struct {
 	callback, meta, actor string
 	kind                  engine.DecisionKind
 	values                map[string]string
+	ts, action            string
 }
 
 type ldRun struct {
@@ -449,6 +463,7 @@ type ldRun struct {
 	edits    map[[2]int]string   // step, attempt -> the edit's body
 	stranger int                 // clicks by a stranger, each refused
 	refusals map[string]int      // second clicks of a double click, by user, each refused
+	late     map[string]int      // notices that a form did not open in time, by user, each pressed again
 	did      []string            // what the users did, for failure reports
 }
 
@@ -462,7 +477,7 @@ func newLdRun(seed int64, n int) *ldRun {
 		channel: ldChannels[n%len(ldChannels)], starter: ldStarters[(n/len(ldChannels))%len(ldStarters)],
 		skills: skills, step: 1, attempt: 1, since: time.Now(),
 		attempts: make([]int, len(skills)), status: make([]engine.StepStatus, len(skills)),
-		edits: map[[2]int]string{}, refusals: map[string]int{},
+		edits: map[[2]int]string{}, refusals: map[string]int{}, late: map[string]int{},
 	}
 	r.attempts[0] = 1
 	for i := range r.status {
@@ -520,7 +535,7 @@ func (r *ldRun) advance(s *ldSnap, sl *ldSlack) error {
 	case ldWaitCheckpoint:
 		return r.checkpoint(msgs, sl)
 	case ldWaitModal:
-		return r.submitModal(s.views, sl)
+		return r.submitModal(s, sl)
 	case ldWaitEnd:
 		want := "Run complete"
 		if r.aborted {
@@ -597,7 +612,7 @@ func (r *ldRun) checkpoint(msgs []fakeslack.Message, sl *ldSlack) error {
 	switch kind {
 	case engine.DecideEdit, engine.DecideRedo:
 		r.modal = ldModal{callback: bot.ModalRedo, meta: r.ref(r.step, r.attempt), actor: actor, kind: kind,
-			values: map[string]string{bot.InputFeedback: fmt.Sprintf("Tighten step %d.", r.step)}}
+			values: map[string]string{bot.InputFeedback: fmt.Sprintf("Tighten step %d.", r.step)}, ts: target.TS, action: action}
 		if kind == engine.DecideEdit {
 			body := ldEditBody(r.n, r.step, r.attempt, actor)
 			r.modal.callback, r.modal.values = bot.ModalEdit, map[string]string{bot.InputArtifact: body}
@@ -637,8 +652,18 @@ func (r *ldRun) thought() bool {
 	return true
 }
 
-func (r *ldRun) submitModal(views []fakeslack.View, sl *ldSlack) error {
-	for _, v := range views {
+func (r *ldRun) submitModal(s *ldSnap, sl *ldSlack) error {
+	// A form that did not open in time (its trigger ran out while the
+	// machine was busy): the person presses the button again, as told.
+	if n := s.late[r.channel+" "+r.thread+" "+r.modal.actor]; n > r.late[r.modal.actor] {
+		r.late[r.modal.actor] = n
+		if _, err := sl.click(r.modal.actor, r.channel, r.modal.ts, r.modal.action); err != nil {
+			return fmt.Errorf("%s's click again on %s: %w", r.modal.actor, r.modal.kind, err)
+		}
+		r.note("%s was told the %s form did not open, and clicked again", r.modal.actor, r.modal.kind)
+		return nil
+	}
+	for _, v := range s.views {
 		if v.CallbackID != r.modal.callback || v.PrivateMetadata != r.modal.meta || v.User != r.modal.actor {
 			continue
 		}
@@ -952,14 +977,18 @@ func TestLoadManyRuns(t *testing.T) {
 		for u, k := range r.refusals {
 			wantRefused[u] += k
 		}
+		for u, k := range r.late {
+			wantRefused[u] += k
+		}
 	}
 	// A stranger's Edit or Redo is refused in the modal the click opens;
-	// every other refusal is an ephemeral message.
+	// every other refusal is an ephemeral message, as is each notice that
+	// a form did not open in time.
 	refusals := func(st *fakeslack.State, user string) int {
 		k := 0
 		for _, e := range afterAcks(st.Ephemerals(user)) {
 			if user == ldStranger && strings.Contains(e.Text, "Only <@") ||
-				user != ldStranger && (strings.Contains(e.Text, "has moved on") || strings.Contains(e.Text, "Already done")) {
+				user != ldStranger && (strings.Contains(e.Text, "has moved on") || strings.Contains(e.Text, "Already done") || strings.Contains(e.Text, ldFormLate)) {
 				k++
 			}
 		}
@@ -1056,8 +1085,11 @@ func TestLoadManyRuns(t *testing.T) {
 
 	// The report.
 	var kinds = map[engine.DecisionKind]int{}
-	doubles, failed := 0, 0
+	doubles, failed, late := 0, 0, 0
 	for _, r := range runs {
+		for _, k := range r.late {
+			late += k
+		}
 		for _, d := range r.want {
 			kinds[d.kind]++
 		}
@@ -1070,8 +1102,8 @@ func TestLoadManyRuns(t *testing.T) {
 	for _, m := range ldRateLimited {
 		storms = append(storms, fmt.Sprintf("%s %d/%d", m, srv.RateLimited(m), stats.storms[m]))
 	}
-	t.Logf("%d runs decided in %v (all checks %v); decisions %v; %d FAILED attempts; %d stranger clicks, %d double clicks, %d clicks delivered twice, %d envelopes resent unacknowledged",
-		n, decided.Round(time.Millisecond), time.Since(began).Round(time.Millisecond), kinds, failed, strangers, doubles, sl.doubled, sl.retried)
+	t.Logf("%d runs decided in %v (all checks %v); decisions %v; %d FAILED attempts; %d stranger clicks, %d double clicks, %d clicks delivered twice, %d envelopes resent unacknowledged, %d forms that did not open in time pressed again",
+		n, decided.Round(time.Millisecond), time.Since(began).Round(time.Millisecond), kinds, failed, strangers, doubles, sl.doubled, sl.retried, late)
 	t.Logf("faults: 429s answered/injected: %s; %d disconnects, %d dropped connections, %d connections in all",
 		strings.Join(storms, ", "), stats.disc, stats.drops, srv.Connections())
 	t.Logf("acks: %s; %d Web API calls; %d log bytes; %d violations", acks, len(srv.Calls("")), len(text), len(srv.Violations()))
