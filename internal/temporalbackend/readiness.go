@@ -125,3 +125,18 @@ func (p *Probe) StepWorkers(ctx context.Context) (int, error) {
 
 // Close closes the client.
 func (p *Probe) Close() { p.c.Close() }
+
+// Workers is how many workers poll the backend's queues now: runs
+// (workflow tasks) and steps (activities). A run started while either is
+// zero waits until a gonogo worker starts.
+func (b *Backend) Workers(ctx context.Context) (flows, steps int, err error) {
+	f, err := b.cfg.Client.DescribeTaskQueue(ctx, b.cfg.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return 0, 0, err
+	}
+	s, err := b.cfg.Client.DescribeTaskQueue(ctx, b.cfg.StepQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+	if err != nil {
+		return 0, 0, err
+	}
+	return len(f.GetPollers()), len(s.GetPollers()), nil
+}
