@@ -321,20 +321,6 @@ func TestResumeFindsTheSkillsFoldersItStartedWith(t *testing.T) {
 	}
 }
 
-func TestRecordedRunnerArgumentsSurviveQuoting(t *testing.T) {
-	for _, args := range [][]string{
-		nil,
-		{"--model", "opus"},
-		{"--append-system-prompt", "Be brief. Don't pad; use \"quotes\" and $HOME and `ticks` \\ as they are."},
-		{"", "a b", "it's", "'''"},
-	} {
-		got, err := splitRunnerArgs(shellQuote(args))
-		if err != nil || !slices.Equal(got, args) && len(got)+len(args) > 0 {
-			t.Errorf("%q: quoted %s, split back %q, %v", args, shellQuote(args), got, err)
-		}
-	}
-}
-
 func TestResumeKeepsTheRunnerArguments(t *testing.T) {
 	vars := baseVars(t)
 	vars["GONOGO_RUNNER"] = "command"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/doctor"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
@@ -75,14 +76,14 @@ func doctorConfig(ctx context.Context, e env, cfg config, f *runFlags) doctor.Co
 		Runner:    runnerName(f),
 		RunnerCmd: f.runnerCmd,
 		Skills: doctor.SkillsConfig{
-			Dirs:   cfg.skillSources(f.skills).Dirs,
+			Dirs:   cfg.SkillSources(f.skills).Dirs,
 			Given:  given,
 			Load:   func() (*parse.Catalog, error) { return cfg.loadSkills(f.skills) },
 			Policy: cfg.Policy,
 		},
 		WorkflowsDir: cfg.WorkflowsDir,
 		DataDir:      f.data,
-		CheckDataDir: checkDataDir,
+		CheckDataDir: datadir.Check,
 		ReapAgents:   func(dir string) { reapAgents(dir, slog.Default()) },
 		Temporal:     doctorTemporal(ctx, e),
 	}

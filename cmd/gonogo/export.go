@@ -2,18 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/engine/audit"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -40,7 +33,7 @@ Exit codes: 0 written, 2 no such run, a bad flag, or an I/O error.`,
 		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
 			x := *x
 			if !f.changed("format") {
-				x.format = formatOf(x.out)
+				x.format = terminal.ExportFormat(x.out)
 			}
 			return cmdExport(ctx, e, f, x)
 		}),
@@ -65,80 +58,6 @@ func cmdExport(ctx context.Context, e env, f *runFlags, x exportFlags) int {
 		return fail(e, "export", err)
 	}
 	defer db.Close()
-	id := engine.RunID(f.positional[0])
-	r, journal, err := db.RunWithJournal(ctx, id)
-	if errors.Is(err, engine.ErrNotFound) {
-		return fail(e, "export", fmt.Errorf("no run %s in %s (see gonogo runs)", id, f.data))
-	}
-	if err != nil {
-		return fail(e, "export", err)
-	}
-	t, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(step, attempt int) ([][]byte, error) {
-		return db.ArtifactVersions(ctx, id, step, attempt)
-	}, Gone: func(file string) bool { return terminal.ArtifactGone(f.data, file) }}, time.Now())
-	if err != nil {
-		return fail(e, "export", err)
-	}
-	var body []byte
-	if x.format == "md" {
-		body = t.Markdown()
-	} else if body, err = t.JSON(); err != nil {
-		return fail(e, "export", err)
-	}
-	if x.out == "" || x.out == "-" {
-		if _, err := e.stdout.Write(body); err != nil {
-			return fail(e, "export", err)
-		}
-		return terminal.ExitOK
-	}
-	if err := writeFileAtomic(x.out, body); err != nil {
-		return fail(e, "export", err)
-	}
-	fmt.Fprintf(e.stderr, "Wrote the audit trail of run %s to %s.\n", id, x.out)
-	return terminal.ExitOK
-}
-
-// formatOf is the format a file's extension asks for when --format is not
-// given: Markdown for .md and .markdown, else JSON.
-func formatOf(out string) string {
-	switch strings.ToLower(filepath.Ext(out)) {
-	case ".md", ".markdown":
-		return "md"
-	}
-	return "json"
-}
-
-// writeFileAtomic writes path whole or not at all: a temporary file in
-// the same folder, synced, then renamed over path.
-func writeFileAtomic(path string, body []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("write %s: the folder %s does not exist", path, dir)
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		// Not the temporary file's name: the person named path.
-		return fmt.Errorf("write %s: %w", path, pe.Err)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err = tmp.Write(body); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	v := terminal.Export{Data: f.data, Run: engine.RunID(f.positional[0]), Format: x.format, Out: x.out}
+	return v.Write(ctx, db, time.Now(), e.stdout, e.stderr)
 }

@@ -106,13 +106,3 @@ func TestExportRefusals(t *testing.T) {
 		}
 	}
 }
-
-// TestWriteFileAtomicSaysWhatIsWrong: a folder that does not exist is
-// named, never the temporary file's name.
-func TestWriteFileAtomicSaysWhatIsWrong(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "missing", "trail.md")
-	err := writeFileAtomic(path, []byte("x"))
-	if err == nil || !strings.Contains(err.Error(), "the folder "+filepath.Dir(path)+" does not exist") || strings.Contains(err.Error(), ".tmp") {
-		t.Fatalf("err = %v", err)
-	}
-}

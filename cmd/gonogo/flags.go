@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/completion"
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/runner"
 )
 
@@ -25,7 +27,7 @@ type runFlags struct {
 	data         string
 	runner       string
 	runnerCmd    string
-	maxPlanBytes byteSize
+	maxPlanBytes settings.ByteSize
 	positional   []string
 	// checkpointed: resume a paused run in checkpointed mode.
 	checkpointed bool
@@ -105,18 +107,18 @@ func (a *cli) addChainFlag(c *cobra.Command, f *runFlags, usage string) {
 func (a *cli) addSkillsFlag(c *cobra.Command, f *runFlags) {
 	c.Flags().StringVar(&f.skills, "skills", a.defaults.SkillsDir,
 		"skills directory `DIR` (env GONOGO_SKILLS_DIR; default ~/.claude/skills and .claude/skills, else skills)")
-	a.completeFlag(c, "skills", dirs)
+	a.completeFlag(c, "skills", completion.Dirs)
 }
 
 func (a *cli) addDataFlag(c *cobra.Command, f *runFlags) {
 	c.Flags().StringVar(&f.data, "data", a.defaults.DataDir, "data directory `DIR`: store and artifacts (env GONOGO_DATA_DIR)")
-	a.completeFlag(c, "data", dirs)
+	a.completeFlag(c, "data", completion.Dirs)
 }
 
 func (a *cli) addRunnerFlags(c *cobra.Command, f *runFlags) {
 	fs := c.Flags()
 	fs.StringVar(&f.runner, "runner", a.defaults.Runner, "agent runner `NAME`: "+strings.Join(runner.Names(), ", ")+" (env GONOGO_RUNNER)")
-	a.completeFlag(c, "runner", completeRunners)
+	a.completeFlag(c, "runner", completion.Runners)
 	fs.StringVar(&f.runnerCmd, "runner-cmd", a.defaults.RunnerCmd, "agent executable `PATH` (env GONOGO_RUNNER_CMD; default: the runner's own, "+runner.DefaultClaudeCmd+", "+runner.DefaultCodexCmd+" or "+runner.DefaultGeminiCmd+")")
 }
 
@@ -143,11 +145,6 @@ func (f *runFlags) resolve(c *cobra.Command, cfg config, args []string) {
 	}
 	if !given("max-plan-bytes") {
 		f.maxPlanBytes = cfg.MaxPlanBytes
-	}
-	if f.skills == "" {
-		c := cfg
-		c.SkillsDir = ""
-		f.skills = c.skillsDir()
 	}
 	f.chainSet = given("chain")
 	f.changed = given

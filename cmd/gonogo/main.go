@@ -11,6 +11,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 	"github.com/spf13/cobra"
 
+	"github.com/gonogo/gonogo/internal/completion"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
@@ -81,7 +82,7 @@ type cli struct {
 
 	// flagComps are the flag completions, registered only when the shell
 	// asks for completions (cobra keeps them in a process-wide map).
-	flagComps []flagComp
+	flagComps completion.Flags
 }
 
 // action adapts a command body to cobra: it reads the configuration,
@@ -142,7 +143,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newVersionCmd(),
 	)
 	root.InitDefaultCompletionCmd()
-	completeOpenQuotes(root)
+	completion.OpenQuotes(root)
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
 		// cobra's completion command prints its help, exit 0, for a shell
 		// it has no script for.
@@ -170,7 +171,7 @@ func realMain(ctx context.Context, e env) int {
 		return terminal.ExitUsage
 	}
 	if e.args[0] == cobra.ShellCompRequestCmd || e.args[0] == cobra.ShellCompNoDescRequestCmd {
-		a.registerFlagCompletions()
+		a.flagComps.Register()
 	}
 	root.SetArgs(e.args)
 	c, err := root.ExecuteContextC(ctx)

@@ -2,40 +2,26 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"time"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/internal/localapi"
-	"github.com/gonogo/gonogo/storage"
+	"github.com/gonogo/gonogo/internal/datadir"
+	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 // runReader is what the read commands and decide need of the runs in a
-// data directory: the store itself when this gonogo can open it, or the
-// local API of the gonogo that holds it.
-type runReader interface {
-	List(ctx context.Context) ([]engine.RunSummary, error)
-	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
-	// RunWithJournal is a run and its journal up to the run's last event.
-	RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error)
-	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
-	ArtifactSums(ctx context.Context, id engine.RunID) ([]storage.ArtifactSum, error)
-	// ArtifactVersions is every version of an attempt's artifact, the
-	// agent's original first, then each edit.
-	ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error)
-	Close() error
-}
+// data directory or on a cluster.
+type runReader = datadir.Reader
 
-// storeReader reads an open store.
-type storeReader struct{ *storage.DB }
+// storeReader reads an open store; noStore is a data directory without
+// one.
+type (
+	storeReader = datadir.Store
+	noStore     = datadir.NoStore
+)
 
-// lockProbe is how long a read command waits for the store's lock before
-// it asks the gonogo holding it instead.
-const lockProbe = 200 * time.Millisecond
-
-// openReader opens the runs of a data directory for reading: the store
-// when it is free, else through the local API of the gonogo holding it.
+// openReader opens the runs for reading: the cluster's when
+// GONOGO_TEMPORAL_ADDR names one, else the data directory's (see
+// datadir.OpenReader).
 func openReader(ctx context.Context, e env, data string) (runReader, error) {
 	switch c, ok, err := openCluster(ctx, e, data); {
 	case err != nil:
@@ -43,48 +29,21 @@ func openReader(ctx context.Context, e env, data string) (runReader, error) {
 	case ok:
 		return c, nil
 	}
-	// Reading creates nothing: a data directory without a store (a typo
-	// in --data, or nothing run yet) has no runs.
-	switch none, err := storage.Missing(data); {
-	case err != nil:
-		return nil, fmt.Errorf("open the store: %w", err)
-	case none:
-		return noStore{}, nil
+	rd, err := datadir.OpenReader(ctx, data)
+	if s, ok := rd.(storeReader); ok {
+		warnPendingFiles(e, s.DB)
 	}
-	db, err := openToRead(data, lockProbe)
-	if err == nil {
-		warnPendingFiles(e, db)
-		return storeReader{db}, nil
-	}
-	if !errors.Is(err, engine.ErrLocked) {
-		return nil, fmt.Errorf("open the store: %w", err)
-	}
-	return localapi.Dial(ctx, data)
+	return rd, err
 }
 
-// noStore is a data directory without a store: no runs, nothing decided.
-type noStore struct{}
-
-func (noStore) List(context.Context) ([]engine.RunSummary, error) { return nil, nil }
-func (noStore) Load(context.Context, engine.RunID) (*engine.Run, error) {
-	return nil, engine.ErrNotFound
+// notRunning is the steps of r that a store read read-only records as
+// running though no gonogo runs them (see terminal.NotRunning).
+func notRunning(db runReader, r *engine.Run) []*engine.Step {
+	if !datadir.ReadOnly(db) {
+		return nil
+	}
+	return terminal.NotRunning(r)
 }
-func (noStore) RunWithJournal(context.Context, engine.RunID) (*engine.Run, []engine.Event, error) {
-	return nil, nil, engine.ErrNotFound
-}
-func (noStore) Artifact(context.Context, engine.RunID, int, int) ([]byte, error) {
-	return nil, engine.ErrNotFound
-}
-func (noStore) ArtifactSums(context.Context, engine.RunID) ([]storage.ArtifactSum, error) {
-	return nil, engine.ErrNotFound
-}
-func (noStore) Decide(context.Context, engine.RunID, engine.Decision) (*engine.Run, bool, error) {
-	return nil, false, engine.ErrNotFound
-}
-func (noStore) ArtifactVersions(context.Context, engine.RunID, int, int) ([][]byte, error) {
-	return nil, engine.ErrNotFound
-}
-func (noStore) Close() error { return nil }
 
 // Pause records a pause in a store no gonogo holds.
 func (s storeDecider) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"unicode"
 
+	settings "github.com/gonogo/gonogo/internal/config"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -607,7 +609,7 @@ func TestReadmeEnvironment(t *testing.T) {
 	reads := envReads(t)
 	// The scan must find what the structs declare; reflect reads them as
 	// go-envconfig does.
-	for _, s := range []any{config{}, slackConfig{}, temporalConfig{}} {
+	for _, s := range []any{settings.Config{}, settings.Slack{}, temporalConfig{}} {
 		rt := reflect.TypeOf(s)
 		for i := 0; i < rt.NumField(); i++ {
 			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("env"), ",")

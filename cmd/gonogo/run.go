@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
-	"strings"
 	"time"
+
+	settings "github.com/gonogo/gonogo/internal/config"
+	"github.com/gonogo/gonogo/internal/datadir"
 
 	"github.com/spf13/cobra"
 
@@ -117,9 +119,9 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 // a dry run and whether gonogo demo started it. A run that is not there
 // is nil, left for resume to report.
 func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
-	db, err := openStore(ctx, data)
-	if h, ok := errors.AsType[*heldError](err); ok {
-		return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", h.holder, data, id, terminal.DataFlag(data), engine.ErrLocked)
+	db, err := datadir.Open(ctx, data)
+	if h, ok := errors.AsType[*datadir.HeldError](err); ok {
+		return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", h.Holder, data, id, terminal.DataFlag(data), engine.ErrLocked)
 	}
 	if err != nil {
 		return nil, err
@@ -144,61 +146,25 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, 
 		fmt.Fprintf(e.stderr, "note: run %s was recorded before gonogo kept how a run is carried out; it goes on with this shell's runner (%s), agent and skills, recorded with it from now on\n", r.ID, s.Runner)
 		return s, nil
 	}
-	s := *r.Setup.Clone()
 	given := func(name string) bool { return f.changed != nil && f.changed(name) }
-	if given("runner") {
-		// Another runner takes its agent and arguments from this shell;
-		// naming the same one again re-reads GONOGO_RUNNER_ARGS.
-		if f.runner != s.Runner {
-			s.Runner, s.RunnerCmd = f.runner, absCmd(f.runnerCmd)
-		}
-		args, err := splitRunnerArgs(cfg.RunnerArgs)
-		if err != nil {
-			return s, usagef("configuration: GONOGO_RUNNER_ARGS=%q %v", cfg.RunnerArgs, err)
-		}
-		s.RunnerArgs = args
-	}
-	if given("runner-cmd") {
-		s.RunnerCmd = absCmd(f.runnerCmd)
-	}
-	if given("skills") {
-		s.Skills = []string{absPath(f.skills)}
+	s, err := cfg.Resume(r, settings.Overrides{
+		Runner: f.runner, RunnerCmd: f.runnerCmd, Skills: f.skills,
+		RunnerGiven: given("runner"), RunnerCmdGiven: given("runner-cmd"), SkillsGiven: given("skills"),
+	})
+	if err != nil {
+		return s, err
 	}
 	if !r.DryRun {
 		if err := checkSetup(r.ID, s); err != nil {
 			return s, err
 		}
 	}
-	if s.Workflows != "" && routes(r) {
-		if fi, err := os.Stat(s.Workflows); err != nil || !fi.IsDir() {
-			fmt.Fprintf(e.stderr, "warning: the workflows folder %s recorded with run %s is gone; a route step cannot continue with a named workflow\n", s.Workflows, r.ID)
-		}
+	if settings.WorkflowsGone(r, s) {
+		fmt.Fprintf(e.stderr, "warning: the workflows folder %s recorded with run %s is gone; a route step cannot continue with a named workflow\n", s.Workflows, r.ID)
 	}
 	f.runner, f.runnerCmd = s.Runner, s.RunnerCmd
-	cfg.WorkflowsDir, cfg.Policy, cfg.RunnerArgs = s.Workflows, s.Policy, shellQuote(s.RunnerArgs)
+	cfg.Apply(s)
 	return s, nil
-}
-
-// shellQuote joins args into one line splitRunnerArgs splits back into
-// them: each in single quotes, a single quote inside ending the quoted
-// part, escaped, and starting another.
-func shellQuote(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
-}
-
-// routes reports whether a run has a route step, which may continue with
-// a named workflow.
-func routes(r *engine.Run) bool {
-	for i := range r.Steps {
-		if r.Steps[i].Rules.Route {
-			return true
-		}
-	}
-	return false
 }
 
 // checkSetup refuses a setup whose agent, skills or policy is gone.
@@ -393,7 +359,7 @@ func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catal
 	case len(setup.Skills) == 1:
 		return cfg.loadSkills(setup.Skills[0])
 	}
-	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.skillSources("").Agents})
+	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.SkillSources("").Agents})
 }
 
 // recordSetup journals how the run goes on when it differs from what was

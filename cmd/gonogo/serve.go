@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,11 +9,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	settings "github.com/gonogo/gonogo/internal/config"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/datadir"
+	"github.com/gonogo/gonogo/internal/health"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
@@ -22,31 +25,6 @@ import (
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
-
-// slackConfig is the environment of gonogo serve.
-type slackConfig struct {
-	AppToken        string        `env:"SLACK_APP_TOKEN"`
-	BotToken        string        `env:"SLACK_BOT_TOKEN"`
-	APIURL          string        `env:"SLACK_API_URL"`
-	SlashCommand    string        `env:"GONOGO_SLASH_COMMAND, default=/gonogo"`
-	Approvers       []string      `env:"GONOGO_APPROVERS"`
-	Quorum          int           `env:"GONOGO_QUORUM, default=1"`
-	ExcludeStarter  bool          `env:"GONOGO_QUORUM_EXCLUDE_STARTER, default=false" example:"true"`
-	RemindAfter     time.Duration `env:"GONOGO_REMIND_AFTER" example:"2h"`
-	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT" example:"24h"`
-	TimeoutAction   string        `env:"GONOGO_DECISION_TIMEOUT_ACTION, default=wait"`
-	HTTPAddr        string        `env:"GONOGO_HTTP_ADDR"`
-	// ConfirmStart makes every run started from Slack wait at a preview
-	// until someone who may decide presses Start.
-	ConfirmStart bool `env:"GONOGO_CONFIRM_START, default=false" example:"true"`
-	// UpdatesPerMinute is the app-wide chat.update budget: Slack's Tier 3
-	// allows about 50 a minute for an app in a workspace; instances that
-	// share one Slack app share it.
-	UpdatesPerMinute int `env:"GONOGO_SLACK_UPDATES_PER_MINUTE, default=50"`
-	// AuditTrail attaches a run's audit trail (gonogo export's Markdown)
-	// to its thread when the run ends.
-	AuditTrail bool `env:"GONOGO_SLACK_AUDIT_TRAIL, default=true" example:"false"`
-}
 
 // lateNotifier hands the engine's notices to the bot, which is built after
 // the engine it needs, and asks it who a person is.
@@ -94,7 +72,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "serve", usagef("takes no arguments (got %q)", f.positional[0]))
 	}
-	var sc slackConfig
+	var sc settings.Slack
 	if err := processEnv(ctx, &sc, e.lookup); err != nil {
 		return fail(e, "serve", err)
 	}
@@ -118,16 +96,10 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 // at once. A skill that cannot be used is logged once, here; serve goes on
 // without it, and a run naming it is refused or shows it as manual.
 // skillDirs names the skills folders, for the log.
-func slackBotConfig(cfg config, f *runFlags, sc slackConfig, log *slog.Logger) (bcfg bot.Config, skillDirs string, err error) {
-	var approvers []string
-	for _, a := range sc.Approvers {
-		if a = strings.TrimSpace(a); a != "" {
-			approvers = append(approvers, a)
-		}
-	}
+func slackBotConfig(cfg config, f *runFlags, sc settings.Slack, log *slog.Logger) (bcfg bot.Config, skillDirs string, err error) {
 	bcfg = bot.Config{
 		AppToken: sc.AppToken, BotToken: sc.BotToken, APIURL: sc.APIURL, SlashCommand: sc.SlashCommand,
-		Approvers: approvers, Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
+		Approvers: sc.ApproversNamed(), Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
 		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
 		MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,
 		WorkflowsDir: cfg.WorkflowsDir, UpdateLimit: sc.UpdatesPerMinute, UpdateWindow: time.Minute,
@@ -160,7 +132,7 @@ func slackBotConfig(cfg config, f *runFlags, sc slackConfig, log *slog.Logger) (
 
 // serveOnStore serves Slack from the bbolt store in the data directory:
 // the engine's service, the bot, the local API and the HTTP listener.
-func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc slackConfig, bcfg bot.Config, log *slog.Logger, skillDirs string) int {
+func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settings.Slack, bcfg bot.Config, log *slog.Logger, skillDirs string) int {
 	name := runnerName(f)
 	rcfg, err := runnerConfig(cfg, f)
 	if err != nil {
@@ -173,7 +145,7 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc slackC
 	if err := requireAgent(f); err != nil {
 		return fail(e, "serve", err)
 	}
-	db, err := openStore(ctx, f.data)
+	db, err := datadir.Open(ctx, f.data)
 	if err != nil {
 		return fail(e, "serve", err)
 	}
@@ -222,76 +194,5 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc slackC
 	return terminal.ExitOK
 }
 
-// httpHandler serves /healthz (connected to Slack, store open) and
-// /metrics (Prometheus text: the bot's metrics, the Go runtime's and the
-// process's).
-func httpHandler(b *bot.Bot, svc runList) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		_, err := svc.List(r.Context())
-		code, body := health(b.Connection(), err)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(code)
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(body)
-	})
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
-		list, err := svc.List(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		var active []*engine.Run
-		for _, s := range list {
-			if s.State == engine.RunRunning || s.State == engine.RunWaiting {
-				if run, err := svc.Load(r.Context(), s.ID); err == nil {
-					active = append(active, run)
-				}
-			}
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		b.Metrics().Write(w, list, active)
-	})
-	return mux
-}
-
-// healthJSON is what /healthz answers.
-type healthJSON struct {
-	// Status is "ok" (200) or "unavailable" (503): not connected to
-	// Slack, or the store cannot be read.
-	Status string    `json:"status"`
-	Store  string    `json:"store"` // "ok" or why it cannot be read
-	Slack  slackJSON `json:"slack"`
-}
-
-type slackJSON struct {
-	Connected bool `json:"connected"`
-	// LastError is the last failed attempt to connect since serve
-	// started, even when a later one succeeded; null when none failed.
-	LastError *connErrorJSON `json:"last_error"`
-}
-
-type connErrorJSON struct {
-	Time     time.Time `json:"time"`
-	Call     string    `json:"call"`  // auth.test or apps.connections.open
-	Error    string    `json:"error"` // Slack's error code or the network error; never a token
-	Refused  bool      `json:"token_refused"`
-	Failures int       `json:"failures"` // failed attempts in a row
-}
-
-func health(c bot.ConnState, storeErr error) (int, healthJSON) {
-	h := healthJSON{Status: "ok", Store: "ok", Slack: slackJSON{Connected: c.Connected}}
-	if e := c.LastError; e != nil {
-		h.Slack.LastError = &connErrorJSON{Time: e.Time, Call: e.Call, Error: e.Err, Refused: e.Refused, Failures: e.Failures}
-	}
-	if storeErr != nil {
-		h.Store = storeErr.Error()
-	}
-	if storeErr != nil || !c.Connected {
-		h.Status = "unavailable"
-		return http.StatusServiceUnavailable, h
-	}
-	return http.StatusOK, h
-}
+// httpHandler serves /healthz and /metrics (see health.Handler).
+func httpHandler(b *bot.Bot, svc runList) http.Handler { return health.Handler(b, svc) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gonogo/gonogo/internal/fakeslack"
 	"github.com/gonogo/gonogo/internal/hangguard"
+	"github.com/gonogo/gonogo/internal/health"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -19,10 +20,10 @@ import (
 // called a refused token.
 
 // healthz reads /healthz.
-func healthz(t *testing.T, addr string) (int, healthJSON) {
+func healthz(t *testing.T, addr string) (int, health.Status) {
 	t.Helper()
 	code, body := get(t, "http://"+addr+"/healthz")
-	var h healthJSON
+	var h health.Status
 	if err := json.Unmarshal([]byte(body), &h); err != nil {
 		t.Fatalf("/healthz is not JSON: %v\n%s", err, body)
 	}
@@ -78,7 +79,7 @@ func TestServeLogsSlacksErrorAndRetriesTheConnection(t *testing.T) {
 	if strings.Contains(log, "refused by Slack") {
 		t.Errorf("a scope error was reported as a refused token:\n%s", log)
 	}
-	var h healthJSON
+	var h health.Status
 	var code int
 	waitServe(t, s, "/healthz connected", func() bool {
 		code, h = healthz(t, addr)
@@ -115,7 +116,7 @@ func TestServeNeverCallsANetworkErrorARefusedToken(t *testing.T) {
 	s := startServe(vars)
 	defer s.cancel()
 	addr := s.httpAddr(t)
-	var h healthJSON
+	var h health.Status
 	var code int
 	waitServe(t, s, "the failed attempt in /healthz", func() bool {
 		code, h = healthz(t, addr)

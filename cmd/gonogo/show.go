@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage"
@@ -41,7 +42,7 @@ func cmdRuns(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "runs", err)
 	}
 	_, unheld := db.(storeReader)
-	v := terminal.Runs{List: list, States: terminal.RunStates(ctx, db, list, unheld, readOnly(db)), Data: f.data}
+	v := terminal.Runs{List: list, States: terminal.RunStates(ctx, db, list, unheld, datadir.ReadOnly(db)), Data: f.data}
 	if f.json {
 		return writeJSON(e, "runs", v.JSON())
 	}

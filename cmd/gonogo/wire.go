@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/mattn/go-shellwords"
+	settings "github.com/gonogo/gonogo/internal/config"
+	"github.com/gonogo/gonogo/internal/datadir"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
@@ -44,63 +40,12 @@ func (a *app) carry(id engine.RunID) {
 }
 
 func newLogger(e env, cfg config) *slog.Logger {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		level = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: cfg.Level()}))
 }
 
-// openStore opens the store, which takes the data directory's lock and
-// marks the steps a dead gonogo left running as interrupted, then stops
-// the agents that gonogo left running, before any step can be redone. It
-// refuses a data directory other users may write. When another gonogo
-// holds the lock, the error is a *heldError naming it if it answers on its
-// local API.
-func openStore(ctx context.Context, dataDir string) (*storage.DB, error) {
-	if err := checkDataDir(dataDir); err != nil {
-		return nil, err
-	}
-	db, err := storage.Open(dataDir, storage.Options{})
-	if errors.Is(err, engine.ErrLocked) {
-		if c, cerr := localapi.Dial(ctx, dataDir); cerr == nil {
-			c.Close()
-			return nil, &heldError{data: dataDir, holder: c.Describe()}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open the store: %w", err)
-	}
-	reapAgents(dataDir, slog.Default())
-	return db, nil
-}
-
-// heldError is a data directory another gonogo holds, named by what its
-// local API says of itself (its command and pid).
-type heldError struct{ data, holder string }
-
-func (h *heldError) Error() string {
-	return fmt.Sprintf("%s holds %s and carries out its runs: wait for it to end or stop it, or use another --data directory", h.holder, h.data)
-}
-
-func (h *heldError) Unwrap() error { return engine.ErrLocked }
-
-// agentsDir is where running agents are recorded: <data>/agents.
-func agentsDir(dataDir string) string { return filepath.Join(dataDir, "agents") }
-
-// reapAgents kills the agents a gonogo that died left running on this data
-// directory, and says so. The caller holds the store's lock.
-func reapAgents(dataDir string, log *slog.Logger) {
-	left, err := runner.ReapAgents(agentsDir(dataDir))
-	for _, l := range left {
-		log.Warn("stopped an agent left running by a gonogo that is gone",
-			"run", l.Run, "step", l.Step, "attempt", l.Attempt, "agent", l.Cmd, "pgid", l.PGID, "pids", fmt.Sprint(l.PIDs),
-			"started", l.Started.Local().Format(time.DateTime))
-	}
-	if err != nil {
-		log.Warn("could not read every agent record", "dir", agentsDir(dataDir), "err", err)
-	}
-}
+// reapAgents kills the agents a gonogo that died left running on dataDir
+// (see datadir.ReapAgents).
+func reapAgents(dataDir string, log *slog.Logger) { datadir.ReapAgents(dataDir, log) }
 
 // runnerName is the runner a command uses: --dry-run wins over --runner.
 func runnerName(f *runFlags) string {
@@ -111,42 +56,12 @@ func runnerName(f *runFlags) string {
 }
 
 // agentMissing says why the configured runner cannot start its agent
-// (its executable is not found), in words that name the executable and
-// how to point at another; nil when it can, or when nothing is run.
+// (see settings.AgentMissing); nil when it can, or when nothing is run.
 func agentMissing(f *runFlags) error {
-	name := runnerName(f)
 	if f.runnerOverride != nil && !f.DryRun {
 		return nil // the demo's stand-in
 	}
-	info, ok := runner.Lookup(name)
-	if !ok {
-		return nil // runner.New refuses it, with the valid names
-	}
-	_, err := info.Find(f.runnerCmd)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, runner.ErrNoExecutable):
-		return fmt.Errorf("the %s runner needs an executable: set --runner-cmd PATH or GONOGO_RUNNER_CMD", name)
-	}
-	exe := info.Executable(f.runnerCmd)
-	how := "install it, or point at the executable with --runner-cmd PATH (GONOGO_RUNNER_CMD)"
-	if f.runnerCmd != "" {
-		how = "fix --runner-cmd / GONOGO_RUNNER_CMD"
-	}
-	what := "not on PATH"
-	switch {
-	case errors.Is(err, runner.ErrNotExecutable):
-		// It is there: say what is wrong with it, not that it is missing.
-		what, how = "not executable", "make it executable (chmod +x), "+how
-		if fi, serr := os.Stat(exe); serr == nil && fi.IsDir() && strings.ContainsRune(exe, filepath.Separator) {
-			what, how = "a folder, not an executable", "point --runner-cmd / GONOGO_RUNNER_CMD at the executable in it"
-		}
-	case strings.ContainsRune(exe, filepath.Separator):
-		what = "not there"
-	}
-	return fmt.Errorf("the %s runner's agent %q is %s: %s, or choose another runner with --runner (%s), or --dry-run",
-		name, exe, what, how, strings.Join(runner.Names(), ", "))
+	return settings.AgentMissing(runnerName(f), f.runnerCmd)
 }
 
 // requireAgent refuses to start when the configured agent cannot be run
@@ -188,7 +103,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	db, err := openStore(ctx, f.data)
+	db, err := datadir.Open(ctx, f.data)
 	if err != nil {
 		return nil, err
 	}
@@ -235,90 +150,24 @@ func (a *app) close() {
 	_ = a.db.Close()
 }
 
-// setupOf is the setup recorded with the runs this gonogo starts: how it
-// carries out their steps, with paths made absolute so that a resume from
-// another directory finds the same agent, skills and files.
+// setupOf is the setup recorded with the runs this gonogo starts (see
+// settings.Config.Setup).
 func setupOf(f *runFlags, cfg config) *engine.Setup {
 	if f.runnerOverride != nil {
 		// The demo: its stand-in agent and its unpacked example skills,
 		// which resume unpacks again; no folder of the user's is involved.
 		return &engine.Setup{Runner: demoRunner}
 	}
-	s := &engine.Setup{Runner: f.runner, RunnerCmd: absCmd(f.runnerCmd), Workflows: absPath(cfg.WorkflowsDir),
-		Policy: absPath(cfg.Policy)}
-	// startApp has checked they split.
-	s.RunnerArgs, _ = splitRunnerArgs(cfg.RunnerArgs)
-	for _, dir := range cfg.skillSources(f.skills).Dirs {
-		s.Skills = append(s.Skills, absPath(dir))
-	}
-	return s
-}
-
-// absCmd makes an executable's path absolute; a bare name (found on PATH,
-// like claude) stays as it is, as does "".
-func absCmd(p string) string {
-	if !strings.ContainsRune(p, '/') && !strings.ContainsRune(p, filepath.Separator) {
-		return p
-	}
-	return absPath(p)
-}
-
-// absPath makes a path absolute; "" stays "".
-func absPath(p string) string {
-	if p == "" {
-		return p
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
+	return cfg.Setup(f.runner, f.runnerCmd, f.skills)
 }
 
 // actor names the person deciding in a terminal.
-func actor(e env) string {
-	for _, k := range []string{"GONOGO_ACTOR", "USER", "LOGNAME"} {
-		if v := strings.TrimSpace(e.getenv(k)); v != "" {
-			return v
-		}
-	}
-	if h, err := os.Hostname(); err == nil {
-		return "terminal@" + h
-	}
-	return "terminal"
-}
+func actor(e env) string { return settings.Actor(e.getenv) }
 
-// runnerConfig is the agent runner's configuration: the executable, the
-// step limits, the variables passed on request (GONOGO_AGENT_ENV), and
-// GONOGO_RUNNER_ARGS split like a shell command line (quotes and
-// backslashes, nothing expanded). A value that does not split, or that
-// holds an unquoted ; & | < or > (which a shell would take as another
-// command or a redirection), is refused naming the variable.
+// runnerConfig is the agent runner's configuration (see
+// settings.Config.RunnerConfig).
 func runnerConfig(cfg config, f *runFlags) (runner.Config, error) {
-	rcfg := runner.Config{Cmd: f.runnerCmd, Timeout: cfg.StepTimeout, MaxOutput: int64(cfg.MaxArtifact), AgentsDir: agentsDir(f.data)}
-	pass, err := runner.ParsePassEnv(cfg.AgentEnv)
-	if err != nil {
-		return rcfg, usagef("configuration: GONOGO_AGENT_ENV=%q: %v; list variable names separated by commas, for example GONOGO_AGENT_ENV=GITHUB_TOKEN,AWS_*", cfg.AgentEnv, err)
-	}
-	rcfg.PassEnv = pass
-	args, err := splitRunnerArgs(cfg.RunnerArgs)
-	if err != nil {
-		return rcfg, usagef("configuration: GONOGO_RUNNER_ARGS=%q %v; quote arguments as in a shell, for example GONOGO_RUNNER_ARGS='--model opus --append-system-prompt \"Be brief.\"'", cfg.RunnerArgs, err)
-	}
-	rcfg.Args = args
-	return rcfg, nil
-}
-
-func splitRunnerArgs(s string) ([]string, error) {
-	p := shellwords.NewParser()
-	p.ParseEnv, p.ParseBacktick = false, false
-	args, err := p.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("does not split into arguments (an unclosed quote, or a backslash at the end)")
-	}
-	if p.Position >= 0 && p.Position < len(s) {
-		return nil, fmt.Errorf("holds %q unquoted, which gonogo does not pass to a shell", s[p.Position:p.Position+1])
-	}
-	return args, nil
+	return cfg.RunnerConfig(f.runnerCmd, datadir.AgentsDir(f.data))
 }
 
 // newTerminal is the terminal front end following runs of svc for this

@@ -1,0 +1,71 @@
+package completion
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// bashOpenQuote is added to cobra's bash script (gonogo completion bash).
+// Cobra's script evals the command line to ask gonogo for completions, and
+// a word the user is still typing inside quotes (a chain:
+// gonogo run --chain 'deliver-prd -> del<TAB>) has an open quote that
+// breaks the eval, so nothing is offered. Such a word is handed to gonogo
+// without its quote instead, and what gonogo offers is put back as it
+// reads inside the quote, without the backslashes cobra would add. Any
+// other word goes through cobra's own function. %[1]s is the program name.
+const bashOpenQuote = `
+# gonogo: complete a word typed after an opening quote (a chain).
+__%[1]s_start_quoted()
+{
+    local cur prev words cword split
+    COMPREPLY=()
+    if declare -F _init_completion >/dev/null 2>&1; then
+        _init_completion -n =: || return
+    else
+        __%[1]s_init_completion -n =: || return
+    fi
+    local q=${cur:0:1}
+    if [[ $q != "'" && $q != '"' ]] || [[ ${cur:1} == *"$q"* ]]; then
+        __start_%[1]s
+        return
+    fi
+    local typed=${cur:1} out directive comp
+    words=("${words[@]:0:cword}")
+    [[ -n $typed ]] && words+=("$(printf %%q "$typed")")
+    cur=$typed
+    __%[1]s_get_completion_results
+    (( (directive & 1) != 0 )) && return
+    if [[ $(type -t compopt) == builtin ]]; then
+        (( (directive & 2) != 0 )) && compopt -o nospace
+        (( (directive & 4) != 0 )) && compopt +o default
+    fi
+    while IFS='' read -r comp; do
+        comp=${comp%%%%$'\t'*}
+        [[ -n $comp && $comp != _activeHelp_* && $comp != *"$q"* && $comp == "$typed"* ]] && COMPREPLY+=("$comp")
+    done <<<"$out"
+}
+
+if [[ $(type -t compopt) = "builtin" ]]; then
+    complete -o default -F __%[1]s_start_quoted %[1]s
+else
+    complete -o default -o nospace -F __%[1]s_start_quoted %[1]s
+fi
+`
+
+// OpenQuotes makes the completion bash command of root print cobra's script
+// followed by bashOpenQuote.
+func OpenQuotes(root *cobra.Command) {
+	bash, _, err := root.Find([]string{"completion", "bash"})
+	if err != nil || bash.Name() != "bash" || bash.RunE == nil {
+		return
+	}
+	cobraScript := bash.RunE
+	bash.RunE = func(c *cobra.Command, args []string) error {
+		if err := cobraScript(c, args); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(c.OutOrStdout(), bashOpenQuote, root.Name())
+		return err
+	}
+}

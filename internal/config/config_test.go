@@ -1,0 +1,79 @@
+package config
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+func TestRecordedRunnerArgumentsSurviveQuoting(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"--model", "opus"},
+		{"--append-system-prompt", "Be brief. Don't pad; use \"quotes\" and $HOME and `ticks` \\ as they are."},
+		{"", "a b", "it's", "'''"},
+	} {
+		got, err := SplitArgs(ShellQuote(args))
+		if err != nil || !slices.Equal(got, args) && len(got)+len(args) > 0 {
+			t.Errorf("%q: quoted %s, split back %q, %v", args, ShellQuote(args), got, err)
+		}
+	}
+}
+
+// TestLoadNamesTheVariable: a malformed or out-of-range value is refused
+// naming its variable, what it holds and a good value.
+func TestLoadNamesTheVariable(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, want string
+	}{
+		{"GONOGO_STEP_TIMEOUT", "10", `GONOGO_STEP_TIMEOUT="10" is not a duration with a unit (s, m or h); for example GONOGO_STEP_TIMEOUT=30m`},
+		{"GONOGO_STEP_TIMEOUT", "-1m", "GONOGO_STEP_TIMEOUT must be positive, got -1m0s"},
+		{"GONOGO_MAX_ARTIFACT", "0", `GONOGO_MAX_ARTIFACT="0" is not a size above zero`},
+		{"GONOGO_MAX_PARALLEL", "two", `GONOGO_MAX_PARALLEL="two" is not a whole number; for example GONOGO_MAX_PARALLEL=4`},
+		{"GONOGO_RUN_BUDGET_USD", "-1", "GONOGO_RUN_BUDGET_USD must be an amount of dollars"},
+		{"GONOGO_LOG_LEVEL", "loud", `GONOGO_LOG_LEVEL="loud" is not a log level`},
+	} {
+		_, err := Load(context.Background(), envconfig.MapLookuper(map[string]string{tc.name: tc.value}))
+		if err == nil || !strings.HasPrefix(err.Error(), "configuration: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: %v, want %q", tc.name, tc.value, err, tc.want)
+		}
+	}
+	c, err := Load(context.Background(), envconfig.MapLookuper(map[string]string{"GONOGO_MAX_ARTIFACT": "512KiB"}))
+	if err != nil || c.MaxArtifact != 512<<10 || c.DataDir != "./gonogo-data" {
+		t.Fatalf("Load: %+v, %v", c, err)
+	}
+}
+
+// TestResumeChangesOnlyWhatIsGiven: a resumed run keeps its recorded
+// setup but for the flags given; naming another runner takes its
+// executable, and any runner named takes GONOGO_RUNNER_ARGS again.
+func TestResumeChangesOnlyWhatIsGiven(t *testing.T) {
+	rec := &engine.Setup{Runner: "claude", RunnerCmd: "/opt/claude", RunnerArgs: []string{"--model", "opus"}, Skills: []string{"/s"}}
+	r := &engine.Run{Setup: rec}
+	c := Config{RunnerArgs: "--fast"}
+	for _, tc := range []struct {
+		o    Overrides
+		want engine.Setup
+	}{
+		{Overrides{Runner: "codex", RunnerCmd: "codex2"}, *rec},
+		{Overrides{Runner: "codex", RunnerCmd: "codex2", RunnerGiven: true},
+			engine.Setup{Runner: "codex", RunnerCmd: "codex2", RunnerArgs: []string{"--fast"}, Skills: []string{"/s"}}},
+		{Overrides{Runner: "claude", RunnerCmd: "other", RunnerGiven: true},
+			engine.Setup{Runner: "claude", RunnerCmd: "/opt/claude", RunnerArgs: []string{"--fast"}, Skills: []string{"/s"}}},
+		{Overrides{Skills: "/t", SkillsGiven: true},
+			engine.Setup{Runner: "claude", RunnerCmd: "/opt/claude", RunnerArgs: []string{"--model", "opus"}, Skills: []string{"/t"}}},
+	} {
+		got, err := c.Resume(r, tc.o)
+		if err != nil || len(engine.DiffSetup(&tc.want, &got)) > 0 {
+			t.Errorf("%+v: %+v, %v; want %+v", tc.o, got, err, tc.want)
+		}
+	}
+	if _, err := (Config{RunnerArgs: `"open`}).Resume(r, Overrides{Runner: "claude", RunnerGiven: true}); err == nil || !strings.Contains(err.Error(), "GONOGO_RUNNER_ARGS") {
+		t.Errorf("unsplittable GONOGO_RUNNER_ARGS: %v", err)
+	}
+}
