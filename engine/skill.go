@@ -165,6 +165,23 @@ func Unusable(name string, cat Catalog, pol Policy) string {
 	return ""
 }
 
+// LeafMissing are the problems of the dispatch skills among skills that
+// read well but cannot run, their leaf agent missing, each "DIR: why". A
+// catalog's own warnings do not hold them, since the policy says which
+// skills dispatch.
+func LeafMissing(skills []Skill, cat Catalog, pol Policy) []string {
+	var out []string
+	for _, s := range skills {
+		if class, _, _ := pol.Classify(s.Name); class != ClassDispatch || s.Problem != "" {
+			continue
+		}
+		if why := Unusable(s.Name, cat, pol); why != "" {
+			out = append(out, s.Dir+": "+why)
+		}
+	}
+	return out
+}
+
 // skillWarnings returns the warnings of the skills the steps use, each
 // skill once, in step order.
 func skillWarnings(cat Catalog, steps []PlanStep) []string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/demo"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/parse"
 )
@@ -22,54 +22,9 @@ import (
 //go:embed example
 var exampleFS embed.FS
 
-// exampleRunner stands in for an agent in the demo: it "produces" each
-// skill's shipped sample artifact (references/EXAMPLE.md), after a short
-// pause so the progress line shows. It runs no agent and reaches no network.
-type exampleRunner struct{ delay time.Duration }
-
-func (x exampleRunner) Run(ctx context.Context, job engine.Job, progress func(engine.Progress)) engine.Outcome {
-	start := time.Now()
-	for i := 1; i <= 3; i++ {
-		select {
-		case <-ctx.Done():
-			return engine.Outcome{Err: fmt.Errorf("cancelled: %w", context.Cause(ctx))}
-		case <-time.After(x.delay / 3):
-		}
-		progress(engine.Progress{Turns: i, ToolCalls: i - 1, Elapsed: time.Since(start)})
-	}
-	body, err := fs.ReadFile(exampleFS, "example/skills/"+job.Skill+"/references/EXAMPLE.md")
-	if err != nil {
-		return engine.Outcome{Err: fmt.Errorf("the example has no sample artifact for %s", job.Skill)}
-	}
-	return engine.Outcome{Artifact: body}
-}
-
-// demoSource names the built-in example as a run's source, so that
-// gonogo resume continues a demo run with the demo's stand-in agent.
-const demoSource = "built-in example (gonogo demo)"
-
-// demoRunner is the runner a demo run records: the built-in stand-in that
-// returns each skill's sample artifact.
-const demoRunner = "demo (sample artifacts, no agent)"
-
-// exampleCatalog unpacks the example into a temporary directory and loads
-// its skills; cleanup removes the directory.
-func exampleCatalog() (cat *parse.Catalog, dir string, cleanup func(), err error) {
-	dir, err = os.MkdirTemp("", "gonogo-example-")
-	if err != nil {
-		return nil, "", nil, err
-	}
-	cleanup = func() { os.RemoveAll(dir) }
-	if err := os.CopyFS(dir, exampleFS); err != nil {
-		cleanup()
-		return nil, "", nil, fmt.Errorf("unpack the example: %w", err)
-	}
-	cat, err = parse.LoadSkills(filepath.Join(dir, "example", "skills"))
-	if err != nil {
-		cleanup()
-		return nil, "", nil, err
-	}
-	return cat, dir, cleanup, nil
+// exampleRunner is the demo's stand-in for an agent.
+func exampleRunner() demo.Runner {
+	return demo.Runner{Example: exampleFS, Delay: 900 * time.Millisecond}
 }
 
 // cmdDemo runs the built-in example plan. Its steps are answered by the
@@ -102,7 +57,7 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "demo", usagef("the demo runs the built-in example; use gonogo run for your own plan"))
 	}
-	cat, dir, cleanup, err := exampleCatalog()
+	cat, dir, cleanup, err := demo.Unpack(exampleFS)
 	if err != nil {
 		return fail(e, "demo", err)
 	}
@@ -120,7 +75,7 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 	plan, opts, err := intake.Take(intake.Config{
 		Catalog: func() (engine.Catalog, error) { return cat, nil },
 		Policy:  pol, BudgetUSD: cfg.RunBudgetUSD,
-	}, intake.Request{Input: engine.InputPlan, Plan: src, PlanName: demoSource, Flags: f.Flags, StartedBy: actor(e)})
+	}, intake.Request{Input: engine.InputPlan, Plan: src, PlanName: demo.Source, Flags: f.Flags, StartedBy: actor(e)})
 	if err != nil {
 		return fail(e, "demo", err)
 	}
@@ -129,6 +84,6 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 	} else {
 		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
 	}
-	f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
+	f.runnerOverride = exampleRunner()
 	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, opts: opts, catalog: cat}, "demo")
 }

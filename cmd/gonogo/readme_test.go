@@ -17,10 +17,10 @@ import (
 	"testing"
 	"unicode"
 
-	settings "github.com/gonogo/gonogo/internal/config"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	settings "github.com/gonogo/gonogo/internal/config"
 )
 
 // The README and docs/ are read by people who copy their commands: every

@@ -5,18 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime/debug"
-	"time"
-
-	settings "github.com/gonogo/gonogo/internal/config"
-	"github.com/gonogo/gonogo/internal/datadir"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
-	"github.com/gonogo/gonogo/internal/localapi"
-	"github.com/gonogo/gonogo/internal/runner"
+	settings "github.com/gonogo/gonogo/internal/config"
+	"github.com/gonogo/gonogo/internal/datadir"
+	"github.com/gonogo/gonogo/internal/demo"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
@@ -155,7 +151,7 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, 
 		return s, err
 	}
 	if !r.DryRun {
-		if err := checkSetup(r.ID, s); err != nil {
+		if err := settings.CheckSetup(r.ID, s); err != nil {
 			return s, err
 		}
 	}
@@ -165,34 +161,6 @@ func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, 
 	f.runner, f.runnerCmd = s.Runner, s.RunnerCmd
 	cfg.Apply(s)
 	return s, nil
-}
-
-// checkSetup refuses a setup whose agent, skills or policy is gone.
-func checkSetup(id engine.RunID, s engine.Setup) error {
-	info, _ := runner.Lookup(s.Runner)
-	cmd := info.Executable(s.RunnerCmd)
-	if !info.RunsAgent {
-		cmd = ""
-	}
-	if info.RunsAgent && cmd == "" {
-		return usagef("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
-	}
-	if cmd != "" {
-		if _, err := exec.LookPath(cmd); err != nil {
-			return usagef("the agent %s that run %s was started with is gone (%v): point at a replacement with --runner-cmd PATH, or choose another runner with --runner", cmd, id, localapi.RootCause(err))
-		}
-	}
-	for _, dir := range s.Skills {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return usagef("the skills folder %s that run %s was started with is gone: point at a replacement with --skills DIR", dir, id)
-		}
-	}
-	if s.Policy != "" {
-		if _, err := os.Stat(s.Policy); err != nil {
-			return usagef("the policy file %s that run %s was started with is gone (%v): put it back to go on", s.Policy, id, localapi.RootCause(err))
-		}
-	}
-	return nil
 }
 
 func newResumeCmd(a *cli) *cobra.Command {
@@ -305,12 +273,12 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		}
 		f.DryRun = peek.DryRun
 	}
-	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demoSource {
-		c, _, cleanup, err := exampleCatalog()
+	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demo.Source {
+		c, _, cleanup, err := demo.Unpack(exampleFS)
 		if err != nil {
 			return nil, nil, none, err
 		}
-		f.runnerOverride = exampleRunner{delay: 900 * time.Millisecond}
+		f.runnerOverride = exampleRunner()
 		return c, nil, cleanup, nil
 	}
 	var setup *engine.Setup

@@ -9,13 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	settings "github.com/gonogo/gonogo/internal/config"
-
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/health"
 	"github.com/gonogo/gonogo/internal/intake"
@@ -120,7 +119,7 @@ func slackBotConfig(cfg config, f *runFlags, sc settings.Slack, log *slog.Logger
 	if err != nil {
 		return bcfg, "", fmt.Errorf("policy: %w", err)
 	}
-	for _, p := range leafProblems(cat, pol) {
+	for _, p := range engine.LeafMissing(cat.Skills(), cat, pol) {
 		log.Warn("skill", "problem", p)
 	}
 	bcfg.Catalog, bcfg.Policy = cat, pol

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
 )
@@ -50,7 +49,7 @@ func cmdSkills(_ context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "skills", err)
 	}
-	list := skillList(cat, pol)
+	list := terminal.SkillList(cat, pol)
 	if f.json {
 		if code := writeJSON(e, "skills", list); code != terminal.ExitOK {
 			return code
@@ -60,26 +59,4 @@ func cmdSkills(_ context.Context, e env, cfg config, f *runFlags) int {
 	}
 	terminal.PrintSkillWarnings(e.stderr, cat.Warnings(), list)
 	return terminal.ExitOK
-}
-
-// skillList describes every skill in the catalog, as gonogo skills
-// lists them (doctor counts them so).
-func skillList(cat *parse.Catalog, pol engine.Policy) []terminal.SkillJSON {
-	return terminal.SkillList(cat, pol)
-}
-
-// leafProblems are the problems of the dispatch skills that read well but
-// cannot run, their leaf agent missing; the catalog's own warnings do not
-// hold them, since the policy says which skills dispatch.
-func leafProblems(cat *parse.Catalog, pol engine.Policy) []string {
-	var out []string
-	for _, s := range cat.Skills() {
-		if class, _, _ := pol.Classify(s.Name); class != engine.ClassDispatch || s.Problem != "" {
-			continue
-		}
-		if why := engine.Unusable(s.Name, cat, pol); why != "" {
-			out = append(out, s.Dir+": "+why)
-		}
-	}
-	return out
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/gonogo/gonogo/internal/demo"
 	"github.com/gonogo/gonogo/internal/hangguard"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
@@ -549,7 +550,7 @@ func TestDemoRecordsItsStandIn(t *testing.T) {
 	}
 	var shown jsonRun
 	show := gonogo(t, vars, "", "show", "--json", id[1])
-	if err := json.Unmarshal([]byte(show.stdout), &shown); err != nil || shown.Setup == nil || shown.Setup.Runner != demoRunner ||
+	if err := json.Unmarshal([]byte(show.stdout), &shown); err != nil || shown.Setup == nil || shown.Setup.Runner != demo.RunnerName ||
 		len(shown.Setup.Skills) != 0 {
 		t.Fatalf("setup = %+v (%v)", shown.Setup, err)
 	}

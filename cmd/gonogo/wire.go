@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/gonogo/gonogo/engine"
 	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/datadir"
-
-	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/demo"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
@@ -156,7 +156,7 @@ func setupOf(f *runFlags, cfg config) *engine.Setup {
 	if f.runnerOverride != nil {
 		// The demo: its stand-in agent and its unpacked example skills,
 		// which resume unpacks again; no folder of the user's is involved.
-		return &engine.Setup{Runner: demoRunner}
+		return &engine.Setup{Runner: demo.RunnerName}
 	}
 	return cfg.Setup(f.runner, f.runnerCmd, f.skills)
 }

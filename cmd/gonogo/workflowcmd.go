@@ -115,18 +115,6 @@ func workflowList(_ context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "workflow list", err)
 	}
-	if len(names) == 0 {
-		fmt.Fprintf(e.stdout, "No workflows in %s\n", cfg.WorkflowsDir)
-		return terminal.ExitOK
-	}
-	for _, n := range names {
-		w, err := dir.Workflow(n)
-		switch {
-		case err != nil:
-			fmt.Fprintf(e.stdout, "%-28s (does not read: gonogo check --workflow %s)\n", n, n)
-		default:
-			fmt.Fprintf(e.stdout, "%-28s %d steps  %s\n", n, len(w.Steps), terminal.Clip(terminal.OneLine(w.Description), 80))
-		}
-	}
+	terminal.PrintWorkflows(e.stdout, cfg.WorkflowsDir, names, dir.Workflow)
 	return terminal.ExitOK
 }

@@ -2,6 +2,8 @@ package config
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -75,5 +77,41 @@ func TestResumeChangesOnlyWhatIsGiven(t *testing.T) {
 	}
 	if _, err := (Config{RunnerArgs: `"open`}).Resume(r, Overrides{Runner: "claude", RunnerGiven: true}); err == nil || !strings.Contains(err.Error(), "GONOGO_RUNNER_ARGS") {
 		t.Errorf("unsplittable GONOGO_RUNNER_ARGS: %v", err)
+	}
+}
+
+// TestCheckSetupNamesWhatIsGone: a recorded setup whose agent, skills
+// folder or policy file is gone is refused, naming it and the flag that
+// points at a replacement; one whose parts are all there is not.
+func TestCheckSetupNamesWhatIsGone(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok := engine.Setup{Runner: "command", RunnerCmd: agent, Skills: []string{dir}, Policy: policy}
+	if err := CheckSetup("r1", ok); err != nil {
+		t.Fatalf("all there: %v", err)
+	}
+	for _, tc := range []struct {
+		change func(*engine.Setup)
+		want   string
+	}{
+		{func(s *engine.Setup) { s.RunnerCmd = "" }, "no agent is recorded: name one with --runner-cmd PATH"},
+		{func(s *engine.Setup) { s.RunnerCmd = filepath.Join(dir, "gone") }, "the agent " + filepath.Join(dir, "gone") + " that run r1 was started with is gone (no such file or directory)"},
+		{func(s *engine.Setup) { s.Skills = []string{agent} }, "the skills folder " + agent + " that run r1 was started with is gone: point at a replacement with --skills DIR"},
+		{func(s *engine.Setup) { s.Policy = policy + ".gone" }, "the policy file " + policy + ".gone that run r1 was started with is gone (no such file or directory)"},
+		{func(s *engine.Setup) { s.Runner, s.RunnerCmd = "dry-run", "" }, ""},
+	} {
+		s := ok
+		tc.change(&s)
+		err := CheckSetup("r1", s)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", s, err, tc.want)
+		}
 	}
 }

@@ -1,12 +1,15 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/runner"
 )
 
 // Setup is the setup recorded with the runs a gonogo starts with runner
@@ -114,4 +117,51 @@ func Actor(getenv func(string) string) string {
 		return "terminal@" + h
 	}
 	return "terminal"
+}
+
+// CheckSetup refuses the setup s of run id when what it needs is gone:
+// its agent, a skills folder or its policy file, naming the flag that
+// points at a replacement.
+func CheckSetup(id engine.RunID, s engine.Setup) error {
+	if err := checkAgent(id, s); err != nil {
+		return err
+	}
+	for _, dir := range s.Skills {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("the skills folder %s that run %s was started with is gone: point at a replacement with --skills DIR", dir, id)
+		}
+	}
+	if s.Policy != "" {
+		if _, err := os.Stat(s.Policy); err != nil {
+			return fmt.Errorf("the policy file %s that run %s was started with is gone (%v): put it back to go on", s.Policy, id, innermost(err))
+		}
+	}
+	return nil
+}
+
+// checkAgent refuses a setup whose runner runs an agent that is not
+// recorded or not there.
+func checkAgent(id engine.RunID, s engine.Setup) error {
+	info, _ := runner.Lookup(s.Runner)
+	if !info.RunsAgent {
+		return nil
+	}
+	cmd := info.Executable(s.RunnerCmd)
+	if cmd == "" {
+		return fmt.Errorf("run %s runs its steps with the command runner and no agent is recorded: name one with --runner-cmd PATH", id)
+	}
+	if _, err := exec.LookPath(cmd); err != nil {
+		return fmt.Errorf("the agent %s that run %s was started with is gone (%v): point at a replacement with --runner-cmd PATH, or choose another runner with --runner", cmd, id, innermost(err))
+	}
+	return nil
+}
+
+// innermost is what err wraps at its root ("no such file or directory"),
+// the words a person can act on, as localapi.RootCause gives them (this
+// package does not import the local API and the store it brings).
+func innermost(err error) error {
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
+		err = u
+	}
+	return err
 }
