@@ -376,31 +376,11 @@ func runsOf(files []pendingFile, marked []engine.RunID) []engine.RunID {
 // all its artifact files: those it found right may be right only in the
 // kernel's cache, after a crash of gonogo alone, so they are synced too.
 func (db *DB) restoreRunFiles(id engine.RunID) ([]string, error) {
-	type want struct {
-		path string
-		body []byte
-	}
-	var wants []want
+	var wants []wantedFile
 	err := db.view(func(tx *bbolt.Tx) error {
-		arts := tx.Bucket(bucketArtifacts).Bucket([]byte(id))
-		if arts == nil || tx.Bucket(bucketRuns).Get([]byte(id)) == nil {
-			return nil
-		}
-		run, err := loadTx(tx, id)
-		if err != nil {
-			return err
-		}
-		for _, st := range run.Steps {
-			for _, a := range st.Attempts {
-				if a.File == "" || !a.Artifact || checkPath(a.File) != nil {
-					continue
-				}
-				if body := currentArtifact(arts, st.N, a.N); body != nil {
-					wants = append(wants, want{a.File, bytes.Clone(body)})
-				}
-			}
-		}
-		return nil
+		var err error
+		wants, err = wantedFiles(tx, id)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -415,6 +395,38 @@ func (db *DB) restoreRunFiles(id engine.RunID) ([]string, error) {
 		paths = append(paths, w.path)
 	}
 	return paths, nil
+}
+
+// wantedFile is an artifact file as the store says it should read.
+type wantedFile struct {
+	path string
+	body []byte
+}
+
+// wantedFiles is every artifact file of run id with the current artifact
+// of its attempt, copied out of tx; none when the run or its artifacts are
+// not stored.
+func wantedFiles(tx *bbolt.Tx, id engine.RunID) ([]wantedFile, error) {
+	arts := tx.Bucket(bucketArtifacts).Bucket([]byte(id))
+	if arts == nil || tx.Bucket(bucketRuns).Get([]byte(id)) == nil {
+		return nil, nil
+	}
+	run, err := loadTx(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	var wants []wantedFile
+	for _, st := range run.Steps {
+		for _, a := range st.Attempts {
+			if a.File == "" || !a.Artifact || checkPath(a.File) != nil {
+				continue
+			}
+			if body := currentArtifact(arts, st.N, a.N); body != nil {
+				wants = append(wants, wantedFile{a.File, bytes.Clone(body)})
+			}
+		}
+	}
+	return wants, nil
 }
 
 // currentArtifact is the last version of an attempt's artifact in a run's
