@@ -60,15 +60,17 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 		}
 	}
 	v := terminal.Check{Kind: in.kind, Plan: in.plan, Refusal: ref}
-	if f.json {
-		if code := writeJSON(e, "check", v.JSON()); code != terminal.ExitOK {
-			return code
-		}
-	} else {
-		v.Print(terminal.Printable(e.stdout))
+	if code := printCheck(e, v, f.json); code != terminal.ExitOK || !refused {
+		return code
 	}
-	if refused {
-		return terminal.ExitRefused
+	return terminal.ExitRefused
+}
+
+// printCheck prints what check found, for people or as JSON.
+func printCheck(e env, v terminal.Check, asJSON bool) int {
+	if asJSON {
+		return writeJSON(e, "check", v.JSON())
 	}
+	v.Print(terminal.Printable(e.stdout))
 	return terminal.ExitOK
 }

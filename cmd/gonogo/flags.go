@@ -151,24 +151,23 @@ func (f *runFlags) resolve(c *cobra.Command, cfg config, args []string) {
 	f.positional = args
 }
 
+// oneOf refuses anything but one input (a plan file, --chain or
+// --workflow), and a flag given that is not for that input.
 func oneOf(f *runFlags) error {
-	n := 0
-	if f.chainSet {
-		n++
-	}
-	if f.workflow != "" {
-		n++
-	}
-	if len(f.positional) > 0 {
-		n++
-	}
-	switch {
-	case n == 0:
+	switch given := inputs(f); {
+	case len(given) == 0:
 		return usagef("name a plan file, --chain 'EXPR' or --workflow NAME")
-	case n > 1:
-		return usagef("give one input: a plan file, --chain or --workflow (got %s)", strings.Join(inputs(f), " and "))
+	case len(given) > 1:
+		return usagef("give one input: a plan file, --chain or --workflow (got %s)", strings.Join(given, " and "))
 	case len(f.positional) > 1:
 		return usagef("one plan file at a time (got %d: %s)", len(f.positional), strings.Join(f.positional, ", "))
+	}
+	return flagsFit(f)
+}
+
+// flagsFit refuses a flag that is not for the input given.
+func flagsFit(f *runFlags) error {
+	switch {
 	case f.context != "" && f.workflow == "":
 		return usagef("--context is for --workflow: a chain's context follows \"--\" in the expression, a plan carries its own")
 	case len(f.args) > 0 && f.workflow == "":

@@ -210,6 +210,12 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if code, done := resumeHeld(ctx, e, f, id, actor(e)); done {
 		return code
 	}
+	return resumeHere(ctx, e, cfg, f, id)
+}
+
+// resumeHere resumes run id from the store in the data directory, which
+// this gonogo opens, holds and carries the run out of.
+func resumeHere(ctx context.Context, e env, cfg config, f *runFlags, id engine.RunID) int {
 	peek, err := peekRun(ctx, f.data, id)
 	if err == nil {
 		err = checkpointedUnpaused(f, peek)
@@ -231,10 +237,10 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	defer a.close()
 	a.carry(id)
 	r, err := a.svc.Load(ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return fail(e, "resume", fmt.Errorf("no run %s in %s (see gonogo runs)", id, f.data))
+	}
 	if err != nil {
-		if errors.Is(err, engine.ErrNotFound) {
-			return fail(e, "resume", fmt.Errorf("no run %s in %s (see gonogo runs)", id, f.data))
-		}
 		return fail(e, "resume", err)
 	}
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
@@ -242,20 +248,27 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if r.Finished() {
 		return d.Finish(r)
 	}
-	if err := recordSetup(ctx, e, a.svc, r, setup, actor(e)); err != nil {
-		return fail(e, "resume", err)
-	}
-	mode := resumeMode(e, r, f)
-	d.Interrupted(r)
-	r, err = a.svc.Resume(ctx, id, mode)
-	if err == nil && r.PausedByPerson() {
-		r, err = a.svc.Unpause(ctx, id, actor(e), pausedMode(f))
-	}
-	if err != nil {
+	if r, err = restart(ctx, e, a.svc, d, r, setup, f); err != nil {
 		return fail(e, "resume", err)
 	}
 	d.Waiting(ctx, r)
 	return d.Drive(ctx, r)
+}
+
+// restart sets run r going again: with the setup resume settled (journaled
+// when it changed), in the mode asked for, unpaused when a person paused
+// it.
+func restart(ctx context.Context, e env, svc backend, d *terminal.Driver, r *engine.Run, setup *engine.Setup, f *runFlags) (*engine.Run, error) {
+	if err := recordSetup(ctx, e, svc, r, setup, actor(e)); err != nil {
+		return nil, err
+	}
+	mode := resumeMode(e, r, f)
+	d.Interrupted(r)
+	r, err := svc.Resume(ctx, r.ID, mode)
+	if err == nil && r.PausedByPerson() {
+		r, err = svc.Unpause(ctx, r.ID, actor(e), pausedMode(f))
+	}
+	return r, err
 }
 
 // prepareResume settles, before anything is started, how a stored run
@@ -265,13 +278,8 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 // them.
 func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Catalog, *engine.Setup, func(), error) {
 	none := func() {}
-	if peek != nil && f.DryRun != peek.DryRun {
-		// A run keeps the kind it started as: a real run is never
-		// continued dry, and a dry run never reaches an agent.
-		if f.DryRun {
-			return nil, nil, none, notDry(peek.ID)
-		}
-		f.DryRun = peek.DryRun
+	if err := keepKind(peek, f); err != nil {
+		return nil, nil, none, err
 	}
 	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demo.Source {
 		c, _, cleanup, err := demo.Unpack(exampleFS)
@@ -281,16 +289,9 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		f.runnerOverride = exampleRunner()
 		return c, nil, cleanup, nil
 	}
-	var setup *engine.Setup
-	if peek != nil && !peek.Finished() {
-		s, err := resumeSetup(e, peek, f, cfg)
-		if err != nil {
-			return nil, nil, none, err
-		}
-		setup = &s
-	}
-	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
-		return nil, nil, none, usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command")
+	setup, err := settleSetup(e, peek, f, cfg)
+	if err != nil {
+		return nil, nil, none, err
 	}
 	c, err := loadSetupSkills(*cfg, f, setup)
 	switch {
@@ -300,6 +301,37 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 		return parse.NewCatalog(nil), setup, none, nil
 	}
 	return nil, nil, none, err
+}
+
+// keepKind keeps a resumed run the kind it started as: a real run is never
+// continued dry, and a dry run never reaches an agent.
+func keepKind(peek *engine.Run, f *runFlags) error {
+	if peek == nil || f.DryRun == peek.DryRun {
+		return nil
+	}
+	if f.DryRun {
+		return notDry(peek.ID)
+	}
+	f.DryRun = peek.DryRun
+	return nil
+}
+
+// settleSetup is the setup an unfinished stored run goes on with (see
+// resumeSetup; nil for none), and refuses the dry-run runner for a run
+// started for real.
+func settleSetup(e env, peek *engine.Run, f *runFlags, cfg *config) (*engine.Setup, error) {
+	var setup *engine.Setup
+	if peek != nil && !peek.Finished() {
+		s, err := resumeSetup(e, peek, f, cfg)
+		if err != nil {
+			return nil, err
+		}
+		setup = &s
+	}
+	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
+		return nil, usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command")
+	}
+	return setup, nil
 }
 
 // checkpointedUnpaused refuses resume --checkpointed of a run no person

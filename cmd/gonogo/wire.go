@@ -85,19 +85,9 @@ func warnPendingFiles(e env, db *storage.DB) {
 // startApp opens the store (recovering it after a crash) and starts the
 // service. The caller must call close.
 func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Catalog, n engine.Notifier, holder string) (*app, error) {
-	name := runnerName(f)
-	rcfg, err := runnerConfig(cfg, f)
+	r, rcfg, err := appRunner(cfg, f)
 	if err != nil {
 		return nil, err
-	}
-	if name == "command" && rcfg.Cmd == "" {
-		return nil, usagef("the command runner needs an executable: set GONOGO_RUNNER_CMD or --runner-cmd")
-	}
-	var r engine.Runner = f.runnerOverride
-	if r == nil || f.DryRun {
-		if r, err = runner.New(name, rcfg); err != nil {
-			return nil, usagef("%v", err)
-		}
 	}
 	pol, err := parse.LoadPolicy(cfg.Policy)
 	if err != nil {
@@ -121,23 +111,51 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		defer close(a.done)
 		_ = svc.Run(rctx)
 	}()
+	a.serveAPI(ctx, e, log, f.data, holder)
+	return a, nil
+}
+
+// appRunner is the agent runner run, resume and demo carry out steps with:
+// the demo's stand-in, else the one the flags and the environment name.
+func appRunner(cfg config, f *runFlags) (engine.Runner, runner.Config, error) {
+	name := runnerName(f)
+	rcfg, err := runnerConfig(cfg, f)
+	if err != nil {
+		return nil, rcfg, err
+	}
+	if name == "command" && rcfg.Cmd == "" {
+		return nil, rcfg, usagef("the command runner needs an executable: set GONOGO_RUNNER_CMD or --runner-cmd")
+	}
+	if f.runnerOverride != nil && !f.DryRun {
+		return f.runnerOverride, rcfg, nil
+	}
+	r, err := runner.New(name, rcfg)
+	if err != nil {
+		return nil, rcfg, usagef("%v", err)
+	}
+	return r, rcfg, nil
+}
+
+// serveAPI serves the local API on the data directory's socket, so that
+// other gonogo processes can read the runs and decide; a run goes on
+// without it when the socket cannot be served.
+func (a *app) serveAPI(ctx context.Context, e env, log *slog.Logger, data, holder string) {
 	actx, apiStop := context.WithCancel(ctx)
 	a.apiDone, a.apiStop = make(chan struct{}), apiStop
-	ln, err := localapi.Listen(f.data)
+	ln, err := localapi.Listen(data)
 	if err != nil {
 		// The run goes on; only other processes cannot look in or decide.
 		fmt.Fprintf(e.stderr, "warning: %v; gonogo runs, show and decide cannot reach this run until it ends\n", err)
 		close(a.apiDone)
-		return a, nil
+		return
 	}
-	a.api = localapi.NewServer(db, svc, log, holder, version())
+	a.api = localapi.NewServer(a.db, a.svc, log, holder, version())
 	go func() {
 		defer close(a.apiDone)
 		if err := localapi.Serve(actx, ln, a.api); err != nil {
 			log.Error("local API stopped", "err", err)
 		}
 	}()
-	return a, nil
 }
 
 // close stops what startApp started, in reverse: the local API, the
