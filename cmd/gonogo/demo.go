@@ -4,8 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +11,6 @@ import (
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/demo"
 	"github.com/gonogo/gonogo/internal/intake"
-	"github.com/gonogo/gonogo/parse"
 )
 
 // The built-in example: a plan about a made-up product and three skills,
@@ -57,33 +54,16 @@ func cmdDemo(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if len(f.positional) > 0 {
 		return fail(e, "demo", usagef("the demo runs the built-in example; use gonogo run for your own plan"))
 	}
-	cat, dir, cleanup, err := demo.Unpack(exampleFS)
+	s, cleanup, err := demo.Take(exampleFS, cfg.Policy, cfg.RunBudgetUSD, intake.Request{Flags: f.Flags, StartedBy: actor(e)})
 	if err != nil {
 		return fail(e, "demo", err)
 	}
 	defer cleanup()
-	src, err := os.ReadFile(filepath.Join(dir, "example", "plan.md"))
-	if err != nil {
-		return fail(e, "demo", err)
-	}
-	pol, err := parse.LoadPolicy(cfg.Policy)
-	if err != nil {
-		return fail(e, "demo", err)
-	}
-	// The example is read with parse's own size limit, whatever
-	// GONOGO_MAX_PLAN_BYTES says: it is not the user's plan.
-	plan, opts, err := intake.Take(intake.Config{
-		Catalog: func() (engine.Catalog, error) { return cat, nil },
-		Policy:  pol, BudgetUSD: cfg.RunBudgetUSD,
-	}, intake.Request{Input: engine.InputPlan, Plan: src, PlanName: demo.Source, Flags: f.Flags, StartedBy: actor(e)})
-	if err != nil {
-		return fail(e, "demo", err)
-	}
 	if f.DryRun {
 		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan, as a dry run: nothing runs, and each step reports NOT EXECUTED - dry run.")
 	} else {
 		fmt.Fprintln(e.stdout, "gonogo demo: the built-in example plan. Its steps return each skill's sample artifact; no agent runs.")
 	}
 	f.runnerOverride = exampleRunner()
-	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: plan, opts: opts, catalog: cat}, "demo")
+	return startAndDrive(ctx, e, cfg, f, input{kind: engine.InputPlan, plan: s.Plan, opts: s.Options, catalog: s.Catalog}, "demo")
 }

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strings"
 
 	"github.com/sethvargo/go-envconfig"
 	"github.com/spf13/cobra"
 
+	"github.com/gonogo/gonogo/internal/cmdline"
 	"github.com/gonogo/gonogo/internal/completion"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
@@ -122,8 +121,8 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(flagError)
-	root.SetHelpCommand(newHelpCmd())
+	root.SetFlagErrorFunc(cmdline.FlagError)
+	root.SetHelpCommand(cmdline.HelpCmd())
 	root.AddCommand(
 		newServeCmd(a),
 		newRunCmd(a),
@@ -140,22 +139,9 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newSkillsCmd(a),
 		newWorkerCmd(a),
 		newTemporalCmd(a),
-		newVersionCmd(),
+		cmdline.VersionCmd(version()),
 	)
-	root.InitDefaultCompletionCmd()
-	completion.OpenQuotes(root)
-	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
-		// cobra's completion command prints its help, exit 0, for a shell
-		// it has no script for.
-		c.Use, c.DisableFlagsInUseLine = "completion bash|zsh|fish|powershell", true
-		c.Args = cobra.ArbitraryArgs
-		c.RunE = func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("completion needs a shell: bash, zsh, fish or powershell")
-			}
-			return usagef("no completion script for %q: bash, zsh, fish or powershell", args[0])
-		}
-	}
+	completion.Command(root)
 	return root, a
 }
 
@@ -180,108 +166,6 @@ func realMain(ctx context.Context, e env) int {
 		return terminal.ExitUsage
 	}
 	return a.code
-}
-
-// newHelpCmd is "gonogo help [command]": cobra's own, but an unknown topic
-// is a usage error (exit 2), never the overview with exit 0.
-func newHelpCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:                   "help [command]",
-		DisableFlagsInUseLine: true,
-		Short:                 "Help about any command",
-		Long:                  "Help prints the usage of gonogo, or of one command with every flag.",
-		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			cmd, _, err := c.Root().Find(args)
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			var out []cobra.Completion
-			for _, sub := range cmd.Commands() {
-				if (sub.IsAvailableCommand() || sub == c) && strings.HasPrefix(sub.Name(), toComplete) {
-					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
-				}
-			}
-			return out, cobra.ShellCompDirectiveNoFileComp
-		},
-		RunE: func(c *cobra.Command, args []string) error {
-			cmd, rest, err := c.Root().Find(args)
-			if err != nil || len(rest) > 0 {
-				return usagef("unknown help topic %q", strings.Join(args, " "))
-			}
-			cmd.InitDefaultHelpFlag()
-			cmd.InitDefaultVersionFlag()
-			return cmd.Help()
-		},
-	}
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:                   "version",
-		DisableFlagsInUseLine: true,
-		Short:                 "Print gonogo's version",
-		Args:                  cobra.NoArgs,
-		ValidArgsFunction:     cobra.NoFileCompletions,
-		Run: func(c *cobra.Command, _ []string) {
-			fmt.Fprintln(c.OutOrStdout(), "gonogo", version())
-		},
-	}
-}
-
-// oneDashLong is how pflag reports a long flag given one dash (-json).
-var oneDashLong = regexp.MustCompile(`^unknown shorthand flag: '.' in -([a-z][a-z-]+)`)
-
-// unknownLong is how pflag reports a long flag the command does not define.
-var unknownLong = regexp.MustCompile(`^unknown flag: --([a-z][a-z-]*)$`)
-
-// flagError makes a flag mistake a usage error, points a long flag given
-// one dash at its two-dash spelling, and says which commands take a flag
-// this one does not (a command defines only the flags it reads).
-func flagError(c *cobra.Command, err error) error {
-	if m := oneDashLong.FindStringSubmatch(err.Error()); m != nil {
-		name, _, _ := strings.Cut(m[1], "=")
-		if c.Flags().Lookup(name) != nil {
-			return usagef("unknown flag -%s: long flags take two dashes (--%s)", m[1], name)
-		}
-	}
-	if m := unknownLong.FindStringSubmatch(err.Error()); m != nil {
-		if others := commandsWithFlag(c.Root(), m[1]); len(others) > 0 {
-			return usagef("unknown flag: --%s (%s does not take it; %s %s)", m[1], commandName(c), andList(others), pluralDo(len(others)))
-		}
-	}
-	return &usageError{err.Error()}
-}
-
-// commandsWithFlag names the commands under root that define the flag.
-func commandsWithFlag(root *cobra.Command, flag string) []string {
-	var out []string
-	for _, c := range root.Commands() {
-		if c.LocalFlags().Lookup(flag) != nil {
-			out = append(out, commandName(c))
-		}
-		out = append(out, commandsWithFlag(c, flag)...)
-	}
-	return out
-}
-
-// commandName is a command as people type it after gonogo: "run",
-// "workflow save".
-func commandName(c *cobra.Command) string {
-	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
-}
-
-func andList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-func pluralDo(n int) string {
-	if n == 1 {
-		return "does"
-	}
-	return "do"
 }
 
 // usageError is a mistake on the command line (exit 2).

@@ -1,6 +1,7 @@
 package completion
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -67,5 +68,26 @@ func OpenQuotes(root *cobra.Command) {
 		}
 		_, err := fmt.Fprintf(c.OutOrStdout(), bashOpenQuote, root.Name())
 		return err
+	}
+}
+
+// Command adds cobra's completion command to root, as gonogo completion
+// bash|zsh|fish|powershell: a shell it has no script for is a mistake
+// (cobra's own would print its help, exit 0), and bash's script completes
+// a word typed inside an open quote (OpenQuotes).
+func Command(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	OpenQuotes(root)
+	c, _, err := root.Find([]string{"completion"})
+	if err != nil || c == root {
+		return
+	}
+	c.Use, c.DisableFlagsInUseLine = "completion bash|zsh|fish|powershell", true
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return errors.New("completion needs a shell: bash, zsh, fish or powershell")
+		}
+		return fmt.Errorf("no completion script for %q: bash, zsh, fish or powershell", args[0])
 	}
 }

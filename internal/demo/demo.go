@@ -1,18 +1,3 @@
-// Package demo is what gonogo demo runs instead of an agent: the built-in
-// example (a plan about a made-up product and three skills, each with a
-// sample artifact, embedded by the command) unpacked to a temporary
-// folder with its skills loaded (Unpack), and Runner, which "produces"
-// each skill's sample artifact (references/EXAMPLE.md) after a short
-// pause, so the progress line shows. It runs no agent and reaches no
-// network.
-//
-// It may import engine and parse. A run the demo starts records Source as
-// its plan's source and RunnerName as its runner, so that gonogo resume
-// goes on with the same stand-in.
-//
-//	cat, dir, cleanup, err := demo.Unpack(exampleFS) // exampleFS holds example/plan.md and example/skills
-//	defer cleanup()
-//	svc := engine.NewService(engine.ServiceConfig{Catalog: cat, Runner: demo.Runner{Example: exampleFS, Delay: time.Second}, ...})
 package demo
 
 import (
@@ -24,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/parse"
 )
 
@@ -78,4 +64,48 @@ func Unpack(example fs.FS) (cat *parse.Catalog, dir string, cleanup func(), err 
 		return nil, "", nil, err
 	}
 	return cat, dir, cleanup, nil
+}
+
+// Start is what a demo run starts from.
+type Start struct {
+	Catalog *parse.Catalog
+	Plan    engine.Plan
+	Options engine.StartOptions
+}
+
+// Take unpacks example and takes its plan in through the intake, as a
+// plan file named Source, under the policy in policyFile and with req's
+// flags and starter. The plan is read with parse's own size limit,
+// whatever GONOGO_MAX_PLAN_BYTES says: it is not the user's plan. A
+// refusal comes back as the intake gives it. cleanup removes the unpacked
+// example once the run is done with its skills; on an error nothing is
+// left to clean.
+func Take(example fs.FS, policyFile string, budgetUSD float64, req intake.Request) (Start, func(), error) {
+	cat, dir, cleanup, err := Unpack(example)
+	if err != nil {
+		return Start{}, nil, err
+	}
+	s, err := take(cat, dir, policyFile, budgetUSD, req)
+	if err != nil {
+		cleanup()
+		return Start{}, nil, err
+	}
+	return s, cleanup, nil
+}
+
+func take(cat *parse.Catalog, dir, policyFile string, budgetUSD float64, req intake.Request) (Start, error) {
+	src, err := os.ReadFile(filepath.Join(dir, "example", "plan.md"))
+	if err != nil {
+		return Start{}, err
+	}
+	pol, err := parse.LoadPolicy(policyFile)
+	if err != nil {
+		return Start{}, err
+	}
+	req.Input, req.Plan, req.PlanName = engine.InputPlan, src, Source
+	plan, opts, err := intake.Take(intake.Config{
+		Catalog: func() (engine.Catalog, error) { return cat, nil },
+		Policy:  pol, BudgetUSD: budgetUSD,
+	}, req)
+	return Start{Catalog: cat, Plan: plan, Options: opts}, err
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/intake"
 )
 
 var example = fstest.MapFS{
@@ -46,5 +48,22 @@ func TestUnpackLoadsTheSkillsAndCleansUp(t *testing.T) {
 	}
 	if _, _, _, err := Unpack(fstest.MapFS{"example/plan.md": {Data: []byte("x")}}); err == nil {
 		t.Error("an example without skills unpacked without an error")
+	}
+}
+
+// TestTakeStartsFromTheExamplePlan: the example's plan comes in named as
+// the demo's source, with the flags and starter given; a policy file that
+// is not there is an error.
+func TestTakeStartsFromTheExamplePlan(t *testing.T) {
+	s, cleanup, err := Take(os.DirFS("../../cmd/gonogo"), "", 0, intake.Request{Flags: engine.Flags{DryRun: true}, StartedBy: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if s.Plan.Source != Source || !s.Plan.Flags.DryRun || s.Options.StartedBy != "ana" || len(s.Plan.Steps) == 0 || len(s.Catalog.Names()) == 0 {
+		t.Errorf("took %+v, %+v", s.Plan, s.Options)
+	}
+	if _, _, err := Take(os.DirFS("../../cmd/gonogo"), filepath.Join(t.TempDir(), "none.yaml"), 0, intake.Request{}); err == nil {
+		t.Error("a missing policy file was taken")
 	}
 }
