@@ -3,11 +3,13 @@
 // terminal (gonogo run). See the README for the whole tour.
 //
 // This package owns the command line: its commands and flags (cobra;
-// flags.go), the environment it reads (go-envconfig; config.go), the
-// signals (main, through terminal.WithInterrupts, in one place) and the
-// wiring that opens a store or dials Temporal and hands the adapters to a
-// backend and a front end (wire.go, serve.go, worker.go, temporal_run.go).
-// The rules live in engine, the terminal front end in internal/terminal.
+// flags.go, with the conventions every command keeps in internal/cmdline),
+// the environment it reads (internal/config reads and checks it;
+// config.go), the signals (main, through terminal.WithInterrupts, in one
+// place) and the wiring that opens a store (internal/datadir) or dials
+// Temporal and hands the adapters to a backend and a front end (wire.go,
+// serve.go, worker.go, temporal_run.go). The rules live in engine, the
+// terminal front end and what the read commands print in internal/terminal.
 //
 // It may import every package of the module, and none imports it. One
 // exit: main calls realMain, which returns the exit code (0 completed, 1

@@ -26,8 +26,8 @@
 // Client) and the wire shapes between them. It may import engine, record
 // and storage (the holder reads its store directly); refusals cross it as
 // engine.ErrorCode's codes, so errors.Is works on either side. Opening a
-// data directory for reading (the store when free, else this API) is the
-// command's wiring, not this package's.
+// data directory for reading (the store when free, else this API) is
+// internal/datadir's, not this package's.
 //
 //	srv := localapi.NewServer(db, svc, log, "serve", version)
 //	ln, err := localapi.Listen(dataDir) // <data>/gonogo.sock, mode 0600

@@ -4,19 +4,21 @@
 // script for the decision at each checkpoint, line by line on standard
 // input (a key at a time for the abort confirmation). It also holds what
 // the read commands print, for people and as JSON: runs (Runs), show
-// (Show, ArtifactShow), check (Check) and skills (SkillList, PrintSkills);
-// what decide, pause and resume say they recorded (Recorded); and the
-// sanitiser every line for people goes through (Printable), so that
-// nothing an agent wrote reaches a terminal as a control sequence. The
+// (Show, ArtifactShow), check (Check), skills (SkillList, PrintSkills) and
+// workflow list (PrintWorkflows); the audit trail export writes (Export,
+// whole or not at all: WriteFileAtomic); what decide, pause and resume say
+// they recorded (Recorded); and the sanitiser every line for people goes
+// through (Printable), so that nothing an agent wrote reaches a terminal
+// as a control sequence. The
 // JSON shapes (RunJSON, RunLineJSON, CheckJSON, SkillJSON) are gonogo's
 // contract: testdata holds them as goldens.
 //
-// It may import engine only (and engine/audit, whose journal show --json
-// gives): what it asks of a run goes through Backend (the engine's
-// service, or the Temporal backend), what a view reads through a small
-// interface (RunLoader, ArtifactReader, SkillCatalog), and every rule it
-// needs (which step waits, what a decision may be, how a run stands) is
-// the engine's. Exit codes of run, resume and check are its ExitOK,
+// It may import engine only (and engine/audit: the trail export writes,
+// the journal show --json gives): what it asks of a run goes through
+// Backend (the engine's service, or the Temporal backend), what a view
+// reads through a small interface (RunLoader, ArtifactReader,
+// ExportReader, SkillCatalog), and every rule it needs (which step waits,
+// what a decision may be, how a run stands) is the engine's. Exit codes of run, resume and check are its ExitOK,
 // ExitRefused, ExitUsage and ExitWaiting.
 //
 //	box := terminal.NewInbox() // the service's notifier
