@@ -26,7 +26,8 @@ func processEnv(ctx context.Context, target any, l envconfig.Lookuper) error {
 	return settings.Process(ctx, target, l)
 }
 
-// rateLimit is how the service waits out an agent's rate limit.
+// rateLimit is how the service waits out an agent's rate limit
+// (Config.RateLimit, by the name the worker's wiring calls it).
 func (c config) rateLimit() engine.RateLimit { return c.RateLimit() }
 
 // loadSkills reads the installed skills (see parse.LoadInstalled); a
