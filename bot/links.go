@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +21,14 @@ import (
 // the old one: for that while both are open, Slack spreads envelopes across
 // them, and an envelope Slack sends twice is still carried out once (the
 // inbox and the envelope ids already seen).
+//
+// An envelope belongs to the bot, not to the connection it came on: Slack
+// may retire that connection while the envelope is being kept, and
+// slack-go stops writing on a connection as soon as Slack's disconnect
+// reaches it. Slack takes an acknowledgement on any of the app's open
+// connections (its own SDKs acknowledge on whichever is current), so each
+// one goes out on the newest connection that is up (ackLink), and a link's
+// reader goes on until its client has stopped, taking in what it had read.
 
 // link is one Socket Mode connection, with a slack-go client of its own.
 type link struct {
@@ -30,6 +40,59 @@ type link struct {
 	// retired is set once the next link is up: when Slack drops this
 	// one, it is stopped instead of reconnecting.
 	retired atomic.Bool
+	// up is set from Slack's hello on the link's connection until the
+	// client loses it (slack-go says connected at the websocket
+	// handshake, before Slack has taken the connection in).
+	up atomic.Bool
+	// ended is closed once the link is stopped: what its client still
+	// says about its connection is no news about Slack.
+	ended <-chan struct{}
+}
+
+// linkSet is the links open or opening, oldest first.
+type linkSet struct {
+	mu  sync.Mutex
+	all []*link
+}
+
+func (s *linkSet) add(l *link) {
+	s.mu.Lock()
+	s.all = append(s.all, l)
+	s.mu.Unlock()
+}
+
+func (s *linkSet) remove(l *link) {
+	s.mu.Lock()
+	s.all = slices.DeleteFunc(s.all, func(x *link) bool { return x == l })
+	s.mu.Unlock()
+}
+
+// ackLink is the link to acknowledge an envelope on, that came on from:
+// the newest link that is up and not retired. slack-go queues an
+// acknowledgement on its client, and writes it on the client's connection
+// or, once that is lost, on the one the client opens next; a retired
+// link's client opens none, so what it still held when Slack dropped its
+// connection would never be written. With no link up (the only one is
+// reconnecting), the newest one not retired writes it once it is back.
+func (s *linkSet) ackLink(from *link) *link {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var fallback *link
+	for _, l := range slices.Backward(s.all) {
+		if l.retired.Load() {
+			continue
+		}
+		if l.up.Load() {
+			return l
+		}
+		if fallback == nil {
+			fallback = l
+		}
+	}
+	if fallback == nil {
+		return from // stopping: every link is on its way out
+	}
+	return fallback
 }
 
 // refreshLead is how long before a connection's announced end the next
@@ -65,14 +128,21 @@ func (b *Bot) connections(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	start := func() *link {
 		lctx, cancel := context.WithCancel(ctx)
-		l := &link{sm: socketmode.New(b.api), cancel: cancel, hello: make(chan time.Duration, 1)}
+		l := &link{sm: socketmode.New(b.api), cancel: cancel, hello: make(chan time.Duration, 1), ended: lctx.Done()}
 		b.links.Add(1)
+		b.open.add(l)
+		stopped := make(chan struct{})
 		g.Go(func() error {
+			defer close(stopped)
+			defer b.open.remove(l)
 			defer b.links.Add(-1)
 			defer cancel()
 			return b.socketMode(lctx, l)
 		})
-		g.Go(func() error { return b.consume(lctx, l) })
+		// The envelopes a link brings are kept and acknowledged under
+		// the bot's lifetime, not the link's: a link retired while one
+		// is under way must not drop it.
+		g.Go(func() error { return b.consume(ctx, l, stopped) })
 		return l
 	}
 	g.Go(func() error {
@@ -95,6 +165,7 @@ func (b *Bot) connections(ctx context.Context) error {
 				putBack(next.hello, up) // for the next round
 			}
 			cur.retire(refreshLead(life))
+			b.cfg.Log.Debug("the next Socket Mode connection is up; the previous one ends when Slack closes it")
 			cur = next
 		}
 	})
