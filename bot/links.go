@@ -2,11 +2,15 @@ package bot
 
 import (
 	"context"
+	"errors"
+	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack/socketmode"
 	"golang.org/x/sync/errgroup"
 )
@@ -47,6 +51,42 @@ type link struct {
 	// ended is closed once the link is stopped: what its client still
 	// says about its connection is no news about Slack.
 	ended <-chan struct{}
+	// due is when Slack said the link's connection would end (its
+	// latest hello), in Unix nanoseconds; 0 until one said or the link
+	// is retired.
+	due atomic.Int64
+}
+
+// errRetired is a retired link refusing to open another connection.
+var errRetired = errors.New("retired Socket Mode link: the next one has taken over")
+
+// newLink makes a link that runs until parent ends or the link is
+// stopped (lctx).
+func (b *Bot) newLink(parent context.Context) (_ *link, lctx context.Context) {
+	lctx, cancel := context.WithCancel(parent)
+	l := &link{cancel: cancel, hello: make(chan time.Duration, 1), ended: lctx.Done()}
+	l.sm = socketmode.New(b.api, socketmode.OptionDialer(l.dialer()))
+	return l, lctx
+}
+
+// dialer is slack-go's own websocket dialer, except that a retired link
+// opens no connection. slack-go reconnects as soon as Slack drops a
+// connection, before gonogo has read that and stopped the link: the
+// connection it would open, Slack would send envelopes to, and gonogo
+// would then close, losing what was on its way.
+func (l *link) dialer() *websocket.Dialer {
+	return &websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		HandshakeTimeout: 45 * time.Second,
+		WriteBufferSize:  32 << 10,
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if l.retired.Load() {
+				return nil, errRetired
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	}
 }
 
 // linkSet is the links open or opening, oldest first.
@@ -107,6 +147,7 @@ func (l *link) sayHello(req *socketmode.Request) {
 		return
 	}
 	life := time.Duration(req.DebugInfo.ApproximateConnectionTime) * time.Second
+	l.due.Store(time.Now().Add(life).UnixNano())
 	for {
 		select {
 		case l.hello <- life:
@@ -127,8 +168,7 @@ func (l *link) sayHello(req *socketmode.Request) {
 func (b *Bot) connections(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	start := func() *link {
-		lctx, cancel := context.WithCancel(ctx)
-		l := &link{sm: socketmode.New(b.api), cancel: cancel, hello: make(chan time.Duration, 1), ended: lctx.Done()}
+		l, lctx := b.newLink(ctx)
 		b.links.Add(1)
 		b.open.add(l)
 		stopped := make(chan struct{})
@@ -136,7 +176,7 @@ func (b *Bot) connections(ctx context.Context) error {
 			defer close(stopped)
 			defer b.open.remove(l)
 			defer b.links.Add(-1)
-			defer cancel()
+			defer l.cancel()
 			return b.socketMode(lctx, l)
 		})
 		// The envelopes a link brings are kept and acknowledged under
@@ -173,10 +213,32 @@ func (b *Bot) connections(ctx context.Context) error {
 }
 
 // retire lets Slack end the link: it is stopped when Slack drops it, or
-// after grace past when it was due, whichever comes first.
+// once its connection is past the end its hello announced by grace and
+// Slack has not dropped it. A connection the link's client opened again
+// after a drop announced an end of its own, hours away: gonogo does not
+// close it meanwhile, as Slack would go on sending envelopes to it.
 func (l *link) retire(grace time.Duration) {
 	l.retired.Store(true)
-	time.AfterFunc(2*grace+10*time.Second, l.cancel)
+	l.due.CompareAndSwap(0, time.Now().UnixNano()) // no end announced: due now
+	l.stopWhenOverdue(grace + 10*time.Second)
+}
+
+// stopWhenOverdue stops the link once its connection is margin past its
+// announced end.
+func (l *link) stopWhenOverdue(margin time.Duration) {
+	time.AfterFunc(l.overdueIn(margin), func() {
+		if l.overdueIn(margin) > 0 {
+			l.stopWhenOverdue(margin) // a newer hello announced a later end
+			return
+		}
+		l.cancel()
+	})
+}
+
+// overdueIn is how long until the link's connection is margin past its
+// announced end.
+func (l *link) overdueIn(margin time.Duration) time.Duration {
+	return time.Until(time.Unix(0, l.due.Load())) + margin
 }
 
 // sleepOr waits d; it reports false when ctx ends or a value arrives on

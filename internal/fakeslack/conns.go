@@ -206,6 +206,14 @@ func (s *Server) KillConnection(n int) error {
 	return nil
 }
 
+// WithAnnouncedLifetime makes hello announce d (whole seconds, rounded
+// up) as approximate_connection_time, as WithConnectionLifetime does, but
+// Slack ends no connection by itself: the test refreshes one when it
+// chooses (Refresh).
+func WithAnnouncedLifetime(d time.Duration) Option {
+	return func(c *config) { c.announced = d }
+}
+
 // AdmitConnections lets the first n Socket Mode connections (in the order
 // they were opened) be greeted; a later one waits, open and silent (no
 // hello, no envelopes), until a later call admits it (State.Waiting counts
@@ -214,8 +222,16 @@ func (s *Server) KillConnection(n int) error {
 func (s *Server) AdmitConnections(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.admit = n
+	s.gate.limited, s.gate.admit = n >= 0, n
 	s.notifyLocked()
+}
+
+// connGate is which new connections are greeted; the zero value greets
+// every one.
+type connGate struct {
+	limited bool
+	admit   int // while limited, how many connections may be greeted
+	greeted int // connections greeted so far
 }
 
 // admitted waits until a new connection may be greeted (AdmitConnections);
@@ -225,7 +241,7 @@ func (s *Server) admitted() bool {
 	defer s.mu.Unlock()
 	s.st.waiting++
 	s.notifyLocked()
-	for s.admit >= 0 && s.greeted >= s.admit && !s.closed {
+	for s.gate.limited && s.gate.greeted >= s.gate.admit && !s.closed {
 		ch := s.changed
 		s.mu.Unlock()
 		<-ch
@@ -236,6 +252,6 @@ func (s *Server) admitted() bool {
 	if s.closed {
 		return false
 	}
-	s.greeted++
+	s.gate.greeted++
 	return true
 }

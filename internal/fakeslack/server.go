@@ -65,14 +65,6 @@ func WithConnectionLifetime(d time.Duration) Option {
 	return func(c *config) { c.lifetime = d }
 }
 
-// WithAnnouncedLifetime makes hello announce d (whole seconds, rounded
-// up) as approximate_connection_time, as WithConnectionLifetime does, but
-// Slack ends no connection by itself: the test refreshes one when it
-// chooses (Refresh).
-func WithAnnouncedLifetime(d time.Duration) Option {
-	return func(c *config) { c.announced = d }
-}
-
 // WithConnectDelay makes a new Socket Mode connection wait d for its
 // hello, as opening a connection takes Slack a moment: envelopes sent
 // meanwhile wait for a connection.
@@ -136,10 +128,8 @@ type Server struct {
 	windows   map[string]time.Time     // method + " " + channel -> end of its Retry-After
 	delays    map[string]time.Duration // method ("" for every method) -> how long its calls are held
 	done      chan struct{}            // closed by Close: held calls give up
-	admit     int                      // connections that may say hello (AdmitConnections); < 0: all
-	greeted   int                      // connections admitted so far
-	// beforeWrite, when set, is called by the dispatcher between choosing
-	// connection n for a frame and writing it: tests put a refresh there.
+	gate      connGate                 // which new connections are greeted (AdmitConnections)
+	// beforeWrite runs between the dispatcher's choosing connection n and its writing there.
 	beforeWrite func(n int)
 
 	wg sync.WaitGroup // the dispatcher, socket handlers and pingers
@@ -164,7 +154,6 @@ func New(opts ...Option) *Server {
 		windows:   map[string]time.Time{},
 		delays:    map[string]time.Duration{},
 		done:      make(chan struct{}),
-		admit:     -1,
 		// slack-go dials with "Origin: https://api.slack.com", which the
 		// default same-origin check would refuse.
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
