@@ -72,6 +72,7 @@ type Bot struct {
 	eng   Engine
 	api   *slack.Client
 	links atomic.Int64 // Socket Mode connections open or opening (see links.go)
+	open  linkSet      // the same links, for choosing where to acknowledge
 	send  *sender
 
 	work     *queue[envelope]
@@ -224,34 +225,54 @@ var refusedToken = map[string]bool{
 // together share the inbox's fsync rather than queue for one each, and a
 // modal opened for one click never waits for another. It never blocks on
 // Slack or the runs.
-func (b *Bot) consume(ctx context.Context, l *link) error {
+//
+// It reads the link's events until the link's client has stopped
+// (stopped), then takes in what the client had read and not yet handed
+// over: Slack may retire the link between the reading of an envelope and
+// its acknowledgement, and an interaction or a slash command read and left
+// unacknowledged is lost for good. ctx is the bot's: it ends only when the
+// bot stops.
+func (b *Bot) consume(ctx context.Context, l *link, stopped <-chan struct{}) error {
 	var keeping sync.WaitGroup
 	defer keeping.Wait()
+	take := func(evt socketmode.Event) {
+		now := time.Now()
+		if worthKeeping(evt) {
+			b.work.expect()
+			keeping.Go(func() { b.arrive(ctx, l, evt, now) })
+			return
+		}
+		b.ack(ctx, l, evt, now)
+		b.linkChanged(l, evt)
+	}
 	for {
 		select {
-		case <-ctx.Done():
-			return nil
-		case evt, ok := <-l.sm.Events:
-			if !ok {
-				return nil
+		case <-stopped:
+			for {
+				select {
+				case evt := <-l.sm.Events:
+					take(evt)
+				default:
+					return nil
+				}
 			}
-			now := time.Now()
-			if worthKeeping(evt) {
-				b.work.expect()
-				keeping.Go(func() { b.arrive(ctx, l, evt, now) })
-				continue
-			}
-			b.ack(ctx, l, evt, now)
-			b.linkChanged(l, evt)
+		case evt := <-l.sm.Events:
+			take(evt)
 		}
 	}
+}
+
+// ackOn acknowledges envelope id, which came on link from, with payload
+// (nil for none) on the link that will write it (ackLink).
+func (b *Bot) ackOn(ctx context.Context, from *link, id string, payload any) error {
+	return b.open.ackLink(from).sm.AckCtx(ctx, id, payload)
 }
 
 // ack acknowledges an envelope that asks for no work, received at now.
 func (b *Bot) ack(ctx context.Context, l *link, evt socketmode.Event, now time.Time) {
 	switch {
 	case evt.Request != nil && evt.Request.EnvelopeID != "":
-		_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+		_ = b.ackOn(ctx, l, evt.Request.EnvelopeID, nil)
 		b.cfg.Metrics.acked(time.Since(now))
 	case evt.Type == socketmode.EventTypeErrorBadMessage:
 		if bad, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
@@ -267,17 +288,26 @@ func (b *Bot) ackUnreadable(ctx context.Context, l *link, bad *socketmode.ErrorB
 		EnvelopeID string `json:"envelope_id"`
 	}
 	if json.Unmarshal(bad.Message, &raw) == nil && raw.EnvelopeID != "" {
-		_ = l.sm.AckCtx(ctx, raw.EnvelopeID, nil)
+		_ = b.ackOn(ctx, l, raw.EnvelopeID, nil)
 		b.cfg.Metrics.acked(time.Since(now))
 	}
 	b.cfg.Log.Warn("Slack sent an envelope gonogo cannot read", "err", bad.Cause)
 }
 
 // linkChanged follows the events slack-go sends about the link itself:
-// hello, connected, and the ways it is lost.
+// hello, connected, and the ways it is lost. A stopped link's client has
+// nothing more to say about Slack (a failed reconnection is only its
+// stopping).
 func (b *Bot) linkChanged(l *link, evt socketmode.Event) {
+	select {
+	case <-l.ended:
+		l.up.Store(false)
+		return
+	default:
+	}
 	switch evt.Type {
 	case socketmode.EventTypeHello:
+		l.up.Store(true)
 		b.hello(evt.Request)
 		l.sayHello(evt.Request)
 	case socketmode.EventTypeConnected:
@@ -285,11 +315,17 @@ func (b *Bot) linkChanged(l *link, evt socketmode.Event) {
 		b.conn.succeeded()
 		b.cfg.Log.Info("connected to Slack")
 	case socketmode.EventTypeConnectionError:
+		l.up.Store(false)
+		if l.retired.Load() {
+			l.cancel()
+			return
+		}
 		b.cfg.Metrics.setConnected(false)
 		if ce, ok := evt.Data.(*slack.ConnectionErrorEvent); ok && ce.ErrorObj != nil {
 			b.noteFailure("apps.connections.open", ce.ErrorObj, ce.Backoff)
 		}
 	case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
+		l.up.Store(false)
 		if l.retired.Load() {
 			// Slack dropped a link the next one has replaced:
 			// it ends here instead of reconnecting.
@@ -301,6 +337,7 @@ func (b *Bot) linkChanged(l *link, evt socketmode.Event) {
 		// slack-go sends this for an HTTP 404 from
 		// apps.connections.open, then gives up; socketMode logs
 		// that and tries again.
+		l.up.Store(false)
 		b.cfg.Metrics.setConnected(false)
 	}
 }

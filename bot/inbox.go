@@ -83,7 +83,7 @@ func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, receive
 			// first: the inbox has it carried out there, or by the
 			// replicas when that one is gone. It is acknowledged so
 			// Slack stops sending it.
-			_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+			_ = b.ackOn(ctx, l, evt.Request.EnvelopeID, nil)
 			b.cfg.Metrics.acked(time.Since(received))
 			return
 		case err != nil && ctx.Err() != nil:
@@ -100,8 +100,8 @@ func (b *Bot) arrive(ctx context.Context, l *link, evt socketmode.Event, receive
 		}
 	}
 	payload, answered := b.ackPayload(ctx, evt)
-	if err := l.sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil && payload != nil {
-		_ = l.sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+	if err := b.ackOn(ctx, l, evt.Request.EnvelopeID, payload); err != nil && payload != nil {
+		_ = b.ackOn(ctx, l, evt.Request.EnvelopeID, nil)
 		answered = false
 	}
 	b.cfg.Metrics.acked(time.Since(received))

@@ -86,6 +86,18 @@ func (st *State) LiveConnections() []int {
 	return out
 }
 
+// OpenConnections returns the numbers of the Socket Mode connections open
+// now, asked to leave or not, oldest first.
+func (st *State) OpenConnections() []int {
+	var out []int
+	for _, c := range st.conns {
+		if !c.dead {
+			out = append(out, c.n)
+		}
+	}
+	return out
+}
+
 func (st *State) envelopeRecord(e *envelope) Envelope {
 	p := slices.Clone(e.payload)
 	if e.raw != nil {
@@ -192,4 +204,54 @@ func (s *Server) KillConnection(n int) error {
 		return fmt.Errorf("fakeslack: killing connection %d: %w", n, err)
 	}
 	return nil
+}
+
+// WithAnnouncedLifetime makes hello announce d (whole seconds, rounded
+// up) as approximate_connection_time, as WithConnectionLifetime does, but
+// Slack ends no connection by itself: the test refreshes one when it
+// chooses (Refresh).
+func WithAnnouncedLifetime(d time.Duration) Option {
+	return func(c *config) { c.announced = d }
+}
+
+// AdmitConnections lets the first n Socket Mode connections (in the order
+// they were opened) be greeted; a later one waits, open and silent (no
+// hello, no envelopes), until a later call admits it (State.Waiting counts
+// them). n < 0 admits every connection, as by default. For tests that
+// choose when a client's next connection comes up.
+func (s *Server) AdmitConnections(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate.limited, s.gate.admit = n >= 0, n
+	s.notifyLocked()
+}
+
+// connGate is which new connections are greeted; the zero value greets
+// every one.
+type connGate struct {
+	limited bool
+	admit   int // while limited, how many connections may be greeted
+	greeted int // connections greeted so far
+}
+
+// admitted waits until a new connection may be greeted (AdmitConnections);
+// false when the server closed first.
+func (s *Server) admitted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.waiting++
+	s.notifyLocked()
+	for s.gate.limited && s.gate.greeted >= s.gate.admit && !s.closed {
+		ch := s.changed
+		s.mu.Unlock()
+		<-ch
+		s.mu.Lock()
+	}
+	s.st.waiting--
+	s.notifyLocked()
+	if s.closed {
+		return false
+	}
+	s.gate.greeted++
+	return true
 }

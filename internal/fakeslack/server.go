@@ -47,6 +47,7 @@ type config struct {
 	pingInterval time.Duration
 	lenient      bool
 	lifetime     time.Duration // 0: connections live until dropped
+	announced    time.Duration // hello's approximate_connection_time, when lifetime is 0
 	connectDelay time.Duration // how long apps.connections.open takes
 	statusExpiry time.Duration
 	retryDelay   time.Duration // how long an orphaned Events API envelope waits for its retry
@@ -127,6 +128,9 @@ type Server struct {
 	windows   map[string]time.Time     // method + " " + channel -> end of its Retry-After
 	delays    map[string]time.Duration // method ("" for every method) -> how long its calls are held
 	done      chan struct{}            // closed by Close: held calls give up
+	gate      connGate                 // which new connections are greeted (AdmitConnections)
+	// beforeWrite runs between the dispatcher's choosing connection n and its writing there.
+	beforeWrite func(n int)
 
 	wg sync.WaitGroup // the dispatcher, socket handlers and pingers
 }

@@ -23,6 +23,13 @@ type wsConn struct {
 	draining bool // sent a disconnect: deliver nothing more here
 	dead     bool // a write failed or the connection was dropped
 	ended    bool // its handler has finished: the connection is gone
+	// writing is set while the dispatcher writes a frame here; farewell
+	// is a disconnect asked for meanwhile, which the dispatcher writes
+	// right after that frame: Slack writes nothing on a connection after
+	// its disconnect.
+	writing  bool
+	farewell []byte
+	stop     chan struct{} // closed when the connection ends
 	// sent are the envelopes written here, for what Slack does with the
 	// unacknowledged ones when the connection dies; inflight is the one
 	// being written now.
@@ -116,6 +123,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	if d := s.cfg.connectDelay; d > 0 {
 		time.Sleep(d) // Slack takes a moment before its hello
 	}
+	if !s.admitted() {
+		return
+	}
 
 	// Slack counts every connection open for the app, this one included.
 	s.mu.Lock()
@@ -127,8 +137,8 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	life := 18060
-	if s.cfg.lifetime > 0 {
-		life = int(math.Ceil(s.cfg.lifetime.Seconds()))
+	if d := max(s.cfg.lifetime, s.cfg.announced); d > 0 {
+		life = int(math.Ceil(d.Seconds()))
 	}
 	hello, _ := json.Marshal(map[string]any{
 		"type": "hello", "num_connections": open,
@@ -140,6 +150,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 
 	stop := make(chan struct{})
+	wc.stop = stop
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -154,7 +165,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.lifetime > 0 {
 		s.wg.Add(1)
-		go s.retire(wc, stop)
+		go s.retire(wc)
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
@@ -256,12 +267,19 @@ func (s *Server) dispatch() {
 			out.env.deliveries = append(out.env.deliveries, Delivery{Conn: wc.n, RetryAttempt: out.retry, Sent: now})
 			wc.inflight = out.env
 		}
+		wc.writing = true
+		hook := s.beforeWrite
 		s.mu.Unlock()
 
+		if hook != nil {
+			hook(wc.n)
+		}
 		err := wc.write(out.frame)
 
 		s.mu.Lock()
-		wc.inflight = nil
+		wc.inflight, wc.writing = nil, false
+		farewell := wc.farewell
+		wc.farewell = nil
 		switch {
 		case err != nil:
 			s.queue = append([]outgoing{out}, s.queue...)
@@ -282,6 +300,9 @@ func (s *Server) dispatch() {
 		}
 		s.notifyLocked()
 		s.mu.Unlock()
+		if farewell != nil {
+			_ = wc.write(farewell)
+		}
 	}
 }
 
@@ -345,28 +366,92 @@ func (s *Server) Redeliver(envelopeID string) error {
 	return nil
 }
 
-// retire refreshes a connection at the end of its lifetime: a disconnect,
-// nothing more delivered on it, and the connection closed a moment later.
-func (s *Server) retire(wc *wsConn, stop chan struct{}) {
+// disconnectFrame is Slack's request that the client move to a new
+// connection.
+var disconnectFrame = []byte(`{"type":"disconnect","reason":"refresh_requested","debug_info":{"host":"fakeslack"}}`)
+
+// farewellLocked asks wc's client to leave: nothing more is delivered on
+// wc, and its disconnect goes after the frame being written there now, if
+// any, as Slack writes nothing on a connection after its disconnect. It
+// returns the write to make once s.mu is released; nil when the dispatcher
+// makes it, right after its frame.
+func (s *Server) farewellLocked(wc *wsConn) func() error {
+	wc.draining = true
+	s.notifyLocked()
+	if wc.writing {
+		wc.farewell = disconnectFrame
+		return nil
+	}
+	return func() error { return wc.write(disconnectFrame) }
+}
+
+// retire refreshes a connection at the end of its lifetime.
+func (s *Server) retire(wc *wsConn) {
 	defer s.wg.Done()
 	t := time.NewTimer(s.cfg.lifetime)
 	defer t.Stop()
 	select {
-	case <-stop:
+	case <-wc.stop:
 		return
 	case <-t.C:
 	}
 	s.mu.Lock()
-	wc.draining = true
-	s.st.refreshes++
-	s.notifyLocked()
+	write := s.refreshLocked(wc)
 	s.mu.Unlock()
-	_ = wc.write([]byte(`{"type":"disconnect","reason":"refresh_requested","debug_info":{"host":"fakeslack"}}`))
+	if write != nil {
+		_ = write()
+	}
+	s.closeSoon(wc)
+}
+
+// refreshLocked starts what Slack does at the end of a connection's life:
+// a disconnect, and nothing more delivered on it (see farewellLocked).
+func (s *Server) refreshLocked(wc *wsConn) func() error {
+	s.st.refreshes++
+	return s.farewellLocked(wc)
+}
+
+// closeSoon closes a refreshed connection a moment after its disconnect,
+// unless the client leaves first.
+func (s *Server) closeSoon(wc *wsConn) {
 	select {
-	case <-stop:
+	case <-wc.stop:
 	case <-time.After(100 * time.Millisecond):
 		_ = wc.c.Close()
 	}
+}
+
+// Refresh ends Socket Mode connection n's life now (n as in
+// LiveConnections or Delivery.Conn), as Slack does once the
+// approximate_connection_time its hello announced has passed: a
+// disconnect (reason refresh_requested), nothing more delivered on it, and
+// the connection closed shortly after unless the client leaves first. For
+// tests that choose the moment (WithAnnouncedLifetime).
+func (s *Server) Refresh(n int) error {
+	s.mu.Lock()
+	var wc *wsConn
+	for _, c := range s.st.conns {
+		if c.n == n && !c.dead && !c.draining {
+			wc = c
+		}
+	}
+	if wc == nil || s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("fakeslack: no live connection %d: %w", n, ErrNotConnected)
+	}
+	write := s.refreshLocked(wc)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		s.closeSoon(wc)
+	}()
+	if write != nil {
+		if err := write(); err != nil {
+			return fmt.Errorf("fakeslack: sending disconnect: %w", err)
+		}
+	}
+	return nil
 }
 
 // Disconnect asks the connected client to reconnect, with a Socket Mode
@@ -380,11 +465,12 @@ func (s *Server) Disconnect() error {
 		s.mu.Unlock()
 		return ErrNotConnected
 	}
-	wc.draining = true
-	s.notifyLocked()
+	write := s.farewellLocked(wc)
 	s.mu.Unlock()
-	msg := []byte(`{"type":"disconnect","reason":"refresh_requested","debug_info":{"host":"fakeslack"}}`)
-	if err := wc.write(msg); err != nil {
+	if write == nil {
+		return nil // the dispatcher writes it after its frame
+	}
+	if err := write(); err != nil {
 		return fmt.Errorf("fakeslack: sending disconnect: %w", err)
 	}
 	return nil

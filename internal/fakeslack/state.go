@@ -175,6 +175,7 @@ type State struct {
 	statuses    []*ThreadStatus
 	refreshes   int
 	held        int // calls a Delay holds right now
+	waiting     int // connections waiting to be admitted (AdmitConnections)
 }
 
 func newState() State {
@@ -315,8 +316,12 @@ func (st *State) Connections() int { return st.connections }
 func (st *State) Connected() bool { return st.current() != nil }
 
 // Refreshes returns how many connections Slack retired at the end of
-// their lifetime (WithConnectionLifetime).
+// their lifetime (WithConnectionLifetime, Refresh).
 func (st *State) Refreshes() int { return st.refreshes }
+
+// Waiting returns how many Socket Mode connections are open and wait to
+// be admitted (AdmitConnections).
+func (st *State) Waiting() int { return st.waiting }
 
 // Held returns how many Web API calls a Delay holds right now: made, not
 // yet taken in.
