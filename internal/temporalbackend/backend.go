@@ -64,9 +64,10 @@ type Backend struct {
 	cfg Config
 
 	mu sync.Mutex
-	// quietUntil is when reads ask workflow workers again, after a
-	// query that none answered (read.go).
-	quietUntil time.Time
+	// polledAt is when the cluster last said whether a workflow worker
+	// polls, and polledAnswer what it said (read.go).
+	polledAt     time.Time
+	polledAnswer bool
 }
 
 // New returns a Backend.

@@ -18,21 +18,20 @@ import (
 // worker: cheap when one holds the run in memory, impossible when none
 // polls (all stopped, or none started yet), and for a closed workflow it
 // makes a worker replay the whole history. So a read asks the workflow's
-// query only while the workflow runs, waits at most readWait for an
-// answer, and otherwise folds the run from its workflow's history
-// (history.go), which the cluster keeps with or without workers: a closed
-// run is always read from history (the query is refused at once, without
-// a worker), and a running one whose workers are gone is read from history
-// within readWait. Both give the same run: the workflow records in history
-// every event it folds.
-
-// readWait is how long a read waits for a workflow worker to answer its
-// query; quietFor is how long, after one went unanswered, reads go to the
-// history straight away instead of waiting again.
-const (
-	readWait = 2 * time.Second
-	quietFor = 30 * time.Second
-)
+// query only while the workflow runs and a workflow worker polls the
+// run's task queue, and then waits for the answer as long as any query
+// (a busy worker answers late, but it answers with the run as it is now).
+// Otherwise it folds the run from its workflow's history (history.go),
+// which the cluster keeps with or without workers: a closed run is read
+// from history (the query is refused at once, without a worker), a running
+// one that no worker polls for is read from history at once, and one
+// whose listed workers all went without answering (killed moments ago:
+// the cluster lists a poller for a while after it last polled) is read
+// from history once its query's tries ran out. Both give the same run: the
+// workflow records in history every event it folds. A read never turns to
+// history because a live worker was slow: a history lags the workflow by
+// the workflow task under way, and a front end must not act on the run as
+// it stood a moment ago while a worker holds it as it is now.
 
 // Load returns the run as its workflow holds it.
 func (b *Backend) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
@@ -59,19 +58,17 @@ func (b *Backend) read(ctx context.Context, id engine.RunID) (reading, error) {
 }
 
 // ask asks run id's running workflow query name into out. ok is false,
-// with no error, when no worker answered: the workflow has closed, none
-// polls, or none answered within readWait.
+// with no error, when the history must answer instead: the workflow has
+// closed, no workflow worker polls, or none answered in queryTries.
 func (b *Backend) ask(ctx context.Context, id engine.RunID, name string, out any, args ...any) (ok bool, err error) {
-	if b.quiet() {
+	polled, err := b.polled(ctx)
+	if err != nil {
+		return false, fmt.Errorf("run %s: %w", id, err)
+	}
+	if !polled {
 		return false, nil
 	}
-	qctx, cancel := context.WithTimeout(ctx, readWait)
-	defer cancel()
-	res, err := b.cfg.Client.QueryWorkflowWithOptions(qctx, &client.QueryWorkflowWithOptionsRequest{
-		WorkflowID: string(id), QueryType: name, Args: args,
-		// A closed workflow's query would need a worker to replay it.
-		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
-	})
+	res, err := b.queryOpen(ctx, id, name, args...)
 	var nf *serviceerror.NotFound
 	switch {
 	case err == nil && res.QueryRejected != nil:
@@ -85,26 +82,60 @@ func (b *Backend) ask(ctx context.Context, id engine.RunID, name string, out any
 		return false, fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
 	case ctx.Err() != nil:
 		return false, ctx.Err()
-	case timedOut(err):
-		b.hush()
 	}
-	// Whatever kept the workers from answering (none polls, one stopping
-	// under the query, one that cannot read the run), the history says
-	// what the run is, or why it cannot be read.
+	// Whatever kept the listed workers from answering (all lost, one
+	// stopping under the query, one that cannot read the run), the history
+	// says what the run is, or why it cannot be read.
 	return false, nil
 }
 
-// quiet reports whether a query went unanswered less than quietFor ago.
-func (b *Backend) quiet() bool {
+// polledFor is how long an answer of polled stands: a read does not ask
+// the cluster's task queue again for each run it reads.
+const polledFor = 3 * time.Second
+
+// polled reports whether any workflow worker polls the backend's task
+// queue, as far as the cluster knew at most polledFor ago.
+func (b *Backend) polled(ctx context.Context) (bool, error) {
+	b.mu.Lock()
+	if time.Since(b.polledAt) < polledFor {
+		defer b.mu.Unlock()
+		return b.polledAnswer, nil
+	}
+	b.mu.Unlock()
+	res, err := b.cfg.Client.DescribeTaskQueue(ctx, b.cfg.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return false, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return time.Now().Before(b.quietUntil)
+	b.polledAt, b.polledAnswer = time.Now(), len(res.GetPollers()) > 0
+	return b.polledAnswer, nil
 }
 
-func (b *Backend) hush() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.quietUntil = time.Now().Add(quietFor)
+// queryOpen asks an open workflow's query as query does (again when the
+// cluster's wait ran out or it was cut off on its way); a closed
+// workflow's is refused at once, with no worker asked to replay it.
+func (b *Backend) queryOpen(ctx context.Context, id engine.RunID, name string, args ...any) (*client.QueryWorkflowWithOptionsResponse, error) {
+	timeouts, cutOff := 0, 0
+	for {
+		res, err := b.cfg.Client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
+			WorkflowID: string(id), QueryType: name, Args: args,
+			QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
+		})
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return res, err
+		case timedOut(err) && timeouts < queryTries-1:
+			timeouts++
+		case cutOffUpdate(err) && cutOff < cutOffTries:
+			cutOff++
+			if !pause(ctx, time.Duration(cutOff)*100*time.Millisecond) {
+				return res, err
+			}
+		default:
+			return res, err
+		}
+	}
 }
 
 // Journal returns the run's events in seq order.
