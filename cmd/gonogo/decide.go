@@ -107,7 +107,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	defer dc.Close()
 	r, err := dc.Load(ctx, req.run)
 	if errors.Is(err, engine.ErrNotFound) {
-		return fail(e, "decide", fmt.Errorf("no run %s in %s (see gonogo runs)", req.run, req.data))
+		return fail(e, "decide", fmt.Errorf("no run %s %s (see gonogo runs)", req.run, where(dc, req.data)))
 	}
 	if err != nil {
 		return fail(e, "decide", err)
@@ -149,7 +149,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 // holderName names the gonogo that holds the data directory, for a reader
 // opened held ("" when not held).
 func holderName(rd runReader, held bool) string {
-	if c, ok := rd.(interface{ Describe() string }); ok && held {
+	if c, ok := rd.(describer); ok && held {
 		return c.Describe()
 	}
 	return ""

@@ -12,11 +12,23 @@ import (
 )
 
 // pauser is where a pause or a resume goes: the gonogo holding the data
-// directory, or the store itself when nobody holds it.
+// directory, the store itself when nobody holds it, or the run's workflow
+// on a Temporal cluster.
 type pauser interface {
 	runReader
 	Pause(ctx context.Context, id engine.RunID, actor string) (r *engine.Run, carried bool, err error)
 	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (r *engine.Run, carried bool, err error)
+}
+
+// describer names who carries out a run in pause's and decide's answers.
+type describer interface{ Describe() string }
+
+// where says where the runs are, for a run that is not there.
+func where(rd runReader, data string) string {
+	if c, ok := rd.(*clusterReader); ok {
+		return c.where()
+	}
+	return "in " + data
 }
 
 func openPauser(ctx context.Context, e env, data string) (pauser, bool, error) {
@@ -42,7 +54,8 @@ running now finish and are judged as usual, then wait at a checkpoint whatever t
 mode, and no step starts until the run is resumed (gonogo resume RUN, [c]ontinue in the
 terminal, Resume in Slack) or someone decides at that checkpoint. When a gonogo (run,
 resume or serve) holds the data directory, it pauses the run; when none does, the pause
-is recorded in the store. The pause is recorded as yours (GONOGO_ACTOR, USER or LOGNAME).
+is recorded in the store. On Temporal (GONOGO_TEMPORAL_ADDR), the pause goes to the run's
+workflow from any shell. The pause is recorded as yours (GONOGO_ACTOR, USER or LOGNAME).
 
 Exit codes: 0 paused (or paused already: nothing changes), 1 refused: nothing to pause
 (the run waits for a decision or has finished), 2 usage or I/O error.`,
@@ -68,7 +81,7 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 	r, carried, err := p.Pause(ctx, id, who)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
-		return fail(e, "pause", fmt.Errorf("no run %s in %s (see gonogo runs)", id, data))
+		return fail(e, "pause", fmt.Errorf("no run %s %s (see gonogo runs)", id, where(p, data)))
 	case errors.Is(err, engine.ErrPaused):
 		fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
 		return terminal.ExitOK

@@ -71,6 +71,11 @@ type replicaTest struct {
 	sent    map[string][]string // the envelopes of each channel's presses
 	killed  bool
 	started map[int]bool // runs whose command was acked
+	// redone counts, by "channel step", the interrupted attempts the
+	// person redid: a step whose worker the cluster counted lost (a
+	// heartbeat not recorded in time on a starved machine) is offered for
+	// redo, and a person redoes it before going on with the plan.
+	redone map[string]int
 }
 
 func newReplicaTest(t *testing.T) *replicaTest {
@@ -82,7 +87,7 @@ func newReplicaTest(t *testing.T) *replicaTest {
 	}
 	srv := fakeslack.New()
 	t.Cleanup(srv.Close)
-	rt := &replicaTest{t: t, srv: srv, self: self, done: map[string]bool{}, tried: map[string]string{}, sent: map[string][]string{}, started: map[int]bool{},
+	rt := &replicaTest{t: t, srv: srv, self: self, done: map[string]bool{}, tried: map[string]string{}, sent: map[string][]string{}, started: map[int]bool{}, redone: map[string]int{},
 		b: temporalbackend.New(temporalbackend.Config{Client: ts.GetDefaultClient(), Artifacts: store}), c: ts.GetDefaultClient()}
 	agent := writeAgent(t, `cat >/dev/null
 sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 ))
@@ -247,14 +252,15 @@ func (rt *replicaTest) press(cd candidate, action string) bool {
 
 // decideWaiting decides every step that waits as its run's plan says, once
 // (again when an envelope of the decision was never acknowledged: the
-// person clicks again). It reports how many decisions it made.
-func (rt *replicaTest) decideWaiting() int {
+// person clicks again), and redoes every interrupted step, which the plan
+// did not count. It reports how many decisions it made, and how many of
+// them were such redos.
+func (rt *replicaTest) decideWaiting() (n, redos int) {
 	var cds []candidate
 	_ = rt.srv.WaitFor(context.Background(), func(st *fakeslack.State) bool {
 		cds = replicaCandidates(st)
 		return true
 	})
-	n := 0
 	for _, cd := range cds {
 		key := cd.msg.Channel + " " + cd.ref.Value()
 		if rt.done[key] {
@@ -265,16 +271,24 @@ func (rt *replicaTest) decideWaiting() int {
 			continue
 		}
 		i, _ := strconv.Atoi(m[1])
+		step := fmt.Sprintf("%s %d", cd.msg.Channel, cd.ref.Step)
 		action := bot.ActionApprove
-		if cd.ref.Step == 1 && cd.ref.Attempt == 1 {
+		switch {
+		case !slices.Contains(cd.actions, bot.ActionApprove):
+			action = bot.ActionRedo
+		case cd.ref.Step == 1 && cd.ref.Attempt == 1+rt.redone[step]:
 			action = replicaPlan(i)
 		}
 		if rt.press(cd, action) {
 			rt.done[key] = true
 			n++
+			if action == bot.ActionRedo && !slices.Contains(cd.actions, bot.ActionApprove) {
+				rt.redone[step]++
+				redos++
+			}
 		}
 	}
-	return n
+	return n, redos
 }
 
 // logPresses logs what became of the envelopes of the presses in a
@@ -336,13 +350,22 @@ func replicaCandidates(st *fakeslack.State) []candidate {
 		if !m.FromBot {
 			continue
 		}
+		// A checkpoint has Approve; an interrupted step only Redo and
+		// Abort.
+		var ref bot.StepRef
+		var actions []string
 		for _, b := range m.Buttons() {
-			if b.ActionID != bot.ActionApprove {
+			if b.ActionID != bot.ActionApprove && b.ActionID != bot.ActionRedo {
 				continue
 			}
-			if ref, err := bot.ParseStepRef(b.Value); err == nil {
-				out = append(out, candidate{msg: m, ref: ref})
+			r, err := bot.ParseStepRef(b.Value)
+			if err != nil {
+				continue
 			}
+			ref, actions = r, append(actions, b.ActionID)
+		}
+		if len(actions) > 0 {
+			out = append(out, candidate{msg: m, ref: ref, actions: actions})
 		}
 	}
 	return out
@@ -385,10 +408,14 @@ func TestTemporalTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 			expected += 2
 		}
 	}
-	deadline := time.Now().Add(time.Duration(runs) * 5 * time.Second)
+	// The decisions go on until the test's own deadline, less the time the
+	// threads are given to settle: a loaded machine only makes them slower,
+	// and a decision really lost shows in checkRuns all the same.
+	deadline := hangguard.Deadline(t).Add(-settleReserve(t))
 	decided := 0
 	for decided < expected && time.Now().Before(deadline) {
-		decided += rt.decideWaiting()
+		n, redos := rt.decideWaiting()
+		decided, expected = decided+n, expected+redos
 		if !rt.killed && decided >= expected/3 {
 			_ = a.cmd.Process.Signal(syscall.SIGKILL)
 			<-a.exited
@@ -438,11 +465,17 @@ func TestTemporalTwoServeReplicasOneKilledUnderLoad(t *testing.T) {
 		runs, rt.clicks, len(rt.acked), lost, rt.logCount("whose replica did not finish it in time"), rt.logCount("is not posted again"))
 }
 
-// settleWithin is how long the runs' threads are given to show their end
-// once every decision was made: a decision a killed replica acknowledged
-// is carried out 30 s after it arrived, and a sync cut off is retried
-// after its heartbeat timeout (20 s) with backoff.
-const settleWithin = 3 * time.Minute
+// settleReserve is how much of the test's time is kept for the runs'
+// threads to show their end once every decision was made: a decision a
+// killed replica acknowledged is carried out 30 s after it arrived, and a
+// sync cut off is retried after its heartbeat timeout (20 s) with backoff.
+// It is a third of what is left, and at least 3 minutes when that much is
+// left; the settling itself waits until the test's deadline, so it only
+// guards against a hang.
+func settleReserve(t *testing.T) time.Duration {
+	left := hangguard.Limit(t)
+	return min(left, max(3*time.Minute, left/3))
+}
 
 // checkRuns waits for every run to end and its thread to settle, then
 // checks the runs, their journals and what Slack shows.
@@ -451,7 +484,7 @@ func (rt *replicaTest) checkRuns(runs int) {
 	c := &serveCampaign{t: t, srv: rt.srv}
 	var shown map[engine.RunID]*slackThread
 	byChannel := map[int]engine.RunID{}
-	deadline := time.Now().Add(settleWithin)
+	deadline := hangguard.Deadline(t)
 	for {
 		shown = c.slackShows()
 		settled := len(shown) >= len(rt.started)
@@ -547,6 +580,7 @@ func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
 		exp[ack{1, 1, engine.DecideApprove}] = 1
 		exp[ack{2, 1, engine.DecideApprove}] = 1
 	}
+	exp = withRedosOfInterrupted(exp, journal)
 	for k, n := range got {
 		if exp[k] != n {
 			t.Errorf("run %s (plan %s): decision %+v in the journal %d times, want %d", r.ID, replicaPlan(i), k, n, exp[k])
@@ -601,4 +635,26 @@ func (rt *replicaTest) checkRun(i int, r *engine.Run, th *slackThread) {
 	if want == engine.RunCompleted && th.complete != 1 {
 		t.Errorf("run %s: %d \"Run complete\" messages, want 1", r.ID, th.complete)
 	}
+}
+
+// withRedosOfInterrupted is exp, the decisions a run's plan makes, with
+// the person's redo of each attempt the journal shows interrupted: the
+// plan's decisions on that step from that attempt on move one attempt
+// later.
+func withRedosOfInterrupted(exp map[ack]int, journal []engine.Event) map[ack]int {
+	for _, ev := range journal {
+		if ev.Type != engine.EvStepInterrupted {
+			continue
+		}
+		next := map[ack]int{}
+		for k, n := range exp {
+			if k.step == ev.Step && k.attempt >= ev.Attempt {
+				k.attempt++
+			}
+			next[k] = n
+		}
+		next[ack{ev.Step, ev.Attempt, engine.DecideRedo}] = 1
+		exp = next
+	}
+	return exp
 }

@@ -14,12 +14,17 @@ import (
 	"github.com/gonogo/gonogo/storage"
 )
 
-// clusterReader reads runs on a Temporal cluster for gonogo runs, show
-// and decide: each run's state and journal through its workflow's
-// queries, artifacts from the store GONOGO_ARTIFACTS names.
+// clusterReader reads and acts on runs on a Temporal cluster for gonogo
+// runs, show, export, decide and pause: each run's state and journal as
+// temporalbackend.Backend reads them (its workflow's queries, else its
+// history, so no worker need run), artifacts from the store
+// GONOGO_ARTIFACTS names, and decisions, pauses and resumes sent to the
+// run's workflow from any shell.
 type clusterReader struct {
 	b *temporalbackend.Backend
 	c client.Client
+	// at names the cluster and namespace, for a run not found there.
+	at string
 }
 
 // listLimit is how many of the newest runs gonogo runs lists from a
@@ -41,7 +46,7 @@ func openCluster(ctx context.Context, e env, data string) (r *clusterReader, ok 
 	if err != nil {
 		return nil, true, err
 	}
-	return &clusterReader{b: b, c: c}, true, nil
+	return &clusterReader{b: b, c: c, at: fmt.Sprintf("on Temporal at %s, namespace %s", tc.Addr, tc.Namespace)}, true, nil
 }
 
 func (r *clusterReader) Close() error { r.c.Close(); return nil }
@@ -115,5 +120,26 @@ func (r *clusterReader) Decide(ctx context.Context, id engine.RunID, d engine.De
 	return withoutFiles(run), true, err
 }
 
-// describe names the cluster in gonogo decide's answer.
+// Pause sends the pause to the run's workflow, which holds the run at its
+// next checkpoint whoever started it.
+func (r *clusterReader) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {
+	run, err := r.b.Pause(ctx, id, actor)
+	return withoutFiles(run), true, err
+}
+
+// Unpause sends the resume to the run's workflow, which goes on with the
+// run at once.
+func (r *clusterReader) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, bool, error) {
+	run, err := r.b.Unpause(ctx, id, actor, m)
+	return withoutFiles(run), true, err
+}
+
+func (r *clusterReader) where() string {
+	if r.at == "" {
+		return "on the Temporal cluster"
+	}
+	return r.at
+}
+
+// describe names the cluster in gonogo decide's and pause's answers.
 func (r *clusterReader) Describe() string { return "the Temporal cluster" }

@@ -37,4 +37,7 @@ func TestTemporalRunWithNoWorkerSaysSo(t *testing.T) {
 	if res := gonogo(t, c.vars(), "", "runs"); res.code != 0 || !strings.Contains(res.stdout, string(id)) {
 		t.Errorf("runs after Ctrl-C: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
+	if res := gonogo(t, c.vars(), "", "show", string(id)); res.code != 0 || !strings.Contains(res.stdout, string(id)) {
+		t.Errorf("show after Ctrl-C: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
 }

@@ -73,6 +73,12 @@ func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
 		{"an artifact store gonogo cannot read", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_ARTIFACTS": "ftp://x"},
 			[]string{"worker", "--runner", "command", "--runner-cmd", "/bin/true"}, "GONOGO_ARTIFACTS"},
 		{"a cluster nobody answers at", addr, []string{"temporal", "setup"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
+		// Reading needs no worker, but it needs the cluster: what cannot
+		// reach it says so.
+		{"runs on a cluster nobody answers at", addr, []string{"runs"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
+		{"show on a cluster nobody answers at", addr, []string{"show", "20260101-000000-000000000000"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
+		{"export on a cluster nobody answers at", addr, []string{"export", "20260101-000000-000000000000"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
+		{"pause on a cluster nobody answers at", addr, []string{"pause", "20260101-000000-000000000000"}, "cannot reach Temporal at GONOGO_TEMPORAL_ADDR=127.0.0.1:1"},
 		{"serve asked for a dry run on Temporal", slackOn(addr), []string{"serve", "--dry-run"}, "--dry-run: on Temporal, serve runs no agent"},
 		{"serve given a runner on Temporal", slackOn(addr), []string{"serve", "--runner", "codex"}, "give --runner to the workers"},
 		{"serve's dry run belongs on the runs or the workers", slackOn(addr), []string{"serve", "--dry-run"}, "--dry-run in the message), or start the workers with --runner dry-run"},

@@ -42,8 +42,8 @@ func (b *Backend) MayDecide(ctx context.Context, r *engine.Run, user string) err
 	return mayDecide(r, actRecord{Actor: user, Member: m})
 }
 
-func (f *flow) validateStartAwaited(ctx workflow.Context, a actRecord) error {
-	_, err := engine.StartAwaited(f.run, a.Actor, a.Key, workflow.Now(ctx).UTC())
+func (f *flow) validateStartAwaited(now time.Time, a actRecord) error {
+	_, err := engine.StartAwaited(f.run, a.Actor, a.Key, now)
 	return err
 }
 
@@ -57,8 +57,8 @@ func (f *flow) startAwaited(ctx workflow.Context, a actRecord) error {
 	})
 }
 
-func (f *flow) validateCancelAwaited(ctx workflow.Context, a actRecord) error {
-	_, err := engine.CancelAwaited(f.run, a.Actor, workflow.Now(ctx).UTC())
+func (f *flow) validateCancelAwaited(now time.Time, a actRecord) error {
+	_, err := engine.CancelAwaited(f.run, a.Actor, now)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -55,11 +56,18 @@ type Config struct {
 
 // Backend is gonogo's engine as front ends call it, carried out by run
 // workflows on a Temporal cluster: it starts runs, reads them through
-// queries and acts on them through updates, and answers with the engine's
+// queries, or from their workflow's history when no worker answers one
+// (read.go), acts on them through updates, and answers with the engine's
 // sentinel errors, so that a front end branches the same way as on
 // engine.Service.
 type Backend struct {
 	cfg Config
+
+	mu sync.Mutex
+	// polledAt is when the cluster last said whether a workflow worker
+	// polls, and polledAnswer what it said (read.go).
+	polledAt     time.Time
+	polledAnswer bool
 }
 
 // New returns a Backend.
@@ -162,27 +170,6 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 	return r, nil
 }
 
-// Load returns the run as its workflow holds it.
-func (b *Backend) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
-	v, err := b.view(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return v.run()
-}
-
-func (b *Backend) view(ctx context.Context, id engine.RunID) (runView, error) {
-	res, err := b.query(ctx, id, qryRun)
-	if err != nil {
-		return runView{}, b.notFound(id, err)
-	}
-	var v runView
-	if err := res.Get(&v); err != nil {
-		return runView{}, fmt.Errorf("run %s: %w", id, err)
-	}
-	return v, record.CheckVersion(v.V)
-}
-
 // queryTries is how many times a query whose wait ran out on the cluster
 // (no workflow worker answered in time: one busy or just lost) is asked.
 const queryTries = 3
@@ -236,35 +223,6 @@ func (b *Backend) notFound(id engine.RunID, err error) error {
 		return fmt.Errorf("run %s: %w", id, engine.ErrNotFound)
 	}
 	return fmt.Errorf("run %s: %w", id, err)
-}
-
-// Journal returns the run's events in seq order, page by page.
-func (b *Backend) Journal(ctx context.Context, id engine.RunID) ([]engine.Event, error) {
-	return b.journalFrom(ctx, id, 1)
-}
-
-// journalFrom returns the run's events from seq from on.
-func (b *Backend) journalFrom(ctx context.Context, id engine.RunID, from uint64) ([]engine.Event, error) {
-	var out []engine.Event
-	for from != 0 {
-		res, err := b.query(ctx, id, qryJournal, from)
-		if err != nil {
-			return nil, b.notFound(id, err)
-		}
-		var p journalPage
-		if err := res.Get(&p); err != nil {
-			return nil, err
-		}
-		if err := record.CheckVersion(p.V); err != nil {
-			return nil, err
-		}
-		evs, err := record.UnmarshalEvents(p.Events)
-		if err != nil {
-			return nil, err
-		}
-		out, from = append(out, evs...), p.Next
-	}
-	return out, nil
 }
 
 // Follow tells n of every journal event of run from.ID after from, in
@@ -323,20 +281,6 @@ func (b *Backend) over(ctx context.Context, id engine.RunID) (bool, error) {
 		return false, b.notFound(id, err)
 	}
 	return desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
-}
-
-// Artifact returns the current artifact of a step attempt (a person's
-// edit, else the agent's output) from the artifact store.
-func (b *Backend) Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error) {
-	v, err := b.view(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	key, ok := v.Keys[refKey(step, attempt)]
-	if !ok {
-		return nil, fmt.Errorf("run %s step %d attempt %d has no artifact: %w", id, step, attempt, engine.ErrNotFound)
-	}
-	return b.cfg.Artifacts.Get(ctx, key)
 }
 
 // Progress is the live progress of each step of the run whose agent is
@@ -528,7 +472,7 @@ func (b *Backend) send(ctx context.Context, id engine.RunID, opt client.UpdateWo
 			pause(ctx, time.Duration(cutOff)*100*time.Millisecond)
 			continue
 		}
-		return b.updateError(ctx, id, err)
+		return b.updateError(ctx, id, opt, err)
 	}
 }
 
@@ -551,8 +495,13 @@ func timedOut(err error) bool {
 
 // updateError maps an update's failure to the engine's sentinels: a
 // refusal by the workflow's rules, a run that does not exist, or a run
-// whose workflow is over (the run has ended: engine.ErrStale).
-func (b *Backend) updateError(ctx context.Context, id engine.RunID, err error) error {
+// whose workflow is over. A run whose workflow is over has ended: the act
+// is refused as the workflow's validator would have refused it (a resume
+// of a run not paused, a pause of a run not moving, a decision on a step
+// that moved on), in the engine's words, as engine.Service refuses it;
+// what its rules would still take is stale, nothing being left to carry
+// it out.
+func (b *Backend) updateError(ctx context.Context, id engine.RunID, opt client.UpdateWorkflowOptions, err error) error {
 	if e := fromRefusal(err); e != err {
 		return e
 	}
@@ -563,6 +512,17 @@ func (b *Backend) updateError(ctx context.Context, id engine.RunID, err error) e
 	r, lerr := b.Load(ctx, id)
 	if lerr != nil {
 		return lerr
+	}
+	if a, ok := opt.Args[0].(actRecord); ok {
+		f := &flow{run: r, running: map[int]*execution{}, keys: map[string]string{}}
+		for _, u := range f.updates() {
+			if u.name != opt.UpdateName {
+				continue
+			}
+			if err := f.check(u, b.cfg.Now(), a); err != nil {
+				return err
+			}
+		}
 	}
 	return fmt.Errorf("run %s is %s: %w", id, r.State, engine.ErrStale)
 }

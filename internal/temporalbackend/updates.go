@@ -31,15 +31,39 @@ func (f *flow) register(ctx workflow.Context) error {
 	if err := f.registerNotes(ctx); err != nil {
 		return err
 	}
-	// personal updates are a person's acts, checked with the rule of who
-	// may decide; a mode or setup change comes from whoever resumes the
-	// run, which engine.Service does not check either.
-	updates := []struct {
-		name     string
-		personal bool
-		validate func(workflow.Context, actRecord) error
-		apply    func(workflow.Context, actRecord) error
-	}{
+	for _, u := range f.updates() {
+		handler := func(ctx workflow.Context, a actRecord) (runView, error) {
+			if err := u.apply(ctx, a); err != nil {
+				return runView{}, refusal(err)
+			}
+			v, err := f.view()
+			v.Nonce = a.Nonce
+			return v, err
+		}
+		validator := func(ctx workflow.Context, a actRecord) error {
+			return refusal(f.check(u, workflow.Now(ctx).UTC(), a))
+		}
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, handler,
+			workflow.UpdateHandlerOptions{Validator: validator}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updateHandler is one of the workflow's updates: its validator and its
+// handler. personal updates are a person's acts, checked with the rule of
+// who may decide; a mode or setup change comes from whoever resumes the
+// run, which engine.Service does not check either.
+type updateHandler struct {
+	name     string
+	personal bool
+	validate func(now time.Time, a actRecord) error
+	apply    func(workflow.Context, actRecord) error
+}
+
+func (f *flow) updates() []updateHandler {
+	return []updateHandler{
 		{updDecide, true, f.validateDecide, f.decide},
 		{updAbort, true, f.validateAbort, f.abort},
 		{updCancel, true, f.validateCancel, f.cancel},
@@ -50,32 +74,20 @@ func (f *flow) register(ctx workflow.Context) error {
 		{updStartAwaited, true, f.validateStartAwaited, f.startAwaited},
 		{updCancelAwaited, true, f.validateCancelAwaited, f.cancelAwaited},
 	}
-	for _, u := range updates {
-		handler := func(ctx workflow.Context, a actRecord) (runView, error) {
-			if err := u.apply(ctx, a); err != nil {
-				return runView{}, refusal(err)
-			}
-			v, err := f.view()
-			v.Nonce = a.Nonce
-			return v, err
-		}
-		validator := func(ctx workflow.Context, a actRecord) error {
-			if err := record.CheckVersion(a.V); err != nil {
-				return refusal(err)
-			}
-			if u.personal {
-				if err := mayDecide(f.run, a); err != nil {
-					return refusal(err)
-				}
-			}
-			return refusal(u.validate(ctx, a))
-		}
-		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, handler,
-			workflow.UpdateHandlerOptions{Validator: validator}); err != nil {
+}
+
+// check applies the engine's rules for update u, asked at now with a, to
+// the workflow's run, changing nothing: nil when the update may go on.
+func (f *flow) check(u updateHandler, now time.Time, a actRecord) error {
+	if err := record.CheckVersion(a.V); err != nil {
+		return err
+	}
+	if u.personal {
+		if err := mayDecide(f.run, a); err != nil {
 			return err
 		}
 	}
-	return nil
+	return u.validate(now, a)
 }
 
 // mayDecide applies the engine's rule of who may act on r to what the
@@ -143,12 +155,12 @@ func decisionTime(d engine.Decision, now time.Time) time.Time {
 	return d.Time
 }
 
-func (f *flow) validateDecide(ctx workflow.Context, a actRecord) error {
+func (f *flow) validateDecide(now time.Time, a actRecord) error {
 	d, edit, err := f.decision(a)
 	if err != nil {
 		return err
 	}
-	_, err = engine.Decide(f.run, d, edit, decisionTime(d, workflow.Now(ctx).UTC()))
+	_, err = engine.Decide(f.run, d, edit, decisionTime(d, now))
 	return err
 }
 
@@ -181,8 +193,8 @@ func (f *flow) decide(ctx workflow.Context, a actRecord) error {
 	return nil
 }
 
-func (f *flow) validateAbort(ctx workflow.Context, a actRecord) error {
-	_, err := engine.AbortRun(f.run, a.Actor, "aborted by "+a.Actor, workflow.Now(ctx).UTC())
+func (f *flow) validateAbort(now time.Time, a actRecord) error {
+	_, err := engine.AbortRun(f.run, a.Actor, "aborted by "+a.Actor, now)
 	return err
 }
 
@@ -198,7 +210,7 @@ func (f *flow) abort(ctx workflow.Context, a actRecord) error {
 
 // validateCancel refuses to cancel an attempt that is not under way, or
 // that someone stopped already.
-func (f *flow) validateCancel(_ workflow.Context, a actRecord) error {
+func (f *flow) validateCancel(_ time.Time, a actRecord) error {
 	ex, ok := f.running[a.Step]
 	if !ok || ex.attempt != a.Attempt || ex.cause != "" {
 		return fmt.Errorf("step %d attempt %d is not running: %w", a.Step, a.Attempt, engine.ErrStale)
@@ -209,15 +221,15 @@ func (f *flow) validateCancel(_ workflow.Context, a actRecord) error {
 // cancel stops the attempt; it fails with the reason once its activity
 // has stopped the agent, and the run halts on it.
 func (f *flow) cancel(ctx workflow.Context, a actRecord) error {
-	if err := f.validateCancel(ctx, a); err != nil {
+	if err := f.validateCancel(workflow.Now(ctx).UTC(), a); err != nil {
 		return err
 	}
 	f.stop(f.running[a.Step], "cancelled by "+a.Actor)
 	return nil
 }
 
-func (f *flow) validatePause(ctx workflow.Context, a actRecord) error {
-	_, err := engine.Pause(f.run, a.Actor, "", workflow.Now(ctx).UTC())
+func (f *flow) validatePause(now time.Time, a actRecord) error {
+	_, err := engine.Pause(f.run, a.Actor, "", now)
 	return err
 }
 
@@ -232,12 +244,12 @@ func (f *flow) unpauseMode(a actRecord) (engine.Mode, error) {
 	return parseOptional(a.Mode, engine.ParseMode)
 }
 
-func (f *flow) validateUnpause(ctx workflow.Context, a actRecord) error {
+func (f *flow) validateUnpause(now time.Time, a actRecord) error {
 	m, err := f.unpauseMode(a)
 	if err != nil {
 		return err
 	}
-	_, err = engine.Unpause(f.run, a.Actor, m, nil, workflow.Now(ctx).UTC())
+	_, err = engine.Unpause(f.run, a.Actor, m, nil, now)
 	return err
 }
 
@@ -303,7 +315,7 @@ func (f *flow) expansion(ctx workflow.Context, st *engine.Step, key string) ([]e
 	return added, nil
 }
 
-func (f *flow) validateMode(_ workflow.Context, a actRecord) error {
+func (f *flow) validateMode(_ time.Time, a actRecord) error {
 	_, err := engine.ParseMode(a.Mode)
 	return err
 }
@@ -331,12 +343,12 @@ func setupOf(a actRecord) (engine.Setup, error) {
 	return *evs[0].Setup, nil
 }
 
-func (f *flow) validateSetup(ctx workflow.Context, a actRecord) error {
+func (f *flow) validateSetup(now time.Time, a actRecord) error {
 	to, err := setupOf(a)
 	if err != nil {
 		return err
 	}
-	_, err = engine.ChangeSetup(f.run, to, a.Actor, workflow.Now(ctx).UTC())
+	_, err = engine.ChangeSetup(f.run, to, a.Actor, now)
 	return err
 }
 

@@ -55,7 +55,7 @@ func (v Recorded) Paused(w io.Writer, who string) {
 	}
 	switch {
 	case v.Carried:
-		fmt.Fprintf(w, "%s holds the run. Resume with: gonogo resume %s%s\n", v.Holder, r.ID, DataFlag(v.Data))
+		fmt.Fprintf(w, "The run is held by %s. Resume with: gonogo resume %s%s\n", v.Holder, r.ID, DataFlag(v.Data))
 	case v.Holder != "":
 		fmt.Fprintf(w, "Recorded by %s, which carries out another run. Resume with: gonogo resume %s%s\n", v.Holder, r.ID, DataFlag(v.Data))
 	default:
