@@ -69,11 +69,12 @@ type flow struct {
 	run      *engine.Run
 	journal  []engine.Event
 	keys     map[string]string
-	running  map[int]*execution // by step
-	changed  bool               // something happened since the loop last looked
-	dispatch workflow.Version   // of changeDispatch, fixed when the workflow started
-	listing  workflow.Version   // of changeListing, fixed when the workflow started
-	slack    workflow.Version   // of changeSlack, fixed when the workflow started
+	edits    map[string][]string // every edit's key of each attempt, in order (edits.go)
+	running  map[int]*execution  // by step
+	changed  bool                // something happened since the loop last looked
+	dispatch workflow.Version    // of changeDispatch, fixed when the workflow started
+	listing  workflow.Version    // of changeListing, fixed when the workflow started
+	slack    workflow.Version    // of changeSlack, fixed when the workflow started
 	// notes are the run's notes (notes.go); syncs its thread's upkeep
 	// (slack.go), nil for a run without one.
 	notes map[string]string
@@ -156,7 +157,7 @@ func newFlow(in startRecord) (*flow, error) {
 	if notes == nil {
 		notes = map[string]string{}
 	}
-	return &flow{in: in, run: r, journal: evs, keys: keys, notes: notes, running: map[int]*execution{}}, nil
+	return &flow{in: in, run: r, journal: evs, keys: keys, edits: cloneEdits(in.Edits), notes: notes, running: map[int]*execution{}}, nil
 }
 
 // loop moves the run on until it is over: it acts on what is due, starts
@@ -211,7 +212,7 @@ func (f *flow) full(ctx workflow.Context) bool {
 }
 
 // continueAsNew carries the run on in a new workflow of the same id whose
-// input is the run's whole journal, its artifact keys and its notes: a long run's
+// input is the run's whole journal, its artifact and edit keys and its notes: a long run's
 // history stays short, and the new workflow folds what this one recorded.
 func (f *flow) continueAsNew(ctx workflow.Context) error {
 	b, err := record.MarshalEvents(f.journal)
@@ -219,7 +220,7 @@ func (f *flow) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	in := f.in
-	in.Events, in.Keys, in.Notes = b, maps.Clone(f.keys), maps.Clone(f.notes)
+	in.Events, in.Keys, in.Edits, in.Notes = b, maps.Clone(f.keys), cloneEdits(f.edits), maps.Clone(f.notes)
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 
