@@ -390,14 +390,12 @@ func (db *DB) restoreRunFiles(id engine.RunID) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		for _, st := range run.Steps {
-			for _, a := range st.Attempts {
-				if a.File == "" || !a.Artifact || checkPath(a.File) != nil {
-					continue
-				}
-				if body := currentArtifact(arts, st.N, a.N); body != nil {
-					wants = append(wants, want{a.File, bytes.Clone(body)})
-				}
+		for _, p := range engine.ArtifactPlaces(run) {
+			if checkPath(p.Path) != nil {
+				continue
+			}
+			if body := currentArtifact(arts, p.Step, p.Attempt); body != nil {
+				wants = append(wants, want{p.Path, bytes.Clone(body)})
 			}
 		}
 		return nil
