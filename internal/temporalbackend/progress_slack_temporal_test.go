@@ -21,7 +21,9 @@ import (
 // serve on Temporal wires the same).
 type slackRuns struct{ *Backend }
 
-func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) { return s.Backend.List(ctx, 50) }
+func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
+	return s.Backend.List(ctx, 50)
+}
 
 // A step's live progress, as its runner reports it, reaches the loading
 // status of the run's Slack thread on Temporal as on bbolt: the bot that
