@@ -40,7 +40,8 @@ func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, 
 	if err != nil {
 		return nil, nil, err
 	}
-	bc := temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator, Heartbeat: tc.Heartbeat}
+	bc := temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator, Heartbeat: tc.Heartbeat,
+		MaxSteps: tc.MaxSteps}
 	for _, t := range tune {
 		t(&bc)
 	}

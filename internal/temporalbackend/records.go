@@ -42,6 +42,11 @@ type startRecord struct {
 	// the workflow continues a run as new.
 	SlackQueue string            `json:"slack_queue,omitempty"`
 	Notes      map[string]string `json:"notes,omitempty"`
+	// Slots is the id of the slots workflow a step asks for a slot
+	// before it starts, and MaxSteps the run's limit on the steps that
+	// hold one at once across the cluster ("", 0: no limit; slots.go).
+	Slots    string `json:"slots,omitempty"`
+	MaxSteps int    `json:"max_steps,omitempty"`
 }
 
 // endRecord is what a run workflow returns when the run is over.
