@@ -62,7 +62,8 @@ func (t *threadSync) status(ctx context.Context) error {
 		return nil
 	}
 	now := time.Now()
-	status, loading := ThreadStatus(t.r, t.b.progressOf(t.r.ID), now)
+	progress, live := t.progress(ctx)
+	status, loading := ThreadStatus(t.r, progress, now)
 	shown := t.b.statusOf(t.r.ID)
 	showing := shown.showing(now)
 	changed := status != shown.status || !slices.Equal(loading, shown.loading)
@@ -84,6 +85,7 @@ func (t *threadSync) status(ctx context.Context) error {
 			next = shown.set.Add(interval)
 		}
 		t.syncAt(next)
+		t.pollProgress(now, live)
 		return nil
 	}
 	full := status
@@ -116,7 +118,47 @@ func (t *threadSync) status(ctx context.Context) error {
 	}
 	t.b.setStatusOf(t.r.ID, shownStatus{status: status, loading: loading, set: now, short: status != full})
 	t.syncAt(now.Add(t.b.cfg.StatusRefresh))
+	t.pollProgress(now, live)
 	return nil
+}
+
+// LiveProgress is an engine that holds the live progress of its runs'
+// running steps for any replica of the bot to read: on a Temporal
+// cluster the step activities' heartbeats carry it, and no notice brings
+// it to the replica that syncs a run's thread.
+type LiveProgress interface {
+	// Progress is the latest progress of each running step of run id
+	// whose agent has told any, by step number.
+	Progress(ctx context.Context, id engine.RunID) (map[int]engine.Progress, error)
+}
+
+// progress is the live progress of the run's running steps: read from
+// the engine when it holds it and the backend schedules the syncs
+// (LiveProgress, Config.ScheduledSyncs), else what its notices brought
+// this bot. live says it was read from the engine: nothing tells this
+// bot when it changes, so the thread is synced again to show it.
+func (t *threadSync) progress(ctx context.Context) (map[int]engine.Progress, bool) {
+	lp, ok := t.b.eng.(LiveProgress)
+	if !ok || !t.b.cfg.ScheduledSyncs || len(runningSteps(t.r)) == 0 {
+		return t.b.progressOf(t.r.ID), false
+	}
+	p, err := lp.Progress(ctx, t.r.ID)
+	if err != nil {
+		// The status says which step runs and for how long; the next
+		// sync asks again.
+		t.b.cfg.Log.Debug("read the run's live progress", "run", t.r.ID, "err", err)
+		return nil, true
+	}
+	return p, true
+}
+
+// pollProgress has a run whose progress is read from the engine synced
+// again a ProgressInterval from now, so that its status shows the
+// progress of that moment, as a notice of progress would have it shown.
+func (t *threadSync) pollProgress(now time.Time, live bool) {
+	if live {
+		t.syncAt(now.Add(t.b.cfg.ProgressInterval))
+	}
 }
 
 // setStatus sets the thread's status and returns what it shows. Slack

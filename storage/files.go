@@ -416,14 +416,12 @@ func wantedFiles(tx *bbolt.Tx, id engine.RunID) ([]wantedFile, error) {
 		return nil, err
 	}
 	var wants []wantedFile
-	for _, st := range run.Steps {
-		for _, a := range st.Attempts {
-			if a.File == "" || !a.Artifact || checkPath(a.File) != nil {
-				continue
-			}
-			if body := currentArtifact(arts, st.N, a.N); body != nil {
-				wants = append(wants, wantedFile{a.File, bytes.Clone(body)})
-			}
+	for _, p := range engine.ArtifactPlaces(run) {
+		if checkPath(p.Path) != nil {
+			continue
+		}
+		if body := currentArtifact(arts, p.Step, p.Attempt); body != nil {
+			wants = append(wants, wantedFile{p.Path, bytes.Clone(body)})
 		}
 	}
 	return wants, nil

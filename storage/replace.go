@@ -74,7 +74,8 @@ func advice(dataDir string) string {
 		FileName, dataDir)
 }
 
-// runsOnDisk counts the run folders under the data directory's runs/.
+// runsOnDisk counts the run folders under the data directory's runs/ that
+// a gonogo.db recorded: not those of runs kept on a cluster.
 func runsOnDisk(dataDir string) int {
 	entries, err := os.ReadDir(filepath.Join(dataDir, runsDir))
 	if err != nil {
@@ -82,11 +83,18 @@ func runsOnDisk(dataDir string) int {
 	}
 	n := 0
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() && !onCluster(filepath.Join(dataDir, runsDir, e.Name())) {
 			n++
 		}
 	}
 	return n
+}
+
+// onCluster reports whether a run's folder holds the files of a run kept
+// on a cluster (ClusterMark), which no gonogo.db recorded.
+func onCluster(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ClusterMark))
+	return err == nil
 }
 
 func plural(n int, word string) string {

@@ -51,6 +51,11 @@ func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
 
 var _ bot.Engine = slackRuns{}
 
+// The bot reads a running step's live progress from the cluster (the step
+// activities' heartbeats) as it syncs the run's thread: no notice brings it
+// to the replica that syncs.
+var _ bot.LiveProgress = slackRuns{}
+
 // serveOnTemporal is gonogo serve on the cluster tc names; bcfg is the
 // bot's configuration, checked.
 func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, bcfg bot.Config, httpAddr, skills string) int {

@@ -33,6 +33,9 @@ type temporalConfig struct {
 	// it records the step interrupted. It is fixed, for each run, by
 	// whoever starts the run (run, serve), and read by nobody else.
 	Heartbeat time.Duration `env:"GONOGO_TEMPORAL_HEARTBEAT, default=10s"`
+	// MaxSteps is the cluster-wide limit on the steps that run at once,
+	// fixed for each run, like Heartbeat, by whoever starts it; 0 is none.
+	MaxSteps int `env:"GONOGO_TEMPORAL_MAX_STEPS, default=0"`
 }
 
 // minHeartbeat: a running step sends a heartbeat every second, so a
@@ -50,6 +53,9 @@ func loadTemporalConfig(ctx context.Context, e env) (temporalConfig, error) {
 	tc.Addr, tc.Namespace = strings.TrimSpace(tc.Addr), strings.TrimSpace(tc.Namespace)
 	if tc.Namespace == "" {
 		return tc, usagef("configuration: GONOGO_TEMPORAL_NAMESPACE is empty; leave it unset for the default, gonogo")
+	}
+	if tc.MaxSteps < 0 {
+		return tc, usagef("configuration: GONOGO_TEMPORAL_MAX_STEPS is %d; it must be 0 (no limit) or more (for example GONOGO_TEMPORAL_MAX_STEPS=8)", tc.MaxSteps)
 	}
 	if tc.Heartbeat < minHeartbeat {
 		return tc, usagef("configuration: GONOGO_TEMPORAL_HEARTBEAT is %s; it must be at least %s (a running step sends a heartbeat every second)", tc.Heartbeat, minHeartbeat)

@@ -40,21 +40,26 @@ func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, 
 	if err != nil {
 		return nil, nil, err
 	}
-	bc := temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator, Heartbeat: tc.Heartbeat}
+	bc := temporalbackend.Config{Client: c, Artifacts: store, StepTimeout: cfg.StepTimeout, Members: engine.LocalOperator, Heartbeat: tc.Heartbeat,
+		MaxSteps: tc.MaxSteps}
 	for _, t := range tune {
 		t(&bc)
 	}
 	return temporalbackend.New(bc), c, nil
 }
 
-// localNotices hands a followed run's notices on without the artifact
-// file names a run on bbolt writes under the data directory: on the
-// cluster nothing is written on this machine.
-type localNotices struct{ n engine.Notifier }
+// localNotices hands a followed run's notices on once the run's artifact
+// files stand, under this machine's data directory, as the notice's run
+// says (runCopies): the terminal then shows where they are, as on bbolt.
+type localNotices struct {
+	n     engine.Notifier
+	files func(*engine.Run)
+}
 
 func (l localNotices) Notify(no engine.Notice) {
-	no.Run = withoutFiles(no.Run.Clone())
-	no.Event.File = ""
+	if no.Run != nil && no.Progress == nil && no.Err == nil {
+		l.files(no.Run)
+	}
 	l.n.Notify(no)
 }
 
@@ -83,7 +88,7 @@ func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 	fmt.Fprintf(e.stderr, "Started on Temporal at %s (namespace %s); its steps run on the cluster's gonogo workers.\n", tc.Addr, tc.Namespace)
 	noWorkerNote(ctx, e, b, tc, r.ID)
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
-	return followAndDrive(ctx, e, cfg, f, b, r)
+	return followAndDrive(ctx, e, cfg, f, tc, b, r)
 }
 
 // noWorkerNote says at once when no gonogo worker polls the cluster: the
@@ -137,25 +142,35 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 			return fail(e, "resume", err)
 		}
 	}
-	return followAndDrive(ctx, e, cfg, f, b, r)
+	return followAndDrive(ctx, e, cfg, f, tc, b, r)
 }
 
 // followAndDrive follows run r on the cluster and drives it from this
-// terminal until it ends or waits for a decision nobody gives here.
-func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, b *temporalbackend.Backend, r *engine.Run) int {
-	r = withoutFiles(r)
+// terminal until it ends or waits for a decision nobody gives here. The
+// run's artifact files are written under the data directory as its
+// changes arrive, before the terminal shows them.
+func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, b *temporalbackend.Backend, r *engine.Run) int {
+	copies, err := openRunCopies(e, f.data, b, tc, r.ID)
+	if err != nil {
+		// The run is on the cluster already: it goes on, without its
+		// files here.
+		fmt.Fprintf(e.stderr, "warning: %v; the run's artifacts stay on the cluster: gonogo show %s --artifact N\n", err, r.ID)
+	}
+	defer copies.Close()
+	copies.update(ctx, r)
 	from := r.Clone() // the follower's own: the driver moves r on
 	box := terminal.NewInbox()
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := b.Follow(fctx, from, followEvery, localNotices{box}); err != nil && fctx.Err() == nil {
+		notices := localNotices{n: box, files: func(r *engine.Run) { copies.update(fctx, r) }}
+		if err := b.Follow(fctx, from, followEvery, notices); err != nil && fctx.Err() == nil {
 			box.Notify(engine.Notice{Run: from, Err: fmt.Errorf("follow the run on the cluster: %w", err)})
 		}
 	}()
 	defer func() { stop(); <-done }()
-	d := newTerminal(e, clusterRuns{b}, box, "", cfg, true) // no data directory: nothing of the run is on this machine
+	d := newTerminal(e, b, box, f.data, cfg, true)
 	if r.Finished() {
 		return d.Finish(r)
 	}
@@ -163,38 +178,8 @@ func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, b *temp
 	return d.Drive(ctx, r)
 }
 
-// clusterRuns is the backend as the terminal drives it on Temporal. Its
-// runs come without the artifact file names a run on bbolt writes under
-// the data directory: on the cluster nothing is written on this machine,
-// so the terminal points at gonogo show instead.
-type clusterRuns struct{ *temporalbackend.Backend }
-
-func (c clusterRuns) Load(ctx context.Context, id engine.RunID) (*engine.Run, error) {
-	r, err := c.Backend.Load(ctx, id)
-	return withoutFiles(r), err
-}
-
-func (c clusterRuns) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
-	r, err := c.Backend.Decide(ctx, id, d, body)
-	return withoutFiles(r), err
-}
-
-func (c clusterRuns) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error) {
-	r, err := c.Backend.Pause(ctx, id, actor)
-	return withoutFiles(r), err
-}
-
-func (c clusterRuns) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, error) {
-	r, err := c.Backend.Unpause(ctx, id, actor, m)
-	return withoutFiles(r), err
-}
-
-func (c clusterRuns) Abort(ctx context.Context, id engine.RunID, actor string) (*engine.Run, error) {
-	r, err := c.Backend.Abort(ctx, id, actor)
-	return withoutFiles(r), err
-}
-
-// withoutFiles drops r's artifact file names, in place; r may be nil.
+// withoutFiles drops r's artifact file names, in place, for a reader of a
+// run on the cluster that writes no files on this machine; r may be nil.
 func withoutFiles(r *engine.Run) *engine.Run {
 	if r == nil {
 		return nil

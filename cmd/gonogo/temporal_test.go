@@ -33,6 +33,25 @@ func TestTemporalHeartbeatSetting(t *testing.T) {
 	}
 }
 
+// GONOGO_TEMPORAL_MAX_STEPS is read by whoever starts a run and reaches
+// the backend's configuration; unset there is no limit.
+func TestTemporalMaxStepsSetting(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  int
+	}{{"", 0}, {"8", 8}} {
+		vars := map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1"}
+		if c.value != "" {
+			vars["GONOGO_TEMPORAL_MAX_STEPS"] = c.value
+		}
+		e := env{lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] }}
+		tc, err := loadTemporalConfig(t.Context(), e)
+		if err != nil || tc.MaxSteps != c.want {
+			t.Errorf("GONOGO_TEMPORAL_MAX_STEPS=%q: %d, err %v; want %d", c.value, tc.MaxSteps, err, c.want)
+		}
+	}
+}
+
 // The Temporal commands refuse a missing or broken configuration before
 // they reach any cluster, naming the variable to fix.
 func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
@@ -69,6 +88,10 @@ func TestTemporalCommandsNeedTheirConfiguration(t *testing.T) {
 			[]string{"run", "--chain", "deliver-prd"}, "GONOGO_TEMPORAL_HEARTBEAT is 1s; it must be at least 3s"},
 		{"a heartbeat timeout that is no duration", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_HEARTBEAT": "soon"},
 			[]string{"run", "--chain", "deliver-prd"}, "GONOGO_TEMPORAL_HEARTBEAT"},
+		{"a negative limit on steps at once", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_MAX_STEPS": "-1"},
+			[]string{"run", "--chain", "deliver-prd"}, "GONOGO_TEMPORAL_MAX_STEPS is -1; it must be 0 (no limit) or more"},
+		{"a limit on steps at once that is no number", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_TEMPORAL_MAX_STEPS": "many"},
+			[]string{"run", "--chain", "deliver-prd"}, "GONOGO_TEMPORAL_MAX_STEPS"},
 		{"a short retention", addr, []string{"temporal", "setup", "--retention", "1h"}, "a day at least"},
 		{"an artifact store gonogo cannot read", map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1", "GONOGO_ARTIFACTS": "ftp://x"},
 			[]string{"worker", "--runner", "command", "--runner-cmd", "/bin/true"}, "GONOGO_ARTIFACTS"},

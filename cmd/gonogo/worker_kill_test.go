@@ -358,8 +358,12 @@ printf '# Output of step %s\n\nSaved searches.\n' "$GONOGO_STEP"
 			t.Errorf("run's output lacks %q:\n%s", want, run.stdout)
 		}
 	}
-	if strings.Contains(run.stdout, vars["GONOGO_DATA_DIR"]) {
-		t.Errorf("run's output points at files on this machine, where a run on Temporal writes none:\n%s", run.stdout)
+	// The files it points at are on this machine, as on bbolt.
+	id1 := strings.Fields(run.stdout)[2]
+	if f := filepath.Join(vars["GONOGO_DATA_DIR"], "runs", id1, "02-define-problem-statement.md"); !strings.Contains(run.stdout, "Artifact: "+f) {
+		t.Errorf("run's output does not point at %s:\n%s", f, run.stdout)
+	} else if b, err := os.ReadFile(f); err != nil || !strings.Contains(string(b), "# Output of step 2") {
+		t.Errorf("%s holds %q, %v", f, b, err)
 	}
 
 	// A second run left waiting at its first checkpoint (no decision on

@@ -41,6 +41,7 @@ func RegisterWorkflow(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterWorkflowWithOptions(EnvelopeWorkflow, workflow.RegisterOptions{Name: EnvelopeWorkflowName})
 	r.RegisterWorkflowWithOptions(claimWorkflow, workflow.RegisterOptions{Name: ClaimWorkflowName})
+	r.RegisterWorkflowWithOptions(SlotsWorkflow, workflow.RegisterOptions{Name: SlotsWorkflowName})
 }
 
 // WorkflowWorkerOptions are the options of a worker polling TaskQueue. A

@@ -52,6 +52,10 @@ type Config struct {
 	// Members says who a person acting on a run is; nil is
 	// engine.LocalOperator.
 	Members engine.Members
+	// MaxSteps limits the steps of the runs started here that run at
+	// once, across the cluster, counted with those of every other run
+	// started with a limit on the same TaskQueue (slots.go); 0 sets none.
+	MaxSteps int
 }
 
 // Backend is gonogo's engine as front ends call it, carried out by run
@@ -137,6 +141,10 @@ func (b *Backend) start(ctx context.Context, p engine.Plan, opt engine.StartOpti
 	in := startRecord{V: record.Version, Events: enc, StepQueue: b.cfg.StepQueue,
 		StepTimeoutNS: int64(b.cfg.StepTimeout), HeartbeatNS: int64(b.cfg.Heartbeat), HistoryLimit: b.cfg.HistoryLimit,
 		SlackQueue: b.cfg.SlackQueue}
+	if in.Slots, err = b.slotsWorkflow(ctx); err != nil {
+		return nil, err
+	}
+	in.MaxSteps = b.cfg.MaxSteps
 	r, err := engine.Fold(&engine.Run{}, evs)
 	if err != nil {
 		return nil, err

@@ -34,8 +34,11 @@ const (
 // reading is a run as one read of it found it: the run, its current
 // artifact keys and, when read from history, its journal.
 type reading struct {
-	run     *engine.Run
-	keys    map[string]string
+	run  *engine.Run
+	keys map[string]string
+	// edits are the keys of every edit of each attempt, in order (see
+	// runView.Edits).
+	edits   map[string][]string
 	journal []engine.Event
 }
 
@@ -64,6 +67,8 @@ type historyFold struct {
 	started bool
 	journal []engine.Event
 	keys    map[string]string
+	// editKeys are the keys of every edit of each attempt, in order.
+	editKeys map[string][]string
 	// fromVerdict marks the keys a step activity's verdict gave: the
 	// workflow keeps one only when the attempt's recorded end stored an
 	// artifact.
@@ -78,7 +83,7 @@ type historyFold struct {
 type editRef struct{ ref, key string }
 
 func newHistoryFold() *historyFold {
-	return &historyFold{keys: map[string]string{}, fromVerdict: map[string]bool{},
+	return &historyFold{keys: map[string]string{}, editKeys: map[string][]string{}, fromVerdict: map[string]bool{},
 		steps: map[int64]string{}, edits: map[int64]editRef{}}
 }
 
@@ -114,6 +119,7 @@ func (h *historyFold) add(ev *historypb.HistoryEvent) error {
 		a := ev.GetWorkflowExecutionUpdateCompletedEventAttributes()
 		if e, ok := h.edits[a.GetAcceptedEventId()]; ok && a.GetOutcome().GetSuccess() != nil {
 			h.keys[e.ref], h.fromVerdict[e.ref] = e.key, false
+			h.editKeys[e.ref] = append(h.editKeys[e.ref], e.key)
 		}
 	}
 	return nil
@@ -138,6 +144,7 @@ func (h *historyFold) start(p *commonpb.Payloads) error {
 	}
 	h.started, h.journal = true, evs
 	maps.Copy(h.keys, in.Keys)
+	maps.Copy(h.editKeys, cloneEdits(in.Edits))
 	return nil
 }
 
@@ -208,7 +215,7 @@ func (h *historyFold) reading() (reading, error) {
 			delete(h.keys, ref)
 		}
 	}
-	return reading{run: r, keys: h.keys, journal: h.journal}, nil
+	return reading{run: r, keys: h.keys, edits: h.editKeys, journal: h.journal}, nil
 }
 
 // attemptOf is attempt a of step n of r, or nil.

@@ -54,7 +54,7 @@ func (b *Backend) read(ctx context.Context, id engine.RunID) (reading, error) {
 	if err != nil {
 		return reading{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	return reading{run: r, keys: v.Keys}, nil
+	return reading{run: r, keys: v.Keys, edits: v.Edits}, nil
 }
 
 // ask asks run id's running workflow query name into out. ok is false,

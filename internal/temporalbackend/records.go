@@ -33,13 +33,20 @@ type startRecord struct {
 	// continues as new (0: when Temporal suggests it).
 	HistoryLimit int `json:"history_limit,omitempty"`
 	// Keys are the current artifact keys, when the workflow continues a
-	// run as new: Events are then the run's whole journal.
-	Keys map[string]string `json:"keys,omitempty"`
+	// run as new: Events are then the run's whole journal. Edits are the
+	// keys of every edit of each attempt, in order (see runView.Edits).
+	Keys  map[string]string   `json:"keys,omitempty"`
+	Edits map[string][]string `json:"edits,omitempty"`
 	// SlackQueue is the task queue of the thread sync activity of a run
 	// with a Slack thread ("": no syncs); Notes are the run's notes, when
 	// the workflow continues a run as new.
 	SlackQueue string            `json:"slack_queue,omitempty"`
 	Notes      map[string]string `json:"notes,omitempty"`
+	// Slots is the id of the slots workflow a step asks for a slot
+	// before it starts, and MaxSteps the run's limit on the steps that
+	// hold one at once across the cluster ("", 0: no limit; slots.go).
+	Slots    string `json:"slots,omitempty"`
+	MaxSteps int    `json:"max_steps,omitempty"`
 }
 
 // endRecord is what a run workflow returns when the run is over.
@@ -240,11 +247,19 @@ func (a actRecord) decision() (engine.Decision, error) {
 // runView is an update's result and the run query's: the run in package
 // record's wire encoding, the current artifact key of every attempt that has one,
 // and for an update the caller's nonce.
+//
+// Edits holds, by the same refKey as Keys, the store key of every edit of
+// an attempt in the order the edits were recorded (each decide update's
+// edit.key, as its argument carries it), so that the audit trail reads
+// every version; Keys still names only the current one. A workflow that
+// continued as new under a release without it has none for the edits
+// recorded before.
 type runView struct {
-	V     int               `json:"v"`
-	Nonce string            `json:"nonce,omitempty"`
-	Run   json.RawMessage   `json:"run"`
-	Keys  map[string]string `json:"keys,omitempty"`
+	V     int                 `json:"v"`
+	Nonce string              `json:"nonce,omitempty"`
+	Run   json.RawMessage     `json:"run"`
+	Keys  map[string]string   `json:"keys,omitempty"`
+	Edits map[string][]string `json:"edits,omitempty"`
 }
 
 func (v runView) run() (*engine.Run, error) {

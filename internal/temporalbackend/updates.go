@@ -102,13 +102,14 @@ func mayDecide(r *engine.Run, a actRecord) error {
 	return nil
 }
 
-// view is the run query: the run and its current artifact keys.
+// view is the run query: the run, its current artifact keys and the keys
+// of every edit.
 func (f *flow) view() (runView, error) {
 	b, err := record.MarshalRun(f.run, nil)
 	if err != nil {
 		return runView{}, err
 	}
-	return runView{V: record.Version, Run: b, Keys: maps.Clone(f.keys)}, nil
+	return runView{V: record.Version, Run: b, Keys: maps.Clone(f.keys), Edits: cloneEdits(f.edits)}, nil
 }
 
 // page is the journal query: up to journalPageSize events from seq from
@@ -185,7 +186,7 @@ func (f *flow) decide(ctx workflow.Context, a actRecord) error {
 		return err
 	}
 	if edit != nil {
-		f.keys[refKey(d.Step, d.Attempt)] = a.Edit.Key
+		f.keepEdit(d.Step, d.Attempt, a.Edit.Key)
 	}
 	if d.Kind == engine.DecideAbort {
 		f.stopAll("run aborted by " + d.Actor)

@@ -69,11 +69,15 @@ type flow struct {
 	run      *engine.Run
 	journal  []engine.Event
 	keys     map[string]string
-	running  map[int]*execution // by step
-	changed  bool               // something happened since the loop last looked
-	dispatch workflow.Version   // of changeDispatch, fixed when the workflow started
-	listing  workflow.Version   // of changeListing, fixed when the workflow started
-	slack    workflow.Version   // of changeSlack, fixed when the workflow started
+	edits    map[string][]string // every edit's key of each attempt, in order (edits.go)
+	running  map[int]*execution  // by step
+	changed  bool                // something happened since the loop last looked
+	dispatch workflow.Version    // of changeDispatch, fixed when the workflow started
+	listing  workflow.Version    // of changeListing, fixed when the workflow started
+	slack    workflow.Version    // of changeSlack, fixed when the workflow started
+	slotsV   workflow.Version    // of changeSlots, for a run with a limit (slots.go)
+	// leases are the slot requests of steps, for a run with a limit.
+	leases map[int]*lease
 	// notes are the run's notes (notes.go); syncs its thread's upkeep
 	// (slack.go), nil for a run without one.
 	notes map[string]string
@@ -110,6 +114,7 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		return endRecord{}, err
 	}
 	f.startSyncs(ctx)
+	f.startSlots(ctx)
 	if err := f.loop(ctx); err != nil {
 		var next *workflow.ContinueAsNewError
 		if errors.As(err, &next) {
@@ -156,7 +161,7 @@ func newFlow(in startRecord) (*flow, error) {
 	if notes == nil {
 		notes = map[string]string{}
 	}
-	return &flow{in: in, run: r, journal: evs, keys: keys, notes: notes, running: map[int]*execution{}}, nil
+	return &flow{in: in, run: r, journal: evs, keys: keys, edits: cloneEdits(in.Edits), notes: notes, running: map[int]*execution{}}, nil
 }
 
 // loop moves the run on until it is over: it acts on what is due, starts
@@ -207,11 +212,11 @@ func (f *flow) loop(ctx workflow.Context) error {
 func (f *flow) full(ctx workflow.Context) bool {
 	info := workflow.GetInfo(ctx)
 	long := info.GetContinueAsNewSuggested() || (f.in.HistoryLimit > 0 && info.GetCurrentHistoryLength() >= f.in.HistoryLimit)
-	return long && len(f.running) == 0 && !f.syncing() && workflow.AllHandlersFinished(ctx)
+	return long && len(f.running) == 0 && len(f.leases) == 0 && !f.syncing() && workflow.AllHandlersFinished(ctx)
 }
 
 // continueAsNew carries the run on in a new workflow of the same id whose
-// input is the run's whole journal, its artifact keys and its notes: a long run's
+// input is the run's whole journal, its artifact and edit keys and its notes: a long run's
 // history stays short, and the new workflow folds what this one recorded.
 func (f *flow) continueAsNew(ctx workflow.Context) error {
 	b, err := record.MarshalEvents(f.journal)
@@ -219,7 +224,7 @@ func (f *flow) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	in := f.in
-	in.Events, in.Keys, in.Notes = b, maps.Clone(f.keys), maps.Clone(f.notes)
+	in.Events, in.Keys, in.Edits, in.Notes = b, maps.Clone(f.keys), cloneEdits(f.edits), maps.Clone(f.notes)
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 
@@ -245,6 +250,7 @@ func (f *flow) cancelled(ctx workflow.Context, cause error) (endRecord, error) {
 	if err := workflow.Await(dctx, func() bool { return len(f.running) == 0 }); err != nil {
 		return endRecord{}, err
 	}
+	f.dropUnready(dctx)
 	if err := f.awaitThread(dctx); err != nil {
 		return endRecord{}, err
 	}
@@ -305,12 +311,22 @@ func (f *flow) record(ctx workflow.Context, transition func(now time.Time) ([]en
 	return nil
 }
 
-// advance starts every ready step.
+// advance starts every ready step; in a run with a limit, every ready
+// step that holds a slot (slots.go), and the others ask for one.
 func (f *flow) advance(ctx workflow.Context) error {
+	f.dropUnready(ctx)
 	for _, n := range engine.Ready(f.run) {
+		if f.slotted() {
+			if ok, err := f.haveSlot(ctx, n); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
+		}
 		if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Start(f.run, n, now) }); err != nil {
 			return err
 		}
+		f.slotStarted(n)
 		if err := f.start(ctx, n); err != nil {
 			return err
 		}
@@ -360,6 +376,7 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 		}
 		// The attempt is no longer under way once its end is recorded:
 		// a workflow that continues as new has it in its journal.
+		f.releaseSlot(gctx, n)
 		delete(f.running, n)
 		f.changed = true
 	})
