@@ -191,9 +191,18 @@ const cutOffTries = 5
 // query asks run id's workflow query name, again when the cluster's wait
 // ran out or the query was cut off on its way, as an update is sent again.
 func (b *Backend) query(ctx context.Context, id engine.RunID, name string, args ...any) (converter.EncodedValue, error) {
+	return asked(ctx, func() (converter.EncodedValue, error) {
+		return b.cfg.Client.QueryWorkflow(ctx, string(id), "", name, args...)
+	})
+}
+
+// asked makes a query's call, again (queryTries in all) when the
+// cluster's wait ran out, and again (cutOffTries more, 100 ms more apart
+// each time) when it was cut off on its way.
+func asked[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	timeouts, cutOff := 0, 0
 	for {
-		res, err := b.cfg.Client.QueryWorkflow(ctx, string(id), "", name, args...)
+		res, err := call()
 		switch {
 		case err == nil || ctx.Err() != nil:
 			return res, err

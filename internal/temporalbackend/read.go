@@ -116,26 +116,12 @@ func (b *Backend) polled(ctx context.Context) (bool, error) {
 // cluster's wait ran out or it was cut off on its way); a closed
 // workflow's is refused at once, with no worker asked to replay it.
 func (b *Backend) queryOpen(ctx context.Context, id engine.RunID, name string, args ...any) (*client.QueryWorkflowWithOptionsResponse, error) {
-	timeouts, cutOff := 0, 0
-	for {
-		res, err := b.cfg.Client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
+	return asked(ctx, func() (*client.QueryWorkflowWithOptionsResponse, error) {
+		return b.cfg.Client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
 			WorkflowID: string(id), QueryType: name, Args: args,
 			QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
 		})
-		switch {
-		case err == nil || ctx.Err() != nil:
-			return res, err
-		case timedOut(err) && timeouts < queryTries-1:
-			timeouts++
-		case cutOffUpdate(err) && cutOff < cutOffTries:
-			cutOff++
-			if !pause(ctx, time.Duration(cutOff)*100*time.Millisecond) {
-				return res, err
-			}
-		default:
-			return res, err
-		}
-	}
+	})
 }
 
 // Journal returns the run's events in seq order.
