@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gonogo/gonogo/internal/atomicfile"
+
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/parse"
 )
@@ -137,28 +139,18 @@ func (d Dir) Save(name string, src []byte, replace bool) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create the workflows directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	tmp, err := atomicfile.Prepare(dir, "."+name+".*.tmp", src)
 	if err != nil {
 		return "", fmt.Errorf("save workflow %q: %w", name, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err = tmp.Write(src); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
+	defer os.Remove(tmp)
 	switch {
-	case err != nil:
 	case replace:
-		err = os.Rename(tmp.Name(), path)
+		err = os.Rename(tmp, path)
 	default:
 		// A link, unlike a rename, fails when the name is taken: two saves
 		// of one new name at the same moment cannot both succeed.
-		if err = os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+		if err = os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("workflow %q exists already (%s): %w", name, path, fs.ErrExist)
 		}
 	}

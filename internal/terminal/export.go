@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gonogo/gonogo/internal/atomicfile"
+
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/engine/audit"
 )
@@ -90,7 +92,7 @@ func (v Export) trail(ctx context.Context, rd ExportReader, r *engine.Run, journ
 // the same folder, synced, then renamed over path.
 func WriteFileAtomic(path string, body []byte) error {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	tmp, err := atomicfile.Prepare(dir, "."+filepath.Base(path)+".*.tmp", body)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("write %s: the folder %s does not exist", path, dir)
 	}
@@ -99,21 +101,9 @@ func WriteFileAtomic(path string, body []byte) error {
 		// Not the temporary file's name: the person named path.
 		return fmt.Errorf("write %s: %w", path, pe.Err)
 	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err = tmp.Write(body); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		defer os.Remove(tmp)
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
