@@ -256,18 +256,7 @@ func (s *Server) dispatch() {
 		wc := s.nextConnLocked()
 		out := s.queue[0]
 		s.queue = s.queue[1:]
-		// The send time is taken before the write: a client may read the
-		// frame and ack it before the write call returns here.
-		now := time.Now()
-		first := out.env != nil && out.env.firstSent.IsZero()
-		if first {
-			out.env.firstSent = now
-		}
-		if out.env != nil {
-			out.env.deliveries = append(out.env.deliveries, Delivery{Conn: wc.n, RetryAttempt: out.retry, Sent: now})
-			wc.inflight = out.env
-		}
-		wc.writing = true
+		first := s.startSendLocked(wc, out)
 		hook := s.beforeWrite
 		s.mu.Unlock()
 
@@ -277,33 +266,58 @@ func (s *Server) dispatch() {
 		err := wc.write(out.frame)
 
 		s.mu.Lock()
-		wc.inflight, wc.writing = nil, false
-		farewell := wc.farewell
-		wc.farewell = nil
-		switch {
-		case err != nil:
-			s.queue = append([]outgoing{out}, s.queue...)
-			wc.dead = true
-			if out.env != nil {
-				out.env.deliveries = out.env.deliveries[:len(out.env.deliveries)-1]
-				if first {
-					out.env.firstSent = time.Time{}
-				}
-			}
-		case out.env != nil:
-			out.env.sends++
-			wc.sent = append(wc.sent, out.env)
-			if wc.ended {
-				// The connection died while the frame was written.
-				s.orphanLocked(out.env, time.Now())
-			}
-		}
+		farewell := s.endSendLocked(wc, out, first, err)
 		s.notifyLocked()
 		s.mu.Unlock()
 		if farewell != nil {
 			_ = wc.write(farewell)
 		}
 	}
+}
+
+// startSendLocked notes out as being written to wc; first reports whether
+// it is the envelope's first delivery.
+func (s *Server) startSendLocked(wc *wsConn, out outgoing) (first bool) {
+	// The send time is taken before the write: a client may read the
+	// frame and ack it before the write call returns.
+	now := time.Now()
+	first = out.env != nil && out.env.firstSent.IsZero()
+	if first {
+		out.env.firstSent = now
+	}
+	if out.env != nil {
+		out.env.deliveries = append(out.env.deliveries, Delivery{Conn: wc.n, RetryAttempt: out.retry, Sent: now})
+		wc.inflight = out.env
+	}
+	wc.writing = true
+	return first
+}
+
+// endSendLocked notes how the write of out to wc ended: a failed write
+// queues it again first and forgets the delivery; it returns the farewell
+// frame held back while the write was under way, if any.
+func (s *Server) endSendLocked(wc *wsConn, out outgoing, first bool, err error) (farewell []byte) {
+	wc.inflight, wc.writing = nil, false
+	farewell, wc.farewell = wc.farewell, nil
+	switch {
+	case err != nil:
+		s.queue = append([]outgoing{out}, s.queue...)
+		wc.dead = true
+		if out.env != nil {
+			out.env.deliveries = out.env.deliveries[:len(out.env.deliveries)-1]
+			if first {
+				out.env.firstSent = time.Time{}
+			}
+		}
+	case out.env != nil:
+		out.env.sends++
+		wc.sent = append(wc.sent, out.env)
+		if wc.ended {
+			// The connection died while the frame was written.
+			s.orphanLocked(out.env, time.Now())
+		}
+	}
+	return farewell
 }
 
 func (s *Server) enqueueLocked(env *envelope) string {

@@ -455,59 +455,74 @@ func buttonsIn(raw json.RawMessage) []Button {
 // render joins text and every "text" string in blocks, in document order.
 // It walks the JSON tokens rather than decoded maps, whose order is random.
 func render(first string, raw json.RawMessage) string {
-	parts := []string{}
+	w := &textWalk{}
 	if first != "" {
-		parts = append(parts, first)
-	}
-	if len(raw) == 0 {
-		return strings.Join(parts, "\n")
-	}
-	type frame struct {
-		object    bool
-		expectKey bool
-		key       string
-	}
-	var stack []*frame
-	consumed := func() {
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].expectKey = true
-		}
+		w.parts = append(w.parts, first)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	for {
+	for len(raw) > 0 {
 		tok, err := dec.Token()
 		if err != nil {
 			break
 		}
 		switch t := tok.(type) {
 		case json.Delim:
-			switch t {
-			case '{':
-				consumed()
-				stack = append(stack, &frame{object: true, expectKey: true})
-			case '[':
-				consumed()
-				stack = append(stack, &frame{})
-			default:
-				stack = stack[:len(stack)-1]
-			}
+			w.delim(t)
 		case string:
-			if n := len(stack); n > 0 && stack[n-1].object {
-				top := stack[n-1]
-				if top.expectKey {
-					top.key, top.expectKey = t, false
-					continue
-				}
-				if top.key == "text" && t != "" {
-					parts = append(parts, t)
-				}
-			}
-			consumed()
+			w.str(t)
 		default:
-			consumed()
+			w.consumed()
 		}
 	}
-	return strings.Join(parts, "\n")
+	return strings.Join(w.parts, "\n")
+}
+
+// textWalk gathers the "text" strings of a JSON document, token by token.
+type textWalk struct {
+	stack []*jsonFrame
+	parts []string
+}
+
+// jsonFrame is an object or array the walk is in; in an object, whether
+// the next string is a key, and the last key read.
+type jsonFrame struct {
+	object    bool
+	expectKey bool
+	key       string
+}
+
+// consumed notes a value read: in an object, a key comes next.
+func (w *textWalk) consumed() {
+	if n := len(w.stack); n > 0 && w.stack[n-1].object {
+		w.stack[n-1].expectKey = true
+	}
+}
+
+func (w *textWalk) delim(t json.Delim) {
+	switch t {
+	case '{':
+		w.consumed()
+		w.stack = append(w.stack, &jsonFrame{object: true, expectKey: true})
+	case '[':
+		w.consumed()
+		w.stack = append(w.stack, &jsonFrame{})
+	default:
+		w.stack = w.stack[:len(w.stack)-1]
+	}
+}
+
+func (w *textWalk) str(t string) {
+	if n := len(w.stack); n > 0 && w.stack[n-1].object {
+		top := w.stack[n-1]
+		if top.expectKey {
+			top.key, top.expectKey = t, false
+			return
+		}
+		if top.key == "text" && t != "" {
+			w.parts = append(w.parts, t)
+		}
+	}
+	w.consumed()
 }
 
 func str(v any) string {
