@@ -66,12 +66,13 @@ func (v Show) Print(w io.Writer) {
 	PrintLeftovers(w, r.Plan)
 	fmt.Fprintln(w, "\nJournal:")
 	for _, ev := range v.Journal {
-		fmt.Fprintf(w, "  %4d %s %-17s %s\n", ev.Seq, ev.Time.Local().Format("2006-01-02 15:04:05"), ev.Type, eventDetail(r, ev))
+		fmt.Fprintf(w, "  %4d %s %-17s %s\n", ev.Seq, ev.Time.Local().Format("2006-01-02 15:04:05"), ev.Type, EventDetail(r, ev))
 	}
 }
 
-// eventDetail is what the journal of gonogo show says of one event.
-func eventDetail(r *engine.Run, ev engine.Event) string {
+// EventDetail is what the journal of gonogo show (and the run web page)
+// says of one event.
+func EventDetail(r *engine.Run, ev engine.Event) string {
 	s := r.Step(ev.Step)
 	switch ev.Type {
 	case engine.EvRunStarted:

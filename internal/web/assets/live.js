@@ -1,0 +1,21 @@
+// Follows the run shown: when its journal moves on, the page's main part
+// is fetched again and put in place, and following starts over from there.
+(function () {
+  "use strict";
+  var follow = function () {
+    var main = document.getElementById("live");
+    if (!main || !window.EventSource) { return; }
+    var es = new EventSource("/runs/" + encodeURIComponent(main.dataset.run) + "/events?after=" + main.dataset.seq);
+    es.addEventListener("change", function () {
+      es.close();
+      fetch(location.pathname, { credentials: "same-origin" })
+        .then(function (res) { return res.text(); })
+        .then(function (html) {
+          var next = new DOMParser().parseFromString(html, "text/html").getElementById("live");
+          if (next) { main.replaceWith(next); }
+          follow();
+        });
+    });
+  };
+  follow();
+})();

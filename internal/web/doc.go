@@ -1,0 +1,25 @@
+// Package web is gonogo's run web page: a reviewer reads a run's
+// artifacts at full length in a browser. It owns the pages under /runs
+// (the list; one run with its standing, steps, decisions, every attempt's
+// artifact rendered from Markdown and as raw text, a diff between two
+// attempts, the journal), their live updates (server-sent events), the
+// one-time sign-in links and the in-memory sessions they start, and the
+// headers every response carries (a Content-Security-Policy of the page's
+// own origin only, nosniff).
+//
+// The pages are server-rendered with html/template; the stylesheet and the
+// few lines of script that follow a run's changes are embedded in the
+// binary, and nothing is loaded from another origin. Markdown is rendered
+// with goldmark without raw HTML, and a link survives only when it is
+// http, https, mailto or relative.
+//
+// It may import engine, engine/audit and internal/terminal's pure helpers
+// (the words gonogo show uses for a run's state and its journal); never
+// bot or cmd/gonogo. What it reads of the runs goes through Reader, which
+// the readers cmd/gonogo opens for show (the store, the local API of the
+// gonogo holding it, a cluster) satisfy.
+//
+//	srv := web.New(open, web.Options{})
+//	url, _ := srv.SignInURL("http://" + ln.Addr().String())
+//	err := srv.Run(ctx, ln)
+package web

@@ -1,0 +1,153 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+)
+
+// Reader is what the pages read of the runs. The readers gonogo show
+// opens (internal/datadir's, a cluster's) satisfy it.
+type Reader interface {
+	// List is every run, newest first.
+	List(ctx context.Context) ([]engine.RunSummary, error)
+	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
+	RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error)
+	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
+}
+
+// Source is a Reader opened for one request, closed after it.
+type Source interface {
+	Reader
+	io.Closer
+}
+
+// Open opens the runs for one request. Each request opens and closes its
+// own, so that serving the pages never holds a data directory's store
+// between requests (a gonogo run started meanwhile takes its lock).
+type Open func(ctx context.Context) (Source, error)
+
+// Options tune a Server; the zero value is right for gonogo web.
+type Options struct {
+	// PollEvery is how often a page's event stream looks for a change
+	// of its run; 0 is a second.
+	PollEvery time.Duration
+	// Now is the clock sign-in links and sessions expire by; nil is
+	// time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Server serves the pages. It is safe for concurrent use.
+type Server struct {
+	open  Open
+	poll  time.Duration
+	log   *slog.Logger
+	auth  *sessions
+	pages *template.Template
+	mux   *http.ServeMux
+}
+
+//go:embed assets
+var assets embed.FS
+
+// New returns the pages over the runs open reads.
+func New(open Open, opt Options) *Server {
+	if opt.PollEvery <= 0 {
+		opt.PollEvery = time.Second
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{open: open, poll: opt.PollEvery, log: opt.Log, auth: newSessions(opt.Now)}
+	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/runs", http.StatusSeeOther)
+	})
+	m.HandleFunc("GET /runs", s.list)
+	m.HandleFunc("GET /runs/{id}", s.run)
+	m.HandleFunc("GET /runs/{id}/events", s.events)
+	m.HandleFunc("GET /runs/{id}/steps/{n}/attempts/{a}/raw", s.raw)
+	m.HandleFunc("GET /runs/{id}/steps/{n}/diff", s.diff)
+	m.HandleFunc("GET /static/style.css", s.static("assets/style.css", "text/css; charset=utf-8"))
+	m.HandleFunc("GET /static/live.js", s.static("assets/live.js", "text/javascript; charset=utf-8"))
+	s.mux = m
+	return s
+}
+
+// ServeHTTP answers a request: the sign-in link anywhere, everything
+// else only within a session.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	if r.URL.Path == "/signin" {
+		s.signIn(w, r)
+		return
+	}
+	if !s.auth.valid(r) {
+		http.Error(w, "Not signed in: open the sign-in link gonogo web printed (each link works once; run gonogo web again for a new one).", http.StatusUnauthorized)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// SignInURL is a new one-time sign-in link under base (the server's own
+// address, such as http://127.0.0.1:8080).
+func (s *Server) SignInURL(base string) (string, error) {
+	tok, err := s.auth.newToken()
+	if err != nil {
+		return "", err
+	}
+	return base + "/signin?token=" + tok, nil
+}
+
+// Run serves the pages on ln until ctx ends, then stops: open event
+// streams end with it.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(stop)
+	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
+
+func (s *Server) static(name, ctype string) http.HandlerFunc {
+	body, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err) // an asset missing from the binary is a build error
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(body)
+	}
+}

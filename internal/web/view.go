@@ -1,0 +1,119 @@
+package web
+
+import (
+	"context"
+	"html/template"
+	"time"
+
+	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/terminal"
+)
+
+var funcs = template.FuncMap{
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+}
+
+// listEntry is one run of the list, in the words gonogo runs uses.
+type listEntry struct {
+	engine.RunSummary
+	State string
+}
+
+// listPage groups the runs as a reviewer looks for them: those waiting on
+// people, those running, those finished; each group newest first (the
+// order List gives).
+type listView struct {
+	Waiting, Running, Finished []listEntry
+}
+
+func listPage(ctx context.Context, rd Reader, list []engine.RunSummary) listView {
+	states := terminal.RunStates(ctx, rd, list, false, false)
+	var v listView
+	for i, s := range list {
+		e := listEntry{RunSummary: s, State: states[i]}
+		switch s.State {
+		case engine.RunWaiting:
+			v.Waiting = append(v.Waiting, e)
+		case engine.RunRunning:
+			v.Running = append(v.Running, e)
+		default:
+			v.Finished = append(v.Finished, e)
+		}
+	}
+	return v
+}
+
+// runView is one run's page.
+type runView struct {
+	Run    *engine.Run
+	Stand  engine.Stand
+	Detail string // where the run stands, in gonogo show's words
+	Steps  []stepView
+	Events []eventView
+}
+
+type stepView struct {
+	N         int
+	Title     string
+	Status    engine.StepStatus
+	Attempts  []attemptView
+	Decisions []engine.Decision
+	// Diff is the last two attempts with an artifact, 0 when there are
+	// not two.
+	DiffA, DiffB int
+}
+
+type attemptView struct {
+	engine.Attempt
+	Result   string
+	Rendered template.HTML
+	Raw      string
+	Unread   string // why the artifact could not be read
+}
+
+type eventView struct {
+	engine.Event
+	Detail string
+}
+
+// runPage reads each attempt's artifact for the page.
+func runPage(ctx context.Context, rd Reader, r *engine.Run, journal []engine.Event) runView {
+	_, detail := terminal.RunState(r)
+	v := runView{Run: r, Stand: engine.StandingOf(r).Stand, Detail: detail}
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		sv := stepView{N: st.N, Title: terminal.StepTitle(r, st), Status: st.Status, Decisions: st.Decisions}
+		var with []int
+		for _, a := range st.Attempts {
+			av := attemptView{Attempt: a}
+			if a.Result != "" {
+				av.Result = engine.ResultText(a.Result, a.Reason)
+			}
+			if a.Artifact {
+				body, err := rd.Artifact(ctx, r.ID, st.N, a.N)
+				if err != nil {
+					// One unreadable artifact leaves the rest of the run
+					// worth reading.
+					av.Unread = err.Error()
+				} else {
+					av.Rendered, av.Raw = renderMarkdown(body), string(body)
+					with = append(with, a.N)
+				}
+			}
+			sv.Attempts = append(sv.Attempts, av)
+		}
+		if len(with) >= 2 {
+			sv.DiffA, sv.DiffB = with[len(with)-2], with[len(with)-1]
+		}
+		v.Steps = append(v.Steps, sv)
+	}
+	for _, ev := range journal {
+		v.Events = append(v.Events, eventView{Event: ev, Detail: terminal.EventDetail(r, ev)})
+	}
+	return v
+}
