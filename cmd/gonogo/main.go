@@ -129,6 +129,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newCheckCmd(a),
 		newRunsCmd(a),
 		newShowCmd(a),
+		newWebCmd(a),
 		newExportCmd(a),
 		newDecideCmd(a),
 		newPauseCmd(a),

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gonogo/gonogo/internal/hangguard"
+)
+
+var signInRE = regexp.MustCompile(`gonogo web: sign in at (http://127\.0\.0\.1:\d+/signin\?token=[A-Za-z0-9_-]{43}) \(works once, for 10 minutes\)\n`)
+
+// TestWebBinary runs gonogo web as a process of its own over a data
+// directory with a waiting run: the link it prints signs a browser in,
+// once; the run list and the run's page show the run; Ctrl-C stops it
+// with exit 0.
+func TestWebBinary(t *testing.T) {
+	id, vars := waitingRun(t, "deliver-prd -- saved searches")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "web", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "GONOGO_TEST_AS_MAIN=1", "USER=tester", "GONOGO_DATA_DIR="+vars["GONOGO_DATA_DIR"])
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	link := waitFor(t, &out, signInRE, "the sign-in link")[1]
+
+	fetch := func(c *http.Client, u string) (int, string) {
+		t.Helper()
+		res, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	base := link[:strings.Index(link, "/signin")]
+	if code, _ := fetch(http.DefaultClient, base+"/runs"); code != http.StatusUnauthorized {
+		t.Errorf("the run list without a session: %d", code)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	code, list := fetch(browser, link)
+	if code != http.StatusOK || !strings.Contains(list, `href="/runs/`+id+`"`) || !strings.Contains(list, "Waiting on people") {
+		t.Fatalf("signed in to the run list: %d\n%s", code, list)
+	}
+	if code, page := fetch(browser, base+"/runs/"+id); code != http.StatusOK || !strings.Contains(page, "deliver-prd") ||
+		!strings.Contains(page, `state-waiting">waiting<`) {
+		t.Errorf("the run's page: %d\n%s", code, page)
+	}
+	jar2, _ := cookiejar.New(nil)
+	if code, _ := fetch(&http.Client{Jar: jar2}, link); code != http.StatusUnauthorized {
+		t.Errorf("the link's second use: %d", code)
+	}
+
+	// Another gonogo takes the data directory: the pages read through it,
+	// and follow its run as a decision from a third process moves it on.
+	env := append(os.Environ(), "GONOGO_TEST_AS_MAIN=1", "USER=tester")
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	h := startHolder(t, env, "run", "--chain", "define-problem-statement -> deliver-prd -- saved searches")
+	held := waitFor(t, h.out, regexp.MustCompile(`gonogo run (\S+)`), "the run id")[1]
+	waitFor(t, h.out, regexp.MustCompile(`Step 1 of 2: define-problem-statement[\s\S]*Result:\s+PRODUCED`), "step 1's result")
+	code, page := fetch(browser, base+"/runs/"+held)
+	seq := regexp.MustCompile(`data-seq="(\d+)"`).FindStringSubmatch(page)
+	if code != http.StatusOK || seq == nil {
+		t.Fatalf("the held run's page: %d\n%s", code, page)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), hangguard.Limit(t))
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/runs/"+held+"/events?after="+seq[1], nil)
+	events, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Body.Close()
+	if res := subprocess(t, env, "", "decide", held, "approve"); res.code != 0 {
+		t.Fatalf("decide: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	line, err := bufio.NewReader(events.Body).ReadString('\n')
+	if err != nil || line != "event: change\n" {
+		t.Fatalf("the held run's events: %q, %v", line, err)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("gonogo web after Ctrl-C: %v\n%s", err, out.String())
+	}
+}
