@@ -54,6 +54,13 @@ func (runner) Run(_ context.Context, job engine.Job, _ func(engine.Progress)) en
 	if job.Step == 1 && job.Attempt == 1 {
 		return engine.Outcome{Artifact: []byte(evil)}
 	}
+	if strings.Contains(job.Prompt, "make it long") {
+		b := []byte("# Brief\n\nThe plan, at length.\n\n")
+		for i := range 2100 {
+			b = fmt.Appendf(b, "Line %d of attempt %d.\n", i, job.Attempt)
+		}
+		return engine.Outcome{Artifact: b}
+	}
 	return engine.Outcome{Artifact: fmt.Appendf(nil, "# Brief\n\nThe plan, at length.\n\nAttempt %d of %s.\n", job.Attempt, job.Skill)}
 }
 
@@ -437,5 +444,66 @@ func TestEventsAfterADecision(t *testing.T) {
 	}
 	if d := after.Step(1).LastDecision(); d == nil || d.Kind != engine.DecideApprove {
 		t.Fatalf("step 1's decision: %+v", d)
+	}
+}
+
+// Two long attempts that differ throughout are not compared: the page
+// says why and what to do instead.
+func TestDiffOverTheLimitIsRefused(t *testing.T) {
+	f := newFixture(t)
+	f.decide(engine.DecideRedo, 1, 1, "make it long")
+	f.waiting(1, 2)
+	f.decide(engine.DecideRedo, 1, 2, "make it long")
+	f.waiting(1, 3)
+	d := get(t, f.client(), f.ts.URL+"/runs/"+string(f.id)+"/steps/1/diff?a=2&b=3")
+	if d.code != http.StatusUnprocessableEntity {
+		t.Fatalf("diff: %d", d.code)
+	}
+	mustContain(t, "refused diff", d.body, "Not compared: the attempts differ on 2100 and 2100 lines", "over the limit of 4000000",
+		"compare them with diff")
+	mustLack(t, "refused diff", d.body, "<ins>", "<del>")
+}
+
+// A sign-in link older than TokenTTL is refused; a session older than
+// SessionTTL ends. The clock is the test's.
+func TestSignInAndSessionExpire(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	srv := New(func(context.Context) (Source, error) { return nil, engine.ErrNotFound }, Options{Now: clock})
+	signIn := func(link string) *http.Cookie {
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, link, nil))
+		if cs := w.Result().Cookies(); w.Code == http.StatusSeeOther && len(cs) == 1 {
+			return cs[0]
+		}
+		return nil
+	}
+	late, _ := srv.SignInURL("")
+	advance(TokenTTL)
+	if signIn(late) != nil {
+		t.Fatal("a link as old as TokenTTL signed in")
+	}
+	link, _ := srv.SignInURL("")
+	advance(TokenTTL - time.Second)
+	ck := signIn(link)
+	if ck == nil {
+		t.Fatal("a link just under TokenTTL old was refused")
+	}
+	status := func() int {
+		r := httptest.NewRequest(http.MethodGet, "/static/style.css", nil)
+		r.AddCookie(ck)
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		return w.Code
+	}
+	advance(SessionTTL - time.Second)
+	if c := status(); c != http.StatusOK {
+		t.Fatalf("a session just under SessionTTL old: %d", c)
+	}
+	advance(time.Second)
+	if c := status(); c != http.StatusUnauthorized {
+		t.Fatalf("a session SessionTTL old: %d", c)
 	}
 }
