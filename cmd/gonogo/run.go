@@ -83,7 +83,7 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 // the command in messages and to other gonogos.
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input, cmd string) int {
 	e = printableOut(e)
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -200,7 +200,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if f.changed != nil && f.changed("thread") {
 		fmt.Fprintln(e.stderr, "note: a run keeps whether it is threaded, as it started; --thread changes nothing on resume")
 	}
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, "resume", err)
 	}

@@ -80,7 +80,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "serve", err)
 	}
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, "serve", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
@@ -58,7 +59,7 @@ var _ bot.LiveProgress = slackRuns{}
 
 // serveOnTemporal is gonogo serve on the cluster tc names; bcfg is the
 // bot's configuration, checked.
-func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, bcfg bot.Config, httpAddr, skills string) int {
+func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, bcfg bot.Config, httpAddr, skills string) int {
 	log := bcfg.Log
 	if err := agentFlagsOnTemporal(f, "serve", "dry-run", "runner", "runner-cmd"); err != nil {
 		return fail(e, "serve", err)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/gonogo/gonogo/engine"
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -26,7 +27,7 @@ type runCopies struct {
 	failed bool
 }
 
-func openRunCopies(e env, data string, b *temporalbackend.Backend, tc temporalConfig, id engine.RunID) (*runCopies, error) {
+func openRunCopies(e env, data string, b *temporalbackend.Backend, tc settings.Temporal, id engine.RunID) (*runCopies, error) {
 	files, err := storage.OpenRunFiles(data, id, fmt.Sprintf("the Temporal cluster at %s, namespace %s", tc.Addr, tc.Namespace))
 	if err != nil {
 		return nil, fmt.Errorf("the artifact files of run %s under %s: %w", id, data, err)

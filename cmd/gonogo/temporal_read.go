@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gonogo/gonogo/engine"
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -34,7 +35,7 @@ const listLimit = 200
 // openCluster is the runReader of the cluster GONOGO_TEMPORAL_ADDR names;
 // ok is false when it names none.
 func openCluster(ctx context.Context, e env, data string) (r *clusterReader, ok bool, err error) {
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil || tc.Addr == "" {
 		return nil, false, err
 	}

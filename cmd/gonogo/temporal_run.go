@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gonogo/gonogo/engine"
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
@@ -27,7 +28,7 @@ const followEvery = 250 * time.Millisecond
 // terminal drives, with the artifact store GONOGO_ARTIFACTS names (the
 // workers' store: the terminal reads artifacts from it and writes edits to
 // it), and the client, which the caller closes.
-func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, data string, tune ...func(*temporalbackend.Config)) (*temporalbackend.Backend, client.Client, error) {
+func temporalBackend(ctx context.Context, e env, cfg config, tc settings.Temporal, data string, tune ...func(*temporalbackend.Config)) (*temporalbackend.Backend, client.Client, error) {
 	spec := e.getenv(artifacts.EnvArtifacts)
 	if spec == "" {
 		spec = defaultArtifacts(data)
@@ -65,7 +66,7 @@ func (l localNotices) Notify(no engine.Notice) {
 
 // startOnTemporal is gonogo run on the cluster tc names: the run is
 // started there and followed from this terminal.
-func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, in input) int {
+func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, in input) int {
 	agentFlags := []string{"runner-cmd"}
 	if f.runner != "dry-run" { // --runner dry-run asks for a dry run, as --dry-run does
 		agentFlags = append(agentFlags, "runner")
@@ -94,7 +95,7 @@ func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 // noWorkerNote says at once when no gonogo worker polls the cluster: the
 // run waits for one, and Ctrl-C leaves it there. A cluster that cannot say
 // is not guessed about.
-func noWorkerNote(ctx context.Context, e env, b *temporalbackend.Backend, tc temporalConfig, id engine.RunID) {
+func noWorkerNote(ctx context.Context, e env, b *temporalbackend.Backend, tc settings.Temporal, id engine.RunID) {
 	flows, steps, err := b.Workers(ctx)
 	if err != nil || flows > 0 && steps > 0 {
 		return
@@ -109,7 +110,7 @@ func noWorkerNote(ctx context.Context, e env, b *temporalbackend.Backend, tc tem
 // run a person paused goes on. The run's steps run on the cluster's
 // workers with what they have: the resume flags that choose an agent or
 // skills would not reach them, and are refused.
-func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, id engine.RunID) int {
+func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, id engine.RunID) int {
 	if err := agentFlagsOnTemporal(f, "resume", "runner", "runner-cmd", "skills"); err != nil {
 		return fail(e, "resume", err)
 	}
@@ -149,7 +150,7 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 // terminal until it ends or waits for a decision nobody gives here. The
 // run's artifact files are written under the data directory as its
 // changes arrive, before the terminal shows them.
-func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, b *temporalbackend.Backend, r *engine.Run) int {
+func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, b *temporalbackend.Backend, r *engine.Run) int {
 	copies, err := openRunCopies(e, f.data, b, tc, r.ID)
 	if err != nil {
 		// The run is on the cluster already: it goes on, without its

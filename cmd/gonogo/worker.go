@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
 
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
@@ -51,12 +52,12 @@ type workerParts struct {
 }
 
 func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, "worker", err)
 	}
 	if tc.Addr == "" {
-		return fail(e, "worker", errNoTemporal)
+		return fail(e, "worker", temporalbackend.ErrNoCluster)
 	}
 	parts, err := workerSetup(e, cfg, f)
 	if err != nil {
