@@ -78,7 +78,7 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 		return nil, false, err
 	}
 	switch rd := rd.(type) {
-	case *clusterReader:
+	case clusterReader:
 		return rd, true, nil
 	case *localapi.Client:
 		return rd, true, nil

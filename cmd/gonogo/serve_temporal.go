@@ -43,7 +43,7 @@ import (
 // slackRuns is the engine the bot drives on the cluster.
 type slackRuns struct {
 	*temporalbackend.Backend
-	read *clusterReader
+	read *temporalbackend.Reader
 }
 
 func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
@@ -78,7 +78,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 	defer c.Close()
 	bcfg.ScheduledSyncs = true
 	bcfg.Inbox = temporalbackend.NewInbox(c, temporalbackend.InboxConfig{Key: bot.EnvelopeKey})
-	runs := slackRuns{Backend: b, read: &clusterReader{b: b, c: c}}
+	runs := slackRuns{Backend: b, read: temporalbackend.NewReader(b, c, "")}
 	sb, err := bot.New(bcfg, runs)
 	if err != nil {
 		return fail(e, "serve", err)

@@ -178,17 +178,3 @@ func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc sett
 	d.Waiting(ctx, r)
 	return d.Drive(ctx, r)
 }
-
-// withoutFiles drops r's artifact file names, in place, for a reader of a
-// run on the cluster that writes no files on this machine; r may be nil.
-func withoutFiles(r *engine.Run) *engine.Run {
-	if r == nil {
-		return nil
-	}
-	for i := range r.Steps {
-		for j := range r.Steps[i].Attempts {
-			r.Steps[i].Attempts[j].File = ""
-		}
-	}
-	return r
-}
