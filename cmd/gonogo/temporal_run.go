@@ -12,6 +12,7 @@ import (
 	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
+	"github.com/gonogo/gonogo/storage"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
@@ -47,21 +48,6 @@ func temporalBackend(ctx context.Context, e env, cfg config, tc settings.Tempora
 		t(&bc)
 	}
 	return temporalbackend.New(bc), c, nil
-}
-
-// localNotices hands a followed run's notices on once the run's artifact
-// files stand, under this machine's data directory, as the notice's run
-// says (runCopies): the terminal then shows where they are, as on bbolt.
-type localNotices struct {
-	n     engine.Notifier
-	files func(*engine.Run)
-}
-
-func (l localNotices) Notify(no engine.Notice) {
-	if no.Run != nil && no.Progress == nil && no.Err == nil {
-		l.files(no.Run)
-	}
-	l.n.Notify(no)
 }
 
 // startOnTemporal is gonogo run on the cluster tc names: the run is
@@ -151,22 +137,25 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc se
 // run's artifact files are written under the data directory as its
 // changes arrive, before the terminal shows them.
 func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, b *temporalbackend.Backend, r *engine.Run) int {
-	copies, err := openRunCopies(e, f.data, b, tc, r.ID)
-	if err != nil {
+	var copies *temporalbackend.RunCopies
+	files, err := storage.OpenRunFiles(f.data, r.ID, fmt.Sprintf("the Temporal cluster at %s, namespace %s", tc.Addr, tc.Namespace))
+	if err == nil {
+		copies = temporalbackend.NewRunCopies(b, files, e.stderr)
+	} else {
+		err = fmt.Errorf("the artifact files of run %s under %s: %w", r.ID, f.data, err)
 		// The run is on the cluster already: it goes on, without its
 		// files here.
 		fmt.Fprintf(e.stderr, "warning: %v; the run's artifacts stay on the cluster: gonogo show %s --artifact N\n", err, r.ID)
 	}
 	defer copies.Close()
-	copies.update(ctx, r)
+	copies.Update(ctx, r)
 	from := r.Clone() // the follower's own: the driver moves r on
 	box := terminal.NewInbox()
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		notices := localNotices{n: box, files: func(r *engine.Run) { copies.update(fctx, r) }}
-		if err := b.Follow(fctx, from, followEvery, notices); err != nil && fctx.Err() == nil {
+		if err := b.Follow(fctx, from, followEvery, copies.Notifier(fctx, box)); err != nil && fctx.Err() == nil {
 			box.Notify(engine.Notice{Run: from, Err: fmt.Errorf("follow the run on the cluster: %w", err)})
 		}
 	}()
