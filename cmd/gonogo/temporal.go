@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,18 +78,7 @@ func cmdTemporalSetup(ctx context.Context, e env, retention time.Duration) int {
 	if err != nil {
 		return fail(e, "temporal setup", err)
 	}
-	if rep.CreatedNamespace {
-		fmt.Fprintf(e.stdout, "namespace %s: created (finished runs kept %s)\n", rep.Namespace, days(retention))
-	} else {
-		fmt.Fprintf(e.stdout, "namespace %s: already there\n", rep.Namespace)
-	}
-	if len(rep.AddedAttributes) > 0 {
-		fmt.Fprintf(e.stdout, "search attributes: added %s\n", strings.Join(rep.AddedAttributes, ", "))
-	} else {
-		fmt.Fprintln(e.stdout, "search attributes: all there")
-	}
-	fmt.Fprintf(e.stdout, "a run using them: accepted (waited %s for the cluster to take them up)\n", rep.Waited.Round(100*time.Millisecond))
-	fmt.Fprintf(e.stdout, "Temporal at %s is ready for gonogo.\n", tc.Addr)
+	rep.Print(e.stdout, tc.Addr, retention)
 	return terminal.ExitOK
 }
 
@@ -100,15 +87,4 @@ func cmdTemporalSetup(ctx context.Context, e env, retention time.Duration) int {
 // workers that share the data directory's volume).
 func defaultArtifacts(dataDir string) string {
 	return "dir:" + filepath.Join(dataDir, "artifacts")
-}
-
-// days says a retention in days when it is whole days.
-func days(d time.Duration) string {
-	if d%(24*time.Hour) == 0 {
-		if n := d / (24 * time.Hour); n != 1 {
-			return fmt.Sprintf("%d days", n)
-		}
-		return "1 day"
-	}
-	return d.String()
 }

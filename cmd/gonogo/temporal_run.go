@@ -73,22 +73,9 @@ func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		return fail(e, "run", err)
 	}
 	fmt.Fprintf(e.stderr, "Started on Temporal at %s (namespace %s); its steps run on the cluster's gonogo workers.\n", tc.Addr, tc.Namespace)
-	noWorkerNote(ctx, e, b, tc, r.ID)
+	fmt.Fprint(e.stderr, b.NoWorkerNote(ctx, tc.Addr, tc.Namespace, r.ID))
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	return followAndDrive(ctx, e, cfg, f, tc, b, r)
-}
-
-// noWorkerNote says at once when no gonogo worker polls the cluster: the
-// run waits for one, and Ctrl-C leaves it there. A cluster that cannot say
-// is not guessed about.
-func noWorkerNote(ctx context.Context, e env, b *temporalbackend.Backend, tc settings.Temporal, id engine.RunID) {
-	flows, steps, err := b.Workers(ctx)
-	if err != nil || flows > 0 && steps > 0 {
-		return
-	}
-	fmt.Fprintf(e.stderr, "No gonogo worker polls Temporal at %s (namespace %s) now: the run waits until one starts.\n"+
-		"Start one with: gonogo worker (with the same GONOGO_TEMPORAL_ADDR and GONOGO_TEMPORAL_NAMESPACE)\n"+
-		"Ctrl-C leaves the run on the cluster; follow it again with: gonogo resume %s\n", tc.Addr, tc.Namespace, id)
 }
 
 // resumeOnTemporal is gonogo resume on the cluster tc names: it follows
@@ -120,7 +107,7 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc se
 	}
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	if !r.Finished() {
-		noWorkerNote(ctx, e, b, tc, id)
+		fmt.Fprint(e.stderr, b.NoWorkerNote(ctx, tc.Addr, tc.Namespace, id))
 		r, err = b.Resume(ctx, id, resumeMode(e, r, f))
 		if err == nil && r.PausedByPerson() {
 			r, err = b.Unpause(ctx, id, actor(e), pausedMode(f))
@@ -151,15 +138,7 @@ func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc sett
 	copies.Update(ctx, r)
 	from := r.Clone() // the follower's own: the driver moves r on
 	box := terminal.NewInbox()
-	fctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := b.Follow(fctx, from, followEvery, copies.Notifier(fctx, box)); err != nil && fctx.Err() == nil {
-			box.Notify(engine.Notice{Run: from, Err: fmt.Errorf("follow the run on the cluster: %w", err)})
-		}
-	}()
-	defer func() { stop(); <-done }()
+	defer b.FollowWhile(ctx, from, followEvery, copies.Notifier, box)()
 	d := newTerminal(e, b, box, f.data, cfg, true)
 	if r.Finished() {
 		return d.Finish(r)

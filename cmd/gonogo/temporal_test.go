@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gonogo/gonogo/internal/doctor"
 	"github.com/gonogo/gonogo/internal/terminal"
@@ -90,23 +89,6 @@ func slackOn(vars map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
-}
-
-func TestDaysSaysWholeDays(t *testing.T) {
-	for d, want := range map[string]string{"720h": "30 days", "24h": "1 day", "36h": "36h0m0s"} {
-		if got := days(mustDuration(t, d)); got != want {
-			t.Errorf("days(%s) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-func mustDuration(t *testing.T, s string) time.Duration {
-	t.Helper()
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // doctor asks the cluster GONOGO_TEMPORAL_ADDR names, and says NOT OK when

@@ -7,7 +7,6 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/worker"
 
 	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/intake"
@@ -74,18 +73,11 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if slots == 0 {
 		slots = runtime.NumCPU()
 	}
-	runs := worker.New(c, temporalbackend.TaskQueue, temporalbackend.WorkflowWorkerOptions())
-	temporalbackend.RegisterWorkflow(runs)
-	steps := worker.New(c, temporalbackend.StepQueue, worker.Options{MaxConcurrentActivityExecutionSize: slots})
-	temporalbackend.RegisterSteps(steps, parts.acts)
-	if err := runs.Start(); err != nil {
-		return fail(e, "worker", fmt.Errorf("poll task queue %s: %w", temporalbackend.TaskQueue, err))
+	stop, err := temporalbackend.StartWorkers(c, slots, parts.acts)
+	if err != nil {
+		return fail(e, "worker", err)
 	}
-	defer runs.Stop()
-	if err := steps.Start(); err != nil {
-		return fail(e, "worker", fmt.Errorf("poll task queue %s: %w", temporalbackend.StepQueue, err))
-	}
-	defer steps.Stop()
+	defer stop()
 	fmt.Fprintf(e.stderr, "gonogo worker: Temporal at %s, namespace %s: runs from task queue %s, steps from %s, %d at a time with the %s runner; artifacts in %s. Stop with Ctrl-C.\n",
 		tc.Addr, tc.Namespace, temporalbackend.TaskQueue, temporalbackend.StepQueue, slots, runnerName(f), parts.store)
 	<-ctx.Done()

@@ -1,0 +1,26 @@
+package temporalbackend
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+)
+
+// StartWorkers polls c's task queues for gonogo worker: runs from
+// TaskQueue, and steps from StepQueue, slots of them at a time, carried
+// out by acts. stop stops both, steps first.
+func StartWorkers(c client.Client, slots int, acts *Activities) (stop func(), err error) {
+	runs := worker.New(c, TaskQueue, WorkflowWorkerOptions())
+	RegisterWorkflow(runs)
+	steps := worker.New(c, StepQueue, worker.Options{MaxConcurrentActivityExecutionSize: slots})
+	RegisterSteps(steps, acts)
+	if err := runs.Start(); err != nil {
+		return nil, fmt.Errorf("poll task queue %s: %w", TaskQueue, err)
+	}
+	if err := steps.Start(); err != nil {
+		runs.Stop()
+		return nil, fmt.Errorf("poll task queue %s: %w", StepQueue, err)
+	}
+	return func() { steps.Stop(); runs.Stop() }, nil
+}
