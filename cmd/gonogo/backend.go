@@ -31,13 +31,6 @@ type setupRecorder interface {
 	ChangeSetup(ctx context.Context, id engine.RunID, to engine.Setup, actor string) (*engine.Run, error)
 }
 
-// runList is what /healthz and /metrics read: the runs in the store, and
-// the active ones whole.
-type runList interface {
-	List(ctx context.Context) ([]engine.RunSummary, error)
-	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
-}
-
 // backend is the engine as gonogo run, resume and demo drive it: they
 // start a run or pick one up, record the setup it goes on with, follow it
 // at the terminal, and take other processes' decisions through the local

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/cmdline"
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
@@ -249,8 +250,8 @@ on this run for another decision), 2 usage or I/O error.`,
 	}
 	a.addDataFlag(c, f)
 	fs := c.Flags()
-	fs.Var(numberFlag{&req.step, "step"}, "step", "decide step `N` (default: the step waiting; needed when several wait)")
-	fs.Var(numberFlag{&req.attempt, "attempt"}, "attempt", "the attempt `K` decided on; refused as stale once the step has moved past it")
+	fs.Var(cmdline.NumberFlag{N: &req.step, What: "step"}, "step", "decide step `N` (default: the step waiting; needed when several wait)")
+	fs.Var(cmdline.NumberFlag{N: &req.attempt, What: "attempt"}, "attempt", "the attempt `K` decided on; refused as stale once the step has moved past it")
 	fs.StringVar(&req.key, "key", "", "idempotency `KEY` on this run: a decision retried with the same key is applied once")
 	for _, n := range []string{"step", "attempt", "key"} {
 		a.completeFlag(c, n, cobra.NoFileCompletions)

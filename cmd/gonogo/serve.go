@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -180,7 +179,7 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 		g.Go(func() error { return localapi.Serve(gctx, ln, localapi.NewServer(db, svc, log, "serve", version())) })
 	}
 	if sc.HTTPAddr != "" {
-		addr, err := serveHTTP(gctx, g, sc.HTTPAddr, httpHandler(b, svc))
+		addr, err := health.Serve(gctx, g, sc.HTTPAddr, health.Handler(b, svc))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
@@ -192,6 +191,3 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 	}
 	return terminal.ExitOK
 }
-
-// httpHandler serves /healthz and /metrics (see health.Handler).
-func httpHandler(b *bot.Bot, svc runList) http.Handler { return health.Handler(b, svc) }

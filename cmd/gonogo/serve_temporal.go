@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"time"
 
 	"go.temporal.io/sdk/worker"
 	"golang.org/x/sync/errgroup"
@@ -14,6 +10,7 @@ import (
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
 	settings "github.com/gonogo/gonogo/internal/config"
+	"github.com/gonogo/gonogo/internal/health"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
@@ -65,7 +62,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		return fail(e, "serve", err)
 	}
 	if e.getenv(artifacts.EnvArtifacts) == "" {
-		log.Warn("GONOGO_ARTIFACTS is not set: artifacts are read from and edits kept in this machine's data directory, which serve replicas and workers on other machines cannot see; set it to a shared dir: folder or an s3:// bucket", "dir", defaultArtifacts(f.data))
+		log.Warn("GONOGO_ARTIFACTS is not set: artifacts are read from and edits kept in this machine's data directory, which serve replicas and workers on other machines cannot see; set it to a shared dir: folder or an s3:// bucket", "dir", artifacts.Default(f.data))
 	}
 	members := &lateNotifier{}
 	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data, func(c *temporalbackend.Config) {
@@ -106,7 +103,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		return nil
 	})
 	if httpAddr != "" {
-		addr, err := serveHTTP(gctx, g, httpAddr, httpHandler(sb, runs.read))
+		addr, err := health.Serve(gctx, g, httpAddr, health.Handler(sb, runs.read))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
@@ -139,27 +136,4 @@ func agentFlagsOnTemporal(f *runFlags, cmd string, names ...string) error {
 		return usagef("--%s: on Temporal, %s runs no agent; steps run on gonogo worker, so %s", name, cmd, fix)
 	}
 	return nil
-}
-
-// serveHTTP serves h on addr until ctx ends, in g, and returns the
-// address it listens on (addr may ask for any free port).
-func serveHTTP(ctx context.Context, g *errgroup.Group, addr string, h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("GONOGO_HTTP_ADDR: %w", err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	})
-	return ln.Addr().String(), nil
 }

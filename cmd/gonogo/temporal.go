@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,11 +79,4 @@ func cmdTemporalSetup(ctx context.Context, e env, retention time.Duration) int {
 	}
 	rep.Print(e.stdout, tc.Addr, retention)
 	return terminal.ExitOK
-}
-
-// defaultArtifacts is where a worker keeps artifacts when GONOGO_ARTIFACTS
-// is not set: a folder of its data directory, which serves one machine (or
-// workers that share the data directory's volume).
-func defaultArtifacts(dataDir string) string {
-	return "dir:" + filepath.Join(dataDir, "artifacts")
 }

@@ -30,11 +30,7 @@ const followEvery = 250 * time.Millisecond
 // workers' store: the terminal reads artifacts from it and writes edits to
 // it), and the client, which the caller closes.
 func temporalBackend(ctx context.Context, e env, cfg config, tc settings.Temporal, data string, tune ...func(*temporalbackend.Config)) (*temporalbackend.Backend, client.Client, error) {
-	spec := e.getenv(artifacts.EnvArtifacts)
-	if spec == "" {
-		spec = defaultArtifacts(data)
-	}
-	store, err := artifacts.Open(spec, e.getenv)
+	store, err := artifacts.Open(artifacts.Spec(e.getenv, data), e.getenv)
 	if err != nil {
 		return nil, nil, usagef("configuration: %v", err)
 	}

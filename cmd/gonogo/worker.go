@@ -112,10 +112,7 @@ func workerSetup(e env, cfg config, f *runFlags) (workerParts, error) {
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return parts, fmt.Errorf("data directory: %w", err)
 	}
-	parts.store = e.getenv(artifacts.EnvArtifacts)
-	if parts.store == "" {
-		parts.store = defaultArtifacts(f.data)
-	}
+	parts.store = artifacts.Spec(e.getenv, f.data)
 	arts, err := artifacts.Open(parts.store, e.getenv)
 	if err != nil {
 		return parts, usagef("configuration: %v", err)
