@@ -24,7 +24,7 @@ import (
 // a subscription would have to say what a late subscriber missed; what a
 // front end has not shown yet, it reads back from the run and its journal.
 // The cost is a cycle at wiring (serve's bot is made from the backend and
-// is its notifier), which lateNotifier breaks.
+// is its notifier), which bot.Late breaks.
 
 // setupRecorder journals that a run goes on with another setup.
 type setupRecorder interface {

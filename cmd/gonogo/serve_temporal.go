@@ -64,7 +64,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 	if e.getenv(artifacts.EnvArtifacts) == "" {
 		log.Warn("GONOGO_ARTIFACTS is not set: artifacts are read from and edits kept in this machine's data directory, which serve replicas and workers on other machines cannot see; set it to a shared dir: folder or an s3:// bucket", "dir", artifacts.Default(f.data))
 	}
-	members := &lateNotifier{}
+	members := &bot.Late{}
 	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data, func(c *temporalbackend.Config) {
 		c.SlackQueue = temporalbackend.SlackQueue
 		c.Members = members.Member
@@ -80,7 +80,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 	if err != nil {
 		return fail(e, "serve", err)
 	}
-	members.b.Store(sb)
+	members.Set(sb)
 	w := worker.New(c, temporalbackend.SlackQueue, worker.Options{})
 	temporalbackend.RegisterSlack(w, sb)
 	temporalbackend.RegisterInbox(w, sb.CarryOut)

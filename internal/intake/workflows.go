@@ -264,3 +264,20 @@ func yamlString(s string) string {
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// Args reads a workflow's --arg NAME=VALUE flags; a malformed or
+// repeated one is refused by its flag.
+func Args(list []string) (map[string]string, error) {
+	args := map[string]string{}
+	for _, a := range list {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--arg %q: expected NAME=VALUE", a)
+		}
+		if _, dup := args[k]; dup {
+			return nil, fmt.Errorf("--arg %s given twice", k)
+		}
+		args[k] = v
+	}
+	return args, nil
+}
