@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/engine"
 	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/health"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
@@ -37,22 +36,12 @@ import (
 // writes people's edits to, the artifact store GONOGO_ARTIFACTS names, the
 // workers' (unset: <data>/artifacts, which serves one machine only).
 
-// slackRuns is the engine the bot drives on the cluster.
-type slackRuns struct {
-	*temporalbackend.Backend
-	read *temporalbackend.Reader
-}
-
-func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
-	return s.read.List(ctx)
-}
-
-var _ bot.Engine = slackRuns{}
+var _ bot.Engine = temporalbackend.SlackRuns{}
 
 // The bot reads a running step's live progress from the cluster (the step
 // activities' heartbeats) as it syncs the run's thread: no notice brings it
 // to the replica that syncs.
-var _ bot.LiveProgress = slackRuns{}
+var _ bot.LiveProgress = temporalbackend.SlackRuns{}
 
 // serveOnTemporal is gonogo serve on the cluster tc names; bcfg is the
 // bot's configuration, checked.
@@ -75,7 +64,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 	defer c.Close()
 	bcfg.ScheduledSyncs = true
 	bcfg.Inbox = temporalbackend.NewInbox(c, temporalbackend.InboxConfig{Key: bot.EnvelopeKey})
-	runs := slackRuns{Backend: b, read: temporalbackend.NewReader(b, c, "")}
+	runs := temporalbackend.SlackRuns{Backend: b}
 	sb, err := bot.New(bcfg, runs)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -103,7 +92,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		return nil
 	})
 	if httpAddr != "" {
-		addr, err := health.Serve(gctx, g, httpAddr, health.Handler(sb, runs.read))
+		addr, err := health.Serve(gctx, g, httpAddr, health.Handler(sb, temporalbackend.NewReader(b, c, "")))
 		if err != nil {
 			return fail(e, "serve", err)
 		}

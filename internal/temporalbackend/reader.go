@@ -42,6 +42,14 @@ func NewReader(b *Backend, c client.Client, at string) *Reader {
 	return &Reader{b: b, c: c, at: at}
 }
 
+// SlackRuns is the engine the Slack bot drives on the cluster: Backend,
+// with List reading the newest runs (listLimit at most), as Reader does.
+type SlackRuns struct{ *Backend }
+
+func (s SlackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
+	return s.Backend.List(ctx, listLimit)
+}
+
 // listLimit is how many of the newest runs gonogo runs lists from a
 // cluster.
 const listLimit = 200
