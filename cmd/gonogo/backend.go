@@ -26,11 +26,6 @@ import (
 // The cost is a cycle at wiring (serve's bot is made from the backend and
 // is its notifier), which bot.Late breaks.
 
-// setupRecorder journals that a run goes on with another setup.
-type setupRecorder interface {
-	ChangeSetup(ctx context.Context, id engine.RunID, to engine.Setup, actor string) (*engine.Run, error)
-}
-
 // backend is the engine as gonogo run, resume and demo drive it: they
 // start a run or pick one up, record the setup it goes on with, follow it
 // at the terminal, and take other processes' decisions through the local
@@ -38,7 +33,7 @@ type setupRecorder interface {
 type backend interface {
 	terminal.Backend
 	localapi.Decisions
-	setupRecorder
+	terminal.SetupRecorder
 	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)
 	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
 }

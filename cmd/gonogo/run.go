@@ -259,10 +259,10 @@ func resumeHere(ctx context.Context, e env, cfg config, f *runFlags, id engine.R
 // when it changed), in the mode asked for, unpaused when a person paused
 // it.
 func restart(ctx context.Context, e env, svc backend, d *terminal.Driver, r *engine.Run, setup *engine.Setup, f *runFlags) (*engine.Run, error) {
-	if err := recordSetup(ctx, e, svc, r, setup, actor(e)); err != nil {
+	if err := terminal.RecordSetup(ctx, e.stdout, svc, r, setup, actor(e)); err != nil {
 		return nil, err
 	}
-	mode := resumeMode(e, r, f)
+	mode := terminal.ResumeMode(e.stderr, r, f.Auto, f.ForceAuto)
 	d.Interrupted(r)
 	r, err := svc.Resume(ctx, r.ID, mode)
 	if err == nil && r.PausedByPerson() {
@@ -360,38 +360,4 @@ func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catal
 		return cfg.loadSkills(setup.Skills[0])
 	}
 	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.SkillSources("").Agents})
-}
-
-// recordSetup journals how the run goes on when it differs from what was
-// recorded, and says so.
-func recordSetup(ctx context.Context, e env, svc setupRecorder, r *engine.Run, setup *engine.Setup, who string) error {
-	if setup == nil {
-		return nil
-	}
-	changes := engine.DiffSetup(r.Setup, setup)
-	if len(changes) == 0 {
-		return nil
-	}
-	if _, err := svc.ChangeSetup(ctx, r.ID, *setup, who); err != nil {
-		return err
-	}
-	for _, c := range changes {
-		fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", who, c)
-	}
-	return nil
-}
-
-// resumeMode is the mode resume --auto or --force-auto asks for; "" keeps
-// the run's.
-func resumeMode(e env, r *engine.Run, f *runFlags) engine.Mode {
-	if !f.Auto && !f.ForceAuto {
-		return ""
-	}
-	p := r.Plan
-	p.Flags.Auto, p.Flags.ForceAuto = true, f.ForceAuto
-	mode, warn := engine.ResolveMode(p)
-	if warn != "" {
-		fmt.Fprintf(e.stderr, "warning: %s\n", warn)
-	}
-	return mode
 }

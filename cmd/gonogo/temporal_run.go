@@ -104,7 +104,7 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc se
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	if !r.Finished() {
 		fmt.Fprint(e.stderr, b.NoWorkerNote(ctx, tc.Addr, tc.Namespace, id))
-		r, err = b.Resume(ctx, id, resumeMode(e, r, f))
+		r, err = b.Resume(ctx, id, terminal.ResumeMode(e.stderr, r, f.Auto, f.ForceAuto))
 		if err == nil && r.PausedByPerson() {
 			r, err = b.Unpause(ctx, id, actor(e), pausedMode(f))
 		}
