@@ -115,19 +115,11 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 // a dry run and whether gonogo demo started it. A run that is not there
 // is nil, left for resume to report.
 func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
-	db, err := datadir.Open(ctx, data)
+	r, err := datadir.Peek(ctx, data, id)
 	if h, ok := errors.AsType[*datadir.HeldError](err); ok {
 		return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", h.Holder, data, id, terminal.DataFlag(data), engine.ErrLocked)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	r, err := db.Load(ctx, id)
-	if err != nil {
-		return nil, nil
-	}
-	return r, nil
+	return r, err
 }
 
 // resumeSetup works out how a resumed run is carried out: as recorded when

@@ -281,3 +281,17 @@ func Args(list []string) (map[string]string, error) {
 	}
 	return args, nil
 }
+
+// SaveChain saves chain as workflow name (see ChainWorkflow, Save) when it
+// would run: pre-flight with cat and pol passes (its skills are installed
+// and allowed), else its refusal comes back. It returns the path written.
+func (d Dir) SaveChain(name string, chain engine.ChainExpr, cat engine.Catalog, pol engine.Policy, replace bool) (string, error) {
+	if _, err := engine.PreflightChain(chain, cat, pol); err != nil {
+		return "", err
+	}
+	src, err := ChainWorkflow(name, chain)
+	if err != nil {
+		return "", err
+	}
+	return d.Save(name, src, replace)
+}
