@@ -85,7 +85,7 @@ func doctorConfig(ctx context.Context, e env, cfg config, f *runFlags) doctor.Co
 		WorkflowsDir: cfg.WorkflowsDir,
 		DataDir:      f.data,
 		CheckDataDir: datadir.Check,
-		ReapAgents:   func(dir string) { reapAgents(dir, slog.Default()) },
+		ReapAgents:   func(dir string) { datadir.ReapAgents(dir, slog.Default()) },
 		Temporal:     doctorTemporal(ctx, e),
 	}
 }

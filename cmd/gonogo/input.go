@@ -129,10 +129,3 @@ func runInstead(ctx context.Context, e env, f *runFlags) string {
 	}
 	return fmt.Sprintf("%s is a run in %s: did you mean gonogo resume %s%s (or gonogo show %s%s)?", arg, data, arg, terminal.DataFlag(data), arg, terminal.DataFlag(data))
 }
-
-// refusal returns err as a refusal, if it is one.
-func refusal(err error) (*engine.Refusal, bool) {
-	var r *engine.Refusal
-	ok := errors.As(err, &r)
-	return r, ok
-}

@@ -35,7 +35,7 @@ func dryRunner(f *runFlags) {
 // fail prints an error and returns its exit code: 1 for a refusal, 2 for
 // anything else.
 func fail(e env, cmd string, err error) int {
-	if r, ok := refusal(err); ok {
+	if r, ok := errors.AsType[*engine.Refusal](err); ok {
 		fmt.Fprintf(e.stderr, "gonogo %s: REFUSED (%s): %s\nNothing was run.\n", cmd, r.Reason, r.Error())
 		return terminal.ExitRefused
 	}
@@ -64,7 +64,7 @@ end of input leaves the run waiting for gonogo resume.
 func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 	e = printableOut(e)
 	in, err := loadInput(e, f, cfg)
-	if ref, ok := refusal(err); ok {
+	if ref, ok := errors.AsType[*engine.Refusal](err); ok {
 		terminal.PrintRefusal(e.stderr, in.kind, ref)
 		return terminal.ExitRefused
 	}

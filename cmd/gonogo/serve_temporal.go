@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 
-	"go.temporal.io/sdk/worker"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gonogo/gonogo/bot"
@@ -70,9 +68,6 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		return fail(e, "serve", err)
 	}
 	members.Set(sb)
-	w := worker.New(c, temporalbackend.SlackQueue, worker.Options{})
-	temporalbackend.RegisterSlack(w, sb)
-	temporalbackend.RegisterInbox(w, sb.CarryOut)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return sb.Run(gctx) })
@@ -84,12 +79,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		case <-gctx.Done():
 			return nil
 		}
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("poll task queue %s: %w", temporalbackend.SlackQueue, err)
-		}
-		<-gctx.Done()
-		w.Stop()
-		return nil
+		return temporalbackend.PollSlack(gctx, c, sb, sb.CarryOut)
 	})
 	if httpAddr != "" {
 		addr, err := health.Serve(gctx, g, httpAddr, health.Handler(sb, temporalbackend.NewReader(b, c, "")))

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	settings "github.com/gonogo/gonogo/internal/config"
+	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
@@ -63,7 +64,7 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "worker", err)
 	}
 	log := newLogger(e, cfg)
-	reapAgents(f.data, log)
+	datadir.ReapAgents(f.data, log)
 	c, err := dialTemporal(ctx, tc, log)
 	if err != nil {
 		return fail(e, "worker", err)
@@ -89,17 +90,9 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 // the policy, the workflows folder and the artifact store.
 func workerSetup(e env, cfg config, f *runFlags) (workerParts, error) {
 	var parts workerParts
-	rcfg, err := runnerConfig(cfg, f)
+	r, rcfg, err := appRunner(cfg, f)
 	if err != nil {
 		return parts, err
-	}
-	name := runnerName(f)
-	if name == "command" && rcfg.Cmd == "" {
-		return parts, usagef("the command runner needs an executable: set GONOGO_RUNNER_CMD or --runner-cmd")
-	}
-	r, err := runner.New(name, rcfg)
-	if err != nil {
-		return parts, usagef("%v", err)
 	}
 	cat, err := cfg.loadSkills(f.skills)
 	if err != nil {

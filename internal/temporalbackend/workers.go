@@ -1,7 +1,9 @@
 package temporalbackend
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -23,4 +25,19 @@ func StartWorkers(c client.Client, slots int, acts *Activities) (stop func(), er
 		return nil, fmt.Errorf("poll task queue %s: %w", StepQueue, err)
 	}
 	return func() { steps.Stop(); runs.Stop() }, nil
+}
+
+// PollSlack polls SlackQueue on c for a serve replica until ctx ends: the
+// thread syncs s carries out, and the envelopes carry carries out for a
+// replica that kept them and died.
+func PollSlack(ctx context.Context, c client.Client, s SlackSide, carry func(ctx context.Context, payload []byte, received time.Time) error) error {
+	w := worker.New(c, SlackQueue, worker.Options{})
+	RegisterSlack(w, s)
+	RegisterInbox(w, carry)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("poll task queue %s: %w", SlackQueue, err)
+	}
+	<-ctx.Done()
+	w.Stop()
+	return nil
 }
