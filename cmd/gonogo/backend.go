@@ -24,19 +24,7 @@ import (
 // a subscription would have to say what a late subscriber missed; what a
 // front end has not shown yet, it reads back from the run and its journal.
 // The cost is a cycle at wiring (serve's bot is made from the backend and
-// is its notifier), which lateNotifier breaks.
-
-// setupRecorder journals that a run goes on with another setup.
-type setupRecorder interface {
-	ChangeSetup(ctx context.Context, id engine.RunID, to engine.Setup, actor string) (*engine.Run, error)
-}
-
-// runList is what /healthz and /metrics read: the runs in the store, and
-// the active ones whole.
-type runList interface {
-	List(ctx context.Context) ([]engine.RunSummary, error)
-	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
-}
+// is its notifier), which bot.Late breaks.
 
 // backend is the engine as gonogo run, resume and demo drive it: they
 // start a run or pick one up, record the setup it goes on with, follow it
@@ -45,7 +33,7 @@ type runList interface {
 type backend interface {
 	terminal.Backend
 	localapi.Decisions
-	setupRecorder
+	terminal.SetupRecorder
 	Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error)
 	Resume(ctx context.Context, id engine.RunID, mode engine.Mode) (*engine.Run, error)
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
@@ -46,7 +48,7 @@ func cmdCheck(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return terminal.ExitUsage
 	}
 	in, err := loadInput(e, f, cfg)
-	ref, refused := refusal(err)
+	ref, refused := errors.AsType[*engine.Refusal](err)
 	if err != nil && !refused {
 		fmt.Fprintln(e.stderr, "gonogo check:", err)
 		return terminal.ExitUsage

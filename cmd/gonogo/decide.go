@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/cmdline"
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
@@ -18,38 +19,6 @@ import (
 // Exit codes of decide: 0 decided (or already decided with the same
 // key), 1 refused (nothing waiting, not possible now, stale, the key used
 // for another decision), 2 usage or I/O.
-
-// decideRequest is one gonogo decide.
-type decideRequest struct {
-	data     string
-	run      engine.RunID
-	kind     engine.DecisionKind
-	feedback string
-	step     int    // 0: the step waiting for a decision
-	attempt  int    // 0: the step's latest attempt
-	key      string // "": a fresh one
-	actor    string
-}
-
-// parseDecideArgs reads RUN KIND [feedback...] (the flags are read
-// already).
-func parseDecideArgs(req *decideRequest, positional []string) error {
-	if len(positional) < 2 {
-		return usagef("expected a run id and a decision: gonogo decide RUN approve|skip|redo [feedback]|abort [--step N]")
-	}
-	req.run = engine.RunID(positional[0])
-	kind, err := engine.ParseDecisionKind(strings.ToLower(positional[1]))
-	if err != nil || kind == engine.DecideEdit {
-		return usagef("%q is not a decision decide makes; expected approve, skip, redo [feedback] or abort (edit in the terminal or Slack running the step)", positional[1])
-	}
-	req.kind = kind
-	rest := positional[2:]
-	if len(rest) > 0 && kind != engine.DecideRedo {
-		return usagef("%s takes no more words (got %q); only redo takes feedback", kind, strings.Join(rest, " "))
-	}
-	req.feedback = strings.TrimSpace(strings.Join(rest, " "))
-	return nil
-}
 
 // decider is where a decision goes: the gonogo holding the data directory,
 // or the store itself when nobody holds it.
@@ -78,7 +47,7 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 		return nil, false, err
 	}
 	switch rd := rd.(type) {
-	case *clusterReader:
+	case clusterReader:
 		return rd, true, nil
 	case *localapi.Client:
 		return rd, true, nil
@@ -98,36 +67,33 @@ func openDecider(ctx context.Context, e env, data string) (decider, bool, error)
 }
 
 // runDecide carries out one gonogo decide and returns its exit code.
-func runDecide(ctx context.Context, e env, req decideRequest) int {
+func runDecide(ctx context.Context, e env, req terminal.DecideRequest) int {
 	e = printableOut(e) // step titles and feedback are shown, never obeyed
-	dc, held, err := openDecider(ctx, e, req.data)
+	dc, held, err := openDecider(ctx, e, req.Data)
 	if err != nil {
 		return fail(e, "decide", err)
 	}
 	defer dc.Close()
-	r, err := dc.Load(ctx, req.run)
+	r, err := dc.Load(ctx, req.Run)
 	if errors.Is(err, engine.ErrNotFound) {
-		return fail(e, "decide", fmt.Errorf("no run %s %s (see gonogo runs)", req.run, where(dc, req.data)))
+		return fail(e, "decide", fmt.Errorf("no run %s %s (see gonogo runs)", req.Run, where(dc, req.Data)))
 	}
 	if err != nil {
 		return fail(e, "decide", err)
 	}
-	if req.key == "" {
-		req.key = "local:" + terminal.RandomKey()
+	if req.Key == "" {
+		req.Key = "local:" + terminal.RandomKey()
 	} else if code, answered := answerKey(e, r, req); answered {
 		return code
 	}
-	s, err := decisionStep(r, req)
+	s, err := req.StepOf(r)
 	if err != nil {
 		return refuseOrFail(e, err)
 	}
-	if !held && req.kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
-		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, terminal.DataFlag(req.data)))
+	if !held && req.Kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
+		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, terminal.DataFlag(req.Data)))
 	}
-	d := engine.Decision{Kind: req.kind, Step: s.N, Attempt: req.attempt, Feedback: req.feedback, Key: req.key, Actor: req.actor}
-	if d.Attempt == 0 {
-		d.Attempt = terminal.AttemptN(s.Latest())
-	}
+	d := req.Decision(s)
 	after, carried, err := dc.Decide(ctx, r.ID, d)
 	if errors.Is(err, engine.ErrDuplicate) || errors.Is(err, engine.ErrKeyReused) {
 		// Another decide with the key got there first: the run as it
@@ -141,7 +107,7 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	if err != nil {
 		return refuseOrFail(e, err)
 	}
-	v := terminal.Recorded{Run: after, Data: req.data, Holder: holderName(dc, held), Carried: carried}
+	v := terminal.Recorded{Run: after, Data: req.Data, Holder: holderName(dc, held), Carried: carried}
 	v.Decided(e.stdout, d)
 	return terminal.ExitOK
 }
@@ -159,56 +125,24 @@ func holderName(rd runReader, held bool) string {
 // under: already decided (exit 0) when it is the decision asked for,
 // refused (exit 1), naming the recorded one, when the key was used for
 // another. answered is false when r recorded nothing under the key.
-func answerKey(e env, r *engine.Run, req decideRequest) (code int, answered bool) {
-	asked := engine.Decision{Kind: req.kind, Step: req.step, Attempt: req.attempt, Feedback: req.feedback, Key: req.key, Actor: req.actor}
-	rec, err := engine.KeyedBefore(r, asked)
+func answerKey(e env, r *engine.Run, req terminal.DecideRequest) (code int, answered bool) {
+	rec, err := engine.KeyedBefore(r, req.Asked())
 	switch {
 	case err != nil:
 		return refuseOrFail(e, err), true
 	case rec == nil:
 		return 0, false
 	}
-	fmt.Fprintf(e.stdout, "Already decided with key %s on run %s: %s; nothing applied twice.\n", req.key, r.ID, engine.DescribeDecision(*rec))
+	fmt.Fprintf(e.stdout, "Already decided with key %s on run %s: %s; nothing applied twice.\n", req.Key, r.ID, engine.DescribeDecision(*rec))
 	return terminal.ExitOK, true
-}
-
-// errRefused marks what decide refuses under the run's rules (exit 1).
-var errRefused = errors.New("refused")
-
-// decisionStep finds the step the decision is for: the one named, else
-// the one step that waits on people. Whether that step can take the
-// decision now is the engine's to say when it applies it.
-func decisionStep(r *engine.Run, req decideRequest) (*engine.Step, error) {
-	if req.step != 0 {
-		s := r.Step(req.step)
-		if s == nil {
-			return nil, usagef("run %s has no step %d (it has %d)", r.ID, req.step, len(r.Steps))
-		}
-		return s, nil
-	}
-	var s *engine.Step
-	var waiting []string
-	for _, st := range engine.WaitingOn(r) {
-		waiting = append(waiting, fmt.Sprint(st.N))
-		if s == nil {
-			s = st
-		}
-	}
-	switch {
-	case s == nil:
-		return nil, fmt.Errorf("run %s is %s: no step waits for a decision: %w", r.ID, r.State, errRefused)
-	case len(waiting) > 1:
-		return nil, usagef("steps %s of run %s wait for a decision: name one with --step N", strings.Join(waiting, ", "), r.ID)
-	}
-	return s, nil
 }
 
 // refuseOrFail prints err and returns 1 for a refusal under the run's
 // rules, 2 for anything else.
 func refuseOrFail(e env, err error) int {
-	for _, r := range []error{errRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden, engine.ErrDuplicate, engine.ErrKeyReused} {
+	for _, r := range []error{terminal.ErrRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden, engine.ErrDuplicate, engine.ErrKeyReused} {
 		if errors.Is(err, r) {
-			fmt.Fprintf(e.stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+errRefused.Error()))
+			fmt.Fprintf(e.stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+terminal.ErrRefused.Error()))
 			return terminal.ExitRefused
 		}
 	}
@@ -217,7 +151,7 @@ func refuseOrFail(e env, err error) int {
 
 func newDecideCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
-	var req decideRequest
+	var req terminal.DecideRequest
 	c := &cobra.Command{
 		Use:   "decide [flags] RUN approve|skip|redo [feedback...]|abort",
 		Short: "Decide on a run's waiting step, also while another gonogo holds the run",
@@ -239,8 +173,8 @@ waits, the decision is not possible now, the attempt moved on, or the --key was 
 on this run for another decision), 2 usage or I/O error.`,
 		RunE: a.action(f, func(ctx context.Context, e env, cfg config, f *runFlags) int {
 			r := req
-			r.data, r.actor = f.data, actor(e)
-			if err := parseDecideArgs(&r, f.positional); err != nil {
+			r.Data, r.Actor = f.data, actor(e)
+			if err := terminal.ParseDecideArgs(&r, f.positional); err != nil {
 				return fail(e, "decide", err)
 			}
 			return runDecide(ctx, e, r)
@@ -249,9 +183,9 @@ on this run for another decision), 2 usage or I/O error.`,
 	}
 	a.addDataFlag(c, f)
 	fs := c.Flags()
-	fs.Var(numberFlag{&req.step, "step"}, "step", "decide step `N` (default: the step waiting; needed when several wait)")
-	fs.Var(numberFlag{&req.attempt, "attempt"}, "attempt", "the attempt `K` decided on; refused as stale once the step has moved past it")
-	fs.StringVar(&req.key, "key", "", "idempotency `KEY` on this run: a decision retried with the same key is applied once")
+	fs.Var(cmdline.NumberFlag{N: &req.Step, What: "step"}, "step", "decide step `N` (default: the step waiting; needed when several wait)")
+	fs.Var(cmdline.NumberFlag{N: &req.Attempt, What: "attempt"}, "attempt", "the attempt `K` decided on; refused as stale once the step has moved past it")
+	fs.StringVar(&req.Key, "key", "", "idempotency `KEY` on this run: a decision retried with the same key is applied once")
 	for _, n := range []string{"step", "attempt", "key"} {
 		a.completeFlag(c, n, cobra.NoFileCompletions)
 	}

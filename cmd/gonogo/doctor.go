@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/doctor"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
@@ -84,14 +85,14 @@ func doctorConfig(ctx context.Context, e env, cfg config, f *runFlags) doctor.Co
 		WorkflowsDir: cfg.WorkflowsDir,
 		DataDir:      f.data,
 		CheckDataDir: datadir.Check,
-		ReapAgents:   func(dir string) { reapAgents(dir, slog.Default()) },
+		ReapAgents:   func(dir string) { datadir.ReapAgents(dir, slog.Default()) },
 		Temporal:     doctorTemporal(ctx, e),
 	}
 }
 
 // doctorTemporal is the cluster GONOGO_TEMPORAL_ADDR names; nil when unset.
 func doctorTemporal(ctx context.Context, e env) *doctor.TemporalConfig {
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	switch {
 	case err != nil:
 		return &doctor.TemporalConfig{Err: err}

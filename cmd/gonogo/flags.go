@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -190,37 +189,4 @@ func inputs(f *runFlags) []string {
 		out = append(out, "--workflow")
 	}
 	return out
-}
-
-// numberFlag is a flag whose value counts from 1 (a step, an attempt).
-// 0, a negative number or a word is refused as the flag is read (a usage
-// error), never taken as the flag left out.
-type numberFlag struct {
-	n    *int
-	what string // "step", "attempt"
-}
-
-func (v numberFlag) Set(s string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 {
-		return fmt.Errorf("not %s number (1, 2, ...)", article(v.what))
-	}
-	*v.n = n
-	return nil
-}
-
-func (v numberFlag) String() string {
-	if v.n == nil || *v.n == 0 {
-		return ""
-	}
-	return strconv.Itoa(*v.n)
-}
-
-func (v numberFlag) Type() string { return "int" }
-
-func article(noun string) string {
-	if strings.ContainsRune("aeiou", rune(noun[0])) {
-		return "an " + noun
-	}
-	return "a " + noun
 }

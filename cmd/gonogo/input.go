@@ -42,7 +42,7 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 	switch {
 	case f.workflow != "":
 		in.kind = engine.InputWorkflow
-		args, err := workflowArgs(f.args)
+		args, err := intake.Args(f.args)
 		if err != nil {
 			return in, err
 		}
@@ -128,27 +128,4 @@ func runInstead(ctx context.Context, e env, f *runFlags) string {
 		return ""
 	}
 	return fmt.Sprintf("%s is a run in %s: did you mean gonogo resume %s%s (or gonogo show %s%s)?", arg, data, arg, terminal.DataFlag(data), arg, terminal.DataFlag(data))
-}
-
-// workflowArgs reads --arg k=v flags.
-func workflowArgs(list []string) (map[string]string, error) {
-	args := map[string]string{}
-	for _, a := range list {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, usagef("--arg %q: expected NAME=VALUE", a)
-		}
-		if _, dup := args[k]; dup {
-			return nil, usagef("--arg %s given twice", k)
-		}
-		args[k] = v
-	}
-	return args, nil
-}
-
-// refusal returns err as a refusal, if it is one.
-func refusal(err error) (*engine.Refusal, bool) {
-	var r *engine.Refusal
-	ok := errors.As(err, &r)
-	return r, ok
 }

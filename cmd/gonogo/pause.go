@@ -25,8 +25,8 @@ type describer interface{ Describe() string }
 
 // where says where the runs are, for a run that is not there.
 func where(rd runReader, data string) string {
-	if c, ok := rd.(*clusterReader); ok {
-		return c.where()
+	if c, ok := rd.(clusterReader); ok {
+		return c.Where()
 	}
 	return "in " + data
 }

@@ -609,7 +609,7 @@ func TestReadmeEnvironment(t *testing.T) {
 	reads := envReads(t)
 	// The scan must find what the structs declare; reflect reads them as
 	// go-envconfig does.
-	for _, s := range []any{settings.Config{}, settings.Slack{}, temporalConfig{}} {
+	for _, s := range []any{settings.Config{}, settings.Slack{}, settings.Temporal{}} {
 		rt := reflect.TypeOf(s)
 		for i := 0; i < rt.NumField(); i++ {
 			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("env"), ",")

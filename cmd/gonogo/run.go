@@ -35,7 +35,7 @@ func dryRunner(f *runFlags) {
 // fail prints an error and returns its exit code: 1 for a refusal, 2 for
 // anything else.
 func fail(e env, cmd string, err error) int {
-	if r, ok := refusal(err); ok {
+	if r, ok := errors.AsType[*engine.Refusal](err); ok {
 		fmt.Fprintf(e.stderr, "gonogo %s: REFUSED (%s): %s\nNothing was run.\n", cmd, r.Reason, r.Error())
 		return terminal.ExitRefused
 	}
@@ -64,7 +64,7 @@ end of input leaves the run waiting for gonogo resume.
 func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 	e = printableOut(e)
 	in, err := loadInput(e, f, cfg)
-	if ref, ok := refusal(err); ok {
+	if ref, ok := errors.AsType[*engine.Refusal](err); ok {
 		terminal.PrintRefusal(e.stderr, in.kind, ref)
 		return terminal.ExitRefused
 	}
@@ -83,7 +83,7 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 // the command in messages and to other gonogos.
 func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input, cmd string) int {
 	e = printableOut(e)
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -115,19 +115,11 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 // a dry run and whether gonogo demo started it. A run that is not there
 // is nil, left for resume to report.
 func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
-	db, err := datadir.Open(ctx, data)
+	r, err := datadir.Peek(ctx, data, id)
 	if h, ok := errors.AsType[*datadir.HeldError](err); ok {
 		return nil, fmt.Errorf("%s holds %s and carries out its runs; decide from here with gonogo decide %s%s, or stop it first: %w", h.Holder, data, id, terminal.DataFlag(data), engine.ErrLocked)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	r, err := db.Load(ctx, id)
-	if err != nil {
-		return nil, nil
-	}
-	return r, nil
+	return r, err
 }
 
 // resumeSetup works out how a resumed run is carried out: as recorded when
@@ -200,7 +192,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if f.changed != nil && f.changed("thread") {
 		fmt.Fprintln(e.stderr, "note: a run keeps whether it is threaded, as it started; --thread changes nothing on resume")
 	}
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, "resume", err)
 	}
@@ -259,10 +251,10 @@ func resumeHere(ctx context.Context, e env, cfg config, f *runFlags, id engine.R
 // when it changed), in the mode asked for, unpaused when a person paused
 // it.
 func restart(ctx context.Context, e env, svc backend, d *terminal.Driver, r *engine.Run, setup *engine.Setup, f *runFlags) (*engine.Run, error) {
-	if err := recordSetup(ctx, e, svc, r, setup, actor(e)); err != nil {
+	if err := terminal.RecordSetup(ctx, e.stdout, svc, r, setup, actor(e)); err != nil {
 		return nil, err
 	}
-	mode := resumeMode(e, r, f)
+	mode := terminal.ResumeMode(e.stderr, r, f.Auto, f.ForceAuto)
 	d.Interrupted(r)
 	r, err := svc.Resume(ctx, r.ID, mode)
 	if err == nil && r.PausedByPerson() {
@@ -360,38 +352,4 @@ func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catal
 		return cfg.loadSkills(setup.Skills[0])
 	}
 	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.SkillSources("").Agents})
-}
-
-// recordSetup journals how the run goes on when it differs from what was
-// recorded, and says so.
-func recordSetup(ctx context.Context, e env, svc setupRecorder, r *engine.Run, setup *engine.Setup, who string) error {
-	if setup == nil {
-		return nil
-	}
-	changes := engine.DiffSetup(r.Setup, setup)
-	if len(changes) == 0 {
-		return nil
-	}
-	if _, err := svc.ChangeSetup(ctx, r.ID, *setup, who); err != nil {
-		return err
-	}
-	for _, c := range changes {
-		fmt.Fprintf(e.stdout, "Setup changed by %s: %s\n", who, c)
-	}
-	return nil
-}
-
-// resumeMode is the mode resume --auto or --force-auto asks for; "" keeps
-// the run's.
-func resumeMode(e env, r *engine.Run, f *runFlags) engine.Mode {
-	if !f.Auto && !f.ForceAuto {
-		return ""
-	}
-	p := r.Plan
-	p.Flags.Auto, p.Flags.ForceAuto = true, f.ForceAuto
-	mode, warn := engine.ResolveMode(p)
-	if warn != "" {
-		fmt.Fprintf(e.stderr, "warning: %s\n", warn)
-	}
-	return mode
 }

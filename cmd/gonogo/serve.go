@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,27 +22,6 @@ import (
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
-
-// lateNotifier hands the engine's notices to the bot, which is built after
-// the engine it needs, and asks it who a person is.
-type lateNotifier struct{ b atomic.Pointer[bot.Bot] }
-
-func (l *lateNotifier) Notify(n engine.Notice) {
-	if b := l.b.Load(); b != nil {
-		b.Notify(n)
-	}
-}
-
-// Member is the service's engine.Members: the bot says who a Slack person
-// is, and that anyone else (the local API's operator) may decide any run.
-// Before the bot is built no Slack person can act: whoever does is the
-// operator.
-func (l *lateNotifier) Member(ctx context.Context, user string, groups []string) (engine.Member, error) {
-	if b := l.b.Load(); b != nil {
-		return b.Member(ctx, user, groups)
-	}
-	return engine.LocalOperator(ctx, user, groups)
-}
 
 // cmdServe is the Slack bot: the store is opened and recovered first, then
 // the bot connects over Socket Mode and serves until a signal.
@@ -80,7 +57,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "serve", err)
 	}
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, "serve", err)
 	}
@@ -158,7 +135,7 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 	}
 	defer inbox.Close()
 	bcfg.Inbox = inbox
-	notifier := &lateNotifier{}
+	notifier := &bot.Late{}
 	pol := bcfg.Policy
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: bcfg.Catalog, Runner: run, Notifier: notifier,
 		MaxParallel: cfg.MaxParallel, Log: log, Probe: runner.Probe{PassEnv: rcfg.PassEnv}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
@@ -167,7 +144,7 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 	if err != nil {
 		return fail(e, "serve", err)
 	}
-	notifier.b.Store(b)
+	notifier.Set(b)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return svc.Run(gctx) })
@@ -180,7 +157,7 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 		g.Go(func() error { return localapi.Serve(gctx, ln, localapi.NewServer(db, svc, log, "serve", version())) })
 	}
 	if sc.HTTPAddr != "" {
-		addr, err := serveHTTP(gctx, g, sc.HTTPAddr, httpHandler(b, svc))
+		addr, err := health.Serve(gctx, g, sc.HTTPAddr, health.Handler(b, svc))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
@@ -192,6 +169,3 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 	}
 	return terminal.ExitOK
 }
-
-// httpHandler serves /healthz and /metrics (see health.Handler).
-func httpHandler(b *bot.Bot, svc runList) http.Handler { return health.Handler(b, svc) }

@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"time"
 
-	"go.temporal.io/sdk/worker"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gonogo/gonogo/bot"
-	"github.com/gonogo/gonogo/engine"
+	settings "github.com/gonogo/gonogo/internal/config"
+	"github.com/gonogo/gonogo/internal/health"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/storage/artifacts"
@@ -39,34 +34,24 @@ import (
 // writes people's edits to, the artifact store GONOGO_ARTIFACTS names, the
 // workers' (unset: <data>/artifacts, which serves one machine only).
 
-// slackRuns is the engine the bot drives on the cluster.
-type slackRuns struct {
-	*temporalbackend.Backend
-	read *clusterReader
-}
-
-func (s slackRuns) List(ctx context.Context) ([]engine.RunSummary, error) {
-	return s.read.List(ctx)
-}
-
-var _ bot.Engine = slackRuns{}
+var _ bot.Engine = temporalbackend.SlackRuns{}
 
 // The bot reads a running step's live progress from the cluster (the step
 // activities' heartbeats) as it syncs the run's thread: no notice brings it
 // to the replica that syncs.
-var _ bot.LiveProgress = slackRuns{}
+var _ bot.LiveProgress = temporalbackend.SlackRuns{}
 
 // serveOnTemporal is gonogo serve on the cluster tc names; bcfg is the
 // bot's configuration, checked.
-func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, bcfg bot.Config, httpAddr, skills string) int {
+func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, bcfg bot.Config, httpAddr, skills string) int {
 	log := bcfg.Log
 	if err := agentFlagsOnTemporal(f, "serve", "dry-run", "runner", "runner-cmd"); err != nil {
 		return fail(e, "serve", err)
 	}
 	if e.getenv(artifacts.EnvArtifacts) == "" {
-		log.Warn("GONOGO_ARTIFACTS is not set: artifacts are read from and edits kept in this machine's data directory, which serve replicas and workers on other machines cannot see; set it to a shared dir: folder or an s3:// bucket", "dir", defaultArtifacts(f.data))
+		log.Warn("GONOGO_ARTIFACTS is not set: artifacts are read from and edits kept in this machine's data directory, which serve replicas and workers on other machines cannot see; set it to a shared dir: folder or an s3:// bucket", "dir", artifacts.Default(f.data))
 	}
-	members := &lateNotifier{}
+	members := &bot.Late{}
 	b, c, err := temporalBackend(ctx, e, cfg, tc, f.data, func(c *temporalbackend.Config) {
 		c.SlackQueue = temporalbackend.SlackQueue
 		c.Members = members.Member
@@ -77,15 +62,12 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 	defer c.Close()
 	bcfg.ScheduledSyncs = true
 	bcfg.Inbox = temporalbackend.NewInbox(c, temporalbackend.InboxConfig{Key: bot.EnvelopeKey})
-	runs := slackRuns{Backend: b, read: &clusterReader{b: b, c: c}}
+	runs := temporalbackend.SlackRuns{Backend: b}
 	sb, err := bot.New(bcfg, runs)
 	if err != nil {
 		return fail(e, "serve", err)
 	}
-	members.b.Store(sb)
-	w := worker.New(c, temporalbackend.SlackQueue, worker.Options{})
-	temporalbackend.RegisterSlack(w, sb)
-	temporalbackend.RegisterInbox(w, sb.CarryOut)
+	members.Set(sb)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return sb.Run(gctx) })
@@ -97,15 +79,10 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 		case <-gctx.Done():
 			return nil
 		}
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("poll task queue %s: %w", temporalbackend.SlackQueue, err)
-		}
-		<-gctx.Done()
-		w.Stop()
-		return nil
+		return temporalbackend.PollSlack(gctx, c, sb, sb.CarryOut)
 	})
 	if httpAddr != "" {
-		addr, err := serveHTTP(gctx, g, httpAddr, httpHandler(sb, runs.read))
+		addr, err := health.Serve(gctx, g, httpAddr, health.Handler(sb, temporalbackend.NewReader(b, c, "")))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
@@ -138,27 +115,4 @@ func agentFlagsOnTemporal(f *runFlags, cmd string, names ...string) error {
 		return usagef("--%s: on Temporal, %s runs no agent; steps run on gonogo worker, so %s", name, cmd, fix)
 	}
 	return nil
-}
-
-// serveHTTP serves h on addr until ctx ends, in g, and returns the
-// address it listens on (addr may ask for any free port).
-func serveHTTP(ctx context.Context, g *errgroup.Group, addr string, h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("GONOGO_HTTP_ADDR: %w", err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	})
-	return ln.Addr().String(), nil
 }

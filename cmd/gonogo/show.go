@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/cmdline"
 	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/terminal"
@@ -71,8 +72,8 @@ attempt, or another usage or I/O error.`,
 	}
 	a.addJSONFlag(c, f)
 	a.addDataFlag(c, f)
-	c.Flags().Var(numberFlag{&art.step, "step"}, "artifact", "print step `N`'s artifact, byte for byte")
-	c.Flags().Var(numberFlag{&art.attempt, "attempt"}, "attempt", "with --artifact: attempt `K`'s artifact instead of the current one")
+	c.Flags().Var(cmdline.NumberFlag{N: &art.step, What: "step"}, "artifact", "print step `N`'s artifact, byte for byte")
+	c.Flags().Var(cmdline.NumberFlag{N: &art.attempt, What: "attempt"}, "attempt", "with --artifact: attempt `K`'s artifact instead of the current one")
 	a.completeFlag(c, "artifact", cobra.NoFileCompletions)
 	a.completeFlag(c, "attempt", cobra.NoFileCompletions)
 	return c

@@ -9,8 +9,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gonogo/gonogo/engine"
+	settings "github.com/gonogo/gonogo/internal/config"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
+	"github.com/gonogo/gonogo/storage"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
@@ -27,12 +29,8 @@ const followEvery = 250 * time.Millisecond
 // terminal drives, with the artifact store GONOGO_ARTIFACTS names (the
 // workers' store: the terminal reads artifacts from it and writes edits to
 // it), and the client, which the caller closes.
-func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, data string, tune ...func(*temporalbackend.Config)) (*temporalbackend.Backend, client.Client, error) {
-	spec := e.getenv(artifacts.EnvArtifacts)
-	if spec == "" {
-		spec = defaultArtifacts(data)
-	}
-	store, err := artifacts.Open(spec, e.getenv)
+func temporalBackend(ctx context.Context, e env, cfg config, tc settings.Temporal, data string, tune ...func(*temporalbackend.Config)) (*temporalbackend.Backend, client.Client, error) {
+	store, err := artifacts.Open(artifacts.Spec(e.getenv, data), e.getenv)
 	if err != nil {
 		return nil, nil, usagef("configuration: %v", err)
 	}
@@ -48,24 +46,9 @@ func temporalBackend(ctx context.Context, e env, cfg config, tc temporalConfig, 
 	return temporalbackend.New(bc), c, nil
 }
 
-// localNotices hands a followed run's notices on once the run's artifact
-// files stand, under this machine's data directory, as the notice's run
-// says (runCopies): the terminal then shows where they are, as on bbolt.
-type localNotices struct {
-	n     engine.Notifier
-	files func(*engine.Run)
-}
-
-func (l localNotices) Notify(no engine.Notice) {
-	if no.Run != nil && no.Progress == nil && no.Err == nil {
-		l.files(no.Run)
-	}
-	l.n.Notify(no)
-}
-
 // startOnTemporal is gonogo run on the cluster tc names: the run is
 // started there and followed from this terminal.
-func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, in input) int {
+func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, in input) int {
 	agentFlags := []string{"runner-cmd"}
 	if f.runner != "dry-run" { // --runner dry-run asks for a dry run, as --dry-run does
 		agentFlags = append(agentFlags, "runner")
@@ -86,22 +69,9 @@ func startOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc tem
 		return fail(e, "run", err)
 	}
 	fmt.Fprintf(e.stderr, "Started on Temporal at %s (namespace %s); its steps run on the cluster's gonogo workers.\n", tc.Addr, tc.Namespace)
-	noWorkerNote(ctx, e, b, tc, r.ID)
+	fmt.Fprint(e.stderr, b.NoWorkerNote(ctx, tc.Addr, tc.Namespace, r.ID))
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	return followAndDrive(ctx, e, cfg, f, tc, b, r)
-}
-
-// noWorkerNote says at once when no gonogo worker polls the cluster: the
-// run waits for one, and Ctrl-C leaves it there. A cluster that cannot say
-// is not guessed about.
-func noWorkerNote(ctx context.Context, e env, b *temporalbackend.Backend, tc temporalConfig, id engine.RunID) {
-	flows, steps, err := b.Workers(ctx)
-	if err != nil || flows > 0 && steps > 0 {
-		return
-	}
-	fmt.Fprintf(e.stderr, "No gonogo worker polls Temporal at %s (namespace %s) now: the run waits until one starts.\n"+
-		"Start one with: gonogo worker (with the same GONOGO_TEMPORAL_ADDR and GONOGO_TEMPORAL_NAMESPACE)\n"+
-		"Ctrl-C leaves the run on the cluster; follow it again with: gonogo resume %s\n", tc.Addr, tc.Namespace, id)
 }
 
 // resumeOnTemporal is gonogo resume on the cluster tc names: it follows
@@ -109,7 +79,7 @@ func noWorkerNote(ctx context.Context, e env, b *temporalbackend.Backend, tc tem
 // run a person paused goes on. The run's steps run on the cluster's
 // workers with what they have: the resume flags that choose an agent or
 // skills would not reach them, and are refused.
-func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, id engine.RunID) int {
+func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, id engine.RunID) int {
 	if err := agentFlagsOnTemporal(f, "resume", "runner", "runner-cmd", "skills"); err != nil {
 		return fail(e, "resume", err)
 	}
@@ -133,8 +103,8 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 	}
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
 	if !r.Finished() {
-		noWorkerNote(ctx, e, b, tc, id)
-		r, err = b.Resume(ctx, id, resumeMode(e, r, f))
+		fmt.Fprint(e.stderr, b.NoWorkerNote(ctx, tc.Addr, tc.Namespace, id))
+		r, err = b.Resume(ctx, id, terminal.ResumeMode(e.stderr, r, f.Auto, f.ForceAuto))
 		if err == nil && r.PausedByPerson() {
 			r, err = b.Unpause(ctx, id, actor(e), pausedMode(f))
 		}
@@ -149,45 +119,26 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc te
 // terminal until it ends or waits for a decision nobody gives here. The
 // run's artifact files are written under the data directory as its
 // changes arrive, before the terminal shows them.
-func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc temporalConfig, b *temporalbackend.Backend, r *engine.Run) int {
-	copies, err := openRunCopies(e, f.data, b, tc, r.ID)
-	if err != nil {
+func followAndDrive(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, b *temporalbackend.Backend, r *engine.Run) int {
+	var copies *temporalbackend.RunCopies
+	files, err := storage.OpenRunFiles(f.data, r.ID, fmt.Sprintf("the Temporal cluster at %s, namespace %s", tc.Addr, tc.Namespace))
+	if err == nil {
+		copies = temporalbackend.NewRunCopies(b, files, e.stderr)
+	} else {
+		err = fmt.Errorf("the artifact files of run %s under %s: %w", r.ID, f.data, err)
 		// The run is on the cluster already: it goes on, without its
 		// files here.
 		fmt.Fprintf(e.stderr, "warning: %v; the run's artifacts stay on the cluster: gonogo show %s --artifact N\n", err, r.ID)
 	}
 	defer copies.Close()
-	copies.update(ctx, r)
+	copies.Update(ctx, r)
 	from := r.Clone() // the follower's own: the driver moves r on
 	box := terminal.NewInbox()
-	fctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		notices := localNotices{n: box, files: func(r *engine.Run) { copies.update(fctx, r) }}
-		if err := b.Follow(fctx, from, followEvery, notices); err != nil && fctx.Err() == nil {
-			box.Notify(engine.Notice{Run: from, Err: fmt.Errorf("follow the run on the cluster: %w", err)})
-		}
-	}()
-	defer func() { stop(); <-done }()
+	defer b.FollowWhile(ctx, from, followEvery, copies.Notifier, box)()
 	d := newTerminal(e, b, box, f.data, cfg, true)
 	if r.Finished() {
 		return d.Finish(r)
 	}
 	d.Waiting(ctx, r)
 	return d.Drive(ctx, r)
-}
-
-// withoutFiles drops r's artifact file names, in place, for a reader of a
-// run on the cluster that writes no files on this machine; r may be nil.
-func withoutFiles(r *engine.Run) *engine.Run {
-	if r == nil {
-		return nil
-	}
-	for i := range r.Steps {
-		for j := range r.Steps[i].Attempts {
-			r.Steps[i].Attempts[j].File = ""
-		}
-	}
-	return r
 }

@@ -6,51 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/sethvargo/go-envconfig"
 
 	"github.com/gonogo/gonogo/internal/doctor"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
-
-// GONOGO_TEMPORAL_HEARTBEAT is read by whoever starts a run and reaches
-// the backend's configuration; unset it is 10 s.
-func TestTemporalHeartbeatSetting(t *testing.T) {
-	for _, c := range []struct {
-		value string
-		want  time.Duration
-	}{{"", 10 * time.Second}, {"45s", 45 * time.Second}} {
-		vars := map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1"}
-		if c.value != "" {
-			vars["GONOGO_TEMPORAL_HEARTBEAT"] = c.value
-		}
-		e := env{lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] }}
-		tc, err := loadTemporalConfig(t.Context(), e)
-		if err != nil || tc.Heartbeat != c.want {
-			t.Errorf("GONOGO_TEMPORAL_HEARTBEAT=%q: heartbeat %s, err %v; want %s", c.value, tc.Heartbeat, err, c.want)
-		}
-	}
-}
-
-// GONOGO_TEMPORAL_MAX_STEPS is read by whoever starts a run and reaches
-// the backend's configuration; unset there is no limit.
-func TestTemporalMaxStepsSetting(t *testing.T) {
-	for _, c := range []struct {
-		value string
-		want  int
-	}{{"", 0}, {"8", 8}} {
-		vars := map[string]string{"GONOGO_TEMPORAL_ADDR": "127.0.0.1:1"}
-		if c.value != "" {
-			vars["GONOGO_TEMPORAL_MAX_STEPS"] = c.value
-		}
-		e := env{lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] }}
-		tc, err := loadTemporalConfig(t.Context(), e)
-		if err != nil || tc.MaxSteps != c.want {
-			t.Errorf("GONOGO_TEMPORAL_MAX_STEPS=%q: %d, err %v; want %d", c.value, tc.MaxSteps, err, c.want)
-		}
-	}
-}
 
 // The Temporal commands refuse a missing or broken configuration before
 // they reach any cluster, naming the variable to fix.
@@ -130,23 +89,6 @@ func slackOn(vars map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
-}
-
-func TestDaysSaysWholeDays(t *testing.T) {
-	for d, want := range map[string]string{"720h": "30 days", "24h": "1 day", "36h": "36h0m0s"} {
-		if got := days(mustDuration(t, d)); got != want {
-			t.Errorf("days(%s) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-func mustDuration(t *testing.T, s string) time.Duration {
-	t.Helper()
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // doctor asks the cluster GONOGO_TEMPORAL_ADDR names, and says NOT OK when

@@ -43,10 +43,6 @@ func newLogger(e env, cfg config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: cfg.Level()}))
 }
 
-// reapAgents kills the agents a gonogo that died left running on dataDir
-// (see datadir.ReapAgents).
-func reapAgents(dataDir string, log *slog.Logger) { datadir.ReapAgents(dataDir, log) }
-
 // runnerName is the runner a command uses: --dry-run wins over --runner.
 func runnerName(f *runFlags) string {
 	if f.DryRun {
@@ -115,8 +111,9 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 	return a, nil
 }
 
-// appRunner is the agent runner run, resume and demo carry out steps with:
-// the demo's stand-in, else the one the flags and the environment name.
+// appRunner is the agent runner run, resume, demo and worker carry out
+// steps with: the demo's stand-in, else the one the flags and the
+// environment name.
 func appRunner(cfg config, f *runFlags) (engine.Runner, runner.Config, error) {
 	name := runnerName(f)
 	rcfg, err := runnerConfig(cfg, f)

@@ -7,8 +7,9 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/worker"
 
+	settings "github.com/gonogo/gonogo/internal/config"
+	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
@@ -51,19 +52,19 @@ type workerParts struct {
 }
 
 func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
-	tc, err := loadTemporalConfig(ctx, e)
+	tc, err := settings.LoadTemporal(ctx, e.lookup)
 	if err != nil {
 		return fail(e, "worker", err)
 	}
 	if tc.Addr == "" {
-		return fail(e, "worker", errNoTemporal)
+		return fail(e, "worker", temporalbackend.ErrNoCluster)
 	}
 	parts, err := workerSetup(e, cfg, f)
 	if err != nil {
 		return fail(e, "worker", err)
 	}
 	log := newLogger(e, cfg)
-	reapAgents(f.data, log)
+	datadir.ReapAgents(f.data, log)
 	c, err := dialTemporal(ctx, tc, log)
 	if err != nil {
 		return fail(e, "worker", err)
@@ -73,18 +74,11 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if slots == 0 {
 		slots = runtime.NumCPU()
 	}
-	runs := worker.New(c, temporalbackend.TaskQueue, temporalbackend.WorkflowWorkerOptions())
-	temporalbackend.RegisterWorkflow(runs)
-	steps := worker.New(c, temporalbackend.StepQueue, worker.Options{MaxConcurrentActivityExecutionSize: slots})
-	temporalbackend.RegisterSteps(steps, parts.acts)
-	if err := runs.Start(); err != nil {
-		return fail(e, "worker", fmt.Errorf("poll task queue %s: %w", temporalbackend.TaskQueue, err))
+	stop, err := temporalbackend.StartWorkers(c, slots, parts.acts)
+	if err != nil {
+		return fail(e, "worker", err)
 	}
-	defer runs.Stop()
-	if err := steps.Start(); err != nil {
-		return fail(e, "worker", fmt.Errorf("poll task queue %s: %w", temporalbackend.StepQueue, err))
-	}
-	defer steps.Stop()
+	defer stop()
 	fmt.Fprintf(e.stderr, "gonogo worker: Temporal at %s, namespace %s: runs from task queue %s, steps from %s, %d at a time with the %s runner; artifacts in %s. Stop with Ctrl-C.\n",
 		tc.Addr, tc.Namespace, temporalbackend.TaskQueue, temporalbackend.StepQueue, slots, runnerName(f), parts.store)
 	<-ctx.Done()
@@ -96,17 +90,9 @@ func cmdWorker(ctx context.Context, e env, cfg config, f *runFlags) int {
 // the policy, the workflows folder and the artifact store.
 func workerSetup(e env, cfg config, f *runFlags) (workerParts, error) {
 	var parts workerParts
-	rcfg, err := runnerConfig(cfg, f)
+	r, rcfg, err := appRunner(cfg, f)
 	if err != nil {
 		return parts, err
-	}
-	name := runnerName(f)
-	if name == "command" && rcfg.Cmd == "" {
-		return parts, usagef("the command runner needs an executable: set GONOGO_RUNNER_CMD or --runner-cmd")
-	}
-	r, err := runner.New(name, rcfg)
-	if err != nil {
-		return parts, usagef("%v", err)
 	}
 	cat, err := cfg.loadSkills(f.skills)
 	if err != nil {
@@ -119,10 +105,7 @@ func workerSetup(e env, cfg config, f *runFlags) (workerParts, error) {
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return parts, fmt.Errorf("data directory: %w", err)
 	}
-	parts.store = e.getenv(artifacts.EnvArtifacts)
-	if parts.store == "" {
-		parts.store = defaultArtifacts(f.data)
-	}
+	parts.store = artifacts.Spec(e.getenv, f.data)
 	arts, err := artifacts.Open(parts.store, e.getenv)
 	if err != nil {
 		return parts, usagef("configuration: %v", err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/intake"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/parse"
@@ -85,14 +84,7 @@ func workflowSave(e env, cfg config, f *runFlags, replace bool) int {
 	if err != nil {
 		return fail(e, "workflow save", fmt.Errorf("policy: %w", err))
 	}
-	if _, err := engine.PreflightChain(expr, cat, pol); err != nil {
-		return fail(e, "workflow save", err)
-	}
-	src, err := intake.ChainWorkflow(name, expr)
-	if err != nil {
-		return fail(e, "workflow save", usagef("%v", err))
-	}
-	path, err := intake.Dir(cfg.WorkflowsDir).Save(name, src, replace)
+	path, err := intake.Dir(cfg.WorkflowsDir).SaveChain(name, expr, cat, pol, replace)
 	if errors.Is(err, fs.ErrExist) {
 		return fail(e, "workflow save", usagef("%v; pass --replace to overwrite it", err))
 	}

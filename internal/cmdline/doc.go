@@ -2,7 +2,8 @@
 // of cobra whatever the command: a flag mistake is a usage error that says
 // how to fix it (FlagError: a long flag given one dash, a flag that another
 // command takes), help on an unknown topic is a mistake rather than the
-// overview (HelpCmd), and version prints one line (VersionCmd). Every error
+// overview (HelpCmd), version prints one line (VersionCmd), and a flag
+// that counts from 1 refuses 0 or a word as it is read (NumberFlag). Every error
 // it returns is a usage error: the command prints it and exits 2.
 //
 // It may import cobra and nothing of gonogo's; which commands and flags

@@ -1,5 +1,6 @@
 // Package config owns gonogo's settings: the GONOGO_* environment (Config,
-// read by Load; gonogo serve's own, Slack), checked by Process before
+// read by Load; gonogo serve's own, Slack; the GONOGO_TEMPORAL_* cluster
+// settings, Temporal, read by LoadTemporal), checked by Process before
 // go-envconfig reads it, so that a malformed number, duration or size is
 // refused naming the variable, what it holds and a good value; what the
 // settings make of an agent runner (Config.RunnerConfig; GONOGO_RUNNER_ARGS

@@ -67,3 +67,20 @@ func OpenToRead(data string, wait time.Duration) (*storage.DB, error) {
 	}
 	return db, nil
 }
+
+// Peek reads run id from the store in data, opened to write as Open opens
+// it (a store another gonogo holds is its *HeldError), before a command
+// starts anything; a run that is not there is nil, for the command to
+// report.
+func Peek(ctx context.Context, data string, id engine.RunID) (*engine.Run, error) {
+	db, err := Open(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r, err := db.Load(ctx, id)
+	if err != nil {
+		return nil, nil
+	}
+	return r, nil
+}

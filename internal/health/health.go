@@ -4,7 +4,8 @@
 // Prometheus text with the Go runtime's and the process's.
 //
 // It may import engine and bot (the connection and the metrics are the
-// bot's); the listener and its lifetime are the command's.
+// bot's). Serve listens on the address and shuts the server down when
+// the command's context ends; which address is the command's.
 //
 //	srv := &http.Server{Handler: health.Handler(b, svc)}
 package health
@@ -12,11 +13,15 @@ package health
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
+	"golang.org/x/sync/errgroup"
 )
 
 // Bot is what the handler asks the Slack bot.
@@ -108,4 +113,27 @@ func Check(c bot.ConnState, storeErr error) (int, Status) {
 		return http.StatusServiceUnavailable, h
 	}
 	return http.StatusOK, h
+}
+
+// Serve serves h on addr until ctx ends, in g, and returns the
+// address it listens on (addr may ask for any free port).
+func Serve(ctx context.Context, g *errgroup.Group, addr string, h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("GONOGO_HTTP_ADDR: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	return ln.Addr().String(), nil
 }

@@ -256,3 +256,34 @@ func yamlString(s string) string {
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// Args reads a workflow's --arg NAME=VALUE flags; a malformed or
+// repeated one is refused by its flag.
+func Args(list []string) (map[string]string, error) {
+	args := map[string]string{}
+	for _, a := range list {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--arg %q: expected NAME=VALUE", a)
+		}
+		if _, dup := args[k]; dup {
+			return nil, fmt.Errorf("--arg %s given twice", k)
+		}
+		args[k] = v
+	}
+	return args, nil
+}
+
+// SaveChain saves chain as workflow name (see ChainWorkflow, Save) when it
+// would run: pre-flight with cat and pol passes (its skills are installed
+// and allowed), else its refusal comes back. It returns the path written.
+func (d Dir) SaveChain(name string, chain engine.ChainExpr, cat engine.Catalog, pol engine.Policy, replace bool) (string, error) {
+	if _, err := engine.PreflightChain(chain, cat, pol); err != nil {
+		return "", err
+	}
+	src, err := ChainWorkflow(name, chain)
+	if err != nil {
+		return "", err
+	}
+	return d.Save(name, src, replace)
+}

@@ -133,3 +133,19 @@ func TestDirSaveTwoSavesOfOneNewName(t *testing.T) {
 		}
 	}
 }
+
+// A workflow's --arg flags are NAME=VALUE, each name once.
+func TestArgs(t *testing.T) {
+	got, err := intake.Args([]string{"env=prod", "note=a=b"})
+	if err != nil || len(got) != 2 || got["env"] != "prod" || got["note"] != "a=b" {
+		t.Errorf("Args: %v, %v", got, err)
+	}
+	for in, want := range map[string]string{"novalue": `--arg "novalue": expected NAME=VALUE`, " =x": `--arg " =x": expected NAME=VALUE`} {
+		if _, err := intake.Args([]string{in}); err == nil || err.Error() != want {
+			t.Errorf("Args(%q): %v, want %q", in, err, want)
+		}
+	}
+	if _, err := intake.Args([]string{"a=1", "a=2"}); err == nil || err.Error() != "--arg a given twice" {
+		t.Errorf("twice: %v", err)
+	}
+}

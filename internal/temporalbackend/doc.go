@@ -7,8 +7,10 @@
 // (Activities, their artifacts in an ArtifactStore), the Updates and
 // Queries that decide and read a run, a run's notes and Slack thread
 // syncs, start-key claims, the Slack inbox on Temporal (Inbox), the
-// namespace's readiness and setup (CheckReadiness, Setup), and Backend, the
-// client side front ends call.
+// namespace's readiness and setup (CheckReadiness, Setup), dialing the
+// cluster with its TLS (Dial), and Backend, the client side front ends call,
+// with what the terminal commands read and write through it (Reader,
+// RunCopies: a followed run's files under the data directory).
 //
 // It imports engine and internal/record (its payloads are the bbolt
 // store's own records, never engine structs), the Temporal SDK and API,

@@ -6,8 +6,9 @@
 // the read commands print, for people and as JSON: runs (Runs), show
 // (Show, ArtifactShow), check (Check), skills (SkillList, PrintSkills) and
 // workflow list (PrintWorkflows); the audit trail export writes (Export,
-// whole or not at all: WriteFileAtomic); what decide, pause and resume say
-// they recorded (Recorded); and the sanitiser every line for people goes
+// whole or not at all: WriteFileAtomic); what gonogo decide asks
+// (DecideRequest: its words, the step it is for); what decide, pause and
+// resume say they recorded (Recorded, RecordSetup, ResumeMode); and the sanitiser every line for people goes
 // through (Printable), so that nothing an agent wrote reaches a terminal
 // as a control sequence. The
 // JSON shapes (RunJSON, RunLineJSON, CheckJSON, SkillJSON) are gonogo's
