@@ -121,8 +121,8 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	if err != nil {
 		return refuseOrFail(e, err)
 	}
-	if !held && req.kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
-		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, terminal.DataFlag(req.data)))
+	if err := needsHolder(r, s, req.kind, held, req.data); err != nil {
+		return fail(e, "decide", err)
 	}
 	d := engine.Decision{Kind: req.kind, Step: s.N, Attempt: req.attempt, Feedback: req.feedback, Key: req.key, Actor: req.actor}
 	if d.Attempt == 0 {
@@ -144,6 +144,16 @@ func runDecide(ctx context.Context, e env, req decideRequest) int {
 	v := terminal.Recorded{Run: after, Data: req.data, Holder: holderName(dc, held), Carried: carried}
 	v.Decided(e.stdout, d)
 	return terminal.ExitOK
+}
+
+// needsHolder refuses to approve, in a store no gonogo holds, a step whose
+// output adds steps: that needs the skills and workflows a gonogo resume
+// loads.
+func needsHolder(r *engine.Run, s *engine.Step, kind engine.DecisionKind, held bool, data string) error {
+	if !held && kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
+		return fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, terminal.DataFlag(data))
+	}
+	return nil
 }
 
 // holderName names the gonogo that holds the data directory, for a reader
