@@ -18,11 +18,14 @@ func newWebCmd(a *cli) *cobra.Command {
 	var addr string
 	c := &cobra.Command{
 		Use:   "web [flags]",
-		Short: "Serve the runs as web pages to read in a browser on this machine",
+		Short: "Serve the runs as web pages to read and decide on in a browser on this machine",
 		Long: `Serve the runs of the data directory as web pages: the run list, and each run
 with its steps, decisions, every attempt's artifact (rendered and raw, to
 download), a diff between attempts, and its journal, updated as the run moves.
-It works while another gonogo holds the data directory.
+It works while another gonogo holds the data directory. A waiting step can be
+decided on from its page (approve, skip, redo, abort, edit) and a run paused or
+resumed, as gonogo decide, pause and resume do, recorded as you (GONOGO_ACTOR,
+USER or LOGNAME).
 
 It prints one sign-in link: it works once, for 10 minutes, and starts a session
 of 12 hours in that browser. Sessions are kept in memory: stopping gonogo web

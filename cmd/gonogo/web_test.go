@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -62,6 +63,7 @@ func TestWebBinary(t *testing.T) {
 		!strings.Contains(page, `state-waiting">waiting<`) {
 		t.Errorf("the run's page: %d\n%s", code, page)
 	}
+	approveThroughPage(t, browser, base, id)
 	jar2, _ := cookiejar.New(nil)
 	if code, _ := fetch(&http.Client{Jar: jar2}, link); code != http.StatusUnauthorized {
 		t.Errorf("the link's second use: %d", code)
@@ -102,5 +104,34 @@ func TestWebBinary(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("gonogo web after Ctrl-C: %v\n%s", err, out.String())
+	}
+}
+
+// approveThroughPage sends the approve form of run id's page, as a browser
+// does, and checks the run's page after it: the result line, and the
+// decision recorded as the operator gonogo web runs as.
+func approveThroughPage(t *testing.T, browser *http.Client, base, id string) {
+	t.Helper()
+	res, err := browser.Get(base + "/runs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`(?s)<form method="post" action="(/runs/[^"]+/decide)">(<input type="hidden"[^<]*>){3}<input type="hidden" name="key" value="([^"]+)"><input type="hidden" name="kind" value="approve">`).FindSubmatch(page)
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil || csrf == nil {
+		t.Fatalf("no approve form on the run's page:\n%s", page)
+	}
+	form := url.Values{"csrf": {string(csrf[1])}, "key": {string(m[3])}, "kind": {"approve"}, "step": {"1"}, "attempt": {"1"}}
+	res, err = browser.PostForm(base+string(m[1]), form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(after), "Approved step 1. Recorded: no gonogo holds the data directory, so the run goes on with gonogo resume "+id+".") ||
+		!strings.Contains(string(after), "<b>approve</b> by tester") {
+		t.Fatalf("the run's page after approving: %d\n%s", res.StatusCode, after)
 	}
 }
