@@ -59,18 +59,7 @@ func cmdWeb(ctx context.Context, e env, cfg config, f *runFlags, addr string) in
 	srv := web.New(func(ctx context.Context) (web.Source, error) {
 		return openReader(ctx, quiet, f.data)
 	}, web.Options{
-		Decide: func(ctx context.Context) (web.Decider, error) {
-			dc, held, err := openDecider(ctx, quiet, f.data)
-			if err != nil {
-				return nil, err
-			}
-			p, ok := dc.(decidePauser)
-			if !ok {
-				_ = dc.Close()
-				return nil, fmt.Errorf("no way to decide on a run in %s", f.data)
-			}
-			return webDecider{decidePauser: p, held: held, data: f.data}, nil
-		},
+		Decide:  webDeciders(quiet, f.data),
 		Actor:   actor(e),
 		MaxEdit: int64(cfg.MaxArtifact),
 	})
@@ -84,6 +73,22 @@ func cmdWeb(ctx context.Context, e env, cfg config, f *runFlags, addr string) in
 		return fail(e, "web", err)
 	}
 	return terminal.ExitOK
+}
+
+// webDeciders opens, for each of the page's forms, what gonogo decide opens.
+func webDeciders(e env, data string) web.OpenDecider {
+	return func(ctx context.Context) (web.Decider, error) {
+		dc, held, err := openDecider(ctx, e, data)
+		if err != nil {
+			return nil, err
+		}
+		p, ok := dc.(decidePauser)
+		if !ok {
+			_ = dc.Close()
+			return nil, fmt.Errorf("no way to decide on a run in %s", data)
+		}
+		return webDecider{decidePauser: p, held: held, data: data}, nil
+	}
 }
 
 // decidePauser is what openDecider returns for every place a run can be

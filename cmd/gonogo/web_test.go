@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -14,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
@@ -133,5 +137,36 @@ func approveThroughPage(t *testing.T, browser *http.Client, base, id string) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(after), "Approved step 1. Recorded: no gonogo holds the data directory, so the run goes on with gonogo resume "+id+".") ||
 		!strings.Contains(string(after), "<b>approve</b> by tester") {
 		t.Fatalf("the run's page after approving: %d\n%s", res.StatusCode, after)
+	}
+}
+
+// An edit from the page, in a data directory no gonogo holds, is recorded
+// in the store byte for byte, as the operator, for gonogo resume to go on
+// from.
+func TestWebEditRecordedInTheStore(t *testing.T) {
+	id, vars := waitingRun(t, "deliver-prd -- saved searches")
+	vars["USER"] = "tester"
+	e := env{stdout: io.Discard, stderr: io.Discard, lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] }}
+	dc, err := webDeciders(e, vars["GONOGO_DATA_DIR"])(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("# Edited\n\n" + strings.Repeat("A reviewer's line.\n", 1200))
+	d := engine.Decision{Kind: engine.DecideEdit, Step: 1, Attempt: 1, Key: "web:k", Actor: actor(e)}
+	r, carried, err := dc.Decide(t.Context(), engine.RunID(id), d, body)
+	if cerr := dc.Close(); err != nil || cerr != nil {
+		t.Fatalf("edit: %v; close: %v", err, cerr)
+	}
+	if carried || r.Step(1).Decisions[0].Actor != "tester" {
+		t.Errorf("edit carried %v, decided by %+v", carried, r.Step(1).Decisions)
+	}
+	rd, err := openReader(t.Context(), e, vars["GONOGO_DATA_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	got, err := rd.Artifact(t.Context(), engine.RunID(id), 1, 1)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Errorf("the stored edit: %d bytes (%v), want the %d sent", len(got), err, len(body))
 	}
 }

@@ -30,9 +30,10 @@ type sessions struct {
 // session is one signed-in browser: when it ends, the token its forms
 // carry (CSRF) and the one-line result of its last form, shown once.
 type session struct {
-	exp  time.Time
-	csrf string
-	said string
+	exp     time.Time
+	csrf    string
+	said    string
+	saidFor string // the run said is about
 }
 
 func newSessions(now func() time.Time) *sessions {
@@ -124,15 +125,20 @@ func (s *sessions) checkCSRF(r *http.Request) bool {
 	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// say keeps the one-line result of a form for the session's next page.
-func (s *sessions) say(r *http.Request, line string) {
-	s.with(r, func(ss *session) { ss.said = line })
+// say keeps the one-line result of a form on run for the session's next
+// page of that run.
+func (s *sessions) say(r *http.Request, run, line string) {
+	s.with(r, func(ss *session) { ss.said, ss.saidFor = line, run })
 }
 
-// said is the result kept by say, once.
-func (s *sessions) said(r *http.Request) string {
+// said is the result say kept for run, once.
+func (s *sessions) said(r *http.Request, run string) string {
 	var line string
-	s.with(r, func(ss *session) { line, ss.said = ss.said, "" })
+	s.with(r, func(ss *session) {
+		if ss.saidFor == run {
+			line, ss.said, ss.saidFor = ss.said, "", ""
+		}
+	})
 	return line
 }
 

@@ -162,11 +162,16 @@ func (s *Server) withDecider(ctx context.Context, do func(context.Context, Decid
 // answer sends the browser back to the run's page, where line shows once;
 // an error that is no refusal is answered as the readers' are.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, id engine.RunID, line string, err error) {
-	if err != nil {
-		s.fail(w, err)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		http.NotFound(w, r)
+		return
+	case err != nil:
+		s.log.Error("web form", "run", id, "err", err)
+		http.Error(w, "Nothing was decided: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.auth.say(r, line)
+	s.auth.say(r, string(id), line)
 	http.Redirect(w, r, "/runs/"+string(id), http.StatusSeeOther)
 }
 

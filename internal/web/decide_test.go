@@ -177,7 +177,9 @@ func TestFormWithoutItsTokenIsForbidden(t *testing.T) {
 	if otherForm.Get("csrf") == form.Get("csrf") {
 		t.Fatal("two sessions share a token")
 	}
-	for name, tok := range map[string]string{"missing": "", "wrong": "x" + form.Get("csrf")[1:], "another session's": otherForm.Get("csrf")} {
+	wrong := []byte(form.Get("csrf"))
+	wrong[0] ^= 1 // still base64url, another token
+	for name, tok := range map[string]string{"missing": "", "wrong": string(wrong), "another session's": otherForm.Get("csrf")} {
 		v := url.Values{}
 		for k := range form {
 			v.Set(k, form.Get(k))
@@ -340,4 +342,20 @@ func TestPauseThenResume(t *testing.T) {
 	}
 	again := f.send(c, action, form)
 	mustContain(t, "resume sent twice", again.body, "Nothing changed: run "+string(f.id)+": not paused")
+}
+
+// Without a Decider the pages are read-only: no form, and a post is not
+// a route.
+func TestReadOnlyPagesOfferNoForms(t *testing.T) {
+	f := newFixture(t)
+	c := f.client()
+	page := get(t, c, f.ts.URL+"/runs/"+string(f.id)).body
+	mustLack(t, "a read-only run page", page, "<form", "Approve")
+	res := post(t, noFollow(c), f.ts.URL+"/runs/"+string(f.id)+"/decide", url.Values{"kind": {"approve"}})
+	if res.code != http.StatusNotFound {
+		t.Errorf("a decision posted to read-only pages: %d %s", res.code, res.body)
+	}
+	if d := f.load().Step(1).Decisions; len(d) != 0 {
+		t.Errorf("read-only pages decided: %+v", d)
+	}
 }

@@ -95,7 +95,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		v := runPage(ctx, rd, run, journal)
-		v.Said = s.auth.said(r)
+		v.Said = s.auth.said(r, string(id))
 		if s.decider != nil {
 			if err := offerForms(&v, s.auth.csrf(r)); err != nil {
 				return err
