@@ -90,8 +90,8 @@ func runDecide(ctx context.Context, e env, req terminal.DecideRequest) int {
 	if err != nil {
 		return refuseOrFail(e, err)
 	}
-	if !held && req.Kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
-		return fail(e, "decide", fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, terminal.DataFlag(req.Data)))
+	if err := terminal.NeedsHolder(r, s, req.Kind, held, req.Data); err != nil {
+		return fail(e, "decide", err)
 	}
 	d := req.Decision(s)
 	after, carried, err := dc.Decide(ctx, r.ID, d)

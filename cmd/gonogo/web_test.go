@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -13,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/hangguard"
 )
 
@@ -62,6 +67,7 @@ func TestWebBinary(t *testing.T) {
 		!strings.Contains(page, `state-waiting">waiting<`) {
 		t.Errorf("the run's page: %d\n%s", code, page)
 	}
+	approveThroughPage(t, browser, base, id)
 	jar2, _ := cookiejar.New(nil)
 	if code, _ := fetch(&http.Client{Jar: jar2}, link); code != http.StatusUnauthorized {
 		t.Errorf("the link's second use: %d", code)
@@ -102,5 +108,65 @@ func TestWebBinary(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("gonogo web after Ctrl-C: %v\n%s", err, out.String())
+	}
+}
+
+// approveThroughPage sends the approve form of run id's page, as a browser
+// does, and checks the run's page after it: the result line, and the
+// decision recorded as the operator gonogo web runs as.
+func approveThroughPage(t *testing.T, browser *http.Client, base, id string) {
+	t.Helper()
+	res, err := browser.Get(base + "/runs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`(?s)<form method="post" action="(/runs/[^"]+/decide)">(<input type="hidden"[^<]*>){3}<input type="hidden" name="key" value="([^"]+)"><input type="hidden" name="kind" value="approve">`).FindSubmatch(page)
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil || csrf == nil {
+		t.Fatalf("no approve form on the run's page:\n%s", page)
+	}
+	form := url.Values{"csrf": {string(csrf[1])}, "key": {string(m[3])}, "kind": {"approve"}, "step": {"1"}, "attempt": {"1"}}
+	res, err = browser.PostForm(base+string(m[1]), form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(after), "Approved step 1. Recorded: no gonogo holds the data directory, so the run goes on with gonogo resume "+id+".") ||
+		!strings.Contains(string(after), "<b>approve</b> by tester") {
+		t.Fatalf("the run's page after approving: %d\n%s", res.StatusCode, after)
+	}
+}
+
+// An edit from the page, in a data directory no gonogo holds, is recorded
+// in the store byte for byte, as the operator, for gonogo resume to go on
+// from.
+func TestWebEditRecordedInTheStore(t *testing.T) {
+	id, vars := waitingRun(t, "deliver-prd -- saved searches")
+	vars["USER"] = "tester"
+	e := env{stdout: io.Discard, stderr: io.Discard, lookup: envconfig.MapLookuper(vars), getenv: func(k string) string { return vars[k] }}
+	dc, err := webDeciders(e, vars["GONOGO_DATA_DIR"])(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("# Edited\n\n" + strings.Repeat("A reviewer's line.\n", 1200))
+	d := engine.Decision{Kind: engine.DecideEdit, Step: 1, Attempt: 1, Key: "web:k", Actor: actor(e)}
+	r, carried, err := dc.Decide(t.Context(), engine.RunID(id), d, body)
+	if cerr := dc.Close(); err != nil || cerr != nil {
+		t.Fatalf("edit: %v; close: %v", err, cerr)
+	}
+	if carried || r.Step(1).Decisions[0].Actor != "tester" {
+		t.Errorf("edit carried %v, decided by %+v", carried, r.Step(1).Decisions)
+	}
+	rd, err := openReader(t.Context(), e, vars["GONOGO_DATA_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	got, err := rd.Artifact(t.Context(), engine.RunID(id), 1, 1)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Errorf("the stored edit: %d bytes (%v), want the %d sent", len(got), err, len(body))
 	}
 }

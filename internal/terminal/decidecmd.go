@@ -86,3 +86,13 @@ func (req DecideRequest) Decision(s *engine.Step) engine.Decision {
 	}
 	return d
 }
+
+// NeedsHolder refuses to approve, in a store no gonogo holds, a step whose
+// output adds steps: that needs the skills and workflows a gonogo resume
+// loads. gonogo decide and the run's web page both ask it.
+func NeedsHolder(r *engine.Run, s *engine.Step, kind engine.DecisionKind, held bool, data string) error {
+	if !held && kind == engine.DecideApprove && (s.Rules.Route || s.Rules.Decompose != "") {
+		return fmt.Errorf("approving step %d adds steps to the run from its output, which needs its skills and workflows: approve it in gonogo resume %s%s", s.N, r.ID, DataFlag(data))
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
 	"sync"
@@ -23,11 +24,20 @@ type sessions struct {
 	now    func() time.Time
 	mu     sync.Mutex
 	tokens map[string]time.Time
-	live   map[string]time.Time
+	live   map[string]*session
+}
+
+// session is one signed-in browser: when it ends, the token its forms
+// carry (CSRF) and the one-line result of its last form, shown once.
+type session struct {
+	exp     time.Time
+	csrf    string
+	said    string
+	saidFor string // the run said is about
 }
 
 func newSessions(now func() time.Time) *sessions {
-	return &sessions{now: now, tokens: map[string]time.Time{}, live: map[string]time.Time{}}
+	return &sessions{now: now, tokens: map[string]time.Time{}, live: map[string]*session{}}
 }
 
 func secret() (string, error) {
@@ -63,28 +73,73 @@ func (s *sessions) start() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	csrf, err := secret()
+	if err != nil {
+		return "", err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	for k, exp := range s.live { // forget the expired, so the map stays small
-		if !now.Before(exp) {
+	for k, ss := range s.live { // forget the expired, so the map stays small
+		if !now.Before(ss.exp) {
 			delete(s.live, k)
 		}
 	}
-	s.live[id] = now.Add(SessionTTL)
+	s.live[id] = &session{exp: now.Add(SessionTTL), csrf: csrf}
 	return id, nil
 }
 
 // valid reports whether r carries a live session's cookie.
 func (s *sessions) valid(r *http.Request) bool {
+	return s.with(r, func(*session) {})
+}
+
+// with calls f with r's live session under the lock; false when r has
+// none.
+func (s *sessions) with(r *http.Request, f func(*session)) bool {
 	c, err := r.Cookie(cookieName)
 	if err != nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.live[c.Value]
-	return ok && s.now().Before(exp)
+	ss, ok := s.live[c.Value]
+	if !ok || !s.now().Before(ss.exp) {
+		return false
+	}
+	f(ss)
+	return true
+}
+
+// csrf is the token r's session's forms carry.
+func (s *sessions) csrf(r *http.Request) string {
+	var tok string
+	s.with(r, func(ss *session) { tok = ss.csrf })
+	return tok
+}
+
+// checkCSRF reports whether the form of r carries its session's token.
+func (s *sessions) checkCSRF(r *http.Request) bool {
+	got := r.PostForm.Get("csrf")
+	want := s.csrf(r)
+	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// say keeps the one-line result of a form on run for the session's next
+// page of that run.
+func (s *sessions) say(r *http.Request, run, line string) {
+	s.with(r, func(ss *session) { ss.said, ss.saidFor = line, run })
+}
+
+// said is the result say kept for run, once.
+func (s *sessions) said(r *http.Request, run string) string {
+	var line string
+	s.with(r, func(ss *session) {
+		if ss.saidFor == run {
+			line, ss.said, ss.saidFor = ss.said, "", ""
+		}
+	})
+	return line
 }
 
 // signIn turns a live one-time token into a session and sends the browser

@@ -5,7 +5,10 @@
 // attempts, the journal), their live updates (server-sent events), the
 // one-time sign-in links and the in-memory sessions they start, and the
 // headers every response carries (a Content-Security-Policy of the page's
-// own origin only, nosniff).
+// own origin only, nosniff), and the forms that decide on a waiting step
+// and pause or resume a run. A form is POST with its session's CSRF token
+// and an idempotency key made with the page; it goes through Decider to the
+// engine, whose refusal the page shows as worded, never re-checked here.
 //
 // The pages are server-rendered with html/template; the stylesheet and the
 // few lines of script that follow a run's changes are embedded in the

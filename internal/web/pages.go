@@ -94,7 +94,14 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return s.render(w, http.StatusOK, "run.html", runPage(ctx, rd, run, journal))
+		v := runPage(ctx, rd, run, journal)
+		v.Said = s.auth.said(r, string(id))
+		if s.decider != nil {
+			if err := offerForms(&v, s.auth.csrf(r)); err != nil {
+				return err
+			}
+		}
+		return s.render(w, http.StatusOK, "run.html", v)
 	})
 }
 

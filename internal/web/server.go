@@ -35,8 +35,15 @@ type Source interface {
 // between requests (a gonogo run started meanwhile takes its lock).
 type Open func(ctx context.Context) (Source, error)
 
-// Options tune a Server; the zero value is right for gonogo web.
+// Options tune a Server; the zero value serves the pages read-only.
 type Options struct {
+	// Decide opens where the page's decisions, pauses and resumes go;
+	// nil: the pages offer none.
+	Decide OpenDecider
+	// Actor is the person the page's decisions are recorded as.
+	Actor string
+	// MaxEdit caps an edited artifact in bytes; 0 is 1 MiB.
+	MaxEdit int64
 	// PollEvery is how often a page's event stream looks for a change
 	// of its run; 0 is a second.
 	PollEvery time.Duration
@@ -48,12 +55,15 @@ type Options struct {
 
 // Server serves the pages. It is safe for concurrent use.
 type Server struct {
-	open  Open
-	poll  time.Duration
-	log   *slog.Logger
-	auth  *sessions
-	pages *template.Template
-	mux   *http.ServeMux
+	open    Open
+	decider OpenDecider
+	actor   string
+	maxEdit int64
+	poll    time.Duration
+	log     *slog.Logger
+	auth    *sessions
+	pages   *template.Template
+	mux     *http.ServeMux
 }
 
 //go:embed assets
@@ -67,10 +77,13 @@ func New(open Open, opt Options) *Server {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.MaxEdit <= 0 {
+		opt.MaxEdit = 1 << 20
+	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{open: open, poll: opt.PollEvery, log: opt.Log, auth: newSessions(opt.Now)}
+	s := &Server{open: open, decider: opt.Decide, actor: opt.Actor, maxEdit: opt.MaxEdit, poll: opt.PollEvery, log: opt.Log, auth: newSessions(opt.Now)}
 	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -81,6 +94,11 @@ func New(open Open, opt Options) *Server {
 	m.HandleFunc("GET /runs/{id}/events", s.events)
 	m.HandleFunc("GET /runs/{id}/steps/{n}/attempts/{a}/raw", s.raw)
 	m.HandleFunc("GET /runs/{id}/steps/{n}/diff", s.diff)
+	if s.decider != nil {
+		m.HandleFunc("POST /runs/{id}/decide", s.decide)
+		m.HandleFunc("POST /runs/{id}/pause", s.pauseOrResume(true))
+		m.HandleFunc("POST /runs/{id}/resume", s.pauseOrResume(false))
+	}
 	m.HandleFunc("GET /static/style.css", s.static("assets/style.css", "text/css; charset=utf-8"))
 	m.HandleFunc("GET /static/live.js", s.static("assets/live.js", "text/javascript; charset=utf-8"))
 	s.mux = m

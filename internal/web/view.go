@@ -48,6 +48,56 @@ func listPage(ctx context.Context, rd Reader, list []engine.RunSummary) listView
 	return v
 }
 
+// offerForms adds the forms a person may send: each waiting step's
+// decisions (the engine's list of what it takes now), and pause or resume
+// as the run's header in Slack offers them. Whether a form's decision is
+// still possible when it arrives is the engine's to say then.
+func offerForms(v *runView, csrf string) error {
+	r := v.Run
+	key := func() (string, error) {
+		k, err := secret()
+		return "web:" + k, err
+	}
+	var err error
+	switch {
+	case r.Finished():
+	case !r.Paused && r.State == engine.RunRunning:
+		v.Pause = &formKeys{CSRF: csrf}
+		v.Pause.Key, err = key()
+	case r.PausedByPerson():
+		v.Resume = &formKeys{CSRF: csrf}
+		v.Resume.Key, err = key()
+	}
+	if err != nil {
+		return err
+	}
+	for i := range v.Steps {
+		sv := &v.Steps[i]
+		st := r.Step(sv.N)
+		kinds := engine.Allowed(st)
+		if len(kinds) == 0 {
+			continue
+		}
+		o := &offer{Run: r.ID, Step: st.N, CSRF: csrf, Keys: map[string]string{}}
+		if l := st.Latest(); l != nil {
+			o.Attempt = l.N
+		}
+		if o.Attempt == 0 {
+			continue
+		}
+		for _, k := range kinds {
+			if o.Keys[string(k)], err = key(); err != nil {
+				return err
+			}
+		}
+		if n := len(sv.Attempts); n > 0 {
+			o.Current = sv.Attempts[n-1].Raw
+		}
+		sv.Offer = o
+	}
+	return nil
+}
+
 // runView is one run's page.
 type runView struct {
 	Run    *engine.Run
@@ -55,6 +105,27 @@ type runView struct {
 	Detail string // where the run stands, in gonogo show's words
 	Steps  []stepView
 	Events []eventView
+	// Said is the one-line result of the session's last form.
+	Said string
+	// Pause and Resume are the run-wide forms offered, nil when not.
+	Pause, Resume *formKeys
+}
+
+// formKeys are what every form carries: the session's CSRF token and a
+// key made when the page was, so a form sent twice decides once.
+type formKeys struct {
+	CSRF string
+	Key  string
+}
+
+// offer is the decisions a waiting step takes, as forms: one key each.
+type offer struct {
+	Run     engine.RunID
+	Step    int
+	Attempt int
+	CSRF    string
+	Keys    map[string]string
+	Current string // the latest artifact, for the edit form
 }
 
 type stepView struct {
@@ -66,6 +137,7 @@ type stepView struct {
 	// Diff is the last two attempts with an artifact, 0 when there are
 	// not two.
 	DiffA, DiffB int
+	Offer        *offer
 }
 
 type attemptView struct {

@@ -48,9 +48,14 @@ func (c catalog) Agent(name string) (string, error) {
 
 // runner is the agent: step 1's first attempt writes evil, every other
 // attempt a short document naming its skill and attempt.
-type runner struct{}
+type runner struct {
+	hold chan struct{} // non-nil: step 2 runs until it is closed
+}
 
-func (runner) Run(_ context.Context, job engine.Job, _ func(engine.Progress)) engine.Outcome {
+func (rn runner) Run(_ context.Context, job engine.Job, _ func(engine.Progress)) engine.Outcome {
+	if job.Step == 2 && rn.hold != nil {
+		<-rn.hold
+	}
 	if job.Step == 1 && job.Attempt == 1 {
 		return engine.Outcome{Artifact: []byte(evil)}
 	}
@@ -110,6 +115,11 @@ func (held) Close() error { return nil }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, runner{})
+}
+
+func newFixtureWith(t *testing.T, rn runner) *fixture {
+	t.Helper()
 	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +129,7 @@ func newFixture(t *testing.T) *fixture {
 		cat[n] = engine.Skill{Name: n, Instructions: "Instructions of " + n + ".", Path: "skills/" + n + "/SKILL.md"}
 	}
 	f := &fixture{t: t, db: db, notes: &notices{}}
-	f.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: runner{}, Notifier: f.notes, MaxParallel: 1})
+	f.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: rn, Notifier: f.notes, MaxParallel: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.svc.Run(ctx) }()
