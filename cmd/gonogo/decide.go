@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/cmdline"
-	"github.com/gonogo/gonogo/internal/localapi"
+	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
@@ -20,50 +18,12 @@ import (
 // key), 1 refused (nothing waiting, not possible now, stale, the key used
 // for another decision), 2 usage or I/O.
 
-// decider is where a decision goes: the gonogo holding the data directory,
-// or the store itself when nobody holds it.
-type decider interface {
-	runReader
-	// Decide applies d; carried reports whether the run goes on from it
-	// now (else with gonogo resume).
-	Decide(ctx context.Context, id engine.RunID, d engine.Decision) (r *engine.Run, carried bool, err error)
-}
-
-// storeDecider records decisions in a store no gonogo holds: the run goes
-// on from them when it is next resumed.
-type storeDecider struct {
-	storeReader
-	svc localapi.Recorder
-}
-
-func (s storeDecider) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (*engine.Run, bool, error) {
-	r, err := s.svc.Record(ctx, id, d, nil)
-	return r, false, err
-}
-
-func openDecider(ctx context.Context, e env, data string) (decider, bool, error) {
+func openDecider(ctx context.Context, e env, data string) (datadir.Decider, bool, error) {
 	rd, err := openReader(ctx, e, data)
 	if err != nil {
 		return nil, false, err
 	}
-	switch rd := rd.(type) {
-	case clusterReader:
-		return rd, true, nil
-	case *localapi.Client:
-		return rd, true, nil
-	case noStore:
-		return rd, false, nil
-	case storeReader:
-		if rd.ReadOnly() {
-			_ = rd.Close()
-			return nil, false, fmt.Errorf("cannot record anything in %s: you may read this store but not write it (another user's store, or a read-only mount); act as a user who can write it", data)
-		}
-		svc := engine.NewService(engine.ServiceConfig{Store: rd.DB, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Members: engine.LocalOperator})
-		return storeDecider{storeReader: rd, svc: svc}, false, nil
-	}
-	_ = rd.Close()
-	return nil, false, fmt.Errorf("no way to record a decision in %s", data)
+	return datadir.OpenDecider(rd, data)
 }
 
 // runDecide carries out one gonogo decide and returns its exit code.
@@ -76,7 +36,7 @@ func runDecide(ctx context.Context, e env, req terminal.DecideRequest) int {
 	defer dc.Close()
 	r, err := dc.Load(ctx, req.Run)
 	if errors.Is(err, engine.ErrNotFound) {
-		return fail(e, "decide", fmt.Errorf("no run %s %s (see gonogo runs)", req.Run, where(dc, req.Data)))
+		return fail(e, "decide", fmt.Errorf("no run %s %s (see gonogo runs)", req.Run, datadir.Where(dc, req.Data)))
 	}
 	if err != nil {
 		return fail(e, "decide", err)
@@ -107,18 +67,9 @@ func runDecide(ctx context.Context, e env, req terminal.DecideRequest) int {
 	if err != nil {
 		return refuseOrFail(e, err)
 	}
-	v := terminal.Recorded{Run: after, Data: req.Data, Holder: holderName(dc, held), Carried: carried}
+	v := terminal.Recorded{Run: after, Data: req.Data, Holder: datadir.HolderName(dc, held), Carried: carried}
 	v.Decided(e.stdout, d)
 	return terminal.ExitOK
-}
-
-// holderName names the gonogo that holds the data directory, for a reader
-// opened held ("" when not held).
-func holderName(rd runReader, held bool) string {
-	if c, ok := rd.(describer); ok && held {
-		return c.Describe()
-	}
-	return ""
 }
 
 // answerKey answers a decision whose --key run r has recorded a decision

@@ -8,40 +8,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/terminal"
 )
 
-// pauser is where a pause or a resume goes: the gonogo holding the data
-// directory, the store itself when nobody holds it, or the run's workflow
-// on a Temporal cluster.
-type pauser interface {
-	runReader
-	Pause(ctx context.Context, id engine.RunID, actor string) (r *engine.Run, carried bool, err error)
-	Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (r *engine.Run, carried bool, err error)
-}
-
-// describer names who carries out a run in pause's and decide's answers.
-type describer interface{ Describe() string }
-
-// where says where the runs are, for a run that is not there.
-func where(rd runReader, data string) string {
-	if c, ok := rd.(clusterReader); ok {
-		return c.Where()
-	}
-	return "in " + data
-}
-
-func openPauser(ctx context.Context, e env, data string) (pauser, bool, error) {
-	dc, held, err := openDecider(ctx, e, data)
+func openPauser(ctx context.Context, e env, data string) (datadir.Pauser, bool, error) {
+	rd, err := openReader(ctx, e, data)
 	if err != nil {
 		return nil, false, err
 	}
-	p, ok := dc.(pauser)
-	if !ok {
-		_ = dc.Close()
-		return nil, false, fmt.Errorf("no way to pause a run in %s", data)
-	}
-	return p, held, nil
+	return datadir.OpenPauser(rd, data)
 }
 
 func newPauseCmd(a *cli) *cobra.Command {
@@ -81,7 +57,7 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 	r, carried, err := p.Pause(ctx, id, who)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
-		return fail(e, "pause", fmt.Errorf("no run %s %s (see gonogo runs)", id, where(p, data)))
+		return fail(e, "pause", fmt.Errorf("no run %s %s (see gonogo runs)", id, datadir.Where(p, data)))
 	case errors.Is(err, engine.ErrPaused):
 		fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
 		return terminal.ExitOK
@@ -91,7 +67,7 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 	case err != nil:
 		return fail(e, "pause", err)
 	}
-	terminal.Recorded{Run: r, Data: data, Holder: holderName(p, held), Carried: carried}.Paused(e.stdout, who)
+	terminal.Recorded{Run: r, Data: data, Holder: datadir.HolderName(p, held), Carried: carried}.Paused(e.stdout, who)
 	return terminal.ExitOK
 }
 
@@ -119,7 +95,7 @@ func resumeHeld(ctx context.Context, e env, f *runFlags, id engine.RunID, who st
 		}
 		return fail(e, "resume", err), true
 	}
-	terminal.Recorded{Run: r, Data: f.data, Holder: holderName(p, held), Carried: carried}.Resumed(e.stdout, who)
+	terminal.Recorded{Run: r, Data: f.data, Holder: datadir.HolderName(p, held), Carried: carried}.Resumed(e.stdout, who)
 	return terminal.ExitOK, true
 }
 

@@ -12,12 +12,8 @@ import (
 // data directory or on a cluster.
 type runReader = datadir.Reader
 
-// storeReader reads an open store; noStore is a data directory without
-// one.
-type (
-	storeReader = datadir.Store
-	noStore     = datadir.NoStore
-)
+// storeReader reads an open store.
+type storeReader = datadir.Store
 
 // openReader opens the runs for reading: the cluster's when
 // GONOGO_TEMPORAL_ADDR names one, else the data directory's (see
@@ -43,17 +39,4 @@ func notRunning(db runReader, r *engine.Run) []*engine.Step {
 		return nil
 	}
 	return terminal.NotRunning(r)
-}
-
-// Pause records a pause in a store no gonogo holds.
-func (s storeDecider) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {
-	r, err := s.svc.Pause(ctx, id, actor)
-	return r, false, err
-}
-
-// Unpause records a resume in a store no gonogo holds; the run goes on
-// with gonogo resume.
-func (s storeDecider) Unpause(ctx context.Context, id engine.RunID, actor string, m engine.Mode) (*engine.Run, bool, error) {
-	r, err := s.svc.RecordUnpause(ctx, id, actor, m)
-	return r, false, err
 }

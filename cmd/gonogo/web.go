@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/terminal"
 	"github.com/gonogo/gonogo/internal/web"
 )
@@ -78,69 +78,14 @@ func cmdWeb(ctx context.Context, e env, cfg config, f *runFlags, addr string) in
 // webDeciders opens, for each of the page's forms, what gonogo decide opens.
 func webDeciders(e env, data string) web.OpenDecider {
 	return func(ctx context.Context) (web.Decider, error) {
-		dc, held, err := openDecider(ctx, e, data)
+		rd, err := openReader(ctx, e, data)
 		if err != nil {
 			return nil, err
 		}
-		p, ok := dc.(decidePauser)
-		if !ok {
-			_ = dc.Close()
-			return nil, fmt.Errorf("no way to decide on a run in %s", data)
-		}
-		return webDecider{decidePauser: p, held: held, data: data}, nil
-	}
-}
-
-// decidePauser is what openDecider returns for every place a run can be
-// decided on.
-type decidePauser interface {
-	decider
-	pauser
-}
-
-// webDecider takes the page's decisions where gonogo decide, pause and
-// resume take theirs, opened for one request.
-type webDecider struct {
-	decidePauser
-	held bool
-	data string
-}
-
-// Decide applies d as gonogo decide does. An edit, which decide does not
-// make, is recorded in a store no gonogo holds; a gonogo holding it takes
-// edits in its own terminal or Slack.
-func (w webDecider) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, bool, error) {
-	if d.Kind == engine.DecideEdit {
-		sd, ok := w.decidePauser.(storeDecider)
-		if !ok {
-			return nil, false, fmt.Errorf("an edit is not taken from this page while %s carries out the run: edit in the terminal or Slack that runs the step", orHolder(holderName(w.decidePauser, w.held)))
-		}
-		r, err := sd.svc.Record(ctx, id, d, body)
-		return r, false, err
-	}
-	if !w.held && d.Kind == engine.DecideApprove {
-		r, err := w.Load(ctx, id)
+		a, err := datadir.OpenActs(rd, data)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		if s := r.Step(d.Step); s != nil {
-			if err := terminal.NeedsHolder(r, s, d.Kind, w.held, w.data); err != nil {
-				return nil, false, err
-			}
-		}
+		return a, nil
 	}
-	return w.decidePauser.Decide(ctx, id, d)
-}
-
-// Unpause resumes the run in its own mode, as gonogo resume without
-// --checkpointed does.
-func (w webDecider) Unpause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {
-	return w.decidePauser.Unpause(ctx, id, actor, "")
-}
-
-func orHolder(name string) string {
-	if name == "" {
-		return "another gonogo"
-	}
-	return name
 }

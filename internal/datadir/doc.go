@@ -5,12 +5,16 @@
 // gonogo holds it, a *HeldError naming that gonogo) or to read (OpenReader:
 // the store when it is free, read-only when this user may only read it,
 // else through the local API of the gonogo holding it; no store yet is no
-// runs, and nothing is created).
+// runs, and nothing is created). Where a decision, a pause or a resume on
+// the runs read goes (OpenDecider, OpenPauser, OpenActs for the web page):
+// the holder or cluster that reads them, else the store itself.
 //
-// It may import engine, storage, internal/runner (the agent records) and
-// internal/localapi (the holder's API); what is in the store, the
+// It may import engine, storage, internal/runner (the agent records),
+// internal/localapi (the holder's API) and internal/terminal (the rule
+// that an approval adding steps needs a holder); what is in the store, the
 // socket's protocol and the agents' processes are theirs. A cluster's
-// runs (GONOGO_TEMPORAL_ADDR) are read by the command, not here.
+// runs (GONOGO_TEMPORAL_ADDR) are read by the command, not here: a reader
+// that decides itself is taken as it is.
 //
 //	db, err := datadir.Open(ctx, "gonogo-data")
 //	if h, ok := errors.AsType[*datadir.HeldError](err); ok {
