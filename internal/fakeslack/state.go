@@ -493,7 +493,7 @@ func render(first string, raw json.RawMessage) string {
 					top.key, top.expectKey = t, false
 					continue
 				}
-				if top.key == "text" && t != "" {
+				if (top.key == "text" || top.key == "title") && t != "" { // a plan's and a task card's title are strings
 					parts = append(parts, t)
 				}
 			}
