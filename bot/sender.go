@@ -326,7 +326,7 @@ func (s *sender) blockedUntil(key string) time.Time {
 
 // update replaces a message's text and blocks, or returns a *laterError
 // when the update budget has no room for it at its priority now.
-func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []slack.Block, prio updatePriority) error {
+func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []slack.Block, prio updatePriority, extra ...slack.MsgOption) error {
 	msg := channel + "/" + ts
 	admit := func(now time.Time) time.Time {
 		until := s.updates.take(msg, prio, now)
@@ -336,7 +336,8 @@ func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []
 		return until
 	}
 	return s.limited(ctx, "chat.update", "chat.update", admit, func() error {
-		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+		opts := append([]slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}, extra...)
+		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, opts...)
 		return err
 	})
 }
@@ -393,6 +394,34 @@ func (s *sender) upload(ctx context.Context, channel, thread, name string, body 
 			return err
 		})
 	})
+}
+
+// uploadPrivate uploads a file without sharing it anywhere (Slack keeps
+// it private to the app until a message carries it: chat.postMessage's or
+// chat.update's file_ids) and returns its id. Each of the three steps is
+// retried on its own; finishing an upload again shares nothing.
+func (s *sender) uploadPrivate(ctx context.Context, name string, body []byte) (string, error) {
+	var u *slack.GetUploadURLExternalResponse
+	err := s.do(ctx, "files.getUploadURLExternal", func() error {
+		var err error
+		u, err = s.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(body)})
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	err = s.do(ctx, "upload_url", func() error {
+		return s.api.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Content: string(body), Filename: name})
+	})
+	if err != nil {
+		return "", err
+	}
+	err = s.do(ctx, "files.completeUploadExternal", func() error {
+		_, err := s.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+			Files: []slack.FileSummary{{ID: u.FileID, Title: name}}})
+		return err
+	})
+	return u.FileID, err
 }
 
 // sharedIn reports whether a file is shared in a channel.
