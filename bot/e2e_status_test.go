@@ -330,10 +330,19 @@ func waitRoot(t *testing.T, srv *fakeslack.Server) fakeslack.Message {
 }
 
 // A step that ends within its quiet start gets one message, posted as it
-// ends with its result and buttons; until then the thread's loading status
-// says it runs.
+// ends with its result and buttons; until then the thread's agent session
+// says it runs (processing), or, where Slack refuses agent sessions, the
+// thread's loading status does.
 func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
+	t.Run("session", func(t *testing.T) { quickStepPostedOnce(t, true) })
+	t.Run("no session", func(t *testing.T) { quickStepPostedOnce(t, false) })
+}
+
+func quickStepPostedOnce(t *testing.T, sessions bool) {
 	srv := newSlack(t)
+	if !sessions {
+		srv.Fail("agents.sessions.setStatus", 1000, "not_allowed")
+	}
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -341,7 +350,14 @@ func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd -- quiet")
 	root := waitRoot(t, srv)
-	waitStatus(t, srv, root.TS, "is running step 1/1: deliver-prd")
+	if sessions {
+		waitSession(t, srv, root.TS, "processing")
+		if ss := srv.Statuses(channel, root.TS); len(ss) != 0 {
+			t.Errorf("a step in its quiet start has a loading status beside its session: %q", ss[0].Status)
+		}
+	} else {
+		waitStatus(t, srv, root.TS, "is running step 1/1: deliver-prd")
+	}
 	if ms := stepMessages(srv, 1); len(ms) != 0 {
 		t.Errorf("a step in its quiet start has a message: %q", ms[0].Rendered)
 	}
@@ -394,7 +410,7 @@ func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
 	root := waitRoot(t, srv)
-	waitStatus(t, srv, root.TS, "is running step 1/2")
+	waitSession(t, srv, root.TS, "processing")
 	h.stop()
 
 	start(t, srv, dir, &scriptedRunner{}, withQuietStart(time.Hour))

@@ -497,3 +497,28 @@ func (s *sender) setStatus(ctx context.Context, channel, thread, status string, 
 	}
 	return err
 }
+
+// sessionMethod is the Web API method of a thread's agent session.
+const sessionMethod = "agents.sessions.setStatus"
+
+// setSession sets the status of a thread's agent session, creating the
+// session, titled title and started by initiator, if it has none. Like
+// setStatus it is made once, and a 429 is answered with a *laterError.
+func (s *sender) setSession(ctx context.Context, channel, thread, status, title, initiator string) error {
+	if until := s.blockedUntil(sessionMethod); !until.IsZero() {
+		return &laterError{until}
+	}
+	s.metrics.call(sessionMethod)
+	p := slack.AgentSessionSetStatusParameters{Status: status, ChannelID: channel, ThreadTS: thread}
+	if title != "" {
+		p.Title, p.InitiatorUserID = title, initiator
+	}
+	_, err := s.api.SetAgentSessionStatusContext(ctx, p)
+	if wait, _, limited := rateLimit(err); limited {
+		s.metrics.rateLimited(sessionMethod)
+		until := time.Now().Add(max(wait, time.Second))
+		s.block(sessionMethod, until)
+		return &laterError{until}
+	}
+	return err
+}

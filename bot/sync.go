@@ -124,6 +124,7 @@ func (t *threadSync) carryOut(ctx context.Context, views threadViews) (done bool
 			return stop, err
 		}
 	}
+	t.inSession = t.session(ctx)
 	if err := t.status(ctx); err != nil {
 		return false, err
 	}
@@ -148,6 +149,9 @@ type threadSync struct {
 	channel string
 	notes   map[string]string // kept current with every note set
 	later   time.Time         // when to sync again: the earliest update the budget put off, or a status due
+	// inSession says the thread is an agent session, whose status says
+	// that a step runs: the loading status waits for its quiet start.
+	inSession bool
 	// reconcile makes every post and upload first look for the same one
 	// in Slack (found, read once by lookup).
 	reconcile bool

@@ -63,6 +63,11 @@ func (t *threadSync) status(ctx context.Context) error {
 	}
 	now := time.Now()
 	status, loading := ThreadStatus(t.r, t.b.progressOf(t.r.ID), now)
+	if until := quietUntil(t.r, t.b.cfg.QuietStart, now); t.inSession && !until.IsZero() {
+		// The session's own status says the step runs until then.
+		status, loading = "", nil
+		t.syncAt(until)
+	}
 	shown := t.b.statusOf(t.r.ID)
 	showing := shown.showing(now)
 	changed := status != shown.status || !slices.Equal(loading, shown.loading)
@@ -134,6 +139,22 @@ func (t *threadSync) setStatus(ctx context.Context, thread, status string, loadi
 	}
 	t.b.cfg.Log.Debug("Slack refused the thread's loading status; it is set shortened", "run", t.r.ID, "err", err)
 	return short, nil, t.b.send.setStatus(ctx, t.channel, thread, short, nil)
+}
+
+// quietUntil is when the first of a run's running steps will have run
+// quiet; zero when none runs, or one has run that long already.
+func quietUntil(r *engine.Run, quiet time.Duration, now time.Time) time.Time {
+	var until time.Time
+	for _, s := range runningSteps(r) {
+		at := s.Latest().Started.Add(quiet)
+		if !now.Before(at) {
+			return time.Time{}
+		}
+		if until.IsZero() || at.Before(until) {
+			until = at
+		}
+	}
+	return until
 }
 
 // refused reports whether Slack refused a call, for a reason that does

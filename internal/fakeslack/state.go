@@ -173,6 +173,7 @@ type State struct {
 	rateLimited map[string]int
 	groups      map[string][]string
 	statuses    []*ThreadStatus
+	sessions    []*AgentSession
 	refreshes   int
 	held        int // calls a Delay holds right now
 }

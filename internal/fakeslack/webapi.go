@@ -37,6 +37,7 @@ var apiMethods = map[string]apiMethod{
 	"usergroups.users.list":        (*Server).usergroupsUsersList,
 	"users.info":                   (*Server).usersInfo,
 	"assistant.threads.setStatus":  (*Server).assistantThreadsSetStatus,
+	"agents.sessions.setStatus":    (*Server).agentsSessionsSetStatus,
 }
 
 func (s *Server) authTest(*apiRequest, time.Time) reply {
