@@ -108,10 +108,12 @@ func TestSessionStopCancelsTheRunningStep(t *testing.T) {
 
 // A workspace or app without agent sessions refuses the method: gonogo
 // says why once in its log, never calls it again, and the run's thread
-// shows the loading status as before.
+// is as before (here in a workspace that does not stream either: the
+// loading status shows the progress from the step's start).
 func TestSessionRefusedKeepsTheLoadingStatus(t *testing.T) {
 	srv := newSlack(t)
 	srv.Fail("agents.sessions.setStatus", 1000, "not_allowed")
+	srv.Fail("chat.startStream", 1000, "not_allowed")
 	logs := &ldLog{}
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")

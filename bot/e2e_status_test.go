@@ -49,6 +49,7 @@ func showing(srv *fakeslack.Server, thread string) (fakeslack.ThreadStatus, bool
 
 func TestThreadShowsTheRunningStepsProgress(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -104,6 +105,7 @@ func TestThreadShowsTheRunningStepsProgress(t *testing.T) {
 func TestThreadStatusOutlivesSlacksExpiry(t *testing.T) {
 	const expiry, refresh = 3 * time.Second, 250 * time.Millisecond
 	srv := newSlack(t, fakeslack.WithStatusExpiry(expiry))
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -139,6 +141,7 @@ func TestThreadStatusOutlivesSlacksExpiry(t *testing.T) {
 // step's progress, shows again.
 func TestRefusedStatusIsShortenedAndProgressGoesOn(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -171,6 +174,7 @@ func TestRefusedStatusIsShortenedAndProgressGoesOn(t *testing.T) {
 // status; when one ends, the status goes on for the other.
 func TestParallelStepsShareTheThreadsStatus(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	h := start(t, srv, t.TempDir(), runner, withWorkflows(workflows(t, map[string]string{"diamond.yaml": diamondYAML})))
 	holdStories := runner.holdSkill("deliver-user-stories")
@@ -204,6 +208,7 @@ func TestParallelStepsShareTheThreadsStatus(t *testing.T) {
 // to its thread, once, after the end of the run.
 func TestRunEndAttachesItsAuditTrail(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	dir := t.TempDir()
 	h := start(t, srv, dir, &scriptedRunner{})
 
@@ -251,6 +256,7 @@ func TestRunEndAttachesItsAuditTrail(t *testing.T) {
 // attached after the restart: it is noted as due with the end of the run.
 func TestAuditTrailDueSurvivesARestart(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	dir := t.TempDir()
 	h := start(t, srv, dir, &scriptedRunner{})
 
@@ -278,6 +284,7 @@ func TestAuditTrailDueSurvivesARestart(t *testing.T) {
 // GONOGO_SLACK_AUDIT_TRAIL=false (Config.NoAuditTrail) attaches none.
 func TestAuditTrailOff(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.NoAuditTrail = true }))
 
 	slash(t, srv, starter, "chain deliver-prd")
@@ -340,6 +347,7 @@ func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
 
 func quickStepPostedOnce(t *testing.T, sessions bool) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	if !sessions {
 		srv.Fail("agents.sessions.setStatus", 1000, "not_allowed")
 	}
@@ -380,6 +388,7 @@ func quickStepPostedOnce(t *testing.T, sessions bool) {
 // with Cancel, then its checkpoint as an update.
 func TestLongStepIsPostedAfterItsQuietStart(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -402,6 +411,7 @@ func TestLongStepIsPostedAfterItsQuietStart(t *testing.T) {
 // after the restart, with its message.
 func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	dir := t.TempDir()
 	first := &scriptedRunner{}
 	release := first.holdSkill("deliver-prd")
@@ -422,3 +432,7 @@ func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 		t.Errorf("step 1 has %d messages, want 1", len(ms))
 	}
 }
+
+// noStreaming makes Slack refuse to stream, as a workspace without it
+// does: the thread's loading status shows a running step's progress.
+func noStreaming(srv *fakeslack.Server) { srv.Fail("chat.startStream", 1<<20, "not_allowed") }

@@ -522,3 +522,49 @@ func (s *sender) setSession(ctx context.Context, channel, thread, status, title,
 	}
 	return err
 }
+
+// once makes a call that is a courtesy, like setStatus: made once, and a
+// 429 holds the method's next calls, answered with a *laterError.
+func (s *sender) once(method string, fn func() error) error {
+	if until := s.blockedUntil(method); !until.IsZero() {
+		return &laterError{until}
+	}
+	s.metrics.call(method)
+	err := fn()
+	if wait, _, limited := rateLimit(err); limited {
+		s.metrics.rateLimited(method)
+		until := time.Now().Add(max(wait, time.Second))
+		s.block(method, until)
+		return &laterError{until}
+	}
+	return err
+}
+
+// startStream starts a streamed message in a thread, answering user of
+// team, and returns its ts.
+func (s *sender) startStream(ctx context.Context, channel, thread, user, team string, chunks ...slack.StreamChunk) (string, error) {
+	var ts string
+	err := s.once("chat.startStream", func() error {
+		var err error
+		_, ts, err = s.api.StartStreamContext(ctx, channel, slack.MsgOptionTS(thread),
+			slack.MsgOptionRecipientUserID(user), slack.MsgOptionRecipientTeamID(team), slack.MsgOptionChunks(chunks...))
+		return err
+	})
+	return ts, err
+}
+
+// appendStream adds chunks to a streamed message.
+func (s *sender) appendStream(ctx context.Context, channel, ts string, chunks ...slack.StreamChunk) error {
+	return s.once("chat.appendStream", func() error {
+		_, _, err := s.api.AppendStreamContext(ctx, channel, ts, slack.MsgOptionChunks(chunks...))
+		return err
+	})
+}
+
+// stopStream ends a streamed message with its last chunks.
+func (s *sender) stopStream(ctx context.Context, channel, ts string, chunks ...slack.StreamChunk) error {
+	return s.once("chat.stopStream", func() error {
+		_, _, err := s.api.StopStreamContext(ctx, channel, ts, slack.MsgOptionChunks(chunks...))
+		return err
+	})
+}

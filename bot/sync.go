@@ -125,6 +125,7 @@ func (t *threadSync) carryOut(ctx context.Context, views threadViews) (done bool
 		}
 	}
 	t.inSession = t.session(ctx)
+	t.streaming = t.stream(ctx)
 	if err := t.status(ctx); err != nil {
 		return false, err
 	}
@@ -152,6 +153,9 @@ type threadSync struct {
 	// inSession says the thread is an agent session, whose status says
 	// that a step runs: the loading status waits for its quiet start.
 	inSession bool
+	// streaming says every running step's progress is streamed: the
+	// thread needs no loading status.
+	streaming bool
 	// reconcile makes every post and upload first look for the same one
 	// in Slack (found, read once by lookup).
 	reconcile bool
@@ -410,6 +414,7 @@ func (b *Bot) forgetRun(id engine.RunID, channel string, notes map[string]string
 	defer b.mu.Unlock()
 	delete(b.progress, id)
 	delete(b.statuses, id)
+	delete(b.streams, id)
 	for _, ts := range notes {
 		delete(b.rendered, channel+"/"+ts)
 		delete(b.clickReplies, channel+"/"+ts)

@@ -63,6 +63,9 @@ func (t *threadSync) status(ctx context.Context) error {
 	}
 	now := time.Now()
 	status, loading := ThreadStatus(t.r, t.b.progressOf(t.r.ID), now)
+	if t.streaming {
+		status, loading = "", nil
+	}
 	if until := quietUntil(t.r, t.b.cfg.QuietStart, now); t.inSession && !until.IsZero() {
 		// The session's own status says the step runs until then.
 		status, loading = "", nil

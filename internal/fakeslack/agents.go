@@ -125,7 +125,7 @@ func (s *Server) StopSession(channel, thread, user string) (string, error) {
 		return "", fmt.Errorf("fakeslack: the session is %s: Slack shows Stop only while it is processing", a.Status())
 	}
 	a.Stops = append(a.Stops, user)
-	stopped := []string{}
+	stopped := s.stopStreamsLocked(channel, thread, time.Now())
 	inner, _ := toJSON(map[string]any{
 		"type": "agent_session_stopped", "channel": channel, "thread_ts": thread, "user": user,
 		"streaming_message_ts": stopped, "event_ts": s.newTSLocked(),

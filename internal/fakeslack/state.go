@@ -174,6 +174,7 @@ type State struct {
 	groups      map[string][]string
 	statuses    []*ThreadStatus
 	sessions    []*AgentSession
+	streams     []*Stream
 	refreshes   int
 	held        int // calls a Delay holds right now
 }

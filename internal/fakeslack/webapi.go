@@ -38,6 +38,9 @@ var apiMethods = map[string]apiMethod{
 	"users.info":                   (*Server).usersInfo,
 	"assistant.threads.setStatus":  (*Server).assistantThreadsSetStatus,
 	"agents.sessions.setStatus":    (*Server).agentsSessionsSetStatus,
+	"chat.startStream":             (*Server).chatStartStream,
+	"chat.appendStream":            (*Server).chatAppendStream,
+	"chat.stopStream":              (*Server).chatStopStream,
 }
 
 func (s *Server) authTest(*apiRequest, time.Time) reply {
