@@ -64,22 +64,35 @@ func TestStream(t *testing.T) {
 		ss[0].Tasks[0].Status != "complete" || ss[0].StoppedBy != "app" || ss[0].Calls != 3 {
 		t.Fatalf("streams = %+v", ss)
 	}
+}
 
-	// Stop on the session stops the thread's streams that still stream.
+// TestStopStopsTheThreadsStreams: Stop on a session stops the thread's
+// streams that still stream; an append to one is refused.
+func TestStopStopsTheThreadsStreams(t *testing.T) {
+	srv := newServer(t)
+	ctx := testContext(t)
+	api := webClient(srv)
+	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run header", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := []slack.MsgOption{slack.MsgOptionTS(root), slack.MsgOptionRecipientUserID("U1"), slack.MsgOptionRecipientTeamID(fakeslack.TeamID)}
+	task := func(title string) slack.TaskUpdateChunk { return slack.NewTaskUpdateChunk("progress", title) }
 	if _, err := api.SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{Status: "processing", ChannelID: "C1", ThreadTS: root}); err != nil {
 		t.Fatal(err)
 	}
-	_, ts2, err := api.StartStreamContext(ctx, "C1", append(who, slack.MsgOptionChunks(task("1 turn", "in_progress")))...)
+	_, ts2, err := api.StartStreamContext(ctx, "C1", append(who, slack.MsgOptionChunks(task("1 turn")))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := srv.StopSession("C1", root, "U1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := api.AppendStreamContext(ctx, "C1", ts2, slack.MsgOptionChunks(task("2 turns", "in_progress"))); code(err) != "message_not_in_streaming_state" {
+	var se slack.SlackErrorResponse
+	if _, _, err := api.AppendStreamContext(ctx, "C1", ts2, slack.MsgOptionChunks(task("2 turns"))); !errors.As(err, &se) || se.Err != "message_not_in_streaming_state" {
 		t.Errorf("an append to a stream Stop stopped: err = %v", err)
 	}
-	if ss := srv.Streams("C1", root); len(ss) != 2 || ss[1].StoppedBy != "user" {
+	if ss := srv.Streams("C1", root); len(ss) != 1 || ss[0].StoppedBy != "user" {
 		t.Errorf("after Stop: %+v", ss)
 	}
 }
