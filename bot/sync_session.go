@@ -43,8 +43,8 @@ const (
 // maxSessionTitle is Slack's limit on a session's title.
 const maxSessionTitle = 200
 
-// sessionStatus is the status a run's agent session shows, and since when
-// the run has waited on people when it is suspended. "" is no session: a
+// sessionStatus is the status a run's agent session shows and, when it
+// is suspended, since when the run has waited on people at a step's end. "" is no session: a
 // run that awaits Start has not begun.
 func sessionStatus(r *engine.Run, now time.Time) (status string, since time.Time) {
 	switch {
@@ -64,7 +64,9 @@ func sessionStatus(r *engine.Run, now time.Time) (status string, since time.Time
 			since = l.Finished
 		}
 	}
-	if since.IsZero() || since.After(now) {
+	// A person's pause, or an interrupted step, has no wait to outlast:
+	// since stays zero and the session is suspended at once.
+	if since.After(now) {
 		since = now
 	}
 	return sessionSuspended, since
