@@ -372,6 +372,7 @@ func benchmarkSlackCalls(b *testing.B, sc callsScenario) {
 		{"postEphemeral/step", "chat.postEphemeral"},
 		{"upload-calls/step", "upload"},
 		{"status/step", "assistant.threads.setStatus"},
+		{"session/step", "agents.sessions.setStatus"},
 		{"audit-calls/step", "audit"},
 		{"other-calls/step", "other"},
 		{"upload-url/step", "upload_url"},
@@ -633,7 +634,7 @@ func analyseCalls(calls []fakeslack.Call, window, second time.Duration) callStat
 			updates[key] = append(updates[key], c.Time)
 			allUpdates = append(allUpdates, c.Time)
 			st.count[c.Method]++
-		case "chat.postEphemeral", "assistant.threads.setStatus", "response_url":
+		case "chat.postEphemeral", "assistant.threads.setStatus", "agents.sessions.setStatus", "response_url":
 			st.count[c.Method]++
 		case "files.getUploadURLExternal", "upload_url", "files.completeUploadExternal":
 			if c.Method == "upload_url" {

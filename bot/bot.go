@@ -84,12 +84,16 @@ type Bot struct {
 	syncing  map[engine.RunID]*syncState
 	progress map[engine.RunID]map[int]engine.Progress // each running step's latest live progress
 	statuses map[engine.RunID]shownStatus             // the loading status each run's thread shows
-	rendered map[string]string                        // message key -> what was last sent, to skip identical updates
-	seen     *recent                                  // envelope ids already handled
-	groups   map[string]groupCache
-	botUser  string
-	team     string // the workspace the bot is installed in
-	conn     conn   // the state of the connection to Slack, for health checks
+	// sessionsOff is set once the workspace refused agent sessions,
+	// streamsOff once it refused streaming.
+	sessionsOff, streamsOff bool
+	streams                 map[engine.RunID]map[int]liveStream // each running step's stream
+	rendered                map[string]string                   // message key -> what was last sent, to skip identical updates
+	seen                    *recent                             // envelope ids already handled
+	groups                  map[string]groupCache
+	botUser                 string
+	team                    string // the workspace the bot is installed in
+	conn                    conn   // the state of the connection to Slack, for health checks
 	// replyURLs holds the response_url of each person's latest slash
 	// command, by channel: it answers them where the bot cannot post.
 	replyURLs map[string]string

@@ -57,8 +57,8 @@ type Config struct {
 	// QuietStart is how long a step runs before its message is posted:
 	// a step that ends sooner gets one message, posted as it ends with
 	// its result, preview and buttons; one still running then gets its
-	// running message with Cancel. Until then the thread's loading status
-	// says it runs. Most steps of a quick chain cost one post rather than
+	// running message with Cancel, and its progress stream. Until then
+	// the thread's agent session, or its loading status, says it runs. Most steps of a quick chain cost one post rather than
 	// a post and two updates. Zero means the default; a negative value
 	// posts every step's message as it starts.
 	QuietStart time.Duration

@@ -2,10 +2,13 @@ package bot_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/bot"
 	"github.com/gonogo/gonogo/engine"
@@ -258,5 +261,33 @@ func waitAcks(t *testing.T, srv *fakeslack.Server, env string, n int) {
 	})
 	if err != nil {
 		t.Fatalf("envelope %s was not acked %d times: %v", env, n, err)
+	}
+}
+
+// A slash command's acknowledgement is a message Slack shows the person:
+// text, blocks and response_type, nothing Slack's message types refuse
+// (a metadata object without an event_type).
+func TestCommandAckCarriesOnlyAMessage(t *testing.T) {
+	srv := newSlack(t)
+	start(t, srv, t.TempDir(), &scriptedRunner{})
+
+	for _, text := range []string{"help", "chain deliver-prd -- season passes", "chian deliver-prd"} {
+		a := ack(t, srv, srv.SendSlashCommand(slack.SlashCommand{Command: "/gonogo", UserID: "U0ACK", ChannelID: channel,
+			TeamID: fakeslack.TeamID, Text: text}))
+		if len(a.Payload) == 0 {
+			t.Fatalf("%q: acknowledged bare, want the answer in the ack", text)
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(a.Payload, &fields); err != nil {
+			t.Fatalf("%q: ack payload %s: %v", text, a.Payload, err)
+		}
+		for k := range fields {
+			if k != "text" && k != "blocks" && k != "response_type" {
+				t.Errorf("%q: the ack carries %q (%s): want only text, blocks and response_type", text, k, fields[k])
+			}
+		}
+		if string(fields["response_type"]) != `"ephemeral"` {
+			t.Errorf("%q: response_type %s, want ephemeral", text, fields["response_type"])
+		}
 	}
 }

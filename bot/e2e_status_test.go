@@ -49,6 +49,7 @@ func showing(srv *fakeslack.Server, thread string) (fakeslack.ThreadStatus, bool
 
 func TestThreadShowsTheRunningStepsProgress(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -104,6 +105,7 @@ func TestThreadShowsTheRunningStepsProgress(t *testing.T) {
 func TestThreadStatusOutlivesSlacksExpiry(t *testing.T) {
 	const expiry, refresh = 3 * time.Second, 250 * time.Millisecond
 	srv := newSlack(t, fakeslack.WithStatusExpiry(expiry))
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -139,6 +141,7 @@ func TestThreadStatusOutlivesSlacksExpiry(t *testing.T) {
 // step's progress, shows again.
 func TestRefusedStatusIsShortenedAndProgressGoesOn(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -171,6 +174,7 @@ func TestRefusedStatusIsShortenedAndProgressGoesOn(t *testing.T) {
 // status; when one ends, the status goes on for the other.
 func TestParallelStepsShareTheThreadsStatus(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	h := start(t, srv, t.TempDir(), runner, withWorkflows(workflows(t, map[string]string{"diamond.yaml": diamondYAML})))
 	holdStories := runner.holdSkill("deliver-user-stories")
@@ -204,6 +208,7 @@ func TestParallelStepsShareTheThreadsStatus(t *testing.T) {
 // to its thread, once, after the end of the run.
 func TestRunEndAttachesItsAuditTrail(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	dir := t.TempDir()
 	h := start(t, srv, dir, &scriptedRunner{})
 
@@ -251,6 +256,7 @@ func TestRunEndAttachesItsAuditTrail(t *testing.T) {
 // attached after the restart: it is noted as due with the end of the run.
 func TestAuditTrailDueSurvivesARestart(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	dir := t.TempDir()
 	h := start(t, srv, dir, &scriptedRunner{})
 
@@ -278,6 +284,7 @@ func TestAuditTrailDueSurvivesARestart(t *testing.T) {
 // GONOGO_SLACK_AUDIT_TRAIL=false (Config.NoAuditTrail) attaches none.
 func TestAuditTrailOff(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	start(t, srv, t.TempDir(), &scriptedRunner{}, withConfig(func(c *bot.Config) { c.NoAuditTrail = true }))
 
 	slash(t, srv, starter, "chain deliver-prd")
@@ -330,10 +337,20 @@ func waitRoot(t *testing.T, srv *fakeslack.Server) fakeslack.Message {
 }
 
 // A step that ends within its quiet start gets one message, posted as it
-// ends with its result and buttons; until then the thread's loading status
-// says it runs.
+// ends with its result and buttons; until then the thread's agent session
+// says it runs (processing), or, where Slack refuses agent sessions, the
+// thread's loading status does.
 func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
+	t.Run("session", func(t *testing.T) { quickStepPostedOnce(t, true) })
+	t.Run("no session", func(t *testing.T) { quickStepPostedOnce(t, false) })
+}
+
+func quickStepPostedOnce(t *testing.T, sessions bool) {
 	srv := newSlack(t)
+	noStreaming(srv)
+	if !sessions {
+		srv.Fail("agents.sessions.setStatus", 1000, "not_allowed")
+	}
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -341,7 +358,14 @@ func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd -- quiet")
 	root := waitRoot(t, srv)
-	waitStatus(t, srv, root.TS, "is running step 1/1: deliver-prd")
+	if sessions {
+		waitSession(t, srv, root.TS, "processing")
+		if ss := srv.Statuses(channel, root.TS); len(ss) != 0 {
+			t.Errorf("a step in its quiet start has a loading status beside its session: %q", ss[0].Status)
+		}
+	} else {
+		waitStatus(t, srv, root.TS, "is running step 1/1: deliver-prd")
+	}
 	if ms := stepMessages(srv, 1); len(ms) != 0 {
 		t.Errorf("a step in its quiet start has a message: %q", ms[0].Rendered)
 	}
@@ -364,6 +388,7 @@ func TestQuickStepIsPostedOnceAtItsCheckpoint(t *testing.T) {
 // with Cancel, then its checkpoint as an update.
 func TestLongStepIsPostedAfterItsQuietStart(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	runner := &scriptedRunner{}
 	release := runner.holdSkill("deliver-prd")
 	defer release()
@@ -386,6 +411,7 @@ func TestLongStepIsPostedAfterItsQuietStart(t *testing.T) {
 // after the restart, with its message.
 func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 	srv := newSlack(t)
+	noStreaming(srv)
 	dir := t.TempDir()
 	first := &scriptedRunner{}
 	release := first.holdSkill("deliver-prd")
@@ -394,7 +420,7 @@ func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
 	root := waitRoot(t, srv)
-	waitStatus(t, srv, root.TS, "is running step 1/2")
+	waitSession(t, srv, root.TS, "processing")
 	h.stop()
 
 	start(t, srv, dir, &scriptedRunner{}, withQuietStart(time.Hour))
@@ -406,3 +432,7 @@ func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 		t.Errorf("step 1 has %d messages, want 1", len(ms))
 	}
 }
+
+// noStreaming makes Slack refuse to stream, as a workspace without it
+// does: the thread's loading status shows a running step's progress.
+func noStreaming(srv *fakeslack.Server) { srv.Fail("chat.startStream", 1<<20, "not_allowed") }

@@ -231,8 +231,8 @@ func TestDecomposeStepAddsSubStepsShownUnderIt(t *testing.T) {
 		waitStep(t, srv, n, fmt.Sprintf("Step %d of 4: deliver-user-stories", n), title, "Sub-step of step 1 `plan`")
 	}
 	// The header lists the tasks under the step that added them.
-	waitText(t, srv, "gonogo workflow run: split", "✅ 1. deliver-prd (plan)", "\u2003↳ ✅ 2. deliver-user-stories (Fix login)",
-		"\u2003↳ ✅ 3. deliver-user-stories (payments › Fix checkout)", "\u2003↳ ✅ 4. deliver-user-stories (Write the docs)")
+	waitText(t, srv, "gonogo workflow run: split", "1. deliver-prd (plan)", "\u2003↳ 2. deliver-user-stories (Fix login)",
+		"\u2003↳ 3. deliver-user-stories (payments › Fix checkout)", "\u2003↳ 4. deliver-user-stories (Write the docs)")
 	r := h.onlyRun()
 	if len(r.Steps) != 4 || r.State != engine.RunCompleted {
 		t.Fatalf("run has %d steps and is %s, want 4 and completed", len(r.Steps), r.State)

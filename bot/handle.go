@@ -51,8 +51,13 @@ func (b *Bot) handle(ctx context.Context, env envelope) {
 		if !ok {
 			return
 		}
-		if m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent); ok && !env.answered {
-			b.onMention(ctx, m, ev.TeamID)
+		switch d := ev.InnerEvent.Data.(type) {
+		case *slackevents.AppMentionEvent:
+			if !env.answered {
+				b.onMention(ctx, d, ev.TeamID)
+			}
+		case *slackevents.AgentSessionStoppedEvent:
+			b.onSessionStopped(ctx, d, ev.TeamID)
 		}
 	}
 }

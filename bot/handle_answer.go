@@ -99,13 +99,19 @@ func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, 
 }
 
 // commandPayload is the slash command's answer as the payload of its
-// acknowledgement: an ephemeral message.
+// acknowledgement: an ephemeral message, and nothing else. (slack.Msg
+// would also send an empty metadata object, which Slack's message types
+// refuse for its missing event_type.)
 func commandPayload(a *answer) any {
-	msg := slack.Msg{Text: a.text, ResponseType: slack.ResponseTypeEphemeral}
-	if len(a.blocks) > 0 {
-		msg.Blocks = slack.Blocks{BlockSet: a.blocks}
-	}
-	return msg
+	return commandResponse{Text: a.text, ResponseType: slack.ResponseTypeEphemeral, Blocks: a.blocks}
+}
+
+// commandResponse is the message a slash command's acknowledgement
+// carries.
+type commandResponse struct {
+	Text         string        `json:"text"`
+	ResponseType string        `json:"response_type"`
+	Blocks       []slack.Block `json:"blocks,omitempty"`
 }
 
 // maxAckPayload is the largest acknowledgement payload gonogo sends:

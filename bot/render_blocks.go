@@ -91,15 +91,20 @@ func packSections(title string, lines []string, max int, more func(n int) string
 	return out
 }
 
-// fit keeps a message within Slack's block count: when body and tail are
-// too many together, body loses blocks from its end and says how many; the
-// tail (buttons, decisions) always stays.
+// fit keeps a message within Slack's block count (blockCount): when body
+// and tail are too many together, body loses blocks from its end and says
+// how many; the tail (buttons, decisions) always stays.
 func fit(body, tail []slack.Block, max int) []slack.Block {
 	if len(tail) >= max {
 		tail = tail[len(tail)-max+1:]
 	}
-	if len(body)+len(tail) > max {
-		keep := max - len(tail) - 1
+	if blockCount(body)+blockCount(tail) > max {
+		room := max - blockCount(tail) - 1
+		keep, n := 0, 0
+		for keep < len(body) && n+blockCount(body[keep:keep+1]) <= room {
+			n += blockCount(body[keep : keep+1])
+			keep++
+		}
 		dropped := len(body) - keep
 		body = append(body[:keep:keep], contextBlock(fmt.Sprintf("… %d more blocks not shown.", dropped)))
 	}

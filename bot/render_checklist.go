@@ -2,49 +2,11 @@ package bot
 
 import (
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
 )
-
-// checklist is the header's list of steps, each step followed by the
-// steps its output added (indented under it). Past checklistMax steps it
-// counts them all, then shows a window around the first step that is not
-// settled, with the steps before and after it summed up.
-func checklist(r *engine.Run) []string {
-	nodes := tree(r)
-	if len(nodes) <= checklistMax {
-		lines := make([]string, 0, len(nodes))
-		for _, nd := range nodes {
-			lines = append(lines, treeLine(r, nd, false))
-		}
-		return lines
-	}
-	focus := len(nodes) - 1
-	for i, nd := range nodes {
-		if !nd.s.Settled() {
-			focus = i
-			break
-		}
-	}
-	window := checklistMax - 5
-	lo := max(0, focus-5)
-	hi := min(len(nodes), lo+window)
-	lo = max(0, hi-window)
-	lines := []string{fmt.Sprintf("%d steps: %s", len(nodes), countStatuses(nodeSteps(nodes)))}
-	if lo > 0 {
-		lines = append(lines, "… "+nodeSpan(nodes[:lo])+": "+countStatuses(nodeSteps(nodes[:lo])))
-	}
-	for _, nd := range nodes[lo:hi] {
-		lines = append(lines, treeLine(r, nd, false))
-	}
-	if hi < len(nodes) {
-		lines = append(lines, "… "+nodeSpan(nodes[hi:])+": "+countStatuses(nodeSteps(nodes[hi:])))
-	}
-	return lines
-}
 
 // node is a step in the order the thread lists a run's steps: each step
 // followed by the steps its output added (a route step's workflow, a
@@ -105,15 +67,6 @@ func nodeSpan(nodes []node) string {
 	return fmt.Sprintf("steps %d to %d", nodes[0].s.N, nodes[len(nodes)-1].s.N)
 }
 
-// treeLine is stepLine indented under the step that added it.
-func treeLine(r *engine.Run, nd node, withFile bool) string {
-	if nd.depth == 0 {
-		return stepLine(r, nd.s, withFile)
-	}
-	// Em spaces: Slack keeps them where it would fold plain ones.
-	return strings.Repeat("\u2003", min(nd.depth, 5)) + "↳ " + stepLine(r, nd.s, withFile)
-}
-
 var statusOrder = []engine.StepStatus{engine.StepDone, engine.StepSkipped, engine.StepWaiting, engine.StepInterrupted,
 	engine.StepRunning, engine.StepQueued, engine.StepPending, engine.StepAborted}
 
@@ -137,15 +90,6 @@ func countStatuses(steps []engine.Step) string {
 		parts = append(parts, fmt.Sprintf("%d other", other))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// stepLine is one step in the header's checklist or the end table.
-func stepLine(r *engine.Run, s *engine.Step, withFile bool) string {
-	line := fmt.Sprintf("%s %d. %s%s: %s", emojiOrQ(statusEmoji[s.Status]), s.N, mdLine(s.Skill, 80), effortPart(s.Effort), stepState(r, s))
-	if l := s.Latest(); withFile && l != nil && l.File != "" && s.Status != engine.StepSkipped {
-		line += " · `" + mdLine(path.Base(l.File), 150) + "`"
-	}
-	return line
 }
 
 // stepState is what became of a step, in a few words.

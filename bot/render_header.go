@@ -12,8 +12,9 @@ import (
 )
 
 // Header is the run's root message, updated as the run goes: input, mode,
-// domain and confidence, a checklist of the steps with their state, the
-// manual and deferred blocks, cost so far, elapsed time and who started it.
+// domain and confidence, the steps as a plan (stepPlan) with their state
+// and the manual and deferred blocks, cost so far, elapsed time and who
+// started it.
 func Header(r *engine.Run, v View) []slack.Block {
 	if r == nil {
 		return noRun()
@@ -52,10 +53,7 @@ func Header(r *engine.Run, v View) []slack.Block {
 	if args := argsLine(r.Plan.Args); args != "" {
 		body = append(body, contextBlock(args))
 	}
-	body = append(body, packSections("*Steps*", checklist(r), 5, func(n int) string {
-		return fmt.Sprintf("… and %d more lines", n)
-	})...)
-	body = append(body, leftovers(r.Plan)...)
+	body = append(body, stepPlan(r))
 	if w := warnings(r.Plan.Warnings); w != nil {
 		body = append(body, w)
 	}

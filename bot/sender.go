@@ -326,7 +326,7 @@ func (s *sender) blockedUntil(key string) time.Time {
 
 // update replaces a message's text and blocks, or returns a *laterError
 // when the update budget has no room for it at its priority now.
-func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []slack.Block, prio updatePriority) error {
+func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []slack.Block, prio updatePriority, extra ...slack.MsgOption) error {
 	msg := channel + "/" + ts
 	admit := func(now time.Time) time.Time {
 		until := s.updates.take(msg, prio, now)
@@ -336,7 +336,8 @@ func (s *sender) update(ctx context.Context, channel, ts, text string, blocks []
 		return until
 	}
 	return s.limited(ctx, "chat.update", "chat.update", admit, func() error {
-		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+		opts := append([]slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}, extra...)
+		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, opts...)
 		return err
 	})
 }
@@ -393,6 +394,34 @@ func (s *sender) upload(ctx context.Context, channel, thread, name string, body 
 			return err
 		})
 	})
+}
+
+// uploadPrivate uploads a file without sharing it anywhere (Slack keeps
+// it private to the app until a message carries it: chat.postMessage's or
+// chat.update's file_ids) and returns its id. Each of the three steps is
+// retried on its own; finishing an upload again shares nothing.
+func (s *sender) uploadPrivate(ctx context.Context, name string, body []byte) (string, error) {
+	var u *slack.GetUploadURLExternalResponse
+	err := s.do(ctx, "files.getUploadURLExternal", func() error {
+		var err error
+		u, err = s.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(body)})
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	err = s.do(ctx, "upload_url", func() error {
+		return s.api.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Content: string(body), Filename: name})
+	})
+	if err != nil {
+		return "", err
+	}
+	err = s.do(ctx, "files.completeUploadExternal", func() error {
+		_, err := s.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+			Files: []slack.FileSummary{{ID: u.FileID, Title: name}}})
+		return err
+	})
+	return u.FileID, err
 }
 
 // sharedIn reports whether a file is shared in a channel.
@@ -467,4 +496,75 @@ func (s *sender) setStatus(ctx context.Context, channel, thread, status string, 
 		return &laterError{until}
 	}
 	return err
+}
+
+// sessionMethod is the Web API method of a thread's agent session.
+const sessionMethod = "agents.sessions.setStatus"
+
+// setSession sets the status of a thread's agent session, creating the
+// session, titled title and started by initiator, if it has none. Like
+// setStatus it is made once, and a 429 is answered with a *laterError.
+func (s *sender) setSession(ctx context.Context, channel, thread, status, title, initiator string) error {
+	if until := s.blockedUntil(sessionMethod); !until.IsZero() {
+		return &laterError{until}
+	}
+	s.metrics.call(sessionMethod)
+	p := slack.AgentSessionSetStatusParameters{Status: status, ChannelID: channel, ThreadTS: thread}
+	if title != "" {
+		p.Title, p.InitiatorUserID = title, initiator
+	}
+	_, err := s.api.SetAgentSessionStatusContext(ctx, p)
+	if wait, _, limited := rateLimit(err); limited {
+		s.metrics.rateLimited(sessionMethod)
+		until := time.Now().Add(max(wait, time.Second))
+		s.block(sessionMethod, until)
+		return &laterError{until}
+	}
+	return err
+}
+
+// once makes a call that is a courtesy, like setStatus: made once, and a
+// 429 holds the method's next calls, answered with a *laterError.
+func (s *sender) once(method string, fn func() error) error {
+	if until := s.blockedUntil(method); !until.IsZero() {
+		return &laterError{until}
+	}
+	s.metrics.call(method)
+	err := fn()
+	if wait, _, limited := rateLimit(err); limited {
+		s.metrics.rateLimited(method)
+		until := time.Now().Add(max(wait, time.Second))
+		s.block(method, until)
+		return &laterError{until}
+	}
+	return err
+}
+
+// startStream starts a streamed message in a thread, answering user of
+// team, and returns its ts.
+func (s *sender) startStream(ctx context.Context, channel, thread, user, team string, chunks ...slack.StreamChunk) (string, error) {
+	var ts string
+	err := s.once("chat.startStream", func() error {
+		var err error
+		_, ts, err = s.api.StartStreamContext(ctx, channel, slack.MsgOptionTS(thread),
+			slack.MsgOptionRecipientUserID(user), slack.MsgOptionRecipientTeamID(team), slack.MsgOptionChunks(chunks...))
+		return err
+	})
+	return ts, err
+}
+
+// appendStream adds chunks to a streamed message.
+func (s *sender) appendStream(ctx context.Context, channel, ts string, chunks ...slack.StreamChunk) error {
+	return s.once("chat.appendStream", func() error {
+		_, _, err := s.api.AppendStreamContext(ctx, channel, ts, slack.MsgOptionChunks(chunks...))
+		return err
+	})
+}
+
+// stopStream ends a streamed message with its last chunks.
+func (s *sender) stopStream(ctx context.Context, channel, ts string, chunks ...slack.StreamChunk) error {
+	return s.once("chat.stopStream", func() error {
+		_, _, err := s.api.StopStreamContext(ctx, channel, ts, slack.MsgOptionChunks(chunks...))
+		return err
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -48,6 +50,12 @@ func noteFile(n, a int, edited bool) string {
 	}
 	return fmt.Sprintf("file/%d/%d", n, a)
 }
+
+// A file's note is pendingPrefix and its id while it is uploaded and not
+// yet attached to its step's message, then the bare id; "1" is a file an
+// earlier gonogo shared in the thread with a message of its own.
+const pendingPrefix = "pending:"
+
 func noteInterrupted(n, a int) string { return fmt.Sprintf("interrupted/%d/%d", n, a) }
 func noteHalt(n, a int) string        { return fmt.Sprintf("halt/%d/%d", n, a) }
 
@@ -116,6 +124,9 @@ func (t *threadSync) carryOut(ctx context.Context, views threadViews) (done bool
 			return stop, err
 		}
 	}
+	t.inSession = t.session(ctx)
+	t.progress, t.live = t.liveProgress(ctx)
+	t.streaming = t.stream(ctx)
 	if err := t.status(ctx); err != nil {
 		return false, err
 	}
@@ -140,6 +151,17 @@ type threadSync struct {
 	channel string
 	notes   map[string]string // kept current with every note set
 	later   time.Time         // when to sync again: the earliest update the budget put off, or a status due
+	// inSession says the thread is an agent session, whose status says
+	// that a step runs: the loading status waits for its quiet start.
+	inSession bool
+	// streaming says every running step's progress is streamed: the
+	// thread needs no loading status.
+	streaming bool
+	// progress is the live progress of the run's running steps for this
+	// sync, read once (from the engine's replica on a cluster: live), and
+	// shown by the stream and the loading status alike.
+	progress map[int]engine.Progress
+	live     bool
 	// reconcile makes every post and upload first look for the same one
 	// in Slack (found, read once by lookup).
 	reconcile bool
@@ -201,7 +223,9 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 		}
 		return false, t.adopt(ctx, op, ts, thread)
 	}
-	ts, err := t.b.send.post(ctx, t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)))
+	files, fileNotes := t.pendingFiles(op)
+	ts, err := t.b.send.post(ctx, t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)),
+		slack.MsgOptionFileIDs(files))
 	if op.opensThread && unreachable(err) {
 		note := func(k, v string) error { return t.note(ctx, k, v) }
 		return true, t.b.giveUp(ctx, t.r, note, err)
@@ -212,7 +236,38 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 	if thread != "" {
 		t.b.replied(t.r.ID)
 	}
+	if len(fileNotes) > 0 {
+		op.also = maps.Clone(op.also)
+		if op.also == nil {
+			op.also = map[string]string{}
+		}
+		maps.Copy(op.also, fileNotes) // noted with the post, in one write
+	}
 	return false, t.posted(ctx, op, ts, thread)
+}
+
+// pendingFiles are the files op's message is to carry: for a step's own
+// message, its artifacts uploaded and not attached yet. fileNotes are the
+// notes that say they are attached, to set once Slack took the message.
+func (t *threadSync) pendingFiles(op threadOp) (files []string, fileNotes map[string]string) {
+	if !op.attach {
+		return nil, nil
+	}
+	prefix := fmt.Sprintf("file/%d/", op.step)
+	var keys []string
+	for k, v := range t.notes {
+		if strings.HasPrefix(k, prefix) && strings.HasPrefix(v, pendingPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	fileNotes = map[string]string{}
+	for _, k := range keys {
+		id := strings.TrimPrefix(t.notes[k], pendingPrefix)
+		files = append(files, id)
+		fileNotes[k] = id
+	}
+	return files, fileNotes
 }
 
 // posted notes a posted message with the run: its ts and a digest of what
@@ -245,12 +300,16 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 	case gone(err) && op.ifGone == goneRepost:
 		// The message was deleted: post it again, in the run's thread.
 		thread := t.notes[noteThread]
+		files, fileNotes := t.pendingFiles(op)
 		ts, err := t.b.send.post(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks,
-			slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)))
+			slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)), slack.MsgOptionFileIDs(files))
 		if err != nil {
 			return fmt.Errorf("post %s again: %w", op.what, err)
 		}
 		t.b.replied(t.r.ID)
+		if err := t.notePairs(ctx, fileNotes); err != nil {
+			return err
+		}
 		return t.posted(ctx, op, ts, thread)
 	case gone(err) && op.ifGone == goneIgnore:
 		return nil
@@ -263,17 +322,22 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 // updateShown reports whether the message shows op's blocks now.
 func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error) {
 	sum := digest(op.blocks)
-	if t.b.shows(t.channel, op.ts, sum) || t.notes[noteShown(op.ts)] == sum {
-		t.b.remember(t.channel, op.ts, sum)
-		t.b.send.updates.settled(t.channel + "/" + op.ts)
-		return true, nil
+	// Files to attach need a chat.update (file_ids), whatever the message
+	// shows, and a click's response_url cannot carry them.
+	files, fileNotes := t.pendingFiles(op)
+	if len(files) == 0 {
+		if t.b.shows(t.channel, op.ts, sum) || t.notes[noteShown(op.ts)] == sum {
+			t.b.remember(t.channel, op.ts, sum)
+			t.b.send.updates.settled(t.channel + "/" + op.ts)
+			return true, nil
+		}
+		if t.b.replaceViaClick(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks) {
+			t.b.remember(t.channel, op.ts, sum)
+			t.b.send.updates.settled(t.channel + "/" + op.ts)
+			return true, t.note(ctx, noteShown(op.ts), sum)
+		}
 	}
-	if t.b.replaceViaClick(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks) {
-		t.b.remember(t.channel, op.ts, sum)
-		t.b.send.updates.settled(t.channel + "/" + op.ts)
-		return true, t.note(ctx, noteShown(op.ts), sum)
-	}
-	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio)
+	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio, slack.MsgOptionFileIDs(files))
 	var le *laterError
 	if errors.As(err, &le) {
 		t.b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", t.r.ID, "ts", op.ts, "priority", int(op.prio), "until", le.until)
@@ -284,10 +348,12 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 		return false, err
 	}
 	t.b.remember(t.channel, op.ts, sum)
-	return true, t.note(ctx, noteShown(op.ts), sum)
+	set := map[string]string{noteShown(op.ts): sum}
+	maps.Copy(set, fileNotes)
+	return true, t.notePairs(ctx, set)
 }
 
-// upload attaches an attempt's artifact to the thread.
+// upload uploads an attempt's artifact for its step's message to carry.
 func (t *threadSync) upload(ctx context.Context, op threadOp) error {
 	body, err := t.b.eng.Artifact(ctx, t.r.ID, op.step, op.attempt)
 	if err != nil {
@@ -299,11 +365,11 @@ func (t *threadSync) upload(ctx context.Context, op threadOp) error {
 		}
 		return t.note(ctx, op.key, "1")
 	}
-	if err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, body); err != nil {
-		return fmt.Errorf("attach %s: %w", op.file, err)
+	id, err := t.b.send.uploadPrivate(ctx, op.file, body)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", op.file, err)
 	}
-	t.b.replied(t.r.ID)
-	return t.note(ctx, op.key, "1")
+	return t.note(ctx, op.key, pendingPrefix+id)
 }
 
 // attachAudit attaches the run's audit trail to its thread, in Markdown: the
@@ -354,6 +420,7 @@ func (b *Bot) forgetRun(id engine.RunID, channel string, notes map[string]string
 	defer b.mu.Unlock()
 	delete(b.progress, id)
 	delete(b.statuses, id)
+	delete(b.streams, id)
 	for _, ts := range notes {
 		delete(b.rendered, channel+"/"+ts)
 		delete(b.clickReplies, channel+"/"+ts)

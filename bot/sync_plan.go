@@ -66,6 +66,9 @@ type threadOp struct {
 	// also names the audit trail's file.
 	step, attempt int
 	file          string
+	// attach marks step's own message: its post or update carries the
+	// step's artifacts uploaded and not yet attached (pendingFiles).
+	attach bool
 	// at is when a revisit syncs the thread again.
 	at time.Time
 	// what names the message in errors: "step 3", "the run's header".
@@ -110,8 +113,9 @@ func planThread(r *engine.Run, views threadViews, notes map[string]string, opt p
 			continue
 		}
 		sv := views.steps[s.N]
-		ops = append(ops, stepOp(r, s, sv, notes, opt.quietStart))
+		// The artifacts first: the step's message carries them (file_ids).
 		ops = append(ops, uploadOps(s, notes)...)
+		ops = append(ops, stepOp(r, s, sv, notes, opt.quietStart))
 		ops = append(ops, interruptedOps(r, s, sv, notes)...)
 		ops = append(ops, haltOps(r, s, views.run, notes)...)
 		ops = append(ops, deadlineOps(r, s, sv, notes)...)
@@ -185,8 +189,10 @@ func headerOp(r *engine.Run, v View, notes map[string]string) threadOp {
 // decision's; meanwhile the thread's loading status says the step runs.
 func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quiet time.Duration) threadOp {
 	op := threadOp{
-		key:  noteStep(s.N),
-		what: fmt.Sprintf("step %d", s.N),
+		key:    noteStep(s.N),
+		what:   fmt.Sprintf("step %d", s.N),
+		step:   s.N,
+		attach: true,
 	}
 	ts := notes[op.key]
 	if l := s.Latest(); ts == "" && s.Status == engine.StepRunning && l != nil && l.Result == "" &&
@@ -209,8 +215,10 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 	return op
 }
 
-// uploadOps attach each finished attempt's artifact to the thread once,
-// and its edited version once more after an edit.
+// uploadOps upload each finished attempt's artifact once, and its edited
+// version once more after an edit, for the step's own message to carry:
+// the upload is noted as pending (notePendingFile) until a post or an
+// update of that message attached it.
 func uploadOps(s *engine.Step, notes map[string]string) []threadOp {
 	var ops []threadOp
 	for _, a := range s.Attempts {

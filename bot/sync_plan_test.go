@@ -124,11 +124,11 @@ func TestPlanThread(t *testing.T) {
 			want:  []string{"update header 1.1 minor repost", "post step/1"},
 		},
 		{
-			name:  "a step that ends in its quiet start is posted once, at its checkpoint, its artifact attached",
+			name:  "a step that ends in its quiet start is posted once, at its checkpoint, carrying its artifact uploaded just before",
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
 			notes: noted,
 			quiet: time.Hour,
-			want:  []string{"update header 1.1 minor repost", "post step/1", "upload file/1/1 01-deliver-prd.md"},
+			want:  []string{"update header 1.1 minor repost", "upload file/1/1 01-deliver-prd.md", "post step/1"},
 		},
 		{
 			name: "a redo's attempt updates the step's message at once",
@@ -159,11 +159,11 @@ func TestPlanThread(t *testing.T) {
 			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 state repost"},
 		},
 		{
-			name:  "a checkpoint shows its buttons first and attaches the artifact once",
+			name:  "a checkpoint's artifact is uploaded once, for the update that shows its buttons to carry",
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
 			notes: with(map[string]string{noteStep(1): "1.2"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
-				"upload file/1/1 01-deliver-prd.md"},
+			want: []string{"update header 1.1 minor repost", "upload file/1/1 01-deliver-prd.md",
+				"update step/1 1.2 checkpoint repost"},
 		},
 		{
 			// Whoever clicked is looking at the message for it to show.
@@ -197,8 +197,8 @@ func TestPlanThread(t *testing.T) {
 				return s
 			},
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 decision repost",
-				"upload file/1/2/edited 01-deliver-prd.attempt-2.edited.md"},
+			want: []string{"update header 1.1 minor repost", "upload file/1/2/edited 01-deliver-prd.attempt-2.edited.md",
+				"update step/1 1.2 decision repost"},
 		},
 		{
 			name:  "an interrupted step is announced once",

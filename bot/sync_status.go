@@ -62,8 +62,15 @@ func (t *threadSync) status(ctx context.Context) error {
 		return nil
 	}
 	now := time.Now()
-	progress, live := t.progress(ctx)
-	status, loading := ThreadStatus(t.r, progress, now)
+	status, loading := ThreadStatus(t.r, t.progress, now)
+	if t.streaming {
+		status, loading = "", nil
+	}
+	if until := quietUntil(t.r, t.b.cfg.QuietStart, now); t.inSession && !until.IsZero() {
+		// The session's own status says the step runs until then.
+		status, loading = "", nil
+		t.syncAt(until)
+	}
 	shown := t.b.statusOf(t.r.ID)
 	showing := shown.showing(now)
 	changed := status != shown.status || !slices.Equal(loading, shown.loading)
@@ -73,6 +80,9 @@ func (t *threadSync) status(ctx context.Context) error {
 	}
 	switch {
 	case status == "" && !showing:
+		// A streamed step's progress read from the engine is read again
+		// as it would be for the status.
+		t.pollProgress(now, t.live)
 		return nil
 	case now.Before(shown.retry):
 		t.syncAt(shown.retry)
@@ -85,7 +95,7 @@ func (t *threadSync) status(ctx context.Context) error {
 			next = shown.set.Add(interval)
 		}
 		t.syncAt(next)
-		t.pollProgress(now, live)
+		t.pollProgress(now, t.live)
 		return nil
 	}
 	full := status
@@ -118,7 +128,7 @@ func (t *threadSync) status(ctx context.Context) error {
 	}
 	t.b.setStatusOf(t.r.ID, shownStatus{status: status, loading: loading, set: now, short: status != full})
 	t.syncAt(now.Add(t.b.cfg.StatusRefresh))
-	t.pollProgress(now, live)
+	t.pollProgress(now, t.live)
 	return nil
 }
 
@@ -132,12 +142,12 @@ type LiveProgress interface {
 	Progress(ctx context.Context, id engine.RunID) (map[int]engine.Progress, error)
 }
 
-// progress is the live progress of the run's running steps: read from
+// liveProgress is the live progress of the run's running steps: read from
 // the engine when it holds it and the backend schedules the syncs
 // (LiveProgress, Config.ScheduledSyncs), else what its notices brought
 // this bot. live says it was read from the engine: nothing tells this
 // bot when it changes, so the thread is synced again to show it.
-func (t *threadSync) progress(ctx context.Context) (map[int]engine.Progress, bool) {
+func (t *threadSync) liveProgress(ctx context.Context) (map[int]engine.Progress, bool) {
 	lp, ok := t.b.eng.(LiveProgress)
 	if !ok || !t.b.cfg.ScheduledSyncs || len(runningSteps(t.r)) == 0 {
 		return t.b.progressOf(t.r.ID), false
@@ -176,6 +186,22 @@ func (t *threadSync) setStatus(ctx context.Context, thread, status string, loadi
 	}
 	t.b.cfg.Log.Debug("Slack refused the thread's loading status; it is set shortened", "run", t.r.ID, "err", err)
 	return short, nil, t.b.send.setStatus(ctx, t.channel, thread, short, nil)
+}
+
+// quietUntil is when the first of a run's running steps will have run
+// quiet; zero when none runs, or one has run that long already.
+func quietUntil(r *engine.Run, quiet time.Duration, now time.Time) time.Time {
+	var until time.Time
+	for _, s := range runningSteps(r) {
+		at := s.Latest().Started.Add(quiet)
+		if !now.Before(at) {
+			return time.Time{}
+		}
+		if until.IsZero() || at.Before(until) {
+			until = at
+		}
+	}
+	return until
 }
 
 // refused reports whether Slack refused a call, for a reason that does

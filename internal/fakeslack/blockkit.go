@@ -177,15 +177,22 @@ func checkView(method string, view map[string]any) []Violation {
 }
 
 func (c *checker) blocks(path string, blocks []any, limit int) {
-	c.maxItems(path, len(blocks), limit, "blocks")
+	n := len(blocks)
+	for _, b := range blocks {
+		if m, ok := b.(map[string]any); ok && str(m["type"]) == "plan" {
+			tasks, _ := m["tasks"].([]any)
+			n += len(tasks) // a plan's tasks are task card blocks
+		}
+	}
+	c.maxItems(path, n, limit, "blocks")
 	for i, b := range blocks {
 		c.block(fmt.Sprintf("%s[%d]", path, i), b)
 	}
 }
 
 // blockTypes are the block types Slack knows; it refuses any other.
-var blockTypes = []string{"actions", "context", "divider", "file", "header", "image", "input", "markdown",
-	"rich_text", "section", "table", "video"}
+var blockTypes = []string{"actions", "alert", "context", "divider", "file", "header", "image", "input", "markdown",
+	"plan", "rich_text", "section", "table", "task_card", "video"}
 
 func (c *checker) block(path string, v any) {
 	b, ok := v.(map[string]any)
@@ -215,6 +222,12 @@ func (c *checker) block(path string, v any) {
 		c.markdownBlock(path, b)
 	case "table":
 		c.tableBlock(path, b)
+	case "plan":
+		c.planBlock(path, b)
+	case "task_card":
+		c.taskCard(path, b)
+	case "alert":
+		c.alertBlock(path, b)
 	case "":
 		c.add(path+".type", 0, 0, "a block needs a type")
 	default:

@@ -173,6 +173,8 @@ type State struct {
 	rateLimited map[string]int
 	groups      map[string][]string
 	statuses    []*ThreadStatus
+	sessions    []*AgentSession
+	streams     []*Stream
 	refreshes   int
 	held        int // calls a Delay holds right now
 	waiting     int // connections waiting to be admitted (AdmitConnections)
@@ -452,7 +454,7 @@ func buttonsIn(raw json.RawMessage) []Button {
 	return out
 }
 
-// render joins text and every "text" string in blocks, in document order.
+// render joins text and every "text" and "title" string in blocks, in document order.
 // It walks the JSON tokens rather than decoded maps, whose order is random.
 func render(first string, raw json.RawMessage) string {
 	w := &textWalk{}
@@ -518,7 +520,7 @@ func (w *textWalk) str(t string) {
 			top.key, top.expectKey = t, false
 			return
 		}
-		if top.key == "text" && t != "" {
+		if (top.key == "text" || top.key == "title") && t != "" { // a plan's and a task card's title are strings
 			w.parts = append(w.parts, t)
 		}
 	}

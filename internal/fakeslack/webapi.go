@@ -37,6 +37,10 @@ var apiMethods = map[string]apiMethod{
 	"usergroups.users.list":        (*Server).usergroupsUsersList,
 	"users.info":                   (*Server).usersInfo,
 	"assistant.threads.setStatus":  (*Server).assistantThreadsSetStatus,
+	"agents.sessions.setStatus":    (*Server).agentsSessionsSetStatus,
+	"chat.startStream":             (*Server).chatStartStream,
+	"chat.appendStream":            (*Server).chatAppendStream,
+	"chat.stopStream":              (*Server).chatStopStream,
 }
 
 func (s *Server) authTest(*apiRequest, time.Time) reply {
@@ -123,10 +127,14 @@ func (s *Server) chatPostMessage(req *apiRequest, now time.Time) reply {
 	if !good {
 		return res
 	}
+	files, res, good := s.messageFilesLocked(req)
+	if !good {
+		return res
+	}
 	m := &Message{
 		Channel: channel, TS: s.newTSLocked(), ThreadTS: req.get("thread_ts"),
 		User: BotUserID, FromBot: true, Text: p.textValue, Blocks: p.rawBlocks, Metadata: p.metadata,
-		Posted: now, Updated: now,
+		Posted: now, Updated: now, fileIDs: files,
 	}
 	m.Rendered = render(m.Text, m.Blocks)
 	s.addMessageLocked(m)
@@ -171,6 +179,15 @@ func (s *Server) chatUpdate(req *apiRequest, now time.Time) reply {
 	if res, refused := s.checkMessageLocked("chat.update", text, blocks, now); refused {
 		return res
 	}
+	files, res, good := s.messageFilesLocked(req)
+	if !good {
+		return res
+	}
+	for _, id := range files {
+		if !slices.Contains(m.fileIDs, id) {
+			m.fileIDs = append(m.fileIDs, id)
+		}
+	}
 	m.Text, m.Blocks = text, rawBlocks
 	if p.metadata != nil {
 		m.Metadata = p.metadata
@@ -179,6 +196,26 @@ func (s *Server) chatUpdate(req *apiRequest, now time.Time) reply {
 	m.Updates++
 	m.Updated = now
 	return okReply(map[string]any{"channel": channel, "ts": ts, "text": m.Text, "message": s.messageJSONLocked(m)})
+}
+
+// messageFilesLocked reads a chat.postMessage's or chat.update's file_ids
+// ("array of new file ids that will be sent with this message"): files
+// the app uploaded, each of them whole.
+func (s *Server) messageFilesLocked(req *apiRequest) ([]string, reply, bool) {
+	raw := req.get("file_ids")
+	if raw == "" {
+		return nil, reply{}, true
+	}
+	var ids []string
+	if err := json.Unmarshal([]byte(raw), &ids); err != nil {
+		return nil, errorReply("invalid_arguments", "[ERROR] file_ids must be a JSON array of file ids"), false
+	}
+	for _, id := range ids {
+		if f := s.st.files[id]; f == nil || (f.FromBot && !f.uploaded) {
+			return nil, errorReply("file_not_found", "[ERROR] no uploaded file "+id), false
+		}
+	}
+	return ids, reply{}, true
 }
 
 func (s *Server) chatPostEphemeral(req *apiRequest, now time.Time) reply {
