@@ -64,6 +64,25 @@ func (s *scriptedRunner) Run(ctx context.Context, job engine.Job, progress func(
 	return engine.Outcome{Artifact: []byte(fmt.Sprintf("# %s\n\nA finished artifact for step %d, attempt %d.\n", job.Skill, job.Step, job.Attempt)), CostUSD: 0.01}
 }
 
+// waitRan waits until the skill's agent was asked to run: its step is
+// running in the store by then.
+func (s *scriptedRunner) waitRan(t *testing.T, skill string) {
+	t.Helper()
+	deadline := hangguard.Deadline(t)
+	for {
+		s.mu.Lock()
+		ran := slices.ContainsFunc(s.ran, func(j engine.Job) bool { return j.Skill == skill })
+		s.mu.Unlock()
+		if ran {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent of %s never ran", skill)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // holdSkill makes the skill's attempts wait until release is called.
 func (s *scriptedRunner) holdSkill(skill string) (release func()) {
 	ch := make(chan struct{})

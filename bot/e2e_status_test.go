@@ -421,6 +421,9 @@ func TestRestartInAQuietStartAnnouncesTheStepInterrupted(t *testing.T) {
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
 	root := waitRoot(t, srv)
 	waitSession(t, srv, root.TS, "processing")
+	// The session is processing from the run's start; gonogo stops once
+	// step 1's agent runs, or the step would not be interrupted at all.
+	first.waitRan(t, "deliver-prd")
 	h.stop()
 
 	start(t, srv, dir, &scriptedRunner{}, withQuietStart(time.Hour))
