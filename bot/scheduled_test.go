@@ -443,11 +443,16 @@ func TestClickWhoseRunCouldNotBeReadOnOneMachine(t *testing.T) {
 	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withEngine(func(e bot.Engine) bot.Engine { slow.Engine = e; return slow }))
 	slash(t, srv, starter, "chain deliver-prd")
 	step := waitStep(t, srv, 1, "deliver-prd", "Approve")
+	// Every read fails until the person is told: a sync of the thread
+	// (its session, its status) may read the run before the click does.
 	slow.mu.Lock()
-	slow.loadFails = 1
+	slow.loadFails = 1 << 30
 	slow.mu.Unlock()
 	ack(t, srv, click(t, srv, starter, step, "Approve"))
 	waitEphemeral(t, srv, starter, "could not read this run; nothing changed")
+	slow.mu.Lock()
+	slow.loadFails = 0
+	slow.mu.Unlock()
 	if d := h.decisions(h.onlyRun().ID); len(d) != 0 {
 		t.Errorf("decisions %v after a click whose run could not be read", d)
 	}
