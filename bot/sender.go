@@ -366,18 +366,7 @@ func (s *sender) ephemeral(ctx context.Context, channel, thread, user, text stri
 // never uploads the bytes again.
 func (s *sender) upload(ctx context.Context, channel, thread, name string, body []byte) error {
 	return s.paced(ctx, channel, func() error {
-		var u *slack.GetUploadURLExternalResponse
-		err := s.do(ctx, "files.getUploadURLExternal", func() error {
-			var err error
-			u, err = s.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(body)})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		err = s.do(ctx, "upload_url", func() error {
-			return s.api.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Content: string(body), Filename: name})
-		})
+		u, err := s.uploadBytes(ctx, name, body)
 		if err != nil {
 			return err
 		}
@@ -401,18 +390,7 @@ func (s *sender) upload(ctx context.Context, channel, thread, name string, body 
 // chat.update's file_ids) and returns its id. Each of the three steps is
 // retried on its own; finishing an upload again shares nothing.
 func (s *sender) uploadPrivate(ctx context.Context, name string, body []byte) (string, error) {
-	var u *slack.GetUploadURLExternalResponse
-	err := s.do(ctx, "files.getUploadURLExternal", func() error {
-		var err error
-		u, err = s.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(body)})
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	err = s.do(ctx, "upload_url", func() error {
-		return s.api.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Content: string(body), Filename: name})
-	})
+	u, err := s.uploadBytes(ctx, name, body)
 	if err != nil {
 		return "", err
 	}
@@ -422,6 +400,25 @@ func (s *sender) uploadPrivate(ctx context.Context, name string, body []byte) (s
 		return err
 	})
 	return u.FileID, err
+}
+
+// uploadBytes makes the first two of an upload's three steps, each
+// retried on its own: files.getUploadURLExternal, then the bytes to the
+// URL it gave. Finishing the upload is the caller's.
+func (s *sender) uploadBytes(ctx context.Context, name string, body []byte) (*slack.GetUploadURLExternalResponse, error) {
+	var u *slack.GetUploadURLExternalResponse
+	err := s.do(ctx, "files.getUploadURLExternal", func() error {
+		var err error
+		u, err = s.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(body)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.do(ctx, "upload_url", func() error {
+		return s.api.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Content: string(body), Filename: name})
+	})
+	return u, err
 }
 
 // sharedIn reports whether a file is shared in a channel.
