@@ -246,9 +246,15 @@ func (f *flow) granted(ctx workflow.Context, g slotGrant) {
 	f.signalSlots(ctx, sigRelease, g.Key)
 }
 
-// slotKey names the request for the next attempt of step n.
-func slotKey(r *engine.Run, n int) string {
-	return refKey(n, len(r.Step(n).Attempts)+1)
+// slotKey names a new request for the next attempt of step n, once: a
+// request withdrawn (the run paused) and made again for the same attempt
+// has a new key, so a late release, or a late grant, of the old one
+// matches nothing the slots workflow or the run holds. The workflow
+// run's id keeps keys apart across a continue-as-new, which restarts the
+// count.
+func (f *flow) slotKey(ctx workflow.Context, n int) string {
+	f.slotAsks++
+	return fmt.Sprintf("%s#%s.%d", refKey(n, len(f.run.Step(n).Attempts)+1), workflow.GetInfo(ctx).WorkflowExecution.RunID, f.slotAsks)
 }
 
 // haveSlot reports whether ready step n holds a slot to start on; one
@@ -263,7 +269,7 @@ func (f *flow) haveSlot(ctx workflow.Context, n int) (bool, error) {
 			return false, err
 		}
 	}
-	l := &lease{key: slotKey(f.run, n)}
+	l := &lease{key: f.slotKey(ctx, n)}
 	f.leases[n] = l
 	if err := f.signalSlots(ctx, sigAcquire, l.key); err != nil {
 		workflow.GetLogger(ctx).Warn("ask for a step slot; asked again later", "run", f.run.ID, "step", n, "err", err)

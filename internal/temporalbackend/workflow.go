@@ -78,6 +78,9 @@ type flow struct {
 	slotsV   workflow.Version    // of changeSlots, for a run with a limit (slots.go)
 	// leases are the slot requests of steps, for a run with a limit.
 	leases map[int]*lease
+	// slotAsks counts the slot requests this workflow run made, so that
+	// each has a key of its own (slotKey).
+	slotAsks int
 	// notes are the run's notes (notes.go); syncs its thread's upkeep
 	// (slack.go), nil for a run without one.
 	notes map[string]string
