@@ -36,6 +36,9 @@ func TestSlackThreadShowsTheRunningStepsProgress(t *testing.T) {
 	b := New(e.config(func(c *Config) { c.SlackQueue = e.q.slack }))
 	srv := fakeslack.New()
 	t.Cleanup(srv.Close)
+	// A workspace that streams shows the progress in the step's stream;
+	// this one refuses streaming, so the loading status carries it.
+	srv.Fail("chat.startStream", 1<<20, "not_allowed")
 	sb, err := bot.New(bot.Config{AppToken: srv.AppToken(), BotToken: srv.BotToken(), APIURL: srv.APIURL(),
 		Catalog: e.cat, Policy: engine.DefaultPolicy(), PostInterval: time.Millisecond,
 		ProgressInterval: 100 * time.Millisecond, QuietStart: -1, ScheduledSyncs: true}, slackRuns{b})
