@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"html"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -86,16 +85,7 @@ func pageForm(t *testing.T, page, action, kind string) (string, url.Values) {
 
 func post(t *testing.T, c *http.Client, u string, v url.Values) response {
 	t.Helper()
-	res, err := c.PostForm(u, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{res.StatusCode, string(b), res.Header}
+	return answered(t)(c.PostForm(u, v))
 }
 
 // send posts v to the page's action and follows the 303 to the run page.

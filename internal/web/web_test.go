@@ -208,16 +208,23 @@ type response struct {
 
 func get(t *testing.T, c *http.Client, u string) response {
 	t.Helper()
-	res, err := c.Get(u)
-	if err != nil {
-		t.Fatal(err)
+	return answered(t)(c.Get(u))
+}
+
+// answered reads a request's answer whole, failing t when it failed.
+func answered(t *testing.T) func(*http.Response, error) response {
+	return func(res *http.Response, err error) response {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return response{res.StatusCode, string(b), res.Header}
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{res.StatusCode, string(b), res.Header}
 }
 
 func mustContain(t *testing.T, what, body string, want ...string) {
