@@ -51,6 +51,13 @@ func Completion(r *engine.Run, v View) []slack.Block {
 // when the retry comes, and still offers Redo and Abort. v.Step picks the
 // step when several are halted. A completed run gets Completion's message
 // instead.
+//
+// A halt is shown with a header and a section, not Slack's alert block:
+// Slack takes alert blocks in modals only, not in messages
+// (https://docs.slack.dev/reference/block-kit/blocks/alert-block, and the
+// surfaces column of https://docs.slack.dev/reference/block-kit/blocks),
+// and a message carrying one is refused whole. internal/fakeslack refuses
+// it the same way.
 func Halt(r *engine.Run, v View) []slack.Block {
 	if r == nil {
 		return noRun()

@@ -22,6 +22,10 @@ package bot
 //   - a response_url answer has no type in @slack/web-api (it is
 //     @slack/bolt's RespondArguments): its text and blocks are a message's,
 //     checked as chat.postEphemeral's, whose contents are the same.
+//   - the definitions do not say which surface takes which block: an
+//     alert block, which Slack takes in modals only, types as a message
+//     block too. internal/fakeslack's CheckBlocks and CheckModal, which
+//     TestGolden runs on every golden, hold the surfaces.
 
 import (
 	"bufio"
