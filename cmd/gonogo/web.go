@@ -61,6 +61,7 @@ func cmdWeb(ctx context.Context, e env, cfg config, f *runFlags, addr string) in
 	}, web.Options{
 		Decide:  webDeciders(quiet, f.data),
 		Actor:   actor(e),
+		Data:    f.data,
 		MaxEdit: int64(cfg.MaxArtifact),
 	})
 	link, err := srv.SignInURL("http://" + ln.Addr().String())
