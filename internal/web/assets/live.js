@@ -8,7 +8,8 @@
     var es = new EventSource("/runs/" + encodeURIComponent(main.dataset.run) + "/events?after=" + main.dataset.seq);
     es.addEventListener("change", function () {
       es.close();
-      fetch(location.pathname, { credentials: "same-origin" })
+      // The header keeps a form's result line for the page the form leads to.
+      fetch(location.pathname, { credentials: "same-origin", headers: { "X-Gonogo-Follow": "1" } })
         .then(function (res) { return res.text(); })
         .then(function (html) {
           var next = new DOMParser().parseFromString(html, "text/html").getElementById("live");
