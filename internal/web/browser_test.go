@@ -298,7 +298,8 @@ func TestBrowserExampleRunPageFits(t *testing.T) {
 			}
 			width := eval[[]float64](t, ctx, `[document.scrollingElement.scrollWidth, window.innerWidth]`)
 			if width[1] != float64(size.w) || width[0] > width[1] {
-				t.Errorf("the page is %v wide in a window %v wide (%d asked)", width[0], width[1], size.w)
+				// A phone lays a page too wide for it out wider, zoomed out.
+				t.Errorf("at %d pixels across the page lays out %v wide with %v of it in the window: it scrolls sideways or is zoomed out", size.w, width[0], width[1])
 			}
 			for _, k := range buttons {
 				box := eval[[]float64](t, ctx, `(r => [r.left, r.right, r.width])(document.querySelector("#step-1 .offer form:has(input[name=kind][value=`+k+`]) button").getBoundingClientRect())`)
