@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,8 +207,9 @@ func TestBrowserEditsALongArtifactAndApproves(t *testing.T) {
 	if again := eval[string](t, ctx, `document.querySelector("form.edit textarea").value`); again != body {
 		t.Fatalf("the preview page's editor holds %d characters, not the %d typed (first difference at %d)", len(again), len(body), firstDiff(again, body))
 	}
-	do(t, ctx, "save the edit", chromedp.Click(chromedp.CSS("form.edit button:not([name])")), chromedp.WaitVisible(chromedp.CSS("p.said")))
-	if said := eval[string](t, ctx, `document.querySelector("p.said").textContent`); said != "Edited step 1: your text is its artifact." {
+	// The run goes on to step 2 meanwhile, and the page follows it.
+	do(t, ctx, "save the edit", chromedp.Click(chromedp.CSS("form.edit button:not([name])")), chromedp.WaitVisible(chromedp.CSS("#step-2 .offer")))
+	if said := eval[string](t, ctx, `document.querySelector("p.said")?.textContent ?? "nothing"`); said != "Edited step 1: your text is its artifact." {
 		t.Errorf("the page said %q", said)
 	}
 	got, err := f.db.Artifact(t.Context(), f.id, 1, 1)
@@ -237,9 +239,13 @@ func firstDiff(a, b string) int {
 
 // A second window on the run's page follows it: when the first approves,
 // the second shows the decision and no longer offers one, without being
-// reloaded.
+// reloaded. The first, following the run to its next step, keeps the
+// answer to its form.
 func TestBrowserSecondWindowFollowsTheRun(t *testing.T) {
-	f := newFixture(t)
+	hold := make(chan struct{})
+	f := newFixtureWith(t, runner{hold: hold})
+	step2 := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(step2)
 	f.deciding(0)
 	first := newBrowser(t, 1280, 900)
 	f.signIn(first)
@@ -254,6 +260,12 @@ func TestBrowserSecondWindowFollowsTheRun(t *testing.T) {
 	shown := eval[[]any](t, second, `[document.querySelector("#step-1 ul.decisions > li").textContent, document.querySelector("#step-1 .offer") === null, window.notReloaded ?? false]`)
 	if d, _ := shown[0].(string); !strings.HasPrefix(d, "approve by "+operator) || shown[1] != true || shown[2] != true {
 		t.Errorf("the second window shows decision %q, no offer: %v, not reloaded: %v", shown[0], shown[1], shown[2])
+	}
+	// Step 2 produces now, while the first window shows step 1 approved.
+	step2()
+	do(t, first, "the first window follows the run to step 2", chromedp.WaitVisible(chromedp.CSS("#step-2 .offer")))
+	if said := eval[string](t, first, `document.querySelector("p.said")?.textContent ?? "nothing"`); said != "Approved step 1." {
+		t.Errorf("the first window, at step 2, says %q", said)
 	}
 }
 

@@ -13,7 +13,12 @@
         .then(function (res) { return res.text(); })
         .then(function (html) {
           var next = new DOMParser().parseFromString(html, "text/html").getElementById("live");
-          if (next) { main.replaceWith(next); }
+          if (next) {
+            // The answer to the person's last form stays until they leave the page.
+            var said = main.querySelector(".said"), header = next.querySelector("dl.header");
+            if (said && header && !next.querySelector(".said")) { header.after(said); }
+            main.replaceWith(next);
+          }
           follow();
         });
     });
