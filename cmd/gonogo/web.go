@@ -21,7 +21,8 @@ func newWebCmd(a *cli) *cobra.Command {
 		Short: "Serve the runs as web pages to read and decide on in a browser on this machine",
 		Long: `Serve the runs of the data directory as web pages: the run list, and each run
 with its steps, decisions, every attempt's artifact (rendered and raw, to
-download), a diff between attempts, and its journal, updated as the run moves.
+download), a diff between attempts, its journal, and its audit trail to download
+(the JSON or Markdown gonogo export writes), updated as the run moves.
 It works while another gonogo holds the data directory. A waiting step can be
 decided on from its page (approve, skip, redo, abort, edit) and a run paused or
 resumed, as gonogo decide, pause and resume do, recorded as you (GONOGO_ACTOR,
@@ -61,6 +62,7 @@ func cmdWeb(ctx context.Context, e env, cfg config, f *runFlags, addr string) in
 	}, web.Options{
 		Decide:  webDeciders(quiet, f.data),
 		Actor:   actor(e),
+		Data:    f.data,
 		MaxEdit: int64(cfg.MaxArtifact),
 	})
 	link, err := srv.SignInURL("http://" + ln.Addr().String())

@@ -57,7 +57,7 @@ func (v Export) Write(ctx context.Context, rd ExportReader, now time.Time, stdou
 	if err != nil {
 		return fail(err)
 	}
-	body, err := v.trail(ctx, rd, r, journal, now)
+	body, err := v.Trail(ctx, rd, r, journal, now)
 	if err != nil {
 		return fail(err)
 	}
@@ -74,8 +74,9 @@ func (v Export) Write(ctx context.Context, rd ExportReader, now time.Time, stdou
 	return ExitOK
 }
 
-// trail is run r's audit trail in v's format.
-func (v Export) trail(ctx context.Context, rd ExportReader, r *engine.Run, journal []engine.Event, now time.Time) ([]byte, error) {
+// Trail is run r's audit trail in v's format, as of now: the bytes
+// gonogo export writes, and the run web page's download serves.
+func (v Export) Trail(ctx context.Context, rd ExportReader, r *engine.Run, journal []engine.Event, now time.Time) ([]byte, error) {
 	t, err := audit.Build(audit.Source{Run: r, Journal: journal, Versions: func(step, attempt int) ([][]byte, error) {
 		return rd.ArtifactVersions(ctx, v.Run, step, attempt)
 	}, Gone: func(file string) bool { return ArtifactGone(v.Data, file) }}, now)

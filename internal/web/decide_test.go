@@ -349,3 +349,24 @@ func TestReadOnlyPagesOfferNoForms(t *testing.T) {
 		t.Errorf("read-only pages decided: %+v", d)
 	}
 }
+
+// The page a form was sent from may follow the run and fetch itself again
+// as the form's decision lands (assets/live.js): that fetch leaves the
+// form's result line to the page the browser goes to after the form.
+func TestFollowingFetchLeavesTheFormsResult(t *testing.T) {
+	f := newFixture(t)
+	f.deciding(0)
+	c := f.client()
+	page := get(t, c, f.ts.URL+"/runs/"+string(f.id)).body
+	action, form := pageForm(t, page, "/decide", "approve")
+	if res := post(t, noFollow(c), f.ts.URL+action, form); res.code != http.StatusSeeOther {
+		t.Fatalf("approve: %d %s", res.code, res.body)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.ts.URL+"/runs/"+string(f.id), nil)
+	req.Header.Set("X-Gonogo-Follow", "1")
+	followed := answered(t)(c.Do(req))
+	mustContain(t, "the page fetched as it follows the run", followed.body, "<b>approve</b> by "+operator)
+	mustLack(t, "the page fetched as it follows the run", followed.body, `class="said"`)
+	after := get(t, c, f.ts.URL+"/runs/"+string(f.id))
+	mustContain(t, "the page the form leads to", after.body, `<p class="said" role="status">Approved step 1.</p>`)
+}

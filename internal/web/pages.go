@@ -95,7 +95,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		v := runPage(ctx, rd, run, journal)
-		v.Said = s.auth.said(r, string(id))
+		// The line a form's answer keeps is for the page the browser goes
+		// to after the form. The old page, following the run, may fetch
+		// itself again as the form's decision lands; that fetch must leave
+		// the line where it is.
+		if r.Header.Get(followHeader) == "" {
+			v.Said = s.auth.said(r, string(id))
+		}
 		if s.decider != nil {
 			if err := offerForms(&v, s.auth.csrf(r)); err != nil {
 				return err
@@ -104,6 +110,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return s.render(w, http.StatusOK, "run.html", v)
 	})
 }
+
+// followHeader marks the run page's own fetch of itself as it follows
+// the run (assets/live.js), not a page a person opened.
+const followHeader = "X-Gonogo-Follow"
 
 // attemptOf is the step and attempt a request names, ok false when either
 // is malformed or the run has no such attempt.

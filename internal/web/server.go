@@ -22,6 +22,9 @@ type Reader interface {
 	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
 	RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error)
 	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
+	// ArtifactVersions is every version of an attempt's artifact, the
+	// agent's original first, then each edit (for the audit trail).
+	ArtifactVersions(ctx context.Context, id engine.RunID, step, attempt int) ([][]byte, error)
 }
 
 // Source is a Reader opened for one request, closed after it.
@@ -42,13 +45,17 @@ type Options struct {
 	Decide OpenDecider
 	// Actor is the person the page's decisions are recorded as.
 	Actor string
+	// Data is the data directory the runs are in, as gonogo export is
+	// given it: the audit trail says when an artifact's file is gone from
+	// it. "": the runs have no data directory of files to look in.
+	Data string
 	// MaxEdit caps an edited artifact in bytes; 0 is 1 MiB.
 	MaxEdit int64
 	// PollEvery is how often a page's event stream looks for a change
 	// of its run; 0 is a second.
 	PollEvery time.Duration
-	// Now is the clock sign-in links and sessions expire by; nil is
-	// time.Now.
+	// Now is the clock sign-in links and sessions expire by, and the
+	// audit trail is stamped with; nil is time.Now.
 	Now func() time.Time
 	Log *slog.Logger
 }
@@ -58,6 +65,8 @@ type Server struct {
 	open    Open
 	decider OpenDecider
 	actor   string
+	data    string
+	now     func() time.Time
 	maxEdit int64
 	poll    time.Duration
 	log     *slog.Logger
@@ -83,7 +92,7 @@ func New(open Open, opt Options) *Server {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{open: open, decider: opt.Decide, actor: opt.Actor, maxEdit: opt.MaxEdit, poll: opt.PollEvery, log: opt.Log, auth: newSessions(opt.Now)}
+	s := &Server{open: open, decider: opt.Decide, actor: opt.Actor, data: opt.Data, now: opt.Now, maxEdit: opt.MaxEdit, poll: opt.PollEvery, log: opt.Log, auth: newSessions(opt.Now)}
 	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -94,6 +103,7 @@ func New(open Open, opt Options) *Server {
 	m.HandleFunc("GET /runs/{id}/events", s.events)
 	m.HandleFunc("GET /runs/{id}/steps/{n}/attempts/{a}/raw", s.raw)
 	m.HandleFunc("GET /runs/{id}/steps/{n}/diff", s.diff)
+	m.HandleFunc("GET /runs/{id}/audit", s.audit)
 	if s.decider != nil {
 		m.HandleFunc("POST /runs/{id}/decide", s.decide)
 		m.HandleFunc("POST /runs/{id}/pause", s.pauseOrResume(true))

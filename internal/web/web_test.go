@@ -49,7 +49,8 @@ func (c catalog) Agent(name string) (string, error) {
 // runner is the agent: step 1's first attempt writes evil, every other
 // attempt a short document naming its skill and attempt.
 type runner struct {
-	hold chan struct{} // non-nil: step 2 runs until it is closed
+	hold  chan struct{} // non-nil: step 2 runs until it is closed
+	first string        // step 1's first artifact when not "": instead of evil
 }
 
 func (rn runner) Run(_ context.Context, job engine.Job, _ func(engine.Progress)) engine.Outcome {
@@ -57,6 +58,9 @@ func (rn runner) Run(_ context.Context, job engine.Job, _ func(engine.Progress))
 		<-rn.hold
 	}
 	if job.Step == 1 && job.Attempt == 1 {
+		if rn.first != "" {
+			return engine.Outcome{Artifact: []byte(rn.first)}
+		}
 		return engine.Outcome{Artifact: []byte(evil)}
 	}
 	if strings.Contains(job.Prompt, "make it long") {
@@ -120,13 +124,25 @@ func newFixture(t *testing.T) *fixture {
 
 func newFixtureWith(t *testing.T, rn runner) *fixture {
 	t.Helper()
-	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cat := catalog{}
 	for _, n := range skills {
 		cat[n] = engine.Skill{Name: n, Instructions: "Instructions of " + n + ".", Path: "skills/" + n + "/SKILL.md"}
+	}
+	p, err := engine.PreflightChain(engine.ChainExpr{Source: strings.Join(skills, " -> "), Names: skills, Context: "saved searches"},
+		cat, engine.DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startFixture(t, cat, rn, p, engine.StartOptions{StartedBy: "ana"})
+}
+
+// startFixture starts plan p as a run of an engine.Service over a bbolt
+// store, and serves it once its step 1 waits for a decision.
+func startFixture(t *testing.T, cat engine.Catalog, rn engine.Runner, p engine.Plan, opts engine.StartOptions) *fixture {
+	t.Helper()
+	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
 	}
 	f := &fixture{t: t, db: db, notes: &notices{}}
 	f.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: rn, Notifier: f.notes, MaxParallel: 1})
@@ -138,12 +154,7 @@ func newFixtureWith(t *testing.T, rn runner) *fixture {
 		<-done
 		_ = db.Close()
 	})
-	p, err := engine.PreflightChain(engine.ChainExpr{Source: strings.Join(skills, " -> "), Names: skills, Context: "saved searches"},
-		cat, engine.DefaultPolicy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := f.svc.Start(t.Context(), p, engine.StartOptions{StartedBy: "ana"})
+	r, err := f.svc.Start(t.Context(), p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,17 @@
     var es = new EventSource("/runs/" + encodeURIComponent(main.dataset.run) + "/events?after=" + main.dataset.seq);
     es.addEventListener("change", function () {
       es.close();
-      fetch(location.pathname, { credentials: "same-origin" })
+      // The header keeps a form's result line for the page the form leads to.
+      fetch(location.pathname, { credentials: "same-origin", headers: { "X-Gonogo-Follow": "1" } })
         .then(function (res) { return res.text(); })
         .then(function (html) {
           var next = new DOMParser().parseFromString(html, "text/html").getElementById("live");
-          if (next) { main.replaceWith(next); }
+          if (next) {
+            // The answer to the person's last form stays until they leave the page.
+            var said = main.querySelector(".said"), header = next.querySelector("dl.header");
+            if (said && header && !next.querySelector(".said")) { header.after(said); }
+            main.replaceWith(next);
+          }
           follow();
         });
     });
