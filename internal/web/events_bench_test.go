@@ -53,43 +53,66 @@ func (br *benchRun) follow(ctx context.Context, tb testing.TB, c *http.Client, s
 // time's p50 and p99 in ms; the page is fast when p99 is at most 500 ms.
 func BenchmarkDecisionReachesOtherPage(b *testing.B) {
 	br := newBenchRun(b, 1, runner{}, Options{})
-	decider := br.c
-	noFollow := &http.Client{Jar: decider.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	other := br.signIn(b)
 	var took []time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		page := fetch(b, decider, br.ts.URL+"/runs/"+string(br.id))
-		form, csrf, seq := redoForm.FindStringSubmatch(page.body), csrfField.FindStringSubmatch(page.body), seqAttr.FindStringSubmatch(page.body)
-		if form == nil || csrf == nil || seq == nil {
-			b.Fatalf("the page offers no redo form:\n%s", page.body)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		br.follow(ctx, b, decider, seq[1])
-		theirs := br.follow(ctx, b, other, seq[1])
+		p := br.pageRedo(b, br.c, other)
 		b.StartTimer()
 		start := time.Now()
-		res := read(b)(noFollow.PostForm(br.ts.URL+"/runs/"+string(br.id)+"/decide", url.Values{
-			"csrf": {csrf[1]}, "key": {form[2]}, "kind": {"redo"}, "step": {"1"}, "attempt": {form[1]}, "feedback": {"again"},
-		}))
-		if res.code != http.StatusSeeOther {
-			b.Fatalf("decide: %d %s", res.code, res.body)
-		}
+		p.submit(b)
 		select {
-		case at := <-theirs:
+		case at := <-p.theirs:
 			took = append(took, at.Sub(start))
 		case <-time.After(waitLimit):
 			b.Fatal("the other page never heard of the decision")
 		}
 		b.StopTimer()
-		cancel()
-		a, _ := number(form[1])
-		br.waitingAttempt(b, 1, a+1)
+		p.cancel()
+		br.waitingAttempt(b, 1, p.attempt+1)
 		b.StartTimer()
 	}
 	slices.Sort(took)
 	b.ReportMetric(ms(percentile(took, 50)), "p50-ms")
 	b.ReportMetric(ms(percentile(took, 99)), "p99-ms")
+}
+
+// pageRedo is a redo of the waiting step as one person's page offers it,
+// with both people's pages following the run.
+type pageRedo struct {
+	post    func() (*http.Response, error)
+	attempt int
+	theirs  <-chan time.Time // the other page's changes
+	cancel  context.CancelFunc
+}
+
+func (br *benchRun) pageRedo(tb testing.TB, mine, other *http.Client) pageRedo {
+	tb.Helper()
+	page := fetch(tb, mine, br.ts.URL+"/runs/"+string(br.id))
+	form, csrf, seq := redoForm.FindStringSubmatch(page.body), csrfField.FindStringSubmatch(page.body), seqAttr.FindStringSubmatch(page.body)
+	if form == nil || csrf == nil || seq == nil {
+		tb.Fatalf("the page offers no redo form:\n%s", page.body)
+	}
+	a, _ := number(form[1])
+	ctx, cancel := context.WithCancel(context.Background())
+	br.follow(ctx, tb, mine, seq[1])
+	p := pageRedo{attempt: a, theirs: br.follow(ctx, tb, other, seq[1]), cancel: cancel}
+	// The answer's redirect is the browser's next page, not the decision.
+	noFollow := &http.Client{Jar: mine.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	p.post = func() (*http.Response, error) {
+		return noFollow.PostForm(br.ts.URL+"/runs/"+string(br.id)+"/decide", url.Values{
+			"csrf": {csrf[1]}, "key": {form[2]}, "kind": {"redo"}, "step": {"1"}, "attempt": {form[1]}, "feedback": {"again"},
+		})
+	}
+	return p
+}
+
+// submit sends the form, failing tb unless it was taken.
+func (p pageRedo) submit(tb testing.TB) {
+	tb.Helper()
+	if res := read(tb)(p.post()); res.code != http.StatusSeeOther {
+		tb.Fatalf("decide: %d %s", res.code, res.body)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
