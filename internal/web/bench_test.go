@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/storage"
 )
 
@@ -61,6 +63,7 @@ func (reportRunner) Run(_ context.Context, job engine.Job, _ func(engine.Progres
 // the last step waiting for a decision, in a bbolt store served by a
 // Server that takes decisions; c is a browser signed in to it.
 type benchRun struct {
+	dir   string // the data directory
 	db    *storage.DB
 	svc   *engine.Service
 	notes *notices
@@ -90,7 +93,8 @@ func (benchDecider) Close() error { return nil }
 
 func newBenchRun(tb testing.TB, steps int, rn engine.Runner, opt Options) *benchRun {
 	tb.Helper()
-	db, err := storage.Open(tb.TempDir(), storage.Options{NoSync: true})
+	dir := tb.TempDir()
+	db, err := storage.Open(dir, storage.Options{NoSync: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -101,7 +105,7 @@ func newBenchRun(tb testing.TB, steps int, rn engine.Runner, opt Options) *bench
 		names = append(names, n)
 		cat[n] = engine.Skill{Name: n, Instructions: "Instructions of " + n + ".", Path: "skills/" + n + "/SKILL.md"}
 	}
-	br := &benchRun{db: db, notes: &notices{}}
+	br := &benchRun{dir: dir, db: db, notes: &notices{}}
 	br.svc = engine.NewService(engine.ServiceConfig{Store: db, Catalog: cat, Runner: rn, Notifier: br.notes, MaxParallel: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -217,27 +221,46 @@ func BenchmarkRunPage(b *testing.B) {
 			goldmarkAll(b)
 		}
 	})
-	b.Run("page", func(b *testing.B) {
-		b.SetBytes(int64(total))
-		req := httptest.NewRequest(http.MethodGet, "/runs/"+string(br.id), nil)
-		for _, ck := range br.c.Jar.Cookies(mustURL(b, br.ts.URL)) {
-			req.AddCookie(ck)
-		}
-		var base time.Duration
-		for b.Loop() {
-			b.StopTimer()
-			start := time.Now()
-			goldmarkAll(b)
-			base += time.Since(start)
-			b.StartTimer()
-			w := httptest.NewRecorder()
-			br.srv.ServeHTTP(w, req)
-			if w.Code != http.StatusOK {
-				b.Fatalf("run page: %d %s", w.Code, w.Body.String())
+	page := func(srv *Server) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.SetBytes(int64(total))
+			req := httptest.NewRequest(http.MethodGet, "/runs/"+string(br.id), nil)
+			for _, ck := range br.c.Jar.Cookies(mustURL(b, br.ts.URL)) {
+				req.AddCookie(ck)
 			}
+			var base time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				start := time.Now()
+				goldmarkAll(b)
+				base += time.Since(start)
+				b.StartTimer()
+				w := httptest.NewRecorder()
+				srv.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("run page: %d %s", w.Code, w.Body.String())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(base), "x-goldmark")
 		}
-		b.ReportMetric(float64(b.Elapsed())/float64(base), "x-goldmark")
-	})
+	}
+	b.Run("page", page(br.srv))
+	// As gonogo web serves it while another gonogo holds the data
+	// directory: each page reads the run and every artifact through the
+	// holder's local API.
+	ln, err := localapi.Listen(br.dir)
+	if err != nil {
+		b.Skipf("no local API here: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- localapi.Serve(ctx, ln, localapi.NewServer(br.db, br.svc, slog.New(slog.DiscardHandler), "run", "bench", 0))
+	}()
+	defer func() { cancel(); <-served }()
+	held := New(func(ctx context.Context) (Source, error) { return localapi.Dial(ctx, br.dir) }, Options{})
+	held.auth = br.srv.auth // the same browser, signed in
+	b.Run("page-held", page(held))
 }
 
 func mustURL(tb testing.TB, s string) *url.URL {
