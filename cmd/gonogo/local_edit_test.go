@@ -87,30 +87,7 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	waitFor(t, h.out, regexp.MustCompile(`Step 1 of 2: define-problem-statement: edit by reviewer`), "the holder to show the edit")
 	waitFor(t, h.out, regexp.MustCompile(`Step 2 of 2: deliver-prd[\s\S]*Result:\s+PRODUCED`), "the holder to run step 2")
 
-	got, err := c.Artifact(ctx, id, 1, 1)
-	if err != nil || string(got) != text {
-		t.Fatalf("step 1's artifact is not the edit (%d bytes, %v)", len(got), err)
-	}
-	vs, err := c.ArtifactVersions(ctx, id, 1, 1)
-	if err != nil || len(vs) != 2 {
-		t.Fatalf("step 1 has %d versions, want the agent's and one edit: %v", len(vs), err)
-	}
-	_, journal, err := c.RunWithJournal(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edits := 0
-	for _, ev := range journal {
-		if ev.Type == engine.EvDecision && ev.Decision == engine.DecideEdit {
-			edits++
-			if ev.Actor != "reviewer" {
-				t.Errorf("the edit is journaled under %q", ev.Actor)
-			}
-		}
-	}
-	if edits != 1 {
-		t.Fatalf("%d edits journaled, want 1", edits)
-	}
+	checkEditedOnce(t, c, id, text)
 	// Step 2 was given the edited artifact, not the agent's.
 	prompt, err := os.ReadFile(filepath.Join(prompts, "prompt-2"))
 	if err != nil || !strings.Contains(string(prompt), strings.TrimSpace(text)) || strings.Contains(string(prompt), "made by the fake agent") {
@@ -123,5 +100,33 @@ printf '# %s\n\nStep %s, made by the fake agent.\n' "$GONOGO_SKILL" "$GONOGO_STE
 	}
 	if err := h.wait(t); err != nil || !strings.Contains(h.out.String(), "Run complete: "+string(id)) {
 		t.Fatalf("the holder ended with %v, not completing the run:\n%s", err, h.out.String())
+	}
+}
+
+// checkEditedOnce checks, through the holder, that step 1's artifact is
+// text, edited once, journaled under the reviewer.
+func checkEditedOnce(t *testing.T, c *localapi.Client, id engine.RunID, text string) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := c.Artifact(ctx, id, 1, 1)
+	if err != nil || string(got) != text {
+		t.Fatalf("step 1's artifact is not the edit (%d bytes, %v)", len(got), err)
+	}
+	vs, err := c.ArtifactVersions(ctx, id, 1, 1)
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("step 1 has %d versions, want the agent's and one edit: %v", len(vs), err)
+	}
+	_, journal, err := c.RunWithJournal(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edits []string
+	for _, ev := range journal {
+		if ev.Type == engine.EvDecision && ev.Decision == engine.DecideEdit {
+			edits = append(edits, ev.Actor)
+		}
+	}
+	if len(edits) != 1 || edits[0] != "reviewer" {
+		t.Fatalf("edits journaled by %q, want one by reviewer", edits)
 	}
 }
