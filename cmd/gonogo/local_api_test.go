@@ -24,7 +24,7 @@ func localAPIOn(t *testing.T, data string) *httptest.Server {
 	t.Cleanup(func() { db.Close() })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Log: quiet, Members: engine.LocalOperator})
-	srv := httptest.NewServer(localapi.NewServer(db, svc, quiet, "serve", "test").Handler())
+	srv := httptest.NewServer(localapi.NewServer(db, svc, quiet, "serve", "test", 0).Handler())
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -154,7 +154,9 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 	if ln, err := localapi.Listen(f.data); err != nil {
 		log.Warn("gonogo runs, show and decide cannot reach this server", "err", err)
 	} else {
-		g.Go(func() error { return localapi.Serve(gctx, ln, localapi.NewServer(db, svc, log, "serve", version())) })
+		g.Go(func() error {
+			return localapi.Serve(gctx, ln, localapi.NewServer(db, svc, log, "serve", version(), int64(cfg.MaxArtifact)))
+		})
 	}
 	if sc.HTTPAddr != "" {
 		addr, err := health.Serve(gctx, g, sc.HTTPAddr, health.Handler(b, svc))

@@ -107,7 +107,7 @@ func startApp(ctx context.Context, e env, cfg config, f *runFlags, cat engine.Ca
 		defer close(a.done)
 		_ = svc.Run(rctx)
 	}()
-	a.serveAPI(ctx, e, log, f.data, holder)
+	a.serveAPI(ctx, e, log, f.data, holder, int64(cfg.MaxArtifact))
 	return a, nil
 }
 
@@ -134,9 +134,10 @@ func appRunner(cfg config, f *runFlags) (engine.Runner, runner.Config, error) {
 }
 
 // serveAPI serves the local API on the data directory's socket, so that
-// other gonogo processes can read the runs and decide; a run goes on
+// other gonogo processes can read the runs and decide (an edit up to
+// maxEdit bytes, as the terminal takes); a run goes on
 // without it when the socket cannot be served.
-func (a *app) serveAPI(ctx context.Context, e env, log *slog.Logger, data, holder string) {
+func (a *app) serveAPI(ctx context.Context, e env, log *slog.Logger, data, holder string, maxEdit int64) {
 	actx, apiStop := context.WithCancel(ctx)
 	a.apiDone, a.apiStop = make(chan struct{}), apiStop
 	ln, err := localapi.Listen(data)
@@ -146,7 +147,7 @@ func (a *app) serveAPI(ctx context.Context, e env, log *slog.Logger, data, holde
 		close(a.apiDone)
 		return
 	}
-	a.api = localapi.NewServer(a.db, a.svc, log, holder, version())
+	a.api = localapi.NewServer(a.db, a.svc, log, holder, version(), maxEdit)
 	go func() {
 		defer close(a.apiDone)
 		if err := localapi.Serve(actx, ln, a.api); err != nil {

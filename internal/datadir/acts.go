@@ -143,17 +143,26 @@ type Acts struct {
 	data string
 }
 
+// editor takes an edit with its replacement artifact: the local API of
+// the gonogo holding the data directory does.
+type editor interface {
+	Edit(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, bool, error)
+}
+
 // Decide applies d as gonogo decide does. An edit, which decide does not
-// make, is recorded in a store no gonogo holds; a gonogo holding it takes
-// edits in its own terminal or Slack.
+// make, is recorded in a store no gonogo holds, and sent to the gonogo
+// holding it, which applies it as an edit typed in its own terminal or
+// Slack.
 func (w *Acts) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, bool, error) {
 	if d.Kind == engine.DecideEdit {
-		sd, ok := w.decidePauser.(storeDecider)
-		if !ok {
-			return nil, false, fmt.Errorf("an edit is not taken from this page while %s carries out the run: edit in the terminal or Slack that runs the step", orHolder(HolderName(w.decidePauser, w.held)))
+		switch dp := w.decidePauser.(type) {
+		case storeDecider:
+			r, err := dp.svc.Record(ctx, id, d, body)
+			return r, false, err
+		case editor:
+			return dp.Edit(ctx, id, d, body)
 		}
-		r, err := sd.svc.Record(ctx, id, d, body)
-		return r, false, err
+		return nil, false, fmt.Errorf("an edit is not taken from this page while %s carries out the run: edit in the terminal or Slack that runs the step", orHolder(HolderName(w.decidePauser, w.held)))
 	}
 	if !w.held && d.Kind == engine.DecideApprove {
 		r, err := w.Load(ctx, id)

@@ -95,7 +95,7 @@ func TestOpenWhileHeldNamesTheHolder(t *testing.T) {
 		t.Skipf("no local API here: %v", err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- localapi.Serve(ctx, ln, localapi.NewServer(db, svc, log, "run", "test")) }()
+	go func() { served <- localapi.Serve(ctx, ln, localapi.NewServer(db, svc, log, "run", "test", 0)) }()
 	defer func() { cancel(); <-served }()
 
 	_, err = Open(ctx, data)

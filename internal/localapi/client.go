@@ -180,8 +180,23 @@ func (c *Client) ArtifactVersions(ctx context.Context, id engine.RunID, step, at
 // front end would; carried says whether it goes on with the run too (a
 // terminal gonogo carries out only the run it shows).
 func (c *Client) Decide(ctx context.Context, id engine.RunID, d engine.Decision) (r *engine.Run, carried bool, err error) {
+	return c.decide(ctx, id, d, nil)
+}
+
+// Edit sends an edit (d.Kind engine.DecideEdit) to the holder: body
+// becomes the attempt's artifact, as an edit typed in the holder's own
+// terminal or Slack does. The holder refuses a body over its artifact
+// limit, naming the limit.
+func (c *Client) Edit(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (r *engine.Run, carried bool, err error) {
+	if d.Kind != engine.DecideEdit {
+		return nil, false, fmt.Errorf("only an edit carries a body, not %s", d.Kind)
+	}
+	return c.decide(ctx, id, d, body)
+}
+
+func (c *Client) decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (r *engine.Run, carried bool, err error) {
 	b, err := c.do(ctx, http.MethodPost, runPath(id)+"/decisions", wireDecision{
-		Step: d.Step, Attempt: d.Attempt, Kind: string(d.Kind), Feedback: d.Feedback, Key: d.Key, Actor: d.Actor,
+		Step: d.Step, Attempt: d.Attempt, Kind: string(d.Kind), Feedback: d.Feedback, Key: d.Key, Actor: d.Actor, Body: body,
 	})
 	if err != nil {
 		return nil, false, err

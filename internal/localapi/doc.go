@@ -10,7 +10,9 @@
 //	GET  /v1/runs/{id}                         a run and its journal
 //	GET  /v1/runs/{id}/artifacts               size and sha256 of every attempt's current artifact
 //	GET  /v1/runs/{id}/artifacts/{step}/{attempt}  that artifact, byte for byte
-//	POST /v1/runs/{id}/decisions               a decision: {"step", "attempt", "kind", "feedback", "key", "actor"}
+//	POST /v1/runs/{id}/decisions               a decision: {"step", "attempt", "kind", "feedback", "key", "actor"},
+//	                                           an edit with "body" too (the replacement artifact, base64),
+//	                                           at most the holder's GONOGO_MAX_ARTIFACT (else 413 "too-large");
 //	                                           answered with {"run", "carried_out"}
 //	POST /v1/runs/{id}/pause                   pause a moving run: {"actor"}; answered as a decision
 //	POST /v1/runs/{id}/resume                  resume a paused run: {"actor", "mode"} ("" keeps the
@@ -29,10 +31,11 @@
 // data directory for reading (the store when free, else this API) is
 // internal/datadir's, not this package's.
 //
-//	srv := localapi.NewServer(db, svc, log, "serve", version)
+//	srv := localapi.NewServer(db, svc, log, "serve", version, maxArtifact)
 //	ln, err := localapi.Listen(dataDir) // <data>/gonogo.sock, mode 0600
 //	go localapi.Serve(ctx, ln, srv)
 //	...
 //	c, err := localapi.Dial(ctx, dataDir) // from another gonogo
 //	run, carried, err := c.Decide(ctx, id, decision)
+//	run, carried, err = c.Edit(ctx, id, edit, body)
 package localapi

@@ -2,10 +2,10 @@ package localapi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -128,6 +128,7 @@ type Server struct {
 	log     *slog.Logger
 	command string // run, resume, demo or serve: named to whoever asks
 	version string // this gonogo's version, named to whoever asks
+	maxEdit int64  // the longest edit taken, in bytes (GONOGO_MAX_ARTIFACT)
 
 	// carries is the one run a terminal gonogo carries out (run,
 	// resume); nil for serve, which carries out every run. A decision
@@ -302,7 +303,8 @@ func (a *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// wireDecision is a decision sent to the holder.
+// wireDecision is a decision sent to the holder. Body is an edit's
+// replacement artifact, byte for byte (base64 in the JSON).
 type wireDecision struct {
 	Step     int    `json:"step"`
 	Attempt  int    `json:"attempt"`
@@ -310,37 +312,28 @@ type wireDecision struct {
 	Feedback string `json:"feedback,omitempty"`
 	Key      string `json:"key"`
 	Actor    string `json:"actor"`
+	Body     []byte `json:"body,omitempty"`
 }
 
 func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
-	var in wireDecision
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "bad-request", "decision: "+err.Error())
+	d, body, ok := a.readDecision(w, r)
+	if !ok {
 		return
 	}
-	kind, err := engine.ParseDecisionKind(in.Kind)
-	switch {
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "bad-request", err.Error())
-		return
-	case kind == engine.DecideEdit:
-		writeError(w, http.StatusBadRequest, "bad-request", "edit is not offered here: edit in the terminal or Slack that runs the step")
-		return
-	case in.Key == "" || in.Actor == "":
-		writeError(w, http.StatusBadRequest, "bad-request", "a decision needs a key and an actor")
-		return
-	}
-	d := engine.Decision{Kind: kind, Step: in.Step, Attempt: in.Attempt, Feedback: in.Feedback, Key: in.Key, Actor: in.Actor}
 	id := engine.RunID(r.PathValue("id"))
 	// The decision must not be lost to a caller that hangs up: once it is
 	// in, it is carried out, and the next step started, whatever the
 	// connection does.
 	ctx := context.WithoutCancel(r.Context())
+	// An edit goes through the same engine call as one typed in the
+	// holder's terminal or Slack: the engine keeps the body as the
+	// attempt's artifact, journals it under the actor, and applies a key
+	// once.
 	decide, carried := a.svc.Record, a.carriesOut(id)
 	if carried {
 		decide = a.svc.Decide
 	}
-	run, err := decide(ctx, id, d, nil)
+	run, err := decide(ctx, id, d, body)
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -351,6 +344,42 @@ func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 		b, err = json.Marshal(wireDecided{Run: b, CarriedOut: carried})
 	}
 	writeBody(w, b, err, a)
+}
+
+// readDecision reads a posted decision and, for an edit, its body; it
+// answers a bad one itself (ok false).
+func (a *Server) readDecision(w http.ResponseWriter, r *http.Request) (d engine.Decision, body []byte, ok bool) {
+	// The body travels as base64, a third longer than the edit; the rest
+	// of a decision is small.
+	r.Body = http.MaxBytesReader(w, r.Body, int64(base64.StdEncoding.EncodedLen(int(a.maxEdit)))+1<<20)
+	var in wireDecision
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		if _, big := errors.AsType[*http.MaxBytesError](err); big {
+			writeError(w, http.StatusRequestEntityTooLarge, "too-large", fmt.Sprintf(
+				"the decision is over the %d-byte artifact limit (GONOGO_MAX_ARTIFACT) of the gonogo holding the data directory; nothing was decided", a.maxEdit))
+			return d, nil, false
+		}
+		writeError(w, http.StatusBadRequest, "bad-request", "decision: "+err.Error())
+		return d, nil, false
+	}
+	kind, err := engine.ParseDecisionKind(in.Kind)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "bad-request", err.Error())
+		return d, nil, false
+	case kind != engine.DecideEdit && in.Body != nil:
+		writeError(w, http.StatusBadRequest, "bad-request", fmt.Sprintf("only an edit carries a body, not %s", kind))
+		return d, nil, false
+	case int64(len(in.Body)) > a.maxEdit:
+		writeError(w, http.StatusRequestEntityTooLarge, "too-large", fmt.Sprintf(
+			"the edited artifact is %d bytes, over the %d-byte artifact limit (GONOGO_MAX_ARTIFACT) of the gonogo holding the data directory: shorten it; nothing was decided", len(in.Body), a.maxEdit))
+		return d, nil, false
+	case in.Key == "" || in.Actor == "":
+		writeError(w, http.StatusBadRequest, "bad-request", "a decision needs a key and an actor")
+		return d, nil, false
+	}
+	d = engine.Decision{Kind: kind, Step: in.Step, Attempt: in.Attempt, Feedback: in.Feedback, Key: in.Key, Actor: in.Actor}
+	return d, in.Body, true
 }
 
 // wireDecided answers a decision: the run after it, and whether the holder
@@ -403,7 +432,12 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 
 // NewServer is the local API of the gonogo that holds db: command is the
 // command it runs (run, resume, demo or serve), version its version; svc
-// carries out or records what other gonogo processes decide.
-func NewServer(db *storage.DB, svc Decisions, log *slog.Logger, command, version string) *Server {
-	return &Server{db: db, svc: svc, log: log, command: command, version: version}
+// carries out or records what other gonogo processes decide. maxEdit caps
+// an edited artifact in bytes, as the holder's own front ends cap theirs
+// (GONOGO_MAX_ARTIFACT); 0 is 1 MiB, the setting's default.
+func NewServer(db *storage.DB, svc Decisions, log *slog.Logger, command, version string, maxEdit int64) *Server {
+	if maxEdit <= 0 {
+		maxEdit = 1 << 20
+	}
+	return &Server{db: db, svc: svc, log: log, command: command, version: version, maxEdit: maxEdit}
 }

@@ -162,6 +162,9 @@ func (s *Server) withDecider(ctx context.Context, do func(context.Context, Decid
 // answer sends the browser back to the run's page, where line shows once;
 // an error that is no refusal is answered as the readers' are.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, id engine.RunID, line string, err error) {
+	// Even a refusal may mean the run moved on elsewhere: the pages
+	// following it look now.
+	s.follow.changed(id)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		http.NotFound(w, r)

@@ -10,6 +10,15 @@
 // and an idempotency key made with the page; it goes through Decider to the
 // engine, whose refusal the page shows as worded, never re-checked here.
 //
+// A page follows its run over one event stream. A decision, pause or
+// resume made through this server's forms wakes every stream following
+// that run at once, so the other pages open on it show the change within
+// milliseconds; a change made elsewhere (gonogo decide, Slack, another
+// gonogo web, the agent finishing) is found by looking every
+// Options.PollEvery, a second by default: each look reads the run anew
+// (opening the store or asking its holder), so one open page costs at
+// most one read a second.
+//
 // The pages are server-rendered with html/template; the stylesheet and the
 // few lines of script that follow a run's changes are embedded in the
 // binary, and nothing is loaded from another origin. Markdown is rendered

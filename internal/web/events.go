@@ -14,8 +14,9 @@ import (
 // events streams a run's changes to its page (server-sent events): an
 // event named change, its data the run's last journal seq, each time the
 // run's journal is found past the seq the page was rendered at (?after=,
-// the page's data-seq). It looks every PollEvery and ends when the client
-// goes, or when the run cannot be read any more.
+// the page's data-seq). It looks at once when a form of this server
+// changed the run, else every PollEvery, and ends when the client goes,
+// or when the run cannot be read any more.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id, ok := runID(r)
 	after, err := strconv.ParseUint(r.URL.Query().Get("after"), 10, 64)
@@ -24,6 +25,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	flush := http.NewResponseController(w)
+	woke := s.follow.wake(id)
 	seq, err := s.seq(r.Context(), id)
 	if err != nil {
 		s.fail(w, err)
@@ -48,7 +50,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+		case <-woke:
 		}
+		woke = s.follow.wake(id)
 		if seq, err = s.seq(r.Context(), id); err != nil {
 			if !errors.Is(err, context.Canceled) {
 				s.log.Warn("follow a run", "run", id, "err", err)

@@ -52,7 +52,9 @@ type Options struct {
 	// MaxEdit caps an edited artifact in bytes; 0 is 1 MiB.
 	MaxEdit int64
 	// PollEvery is how often a page's event stream looks for a change
-	// of its run; 0 is a second.
+	// of its run made elsewhere (gonogo decide, Slack, the agent); 0 is
+	// a second. A change made by this server's forms reaches every page
+	// following the run at once.
 	PollEvery time.Duration
 	// Now is the clock sign-in links and sessions expire by, and the
 	// audit trail is stamped with; nil is time.Now.
@@ -71,6 +73,7 @@ type Server struct {
 	poll    time.Duration
 	log     *slog.Logger
 	auth    *sessions
+	follow  followers
 	pages   *template.Template
 	mux     *http.ServeMux
 }
