@@ -56,7 +56,7 @@ func (f *fixture) serveKept(clk *clock, dc *personDecider) {
 	f.t.Helper()
 	f.srv = New(func(context.Context) (Source, error) { return held{f.db}, nil }, Options{
 		PollEvery: 5 * time.Millisecond, Actor: operator, Keeper: f.db, Now: clk.now, SecureCookie: true,
-		Again: "Press Open on the run's message in Slack for a new link.",
+		Again:  "Press Open on the run's message in Slack for a new link.",
 		Decide: func(context.Context) (Decider, error) { return dc, nil },
 	})
 	if f.ts != nil {
