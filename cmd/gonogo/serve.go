@@ -52,6 +52,9 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err := processEnv(ctx, &sc, e.lookup); err != nil {
 		return fail(e, "serve", err)
 	}
+	if err := sc.Check(); err != nil {
+		return fail(e, "serve", usagef("%v", err))
+	}
 	log := newLogger(e, cfg)
 	bcfg, skillDirs, err := slackBotConfig(cfg, f, sc, log)
 	if err != nil {
@@ -62,7 +65,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "serve", err)
 	}
 	if tc.Addr != "" {
-		return serveOnTemporal(ctx, e, cfg, f, tc, bcfg, sc.HTTPAddr, skillDirs)
+		return serveOnTemporal(ctx, e, cfg, f, tc, bcfg, sc, skillDirs)
 	}
 	return serveOnStore(ctx, e, cfg, f, sc, bcfg, log, skillDirs)
 }
@@ -140,6 +143,8 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: bcfg.Catalog, Runner: run, Notifier: notifier,
 		MaxParallel: cfg.MaxParallel, Log: log, Probe: runner.Probe{PassEnv: rcfg.PassEnv}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
 		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg), Members: notifier.Member, Approvers: bcfg.Approvers})
+	// Sessions are kept in the store, so they outlive a restart.
+	pages := runPages(sc, cfg, db, svc, db, log, &bcfg)
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -157,11 +162,14 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 		g.Go(func() error { return localapi.Serve(gctx, ln, localapi.NewServer(db, svc, log, "serve", version())) })
 	}
 	if sc.HTTPAddr != "" {
-		addr, err := health.Serve(gctx, g, sc.HTTPAddr, health.Handler(b, svc))
+		addr, err := health.Serve(gctx, g, sc.HTTPAddr, httpHandler(health.Handler(b, svc), pages))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
 		log.Info("serving /healthz and /metrics", "addr", addr)
+		if pages != nil {
+			log.Info("serving the run pages under /runs", "addr", addr, "public_url", sc.PublicBase())
+		}
 	}
 	log.Info("gonogo serve starting", "data", f.data, "skills", skillDirs, "runner", name)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {

@@ -132,7 +132,7 @@ func TestPublicURLIsAnOrigin(t *testing.T) {
 		{"https://admin:hunter2@gonogo.example.com", "must not carry a user or password"},
 	} {
 		var s Slack
-		err := Process(context.Background(), &s, envconfig.MapLookuper(map[string]string{"GONOGO_PUBLIC_URL": tc.value}))
+		err := Process(context.Background(), &s, envconfig.MapLookuper(map[string]string{"GONOGO_PUBLIC_URL": tc.value, "GONOGO_HTTP_ADDR": ":9090"}))
 		if err == nil {
 			err = s.Check()
 		}
@@ -144,6 +144,9 @@ func TestPublicURLIsAnOrigin(t *testing.T) {
 		case err != nil && strings.Contains(err.Error(), "hunter2"):
 			t.Errorf("%q: the refusal repeats the password: %v", tc.value, err)
 		}
+	}
+	if err := (Slack{PublicURL: "https://g.example.com"}).Check(); err == nil || !strings.Contains(err.Error(), "GONOGO_HTTP_ADDR is not") {
+		t.Errorf("GONOGO_PUBLIC_URL without GONOGO_HTTP_ADDR: %v", err)
 	}
 	if got := (Slack{PublicURL: "https://g.example.com/"}).PublicBase(); got != "https://g.example.com" {
 		t.Errorf("PublicBase = %q", got)

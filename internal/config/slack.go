@@ -65,6 +65,8 @@ func (s Slack) Check() error {
 		return fmt.Errorf("configuration: GONOGO_PUBLIC_URL=%q is not an absolute http or https URL%s", s.PublicURL, eg)
 	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "":
 		return fmt.Errorf("configuration: GONOGO_PUBLIC_URL=%q has a path, query or fragment: it must be the address the pages are served at, scheme and host only (the pages live at /runs under it)%s", s.PublicURL, eg)
+	case s.HTTPAddr == "":
+		return errors.New("configuration: GONOGO_PUBLIC_URL is set but GONOGO_HTTP_ADDR is not: the pages it links to are served on GONOGO_HTTP_ADDR; set it too (for example GONOGO_HTTP_ADDR=:9090)")
 	}
 	return nil
 }
