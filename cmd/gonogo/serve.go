@@ -34,6 +34,12 @@ func newServeCmd(a *cli) *cobra.Command {
 (xapp-) and SLACK_BOT_TOKEN (xoxb-); see the README for the Slack app and the
 other variables.
 
+GONOGO_HTTP_ADDR serves /healthz and /metrics; with GONOGO_PUBLIC_URL (where
+people reach that address) it also serves the run pages of gonogo web, and
+each step's message and the run's header in Slack get an Open button that
+shows the person alone a one-time sign-in link (10 minutes); the session (12
+hours) decides as them.
+
 With GONOGO_TEMPORAL_ADDR set, serve is a stateless Slack front end of the
 Temporal cluster: runs and their steps are the cluster's (gonogo worker runs
 the agents), and any number of serve replicas may share one Slack app.`,
