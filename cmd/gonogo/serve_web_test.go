@@ -92,6 +92,31 @@ func webGet(t *testing.T, c *http.Client, u string) string {
 	return string(b)
 }
 
+// readerIsRefused: a person who may not decide presses Open on step1 and
+// alone is shown a link, which works once; their approval on the page is
+// refused in the engine's words.
+func readerIsRefused(t *testing.T, srv *fakeslack.Server, s *serving, step1 fakeslack.Message, addr string, id engine.RunID) {
+	t.Helper()
+	const reader = "U0READER"
+	link := pressOpen(t, srv, s, step1, reader, addr)
+	for _, e := range srv.Ephemerals("") {
+		if e.User != reader && openLinkRE.MatchString(e.Text) {
+			t.Errorf("%s was shown the reader's link: %q", e.User, e.Text)
+		}
+	}
+	jar, _ := cookiejar.New(nil)
+	rc := &http.Client{Jar: jar}
+	webGet(t, rc, link)
+	if code, _ := get(t, link); code != http.StatusUnauthorized {
+		t.Errorf("the link's second use: %d, want 401", code)
+	}
+	refused := approveOnPage(t, rc, addr, id)
+	want := "Refused: " + reader + " on run " + string(id) + ": " + engine.ErrNotApprover.Error()
+	if !strings.Contains(html.UnescapeString(refused), want) {
+		t.Errorf("the reader's approval: the page does not say %q:\n%s", want, refused)
+	}
+}
+
 // With GONOGO_PUBLIC_URL, gonogo serve answers the run pages on
 // GONOGO_HTTP_ADDR beside /healthz, which stays open while the pages need
 // a session. Open in Slack shows a person a link that works once; the
@@ -118,7 +143,7 @@ func TestServeRunPagesFromOpen(t *testing.T) {
 		}
 	}
 
-	const ch, starter, reader = "C0WEB", "U0SERVE", "U0READER"
+	const ch, starter = "C0WEB", "U0SERVE"
 	env := srv.SendSlashCommand(slack.SlashCommand{UserID: starter, ChannelID: ch, Text: "chain deliver-prd -> measure-experiment-design"})
 	if _, err := srv.WaitAck(ctx, env); err != nil {
 		t.Fatal(err)
@@ -131,23 +156,7 @@ func TestServeRunPagesFromOpen(t *testing.T) {
 	}
 	id := engine.RunID(regexp.MustCompile(`\d{8}-\d{6}-[0-9a-f]+`).FindString(step1.Buttons()[0].Value))
 
-	link := pressOpen(t, srv, s, step1, reader, addr)
-	for _, e := range srv.Ephemerals(starter) {
-		if openLinkRE.MatchString(e.Text) {
-			t.Errorf("the starter was shown the reader's link: %q", e.Text)
-		}
-	}
-	jar, _ := cookiejar.New(nil)
-	rc := &http.Client{Jar: jar}
-	webGet(t, rc, link)
-	if code, _ := get(t, link); code != http.StatusUnauthorized {
-		t.Errorf("the link's second use: %d, want 401", code)
-	}
-	refused := approveOnPage(t, rc, addr, id)
-	want := "Refused: " + reader + " on run " + string(id) + ": " + engine.ErrNotApprover.Error()
-	if !strings.Contains(html.UnescapeString(refused), want) {
-		t.Errorf("the reader's approval: the page does not say %q:\n%s", want, refused)
-	}
+	readerIsRefused(t, srv, s, step1, addr, id)
 
 	jar2, _ := cookiejar.New(nil)
 	sc := &http.Client{Jar: jar2}

@@ -74,6 +74,35 @@ func browser(jar http.CookieJar) *http.Client {
 
 func (r response) cookies() []*http.Cookie { return (&http.Response{Header: r.header}).Cookies() }
 
+// signInOnce signs in with link into jar: it lands on the run's page
+// with a Secure, HttpOnly, SameSite=Lax cookie, works no second time, and
+// neither its token nor the cookie is what the store keeps.
+func (f *fixture) signInOnce(jar http.CookieJar, link string, clk *clock) {
+	t := f.t
+	t.Helper()
+	tok := link[strings.Index(link, "token=")+len("token="):]
+	res := get(t, noFollow(browser(jar)), link)
+	if res.code != http.StatusSeeOther || res.header.Get("Location") != "/runs/"+string(f.id) {
+		t.Fatalf("sign in: %d to %q", res.code, res.header.Get("Location"))
+	}
+	ck := res.cookies()
+	if len(ck) != 1 || !ck[0].Secure || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteLaxMode {
+		t.Fatalf("session cookie %+v", ck)
+	}
+	u, _ := url.Parse(f.ts.URL)
+	jar.SetCookies(u, ck)
+	if res := get(t, browser(nil), link); res.code != http.StatusUnauthorized {
+		t.Fatalf("the link's second use: %d", res.code)
+	}
+	for _, secret := range []string{tok, ck[0].Value} {
+		for _, kind := range []string{"link", "session"} {
+			if v, _ := f.db.SignIn(t.Context(), kind+":"+secret, clk.now()); v != nil {
+				t.Errorf("the store keeps a raw secret under %s:", kind)
+			}
+		}
+	}
+}
+
 // A link made for a Slack person lands on its run's page, works once and
 // only within 10 minutes; the session it starts is kept in the store (by
 // hash), outlives a restart, decides as that person (the journal records
@@ -100,27 +129,7 @@ func TestPersonsSessionOutlivesARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := link[strings.Index(link, "token=")+len("token="):]
-	res := get(t, noFollow(c), link)
-	if res.code != http.StatusSeeOther || res.header.Get("Location") != "/runs/"+string(f.id) {
-		t.Fatalf("sign in: %d to %q", res.code, res.header.Get("Location"))
-	}
-	ck := res.cookies()
-	if len(ck) != 1 || !ck[0].Secure || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteLaxMode {
-		t.Fatalf("session cookie %+v", ck)
-	}
-	u, _ := url.Parse(f.ts.URL)
-	jar.SetCookies(u, ck)
-	if res := get(t, browser(nil), link); res.code != http.StatusUnauthorized {
-		t.Fatalf("the link's second use: %d", res.code)
-	}
-	for _, secret := range []string{tok, ck[0].Value} {
-		for _, kind := range []string{"link", "session"} {
-			if v, _ := f.db.SignIn(t.Context(), kind+":"+secret, clk.now()); v != nil {
-				t.Errorf("the store keeps a raw secret under %s:", kind)
-			}
-		}
-	}
+	f.signInOnce(jar, link, clk)
 
 	f.serveKept(clk, dc) // a restart over the same store
 	page := get(t, c, f.ts.URL+"/runs/"+string(f.id))
