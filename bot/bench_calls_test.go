@@ -447,6 +447,11 @@ func runCallsScenarioOn(tb testing.TB, sc callsScenario) (*fakeslack.Server, []f
 		c.QuietStart = sc.scaled(bot.DefaultQuietStart)
 		c.UpdateWindow = sc.scaled(bot.DefaultUpdateWindow)
 		c.MessageUpdateInterval = sc.scaled(bot.DefaultMessageUpdateInterval)
+		// The messages offer Open (web pages served): a button, which
+		// costs no call until someone presses it.
+		c.SignIn = func(context.Context, string, string, engine.RunID) (string, error) {
+			return "https://gonogo.example.com/signin?token=t", nil
+		}
 	}})
 	settle(srv, 100*time.Millisecond, 5*time.Second)
 	begin := time.Now()
@@ -479,10 +484,11 @@ func runCallsScenarioOn(tb testing.TB, sc callsScenario) (*fakeslack.Server, []f
 		tb.Fatalf("not every run completed: %v", err)
 	}
 	// Updates put off by the budget land later: every step message comes
-	// to show its approval, and its buttons give way.
+	// to show its approval, and its decision buttons give way (Open stays).
 	err = srv.WaitFor(wait, func(st *fakeslack.State) bool {
 		for _, m := range st.Messages("") {
-			if m.FromBot && strings.HasPrefix(m.Text, "*Step ") && (len(m.Buttons()) > 0 || !strings.Contains(m.Rendered, "Approved by")) {
+			decisions := slices.ContainsFunc(m.Buttons(), func(x fakeslack.Button) bool { return x.ActionID != bot.ActionOpen })
+			if m.FromBot && strings.HasPrefix(m.Text, "*Step ") && (decisions || !strings.Contains(m.Rendered, "Approved by")) {
 				return false
 			}
 		}

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -96,6 +97,13 @@ type Config struct {
 	// the bot then never syncs a thread on its own, nor catches up on the
 	// runs it finds as it starts.
 	ScheduledSyncs bool
+
+	// SignIn makes a one-time sign-in link to the web pages of run for a
+	// Slack user of team (whose session decides as them). Set (gonogo
+	// serve with GONOGO_PUBLIC_URL), step messages and the run's header
+	// offer Open, and pressing it shows the person alone a new link; nil,
+	// there is no Open.
+	SignIn func(ctx context.Context, user, team string, run engine.RunID) (string, error)
 
 	Log     *slog.Logger
 	Metrics *Metrics

@@ -291,6 +291,10 @@ func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, env en
 		b.onPreviewAction(ctx, a) // the engine says who may start or cancel; a pick, the mention's author
 		return
 	}
+	if a.Kind == ActOpen {
+		b.openPages(ctx, a) // reading needs no right to decide; the engine judges the page's decisions
+		return
+	}
 	if opensModal(a.Kind) {
 		b.fillModal(ctx, a, env)
 		return

@@ -27,6 +27,11 @@ const (
 	ActionResumeCheckpointed = "gonogo_resume_checkpointed"
 	// ActionSaveWorkflow is offered on a chain's completion message.
 	ActionSaveWorkflow = "gonogo_save_workflow"
+	// ActionOpen is on step messages and the run's header when the web
+	// pages are served (Config.SignIn): a button, not a link, so that
+	// gonogo learns who pressed it and answers them alone with a sign-in
+	// link.
+	ActionOpen = "gonogo_open"
 
 	// Modals: callback ids, and the input blocks inside them.
 	ModalEdit         = "gonogo_edit_modal"       // the artifact in a multiline input

@@ -24,6 +24,12 @@ func asPerson(ctx context.Context, team string) context.Context {
 	return context.WithValue(ctx, personKey{}, team)
 }
 
+// AsPerson marks ctx as carrying out the request of a Slack person of
+// team made elsewhere than in Slack (the web page of a session an Open
+// button started): the engine then judges them as it judges their click
+// (Member), not as the operator.
+func AsPerson(ctx context.Context, team string) context.Context { return asPerson(ctx, team) }
+
 // Member tells the engine who user is (engine.Members). A request that is
 // no Slack person's is the operator's: gonogo's own (giving up a run it
 // cannot post for), or in gonogo serve the local API's, which only the

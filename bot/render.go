@@ -53,6 +53,9 @@ type View struct {
 	// AbortedBy is who aborted a run that was aborted while no step was
 	// waiting (no step decision records it); a Slack user id.
 	AbortedBy string
+	// Open adds the Open button (a sign-in link to the run's web page) to
+	// step messages and the run's header.
+	Open bool
 	// Step is the step a halt notice (Halt) is about: in a workflow
 	// several steps may fail at once, each with a notice of its own. 0
 	// means the step the run is halted on.

@@ -12,19 +12,20 @@ import (
 // silently miss a step: every text gonogo renders is cut to fit. The fake
 // Slack (fakeslack) checks them all.
 const (
-	maxMessageBlocks = 50
-	maxSectionText   = 3000
-	maxFieldText     = 2000
-	maxFields        = 10
-	maxHeaderText    = 150
-	maxContextText   = 3000
-	maxButtonValue   = 2000
-	maxModalTitle    = 24 // title, submit and close of a modal
-	maxConfirmTitle  = 100
-	maxConfirmText   = 300
-	maxConfirmButton = 30
-	maxOptions       = 10 // radio buttons
-	maxOptionText    = 75 // an option's text and description
+	maxMessageBlocks  = 50
+	maxSectionText    = 3000
+	maxFieldText      = 2000
+	maxFields         = 10
+	maxHeaderText     = 150
+	maxContextText    = 3000
+	maxButtonValue    = 2000
+	maxModalTitle     = 24 // title, submit and close of a modal
+	maxConfirmTitle   = 100
+	maxConfirmText    = 300
+	maxConfirmButton  = 30
+	maxOptions        = 10 // radio buttons
+	maxActionElements = 25 // elements of an actions block
+	maxOptionText     = 75 // an option's text and description
 )
 
 func mrkdwnText(text string) *slack.TextBlockObject {

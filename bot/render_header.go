@@ -62,7 +62,23 @@ func Header(r *engine.Run, v View) []slack.Block {
 	if act := headerButtons(r); act != nil {
 		tail = append(tail, act)
 	}
-	return fit(body, tail, maxMessageBlocks)
+	return fit(body, withOpen(tail, runRef(r), v), maxMessageBlocks)
+}
+
+// withOpen adds the Open button to a message's tail when v asks for it:
+// beside the buttons the tail ends with, else in a row of its own.
+func withOpen(tail []slack.Block, ref StepRef, v View) []slack.Block {
+	if !v.Open {
+		return tail
+	}
+	b := slack.NewButtonBlockElement(ActionOpen, fitValue(ref.Value()), plainText("Open"))
+	if n := len(tail); n > 0 {
+		if act, ok := tail[n-1].(*slack.ActionBlock); ok && act.Elements != nil && len(act.Elements.ElementSet) < maxActionElements {
+			act.Elements.ElementSet = append(act.Elements.ElementSet, b)
+			return tail
+		}
+	}
+	return append(tail, slack.NewActionBlock("", b))
 }
 
 // headerButtons are Pause while the run moves (a step running or about to

@@ -50,7 +50,11 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 		tail = append(tail, section(strings.Join(decided, "\n")))
 	}
 	tail = append(tail, stepOutlook(r, s, a, latest, len(decided) > 0, v, now)...)
-	return fit(body, tail, maxMessageBlocks)
+	ref := StepRef{Run: r.ID, Step: s.N}
+	if a != nil {
+		ref.Attempt = a.N
+	}
+	return fit(body, withOpen(tail, ref, v), maxMessageBlocks)
 }
 
 // stepHeading is a step message's first line: `Step i of N: skill

@@ -451,7 +451,7 @@ func (b *Bot) giveUp(ctx context.Context, r *engine.Run, note func(k, v string) 
 // view gathers what a message shows beyond the run: the artifact's
 // preview, reminder and deadline.
 func (b *Bot) view(ctx context.Context, r *engine.Run, n int, notes map[string]string) View {
-	v := View{Now: time.Now(), OfferSaveWorkflow: b.cfg.WorkflowsDir != "", AbortedBy: notes[noteAbortedBy]}
+	v := View{Now: time.Now(), OfferSaveWorkflow: b.cfg.WorkflowsDir != "", AbortedBy: notes[noteAbortedBy], Open: b.cfg.SignIn != nil}
 	s := r.Step(n)
 	if s == nil {
 		return v

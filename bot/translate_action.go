@@ -26,6 +26,7 @@ const (
 	ActStart        ActionKind = "start"         // start a run awaiting Start (its preview)
 	ActCancelStart  ActionKind = "cancel-start"  // drop a run awaiting Start
 	ActPickPlan     ActionKind = "pick-plan"     // the plan among a mention's files
+	ActOpen         ActionKind = "open"          // a sign-in link to the run's web page
 )
 
 var actionKinds = map[string]ActionKind{
@@ -43,6 +44,7 @@ var actionKinds = map[string]ActionKind{
 	ActionStart:              ActStart,
 	ActionCancelStart:        ActCancelStart,
 	ActionPickPlan:           ActPickPlan,
+	ActionOpen:               ActOpen,
 }
 
 // Decision returns the engine decision a button stands for; Cancel and

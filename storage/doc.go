@@ -1,7 +1,8 @@
 // Package storage owns gonogo's durable state on one machine: the bbolt
 // file <data>/gonogo.db (every run's snapshot, plan, journal and artifact
 // versions, the idempotency keys applied, the notes a front end keeps with
-// a run, the schema version and its migrations); the artifact files
+// a run, the web pages' sign-in links and sessions (hashed), the schema
+// version and its migrations); the artifact files
 // written under runs/ once a change is committed; the requests a front end
 // acknowledged and has not carried out yet, in <data>/inbox.db (Inbox); and
 // the pulse, <data>/gonogo.alive (PulseFile). DB keeps the contract

@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the layout this gonogo writes. Open migrates an older
 // file up to it and refuses a newer one.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 var (
 	bucketMeta      = []byte("meta")
@@ -24,12 +24,13 @@ var (
 	bucketRunning   = []byte("running")
 	bucketFiles     = []byte("files")
 	bucketNotes     = []byte("notes")
+	bucketSignIns   = []byte("signins")
 
 	keySchema = []byte("schema")
 
 	// layout is every bucket of schema version SchemaVersion.
 	layout = [][]byte{bucketMeta, bucketRuns, bucketPlans, bucketSummaries, bucketJournal,
-		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketNotes}
+		bucketArtifacts, bucketKeys, bucketActive, bucketRunning, bucketFiles, bucketNotes, bucketSignIns}
 
 	// oldOutbox is versions 1 and 2's outbox of effects still to deliver,
 	// which nothing wrote into: Slack requests are kept in the inbox, and a
@@ -49,6 +50,7 @@ var migrations = []migration{
 	{name: "create the version 1 buckets", up: createV1Buckets},
 	{name: "add the notes bucket", up: createNotesBucket},
 	{name: "drop the outbox bucket", up: dropOutboxBucket},
+	{name: "add the sign-ins bucket", up: createSignInsBucket},
 }
 
 func init() {
@@ -91,6 +93,16 @@ func dropOutboxBucket(tx *bbolt.Tx) error {
 	}
 	if err := tx.DeleteBucket(oldOutbox); err != nil {
 		return fmt.Errorf("bucket %s: %w", oldOutbox, err)
+	}
+	return nil
+}
+
+// createSignInsBucket adds version 4's sign-ins: the web pages' one-time
+// links and sessions, so that a session outlives a restart of gonogo
+// serve.
+func createSignInsBucket(tx *bbolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bucketSignIns); err != nil {
+		return fmt.Errorf("bucket %s: %w", bucketSignIns, err)
 	}
 	return nil
 }

@@ -34,6 +34,12 @@ func newServeCmd(a *cli) *cobra.Command {
 (xapp-) and SLACK_BOT_TOKEN (xoxb-); see the README for the Slack app and the
 other variables.
 
+GONOGO_HTTP_ADDR serves /healthz and /metrics; with GONOGO_PUBLIC_URL (where
+people reach that address) it also serves the run pages of gonogo web, and
+each step's message and the run's header in Slack get an Open button that
+shows the person alone a one-time sign-in link (10 minutes); the session (12
+hours) decides as them.
+
 With GONOGO_TEMPORAL_ADDR set, serve is a stateless Slack front end of the
 Temporal cluster: runs and their steps are the cluster's (gonogo worker runs
 the agents), and any number of serve replicas may share one Slack app.`,
@@ -52,6 +58,9 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 	if err := processEnv(ctx, &sc, e.lookup); err != nil {
 		return fail(e, "serve", err)
 	}
+	if err := sc.Check(); err != nil {
+		return fail(e, "serve", usagef("%v", err))
+	}
 	log := newLogger(e, cfg)
 	bcfg, skillDirs, err := slackBotConfig(cfg, f, sc, log)
 	if err != nil {
@@ -62,7 +71,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 		return fail(e, "serve", err)
 	}
 	if tc.Addr != "" {
-		return serveOnTemporal(ctx, e, cfg, f, tc, bcfg, sc.HTTPAddr, skillDirs)
+		return serveOnTemporal(ctx, e, cfg, f, tc, bcfg, sc, skillDirs)
 	}
 	return serveOnStore(ctx, e, cfg, f, sc, bcfg, log, skillDirs)
 }
@@ -140,6 +149,8 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Catalog: bcfg.Catalog, Runner: run, Notifier: notifier,
 		MaxParallel: cfg.MaxParallel, Log: log, Probe: runner.Probe{PassEnv: rcfg.PassEnv}, Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol,
 		RateLimit: cfg.rateLimit(), Setup: setupOf(f, cfg), Members: notifier.Member, Approvers: bcfg.Approvers})
+	// Sessions are kept in the store, so they outlive a restart.
+	pages := runPages(sc, cfg, db, svc, db, log, &bcfg)
 	b, err := bot.New(bcfg, svc)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -159,11 +170,14 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 		})
 	}
 	if sc.HTTPAddr != "" {
-		addr, err := health.Serve(gctx, g, sc.HTTPAddr, health.Handler(b, svc))
+		addr, err := health.Serve(gctx, g, sc.HTTPAddr, httpHandler(health.Handler(b, svc), pages))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
 		log.Info("serving /healthz and /metrics", "addr", addr)
+		if pages != nil {
+			log.Info("serving the run pages under /runs", "addr", addr, "public_url", sc.PublicBase())
+		}
 	}
 	log.Info("gonogo serve starting", "data", f.data, "skills", skillDirs, "runner", name)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {

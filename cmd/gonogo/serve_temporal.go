@@ -43,7 +43,7 @@ var _ bot.LiveProgress = temporalbackend.SlackRuns{}
 
 // serveOnTemporal is gonogo serve on the cluster tc names; bcfg is the
 // bot's configuration, checked.
-func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, bcfg bot.Config, httpAddr, skills string) int {
+func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc settings.Temporal, bcfg bot.Config, sc settings.Slack, skills string) int {
 	log := bcfg.Log
 	if err := agentFlagsOnTemporal(f, "serve", "dry-run", "runner", "runner-cmd"); err != nil {
 		return fail(e, "serve", err)
@@ -63,6 +63,10 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 	bcfg.ScheduledSyncs = true
 	bcfg.Inbox = temporalbackend.NewInbox(c, temporalbackend.InboxConfig{Key: bot.EnvelopeKey})
 	runs := temporalbackend.SlackRuns{Backend: b}
+	reader := temporalbackend.NewReader(b, c, "")
+	// A replica keeps nothing on disk: its sessions are in its memory, and
+	// after a restart the page says to press Open again.
+	pages := runPages(sc, cfg, reader, runs, nil, log, &bcfg)
 	sb, err := bot.New(bcfg, runs)
 	if err != nil {
 		return fail(e, "serve", err)
@@ -81,12 +85,15 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		}
 		return temporalbackend.PollSlack(gctx, c, sb, sb.CarryOut)
 	})
-	if httpAddr != "" {
-		addr, err := health.Serve(gctx, g, httpAddr, health.Handler(sb, temporalbackend.NewReader(b, c, "")))
+	if sc.HTTPAddr != "" {
+		addr, err := health.Serve(gctx, g, sc.HTTPAddr, httpHandler(health.Handler(sb, reader), pages))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
 		log.Info("serving /healthz and /metrics", "addr", addr)
+		if pages != nil {
+			log.Info("serving the run pages under /runs", "addr", addr, "public_url", sc.PublicBase())
+		}
 	}
 	log.Info("gonogo serve starting on Temporal", "temporal", tc.Addr, "namespace", tc.Namespace,
 		"queue", temporalbackend.SlackQueue, "skills", skills)

@@ -115,3 +115,40 @@ func TestCheckSetupNamesWhatIsGone(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicURLIsAnOrigin: GONOGO_PUBLIC_URL is refused, naming the
+// variable, unless it is an absolute http or https origin; a password in
+// it is never repeated.
+func TestPublicURLIsAnOrigin(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"", ""},
+		{"https://gonogo.example.com", ""},
+		{"http://127.0.0.1:9090/", ""},
+		{"gonogo.example.com", "is not an absolute http or https URL"},
+		{"ftp://gonogo.example.com", "is not an absolute http or https URL"},
+		{"https://", "is not an absolute http or https URL"},
+		{"https://gonogo.example.com/gonogo", "has a path, query or fragment"},
+		{"https://gonogo.example.com/?a=1", "has a path, query or fragment"},
+		{"https://admin:hunter2@gonogo.example.com", "must not carry a user or password"},
+	} {
+		var s Slack
+		err := Process(context.Background(), &s, envconfig.MapLookuper(map[string]string{"GONOGO_PUBLIC_URL": tc.value, "GONOGO_HTTP_ADDR": ":9090"}))
+		if err == nil {
+			err = s.Check()
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q refused: %v", tc.value, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "GONOGO_PUBLIC_URL") || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: %v, want an error naming GONOGO_PUBLIC_URL with %q", tc.value, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), "hunter2"):
+			t.Errorf("%q: the refusal repeats the password: %v", tc.value, err)
+		}
+	}
+	if err := (Slack{PublicURL: "https://g.example.com"}).Check(); err == nil || !strings.Contains(err.Error(), "GONOGO_HTTP_ADDR is not") {
+		t.Errorf("GONOGO_PUBLIC_URL without GONOGO_HTTP_ADDR: %v", err)
+	}
+	if got := (Slack{PublicURL: "https://g.example.com/"}).PublicBase(); got != "https://g.example.com" {
+		t.Errorf("PublicBase = %q", got)
+	}
+}

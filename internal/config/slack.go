@@ -1,6 +1,9 @@
 package config
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -18,6 +21,10 @@ type Slack struct {
 	DecisionTimeout time.Duration `env:"GONOGO_DECISION_TIMEOUT" example:"24h"`
 	TimeoutAction   string        `env:"GONOGO_DECISION_TIMEOUT_ACTION, default=wait"`
 	HTTPAddr        string        `env:"GONOGO_HTTP_ADDR"`
+	// PublicURL is where people reach the pages GONOGO_HTTP_ADDR serves
+	// (behind a proxy, its address there): set, step messages and the
+	// run's header offer Open, which answers with a sign-in link under it.
+	PublicURL string `env:"GONOGO_PUBLIC_URL" example:"https://gonogo.example.com"`
 	// ConfirmStart makes every run started from Slack wait at a preview
 	// until someone who may decide presses Start.
 	ConfirmStart bool `env:"GONOGO_CONFIRM_START, default=false" example:"true"`
@@ -41,3 +48,29 @@ func (s Slack) ApproversNamed() []string {
 	}
 	return out
 }
+
+// Check refuses a GONOGO_PUBLIC_URL that is no absolute http or https
+// address of the pages' origin. A value carrying a user or password is
+// not repeated in the refusal, so a secret never reaches a log.
+func (s Slack) Check() error {
+	if s.PublicURL == "" {
+		return nil
+	}
+	const eg = "; for example GONOGO_PUBLIC_URL=https://gonogo.example.com"
+	u, err := url.Parse(s.PublicURL)
+	switch {
+	case err == nil && u.User != nil:
+		return errors.New("configuration: GONOGO_PUBLIC_URL must not carry a user or password (the sign-in links gonogo posts would show it)" + eg)
+	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("configuration: GONOGO_PUBLIC_URL=%q is not an absolute http or https URL%s", s.PublicURL, eg)
+	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("configuration: GONOGO_PUBLIC_URL=%q has a path, query or fragment: it must be the address the pages are served at, scheme and host only (the pages live at /runs under it)%s", s.PublicURL, eg)
+	case s.HTTPAddr == "":
+		return errors.New("configuration: GONOGO_PUBLIC_URL is set but GONOGO_HTTP_ADDR is not: the pages it links to are served on GONOGO_HTTP_ADDR; set it too (for example GONOGO_HTTP_ADDR=:9090)")
+	}
+	return nil
+}
+
+// PublicBase is GONOGO_PUBLIC_URL without its trailing slash: sign-in
+// links are made under it.
+func (s Slack) PublicBase() string { return strings.TrimRight(s.PublicURL, "/") }

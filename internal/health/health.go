@@ -122,7 +122,9 @@ func Serve(ctx context.Context, g *errgroup.Group, addr string, h http.Handler) 
 	if err != nil {
 		return "", fmt.Errorf("GONOGO_HTTP_ADDR: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	// Requests end with ctx: a page's event stream does not hold up the
+	// shutdown.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

@@ -107,7 +107,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	if f.Kind == engine.DecideEdit {
 		body = []byte(f.Body)
 	}
-	d := f.decision(s.actor)
+	d := f.decision(s.actorOf(r))
 	line, err := s.withDecider(r.Context(), func(ctx context.Context, dc Decider) (string, error) {
 		_, carried, err := dc.Decide(ctx, f.Run, d, body)
 		if err != nil {
@@ -136,10 +136,10 @@ func (s *Server) pauseForm(w http.ResponseWriter, r *http.Request, pause bool) {
 	}
 	line, err := s.withDecider(r.Context(), func(ctx context.Context, dc Decider) (string, error) {
 		if pause {
-			_, carried, err := dc.Pause(ctx, id, s.actor)
+			_, carried, err := dc.Pause(ctx, id, s.actorOf(r))
 			return paused(id, carried, err)
 		}
-		_, carried, err := dc.Unpause(ctx, id, s.actor)
+		_, carried, err := dc.Unpause(ctx, id, s.actorOf(r))
 		return resumed(id, carried, err)
 	})
 	s.answer(w, r, id, line, err)

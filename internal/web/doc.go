@@ -3,7 +3,7 @@
 // (the list; one run with its standing, steps, decisions, every attempt's
 // artifact rendered from Markdown and as raw text, a diff between two
 // attempts, the journal), their live updates (server-sent events), the
-// one-time sign-in links and the in-memory sessions they start, and the
+// one-time sign-in links and the sessions they start, and the
 // headers every response carries (a Content-Security-Policy of the page's
 // own origin only, nosniff), and the forms that decide on a waiting step
 // and pause or resume a run. A form is POST with its session's CSRF token
@@ -18,6 +18,15 @@
 // Options.PollEvery, a second by default: each look reads the run anew
 // (opening the store or asking its holder), so one open page costs at
 // most one read a second.
+//
+// A link is made for a Person (a Slack user, by gonogo serve's Open
+// button) or for Options.Actor (gonogo web's printed link); its session
+// decides as that person, and the Decider finds them with PersonOf. Links
+// and sessions are kept in a Keeper by the SHA-256 of their secret, never
+// the secret: gonogo serve's keeper is its store, so a session outlives a
+// restart of serve (on Temporal serve keeps them in memory: after a
+// restart the page says to press Open again); gonogo web's is memory, so
+// stopping it ends every session.
 //
 // The pages are server-rendered with html/template; the stylesheet and the
 // few lines of script that follow a run's changes are embedded in the

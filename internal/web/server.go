@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"log/slog"
@@ -43,12 +44,22 @@ type Options struct {
 	// Decide opens where the page's decisions, pauses and resumes go;
 	// nil: the pages offer none.
 	Decide OpenDecider
-	// Actor is the person the page's decisions are recorded as.
+	// Actor is the person the page's decisions are recorded as, in a
+	// session whose link named no Person.
 	Actor string
 	// Data is the data directory the runs are in, as gonogo export is
 	// given it: the audit trail says when an artifact's file is gone from
 	// it. "": the runs have no data directory of files to look in.
 	Data string
+	// Keeper keeps the sign-in links and sessions; nil: in memory, so
+	// they end with the process.
+	Keeper Keeper
+	// SecureCookie marks the session cookie Secure: the pages are reached
+	// over https.
+	SecureCookie bool
+	// Again says where a sign-in link comes from; "" is gonogo web's
+	// ("Open the sign-in link gonogo web printed; ...").
+	Again string
 	// MaxEdit caps an edited artifact in bytes; 0 is 1 MiB.
 	MaxEdit int64
 	// PollEvery is how often a page's event stream looks for a change
@@ -74,6 +85,8 @@ type Server struct {
 	log     *slog.Logger
 	auth    *sessions
 	follow  followers
+	secure  bool
+	again   string
 	pages   *template.Template
 	mux     *http.ServeMux
 }
@@ -95,7 +108,11 @@ func New(open Open, opt Options) *Server {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{open: open, decider: opt.Decide, actor: opt.Actor, data: opt.Data, now: opt.Now, maxEdit: opt.MaxEdit, poll: opt.PollEvery, log: opt.Log, auth: newSessions(opt.Now)}
+	if opt.Again == "" {
+		opt.Again = "Open the sign-in link gonogo web printed; each link works once, so run gonogo web again for a new one."
+	}
+	s := &Server{open: open, decider: opt.Decide, actor: opt.Actor, data: opt.Data, now: opt.Now, maxEdit: opt.MaxEdit, poll: opt.PollEvery, log: opt.Log,
+		auth: newSessions(opt.Now, opt.Keeper, opt.Log), secure: opt.SecureCookie, again: opt.Again}
 	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -130,17 +147,48 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.signIn(w, r)
 		return
 	}
-	if !s.auth.valid(r) {
-		http.Error(w, "Not signed in: open the sign-in link gonogo web printed (each link works once; run gonogo web again for a new one).", http.StatusUnauthorized)
+	ss, cookie := s.auth.lookup(r)
+	switch {
+	case ss == nil && cookie:
+		http.Error(w, "Your session has ended (it expired, or is not known here). Nothing is shown without a session. "+s.again, http.StatusUnauthorized)
+		return
+	case ss == nil:
+		http.Error(w, "Not signed in: nothing is shown without a session, which a one-time sign-in link starts. "+s.again, http.StatusUnauthorized)
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	ctx := context.WithValue(r.Context(), sessionKey{}, ss)
+	if ss.User != "" {
+		ctx = context.WithValue(ctx, personKey{}, ss.Person)
+	}
+	s.mux.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// actorOf is who r's decisions are recorded as: its session's person, or
+// Options.Actor.
+func (s *Server) actorOf(r *http.Request) string {
+	if p, ok := PersonOf(r.Context()); ok {
+		return p.User
+	}
+	return s.actor
 }
 
 // SignInURL is a new one-time sign-in link under base (the server's own
 // address, such as http://127.0.0.1:8080).
 func (s *Server) SignInURL(base string) (string, error) {
-	tok, err := s.auth.newToken()
+	return s.SignInFor(context.Background(), base, Person{}, "")
+}
+
+// SignInFor is a new one-time sign-in link under base for p: the session
+// it starts decides as p. It lands on run's page ("" the run list).
+func (s *Server) SignInFor(ctx context.Context, base string, p Person, run engine.RunID) (string, error) {
+	page := ""
+	if run != "" {
+		if !run.WellFormed() {
+			return "", fmt.Errorf("sign-in link: %q is no run id", run)
+		}
+		page = "/runs/" + string(run)
+	}
+	tok, err := s.auth.newToken(ctx, p, page)
 	if err != nil {
 		return "", err
 	}
