@@ -733,7 +733,7 @@ func TestWords(t *testing.T) {
 		"modal_edit_reply":    {"Use <@U0ALICE1>'s reply from <!date^", "file `plan.md`, 12,345 characters"},
 		"modal_edit_too_long": {"13,000 characters", "reply in this run's thread"},
 		"header_workflow_tasks": {"gonogo workflow run: weekly-discovery", "Workflow: `weekly-discovery`", "Arguments: `topic` = guest checkout",
-			"1. deliver-prd (plan)", "↳ 4. deliver-user-stories (payments › Fix checkout)\nin_progress", "2. deliver-prd (review)"},
+			"1. deliver-prd (plan)", "in_progress\nstep-4\n", "↳ 4. deliver-user-stories (payments › Fix checkout)", "2. deliver-prd (review)"},
 		"step_decompose_parent":     {"Step 1 `plan` split its work into 3 tasks", "(steps 3 to 5"},
 		"step_route_parent":         {"Step 1 `triage` routed the run to workflow `bugfix`: 2 steps added (steps 2 to 3)"},
 		"step_task":                 {"Step 3 of 5: deliver-user-stories", "(Fix login)", "Sub-step of step 1 `plan`"},
@@ -788,12 +788,14 @@ func decodeJSON(t testing.TB, raw []byte) any {
 	return v
 }
 
-// walkStrings calls fn for every string in decoded JSON, with its key.
+// walkStrings calls fn for every string in decoded JSON, with its key,
+// an object's keys in sorted order: the texts a test reads are the same
+// on every run.
 func walkStrings(v any, key string, fn func(key, s string)) {
 	switch x := v.(type) {
 	case map[string]any:
-		for k, e := range x {
-			walkStrings(e, k, fn)
+		for _, k := range slices.Sorted(mapKeys(x)) {
+			walkStrings(x[k], k, fn)
 		}
 	case []any:
 		for _, e := range x {
