@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,13 +36,13 @@ func TestStatsOfARecordedStore(t *testing.T) {
 
 // Known answers, by hand: one run approved at once, one redone twice.
 func TestStatsByHand(t *testing.T) {
-	rec := statstest.Generate(4) // scenarios 0-3: approve, edit 2 lines of 8, FAILED+redo+switch, redo with feedback
+	rec := statstest.Generate(4) // scenarios 0-3: approve, edit 1 line of 8 (2 of 16 lines deleted or inserted), FAILED+redo+switch, redo with feedback
 	s := engine.ComputeStats(rec.StatsRuns(), engine.StatsQuery{Now: rec.Now})
 	tot := s.Total
 	if tot.Attempts != 6 || tot.Produced != 5 || tot.Failed != 1 || tot.Steps != 4 || s.Runs != 4 {
 		t.Errorf("attempts %+v", tot)
 	}
-	if tot.Approved != 4 || tot.FirstApproved != 1 || tot.Edited != 1 || tot.EditChange != 0.25 ||
+	if tot.Approved != 4 || tot.FirstApproved != 1 || tot.Edited != 1 || tot.EditChange != 0.125 ||
 		tot.RedoneWithout != 1 || tot.RedoneWithFeedback != 1 {
 		t.Errorf("decisions %+v", tot)
 	}
@@ -170,4 +171,29 @@ func BenchmarkStats10000Runs(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"30d", now.AddDate(0, 0, -30)},
+		{"36h", now.Add(-36 * time.Hour)},
+		{"4w", now.AddDate(0, 0, -28)},
+		{"2026-03-01", time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{"2026-03-01T10:00:00+02:00", time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)},
+		{"all", time.Time{}},
+	} {
+		got, err := engine.ParseSince(tc.in, now)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("ParseSince(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "30", "d", "0d", "-3d", "+3d", "3m", "3 days", "2026-13-01", "9999999d"} {
+		if _, err := engine.ParseSince(bad, now); err == nil || !strings.Contains(err.Error(), "--since") {
+			t.Errorf("ParseSince(%q): %v", bad, err)
+		}
+	}
 }

@@ -111,7 +111,7 @@ var scenarios = []func(d *driver){
 	func(d *driver) { // PRODUCED, edited: 1, 2 or 4 lines of 8
 		d.begin(false)
 		d.attempt(engine.ResultProduced)
-		d.edit([]int{1, 2, 4}[d.i%3])
+		d.edit([]int{1, 2, 4}[d.i/7%3])
 	},
 	func(d *driver) { // FAILED, redone without feedback by the other agent, then approved
 		d.begin(false)
