@@ -176,7 +176,9 @@ func TestStatsWhileHeld(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Log: slog.New(slog.DiscardHandler), Members: engine.LocalOperator})
-	go func() { done <- localapi.Serve(ctx, ln, localapi.NewServer(db, svc, slog.New(slog.DiscardHandler), "serve", "test")) }()
+	go func() {
+		done <- localapi.Serve(ctx, ln, localapi.NewServer(db, svc, slog.New(slog.DiscardHandler), "serve", "test"))
+	}()
 	defer func() { cancel(); <-done }()
 	held := gonogoAt(t, rec.Now, data, "stats", "--json", "--since", "all")
 	if held.code != terminal.ExitOK || held.stdout != alone.stdout || alone.code != terminal.ExitOK {
