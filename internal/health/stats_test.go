@@ -27,7 +27,9 @@ func (r recorded) List(context.Context) ([]engine.RunSummary, error) {
 	}
 	return out, nil
 }
-func (r recorded) Load(_ context.Context, id engine.RunID) (*engine.Run, error) { return r.runs[id].Run, nil }
+func (r recorded) Load(_ context.Context, id engine.RunID) (*engine.Run, error) {
+	return r.runs[id].Run, nil
+}
 func (r recorded) RunWithJournal(_ context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
 	return r.runs[id].Run, r.runs[id].Journal, nil
 }
