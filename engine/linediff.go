@@ -35,17 +35,48 @@ func splitLines(t []byte) [][]byte {
 // lineDistance is the number of lines deleted and inserted by the shortest
 // edit script from a to b.
 func lineDistance(a, b [][]byte) int {
+	a, b = trimCommon(a, b)
+	n, m := len(a), len(b)
+	if n == 0 || m == 0 {
+		return n + m
+	}
+	x, y := lineNumbers(a, b)
+	maxD := n + m
+	v := make([]int, 2*maxD+2)
+	off := maxD + 1
+	for d := 0; d <= maxD; d++ {
+		for k := -d; k <= d; k += 2 {
+			i := v[off+k-1] + 1 // from the diagonal below: a deletion
+			if k == -d || k != d && v[off+k-1] < v[off+k+1] {
+				i = v[off+k+1] // from the diagonal above: an insertion
+			}
+			j := i - k
+			for i < n && j < m && x[i] == y[j] {
+				i, j = i+1, j+1
+			}
+			v[off+k] = i
+			if i >= n && j >= m {
+				return d
+			}
+		}
+	}
+	return maxD
+}
+
+// trimCommon drops the lines a and b begin and end with alike.
+func trimCommon(a, b [][]byte) ([][]byte, [][]byte) {
 	for len(a) > 0 && len(b) > 0 && bytes.Equal(a[0], b[0]) {
 		a, b = a[1:], b[1:]
 	}
 	for len(a) > 0 && len(b) > 0 && bytes.Equal(a[len(a)-1], b[len(b)-1]) {
 		a, b = a[:len(a)-1], b[:len(b)-1]
 	}
-	n, m := len(a), len(b)
-	if n == 0 || m == 0 {
-		return n + m
-	}
-	// Compare lines as numbers: each distinct line gets one.
+	return a, b
+}
+
+// lineNumbers numbers the lines of a and b, the same line the same
+// number, so they compare as numbers.
+func lineNumbers(a, b [][]byte) ([]int, []int) {
 	ids := map[string]int{}
 	num := func(ls [][]byte) []int {
 		out := make([]int, len(ls))
@@ -59,27 +90,5 @@ func lineDistance(a, b [][]byte) int {
 		}
 		return out
 	}
-	x, y := num(a), num(b)
-	maxD := n + m
-	v := make([]int, 2*maxD+2)
-	off := maxD + 1
-	for d := 0; d <= maxD; d++ {
-		for k := -d; k <= d; k += 2 {
-			var i int
-			if k == -d || k != d && v[off+k-1] < v[off+k+1] {
-				i = v[off+k+1]
-			} else {
-				i = v[off+k-1] + 1
-			}
-			j := i - k
-			for i < n && j < m && x[i] == y[j] {
-				i, j = i+1, j+1
-			}
-			v[off+k] = i
-			if i >= n && j >= m {
-				return d
-			}
-		}
-	}
-	return maxD
+	return num(a), num(b)
 }

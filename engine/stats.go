@@ -293,8 +293,6 @@ func (c *statsCounter) run(sr *StatsRun) {
 			counted = c.finished(ev) || counted
 		case EvDecision:
 			counted = c.decided(sr, ev) || counted
-			// A best-of pick, once the journal records one, is one case
-			// here: its picked attempt's row gets PicksWon++ (c.add).
 		}
 	}
 	if counted {
@@ -376,32 +374,40 @@ func (c *statsCounter) decided(sr *StatsRun, ev *Event) bool {
 		if waited {
 			t.waits = append(t.waits, wait)
 		}
-		switch ev.Decision {
-		case DecideApprove:
-			t.Approved++
-			if ev.Attempt == 1 && a.result == ResultProduced {
-				t.FirstApproved++
-			}
-		case DecideEdit:
-			t.Approved++
-			t.Edited++
-			if measured {
-				t.EditMeasured++
-				t.editSum += change
-			}
-		case DecideRedo:
-			if ev.Feedback != "" {
-				t.RedoneWithFeedback++
-			} else {
-				t.RedoneWithout++
-			}
-		case DecideSkip:
-			t.Skipped++
-		case DecideAbort:
-			t.AbortedAt++
-		}
+		t.decision(ev, a, change, measured)
 	})
 	return true
+}
+
+// decision counts a settling decision on attempt a in t.
+func (t *tally) decision(ev *Event, a *attemptSeen, change float64, measured bool) {
+	switch ev.Decision {
+	case DecideApprove:
+		t.Approved++
+		if ev.Attempt == 1 && a.result == ResultProduced {
+			t.FirstApproved++
+		}
+	case DecideEdit:
+		t.Approved++
+		t.Edited++
+		if measured {
+			t.EditMeasured++
+			t.editSum += change
+		}
+	case DecideRedo:
+		if ev.Feedback != "" {
+			t.RedoneWithFeedback++
+		} else {
+			t.RedoneWithout++
+		}
+	case DecideSkip:
+		t.Skipped++
+	case DecideAbort:
+		t.AbortedAt++
+		// A best-of pick, once runs record one (a decision naming the
+		// attempt picked), is one case here: PicksWon++, on the picked
+		// attempt's row, whose agent won.
+	}
 }
 
 // editChange measures an edit from an attempt's stored versions: the

@@ -54,19 +54,21 @@ func TestStatsByHand(t *testing.T) {
 	if tot.CostUSD != 2.125 || tot.CostPerApproved == nil || *tot.CostPerApproved != 2.125/4 {
 		t.Errorf("cost %+v", tot)
 	}
-	// run 2 (skill 3 of 3, agent 1 = claude) failed with claude, then ran on codex
-	var claude, codex *engine.StatsRow
-	for i := range s.Rows {
-		if s.Rows[i].Skill == statstest.Skills[2] {
-			switch s.Rows[i].Agent {
-			case "claude":
-				claude = &s.Rows[i]
-			case "codex":
-				codex = &s.Rows[i]
-			}
+	checkAgentSwitch(t, s)
+}
+
+// checkAgentSwitch: run 2 (skill 3 of 3, agent 1 = claude) failed with
+// claude, then ran on codex.
+func checkAgentSwitch(t *testing.T, s engine.Stats) {
+	t.Helper()
+	rows := map[string]engine.StatsRow{}
+	for _, r := range s.Rows {
+		if r.Skill == statstest.Skills[2] {
+			rows[r.Agent] = r
 		}
 	}
-	if claude == nil || codex == nil || claude.Failed != 1 || claude.RedoneWithout != 1 || codex.Produced != 1 || codex.Approved != 1 {
+	claude, codex := rows["claude"], rows["codex"]
+	if claude.Failed != 1 || claude.RedoneWithout != 1 || codex.Produced != 1 || codex.Approved != 1 {
 		t.Errorf("the agent switch: claude %+v codex %+v", claude, codex)
 	}
 }

@@ -277,7 +277,7 @@ func (rec *Recorded) Want(q engine.StatsQuery) engine.Stats {
 	runs := map[int]bool{}
 	var first time.Time
 	for _, f := range rec.facts {
-		if (q.Skill != "" && f.skill != q.Skill) || (!q.Since.IsZero() && f.at.Before(q.Since)) || (!q.Now.IsZero() && f.at.After(q.Now)) {
+		if !f.in(q) {
 			continue
 		}
 		runs[f.run] = true
@@ -315,14 +315,29 @@ func (rec *Recorded) Want(q engine.StatsQuery) engine.Stats {
 	if from.IsZero() {
 		from = first
 	}
-	if !from.IsZero() {
-		for w := monday(from); !w.After(q.Now); w = w.Add(7 * 24 * time.Hour) {
-			var c engine.StatsCounts
-			if b := weeks[w]; b != nil {
-				c = b.counts()
-			}
-			out.Weeks = append(out.Weeks, engine.StatsWeek{Week: w, StatsCounts: c})
+	out.Weeks = weekly(weeks, from, q.Now)
+	return out
+}
+
+// in reports whether q counts f.
+func (f fact) in(q engine.StatsQuery) bool {
+	return (q.Skill == "" || f.skill == q.Skill) && (q.Since.IsZero() || !f.at.Before(q.Since)) &&
+		(q.Now.IsZero() || !f.at.After(q.Now))
+}
+
+// weekly lists every week from the week of from to that of now, with
+// the figures of those that have some.
+func weekly(weeks map[time.Time]*bucket, from, now time.Time) []engine.StatsWeek {
+	out := []engine.StatsWeek{}
+	if from.IsZero() {
+		return out
+	}
+	for w := monday(from); !w.After(now); w = w.Add(7 * 24 * time.Hour) {
+		var c engine.StatsCounts
+		if b := weeks[w]; b != nil {
+			c = b.counts()
 		}
+		out = append(out, engine.StatsWeek{Week: w, StatsCounts: c})
 	}
 	return out
 }
