@@ -199,3 +199,24 @@ func TestParseSince(t *testing.T) {
 		}
 	}
 }
+
+// ParseSince never panics; it answers a time not after now, or an error
+// naming --since.
+func FuzzParseSince(f *testing.F) {
+	for _, s := range []string{"30d", "4w", "36h", "all", "2026-03-01", "2026-03-01T10:00:00Z", "", "-1d", "99999999999d", "3x"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := engine.ParseSince(s, now)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--since ") {
+				t.Errorf("%q: %v", s, err)
+			}
+			return
+		}
+		if rel := strings.TrimRight(s, "hdw"); rel != s && got.After(now) {
+			t.Errorf("%q: %v is after now", s, got)
+		}
+	})
+}
