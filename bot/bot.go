@@ -40,6 +40,8 @@ type Reader interface {
 	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
 	Artifact(ctx context.Context, id engine.RunID, step, attempt int) ([]byte, error)
 	List(ctx context.Context) ([]engine.RunSummary, error)
+	// Stats computes gonogo stats over every run (engine.ReadStats).
+	Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats, error)
 }
 
 // History is the slice of the engine a run's audit trail is built from:

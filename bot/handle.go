@@ -114,7 +114,7 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 		b.refuse(ctx, sc.ChannelID, "", sc.UserID, engine.InputChain, err, Usage(sc.Command, CmdChain))
 		return
 	}
-	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck) && b.outsider(cmd.User, cmd.Team) {
+	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck || cmd.Kind == CmdStats) && b.outsider(cmd.User, cmd.Team) {
 		b.tell(ctx, cmd.Channel, "", cmd.User, outsiderRefusal, nil)
 		return
 	}
@@ -124,6 +124,8 @@ func (b *Bot) onCommand(ctx context.Context, sc slack.SlashCommand, envelopeID s
 		b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
 	case CmdRuns:
 		b.listRuns(ctx, cmd)
+	case CmdStats:
+		b.answerStats(ctx, cmd)
 	case CmdRun:
 		b.runWorkflow(ctx, cmd, envelopeID)
 	case CmdCheck:
@@ -265,6 +267,25 @@ func (b *Bot) listRuns(ctx context.Context, cmd Command) {
 		}
 	}
 	blocks := RunsList(here, links)
+	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
+}
+
+// answerStats answers "/gonogo stats": the figures of every run, per
+// skill and agent and by week, computed from the journals.
+func (b *Bot) answerStats(ctx context.Context, cmd Command) {
+	now := time.Now()
+	since, err := engine.ParseSince(cmd.Since, now)
+	if err != nil { // ParseCommand read it already
+		b.refuse(ctx, cmd.Channel, "", cmd.User, engine.InputChain, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdStats)}, "")
+		return
+	}
+	s, err := b.eng.Stats(ctx, engine.StatsQuery{Since: since, Now: now, Skill: cmd.Skill})
+	if err != nil {
+		b.cfg.Log.Error("stats", "err", err)
+		b.tell(ctx, cmd.Channel, "", cmd.User, "gonogo could not compute the stats; the operator can find why in gonogo's log.", nil)
+		return
+	}
+	blocks := StatsAnswer(s, cmd.Since)
 	b.tell(ctx, cmd.Channel, "", cmd.User, FallbackText(blocks), blocks)
 }
 

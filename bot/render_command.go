@@ -91,7 +91,7 @@ func InputProblem(e *InputError) []slack.Block {
 var commandRE = regexp.MustCompile(`^/[a-z0-9_-]{1,32}$`)
 
 // HelpBlocks is `/gonogo help` as Block Kit (Help is the same as plain
-// text): chain, run, check, runs and help with examples, the flags, and how
+// text): chain, run, check, runs, stats and help with examples, the flags, and how
 // to start a run from a plan file. command is the slash command as Slack sent
 // it ("/gonogo").
 func HelpBlocks(command string) []slack.Block {
@@ -105,6 +105,7 @@ func HelpBlocks(command string) []slack.Block {
 		"• " + c + " run WORKFLOW [flags] [--arg k=v ...] [-- context]`: run a saved workflow.\n   Example: " + c + " run weekly-discovery -- onboarding funnel`",
 		"• " + c + " check EXPR` or " + c + " check run WORKFLOW ...`: what the chain or workflow would run (steps, prompts, mode, warnings), or why it cannot; nothing runs.",
 		"• " + c + " runs`: the runs in this channel, their state and links.",
+		"• " + c + " stats [--since 30d] [--skill NAME]`: per skill and agent, what the attempts did and what people decided (first-try approvals, edits, redos, the wait for a decision, the cost per approved artifact), and the same by week.",
 		"• " + c + " help`: this message.",
 		"• Mention gonogo in a message with a plan file attached (Markdown or text) to run the plan's Section 7 steps in that thread; put flags in the message text. " +
 			"gonogo first shows what will run, with *Start*: add `--yes` to start at once, or say `check` to see it only.",

@@ -17,6 +17,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/statstest"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files")
@@ -461,6 +462,24 @@ func goldenCases() []goldenCase {
 			return RunsList(sums, links)
 		}),
 		msg("runs_empty", func(t *testing.T) []slack.Block { return RunsList(nil, nil) }),
+		msg("stats", func(t *testing.T) []slack.Block {
+			rec := statstest.Generate(40)
+			q := engine.StatsQuery{Now: rec.Now, Since: rec.Now.Add(-30 * 24 * time.Hour)}
+			return StatsAnswer(engine.ComputeStats(rec.StatsRuns(), q), "30d")
+		}),
+		msg("stats_all_time_one_skill", func(t *testing.T) []slack.Block {
+			rec := statstest.Generate(200)
+			q := engine.StatsQuery{Now: rec.Now, Skill: "deliver-prd"}
+			return StatsAnswer(engine.ComputeStats(rec.StatsRuns(), q), "all")
+		}),
+		msg("stats_a_year", func(t *testing.T) []slack.Block {
+			rec := statstest.Generate(40)
+			q := engine.StatsQuery{Now: rec.Now, Since: rec.Now.Add(-52 * 7 * 24 * time.Hour)}
+			return StatsAnswer(engine.ComputeStats(rec.StatsRuns(), q), "52w")
+		}),
+		msg("stats_empty", func(t *testing.T) []slack.Block {
+			return StatsAnswer(engine.ComputeStats(nil, engine.StatsQuery{Now: goldenT0, Since: goldenT0.Add(-7 * 24 * time.Hour)}), "7d")
+		}),
 		mod("modal_edit", func(t *testing.T) slack.ModalViewRequest {
 			return EditModal(StepRef{Run: goldenRunID, Step: 1, Attempt: 1}, "deliver-prd", goldenArtifact)
 		}),
@@ -725,7 +744,11 @@ func TestWords(t *testing.T) {
 		"halt_failed":                 {"Run halted", "FAILED", "Redo", "Abort"},
 		"halt_aborted":                {"Run halted", "aborted", "Run aborted by <@U0BOB22>"},
 		"halt_aborted_while_running":  {"Run halted", "Run aborted by <@U0ALICE1>"},
-		"help":                        {"chain", "run WORKFLOW", "runs"},
+		"help":                        {"chain", "run WORKFLOW", "runs", "stats [--since 30d] [--skill NAME]"},
+		"stats":                       {"*Stats*, all skills, since", "(30d): 40 runs.", "SKILL", "AGENT", "1ST-TRY", "MEDIAN-WAIT", "TOTAL", "By week"},
+		"stats_all_time_one_skill":    {"*Stats*, skill `deliver-prd`, all time: 67 runs."},
+		"stats_a_year":                {"(52w): 40 runs.", "37 older weeks: `gonogo stats` shows them"},
+		"stats_empty":                 {"0 runs. Nothing was run or decided in that period."},
 		"refusal_unknown_skill":       {"Refused", "did you mean `deliver-prd`?", "Nothing was run"},
 		"header_plan_waiting":         {"Complicated (section-2)", "Medium-High - two interview rounds", "<@U0STARTER>", "Manual", "Deferred", "Cost so far"},
 		"header_200_steps": {"Steps: 57 of 200 done (steps 53 to 80 shown; the end of the run lists every step)",

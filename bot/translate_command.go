@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
@@ -21,10 +22,11 @@ const (
 	CmdRun   CommandKind = "run"   // run a named workflow
 	CmdCheck CommandKind = "check" // show what a chain or a workflow would run; run nothing
 	CmdRuns  CommandKind = "runs"  // list the runs in this channel
+	CmdStats CommandKind = "stats" // what the decisions teach, per skill and agent
 	CmdHelp  CommandKind = "help"
 )
 
-var commandKinds = []CommandKind{CmdChain, CmdRun, CmdCheck, CmdRuns, CmdHelp}
+var commandKinds = []CommandKind{CmdChain, CmdRun, CmdCheck, CmdRuns, CmdStats, CmdHelp}
 
 // Command is a slash command, read.
 type Command struct {
@@ -43,6 +45,11 @@ type Command struct {
 	Flags    engine.Flags      // CmdChain and CmdRun
 	Context  string            // CmdChain and CmdRun: the shared context, "" when none
 
+	// Since and Skill are CmdStats' --since (engine.ParseSince reads it;
+	// engine.DefaultStatsSince when not given) and --skill ("" for all).
+	Since string
+	Skill string
+
 	// Who and where. Team is the workspace Slack sent the command from
 	// (team_id); a front end that serves one team compares it.
 	User, Team, Channel string
@@ -57,6 +64,7 @@ var commandUsage = map[CommandKind]string{
 	CmdRun:   "%s run WORKFLOW [flags] [--arg k=v ...] [-- context]",
 	CmdCheck: "%s check EXPR | check run WORKFLOW [...]   what would run, and why not; runs nothing",
 	CmdRuns:  "%s runs                                     the runs in this channel",
+	CmdStats: "%s stats [--since 30d] [--skill NAME]       per skill and agent: attempts, decisions, wait, cost",
 	CmdHelp:  "%s help",
 }
 
@@ -134,6 +142,12 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 			}
 		}
 		return cmd, nil
+	case string(CmdStats):
+		cmd.Kind = CmdStats
+		if err := parseStats(&cmd, rest); err != nil {
+			return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdStats)}
+		}
+		return cmd, nil
 	case string(CmdChain):
 		cmd.Kind = CmdChain
 		if err := parseChainInto(&cmd, rest); err != nil {
@@ -190,7 +204,7 @@ func parseCheck(cmd Command, rest string) (Command, error) {
 }
 
 func unknownSubcommand(slash, word, rest string) string {
-	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, check, runs or help", clip(word, 40), slash)
+	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, check, runs, stats or help", clip(word, 40), slash)
 	var names []string
 	for _, k := range commandKinds {
 		names = append(names, string(k))
@@ -366,4 +380,37 @@ func checkRunWorkflowName(name string) error {
 func unknownFlag(w word, known string) error {
 	return fmt.Errorf("unknown flag %q at column %d: the flags are %s (text that starts with \"--\" goes after a lone \"--\")",
 		clip(w.raw, 40), w.col, known)
+}
+
+// parseStats reads "[--since WHEN] [--skill NAME]" (also --since=WHEN):
+// a period engine.ParseSince accepts, and a skill name.
+func parseStats(cmd *Command, rest string) error {
+	cmd.Since = engine.DefaultStatsSince
+	words := strings.FieldsFunc(rest, isSpace)
+	for k := 0; k < len(words); k++ {
+		name, value, inline := strings.Cut(words[k], "=")
+		if name != "--since" && name != "--skill" {
+			return fmt.Errorf("%s stats takes --since and --skill (got %q)", cmd.Slash, clip(words[k], 40))
+		}
+		if !inline {
+			if k+1 == len(words) {
+				return fmt.Errorf("%s needs a value", name)
+			}
+			k++
+			value = words[k]
+		}
+		if name == "--skill" {
+			if !engine.ValidSkillName(value) {
+				return fmt.Errorf("--skill %q is not a skill name", clip(value, 40))
+			}
+			cmd.Skill = value
+			continue
+		}
+		// The period is read again, against the time it is answered.
+		if _, err := engine.ParseSince(value, time.Time{}); err != nil {
+			return err
+		}
+		cmd.Since = value
+	}
+	return nil
 }

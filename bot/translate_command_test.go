@@ -26,6 +26,9 @@ func TestParseCommand(t *testing.T) {
 		{"--help", " --help", Command{Kind: CmdHelp}},
 		{"runs", "runs", Command{Kind: CmdRuns}},
 		{"runs with spaces around", "  runs \u00a0", Command{Kind: CmdRuns}},
+		{"stats", "stats", Command{Kind: CmdStats, Since: "30d"}},
+		{"stats with a period and a skill", "stats --since 4w --skill deliver-prd", Command{Kind: CmdStats, Since: "4w", Skill: "deliver-prd"}},
+		{"stats with = and a date", "Stats --skill=deliver-prd --since=2026-03-01", Command{Kind: CmdStats, Since: "2026-03-01", Skill: "deliver-prd"}},
 		{
 			"chain with flag and explicit context",
 			"chain deliver-prd -> deliver-user-stories --thread -- mobile checkout",
@@ -120,7 +123,7 @@ func TestParseCommand(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	h := Help("/pm")
-	for _, want := range []string{"/pm chain EXPR", "/pm run WORKFLOW", "/pm check EXPR", "/pm runs", "/pm help", "--auto", "--dry-run", "--thread", ".md", "--yes"} {
+	for _, want := range []string{"/pm chain EXPR", "/pm run WORKFLOW", "/pm check EXPR", "/pm runs", "/pm stats", "/pm help", "--auto", "--dry-run", "--thread", ".md", "--yes"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("Help lacks %q:\n%s", want, h)
 		}
@@ -154,5 +157,23 @@ func TestParseCheckRefusals(t *testing.T) {
 	var ref *engine.Refusal
 	if _, err := ParseCommand(slashCommand("check a ->")); !errors.As(err, &ref) {
 		t.Errorf("check of a chain ending in a separator: %v, want the chain's refusal", err)
+	}
+}
+
+func TestParseStatsRefusals(t *testing.T) {
+	for text, want := range map[string]string{
+		"stats --since":               "--since needs a value",
+		"stats --since 3x":            `--since "3x": give hours, days or weeks back`,
+		"stats --since=last-week":     `--since "last-week"`,
+		"stats --skill":               "--skill needs a value",
+		"stats --skill ../etc/passwd": `--skill "../etc/passwd" is not a skill name`,
+		"stats deliver-prd":           `stats takes --since and --skill (got "deliver-prd")`,
+		"stats --json":                `(got "--json")`,
+	} {
+		_, err := ParseCommand(slashCommand(text))
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(ie.Problem, want) || !strings.Contains(ie.Usage, "/gonogo stats") {
+			t.Errorf("ParseCommand(%q) = %v, want an input error saying %q with stats' usage", text, err, want)
+		}
 	}
 }

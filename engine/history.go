@@ -44,3 +44,24 @@ func (s *Service) ArtifactVersions(ctx context.Context, id RunID, step, attempt 
 	}
 	return h.ArtifactVersions(ctx, id, step, attempt)
 }
+
+// RunWithJournal is a run and its journal from the service's store. The
+// journal may run past the run when a change lands between the two reads;
+// the run's Seq says where the run stands in it.
+func (s *Service) RunWithJournal(ctx context.Context, id RunID) (*Run, []Event, error) {
+	r, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := s.Journal(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, j, nil
+}
+
+// Stats computes gonogo stats over the runs in the service's store (see
+// ReadStats).
+func (s *Service) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
+	return ReadStats(ctx, s, q)
+}

@@ -41,7 +41,9 @@ func hasAll(t *testing.T, what string, got []string, want ...string) {
 
 func TestCompleteCommandsAndFlags(t *testing.T) {
 	vars := baseVars(t)
-	hasAll(t, "commands", complete(t, vars, ""), "run", "check", "show", "resume", "serve", "workflow", "completion", "help")
+	hasAll(t, "commands", complete(t, vars, ""), "run", "check", "show", "resume", "serve", "workflow", "completion", "help", "stats")
+	hasAll(t, "stats flags", complete(t, vars, "stats", "--"), "--since", "--skill", "--json", "--data")
+	hasAll(t, "stats periods", complete(t, vars, "stats", "--since", ""), "7d", "30d", "all")
 	hasAll(t, "run flags", complete(t, vars, "run", "--"), "--chain", "--workflow", "--runner", "--thread", "--dry-run")
 	hasAll(t, "workflow subcommands", complete(t, vars, "workflow", ""), "save", "list")
 	hasAll(t, "runners", complete(t, vars, "run", "--runner", ""), "claude", "command", "dry-run")

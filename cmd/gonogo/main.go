@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 	"github.com/spf13/cobra"
@@ -42,6 +43,17 @@ type env struct {
 	stderr io.Writer
 	lookup envconfig.Lookuper
 	getenv func(string) string
+	// clock is the time now; nil is time.Now (tests fix it where an
+	// answer depends on it, as gonogo stats' period does).
+	clock func() time.Time
+}
+
+// now is the time now, from e's clock.
+func (e env) now() time.Time {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return time.Now()
 }
 
 // cli is what every command is built with: the process's context and env,
@@ -131,6 +143,7 @@ in Slack (gonogo serve) or in a terminal (gonogo run, gonogo demo).
 		newShowCmd(a),
 		newWebCmd(a),
 		newExportCmd(a),
+		newStatsCmd(a),
 		newDecideCmd(a),
 		newPauseCmd(a),
 		newResumeCmd(a),

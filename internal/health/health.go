@@ -35,11 +35,14 @@ type Bot interface {
 type Runs interface {
 	List(ctx context.Context) ([]engine.RunSummary, error)
 	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
+	// Stats is gonogo stats over every run (engine.ReadStats), for the
+	// stats counters.
+	Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats, error)
 }
 
 // Handler serves /healthz (connected to Slack, store open) and /metrics
-// (Prometheus text: the bot's metrics, the Go runtime's and the
-// process's).
+// (Prometheus text: the bot's metrics, the stats counters computed from
+// the runs' journals, the Go runtime's and the process's).
 func Handler(b Bot, runs Runs) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -66,8 +69,14 @@ func Handler(b Bot, runs Runs) http.Handler {
 				}
 			}
 		}
+		stats, err := runs.Stats(r.Context(), engine.StatsQuery{Now: time.Now()})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		b.Metrics().Write(w, list, active)
+		bot.WriteStats(w, stats)
 	})
 	return mux
 }

@@ -58,6 +58,9 @@ func (r runs) List(context.Context) ([]engine.RunSummary, error) { return r, nil
 func (r runs) Load(_ context.Context, id engine.RunID) (*engine.Run, error) {
 	return &engine.Run{ID: id, State: engine.RunWaiting}, nil
 }
+func (r runs) Stats(context.Context, engine.StatsQuery) (engine.Stats, error) {
+	return engine.Stats{}, nil
+}
 
 // TestHandlerServesHealthAndMetrics: /healthz is JSON that is not cached;
 // /metrics is Prometheus text.

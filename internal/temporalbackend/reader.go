@@ -70,7 +70,14 @@ func (r *Reader) Artifact(ctx context.Context, id engine.RunID, step, attempt in
 // RunWithJournal folds the journal it reads, so the run and its journal
 // agree whatever happened between two queries.
 func (r *Reader) RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
-	evs, err := r.b.Journal(ctx, id)
+	return r.b.RunWithJournal(ctx, id)
+}
+
+// RunWithJournal is a run and its journal, the run folded from the journal
+// it reads, so the two agree whatever happened between two queries. No
+// artifact file is named: none is written on this machine.
+func (b *Backend) RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
+	evs, err := b.Journal(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
