@@ -52,10 +52,16 @@ func TestDecisionShowsThroughTheClicksResponseURL(t *testing.T) {
 
 func TestRefusedResponseURLFallsBackToChatUpdate(t *testing.T) {
 	srv := newSlack(t)
-	start(t, srv, t.TempDir(), &scriptedRunner{})
+	runner := &scriptedRunner{}
+	start(t, srv, t.TempDir(), runner)
 
 	slash(t, srv, starter, "chain deliver-prd -> deliver-user-stories")
 	step1 := waitStep(t, srv, 1, "deliver-prd", "Redo")
+	// The second attempt waits: once it has an artifact, its file rides on
+	// a chat.update (a response_url cannot carry one), and the click's url
+	// would not be tried at all.
+	release := runner.holdSkill("deliver-prd")
+	defer release()
 	click(t, srv, starter, step1, "Redo")
 	modal := waitView(t, srv, 0)
 	// Slack no longer takes the click's url (as after 30 minutes); the bot
@@ -67,6 +73,10 @@ func TestRefusedResponseURLFallsBackToChatUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ack(t, srv, env)
+	waitMsg(t, srv, "step 1's second attempt running", func(m fakeslack.Message) bool {
+		return m.TS == step1.TS && strings.Contains(m.Rendered, "attempt 2")
+	})
+	release()
 	waitMsg(t, srv, "step 1's second attempt", func(m fakeslack.Message) bool {
 		return m.TS == step1.TS && containsAll(m.Rendered, "attempt 2", "Approve")
 	})

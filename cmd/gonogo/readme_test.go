@@ -600,6 +600,7 @@ var notRead = map[string]string{
 	"GONOGO_REPLICAS_DEBUG":  "tests",
 	"GONOGO_AGENTS_DIR":      "tests", // .ci/install-agents and the real-CLI tests
 	"GONOGO_SLACK_TYPES_DIR": "tests", // .ci/install-slack-types and bot's type-check test
+	"GONOGO_SCREENSHOTS":     "tests", // internal/web's browser tests write the docs' screenshots there
 	"GONOGO_SKILLS":          "compose.yaml",
 	"GONOGO_TRY_DIR":         "deploy/try-temporal.sh",
 }

@@ -177,7 +177,7 @@ func TestStatsWhileHeld(t *testing.T) {
 	done := make(chan error, 1)
 	svc := engine.NewService(engine.ServiceConfig{Store: db, Log: slog.New(slog.DiscardHandler), Members: engine.LocalOperator})
 	go func() {
-		done <- localapi.Serve(ctx, ln, localapi.NewServer(db, svc, slog.New(slog.DiscardHandler), "serve", "test"))
+		done <- localapi.Serve(ctx, ln, localapi.NewServer(db, svc, slog.New(slog.DiscardHandler), "serve", "test", 0))
 	}()
 	defer func() { cancel(); <-done }()
 	held := gonogoAt(t, rec.Now, data, "stats", "--json", "--since", "all")
