@@ -308,6 +308,11 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	if err != nil {
 		return nil, err
 	}
+	moves, err := PickWrites(r, evs)
+	if err != nil {
+		return nil, err
+	}
+	c.Files = append(c.Files, moves...)
 	return s.commit(ctx, r, evs, c)
 }
 

@@ -69,12 +69,15 @@ type StepRules struct {
 	// each run with this skill.
 	Route     bool
 	Decompose string
+	// BestOf names the runners a best-of step runs on at once, one
+	// candidate each (a name may come twice); fewer than two is none.
+	BestOf []string
 }
 
 // Empty reports whether the rules change nothing about how a step runs.
 func (r StepRules) Empty() bool {
 	return len(r.Pre) == 0 && len(r.Post) == 0 && r.OnError == (ErrorPolicy{}) && r.Timeout == 0 &&
-		!r.Optional && r.Fallback == "" && len(r.Options) == 0 && !r.Route && r.Decompose == ""
+		!r.Optional && r.Fallback == "" && len(r.Options) == 0 && !r.Route && r.Decompose == "" && len(r.BestOf) == 0
 }
 
 // ErrorKind is what a workflow step does when it fails.
