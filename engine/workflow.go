@@ -49,6 +49,9 @@ type WorkflowStep struct {
 	// Decompose: the step's output is JSON {"tasks": [{"name", "group",
 	// "depends_on"}]}, expanded into one step per task run with this skill.
 	Decompose string
+	// BestOf: the step runs on these runners at once, one candidate each,
+	// and people pick one (see StepRules.BestOf).
+	BestOf []string
 
 	Line int // where the step starts in the file
 }
