@@ -64,6 +64,12 @@ func ParseBestOf(s string) []string {
 	return out
 }
 
+// PlanBestOf reports whether any step of p runs as a round of
+// candidates.
+func PlanBestOf(p Plan) bool {
+	return slices.ContainsFunc(p.Steps, func(s PlanStep) bool { return len(s.Rules.BestOf) > 1 })
+}
+
 // IsBestOf reports whether s runs as a round of candidates.
 func IsBestOf(s *Step) bool { return len(s.Rules.BestOf) > 1 }
 
@@ -123,7 +129,8 @@ func Pickable(a *Attempt) bool {
 
 // PickDecision is the decision by actor that picks candidate k of step
 // n of r, with an optional note; an error names what is wrong (no such
-// step, no candidates waiting for a pick, no candidate k).
+// step, no candidates waiting for a pick, no candidate k, or one that
+// FAILED).
 func PickDecision(r *Run, n, k int, actor, note string) (Decision, error) {
 	s, err := step(r, n)
 	if err != nil {
@@ -136,7 +143,8 @@ func PickDecision(r *Run, n, k int, actor, note string) (Decision, error) {
 	if k < 1 || k > len(c) {
 		return Decision{}, fmt.Errorf("step %d has candidates 1 to %d, not %d", n, len(c), k)
 	}
-	return Decision{Kind: DecidePick, Actor: actor, Step: n, Attempt: c[k-1].N, Candidate: k, Feedback: note}, nil
+	d := Decision{Kind: DecidePick, Actor: actor, Step: n, Attempt: c[k-1].N, Candidate: k, Feedback: note}
+	return d, checkPick(s, d)
 }
 
 // checkPick refuses a pick that names no pickable candidate of s's

@@ -130,7 +130,11 @@ func appRunner(cfg config, f *runFlags) (engine.Runner, runner.Config, error) {
 	if err != nil {
 		return nil, rcfg, usagef("%v", err)
 	}
-	return r, rcfg, nil
+	if f.DryRun {
+		return r, rcfg, nil
+	}
+	// A best-of step's candidates each run on the runner they name.
+	return &runner.ByName{Default: r, Name: name, Config: rcfg}, rcfg, nil
 }
 
 // serveAPI serves the local API on the data directory's socket, so that
