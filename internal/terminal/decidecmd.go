@@ -15,12 +15,12 @@ type DecideRequest struct {
 	Run      engine.RunID
 	Kind     engine.DecisionKind
 	Feedback string
-	Step     int    // 0: the step waiting for a decision
-	Attempt  int    // 0: the step's latest attempt
+	Step     int // 0: the step waiting for a decision
+	Attempt  int // 0: the step's latest attempt
 	// Candidate is the candidate a pick takes (pick N).
 	Candidate int
 	Key       string // "": a fresh one
-	Actor    string
+	Actor     string
 }
 
 // ParseDecideArgs reads RUN KIND [feedback...], or RUN pick N [note]
