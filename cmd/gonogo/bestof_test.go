@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gonogo/gonogo/internal/terminal"
@@ -194,5 +198,103 @@ func TestBestOfUnknownRunner(t *testing.T) {
 		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, tt.want) {
 			t.Errorf("--best-of %s: exit %d, stderr %q; want 2 and %q", tt.flag, res.code, res.stderr, tt.want)
 		}
+	}
+}
+
+// TestBestOfKilledWhileCandidatesRun SIGKILLs gonogo while both candidates
+// of a best-of step run: the next gonogo offers the step for redo, the
+// two lost candidates are interrupted once each, and the redo runs one
+// new round of two: no candidate runs twice, none is recorded twice.
+func TestBestOfKilledWhileCandidatesRun(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fifo, fast, log := filepath.Join(dir, "started"), filepath.Join(dir, "fast"), filepath.Join(dir, "agents.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Read and write ends both here: a write blocks until read, and the
+	// reader never sees the end while the agents come and go.
+	started, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer started.Close()
+	stream, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": claudePRD, "num_turns": 1})
+	if err := os.WriteFile(filepath.Join(dir, "claude.jsonl"), append(stream, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The first round blocks after saying it started; once fast exists,
+	// an agent answers at once.
+	agent := "#!/bin/sh\ncat >/dev/null\necho \"$GONOGO_STEP $GONOGO_ATTEMPT\" >> " + log + "\n" +
+		"if [ ! -f " + fast + " ]; then echo started > " + fifo + "; exec sleep 600; fi\ncat " + filepath.Join(dir, "claude.jsonl") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	vars := bestOfVars(t)
+	cmd := exec.Command(self, "run", "--best-of", "claude,claude", "--chain", "deliver-prd -- saved searches")
+	cmd.Env = append(os.Environ(), "GONOGO_TEST_AS_MAIN=1", "GONOGO_DATA_DIR="+vars["GONOGO_DATA_DIR"],
+		"GONOGO_SKILLS_DIR="+vars["GONOGO_SKILLS_DIR"], "GONOGO_RUNNER=claude", "USER=tester")
+	stdin, err := cmd.StdinPipe() // held open: the run never sees its input end
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewReader(started)
+	for range 2 {
+		if _, err := lines.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if err := os.WriteFile(fast, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	list := gonogo(t, vars, "", "runs", "--json")
+	var runs []jsonRunLine
+	if err := json.Unmarshal([]byte(list.stdout), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("runs --json: %v %s", err, list.stdout)
+	}
+	id := runs[0].ID
+	res := gonogo(t, vars, "redo\npick 2\n", "resume", id)
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "was interrupted") {
+		t.Fatalf("resume: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	show := gonogo(t, vars, "", "show", "--json", id)
+	var run struct {
+		Journal []struct {
+			Type    string `json:"type"`
+			Attempt int    `json:"attempt"`
+		} `json:"journal"`
+	}
+	if err := json.Unmarshal([]byte(show.stdout), &run); err != nil {
+		t.Fatalf("%v\n%s", err, show.stdout)
+	}
+	count := map[string][]int{}
+	for _, ev := range run.Journal {
+		count[ev.Type] = append(count[ev.Type], ev.Attempt)
+	}
+	if got := count["step-started"]; !slices.Equal(got, []int{1, 2, 3, 4}) {
+		t.Errorf("attempts started %v, want 1 and 2, then 3 and 4 after the redo", got)
+	}
+	if got := count["step-interrupted"]; !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("attempts interrupted %v, want 1 and 2, once each", got)
+	}
+	if got := count["step-finished"]; !slices.Equal(got, []int{3, 4}) && !slices.Equal(got, []int{4, 3}) {
+		t.Errorf("attempts finished %v, want 3 and 4", got)
+	}
+	b, _ := os.ReadFile(log)
+	if ran := strings.Split(strings.TrimSpace(string(b)), "\n"); len(ran) != 4 {
+		t.Errorf("the agent ran %d times, want 4 (two per round):\n%s", len(ran), b)
 	}
 }
