@@ -190,9 +190,12 @@ func TestBestOfTerminalOneFailed(t *testing.T) {
 
 func TestBestOfUnknownRunner(t *testing.T) {
 	bestOfAgents(t, agentOut{text: claudePRD}, agentOut{text: claudePRD})
+	t.Setenv("PATH", strings.Split(os.Getenv("PATH"), string(os.PathListSeparator))[0]+string(os.PathListSeparator)+"/usr/bin:/bin")
 	for _, tt := range []struct{ flag, want string }{
 		{"claude,cursor", `--best-of claude,cursor: best-of: unknown runner "cursor" (valid: claude, codex, gemini, command, dry-run)`},
 		{"claude", "name at least two"},
+		// Known, but its agent is not on PATH.
+		{"claude,gemini", `best-of: the gemini runner's agent "gemini" is not on PATH`},
 	} {
 		res := gonogo(t, bestOfVars(t), "", "run", "--best-of", tt.flag, "--chain", "deliver-prd")
 		if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, tt.want) {

@@ -98,6 +98,9 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	if err := requireAgent(f); err != nil {
 		return fail(e, cmd, err)
 	}
+	if err := requireBestOfAgents(f, in.plan); err != nil {
+		return fail(e, cmd, err)
+	}
 	box := terminal.NewInbox()
 	a, err := startApp(ctx, e, cfg, f, in.catalog, box, cmd)
 	if err != nil {
