@@ -1,6 +1,8 @@
 package bot_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +103,29 @@ func TestBestOfFailedCandidateAndUnknownRunner(t *testing.T) {
 	waitText(t, srv, "Run complete")
 	if l := h.onlyRun().Step(1).Latest(); l.Runner != "claude" || !l.Picked {
 		t.Errorf("step 1 stands on %+v, want claude's candidate", l)
+	}
+}
+
+// noBestOf is an engine that, like gonogo on Temporal, refuses best-of
+// runs.
+type noBestOf struct{ bot.Engine }
+
+func (e noBestOf) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
+	if engine.PlanBestOf(p) {
+		return nil, fmt.Errorf("%w: gonogo on this backend runs one agent per step", engine.ErrBestOfUnsupported)
+	}
+	return e.Engine.Start(ctx, p, opt)
+}
+
+// A backend that does not carry out best-of steps says so to the person,
+// and starts nothing.
+func TestBestOfRefusedByTheBackend(t *testing.T) {
+	srv := newSlack(t)
+	h := start(t, srv, t.TempDir(), &scriptedRunner{}, withRunners("claude", "codex"),
+		withEngine(func(e bot.Engine) bot.Engine { return noBestOf{e} }))
+	slash(t, srv, starter, "chain deliver-prd --best-of claude,codex")
+	waitEphemeral(t, srv, starter, "Nothing was started: best-of steps (--best-of, best_of:) are not carried out here: gonogo on this backend runs one agent per step.")
+	if n := h.runCount(); n != 0 {
+		t.Fatalf("%d runs started", n)
 	}
 }

@@ -238,6 +238,8 @@ func (b *Bot) start(ctx context.Context, p engine.Plan, opt engine.StartOptions)
 			b.tell(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy,
 				"gonogo could not start that run yet (the cluster is slow to answer); it tries again, and the run's thread opens once it starts.", nil)
 		}
+	case errors.Is(err, engine.ErrBestOfUnsupported):
+		b.tell(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy, "Nothing was started: "+err.Error()+".", nil)
 	default:
 		b.refuse(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy, p.Input, err, "")
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,10 @@ import (
 // auto picks for them only when exactly one candidate PRODUCED. A failed
 // candidate is final: no retry, fallback or rate-limit wait follows it,
 // since the others stand beside it.
+
+// ErrBestOfUnsupported refuses a best-of run on a backend that does not
+// carry out best-of steps; nothing is started.
+var ErrBestOfUnsupported = errors.New("best-of steps (--best-of, best_of:) are not carried out here")
 
 // AutoPickActor is who picks a best-of step's candidate when guarded auto
 // does it: exactly one candidate PRODUCED.

@@ -102,7 +102,7 @@ func New(cfg Config) *Backend {
 
 // ErrBestOf refuses a run with a best-of step: gonogo on Temporal does
 // not carry out best-of steps.
-var ErrBestOf = errors.New("best-of steps (--best-of, best_of:) are not carried out on Temporal: run them without GONOGO_TEMPORAL_ADDR, on a local gonogo")
+var ErrBestOf = fmt.Errorf("%w: gonogo on Temporal runs one agent per step; run it on a gonogo without GONOGO_TEMPORAL_ADDR", engine.ErrBestOfUnsupported)
 
 // Start records a new run of p as a workflow, which begins its first
 // step. The run id and the start time are drawn here, outside the

@@ -13,7 +13,7 @@ func TestStartRefusesBestOf(t *testing.T) {
 	p := engine.BestOf(engine.Plan{Input: engine.InputChain, Source: "deliver-prd",
 		Steps: []engine.PlanStep{{Skill: "deliver-prd"}}}, []string{"claude", "codex"})
 	r, err := (&Backend{}).Start(t.Context(), p, engine.StartOptions{StartedBy: "U1"})
-	if r != nil || !errors.Is(err, ErrBestOf) {
+	if r != nil || !errors.Is(err, ErrBestOf) || !errors.Is(err, engine.ErrBestOfUnsupported) {
 		t.Fatalf("Start = %v, %v; want ErrBestOf", r, err)
 	}
 }
