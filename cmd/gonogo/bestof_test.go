@@ -301,3 +301,29 @@ func TestBestOfKilledWhileCandidatesRun(t *testing.T) {
 		t.Errorf("the agent ran %d times, want 4 (two per round):\n%s", len(ran), b)
 	}
 }
+
+// A workflow step's best_of: runs on its runners and waits for a pick;
+// one naming a runner gonogo does not have is refused before anything
+// starts.
+func TestBestOfWorkflowStep(t *testing.T) {
+	bestOfAgents(t, agentOut{text: claudePRD}, agentOut{text: "# Codex's PRD\n\nAnother full draft.\n"})
+	vars := bestOfVars(t)
+	dir := t.TempDir()
+	vars["GONOGO_WORKFLOWS_DIR"] = dir
+	write := func(name, runners string) {
+		src := "name: " + name + "\nsteps:\n  - id: prd\n    skill: deliver-prd\n    best_of: [" + runners + "]\n"
+		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("drafts", "claude, codex")
+	write("typo", "claude, cursor")
+	res := gonogo(t, vars, "", "run", "--workflow", "typo")
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, `step "prd": best-of: unknown runner "cursor"`) {
+		t.Fatalf("a best_of: naming cursor: exit %d\n%s", res.code, res.stderr)
+	}
+	res = gonogo(t, vars, "pick 2 tighter\n", "run", "--workflow", "drafts")
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, `pick of candidate 2 (attempt 2) with note "tighter"`) {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
