@@ -17,9 +17,12 @@ type Config struct {
 	BotToken string // xoxb-...
 	APIURL   string // a Slack-compatible Web API base URL ending in "/"; "" is Slack's
 
-	SlashCommand string   // "/gonogo"
-	Approvers    []string // user (U…, W…) and user group (S…) ids who may decide besides a run's starter
-	Quorum       int      // distinct approvals a checkpoint needs
+	SlashCommand string // "/gonogo"
+	// Runners are the runner names "chain ... --best-of" may name; none
+	// refuses every --best-of.
+	Runners   []string
+	Approvers []string // user (U…, W…) and user group (S…) ids who may decide besides a run's starter
+	Quorum    int      // distinct approvals a checkpoint needs
 	// ExcludeStarter keeps a run's starter's approval from counting toward
 	// the quorum.
 	ExcludeStarter bool

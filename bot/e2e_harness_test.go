@@ -48,6 +48,9 @@ func (s *scriptedRunner) Run(ctx context.Context, job engine.Job, progress func(
 	s.mu.Lock()
 	s.ran = append(s.ran, job)
 	out, ok := s.outcome[job.Skill]
+	if o, own := s.outcome[job.Runner+"/"+job.Skill]; own {
+		out, ok = o, true // a best-of candidate's own script
+	}
 	hold := s.hold[job.Skill]
 	s.mu.Unlock()
 	progress(engine.Progress{Turns: 1, ToolCalls: 2, LastTool: "Read"})

@@ -155,10 +155,14 @@ func (b *Bot) runChain(ctx context.Context, cmd Command, envelopeID string) {
 // takeChain reads "/gonogo chain EXPR" (or "check EXPR") into the plan and
 // options of a run, or the intake's refusal.
 func (b *Bot) takeChain(cmd Command, envelopeID string) (engine.Plan, engine.StartOptions, error) {
-	return intake.Take(b.intakeConfig(), intake.Request{
+	if err := engine.CheckBestOf(cmd.BestOf, b.cfg.Runners); err != nil {
+		return engine.Plan{}, engine.StartOptions{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdChain)}
+	}
+	plan, opt, err := intake.Take(b.intakeConfig(), intake.Request{
 		Input: engine.InputChain, Chain: cmd.Chain.Source, Flags: cmd.Flags,
 		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
 	})
+	return engine.BestOf(plan, cmd.BestOf), opt, err
 }
 
 // startCommand starts what a slash command asked for, at once or at a
@@ -236,6 +240,8 @@ func (b *Bot) start(ctx context.Context, p engine.Plan, opt engine.StartOptions)
 			b.tell(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy,
 				"gonogo could not start that run yet (the cluster is slow to answer); it tries again, and the run's thread opens once it starts.", nil)
 		}
+	case errors.Is(err, engine.ErrBestOfUnsupported):
+		b.tell(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy, "Nothing was started: "+err.Error()+".", nil)
 	default:
 		b.refuse(ctx, opt.Origin.Channel, opt.Origin.Thread, opt.StartedBy, p.Input, err, "")
 	}

@@ -19,6 +19,9 @@ const (
 	ActionRedo    = "gonogo_redo"
 	ActionAbort   = "gonogo_abort"
 	ActionCancel  = "gonogo_cancel"
+	// ActionPick is a best-of step candidate's "Pick this"; its value
+	// names the candidate's attempt.
+	ActionPick = "gonogo_pick"
 	// ActionPause is on a moving run's header; ActionResume (the run's
 	// mode) and ActionResumeCheckpointed on a paused run's checkpoint and
 	// header.

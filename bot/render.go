@@ -40,6 +40,9 @@ type View struct {
 	ArtifactName string
 	// ArtifactLink is the attached file's permalink, when known.
 	ArtifactLink string
+	// Candidates are the previews of a best-of step's candidates, by
+	// attempt.
+	Candidates map[int]string
 	// RemindedAt is when the approvers were last reminded of a waiting
 	// step; zero when they were not.
 	RemindedAt time.Time
@@ -101,6 +104,7 @@ var (
 		engine.DecideSkip:    {"⏭", "Skipped", "skipped"},
 		engine.DecideRedo:    {"🔁", "Redo requested", "redo requested"},
 		engine.DecideAbort:   {"🛑", "Aborted", "aborted"},
+		engine.DecidePick:    {"🏆", "Picked", "picked"},
 	}
 	buttonLabels = map[engine.DecisionKind]string{
 		engine.DecideApprove: "Approve", engine.DecideEdit: "Edit", engine.DecideSkip: "Skip",

@@ -28,7 +28,12 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	}
 	now := nowOf(r, v)
 	a, latest := shownAttempt(s, v.Attempt)
-	body := []slack.Block{section(stepHeading(r, s, a))}
+	cands := latest && engine.Candidates(s) != nil
+	heading := stepHeading(r, s, a)
+	if cands {
+		heading = stepHeading(r, s, nil) + bestOfPart(s)
+	}
+	body := []slack.Block{section(heading)}
 	if line := parentLine(r, s); line != "" {
 		body = append(body, contextBlock(line))
 	}
@@ -36,6 +41,9 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 		body = append(body, contextBlock("🔁 Started with the reviewer's feedback: “"+mdLine(a.Feedback, 600)+"”"))
 	}
 	shown, tail := attemptBlocks(r, s, a, latest, v, now)
+	if cands {
+		shown, tail = candidateBlocks(r, s, v, now), nil
+	}
 	body = append(body, shown...)
 	if latest && len(s.Attempts) > 1 {
 		if line := earlierAttempts(s, a.N, now); line != "" {
@@ -543,8 +551,14 @@ func decisionLine(d engine.Decision, now time.Time) string {
 		return w.emoji + " Retried automatically after the agent's rate limit " + at(d.Time, now)
 	}
 	line := w.emoji + " " + w.done + " by " + who(d.Actor) + " " + at(d.Time, now)
+	if d.Kind == engine.DecidePick {
+		line = fmt.Sprintf("%s %s candidate %d by %s %s", w.emoji, w.done, d.Candidate, who(d.Actor), at(d.Time, now))
+	}
 	if d.Kind == engine.DecideRedo && strings.TrimSpace(d.Feedback) != "" {
 		line += " with feedback: “" + mdLine(d.Feedback, 800) + "”"
+	}
+	if d.Kind == engine.DecidePick && strings.TrimSpace(d.Feedback) != "" {
+		line += " with the note: “" + mdLine(d.Feedback, 800) + "”"
 	}
 	return line
 }

@@ -465,6 +465,16 @@ func (b *Bot) view(ctx context.Context, r *engine.Run, n int, notes map[string]s
 			v.Preview = previewOf(body)
 		}
 	}
+	for _, a := range engine.Candidates(s) {
+		if a.Artifact {
+			if body, err := b.eng.Artifact(ctx, r.ID, s.N, a.N); err == nil {
+				if v.Candidates == nil {
+					v.Candidates = map[int]string{}
+				}
+				v.Candidates[a.N] = previewOf(body)
+			}
+		}
+	}
 	if _, timeout := engine.Deadlines(r, s); !timeout.IsZero() {
 		v.Deadline = timeout
 		v.AbortAtDeadline = r.Oversight.OnTimeout == engine.TimeoutAbort

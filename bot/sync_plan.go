@@ -240,6 +240,9 @@ func artifactFile(s *engine.Step, a engine.Attempt) string {
 	if a.N > 1 {
 		name += fmt.Sprintf(".attempt-%d", a.N)
 	}
+	if a.Candidate > 0 {
+		name += "." + a.Runner // which agent wrote it, beside its rivals
+	}
 	if a.Edited {
 		name += ".edited"
 	}

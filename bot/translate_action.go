@@ -18,6 +18,7 @@ const (
 	ActSkip         ActionKind = "skip"
 	ActRedo         ActionKind = "redo"
 	ActAbort        ActionKind = "abort"
+	ActPick         ActionKind = "pick"   // a best-of step's candidate becomes its artifact
 	ActCancel       ActionKind = "cancel" // stop a running step
 	ActPause        ActionKind = "pause"  // hold a moving run at its next checkpoint
 	ActResume       ActionKind = "resume" // resume a paused run in its mode
@@ -35,6 +36,7 @@ var actionKinds = map[string]ActionKind{
 	ActionSkip:    ActSkip,
 	ActionRedo:    ActRedo,
 	ActionAbort:   ActAbort,
+	ActionPick:    ActPick,
 	ActionCancel:  ActCancel,
 	ActionPause:   ActPause,
 	ActionResume:  ActResume,
@@ -51,7 +53,7 @@ var actionKinds = map[string]ActionKind{
 // Save-workflow are not decisions.
 func (k ActionKind) Decision() (engine.DecisionKind, bool) {
 	switch k {
-	case ActApprove, ActEdit, ActSkip, ActRedo, ActAbort:
+	case ActApprove, ActEdit, ActSkip, ActRedo, ActAbort, ActPick:
 		return engine.DecisionKind(k), true
 	}
 	return "", false
@@ -59,7 +61,7 @@ func (k ActionKind) Decision() (engine.DecisionKind, bool) {
 
 // Action is one click on one of gonogo's buttons. Every gonogo button's
 // value is StepRef.Value(): the step attempt it was rendered for (for
-// Cancel, the running attempt; for Save-workflow, the run's last step and
+// Cancel, the running attempt; for Pick this, the candidate's attempt; for Save-workflow, the run's last step and
 // its latest attempt; for a preview's Start and Cancel, the run), except
 // a plan file's, which is PlanPick.Value().
 type Action struct {

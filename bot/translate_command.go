@@ -40,6 +40,7 @@ type Command struct {
 	Checks CommandKind
 
 	Chain    engine.ChainExpr  // CmdChain: the parsed chain (flags and context included)
+	BestOf   []string          // CmdChain: --best-of, the runners every step runs on at once
 	Workflow string            // CmdRun: the workflow's name
 	Args     map[string]string // CmdRun: --arg k=v; nil when none
 	Flags    engine.Flags      // CmdChain and CmdRun
@@ -93,7 +94,8 @@ func Help(slash string) string {
 		b.WriteByte('\n')
 	}
 	b.WriteString("flags: --auto (advance without pausing; a FAILED step halts, an EMPTY step pauses), " +
-		"--force-auto, --dry-run, --thread (each step gets the previous step's artifact)\n")
+		"--force-auto, --dry-run, --thread (each step gets the previous step's artifact), " +
+		"--best-of claude,codex (a chain's every step run by each agent at once; you pick one)\n")
 	b.WriteString("or mention the bot in a message with a Markdown (.md) or text (.txt) plan attached; " +
 		"flags go in the message text (--yes starts it without the preview; the word check only shows it)")
 	return b.String()
@@ -169,12 +171,56 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 
 // parseChainInto reads "EXPR [flags] [-- context]" into cmd.
 func parseChainInto(cmd *Command, rest string) error {
+	rest, names, err := cutBestOf(rest)
+	if err != nil {
+		return &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdChain)}
+	}
 	ce, err := intake.Chain(chainText(rest))
 	if err != nil {
 		return err
 	}
-	cmd.Chain, cmd.Flags, cmd.Context = ce, ce.Flags, ce.Context
+	cmd.Chain, cmd.Flags, cmd.Context, cmd.BestOf = ce, ce.Flags, ce.Context, names
 	return nil
+}
+
+// cutBestOf takes "--best-of NAMES" (or "--best-of=NAMES") out of a
+// chain's text before a lone "--", since the chain's own flags take no
+// value: the text without it, and the names. Whether gonogo has runners
+// of those names is checked where the run starts.
+func cutBestOf(text string) (string, []string, error) {
+	text = trimSpace(text) // columns count from the chain's first name
+	words, _ := splitWords(text, false)
+	found, start, end := -1, 0, 0
+	var value string
+	for k := 0; k < len(words); k++ {
+		w := words[k]
+		if w.isDashDash() {
+			break
+		}
+		name, ok := w.flag()
+		if !ok || name != "best-of" && !strings.HasPrefix(name, "best-of=") {
+			continue
+		}
+		if found >= 0 {
+			return "", nil, fmt.Errorf("--best-of is given twice (columns %d and %d); give it once, with every runner: --best-of claude,codex", words[found].col, w.col)
+		}
+		found, start, end, value = k, w.start, w.end, strings.TrimPrefix(name, "best-of=")
+		if name == "best-of" {
+			if k+1 == len(words) || words[k+1].isDashDash() {
+				return "", nil, fmt.Errorf("--best-of at column %d needs runner names: --best-of claude,codex", w.col)
+			}
+			k++
+			value, end = words[k].text, words[k].end
+		}
+	}
+	if found < 0 {
+		return text, nil, nil
+	}
+	names := engine.ParseBestOf(value)
+	if len(names) == 0 {
+		return "", nil, fmt.Errorf("--best-of at column %d needs runner names: --best-of claude,codex", words[found].col)
+	}
+	return text[:start] + text[end:], names, nil
 }
 
 // parseCheck reads what follows "check": "run WORKFLOW ..." checks a

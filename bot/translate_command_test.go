@@ -177,3 +177,37 @@ func TestParseStatsRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCommandBestOf(t *testing.T) {
+	for _, tt := range []struct {
+		text    string
+		names   []string
+		source  string // the chain as the intake reads it
+		context string
+		problem string
+	}{
+		{text: "chain a -> b --best-of claude,codex", names: []string{"claude", "codex"}, source: "a -> b"},
+		{text: "chain --best-of=claude,claude a, b -- saved searches", names: []string{"claude", "claude"}, source: "a, b -- saved searches", context: "saved searches"},
+		// After a lone "--" it is context as written.
+		{text: "chain a -- compare --best-of claude,codex", source: "a -- compare --best-of claude,codex", context: "compare --best-of claude,codex"},
+		{text: "chain a --best-of", problem: "--best-of at column 3 needs runner names"},
+		{text: "chain a --best-of=, b", problem: "--best-of at column 3 needs runner names"},
+		{text: "chain a --best-of claude,codex --best-of gemini,codex", problem: "--best-of is given twice"},
+	} {
+		cmd, err := ParseCommand(slashCommand(tt.text))
+		if tt.problem != "" {
+			var in *InputError
+			if !errors.As(err, &in) || !strings.Contains(in.Problem, tt.problem) {
+				t.Errorf("%q: error %v, want %q", tt.text, err, tt.problem)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.text, err)
+			continue
+		}
+		if !reflect.DeepEqual(cmd.BestOf, tt.names) || strings.TrimSpace(cmd.Chain.Source) != tt.source || cmd.Context != tt.context {
+			t.Errorf("%q: best-of %q, chain %q, context %q; want %q, %q, %q", tt.text, cmd.BestOf, cmd.Chain.Source, cmd.Context, tt.names, tt.source, tt.context)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func MayDecide(starter string, approvers []string, user string, m Member) bool {
 // ownActor reports whether actor is gonogo itself: no person decides, so
 // nobody's right to is checked.
 func ownActor(actor string) bool {
-	return actor == RetryActor || actor == RateLimitActor || actor == TimeoutActor
+	return actor == RetryActor || actor == RateLimitActor || actor == TimeoutActor || actor == AutoPickActor
 }
 
 // ApproversOf are the approvers of r: those recorded with it, or for a run

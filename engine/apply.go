@@ -38,7 +38,7 @@ func Apply(r *Run, ev Event) error {
 	if err != nil {
 		return err
 	}
-	if (ev.Type == EvStepFinished || ev.Type == EvDecision && ev.Decision == DecideEdit) && ev.File != "" {
+	if (ev.Type == EvStepFinished || ev.Type == EvDecision && (ev.Decision == DecideEdit || ev.Decision == DecidePick)) && ev.File != "" {
 		madeWay(r, s, ev)
 	}
 	r.Seq = ev.Seq
@@ -60,7 +60,8 @@ func applyStepEvent(r *Run, s *Step, ev Event) error {
 		s.Status = ev.Status
 	case EvStepStarted:
 		s.Status = ev.Status
-		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback})
+		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback,
+			Runner: ev.Runner, Candidate: ev.Candidate})
 	case EvStepFinished:
 		return finished(r, s, ev)
 	case EvStepInterrupted:
@@ -163,8 +164,16 @@ func deadlinePassed(s *Step, ev Event) {
 func decided(r *Run, s *Step, ev Event) {
 	s.Decisions = append(s.Decisions, Decision{
 		Kind: ev.Decision, Actor: ev.Actor, Time: ev.Time,
-		Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback,
+		Step: ev.Step, Attempt: ev.Attempt, Key: ev.Key, Feedback: ev.Feedback, Candidate: ev.Candidate,
 	})
+	if ev.Decision == DecidePick {
+		if a := attempt(s, ev.Attempt); a != nil {
+			a.Picked = true
+			if ev.File != "" {
+				a.File = ev.File
+			}
+		}
+	}
 	s.Status, s.Held = ev.Status, false
 	if ev.Decision == DecideRedo && !automatic(ev.Actor) {
 		// A person's redo starts the step over: its own skill, its

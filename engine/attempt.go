@@ -147,10 +147,16 @@ func ComposeJob(p AttemptPlan, read map[ArtifactRef]ArtifactRead, pre error, cat
 // is shown with the reviewer's feedback; false when there is no feedback
 // or no such artifact.
 func previousAttempt(st *Step, l *Attempt) (ArtifactRef, bool) {
-	if len(st.Attempts) < 2 || l.Feedback == "" {
+	// The attempt before the latest start: before the first candidate
+	// when that start was a best-of round.
+	first := len(st.Attempts) - 1
+	if idx := st.round(); idx != nil {
+		first = idx[0]
+	}
+	if first < 1 || l.Feedback == "" {
 		return ArtifactRef{}, false
 	}
-	prev := st.Attempts[len(st.Attempts)-2]
+	prev := st.Attempts[first-1]
 	return ArtifactRef{st.N, prev.N}, prev.Artifact
 }
 
@@ -321,9 +327,10 @@ func SettleAttempt(e AttemptEnd, f Finished, post error, x Expander) (Finished, 
 	switch {
 	case len(r.Steps) == 1:
 		return f, arts, nil
-	case f.Result == ResultFailed:
-		// Output kept to show why it failed is not the step's artifact:
-		// it goes under the attempt's name.
+	case f.Result == ResultFailed || attempt(st, e.Attempt) != nil && attempt(st, e.Attempt).Candidate > 0:
+		// Output kept to show why it failed is not the step's artifact,
+		// nor is a candidate's until it is picked: it goes under the
+		// attempt's name.
 		f.File = ArtifactFile(r.ID, e.Step, st.Skill, e.Attempt, false)
 		return f, arts, []FileWrite{{Path: f.File, Body: out}}
 	}

@@ -231,6 +231,9 @@ func Start(r *Run, n int, now time.Time) ([]Event, error) {
 	if d := s.LastDecision(); d != nil && d.Kind == DecideRedo {
 		ev.Feedback = d.Feedback
 	}
+	if IsBestOf(s) {
+		return stamp(r, now, candidateStarts(s, ev)...), nil
+	}
 	return stamp(r, now, ev), nil
 }
 
@@ -267,6 +270,12 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return nil, err
 	}
 	l := s.Latest()
+	if c := Candidates(s); c != nil {
+		if i := slices.IndexFunc(c, func(x *Attempt) bool { return x.N == a }); i < 0 || !awaitsFinish(s, c[i], a) {
+			return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
+		}
+		return finishCandidate(r, s, a, f, now)
+	}
 	if !awaitsFinish(s, l, a) {
 		return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
 	}
@@ -557,11 +566,17 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 	if r.Finished() {
 		return nil, fmt.Errorf("run %s is %s: nothing waits for a decision: %w", r.ID, r.State, ErrStale)
 	}
-	if l := s.Latest(); l != nil && l.N != d.Attempt {
+	if !decidesAttempt(s, d) {
 		return nil, fmt.Errorf("step %d: the decision was for attempt %d, the step is at attempt %d: %w", d.Step, d.Attempt, len(s.Attempts), ErrStale)
 	}
 	if err := CheckDecision(r, s, d.Kind); err != nil {
 		return nil, err
+	}
+	if d.Kind == DecidePick {
+		if err := checkPick(s, d); err != nil {
+			return nil, err
+		}
+		return pickEvents(r, d, now, nil)
 	}
 	to, err := next(s, trigger(d.Kind))
 	if err != nil {

@@ -26,11 +26,18 @@ func Interrupt(r *Run, now time.Time, steps ...int) []Event {
 		if err != nil {
 			continue
 		}
-		ev := Event{Type: EvStepInterrupted, Step: s.N, Status: to, Reason: reason}
-		if l := s.Latest(); l != nil {
-			ev.Attempt = l.N
+		// Every attempt the step's start began that has not ended is
+		// lost: each candidate of a best-of round on its own, once.
+		lost := 0
+		for _, a := range StartedAttempts(s) {
+			if a.Finished.IsZero() {
+				evs = append(evs, Event{Type: EvStepInterrupted, Step: s.N, Attempt: a.N, Status: to, Reason: reason})
+				lost++
+			}
 		}
-		evs = append(evs, ev)
+		if lost == 0 {
+			evs = append(evs, Event{Type: EvStepInterrupted, Step: s.N, Status: to, Reason: reason})
+		}
 	}
 	return stamp(r, now, evs...)
 }

@@ -46,7 +46,8 @@ func KeyedBefore(r *Run, d Decision) (*Decision, error) {
 
 func sameDecision(rec, d Decision) bool {
 	return rec.Kind == d.Kind && rec.Actor == d.Actor && rec.Feedback == d.Feedback &&
-		(d.Step == 0 || rec.Step == d.Step) && (d.Attempt == 0 || rec.Attempt == d.Attempt)
+		(d.Step == 0 || rec.Step == d.Step) && (d.Attempt == 0 || rec.Attempt == d.Attempt) &&
+		(d.Candidate == 0 || rec.Candidate == d.Candidate)
 }
 
 // DescribeDecision names a decision in a sentence: "redo of step 2
@@ -58,7 +59,10 @@ func DescribeDecision(d Decision) string {
 	if d.Step > 0 {
 		fmt.Fprintf(&b, " of step %d", d.Step)
 	}
-	if d.Attempt > 0 {
+	switch {
+	case d.Candidate > 0:
+		fmt.Fprintf(&b, " (candidate %d, attempt %d)", d.Candidate, d.Attempt)
+	case d.Attempt > 0:
 		fmt.Fprintf(&b, " (attempt %d)", d.Attempt)
 	}
 	if d.Actor != "" {
@@ -69,7 +73,11 @@ func DescribeDecision(d Decision) string {
 		if r := []rune(fb); len(r) > 80 {
 			fb = string(r[:80]) + "…"
 		}
-		fmt.Fprintf(&b, " with feedback %q", fb)
+		what := "feedback"
+		if d.Kind == DecidePick {
+			what = "note"
+		}
+		fmt.Fprintf(&b, " with %s %q", what, fb)
 	}
 	return b.String()
 }

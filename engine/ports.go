@@ -190,6 +190,10 @@ type Job struct {
 	Timeout time.Duration
 	// Options are a workflow step's runner options (model: NAME, ...).
 	Options map[string]string
+	// Runner is the runner a best-of step's candidate runs on; "" is the
+	// run's own. A Runner that cannot run on another says so in the
+	// Outcome's Err.
+	Runner string
 }
 
 // Progress is live news from a running agent.

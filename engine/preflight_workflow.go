@@ -90,6 +90,7 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 		ps.Rules = StepRules{
 			Pre: s.Pre, Post: s.Post, OnError: s.OnError, Timeout: s.Timeout, Optional: s.Optional,
 			Fallback: s.Fallback, Options: s.Options, Route: s.Route, Decompose: s.Decompose,
+			BestOf: slices.Clone(s.BestOf),
 		}
 		p.Steps = append(p.Steps, ps)
 	}

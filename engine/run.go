@@ -170,8 +170,15 @@ type Attempt struct {
 	Reason   string
 	Summary  string // one line describing the artifact
 	Feedback string // reviewer feedback the attempt was started with (redo)
-	Artifact bool   // an artifact is stored for this attempt
-	Edited   bool   // the artifact was replaced by a person
+	// Runner is the runner a candidate of a best-of step ran on, and
+	// Candidate its number (1-based) among the candidates started with it;
+	// "" and 0 for an attempt that is no candidate. Picked says people (or
+	// guarded auto) took this candidate as the step's artifact.
+	Runner    string
+	Candidate int
+	Picked    bool
+	Artifact  bool // an artifact is stored for this attempt
+	Edited    bool // the artifact was replaced by a person
 	// Final says no retry, fallback or giving up followed this failed
 	// attempt: a person cancelled it, or the run went over its budget.
 	Final bool
@@ -204,7 +211,10 @@ type Decision struct {
 	Step     int
 	Attempt  int
 	Key      string // external idempotency key
-	Feedback string // redo feedback
+	Feedback string // redo feedback; for a pick, the picker's optional note
+	// Candidate is, for a pick, the number of the candidate picked (whose
+	// attempt is Attempt).
+	Candidate int
 }
 
 // Event is one entry of a run's append-only journal. Seq numbers are
@@ -233,7 +243,12 @@ type Event struct {
 	Usage    Usage
 
 	Skill string // the skill an attempt runs (EvStepStarted) or will run next (EvStepFinished, a fallback)
-	Final bool   // for EvStepFinished: see Attempt.Final
+	// Runner and Candidate: for the start of a best-of step's candidate,
+	// the runner it runs on and its number; for a pick, the number of the
+	// candidate picked (see Attempt).
+	Runner    string
+	Candidate int
+	Final     bool // for EvStepFinished: see Attempt.Final
 	// For EvStepFinished: the agent's error kind, and the rate-limit retry
 	// that follows (see Attempt); Held: the step waits only because the
 	// run is paused (see StepState.Held).
@@ -287,10 +302,18 @@ func (r *Run) Step(n int) *Step {
 	return &r.Steps[n-1]
 }
 
-// Latest returns the step's latest attempt, or nil before the first.
+// Latest returns the attempt the step stands on, or nil before the
+// first: its latest, or, once a candidate of its latest best-of round is
+// picked, that candidate, whose artifact is then the step's (what a
+// thread hands on, what {{steps.ID.output}} reads).
 func (s *Step) Latest() *Attempt {
 	if len(s.Attempts) == 0 {
 		return nil
+	}
+	for _, i := range s.round() {
+		if s.Attempts[i].Picked {
+			return &s.Attempts[i]
+		}
 	}
 	return &s.Attempts[len(s.Attempts)-1]
 }

@@ -285,13 +285,7 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
 	}
 	if d.Kind == DecideSkip {
-		// A skipped step has no artifact file; the attempt's file is kept
-		// under its attempt name, like an earlier attempt's.
-		if st := r.Step(d.Step); st != nil {
-			if l := st.Latest(); l != nil && l.File != "" && l.File == ArtifactFile(id, st.N, st.Skill, l.N, true) {
-				c.Files = []FileWrite{{From: l.File, Path: ArtifactFile(id, st.N, st.Skill, l.N, false)}}
-			}
-		}
+		c.Files = skipFiles(r, d.Step)
 	}
 	var added []PlanStep
 	if st := r.Step(d.Step); st != nil && (d.Kind == DecideApprove || d.Kind == DecideEdit) && (st.Rules.Route || st.Rules.Decompose != "") {
@@ -308,7 +302,26 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	if err != nil {
 		return nil, err
 	}
+	moves, err := PickWrites(r, evs)
+	if err != nil {
+		return nil, err
+	}
+	c.Files = append(c.Files, moves...)
 	return s.commit(ctx, r, evs, c)
+}
+
+// skipFiles are the file moves of skipping step n of r: a skipped step
+// has no artifact file; the attempt's file is kept under its attempt
+// name, like an earlier attempt's.
+func skipFiles(r *Run, n int) []FileWrite {
+	st := r.Step(n)
+	if st == nil {
+		return nil
+	}
+	if l := st.Latest(); l != nil && l.File != "" && l.File == ArtifactFile(r.ID, st.N, st.Skill, l.N, true) {
+		return []FileWrite{{From: l.File, Path: ArtifactFile(r.ID, st.N, st.Skill, l.N, false)}}
+	}
+	return nil
 }
 
 // expansion reads the steps a route or decompose step adds when a person

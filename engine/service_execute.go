@@ -7,15 +7,18 @@ import (
 )
 
 // startStep commits the start of an attempt (the caller holds a slot and
-// the run's lock) and hands the execution to Run.
+// the run's lock) and hands the execution to Run: one per candidate of a
+// best-of step, run at once under the step's one slot, which the last to
+// end releases.
 func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
-	// The execution is promised to Run before its start is committed, so
-	// a stopping Run either refuses it here or waits for it: nothing is
-	// committed after Run returns.
-	s.mu.Lock()
-	ok := s.reserveLocked()
-	s.mu.Unlock()
-	if !ok {
+	// The executions are promised to Run before the start is committed,
+	// so a stopping Run either refuses them here or waits for them:
+	// nothing is committed after Run returns.
+	count := 1
+	if st := r.Step(n); st != nil && IsBestOf(st) {
+		count = len(st.Rules.BestOf)
+	}
+	if !s.reserve(count) {
 		return nil, errStopping
 	}
 	evs, err := Start(r, n, s.now())
@@ -24,38 +27,77 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 	}
 	if err != nil {
 		s.mu.Lock()
-		s.handLocked(nil)
+		for range count {
+			s.handLocked(nil)
+		}
 		s.mu.Unlock()
 		return nil, err
 	}
 	st := r.Step(n)
-	attempt := st.Latest().N
 	job, ferr := s.prepare(ctx, r, st)
+	started := StartedAttempts(st)
+	left := len(started)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(started); i < count; i++ {
+		s.handLocked(nil) // never short, but every promise is settled
+	}
+	for _, a := range started {
+		cjob := job
+		cjob.Attempt, cjob.Runner = a.N, a.Runner
+		s.handExecutionLocked(r, n, cjob, ferr, func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			left--
+			return left == 0
+		})
+	}
+	return r, nil
+}
+
+// reserve promises Run count pieces of work (see reserveLocked), all or
+// none.
+func (s *Service) reserve(count int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range count {
+		if !s.reserveLocked() {
+			for range i {
+				s.handLocked(nil)
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// handExecutionLocked hands Run the execution of one attempt; last says
+// whether it is the last of its start to end, which releases the slot.
+func (s *Service) handExecutionLocked(r *Run, n int, job Job, ferr error, last func() bool) {
 	// Cancel and an abort may stop the attempt before Run has started it:
 	// halted keeps their cause until the execution's context exists.
 	halted, halt := context.WithCancelCause(context.Background())
-	key := execKey{r.ID, n, attempt}
-	s.mu.Lock()
+	key := execKey{r.ID, n, job.Attempt}
 	s.running[key] = halt
 	s.handLocked(func(runCtx context.Context) {
 		ectx, cancel := context.WithCancelCause(runCtx)
 		unhook := context.AfterFunc(halted, func() { cancel(context.Cause(halted)) })
-		recorded := s.execute(runCtx, ectx, r, n, attempt, job, ferr)
+		recorded := s.execute(runCtx, ectx, r, n, job.Attempt, job, ferr)
 		unhook()
 		s.mu.Lock()
 		delete(s.running, key)
 		s.mu.Unlock()
 		cancel(nil)
 		halt(nil)
-		s.release()
+		if last() {
+			s.release()
+		}
 		if recorded {
 			if _, err := s.advance(runCtx, r.ID); err != nil && runCtx.Err() == nil {
 				s.log.Error("advance run", "run", r.ID, "err", err)
 			}
 		}
 	})
-	s.mu.Unlock()
-	return r, nil
 }
 
 // prepare composes the job for an attempt: the rules are PlanAttempt and
@@ -124,10 +166,7 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 	unlock := s.lock(r.ID)
 	cur, err := s.store.Load(runCtx, r.ID)
 	if err == nil {
-		var evs []Event
-		if evs, err = Finish(cur, n, attempt, f, s.now()); err == nil {
-			_, err = s.commit(runCtx, cur, evs, c)
-		}
+		err = s.finish(runCtx, cur, n, attempt, f, c)
 	}
 	unlock()
 	if err != nil {
@@ -141,4 +180,20 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 		return false
 	}
 	return true
+}
+
+// finish records the end f of an attempt with the change c that settled
+// it, and the file moves of a candidate guarded auto picks with it.
+func (s *Service) finish(ctx context.Context, cur *Run, n, attempt int, f Finished, c Commit) error {
+	evs, err := Finish(cur, n, attempt, f, s.now())
+	if err != nil {
+		return err
+	}
+	moves, err := PickWrites(cur, evs)
+	if err != nil {
+		return err
+	}
+	c.Files = append(c.Files, moves...)
+	_, err = s.commit(ctx, cur, evs, c)
+	return err
 }

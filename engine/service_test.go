@@ -250,8 +250,12 @@ func (f *fakeRunner) Run(ctx context.Context, job Job, progress func(Progress)) 
 	f.running++
 	f.maxRunning = max(f.maxRunning, f.running)
 	out := Outcome{Artifact: fmt.Appendf(nil, "# %s, attempt %d\n\nThe %s artifact, written for %s.\n", job.Skill, job.Attempt, job.Skill, job.Run), CostUSD: 0.1}
-	if q := f.script[job.Skill]; len(q) > 0 {
-		out, f.script[job.Skill] = q[0], q[1:]
+	key := job.Skill
+	if q := f.script[job.Runner+"/"+job.Skill]; len(q) > 0 {
+		key = job.Runner + "/" + job.Skill // a best-of candidate's own script
+	}
+	if q := f.script[key]; len(q) > 0 {
+		out, f.script[key] = q[0], q[1:]
 	}
 	f.mu.Unlock()
 	defer func() {

@@ -49,6 +49,9 @@ const (
 	DecideSkip    DecisionKind = "skip"
 	DecideRedo    DecisionKind = "redo"
 	DecideAbort   DecisionKind = "abort"
+	// DecidePick takes one candidate of a best-of step as the step's
+	// artifact (see Candidates).
+	DecidePick DecisionKind = "pick"
 )
 
 // Mode is how a run advances past a step that went well.
@@ -120,7 +123,7 @@ func ParseResult(s string) (Result, error) {
 
 // ParseDecisionKind reads a decision kind.
 func ParseDecisionKind(s string) (DecisionKind, error) {
-	return parseOne("decision", s, DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort)
+	return parseOne("decision", s, DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort, DecidePick)
 }
 
 // ParseMode reads a stored run mode.

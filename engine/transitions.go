@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // This file is gonogo's one transition table: every way a step may change
 // state, and which decisions a checkpoint accepts. Transition functions in
@@ -21,11 +24,13 @@ const (
 	trGiveUp    trigger = "give-up"   // an optional step failed: recorded, and the run goes on without it
 	trHold      trigger = "hold"      // the run was paused before a queued step could start
 	trRelease   trigger = "release"   // the run resumed in a mode that lets a step the pause held go on
+	trCandidate trigger = "candidate" // a best-of step's candidate started or ended while others run
 	trApprove   trigger = trigger(DecideApprove)
 	trEdit      trigger = trigger(DecideEdit)
 	trSkip      trigger = trigger(DecideSkip)
 	trRedo      trigger = trigger(DecideRedo)
 	trAbort     trigger = trigger(DecideAbort)
+	trPick      trigger = trigger(DecidePick)
 )
 
 // stepTable maps a status and a trigger to the next status. A missing entry
@@ -48,6 +53,7 @@ var stepTable = map[StepStatus]map[trigger]StepStatus{
 		trGiveUp:    StepSkipped,
 		trInterrupt: StepInterrupted,
 		trCancel:    StepAborted,
+		trCandidate: StepRunning,
 	},
 	StepWaiting: {
 		trApprove: StepDone,
@@ -57,6 +63,7 @@ var stepTable = map[StepStatus]map[trigger]StepStatus{
 		trAbort:   StepAborted,
 		trCancel:  StepAborted,
 		trRelease: StepDone,
+		trPick:    StepDone,
 	},
 	StepInterrupted: {
 		trRedo:   StepQueued,
@@ -84,12 +91,21 @@ var decisionsAfter = map[Result][]DecisionKind{
 // again, a skip goes on without it), or aborts.
 var gateOnError = []DecisionKind{DecideEdit, DecideSkip, DecideRedo, DecideAbort}
 
+// afterRound is what a best-of step whose candidates have all ended
+// accepts, by whether any of them may be picked (see Pickable): a pick,
+// an edit, a skip, a redo of the whole round, or an abort; with every
+// candidate FAILED, a redo or an abort.
+var afterRound = map[bool][]DecisionKind{
+	true:  {DecidePick, DecideEdit, DecideSkip, DecideRedo, DecideAbort},
+	false: {DecideRedo, DecideAbort},
+}
+
 // next returns the status a step moves to on t, or an error naming the
 // refused move.
 func next(s *Step, t trigger) (StepStatus, error) {
 	to, ok := stepTable[s.Status][t]
 	if !ok {
-		if t == trApprove || t == trEdit || t == trSkip || t == trRedo || t == trAbort {
+		if t == trApprove || t == trEdit || t == trSkip || t == trRedo || t == trAbort || t == trPick {
 			return "", fmt.Errorf("step %d (%s) is %s: %w", s.N, s.Skill, s.Status, ErrNotWaiting)
 		}
 		return "", fmt.Errorf("step %d (%s): cannot %s a %s step", s.N, s.Skill, t, s.Status)
@@ -103,6 +119,9 @@ func Allowed(s *Step) []DecisionKind {
 	case StepInterrupted:
 		return []DecisionKind{DecideRedo, DecideAbort}
 	case StepWaiting:
+		if Picking(s) {
+			return afterRound[slices.ContainsFunc(Candidates(s), Pickable)]
+		}
 		if a := s.Latest(); a != nil {
 			if GateOnError(s) {
 				return gateOnError

@@ -16,9 +16,9 @@ var allStatuses = []StepStatus{StepPending, StepQueued, StepRunning, StepWaiting
 	StepDone, StepSkipped, StepInterrupted, StepAborted}
 
 var allTriggers = []trigger{trQueue, trStart, trPause, trAdvance, trInterrupt, trCancel, trRecord,
-	trApprove, trEdit, trSkip, trRedo, trAbort}
+	trApprove, trEdit, trSkip, trRedo, trAbort, trCandidate, trPick}
 
-var allDecisions = []DecisionKind{DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort}
+var allDecisions = []DecisionKind{DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort, DecidePick}
 
 // testPlan is a plan (or chain, or workflow) of the named skills, in order.
 func testPlan(input InputKind, skills ...string) Plan {
@@ -132,8 +132,8 @@ func TestNext(t *testing.T) {
 	allowed := map[StepStatus]map[trigger]StepStatus{
 		StepPending:     {trQueue: StepQueued, trStart: StepRunning, trCancel: StepAborted},
 		StepQueued:      {trStart: StepRunning, trCancel: StepAborted},
-		StepRunning:     {trPause: StepWaiting, trAdvance: StepDone, trInterrupt: StepInterrupted, trCancel: StepAborted},
-		StepWaiting:     {trApprove: StepDone, trEdit: StepDone, trSkip: StepSkipped, trRedo: StepQueued, trAbort: StepAborted, trCancel: StepAborted},
+		StepRunning:     {trPause: StepWaiting, trAdvance: StepDone, trInterrupt: StepInterrupted, trCancel: StepAborted, trCandidate: StepRunning},
+		StepWaiting:     {trApprove: StepDone, trEdit: StepDone, trSkip: StepSkipped, trRedo: StepQueued, trAbort: StepAborted, trCancel: StepAborted, trPick: StepDone},
 		StepInterrupted: {trRedo: StepQueued, trAbort: StepAborted, trCancel: StepAborted},
 		StepAborted:     {trRecord: StepAborted},
 	}
@@ -166,7 +166,7 @@ func TestNext(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	all := allDecisions
+	all := []DecisionKind{DecideApprove, DecideEdit, DecideSkip, DecideRedo, DecideAbort}
 	redoAbort := []DecisionKind{DecideRedo, DecideAbort}
 	tests := []struct {
 		status StepStatus
@@ -193,6 +193,25 @@ func TestAllowed(t *testing.T) {
 		}
 		if got := Allowed(s); !slices.Equal(got, tt.want) {
 			t.Errorf("Allowed(%s after %q) = %v, want %v", tt.status, tt.result, got, tt.want)
+		}
+	}
+	// A best-of round that has ended is picked from, unless no candidate
+	// may be; approving the last candidate alone is not a choice.
+	pick := []DecisionKind{DecidePick, DecideEdit, DecideSkip, DecideRedo, DecideAbort}
+	for _, tt := range []struct {
+		results []Result
+		want    []DecisionKind
+	}{
+		{[]Result{ResultProduced, ResultFailed}, pick},
+		{[]Result{ResultFailed, ResultEmpty}, pick},
+		{[]Result{ResultFailed, ResultFailed}, redoAbort},
+	} {
+		s := &Step{StepDef: &StepDef{N: 1}, StepState: &StepState{Status: StepWaiting}}
+		for i, res := range tt.results {
+			s.Attempts = append(s.Attempts, Attempt{N: i + 1, Candidate: i + 1, Runner: "claude", Result: res, Finished: t0})
+		}
+		if got := Allowed(s); !slices.Equal(got, tt.want) {
+			t.Errorf("Allowed(best-of round %v) = %v, want %v", tt.results, got, tt.want)
 		}
 	}
 }

@@ -49,6 +49,9 @@ type WorkflowStep struct {
 	// Decompose: the step's output is JSON {"tasks": [{"name", "group",
 	// "depends_on"}]}, expanded into one step per task run with this skill.
 	Decompose string
+	// BestOf: the step runs on these runners at once, one candidate each,
+	// and people pick one (see StepRules.BestOf).
+	BestOf []string
 
 	Line int // where the step starts in the file
 }
@@ -69,12 +72,15 @@ type StepRules struct {
 	// each run with this skill.
 	Route     bool
 	Decompose string
+	// BestOf names the runners a best-of step runs on at once, one
+	// candidate each (a name may come twice); fewer than two is none.
+	BestOf []string
 }
 
 // Empty reports whether the rules change nothing about how a step runs.
 func (r StepRules) Empty() bool {
 	return len(r.Pre) == 0 && len(r.Post) == 0 && r.OnError == (ErrorPolicy{}) && r.Timeout == 0 &&
-		!r.Optional && r.Fallback == "" && len(r.Options) == 0 && !r.Route && r.Decompose == ""
+		!r.Optional && r.Fallback == "" && len(r.Options) == 0 && !r.Route && r.Decompose == "" && len(r.BestOf) == 0
 }
 
 // ErrorKind is what a workflow step does when it fails.

@@ -204,7 +204,7 @@ func workflowCheckInput(src []byte, source string) *engine.Refusal {
 var (
 	workflowTopKeys       = []string{"name", "description", "args", "steps"}
 	workflowArgKeys       = []string{"required", "default"}
-	workflowStepKeys      = []string{"id", "skill", "prompt", "depends_on", "gate", "preconditions", "postconditions", "on_error", "timeout", "optional", "fallback", "runner", "route", "decompose"}
+	workflowStepKeys      = []string{"id", "skill", "prompt", "depends_on", "gate", "preconditions", "postconditions", "on_error", "timeout", "optional", "fallback", "runner", "route", "decompose", "best_of"}
 	workflowCondKeys      = []string{"file_exists", "file_absent", "output_contains", "output_matches", "json_field", "command"}
 	workflowJSONFieldKeys = []string{"field", "equals"}
 	workflowOnErrorKeys   = []string{"retry", "backoff"}

@@ -70,6 +70,9 @@ func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
 	if s.Route && s.Decompose != "" {
 		r.add(m.Line, "%s: a step either routes (route: true) or decomposes (decompose: ...), not both", where)
 	}
+	if len(s.BestOf) > 0 && (s.Route || s.Decompose != "") {
+		r.add(m.Line, "%s: a route or decompose step cannot be best_of: its output changes the run, so one agent writes it", where)
+	}
 	return s
 }
 
@@ -134,7 +137,46 @@ func (r *wfReader) stepField(e wfEntry, where string, s *engine.WorkflowStep) {
 		s.Route = r.boolean(e, where)
 	case "decompose":
 		s.Decompose = r.decompose(e, where)
+	case "best_of":
+		s.BestOf = r.bestOf(e, where)
 	}
+}
+
+// bestOf reads the runners a best-of step runs on: a list of names, or
+// one text of names separated by commas. Whether gonogo has runners of
+// those names is checked where the run starts.
+func (r *wfReader) bestOf(e wfEntry, where string) []string {
+	var out []string
+	switch {
+	case e.v.Kind == yaml.ScalarNode && !isNull(e.v):
+		out = engine.ParseBestOf(e.v.Value)
+	case e.v.Kind == yaml.SequenceNode:
+		for _, it := range e.v.Content {
+			it = catalogDeref(it)
+			if !r.visit(it) {
+				return out
+			}
+			if it.Kind != yaml.ScalarNode || isNull(it) {
+				r.add(it.Line, "%s: best_of lists runner names, not a %s", where, kindName(it))
+				continue
+			}
+			out = append(out, it.Value)
+		}
+	default:
+		r.add(e.v.Line, "%s: \"best_of\" must list runner names (best_of: [claude, codex]), not a %s", where, kindName(e.v))
+		return nil
+	}
+	for _, n := range out {
+		if !workflowOptionRE.MatchString(n) || len(n) > workflowMaxNameLen {
+			r.add(e.v.Line, "%s: best_of names %q, which is not a runner name", where, workflowClip(n))
+			return nil
+		}
+	}
+	if len(out) < 2 {
+		r.add(e.v.Line, "%s: best_of names %d runner; name at least two (the same one twice runs it twice)", where, len(out))
+		return nil
+	}
+	return out
 }
 
 func (r *wfReader) dependsOn(e wfEntry, where string) []string {

@@ -104,11 +104,13 @@ func newDecideCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
 	var req terminal.DecideRequest
 	c := &cobra.Command{
-		Use:   "decide [flags] RUN approve|skip|redo [feedback...]|abort",
+		Use:   "decide [flags] RUN approve|skip|redo [feedback...]|pick N [note...]|abort",
 		Short: "Decide on a run's waiting step, also while another gonogo holds the run",
 		Long: `Decide on the step of RUN that waits for a decision, as a click in Slack or an answer in
 the terminal would: approve, skip, redo (the rest of the line is the agent's feedback;
-put it after -- if it starts with a dash) or abort. The run's rules apply: only the
+put it after -- if it starts with a dash), pick N (a best-of step's candidate N becomes
+its artifact; the rest of the line is an optional note saying why) or abort. The run's
+rules apply: only the
 decisions its step allows, and a decision for an attempt that is no longer the latest is
 refused. When a gonogo (run, resume or serve) holds the data directory, it carries the
 decision out and goes on with the run; when none does, the decision is recorded and the
@@ -151,7 +153,7 @@ func (a *cli) completeDecide(f *runFlags) cobra.CompletionFunc {
 			return runs(c, args, toComplete)
 		}
 		if len(args) == 1 {
-			return []cobra.Completion{"approve", "skip", "redo", "abort"}, cobra.ShellCompDirectiveNoFileComp
+			return []cobra.Completion{"approve", "skip", "redo", "pick", "abort"}, cobra.ShellCompDirectiveNoFileComp
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

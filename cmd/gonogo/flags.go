@@ -30,6 +30,8 @@ type runFlags struct {
 	positional   []string
 	// checkpointed: resume a paused run in checkpointed mode.
 	checkpointed bool
+	// bestOf: every step runs on these runners at once (run --best-of).
+	bestOf string
 
 	runnerOverride engine.Runner // the demo's stand-in for an agent
 
@@ -52,6 +54,30 @@ func (a *cli) addRunFlags(c *cobra.Command, f *runFlags) {
 	a.addModeFlags(c, f)
 	a.addThreadFlag(c, f)
 	a.addAgentFlags(c, f, dryRunUsage)
+}
+
+// addBestOfFlag defines --best-of.
+func (a *cli) addBestOfFlag(c *cobra.Command, f *runFlags) {
+	c.Flags().StringVar(&f.bestOf, "best-of", "", "run each step on several runners at once, `NAMES` such as claude,codex; pick one result")
+	a.completeFlag(c, "best-of", cobra.NoFileCompletions)
+}
+
+// bestOf applies --best-of to p, after checking its names and those of
+// the steps' own best_of: against the runners gonogo has; an unknown name
+// is a usage error (exit 2).
+func bestOf(f *runFlags, p engine.Plan) (engine.Plan, error) {
+	names := engine.ParseBestOf(f.bestOf)
+	if f.bestOf != "" {
+		if err := engine.CheckBestOf(names, runner.Names()); err != nil {
+			return p, usagef("--best-of %s: %v", f.bestOf, err)
+		}
+	}
+	for _, s := range p.Steps {
+		if err := engine.CheckBestOf(s.Rules.BestOf, runner.Names()); err != nil {
+			return p, usagef("step %q: %v", s.ID, err)
+		}
+	}
+	return engine.BestOf(p, names), nil
 }
 
 // addModeFlags defines --auto and --force-auto.

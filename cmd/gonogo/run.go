@@ -50,13 +50,15 @@ func newRunCmd(a *cli) *cobra.Command {
 		Short: "Run a plan, a chain of skills or a workflow in the terminal",
 		Long: `Run a plan, a chain of skills or a named workflow in the terminal, stopping at
 each checkpoint for a decision. On a terminal gonogo asks; otherwise it reads one
-decision per line from stdin (approve, skip, redo [feedback], abort, edit PATH), and
-end of input leaves the run waiting for gonogo resume.
+decision per line from stdin (approve, skip, redo [feedback], abort, edit PATH, and
+pick N [note] for a --best-of step's candidate N), and end of input leaves the run
+waiting for gonogo resume.
 
 ` + exitCodes,
 		RunE: a.action(f, cmdRun),
 	}
 	a.addRunFlags(c, f)
+	a.addBestOfFlag(c, f)
 	a.addInputFlags(c, f)
 	return c
 }
@@ -72,6 +74,9 @@ func cmdRun(ctx context.Context, e env, cfg config, f *runFlags) int {
 		if hint := runInstead(ctx, e, f); hint != "" {
 			err = fmt.Errorf("%w; %s", err, hint)
 		}
+	}
+	if err == nil {
+		in.plan, err = bestOf(f, in.plan)
 	}
 	if err != nil {
 		return fail(e, "run", err)
@@ -91,6 +96,9 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 		return startOnTemporal(ctx, e, cfg, f, tc, in)
 	}
 	if err := requireAgent(f); err != nil {
+		return fail(e, cmd, err)
+	}
+	if err := requireBestOfAgents(f, in.plan); err != nil {
 		return fail(e, cmd, err)
 	}
 	box := terminal.NewInbox()

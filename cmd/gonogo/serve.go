@@ -83,7 +83,7 @@ func cmdServe(ctx context.Context, e env, cfg config, f *runFlags) int {
 // skillDirs names the skills folders, for the log.
 func slackBotConfig(cfg config, f *runFlags, sc settings.Slack, log *slog.Logger) (bcfg bot.Config, skillDirs string, err error) {
 	bcfg = bot.Config{
-		AppToken: sc.AppToken, BotToken: sc.BotToken, APIURL: sc.APIURL, SlashCommand: sc.SlashCommand,
+		AppToken: sc.AppToken, BotToken: sc.BotToken, APIURL: sc.APIURL, SlashCommand: sc.SlashCommand, Runners: runner.Names(),
 		Approvers: sc.ApproversNamed(), Quorum: sc.Quorum, ExcludeStarter: sc.ExcludeStarter,
 		RemindAfter: sc.RemindAfter, DecisionTimeout: sc.DecisionTimeout, TimeoutAction: sc.TimeoutAction,
 		MaxPlanBytes: int64(cfg.MaxPlanBytes), BudgetUSD: cfg.RunBudgetUSD, Log: log,

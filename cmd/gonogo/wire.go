@@ -70,6 +70,28 @@ func requireAgent(f *runFlags) error {
 	return nil
 }
 
+// requireBestOfAgents refuses, as requireAgent does, a best-of step whose
+// runner's agent cannot be run: each runner but the run's own runs its
+// default executable (runner.ByName).
+func requireBestOfAgents(f *runFlags, p engine.Plan) error {
+	if f.DryRun || f.runnerOverride != nil {
+		return nil
+	}
+	seen := map[string]bool{runnerName(f): true}
+	for _, s := range p.Steps {
+		for _, name := range s.Rules.BestOf {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if err := settings.AgentMissing(name, ""); err != nil {
+				return usagef("best-of: %v", err)
+			}
+		}
+	}
+	return nil
+}
+
 // warnPendingFiles says when artifact files a failure left unwritten still
 // could not be written; the runs themselves are safe in the database.
 func warnPendingFiles(e env, db *storage.DB) {
@@ -130,7 +152,11 @@ func appRunner(cfg config, f *runFlags) (engine.Runner, runner.Config, error) {
 	if err != nil {
 		return nil, rcfg, usagef("%v", err)
 	}
-	return r, rcfg, nil
+	if f.DryRun {
+		return r, rcfg, nil
+	}
+	// A best-of step's candidates each run on the runner they name.
+	return &runner.ByName{Default: r, Name: name, Config: rcfg}, rcfg, nil
 }
 
 // serveAPI serves the local API on the data directory's socket, so that

@@ -81,8 +81,14 @@ type Step struct {
 // Attempt is one execution of a step, what it produced, and what people
 // decided on it.
 type Attempt struct {
-	N               int        `json:"n"`
-	Skill           string     `json:"skill"`
+	N     int    `json:"n"`
+	Skill string `json:"skill"`
+	// Runner and Candidate are a best-of step's candidate's: the runner
+	// it ran on and its number in its round; Picked says it was taken as
+	// the step's artifact.
+	Runner          string     `json:"runner,omitempty"`
+	Candidate       int        `json:"candidate,omitempty"`
+	Picked          bool       `json:"picked,omitempty"`
 	Result          string     `json:"result"`
 	Reason          string     `json:"reason,omitempty"`
 	ErrorKind       string     `json:"error_kind,omitempty"`
@@ -134,7 +140,9 @@ type Decision struct {
 	Actor    string    `json:"actor"`
 	Time     time.Time `json:"time"`
 	Key      string    `json:"key,omitempty"`
-	Feedback string    `json:"feedback,omitempty"`
+	Feedback string    `json:"feedback,omitempty"` // a redo's feedback, a pick's note
+	// Candidate is the candidate a pick took.
+	Candidate int `json:"candidate,omitempty"`
 }
 
 // NotRun is a block of a plan that was shown but never run: manual, or
@@ -158,12 +166,16 @@ type Event struct {
 	Kind     string    `json:"kind,omitempty"` // a decision's kind
 	Key      string    `json:"key,omitempty"`
 	Feedback string    `json:"feedback,omitempty"`
-	Status   string    `json:"status,omitempty"`
-	Result   string    `json:"result,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	CostUSD  float64   `json:"cost_usd,omitempty"`
-	Mode     string    `json:"mode,omitempty"`
-	State    string    `json:"state,omitempty"`
+	// Runner and Candidate: a best-of candidate's start says its runner
+	// and number; a pick, the number of the candidate it took.
+	Runner    string  `json:"runner,omitempty"`
+	Candidate int     `json:"candidate,omitempty"`
+	Status    string  `json:"status,omitempty"`
+	Result    string  `json:"result,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
+	Mode      string  `json:"mode,omitempty"`
+	State     string  `json:"state,omitempty"`
 	// Changes are a setup-changed event's: what resume changed in how the
 	// run is carried out.
 	Changes []Change `json:"changes,omitempty"`
@@ -186,7 +198,8 @@ func Journal(journal []engine.Event) []Event {
 	for _, ev := range journal {
 		e := Event{Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt, Actor: ev.Actor,
 			Kind: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback, Status: string(ev.Status), Result: string(ev.Result),
-			Reason: ev.Reason, CostUSD: ev.CostUSD, Mode: string(ev.Mode), State: string(ev.State)}
+			Reason: ev.Reason, CostUSD: ev.CostUSD, Mode: string(ev.Mode), State: string(ev.State),
+			Runner: ev.Runner, Candidate: ev.Candidate}
 		for _, c := range ev.Changes {
 			e.Changes = append(e.Changes, Change(c))
 		}
@@ -303,7 +316,8 @@ func stepOf(s *engine.Step, h history, src Source) (Step, error) {
 }
 
 func attemptOf(s *engine.Step, a *engine.Attempt) Attempt {
-	out := Attempt{N: a.N, Skill: engine.AttemptSkill(s, a), Result: string(a.Result), Reason: a.Reason,
+	out := Attempt{N: a.N, Skill: engine.AttemptSkill(s, a), Runner: a.Runner, Candidate: a.Candidate, Picked: a.Picked,
+		Result: string(a.Result), Reason: a.Reason,
 		ErrorKind: string(a.ErrorKind), Feedback: a.Feedback, CostUSD: a.CostUSD,
 		Usage: Usage{InputTokens: a.Usage.InputTokens, OutputTokens: a.Usage.OutputTokens,
 			CacheRead: a.Usage.CacheRead, CacheCreate: a.Usage.CacheCreate, Turns: a.Usage.Turns},
@@ -322,7 +336,7 @@ func attemptOf(s *engine.Step, a *engine.Attempt) Attempt {
 	for _, d := range s.Decisions {
 		if d.Attempt == a.N {
 			out.Decisions = append(out.Decisions, Decision{Kind: string(d.Kind), Actor: d.Actor, Time: d.Time.UTC(),
-				Key: d.Key, Feedback: d.Feedback})
+				Key: d.Key, Feedback: d.Feedback, Candidate: d.Candidate})
 		}
 	}
 	return out

@@ -420,3 +420,50 @@ func TestMarkdownShowsControlSequences(t *testing.T) {
 		t.Errorf("the JSON reason is %q, want the agent's words %q", got, reason)
 	}
 }
+
+// TestTrailBestOf: the trail of a best-of step names each candidate's
+// runner, which was picked, by whom and why, and counts every
+// candidate's cost.
+func TestTrailBestOf(t *testing.T) {
+	p := engine.BestOf(engine.Plan{Input: engine.InputChain, Source: "deliver-prd",
+		Steps: []engine.PlanStep{{Skill: "deliver-prd"}}}, []string{"claude", "codex"})
+	var journal []engine.Event
+	r := &engine.Run{}
+	now := t0
+	apply := recordInto(t, &r, &journal, &now)
+	apply(engine.NewRun("20261120-090000-bst", p, engine.StartOptions{StartedBy: "U1"}, now))
+	apply(engine.Start(r, 1, now))
+	apply(engine.Finish(r, 1, 2, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 5, CostUSD: 0.5}, now))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 5, CostUSD: 0.25}, now))
+	d, err := engine.PickDecision(r, 1, 2, "U2", "clearer goals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Key = "k1"
+	apply(engine.Decide(r, d, nil, now))
+	tr, err := audit.Build(audit.Source{Run: r, Journal: journal,
+		Versions: func(step, attempt int) ([][]byte, error) { return [][]byte{[]byte("body\n")}, nil }}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tr.Steps[0]
+	if st.CostUSD != 0.75 || tr.Run.CostUSD != 0.75 || st.Decision == nil || *st.Decision != "pick" {
+		t.Fatalf("step cost $%.2f, run $%.2f, decision %v; want $0.75 each and a pick", st.CostUSD, tr.Run.CostUSD, st.Decision)
+	}
+	a1, a2 := st.Attempts[0], st.Attempts[1]
+	if a1.Runner != "claude" || a1.Candidate != 1 || a1.Picked || a2.Runner != "codex" || a2.Candidate != 2 || !a2.Picked {
+		t.Fatalf("attempts %+v and %+v, want claude's candidate 1 and codex's candidate 2, picked", a1, a2)
+	}
+	if ds := a2.Decisions; len(ds) != 1 || ds[0].Kind != "pick" || ds[0].Actor != "U2" || ds[0].Feedback != "clearer goals" || ds[0].Candidate != 2 {
+		t.Fatalf("decisions on the pick %+v", ds)
+	}
+	var starts []string
+	for _, ev := range tr.Journal {
+		if ev.Type == string(engine.EvStepStarted) {
+			starts = append(starts, fmt.Sprintf("%s#%d", ev.Runner, ev.Candidate))
+		}
+	}
+	if strings.Join(starts, " ") != "claude#1 codex#2" {
+		t.Fatalf("journal starts %v", starts)
+	}
+}

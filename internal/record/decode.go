@@ -110,6 +110,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 				Started: a.Started, Finished: a.Finished,
 				ErrorKind: parseOpt(&p, fmt.Sprintf("%s attempt %d error kind", where, a.N), a.ErrorKind, engine.ParseAgentErrorKind),
 				RetryAt:   a.RetryAt, Retries: a.Retries, Reminded: a.Reminded, TimedOut: a.TimedOut,
+				Runner: a.Runner, Candidate: a.Candidate, Picked: a.Picked,
 			}
 		}
 		if sr.Decisions != nil {
@@ -119,6 +120,7 @@ func fromRunRecord(rec *runRecord, plan engine.Plan) (*engine.Run, error) {
 			s.Decisions[j] = engine.Decision{
 				Kind:  parseReq(&p, where+" decision", d.Kind, engine.ParseDecisionKind),
 				Actor: d.Actor, Time: d.Time, Step: d.Step, Attempt: d.Attempt, Key: d.Key, Feedback: d.Feedback,
+				Candidate: d.Candidate,
 			}
 		}
 		r.Steps[i] = s
@@ -200,6 +202,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		ErrorKind: parseOpt(&p, "error kind", rec.ErrorKind, engine.ParseAgentErrorKind),
 		RetryAt:   rec.RetryAt, Retries: rec.Retries, Held: rec.Held, Lost: rec.Lost,
 		Setup: fromSetupRecord(rec.Setup), Changes: fromSetupChanges(rec.Changes),
+		Runner: rec.Runner, Candidate: rec.Candidate,
 	}
 	ev.Added = fromPlanStepRecords(&p, "added step", rec.Added)
 	if st := rec.Start; st != nil {

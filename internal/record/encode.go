@@ -38,7 +38,7 @@ func toRunRecord(r *engine.Run) runRecord {
 				Artifact: a.Artifact, Edited: a.Edited, Final: a.Final, Size: a.Size, File: a.File, CostUSD: a.CostUSD,
 				Usage: toUsage(a.Usage), Started: a.Started, Finished: a.Finished,
 				ErrorKind: string(a.ErrorKind), RetryAt: a.RetryAt, Retries: a.Retries,
-				Reminded: a.Reminded, TimedOut: a.TimedOut,
+				Reminded: a.Reminded, TimedOut: a.TimedOut, Runner: a.Runner, Candidate: a.Candidate, Picked: a.Picked,
 			}
 		}
 		if s.Decisions != nil {
@@ -46,7 +46,7 @@ func toRunRecord(r *engine.Run) runRecord {
 		}
 		for j, d := range s.Decisions {
 			sr.Decisions[j] = decisionRecord{Kind: string(d.Kind), Actor: d.Actor, Time: d.Time,
-				Step: d.Step, Attempt: d.Attempt, Key: d.Key, Feedback: d.Feedback}
+				Step: d.Step, Attempt: d.Attempt, Key: d.Key, Feedback: d.Feedback, Candidate: d.Candidate}
 		}
 		rec.Steps[i] = sr
 	}
@@ -103,7 +103,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
 		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Final: ev.Final, Added: toPlanStepRecords(ev.Added),
 		ErrorKind: string(ev.ErrorKind), RetryAt: ev.RetryAt, Retries: ev.Retries, Held: ev.Held, Lost: ev.Lost,
-		Setup: toSetupRecord(ev.Setup), Changes: toSetupChanges(ev.Changes),
+		Setup: toSetupRecord(ev.Setup), Changes: toSetupChanges(ev.Changes), Runner: ev.Runner, Candidate: ev.Candidate,
 	}
 	if st := ev.Start; st != nil {
 		rec.Start = &startRecord{

@@ -88,7 +88,7 @@ func toRulesRecord(r engine.StepRules) *rulesRecord {
 		Pre: toConditionRecords(r.Pre), Post: toConditionRecords(r.Post),
 		OnError: string(r.OnError.Kind), Retries: r.OnError.Retries, BackoffNS: int64(r.OnError.Backoff),
 		TimeoutNS: int64(r.Timeout), Optional: r.Optional, Fallback: r.Fallback, Options: r.Options,
-		Route: r.Route, Decompose: r.Decompose,
+		Route: r.Route, Decompose: r.Decompose, BestOf: r.BestOf,
 	}
 }
 
@@ -113,6 +113,7 @@ func fromRulesRecord(r *rulesRecord) engine.StepRules {
 		OnError:  engine.ErrorPolicy{Kind: engine.ErrorKind(r.OnError), Retries: r.Retries, Backoff: time.Duration(r.BackoffNS)},
 		Timeout:  time.Duration(r.TimeoutNS),
 		Optional: r.Optional, Fallback: r.Fallback, Options: r.Options, Route: r.Route, Decompose: r.Decompose,
+		BestOf: r.BestOf,
 	}
 }
 

@@ -118,6 +118,11 @@ type attemptRecord struct {
 	// Absent from attempts recorded before checkpoints had deadlines.
 	Reminded time.Time `json:"reminded,omitzero"`
 	TimedOut time.Time `json:"timed_out,omitzero"`
+
+	// A best-of step's candidate; absent from other attempts.
+	Runner    string `json:"runner,omitempty"`
+	Candidate int    `json:"candidate,omitempty"`
+	Picked    bool   `json:"picked,omitempty"`
 }
 
 type usageRecord struct {
@@ -136,6 +141,8 @@ type decisionRecord struct {
 	Attempt  int       `json:"attempt"`
 	Key      string    `json:"key,omitempty"`
 	Feedback string    `json:"feedback,omitempty"`
+	// A pick's candidate; absent from other decisions.
+	Candidate int `json:"candidate,omitempty"`
 }
 
 type planRecord struct {
@@ -192,6 +199,7 @@ type rulesRecord struct {
 	Options   map[string]string `json:"options"`
 	Route     bool              `json:"route,omitempty"`
 	Decompose string            `json:"decompose,omitempty"`
+	BestOf    []string          `json:"best_of,omitempty"`
 }
 
 type conditionRecord struct {
@@ -237,11 +245,14 @@ type eventRecord struct {
 	Skill    string      `json:"skill,omitempty"`
 	Final    bool        `json:"final,omitempty"`
 	// For step-finished events; absent from older records.
-	ErrorKind string           `json:"error_kind,omitempty"`
-	RetryAt   time.Time        `json:"retry_at,omitzero"`
-	Retries   int              `json:"retries,omitempty"`
-	Held      bool             `json:"held,omitempty"`
-	Lost      time.Time        `json:"lost,omitzero"` // step-interrupted; absent from older records
+	ErrorKind string    `json:"error_kind,omitempty"`
+	RetryAt   time.Time `json:"retry_at,omitzero"`
+	Retries   int       `json:"retries,omitempty"`
+	Held      bool      `json:"held,omitempty"`
+	Lost      time.Time `json:"lost,omitzero"` // step-interrupted; absent from older records
+	// A best-of candidate's start, and a pick; absent from other events.
+	Runner    string           `json:"runner,omitempty"`
+	Candidate int              `json:"candidate,omitempty"`
 	Added     []planStepRecord `json:"added,omitempty"`
 	Mode      string           `json:"mode,omitempty"`
 	State     string           `json:"state,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,6 +19,9 @@ import (
 // checkpoint asks for a decision on step s.
 func (d *driver) checkpoint(ctx context.Context, r *engine.Run, s *engine.Step) (*engine.Run, int, bool) {
 	allowed := engine.Allowed(s)
+	if engine.Picking(s) {
+		PrintCandidates(d.out, s)
+	}
 	for {
 		line, t := d.checkpointLine(ctx, r, s, allowed)
 		if t == nil {
@@ -90,7 +94,10 @@ func (d *driver) takeLine(ctx context.Context, r *engine.Run, s *engine.Step, li
 	case dec == nil:
 		return &turn{again: true}
 	}
-	dec.Step, dec.Attempt, dec.Actor = s.N, AttemptN(s.Latest()), d.actor
+	if dec.Kind != engine.DecidePick { // a pick names its candidate's attempt
+		dec.Attempt = AttemptN(s.Latest())
+	}
+	dec.Step, dec.Actor = s.N, d.actor
 	dec.Key = "cli:" + RandomKey()
 	next, err := d.svc.Decide(ctx, r.ID, *dec, body)
 	switch {
@@ -173,7 +180,7 @@ func AttemptN(a *engine.Attempt) int {
 func promptFor(allowed []engine.DecisionKind) string {
 	labels := map[engine.DecisionKind]string{
 		engine.DecideApprove: "[a]pprove", engine.DecideEdit: "[e]dit", engine.DecideSkip: "[s]kip",
-		engine.DecideRedo: "[r]edo", engine.DecideAbort: "a[b]ort",
+		engine.DecideRedo: "[r]edo", engine.DecideAbort: "a[b]ort", engine.DecidePick: "[p]ick N",
 	}
 	var parts []string
 	for _, k := range allowed {
@@ -193,8 +200,8 @@ func pausedPrompt(r *engine.Run, allowed []engine.DecisionKind) string {
 }
 
 // parseDecision reads one decision line: approve, skip, redo [feedback],
-// abort, edit PATH; on a terminal also a, s, r, b and e (which opens
-// $EDITOR). An empty line on a terminal asks again.
+// abort, edit PATH, pick N [note]; on a terminal also a, s, r, b, p and e
+// (which opens $EDITOR). An empty line on a terminal asks again.
 func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Step, line string, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
 	if line == "" {
 		if d.tty {
@@ -207,7 +214,7 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 	kinds := map[string]engine.DecisionKind{
 		"approve": engine.DecideApprove, "a": engine.DecideApprove, "edit": engine.DecideEdit, "e": engine.DecideEdit,
 		"skip": engine.DecideSkip, "s": engine.DecideSkip, "redo": engine.DecideRedo, "r": engine.DecideRedo,
-		"abort": engine.DecideAbort, "b": engine.DecideAbort,
+		"abort": engine.DecideAbort, "b": engine.DecideAbort, "pick": engine.DecidePick, "p": engine.DecidePick,
 	}
 	k, ok := kinds[strings.ToLower(word)]
 	if !ok {
@@ -235,8 +242,25 @@ func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Ste
 		}
 	case engine.DecideEdit:
 		return d.editDecision(ctx, r, s, rest, allowed)
+	case engine.DecidePick:
+		return pickDecision(r, s, rest)
 	}
 	return dec, nil, nil
+}
+
+// pickDecision is "pick N [note]": candidate N of step s, with the note
+// as why.
+func pickDecision(r *engine.Run, s *engine.Step, rest string) (*engine.Decision, []byte, error) {
+	num, note, _ := strings.Cut(rest, " ")
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pick needs the number of a candidate (1 to %d): pick N [note]", len(engine.Candidates(s)))
+	}
+	dec, err := engine.PickDecision(r, s.N, n, "", strings.TrimSpace(note))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &dec, nil, nil
 }
 
 // editDecision is an edit: the replacement artifact read from path, or,
@@ -290,6 +314,8 @@ func WordsFor(allowed []engine.DecisionKind) string {
 			w = append(w, "edit PATH")
 		case engine.DecideRedo:
 			w = append(w, "redo [feedback]")
+		case engine.DecidePick:
+			w = append(w, "pick N [note]")
 		default:
 			w = append(w, string(k))
 		}
@@ -405,4 +431,20 @@ func (d *driver) readEdit(path string) ([]byte, error) {
 		return nil, fmt.Errorf("edit: %s is empty; to move on without an artifact, skip the step", path)
 	}
 	return b, nil
+}
+
+// PrintCandidates lists, numbered, the candidates a best-of step waits
+// on people to pick from, with how to pick one.
+func PrintCandidates(w io.Writer, s *engine.Step) {
+	fmt.Fprintf(w, "Candidates of step %d (pick N [note] takes one as the step's artifact):\n", s.N)
+	for _, a := range engine.Candidates(s) {
+		line := fmt.Sprintf("  %d. %-8s %s", a.Candidate, a.Runner, engine.ResultText(a.Result, a.Reason))
+		if a.Summary != "" {
+			line += " - " + Clip(OneLine(a.Summary), 80)
+		}
+		if !engine.Pickable(a) {
+			line += "  (cannot be picked)"
+		}
+		fmt.Fprintln(w, line)
+	}
 }

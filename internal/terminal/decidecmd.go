@@ -3,6 +3,7 @@ package terminal
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gonogo/gonogo/engine"
@@ -14,27 +15,38 @@ type DecideRequest struct {
 	Run      engine.RunID
 	Kind     engine.DecisionKind
 	Feedback string
-	Step     int    // 0: the step waiting for a decision
-	Attempt  int    // 0: the step's latest attempt
-	Key      string // "": a fresh one
-	Actor    string
+	Step     int // 0: the step waiting for a decision
+	Attempt  int // 0: the step's latest attempt
+	// Candidate is the candidate a pick takes (pick N).
+	Candidate int
+	Key       string // "": a fresh one
+	Actor     string
 }
 
-// ParseDecideArgs reads RUN KIND [feedback...] (the flags are read
-// already).
+// ParseDecideArgs reads RUN KIND [feedback...], or RUN pick N [note]
+// (the flags are read already).
 func ParseDecideArgs(req *DecideRequest, positional []string) error {
 	if len(positional) < 2 {
-		return fmt.Errorf("expected a run id and a decision: gonogo decide RUN approve|skip|redo [feedback]|abort [--step N]")
+		return fmt.Errorf("expected a run id and a decision: gonogo decide RUN approve|skip|redo [feedback]|pick N [note]|abort [--step N]")
 	}
 	req.Run = engine.RunID(positional[0])
 	kind, err := engine.ParseDecisionKind(strings.ToLower(positional[1]))
 	if err != nil || kind == engine.DecideEdit {
-		return fmt.Errorf("%q is not a decision decide makes; expected approve, skip, redo [feedback] or abort (edit in the terminal or Slack running the step)", positional[1])
+		return fmt.Errorf("%q is not a decision decide makes; expected approve, skip, redo [feedback], pick N [note] or abort (edit in the terminal or Slack running the step)", positional[1])
 	}
 	req.Kind = kind
 	rest := positional[2:]
-	if len(rest) > 0 && kind != engine.DecideRedo {
-		return fmt.Errorf("%s takes no more words (got %q); only redo takes feedback", kind, strings.Join(rest, " "))
+	if kind == engine.DecidePick {
+		n := 0
+		if len(rest) > 0 {
+			n, _ = strconv.Atoi(rest[0])
+		}
+		if n < 1 {
+			return fmt.Errorf("pick needs the number of a candidate: gonogo decide RUN pick N [note]")
+		}
+		req.Candidate, rest = n, rest[1:]
+	} else if len(rest) > 0 && kind != engine.DecideRedo {
+		return fmt.Errorf("%s takes no more words (got %q); only redo takes feedback, and pick a note", kind, strings.Join(rest, " "))
 	}
 	req.Feedback = strings.TrimSpace(strings.Join(rest, " "))
 	return nil
@@ -73,7 +85,8 @@ func (req DecideRequest) StepOf(r *engine.Run) (*engine.Step, error) {
 
 // Asked is the decision as asked, before the step it is for is known.
 func (req DecideRequest) Asked() engine.Decision {
-	return engine.Decision{Kind: req.Kind, Step: req.Step, Attempt: req.Attempt, Feedback: req.Feedback, Key: req.Key, Actor: req.Actor}
+	return engine.Decision{Kind: req.Kind, Step: req.Step, Attempt: req.Attempt, Feedback: req.Feedback, Key: req.Key, Actor: req.Actor,
+		Candidate: req.Candidate}
 }
 
 // Decision is the decision on step s: on the attempt asked for, else its
@@ -81,6 +94,11 @@ func (req DecideRequest) Asked() engine.Decision {
 func (req DecideRequest) Decision(s *engine.Step) engine.Decision {
 	d := req.Asked()
 	d.Step = s.N
+	if c := engine.Candidates(s); d.Kind == engine.DecidePick && d.Attempt == 0 && d.Candidate >= 1 && d.Candidate <= len(c) {
+		// The candidate's own attempt; one out of range is left for the
+		// engine to refuse as not waiting.
+		d.Attempt = c[d.Candidate-1].N
+	}
 	if d.Attempt == 0 {
 		d.Attempt = AttemptN(s.Latest())
 	}

@@ -196,7 +196,10 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		now := time.Now()
 		d.running[ev.Step], d.progStep = &liveStep{start: now, said: now}, ev.Step
 		attempt := ""
-		if ev.Attempt > 1 {
+		switch {
+		case ev.Candidate > 0:
+			attempt = fmt.Sprintf(" (candidate %d on %s)", ev.Candidate, ev.Runner)
+		case ev.Attempt > 1:
 			attempt = fmt.Sprintf(" (attempt %d)", ev.Attempt)
 		}
 		fmt.Fprintf(d.out, "\n▶ %s%s\n", StepTitle(r, s), attempt)
@@ -239,11 +242,18 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 // lines ("redo (attempt 2) with feedback "..."").
 func DecisionWords(ev engine.Event) string {
 	what := string(ev.Decision)
-	if ev.Attempt > 1 {
+	switch {
+	case ev.Decision == engine.DecidePick:
+		what += fmt.Sprintf(" of candidate %d (attempt %d)", ev.Candidate, ev.Attempt)
+	case ev.Attempt > 1:
 		what += fmt.Sprintf(" (attempt %d)", ev.Attempt)
 	}
 	if ev.Feedback != "" {
-		what += fmt.Sprintf(" with feedback %q", Clip(OneLine(ev.Feedback), 80))
+		word := "feedback"
+		if ev.Decision == engine.DecidePick {
+			word = "note"
+		}
+		what += fmt.Sprintf(" with %s %q", word, Clip(OneLine(ev.Feedback), 80))
 	}
 	return what
 }
@@ -321,8 +331,14 @@ func (d *driver) Waiting(ctx context.Context, r *engine.Run) {
 		if s.Status != engine.StepWaiting || l == nil {
 			continue
 		}
-		d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: l.N, Result: l.Result,
-			Reason: l.Reason, Summary: l.Summary, Artifact: l.Artifact, File: l.File, CostUSD: l.CostUSD, Usage: l.Usage, Status: s.Status})
+		shown := []*engine.Attempt{l}
+		if engine.Picking(s) {
+			shown = engine.Candidates(s)
+		}
+		for _, a := range shown {
+			d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: a.N, Result: a.Result,
+				Reason: a.Reason, Summary: a.Summary, Artifact: a.Artifact, File: a.File, CostUSD: a.CostUSD, Usage: a.Usage, Status: s.Status})
+		}
 	}
 }
 
@@ -346,6 +362,9 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		fmt.Fprintf(d.out, "%s\n", StepTitle(r, s))
 	}
 	d.started = ""
+	if a := AttemptOf(s, ev.Attempt); a != nil && a.Candidate > 0 {
+		fmt.Fprintf(d.out, "  Candidate %d of %d, on %s\n", a.Candidate, len(s.Rules.BestOf), a.Runner)
+	}
 	fmt.Fprintf(d.out, "  Result:   %s\n", ResultLine(s, ev))
 	if ev.Summary != "" {
 		fmt.Fprintf(d.out, "  Summary:  %s\n", ev.Summary)
