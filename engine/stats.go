@@ -74,7 +74,7 @@ type StatsCounts struct {
 	Failed   int `json:"failed"`
 	// The decisions people made (gonogo's own retries and timeouts are
 	// not counted), each the one that settled a checkpoint (a vote short
-	// of a quorum is not): Approved is approve or edit; FirstApproved the
+	// of a quorum is not): Approved is approve, edit or a best-of pick; FirstApproved the
 	// steps whose first attempt PRODUCED and was approved as it was;
 	// Edited the attempts edited (which approves them), EditChange the
 	// mean share of their lines the edits changed (see EditChange), over
@@ -309,7 +309,11 @@ func (c *statsCounter) started(r *Run, ev *Event, setup *Setup) {
 	if skill == "" {
 		skill = st.Skill
 	}
-	c.attempts[ArtifactRef{ev.Step, ev.Attempt}] = &attemptSeen{row: rowKey{skill, AgentName(setup)}}
+	agent := AgentName(setup)
+	if ev.Runner != "" {
+		agent = ev.Runner // a best-of candidate runs on its own runner
+	}
+	c.attempts[ArtifactRef{ev.Step, ev.Attempt}] = &attemptSeen{row: rowKey{skill, agent}}
 }
 
 // finished counts an attempt's result, once: its step-finished event, or
@@ -404,9 +408,11 @@ func (t *tally) decision(ev *Event, a *attemptSeen, change float64, measured boo
 		t.Skipped++
 	case DecideAbort:
 		t.AbortedAt++
-		// A best-of pick, once runs record one (a decision naming the
-		// attempt picked), is one case here: PicksWon++, on the picked
-		// attempt's row, whose agent won.
+	case DecidePick:
+		// A pick names the candidate picked: its row is its agent's, which
+		// won, and its artifact is the one approved.
+		t.PicksWon++
+		t.Approved++
 	}
 }
 
