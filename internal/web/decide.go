@@ -36,20 +36,22 @@ const formSlack = 64 << 10
 
 // form is a decision as the page's form posted it.
 type form struct {
-	Run      engine.RunID
-	CSRF     string
-	Key      string
-	Kind     engine.DecisionKind
-	Step     int
-	Attempt  int
-	Feedback string
-	Body     string
-	Preview  template.HTML // the edit rendered, on the preview page
-	Refused  string
+	Run     engine.RunID
+	CSRF    string
+	Key     string
+	Kind    engine.DecisionKind
+	Step    int
+	Attempt int
+	// Candidate is, for a pick, the candidate's number in its round.
+	Candidate int
+	Feedback  string
+	Body      string
+	Preview   template.HTML // the edit rendered, on the preview page
+	Refused   string
 }
 
 func (f form) decision(actor string) engine.Decision {
-	return engine.Decision{Kind: f.Kind, Step: f.Step, Attempt: f.Attempt, Key: f.Key, Feedback: f.Feedback, Actor: actor}
+	return engine.Decision{Kind: f.Kind, Step: f.Step, Attempt: f.Attempt, Candidate: f.Candidate, Key: f.Key, Feedback: f.Feedback, Actor: actor}
 }
 
 // readForm reads a posted decision; status is not 0 when it is refused
@@ -81,6 +83,13 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request) (form, int, st
 		return form{}, http.StatusBadRequest, "Refused: the form lacks its decision, step, attempt or key; reload the run's page and decide there."
 	}
 	f.Kind, f.Step, f.Attempt = kind, n, a
+	if kind == engine.DecidePick {
+		c, ok := number(p.Get("candidate"))
+		if !ok {
+			return form{}, http.StatusBadRequest, "Refused: the pick form lacks its candidate; reload the run's page and pick there."
+		}
+		f.Candidate = c
+	}
 	return f, 0, ""
 }
 
@@ -91,6 +100,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case f.Kind == engine.DecidePick:
+		s.pick(w, r, f)
+		return
 	case f.Kind == engine.DecideAbort && r.PostForm.Get("confirm") != "yes":
 		s.fail(w, s.render(w, http.StatusOK, "confirm.html", f))
 		return
@@ -206,6 +218,8 @@ func decided(d engine.Decision, id engine.RunID) string {
 		return fmt.Sprintf("Edited step %d: your text is its artifact.", d.Step)
 	case engine.DecideAbort:
 		return fmt.Sprintf("Aborted run %s.", id)
+	case engine.DecidePick:
+		return fmt.Sprintf("Picked candidate %d of step %d: its artifact is the step's.", d.Candidate, d.Step)
 	}
 	return engine.DescribeDecision(d) + "."
 }

@@ -90,8 +90,10 @@ func offerForms(v *runView, csrf string) error {
 				return err
 			}
 		}
-		if n := len(sv.Attempts); n > 0 {
-			o.Current = sv.Attempts[n-1].Raw
+		o.Current = sv.raw(o.Attempt)
+		o.Picking = engine.Picking(st)
+		if err := offerPicks(sv.Round, st, csrf, key); err != nil {
+			return err
 		}
 		sv.Offer = o
 	}
@@ -126,6 +128,8 @@ type offer struct {
 	CSRF    string
 	Keys    map[string]string
 	Current string // the latest artifact, for the edit form
+	// Picking says the step waits for a pick among its candidates.
+	Picking bool
 }
 
 type stepView struct {
@@ -138,6 +142,26 @@ type stepView struct {
 	// not two.
 	DiffA, DiffB int
 	Offer        *offer
+	// Round is the step's latest best-of round, whose attempts are not
+	// in Attempts; nil when the step has none.
+	Round *roundView
+}
+
+// raw is the text of attempt n's artifact, "" when it has none read.
+func (sv *stepView) raw(n int) string {
+	for _, a := range sv.Attempts {
+		if a.N == n {
+			return a.Raw
+		}
+	}
+	if sv.Round != nil {
+		for _, c := range sv.Round.Candidates {
+			if c.N == n {
+				return c.Raw
+			}
+		}
+	}
+	return ""
 }
 
 type attemptView struct {
@@ -179,7 +203,9 @@ func runPage(ctx context.Context, rd Reader, r *engine.Run, journal []engine.Eve
 			}
 			sv.Attempts = append(sv.Attempts, av)
 		}
-		if len(with) >= 2 {
+		// A round's candidates are compared among themselves, not as
+		// the step's last two attempts.
+		if sv.Round, sv.Attempts = roundOf(r.ID, st, sv.Attempts); sv.Round == nil && len(with) >= 2 {
 			sv.DiffA, sv.DiffB = with[len(with)-2], with[len(with)-1]
 		}
 		v.Steps = append(v.Steps, sv)

@@ -159,7 +159,8 @@ func startFixture(t *testing.T, cat engine.Catalog, rn engine.Runner, p engine.P
 		t.Fatal(err)
 	}
 	f.id = r.ID
-	f.waiting(1, 1)
+	// A best-of step waits once its last candidate has ended.
+	f.waiting(1, max(1, len(p.Steps[0].Rules.BestOf)))
 	f.srv = New(func(context.Context) (Source, error) { return held{db}, nil }, Options{PollEvery: 5 * time.Millisecond})
 	f.ts = httptest.NewServer(f.srv)
 	t.Cleanup(f.ts.Close)
