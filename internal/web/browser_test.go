@@ -344,3 +344,59 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 }
+
+// A best-of step's candidates stand side by side in a desktop window and
+// one above the other at a phone's width, where the page does not scroll
+// sideways; the reviewer picks candidate 2 with a note and the page shows
+// it picked, by them, with the note.
+func TestBrowserPicksCandidateTwo(t *testing.T) {
+	for _, size := range []struct {
+		name   string
+		w, h   int
+		mobile bool
+	}{{"desktop", 1280, 900, false}, {"phone", 390, 844, true}} {
+		t.Run(size.name, func(t *testing.T) {
+			f := bestOfFixture(t, "claude", "codex")
+			ctx := newBrowser(t, size.w, size.h)
+			if size.mobile {
+				do(t, ctx, "a phone's viewport", chromedp.EmulateViewport(int64(size.w), int64(size.h), chromedp.EmulateMobile))
+			}
+			f.signIn(ctx)
+			f.openRun(ctx)
+			one, two := "#step-1-attempt-1.candidate", "#step-1-attempt-2.candidate"
+			do(t, ctx, "the candidates", chromedp.WaitVisible(chromedp.CSS(two+" .artifact h1")))
+			box := func(sel string) []float64 {
+				return eval[[]float64](t, ctx, `(r => [r.left, r.top, r.right, r.bottom])(document.querySelector("`+sel+`").getBoundingClientRect())`)
+			}
+			a, b := box(one), box(two)
+			if side := a[1] == b[1] && a[2] <= b[0]; side != !size.mobile {
+				t.Errorf("candidate 1 at %v, candidate 2 at %v: side by side %v, want %v", a, b, side, !size.mobile)
+			}
+			if size.mobile && b[1] < a[3] {
+				t.Errorf("at a phone's width candidate 2 (%v) does not stand below candidate 1 (%v)", b, a)
+			}
+			width := eval[[]float64](t, ctx, `[document.scrollingElement.scrollWidth, window.innerWidth]`)
+			if width[1] != float64(size.w) || width[0] > width[1] {
+				t.Errorf("at %d pixels across the page lays out %v wide with %v of it in the window", size.w, width[0], width[1])
+			}
+			pick := two + " form.pick"
+			if btn := box(pick + " button"); btn[0] < 0 || btn[2] > width[1] {
+				t.Errorf("candidate 2's Pick this button spans %v to %v of a window %v wide", btn[0], btn[2], width[1])
+			}
+			screenshot(t, ctx, "pick-"+size.name+".png")
+			do(t, ctx, "pick candidate 2",
+				chromedp.SetValue(chromedp.CSS(pick+" input[name=feedback]"), "tighter scope"),
+				chromedp.Click(chromedp.CSS(pick+" button")),
+				chromedp.WaitVisible(chromedp.CSS("#step-1-attempt-2.candidate.picked .picked-by")))
+			shown := eval[[]string](t, ctx, `[document.querySelector("p.said")?.textContent ?? "nothing", document.querySelector("#step-1-attempt-2 .picked-by").textContent, String(document.querySelectorAll("form.pick").length), String(document.querySelectorAll(".candidate.picked").length)]`)
+			if shown[0] != "Picked candidate 2 of step 1: its artifact is the step's." ||
+				!strings.HasPrefix(shown[1], "Picked by "+operator+" at ") || !strings.HasSuffix(shown[1], ": tighter scope") ||
+				shown[2] != "0" || shown[3] != "1" {
+				t.Errorf("after the pick the page says %q, shows %q, %s pick forms, %s candidates picked", shown[0], shown[1], shown[2], shown[3])
+			}
+			if d := engine.StepDecision(f.load().Step(1)); d == nil || d.Kind != engine.DecidePick || d.Candidate != 2 || d.Actor != operator {
+				t.Errorf("step 1's decision %+v, want %s's pick of candidate 2", d, operator)
+			}
+		})
+	}
+}
