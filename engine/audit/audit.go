@@ -76,6 +76,7 @@ type Step struct {
 	Attempts []Attempt `json:"attempts"`
 
 	decidedBy string // who made Decision: no one for auto
+	picked    int    // the candidate Decision picked, for a pick
 }
 
 // Attempt is one execution of a step, what it produced, and what people
@@ -293,7 +294,7 @@ func stepOf(s *engine.Step, h history, src Source) (Step, error) {
 	}
 	if d := engine.StepDecision(s); d != nil {
 		k := string(d.Kind)
-		out.Decision, out.decidedBy = &k, d.Actor
+		out.Decision, out.decidedBy, out.picked = &k, d.Actor, d.Candidate
 	}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]

@@ -425,24 +425,7 @@ func TestMarkdownShowsControlSequences(t *testing.T) {
 // runner, which was picked, by whom and why, and counts every
 // candidate's cost.
 func TestTrailBestOf(t *testing.T) {
-	p := engine.BestOf(engine.Plan{Input: engine.InputChain, Source: "deliver-prd",
-		Steps: []engine.PlanStep{{Skill: "deliver-prd"}}}, []string{"claude", "codex"})
-	var journal []engine.Event
-	r := &engine.Run{}
-	now := t0
-	apply := recordInto(t, &r, &journal, &now)
-	apply(engine.NewRun("20261120-090000-bst", p, engine.StartOptions{StartedBy: "U1"}, now))
-	apply(engine.Start(r, 1, now))
-	apply(engine.Finish(r, 1, 2, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 5, CostUSD: 0.5}, now))
-	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 5, CostUSD: 0.25}, now))
-	d, err := engine.PickDecision(r, 1, 2, "U2", "clearer goals")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Key = "k1"
-	apply(engine.Decide(r, d, nil, now))
-	tr, err := audit.Build(audit.Source{Run: r, Journal: journal,
-		Versions: func(step, attempt int) ([][]byte, error) { return [][]byte{[]byte("body\n")}, nil }}, now)
+	tr, err := audit.Build(bestOfSource(t), t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,4 +449,78 @@ func TestTrailBestOf(t *testing.T) {
 	if strings.Join(starts, " ") != "claude#1 codex#2" {
 		t.Fatalf("journal starts %v", starts)
 	}
+}
+
+// TestBestOfTrailMarkdown: the Markdown, like the JSON, names each
+// candidate's number and runner, which one was picked, by whom, and the
+// picker's note; the steps table and the journal name the candidate.
+func TestBestOfTrailMarkdown(t *testing.T) {
+	tr, err := audit.Build(bestOfSource(t), t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(tr.Markdown())
+	attempt := func(n int) string {
+		_, rest, _ := strings.Cut(md, fmt.Sprintf("### Attempt %d: ", n))
+		body, _, _ := strings.Cut(rest, "\n## ")
+		if i := strings.Index(body, "\n### "); i >= 0 {
+			body = body[:i]
+		}
+		return body
+	}
+	one, two := attempt(1), attempt(2)
+	for _, c := range []struct {
+		what, text string
+		want, bad  []string
+	}{
+		{"attempt 1", one, []string{"- Candidate 1 of a best-of round, on runner `claude`\n"}, []string{"picked", "**pick**"}},
+		{"attempt 2", two, []string{"- Candidate 2 of a best-of round, on runner `codex`; picked: its artifact is the step's\n",
+			"- **pick** of candidate 2 by U2 at 2026-11-20 09:04:00 UTC with note “clearer goals”\n"}, []string{"feedback"}},
+		{"the steps table", md, []string{"| 1 | deliver-prd | PRODUCED | pick (candidate 2) | U2 | 2 |"}, nil},
+		{"the journal", md, []string{"| 1.1 |  | candidate 1 on claude |", "| 1.2 |  | candidate 2 on codex |", "| 1.2 | U2 | pick: candidate 2 |"}, nil},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.text, w) {
+				t.Errorf("%s lacks %q:\n%s", c.what, w, c.text)
+			}
+		}
+		for _, b := range c.bad {
+			if strings.Contains(c.text, b) {
+				t.Errorf("%s has %q:\n%s", c.what, b, c.text)
+			}
+		}
+	}
+}
+
+// TestBestOfTrailGolden: the trail of a best-of step picked by a person.
+func TestBestOfTrailGolden(t *testing.T) {
+	tr, err := audit.Build(bestOfSource(t), t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenTrail(t, tr, "trail_bestof")
+}
+
+// bestOfSource is a run of one best-of step on claude and codex, both
+// PRODUCED (codex first), and U2's pick of codex's with a note.
+func bestOfSource(t *testing.T) audit.Source {
+	t.Helper()
+	p := engine.BestOf(engine.Plan{Input: engine.InputChain, Source: "deliver-prd",
+		Steps: []engine.PlanStep{{Skill: "deliver-prd"}}}, []string{"claude", "codex"})
+	var journal []engine.Event
+	r := &engine.Run{}
+	now := t0
+	apply := recordInto(t, &r, &journal, &now)
+	apply(engine.NewRun("20261120-090000-bst", p, engine.StartOptions{StartedBy: "U1"}, now))
+	apply(engine.Start(r, 1, now))
+	apply(engine.Finish(r, 1, 2, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 5, CostUSD: 0.5}, now))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 5, CostUSD: 0.25}, now))
+	d, err := engine.PickDecision(r, 1, 2, "U2", "clearer goals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Key = "k1"
+	apply(engine.Decide(r, d, nil, now))
+	return audit.Source{Run: r, Journal: journal,
+		Versions: func(step, attempt int) ([][]byte, error) { return [][]byte{[]byte("body\n")}, nil }}
 }

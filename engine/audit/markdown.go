@@ -21,7 +21,8 @@ func (t Trail) JSON() ([]byte, error) {
 
 // Markdown is the trail as a document that reads on its own: the run's
 // facts, a table of its steps, each step's attempts with their decisions,
-// feedback and edits (as diffs), what was never run, and the journal. It
+// feedback and edits (as diffs) and, for a best-of step's candidates,
+// their runners and the pick, what was never run, and the journal. It
 // is text for people, who may cat it to a terminal: the agent's words in
 // it (reasons, diffs of its artifacts) pass engine.Printable, so a control
 // sequence is shown, never obeyed. The JSON keeps them as they are.
@@ -66,6 +67,9 @@ func (t Trail) Markdown() []byte {
 		}
 		if s.Decision != nil {
 			dec, who = *s.Decision, orDash(s.decidedBy)
+			if s.picked > 0 {
+				dec += fmt.Sprintf(" (candidate %d)", s.picked)
+			}
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d | %s | %s |\n", s.N, cell(s.Skill), res, dec, cell(who),
 			len(s.Attempts), money(s.CostUSD), duration(stepSeconds(s)))
@@ -128,6 +132,9 @@ func writeStep(b *bytes.Buffer, id string, s Step, lost map[[2]int]Event) {
 // decisions on it and the diff of each edit.
 func writeAttempt(b *bytes.Buffer, id string, s Step, a Attempt, lost map[[2]int]Event) {
 	fmt.Fprintf(b, "### Attempt %d: %s\n\n", a.N, orDash(a.Result))
+	if a.Candidate > 0 {
+		b.WriteString(candidateLine(a) + "\n")
+	}
 	if a.Skill != s.Skill {
 		fmt.Fprintf(b, "- Ran the fallback skill %s\n", code(a.Skill))
 	}
@@ -147,15 +154,39 @@ func writeAttempt(b *bytes.Buffer, id string, s Step, a Attempt, lost map[[2]int
 		writeArtifact(b, id, s.N, a.N, *a.Artifact)
 	}
 	for _, d := range a.Decisions {
-		fmt.Fprintf(b, "- **%s** by %s at %s", d.Kind, oneLine(d.Actor), stamp(d.Time))
-		if d.Feedback != "" {
-			fmt.Fprintf(b, " with feedback %s", quoteLine(d.Feedback))
-		}
-		b.WriteString("\n")
+		writeDecision(b, d)
 	}
 	for _, e := range a.Edits {
 		writeEdit(b, e)
 	}
+}
+
+// candidateLine says which candidate of a best-of round attempt a is, on
+// which runner, and whether it was picked.
+func candidateLine(a Attempt) string {
+	line := fmt.Sprintf("- Candidate %d of a best-of round, on runner %s", a.Candidate, code(a.Runner))
+	if a.Picked {
+		line += "; picked: its artifact is the step's"
+	}
+	return line
+}
+
+// writeDecision writes one decision on an attempt: a pick names its
+// candidate, and its words are the picker's note.
+func writeDecision(b *bytes.Buffer, d Decision) {
+	fmt.Fprintf(b, "- **%s**", d.Kind)
+	if d.Candidate > 0 {
+		fmt.Fprintf(b, " of candidate %d", d.Candidate)
+	}
+	fmt.Fprintf(b, " by %s at %s", oneLine(d.Actor), stamp(d.Time))
+	if d.Feedback != "" {
+		what := "feedback"
+		if d.Kind == string(engine.DecidePick) {
+			what = "note"
+		}
+		fmt.Fprintf(b, " with %s %s", what, quoteLine(d.Feedback))
+	}
+	b.WriteString("\n")
 }
 
 // writeArtifact writes the artifact line of attempt a of step n, with the
@@ -204,7 +235,7 @@ func lostLine(e Event) string {
 
 func eventDetail(e Event) string {
 	var parts []string
-	for _, p := range []string{e.Kind, e.Result, e.Reason} {
+	for _, p := range []string{e.Kind, candidatePart(e), e.Result, e.Reason} {
 		if p != "" {
 			parts = append(parts, p)
 		}
@@ -221,6 +252,18 @@ func eventDetail(e Event) string {
 		detail += "; last sign of life " + stamp(*e.Lost)
 	}
 	return detail
+}
+
+// candidatePart names the best-of candidate an event is about: the one a
+// start began, on its runner, or the one a pick took; "" for none.
+func candidatePart(e Event) string {
+	switch {
+	case e.Candidate == 0:
+		return ""
+	case e.Runner != "":
+		return fmt.Sprintf("candidate %d on %s", e.Candidate, e.Runner)
+	}
+	return fmt.Sprintf("candidate %d", e.Candidate)
 }
 
 func row(b *bytes.Buffer, k, v string) { fmt.Fprintf(b, "| %s | %s |\n", k, cell(v)) }
