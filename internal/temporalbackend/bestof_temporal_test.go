@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/gonogo/gonogo/engine"
@@ -308,4 +309,87 @@ func TestBestOfLostWorkerInterruptsEachCandidateOnce(t *testing.T) {
 	if got, want := candidates(r, 1), []string{"3:claude/PRODUCED", "4:codex/PRODUCED"}; !slices.Equal(got, want) || len(r.Step(1).Attempts) != 4 {
 		t.Fatalf("after the redo: %d attempts, candidates %v; want 4, %v", len(r.Step(1).Attempts), got, want)
 	}
+}
+
+// TestBestOfRoundHoldsOneStepSlot: under GONOGO_TEMPORAL_MAX_STEPS=1 a
+// best-of round runs both candidates at once on the step's one slot, as
+// engine.Service runs them on one runner slot, and gives the slot back
+// only when its last candidate has ended: another run's step starts after
+// that, not after the first candidate's end.
+func TestBestOfRoundHoldsOneStepSlot(t *testing.T) {
+	e := temporalEnv(t)
+	queue := e.q.steps + "-limited"
+	gate := &gateRunner{started: make(chan engine.Job, 8), tokens: make(chan struct{})}
+	acts := &Activities{Runner: gate, Catalog: e.cat, Artifacts: e.acts.Artifacts, RateLimit: testRateLimit, Workflows: testWorkflows}
+	e.worker(queue, func(r worker.Registry) { RegisterSteps(r, acts) })
+	b := New(e.config(func(c *Config) { c.StepQueue, c.MaxSteps = queue, 1 }))
+	p, err := engine.PreflightChain(engine.ChainExpr{Source: "deliver-prd", Names: []string{"deliver-prd"}, Context: "limits"},
+		e.cat, engine.DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(p engine.Plan) engine.RunID {
+		t.Helper()
+		r, err := b.Start(t.Context(), p, engine.StartOptions{StartedBy: "U-ana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	ctx := hangguard.Context(t)
+	next := func() engine.Job {
+		t.Helper()
+		select {
+		case j := <-gate.started:
+			return j
+		case <-ctx.Done():
+			t.Fatal("no step started")
+			return engine.Job{}
+		}
+	}
+	round := start(engine.BestOf(p, []string{"claude", "codex"}))
+	next()
+	next()
+	other := start(p)
+	gate.tokens <- struct{}{}
+	waitFor(t, b, round, "one candidate ended", func(r *engine.Run) bool {
+		return slices.ContainsFunc(engine.Candidates(r.Step(1)), func(a *engine.Attempt) bool { return !a.Finished.IsZero() })
+	})
+	gate.tokens <- struct{}{}
+	if j := next(); j.Run != other {
+		t.Fatalf("run %s started a step, want %s", j.Run, other)
+	}
+	close(gate.tokens)
+	picking(t, b, round, 1, 1)
+	waiting(t, b, other, 1, 1)
+	if ended := endedBeforeRelease(t, e, round); ended != 2 {
+		t.Errorf("the round gave its slot back after %d of its candidates ended, want 2", ended)
+	}
+	if most, _ := gate.counts(); most != 2 {
+		t.Errorf("%d agents ran at once, want the round's 2", most)
+	}
+}
+
+// endedBeforeRelease counts the step activities of run id's workflow that
+// had ended when it first gave a slot back, as its history orders them.
+func endedBeforeRelease(t *testing.T, e *env, id engine.RunID) int {
+	t.Helper()
+	it := e.ts.GetDefaultClient().GetWorkflowHistory(t.Context(), string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	ended := 0
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			ended++
+		case enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+			if ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes().GetSignalName() == sigRelease {
+				return ended
+			}
+		}
+	}
+	t.Fatalf("run %s never gave its slot back", id)
+	return 0
 }
