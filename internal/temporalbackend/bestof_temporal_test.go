@@ -393,3 +393,41 @@ func endedBeforeRelease(t *testing.T, e *env, id engine.RunID) int {
 	t.Fatalf("run %s never gave its slot back", id)
 	return 0
 }
+
+// TestBestOfCancelStopsOneCandidate: a cancel names one candidate's
+// attempt and stops that one alone; the other runs on until cancelled in
+// turn, and a candidate cancelled twice is refused as stale.
+func TestBestOfCancelStopsOneCandidate(t *testing.T) {
+	cr := newCandidateRunner(2, map[string][]engine.Outcome{"claude": {produced("x")}, "codex": {produced("y")}})
+	cr.hold = true
+	e := bestOfEnv(t, cr, testHeartbeat)
+	cr.mu.Lock()
+	both := cr.all
+	cr.mu.Unlock()
+	id := e.startBestOf(false)
+	select {
+	case <-both:
+	case <-hangguard.Context(t).Done():
+		t.Fatal("the two candidates never ran at once")
+	}
+	if err := e.b.Cancel(t.Context(), id, 1, 2, "U-ana"); err != nil {
+		t.Fatalf("cancel candidate 2: %v", err)
+	}
+	r := waitFor(t, e.b, id, "candidate 2 cancelled", func(r *engine.Run) bool {
+		c := engine.Candidates(r.Step(1))
+		return len(c) == 2 && !c[1].Finished.IsZero()
+	})
+	if c := engine.Candidates(r.Step(1)); c[1].Result != engine.ResultFailed || !c[0].Finished.IsZero() || r.Step(1).Status != engine.StepRunning {
+		t.Fatalf("after the cancel: step %s, candidates %v; want candidate 2 FAILED and 1 running", r.Step(1).Status, candidates(r, 1))
+	}
+	if err := e.b.Cancel(t.Context(), id, 1, 2, "U-ana"); !errors.Is(err, engine.ErrStale) {
+		t.Fatalf("cancel candidate 2 again: %v, want ErrStale", err)
+	}
+	if err := e.b.Cancel(t.Context(), id, 1, 1, "U-ana"); err != nil {
+		t.Fatalf("cancel candidate 1: %v", err)
+	}
+	r = picking(t, e.b, id, 1, 1)
+	if got, want := engine.Allowed(r.Step(1)), []engine.DecisionKind{engine.DecideRedo, engine.DecideAbort}; !slices.Equal(got, want) {
+		t.Fatalf("with both cancelled step 1 allows %v, want %v", got, want)
+	}
+}
