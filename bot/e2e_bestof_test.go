@@ -106,8 +106,8 @@ func TestBestOfFailedCandidateAndUnknownRunner(t *testing.T) {
 	}
 }
 
-// noBestOf is an engine that, like gonogo on Temporal, refuses best-of
-// runs.
+// noBestOf is an engine whose backend does not carry out best-of steps
+// (engine.ErrBestOfUnsupported).
 type noBestOf struct{ bot.Engine }
 
 func (e noBestOf) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {

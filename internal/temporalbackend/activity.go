@@ -87,11 +87,15 @@ func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, er
 		return verdictRecord{}, temporal.NewNonRetryableApplicationError(err.Error(), "decode", nil)
 	}
 	st := r.Step(in.Step)
-	if st == nil || st.Latest() == nil || st.Latest().N != in.Attempt {
+	at := startedAttempt(st, in.Attempt)
+	if at == nil {
 		return verdictRecord{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("step %d attempt %d is not the run's latest", in.Step, in.Attempt), "stale", nil)
+			fmt.Sprintf("step %d attempt %d is not one the step's latest start began", in.Step, in.Attempt), "stale", nil)
 	}
 	job, prepErr := a.prepare(ctx, r, st, in.Keys)
+	// A best-of step's candidates share the job, each on its own runner,
+	// as engine.Service hands them out.
+	job.Attempt, job.Runner = at.N, at.Runner
 	out, stopped := a.execute(ctx, r, job, prepErr)
 	if stopped || ctx.Err() != nil {
 		return verdictRecord{V: record.Version, Stopped: true, Outcome: toOutcomeRecord(out)}, nil
@@ -118,6 +122,20 @@ func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, er
 		}
 	}
 	return toVerdict(f, key)
+}
+
+// startedAttempt is attempt n of st when the step's latest start began
+// it (its latest attempt, or a candidate of its round); nil otherwise.
+func startedAttempt(st *engine.Step, n int) *engine.Attempt {
+	if st == nil {
+		return nil
+	}
+	for _, a := range engine.StartedAttempts(st) {
+		if a.N == n {
+			return a
+		}
+	}
+	return nil
 }
 
 // prepare composes the attempt's job as engine.Service.prepare does,

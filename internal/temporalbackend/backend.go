@@ -100,22 +100,12 @@ func New(cfg Config) *Backend {
 	return &Backend{cfg: cfg}
 }
 
-// ErrBestOf refuses a run with a best-of step: gonogo on Temporal does
-// not carry out best-of steps.
-var ErrBestOf = fmt.Errorf("%w: gonogo on Temporal runs one agent per step; run it on a gonogo without GONOGO_TEMPORAL_ADDR", engine.ErrBestOfUnsupported)
-
 // Start records a new run of p as a workflow, which begins its first
 // step. The run id and the start time are drawn here, outside the
 // workflow, and its first events made by engine.NewRun. A start key
 // (opt.Key) is claimed first (claim.go): a key another start claimed is
 // refused with engine.ErrDuplicate, as engine.Service refuses it.
 func (b *Backend) Start(ctx context.Context, p engine.Plan, opt engine.StartOptions) (*engine.Run, error) {
-	if engine.PlanBestOf(p) {
-		// The workflow carries out one attempt per start of a step; it
-		// would run one candidate of a round and wait for the others
-		// forever.
-		return nil, ErrBestOf
-	}
 	if opt.Key != "" {
 		r, err := b.startClaimed(ctx, p, opt)
 		if err != nil && timedOut(err) && !errors.Is(err, context.DeadlineExceeded) {
@@ -344,7 +334,7 @@ func (b *Backend) Progress(ctx context.Context, id engine.RunID) (map[int]engine
 // attempt (engine.ErrStale), a step not waiting (engine.ErrNotWaiting) and
 // a person who may not decide (engine.ErrNotApprover) change nothing.
 func (b *Backend) Decide(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, error) {
-	a := actRecord{Kind: string(d.Kind), Actor: d.Actor, Step: d.Step, Attempt: d.Attempt, Key: d.Key,
+	a := actRecord{Kind: string(d.Kind), Actor: d.Actor, Step: d.Step, Attempt: d.Attempt, Candidate: d.Candidate, Key: d.Key,
 		Feedback: d.Feedback, Time: d.Time}
 	var r *engine.Run
 	if d.Kind == engine.DecideEdit {
@@ -541,7 +531,7 @@ func (b *Backend) updateError(ctx context.Context, id engine.RunID, opt client.U
 		return lerr
 	}
 	if a, ok := opt.Args[0].(actRecord); ok {
-		f := &flow{run: r, running: map[int]*execution{}, keys: map[string]string{}}
+		f := &flow{run: r, running: map[int][]*execution{}, keys: map[string]string{}}
 		for _, u := range f.updates() {
 			if u.name != opt.UpdateName {
 				continue

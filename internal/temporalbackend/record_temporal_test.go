@@ -32,7 +32,8 @@ var update = flag.Bool("update", false, "record the workflow histories in testda
 // journal and its artifact keys), a run with a Slack thread (its syncs,
 // its notes, and its workflow open until its thread is done), and an
 // envelope that its replica never marked done, carried out through the
-// Slack queue on a second attempt.
+// Slack queue on a second attempt; and a best-of step whose two
+// candidates ran at once and one was picked.
 var recorded = []struct {
 	name string
 	run  func(e *env) engine.RunID
@@ -110,6 +111,20 @@ var recorded = []struct {
 			e.t.Fatal(err)
 		}
 		ended(e.t, e.b, id)
+		return id
+	}},
+	{"best-of-pick", func(e *env) engine.RunID {
+		id := e.startBestOf(false)
+		r := picking(e.t, e.b, id, 1, 1)
+		d, err := engine.PickDecision(r, 1, 1, "U-ana", "")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		d.Key = "pick-1"
+		if _, err := e.b.Decide(e.t.Context(), id, d, nil); err != nil {
+			e.t.Fatal(err)
+		}
+		waiting(e.t, e.b, id, 2, 1)
 		return id
 	}},
 	{"envelope-recovered", func(e *env) engine.RunID {

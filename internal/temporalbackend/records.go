@@ -214,13 +214,16 @@ type actRecord struct {
 	Actor  string       `json:"actor"`
 	Member memberRecord `json:"member,omitzero"`
 	// For decide; Step and Attempt for cancel too.
-	Kind     string      `json:"kind,omitempty"`
-	Step     int         `json:"step,omitempty"`
-	Attempt  int         `json:"attempt,omitempty"`
-	Key      string      `json:"key,omitempty"`
-	Feedback string      `json:"feedback,omitempty"`
-	Time     time.Time   `json:"time,omitzero"`
-	Edit     *editRecord `json:"edit,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Step    int    `json:"step,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	// Candidate is the best-of candidate a pick names (its attempt is
+	// Attempt), which the engine checks against the round.
+	Candidate int         `json:"candidate,omitempty"`
+	Key       string      `json:"key,omitempty"`
+	Feedback  string      `json:"feedback,omitempty"`
+	Time      time.Time   `json:"time,omitzero"`
+	Edit      *editRecord `json:"edit,omitempty"`
 	// For unpause and set-mode.
 	Mode string `json:"mode,omitempty"`
 	// For change-setup: a setup-changed event carrying the setup, in
@@ -241,7 +244,8 @@ func (a actRecord) decision() (engine.Decision, error) {
 	if err != nil {
 		return engine.Decision{}, err
 	}
-	return engine.Decision{Kind: kind, Actor: a.Actor, Time: a.Time, Step: a.Step, Attempt: a.Attempt, Key: a.Key, Feedback: a.Feedback}, nil
+	return engine.Decision{Kind: kind, Actor: a.Actor, Time: a.Time, Step: a.Step, Attempt: a.Attempt, Candidate: a.Candidate,
+		Key: a.Key, Feedback: a.Feedback}, nil
 }
 
 // runView is an update's result and the run query's: the run in package

@@ -212,8 +212,7 @@ func (f *flow) abort(ctx workflow.Context, a actRecord) error {
 // validateCancel refuses to cancel an attempt that is not under way, or
 // that someone stopped already.
 func (f *flow) validateCancel(_ time.Time, a actRecord) error {
-	ex, ok := f.running[a.Step]
-	if !ok || ex.attempt != a.Attempt || ex.cause != "" {
+	if f.runningAttempt(a.Step, a.Attempt) == nil {
 		return fmt.Errorf("step %d attempt %d is not running: %w", a.Step, a.Attempt, engine.ErrStale)
 	}
 	return nil
@@ -225,7 +224,7 @@ func (f *flow) cancel(ctx workflow.Context, a actRecord) error {
 	if err := f.validateCancel(workflow.Now(ctx).UTC(), a); err != nil {
 		return err
 	}
-	f.stop(f.running[a.Step], "cancelled by "+a.Actor)
+	f.stop(f.runningAttempt(a.Step, a.Attempt), "cancelled by "+a.Actor)
 	return nil
 }
 

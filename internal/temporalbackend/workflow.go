@@ -2,6 +2,7 @@ package temporalbackend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -53,13 +54,19 @@ const (
 const activityIDFormat = "step-%d-attempt-%d"
 
 // changeDispatch gates what the workflow asks Temporal to do (its
-// activities and their options, timers, continuing as new). Version 1 is
-// this release's: one step activity per attempt with the options start
-// sets, an expand activity for a person's approval of a route or
-// decompose step, timers for what nextDue finds. A later change raises
-// the maximum and branches on f.dispatch, so that waiting runs replay what
-// they did; the name is in every recorded history and never changes.
+// activities and their options, timers, continuing as new). Version 1:
+// one step activity per start of a step with the options start sets, an
+// expand activity for a person's approval of a route or decompose step,
+// timers for what nextDue finds. Version 2 (dispatchBestOf) starts one
+// step activity per candidate of a best-of step's round, all at once. A
+// later change raises the maximum and branches on f.dispatch, so that
+// waiting runs replay what they did; the name is in every recorded
+// history and never changes.
 const changeDispatch = "gonogo-dispatch"
+
+// dispatchBestOf is the changeDispatch version that carries out best-of
+// steps; a workflow started before it never had one (Start refused them).
+const dispatchBestOf workflow.Version = 2
 
 // flow is a run workflow's state, rebuilt by replay: the run as its
 // journal folds, the current artifact key of each attempt, and the
@@ -69,13 +76,13 @@ type flow struct {
 	run      *engine.Run
 	journal  []engine.Event
 	keys     map[string]string
-	edits    map[string][]string // every edit's key of each attempt, in order (edits.go)
-	running  map[int]*execution  // by step
-	changed  bool                // something happened since the loop last looked
-	dispatch workflow.Version    // of changeDispatch, fixed when the workflow started
-	listing  workflow.Version    // of changeListing, fixed when the workflow started
-	slack    workflow.Version    // of changeSlack, fixed when the workflow started
-	slotsV   workflow.Version    // of changeSlots, for a run with a limit (slots.go)
+	edits    map[string][]string  // every edit's key of each attempt, in order (edits.go)
+	running  map[int][]*execution // by step: the attempts its latest start began
+	changed  bool                 // something happened since the loop last looked
+	dispatch workflow.Version     // of changeDispatch, fixed when the workflow started
+	listing  workflow.Version     // of changeListing, fixed when the workflow started
+	slack    workflow.Version     // of changeSlack, fixed when the workflow started
+	slotsV   workflow.Version     // of changeSlots, for a run with a limit (slots.go)
 	// leases are the slot requests of steps, for a run with a limit.
 	leases map[int]*lease
 	// slotAsks counts the slot requests this workflow run made, so that
@@ -96,6 +103,11 @@ type execution struct {
 	cancel  workflow.CancelFunc
 	// cause is why a person, or an abort, stopped it; "" until then.
 	cause string
+	// ended says its activity has ended and its end is dealt with; lost
+	// that it ended without a verdict the workflow could record (its
+	// worker was lost): the step is interrupted once every attempt its
+	// start began has ended.
+	ended, lost bool
 }
 
 // RunWorkflow carries out one run: it starts the run's ready steps as
@@ -108,7 +120,7 @@ func RunWorkflow(ctx workflow.Context, in startRecord) (endRecord, error) {
 		// a failed workflow task, for a worker that can.
 		panic(err)
 	}
-	f.dispatch = workflow.GetVersion(ctx, changeDispatch, workflow.DefaultVersion, 1)
+	f.dispatch = workflow.GetVersion(ctx, changeDispatch, workflow.DefaultVersion, dispatchBestOf)
 	// The first publish sets the run's memo and state whatever a start
 	// or a continue-as-new gave the workflow.
 	f.listing = workflow.GetVersion(ctx, changeListing, workflow.DefaultVersion, 1)
@@ -164,7 +176,7 @@ func newFlow(in startRecord) (*flow, error) {
 	if notes == nil {
 		notes = map[string]string{}
 	}
-	return &flow{in: in, run: r, journal: evs, keys: keys, edits: cloneEdits(in.Edits), notes: notes, running: map[int]*execution{}}, nil
+	return &flow{in: in, run: r, journal: evs, keys: keys, edits: cloneEdits(in.Edits), notes: notes, running: map[int][]*execution{}}, nil
 }
 
 // loop moves the run on until it is over: it acts on what is due, starts
@@ -337,15 +349,32 @@ func (f *flow) advance(ctx workflow.Context) error {
 	return nil
 }
 
-// start dispatches the latest attempt of step n as an activity, and has a
-// coroutine record its verdict when it ends.
+// start dispatches each attempt the latest start of step n began as an
+// activity of its own (one, or every candidate of a best-of round, all at
+// once, as engine.Service runs them), and has a coroutine record each
+// verdict when it ends. The step's slot, when the run has a limit, is one
+// for the whole round, as on engine.Service: the last to end gives it
+// back.
 func (f *flow) start(ctx workflow.Context, n int) error {
 	st := f.run.Step(n)
-	a := st.Latest().N
+	attempts := []*engine.Attempt{st.Latest()}
+	if f.dispatch >= dispatchBestOf {
+		attempts = engine.StartedAttempts(st)
+	}
 	run, err := record.MarshalRun(f.run, nil)
 	if err != nil {
 		return err
 	}
+	for _, a := range attempts {
+		f.startAttempt(ctx, st, a.N, run)
+	}
+	return nil
+}
+
+// startAttempt dispatches attempt a of step st as an activity, with the
+// run as run encodes it.
+func (f *flow) startAttempt(ctx workflow.Context, st *engine.Step, a int, run json.RawMessage) {
+	n := st.N
 	in := stepRecord{V: record.Version, Run: run, Step: n, Attempt: a, Keys: maps.Clone(f.keys)}
 	limit := st.Rules.Timeout
 	if limit <= 0 {
@@ -365,7 +394,7 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 		WaitForCancellation: true,
 	})
 	ex := &execution{attempt: a, cancel: cancel}
-	f.running[n] = ex
+	f.running[n] = append(f.running[n], ex)
 	fut := workflow.ExecuteActivity(actx, StepActivity, in)
 	// The coroutine that records the attempt's end runs on a context the
 	// workflow's own cancellation does not end, so that an attempt under
@@ -377,19 +406,45 @@ func (f *flow) start(ctx workflow.Context, n int) error {
 		if err := f.finish(gctx, n, ex, v, err); err != nil {
 			workflow.GetLogger(gctx).Error("record step result", "step", n, "attempt", a, "err", err)
 		}
-		// The attempt is no longer under way once its end is recorded:
-		// a workflow that continues as new has it in its journal.
+		ex.ended = true
+		f.changed = true
+		if !f.startEnded(n) {
+			return // another candidate of the round runs on
+		}
+		if f.lostAny(n) {
+			// Every attempt the start began that has no end is lost: the
+			// engine interrupts each once, and the step waits for a redo
+			// of the whole start.
+			if err := f.record(gctx, func(now time.Time) ([]engine.Event, error) { return engine.Interrupt(f.run, now, n), nil }); err != nil {
+				workflow.GetLogger(gctx).Error("record step result", "step", n, "attempt", a, "err", err)
+			}
+		}
+		// The attempts are no longer under way once their ends are
+		// recorded: a workflow that continues as new has them in its
+		// journal.
 		f.releaseSlot(gctx, n)
 		delete(f.running, n)
-		f.changed = true
 	})
-	return nil
+}
+
+// startEnded reports whether every attempt the latest start of step n
+// began has ended.
+func (f *flow) startEnded(n int) bool {
+	return !slices.ContainsFunc(f.running[n], func(ex *execution) bool { return !ex.ended })
+}
+
+// lostAny reports whether an attempt of step n's latest start ended
+// without a verdict.
+func (f *flow) lostAny(n int) bool {
+	return slices.ContainsFunc(f.running[n], func(ex *execution) bool { return ex.lost })
 }
 
 // finish records how an attempt's activity ended: its verdict; the
 // verdict on a stopped attempt, judged with the stopper's cause; or, when
 // the activity failed without one (its worker was lost, it timed out),
-// the step interrupted.
+// nothing yet: the attempt is lost, and the step is interrupted once
+// every attempt of its start has ended (see start), so that the other
+// candidates of a best-of round keep what they bring back.
 func (f *flow) finish(ctx workflow.Context, n int, ex *execution, v verdictRecord, actErr error) error {
 	var fin engine.Finished
 	switch {
@@ -397,7 +452,8 @@ func (f *flow) finish(ctx workflow.Context, n int, ex *execution, v verdictRecor
 		fin = f.judgeStopped(n, ex, v.Outcome)
 	case actErr != nil || v.Stopped:
 		// Stopped with nobody's cause: the worker stopped under it.
-		return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Interrupt(f.run, now, n), nil })
+		ex.lost = true
+		return nil
 	default:
 		var err error
 		if fin, err = v.finished(); err != nil {
@@ -405,7 +461,8 @@ func (f *flow) finish(ctx workflow.Context, n int, ex *execution, v verdictRecor
 			// the attempt without an outcome it can record: interrupted,
 			// and offered for redo.
 			workflow.GetLogger(ctx).Error("read a step's verdict", "step", n, "attempt", ex.attempt, "err", err)
-			return f.record(ctx, func(now time.Time) ([]engine.Event, error) { return engine.Interrupt(f.run, now, n), nil })
+			ex.lost = true
+			return nil
 		}
 	}
 	if err := f.record(ctx, func(now time.Time) ([]engine.Event, error) {
@@ -437,8 +494,23 @@ func (f *flow) judgeStopped(n int, ex *execution, rec *outcomeRecord) engine.Fin
 // stopAll stops every attempt under way, with cause.
 func (f *flow) stopAll(cause string) {
 	for _, n := range slices.Sorted(maps.Keys(f.running)) {
-		f.stop(f.running[n], cause)
+		for _, ex := range f.running[n] {
+			if !ex.ended {
+				f.stop(ex, cause)
+			}
+		}
 	}
+}
+
+// runningAttempt is attempt a of step n while its activity is under way
+// and nobody stopped it; nil otherwise.
+func (f *flow) runningAttempt(n, a int) *execution {
+	for _, ex := range f.running[n] {
+		if ex.attempt == a && !ex.ended && ex.cause == "" {
+			return ex
+		}
+	}
+	return nil
 }
 
 func (f *flow) stop(ex *execution, cause string) {
