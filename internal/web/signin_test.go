@@ -50,6 +50,25 @@ func signInPress(link string) *http.Request {
 	return r
 }
 
+// openOnly opens link as who, without pressing its button: the page
+// sets no cookie, sends no referrer, and offers one Sign in button that
+// posts the token, in no other URL, to /signin.
+func openOnly(t *testing.T, who, link string) {
+	t.Helper()
+	tok := link[strings.Index(link, "token=")+len("token="):]
+	page := get(t, http.DefaultClient, link)
+	if page.code != http.StatusOK || len(page.header.Values("Set-Cookie")) != 0 {
+		t.Fatalf("%s opens the link: %d, cookies %q", who, page.code, page.header.Values("Set-Cookie"))
+	}
+	if page.header.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("the sign-in page's Referrer-Policy: %q", page.header.Get("Referrer-Policy"))
+	}
+	m := signInFormRE.FindStringSubmatch(page.body)
+	if m == nil || m[1] != "/signin" || m[2] != tok || strings.Count(page.body, tok) != 1 {
+		t.Fatalf("%s: want one Sign in button posting the token, alone, to /signin:\n%s", who, page.body)
+	}
+}
+
 // Opening a sign-in link uses nothing up, however often it is fetched (a
 // chat's link preview, a mail scanner, a browser's prefetch, then the
 // person): the page only offers a button, which posts the token to
@@ -62,19 +81,8 @@ func TestSignInLinkSurvivesPreviews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := link[strings.Index(link, "token=")+len("token="):]
 	for _, who := range []string{"a link preview", "the person"} {
-		page := get(t, http.DefaultClient, link)
-		if page.code != http.StatusOK || len(page.header.Values("Set-Cookie")) != 0 {
-			t.Fatalf("%s opens the link: %d, cookies %q", who, page.code, page.header.Values("Set-Cookie"))
-		}
-		if page.header.Get("Referrer-Policy") != "no-referrer" {
-			t.Errorf("the sign-in page's Referrer-Policy: %q", page.header.Get("Referrer-Policy"))
-		}
-		m := signInFormRE.FindStringSubmatch(page.body)
-		if m == nil || m[1] != "/signin" || m[2] != tok || strings.Count(page.body, tok) != 1 {
-			t.Fatalf("%s: want one Sign in button posting the token, alone, to /signin:\n%s", who, page.body)
-		}
+		openOnly(t, who, link)
 	}
 
 	jar, _ := cookiejar.New(nil)
