@@ -43,7 +43,7 @@ func ReadStats(ctx context.Context, src StatsSource, q StatsQuery) (Stats, error
 	}
 	runs := make([]StatsRun, 0, len(list))
 	for _, s := range list {
-		if !q.Since.IsZero() && !s.Updated.IsZero() && s.Updated.Before(q.Since) {
+		if !statsMayCount(s, q) {
 			continue
 		}
 		sr, err := readStatsRun(ctx, src, s.ID)
@@ -56,6 +56,12 @@ func ReadStats(ctx context.Context, src StatsSource, q StatsQuery) (Stats, error
 		runs = append(runs, sr)
 	}
 	return ComputeStats(runs, q), nil
+}
+
+// statsMayCount reports whether the run s lists may have something in
+// q's period: not when it last changed before the period began.
+func statsMayCount(s RunSummary, q StatsQuery) bool {
+	return q.Since.IsZero() || s.Updated.IsZero() || !s.Updated.Before(q.Since)
 }
 
 func readStatsRun(ctx context.Context, src StatsSource, id RunID) (StatsRun, error) {

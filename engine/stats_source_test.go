@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/gonogo/gonogo/engine"
@@ -25,9 +26,10 @@ func newRecSource(rec *statstest.Recorded) *recSource {
 
 func (s *recSource) List(context.Context) ([]engine.RunSummary, error) {
 	var out []engine.RunSummary
-	for id, sr := range s.runs {
-		out = append(out, engine.RunSummary{ID: id, Updated: sr.Journal[len(sr.Journal)-1].Time})
+	for _, sr := range s.runs {
+		out = append(out, sr.Run.Summary())
 	}
+	slices.SortFunc(out, engine.NewestFirst)
 	return out, nil
 }
 
