@@ -11,7 +11,9 @@ import (
 
 // The stats counters of /metrics: what gonogo stats counts per skill and
 // agent, over every run, computed from the journals at each scrape (no
-// counter is kept twice), so they only grow as runs are recorded. The
+// counter is kept twice; engine.StatsCache keeps each finished run's part,
+// so a scrape reads only the runs not finished), so they only grow as
+// runs are recorded. The
 // README's Metrics list names each one.
 const (
 	metricAttempts      = "gonogo_attempts_total"

@@ -60,6 +60,9 @@ func (s *Service) RunWithJournal(ctx context.Context, id RunID) (*Run, []Event, 
 	return r, j, nil
 }
 
+// StatsSource is where the stats read every run: the service's store.
+func (s *Service) StatsSource() StatsSource { return s }
+
 // Stats computes gonogo stats over the runs in the service's store (see
 // ReadStats).
 func (s *Service) Stats(ctx context.Context, q StatsQuery) (Stats, error) {

@@ -229,23 +229,32 @@ func (c *statsCounter) in(t time.Time) bool {
 
 // add counts f for row k in the week of t and in the total.
 func (c *statsCounter) add(k rowKey, t time.Time, f func(*tally)) {
+	if c.first.IsZero() || t.Before(c.first) {
+		c.first = t
+	}
+	f(c.row(k))
+	f(c.week(WeekOf(t)))
+	f(&c.total)
+}
+
+// row is row k's tally, new if none.
+func (c *statsCounter) row(k rowKey) *tally {
 	r := c.rows[k]
 	if r == nil {
 		r = &tally{}
 		c.rows[k] = r
 	}
-	w := WeekOf(t)
+	return r
+}
+
+// week is the tally of the week starting w, new if none.
+func (c *statsCounter) week(w time.Time) *tally {
 	wk := c.weeks[w]
 	if wk == nil {
 		wk = &tally{}
 		c.weeks[w] = wk
 	}
-	if c.first.IsZero() || t.Before(c.first) {
-		c.first = t
-	}
-	f(r)
-	f(wk)
-	f(&c.total)
+	return wk
 }
 
 // step counts step n once for row k, for the week of t and in the total.

@@ -16,6 +16,22 @@ type StatsSource interface {
 	ArtifactVersions(ctx context.Context, id RunID, step, attempt int) ([][]byte, error)
 }
 
+// StatsComputer is a source that computes the stats itself: a cluster,
+// whose List shows people only the newest runs while the stats count
+// every run.
+type StatsComputer interface {
+	Stats(ctx context.Context, q StatsQuery) (Stats, error)
+}
+
+// StatsOf computes the figures of src for q, as every front end asks for
+// them: src's own Stats when it is a StatsComputer, else ReadStats.
+func StatsOf(ctx context.Context, src StatsSource, q StatsQuery) (Stats, error) {
+	if c, ok := src.(StatsComputer); ok {
+		return c.Stats(ctx, q)
+	}
+	return ReadStats(ctx, src, q)
+}
+
 // ReadStats reads what ComputeStats needs from src and computes the figures for
 // q. A run last changed before q.Since is not read: nothing of it is in
 // the period. A run listed but gone when read (deleted meanwhile) is left
@@ -27,7 +43,7 @@ func ReadStats(ctx context.Context, src StatsSource, q StatsQuery) (Stats, error
 	}
 	runs := make([]StatsRun, 0, len(list))
 	for _, s := range list {
-		if !q.Since.IsZero() && !s.Updated.IsZero() && s.Updated.Before(q.Since) {
+		if !statsMayCount(s, q) {
 			continue
 		}
 		sr, err := readStatsRun(ctx, src, s.ID)
@@ -40,6 +56,12 @@ func ReadStats(ctx context.Context, src StatsSource, q StatsQuery) (Stats, error
 		runs = append(runs, sr)
 	}
 	return ComputeStats(runs, q), nil
+}
+
+// statsMayCount reports whether the run s lists may have something in
+// q's period: not when it last changed before the period began.
+func statsMayCount(s RunSummary, q StatsQuery) bool {
+	return q.Since.IsZero() || s.Updated.IsZero() || !s.Updated.Before(q.Since)
 }
 
 func readStatsRun(ctx context.Context, src StatsSource, id RunID) (StatsRun, error) {

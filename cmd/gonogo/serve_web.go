@@ -60,6 +60,12 @@ type keptOpen struct{ web.Reader }
 
 func (keptOpen) Close() error { return nil }
 
+// Stats keeps the held reader's own way of computing the stats page's
+// figures: a cluster's counts every run, not the newest its List shows.
+func (k keptOpen) Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats, error) {
+	return engine.StatsOf(ctx, k.Reader, q)
+}
+
 // errNoPerson refuses a change from a session no Slack person started:
 // serve makes links only for the person who pressed Open.
 var errNoPerson = errors.New("this session was started by no Slack person, so it may not decide")

@@ -78,6 +78,35 @@ func approveOnPage(t *testing.T, c *http.Client, addr string, id engine.RunID) s
 	return ""
 }
 
+// signInWith opens link as browser c and presses its Sign in button:
+// opening alone uses nothing up (a link preview may open it first). It
+// returns the page the press lands on.
+func signInWith(t *testing.T, c *http.Client, link string) string {
+	t.Helper()
+	page := webGet(t, c, link)
+	for _, m := range webFormRE.FindAllStringSubmatch(page, -1) {
+		v := url.Values{}
+		for _, h := range webHiddenRE.FindAllStringSubmatch(m[2], -1) {
+			v.Set(h[1], html.UnescapeString(h[2]))
+		}
+		if m[1] != "/signin" || v.Get("token") == "" {
+			continue
+		}
+		res, err := c.PostForm(link[:strings.Index(link, "/signin")]+m[1], v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("sign in: %d %s", res.StatusCode, b)
+		}
+		return string(b)
+	}
+	t.Fatalf("no Sign in button at the link:\n%s", page)
+	return ""
+}
+
 func webGet(t *testing.T, c *http.Client, u string) string {
 	t.Helper()
 	res, err := c.Get(u)
@@ -106,7 +135,7 @@ func readerIsRefused(t *testing.T, srv *fakeslack.Server, s *serving, step1 fake
 	}
 	jar, _ := cookiejar.New(nil)
 	rc := &http.Client{Jar: jar}
-	webGet(t, rc, link)
+	signInWith(t, rc, link)
 	if code, _ := get(t, link); code != http.StatusUnauthorized {
 		t.Errorf("the link's second use: %d, want 401", code)
 	}
@@ -160,7 +189,7 @@ func TestServeRunPagesFromOpen(t *testing.T) {
 
 	jar2, _ := cookiejar.New(nil)
 	sc := &http.Client{Jar: jar2}
-	webGet(t, sc, pressOpen(t, srv, s, step1, starter, addr))
+	signInWith(t, sc, pressOpen(t, srv, s, step1, starter, addr))
 	if after := approveOnPage(t, sc, addr, id); !strings.Contains(after, "Approved step 1.") {
 		t.Errorf("the starter's approval: the page says\n%s", after)
 	}

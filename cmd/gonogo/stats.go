@@ -71,17 +71,9 @@ func cmdStats(ctx context.Context, e env, f *runFlags, x statsFlags) int {
 	return terminal.ExitOK
 }
 
-// statsReader is a reader that computes stats itself: a cluster's, whose
-// List shows people only the newest runs, counts every run.
-type statsReader interface {
-	Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats, error)
-}
-
-// readStats computes the stats of the runs db reads, with engine.ReadStats
-// either way.
+// readStats computes the stats of the runs db reads (engine.StatsOf: a
+// cluster's reader, whose List shows people only the newest runs, counts
+// every run).
 func readStats(ctx context.Context, db runReader, q engine.StatsQuery) (engine.Stats, error) {
-	if c, ok := db.(statsReader); ok {
-		return c.Stats(ctx, q)
-	}
-	return engine.ReadStats(ctx, db, q)
+	return engine.StatsOf(ctx, db, q)
 }

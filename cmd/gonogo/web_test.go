@@ -59,9 +59,9 @@ func TestWebBinary(t *testing.T) {
 	}
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}
-	code, list := fetch(browser, link)
-	if code != http.StatusOK || !strings.Contains(list, `href="/runs/`+id+`"`) || !strings.Contains(list, "Waiting on people") {
-		t.Fatalf("signed in to the run list: %d\n%s", code, list)
+	list := signInWith(t, browser, link)
+	if !strings.Contains(list, `href="/runs/`+id+`"`) || !strings.Contains(list, "Waiting on people") {
+		t.Fatalf("signed in to the run list:\n%s", list)
 	}
 	if code, page := fetch(browser, base+"/runs/"+id); code != http.StatusOK || !strings.Contains(page, "deliver-prd") ||
 		!strings.Contains(page, `state-waiting">waiting<`) {

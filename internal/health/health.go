@@ -35,15 +35,26 @@ type Bot interface {
 type Runs interface {
 	List(ctx context.Context) ([]engine.RunSummary, error)
 	Load(ctx context.Context, id engine.RunID) (*engine.Run, error)
-	// Stats is gonogo stats over every run (engine.ReadStats), for the
-	// stats counters.
-	Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats, error)
+	// StatsSource is every run as the stats counters read them: the
+	// store's runs, or every run on a cluster (whose List shows people
+	// only the newest).
+	StatsSource() engine.StatsSource
 }
 
 // Handler serves /healthz (connected to Slack, store open) and /metrics
 // (Prometheus text: the bot's metrics, the stats counters computed from
 // the runs' journals, the Go runtime's and the process's).
+//
+// The stats counters are counted again at each scrape through an
+// engine.StatsCache: only the runs not finished are read again, so a
+// scrape does not read every journal of the store.
 func Handler(b Bot, runs Runs) http.Handler {
+	return handler(b, runs, time.Now)
+}
+
+// handler is Handler on the clock now, which ends the stats' period.
+func handler(b Bot, runs Runs, now func() time.Time) http.Handler {
+	stats := engine.NewStatsCache()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, err := runs.List(r.Context())
@@ -69,14 +80,14 @@ func Handler(b Bot, runs Runs) http.Handler {
 				}
 			}
 		}
-		stats, err := runs.Stats(r.Context(), engine.StatsQuery{Now: time.Now()})
+		counts, err := stats.Read(r.Context(), runs.StatsSource(), engine.StatsQuery{Now: now()})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		b.Metrics().Write(w, list, active)
-		bot.WriteStats(w, stats)
+		bot.WriteStats(w, counts)
 	})
 	return mux
 }

@@ -58,8 +58,17 @@ func (r runs) List(context.Context) ([]engine.RunSummary, error) { return r, nil
 func (r runs) Load(_ context.Context, id engine.RunID) (*engine.Run, error) {
 	return &engine.Run{ID: id, State: engine.RunWaiting}, nil
 }
-func (r runs) Stats(context.Context, engine.StatsQuery) (engine.Stats, error) {
-	return engine.Stats{}, nil
+func (r runs) StatsSource() engine.StatsSource { return noRuns{} }
+
+// noRuns is a store of no runs.
+type noRuns struct{}
+
+func (noRuns) List(context.Context) ([]engine.RunSummary, error) { return nil, nil }
+func (noRuns) RunWithJournal(_ context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
+	return nil, nil, engine.ErrNotFound
+}
+func (noRuns) ArtifactVersions(context.Context, engine.RunID, int, int) ([][]byte, error) {
+	return nil, engine.ErrNotFound
 }
 
 // TestHandlerServesHealthAndMetrics: /healthz is JSON that is not cached;

@@ -36,9 +36,7 @@ func (r recorded) RunWithJournal(_ context.Context, id engine.RunID) (*engine.Ru
 func (r recorded) ArtifactVersions(_ context.Context, id engine.RunID, step, attempt int) ([][]byte, error) {
 	return r.runs[id].Versions[engine.ArtifactRef{Step: step, Attempt: attempt}], nil
 }
-func (r recorded) Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats, error) {
-	return engine.ReadStats(ctx, r, q)
-}
+func (r recorded) StatsSource() engine.StatsSource { return r }
 
 // /metrics counts, per skill and agent, the attempts by result and the
 // decisions by kind that the recorded runs were made to have.
@@ -80,4 +78,40 @@ func TestMetricsCountWhatTheJournalsSay(t *testing.T) {
 			t.Errorf("/metrics lacks %s", typ)
 		}
 	}
+}
+
+// Scraped again after runs moved on and finished, /metrics counts what
+// the journals then say: what was kept of the runs not finished at the
+// first scrape is counted again.
+func TestMetricsCountRunsThatChanged(t *testing.T) {
+	rec := statstest.Generate(60)
+	src := recorded{rec: rec, runs: map[engine.RunID]engine.StatsRun{}}
+	for i, r := range rec.Runs {
+		src.runs[r.ID] = r.StatsRun()
+		if i%5 == 0 {
+			src.runs[r.ID] = statstest.Run{ID: r.ID, Commits: r.Commits[:3]}.StatsRun() // an attempt finished, not decided
+		}
+	}
+	h := Handler(fakeBot{bot.NewMetrics()}, src)
+	scrape := func(what string) {
+		t.Helper()
+		resp := httptest.NewRecorder()
+		h.ServeHTTP(resp, httptest.NewRequest("GET", "/metrics", nil))
+		var runs []engine.StatsRun
+		for _, r := range rec.Runs {
+			runs = append(runs, src.runs[r.ID])
+		}
+		var want strings.Builder
+		bot.WriteStats(&want, engine.ComputeStats(runs, engine.StatsQuery{Now: rec.Now}))
+		if resp.Code != http.StatusOK || !strings.Contains(resp.Body.String(), want.String()) {
+			t.Fatalf("%s: /metrics %d, its stats counters are not the journals':\n%s\nwant\n%s", what, resp.Code, resp.Body, want.String())
+		}
+	}
+	scrape("the first scrape")
+	for i, r := range rec.Runs {
+		if i%5 == 0 {
+			src.runs[r.ID] = r.StatsRun()
+		}
+	}
+	scrape("after runs finished")
 }

@@ -22,6 +22,9 @@ func (b *Backend) Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats,
 	return engine.ReadStats(ctx, everyRun{b}, q)
 }
 
+// StatsSource is every run on the cluster, as Stats reads them.
+func (r *Reader) StatsSource() engine.StatsSource { return everyRun{r.b} }
+
 // Stats computes gonogo stats over every run on the cluster.
 func (r *Reader) Stats(ctx context.Context, q engine.StatsQuery) (engine.Stats, error) {
 	return r.b.Stats(ctx, q)

@@ -124,11 +124,22 @@ func (s *sessions) newToken(ctx context.Context, p Person, page string) (string,
 // redeem uses up tok: the link's grant, or false when it was no live
 // link.
 func (s *sessions) redeem(ctx context.Context, tok string) (grant, bool) {
+	return s.link(ctx, tok, s.keep.TakeSignIn)
+}
+
+// usable reports whether tok is a live link, leaving it so.
+func (s *sessions) usable(ctx context.Context, tok string) bool {
+	_, ok := s.link(ctx, tok, s.keep.SignIn)
+	return ok
+}
+
+// link is tok's live grant as read reads it from the keeper.
+func (s *sessions) link(ctx context.Context, tok string, read func(context.Context, string, time.Time) ([]byte, error)) (grant, bool) {
 	var g grant
 	if tok == "" {
 		return g, false
 	}
-	v, err := s.keep.TakeSignIn(ctx, keyOf("link", tok), s.now())
+	v, err := read(ctx, keyOf("link", tok), s.now())
 	if err != nil {
 		s.log.Error("read a sign-in link", "err", err)
 		return g, false
@@ -251,16 +262,46 @@ func (s *sessions) said(r *http.Request, run string) string {
 	return line
 }
 
-// signIn turns a live one-time token into a session and sends the browser
-// to the page the link was made for (the run list when none).
+// signIn answers the sign-in link. A GET only shows a page whose one
+// button POSTs the token: link previewers, mail scanners and browser
+// prefetches fetch a link before its person does, and a GET that used the
+// token up would leave them "link used". Only the POST redeems the token,
+// starts the session and sends the browser to the page the link was made
+// for (the run list when none).
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	var link grant
-	ok := r.Method == http.MethodGet
-	if ok {
-		link, ok = s.auth.redeem(r.Context(), r.URL.Query().Get("token"))
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		tok := r.URL.Query().Get("token")
+		if !s.auth.usable(r.Context(), tok) {
+			s.linkRefused(w)
+			return
+		}
+		if err := s.render(w, http.StatusOK, "signin.html", tok); err != nil {
+			s.fail(w, err)
+		}
+	case http.MethodPost:
+		s.redeem(w, r)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "A sign-in link is opened (GET) and its button pressed (POST).", http.StatusMethodNotAllowed)
 	}
+}
+
+func (s *Server) linkRefused(w http.ResponseWriter) {
+	http.Error(w, "This sign-in link is used up, expired or wrong: each link works once, for 10 minutes. "+s.again, http.StatusUnauthorized)
+}
+
+// redeem uses up the token the sign-in page's form carries and starts
+// its session.
+func (s *Server) redeem(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "The sign-in form could not be read: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	link, ok := s.auth.redeem(r.Context(), r.PostForm.Get("token"))
 	if !ok {
-		http.Error(w, "This sign-in link is used up, expired or wrong: each link works once, for 10 minutes. "+s.again, http.StatusUnauthorized)
+		s.linkRefused(w)
 		return
 	}
 	id, err := s.auth.start(r.Context(), link)

@@ -154,13 +154,8 @@ func (br *benchRun) signIn(tb testing.TB) *http.Client {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Get(link)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		tb.Fatalf("sign in: %d", res.StatusCode)
+	if res := pressSignIn(tb, c, link); res.code != http.StatusOK {
+		tb.Fatalf("sign in: %d", res.code)
 	}
 	return c
 }

@@ -78,8 +78,9 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// signIn opens a new sign-in link in ctx's browser and checks that it
-// lands on the run list, where f's run is listed.
+// signIn opens a new sign-in link in ctx's browser, presses its Sign in
+// button and checks that it lands on the run list, where f's run is
+// listed.
 func (f *fixture) signIn(ctx context.Context) {
 	f.t.Helper()
 	link, err := f.srv.SignInURL(f.ts.URL)
@@ -87,7 +88,8 @@ func (f *fixture) signIn(ctx context.Context) {
 		f.t.Fatal(err)
 	}
 	run := fmt.Sprintf(`a[href="/runs/%s"]`, f.id)
-	do(f.t, ctx, "sign in", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(run)))
+	button := chromedp.CSS(`form[action="/signin"] button`)
+	do(f.t, ctx, "sign in", chromedp.Navigate(link), chromedp.WaitVisible(button), chromedp.Click(button), chromedp.WaitVisible(chromedp.CSS(run)))
 	if at, err := chromedp.Run(ctx, chromedp.Location()); err != nil || at != f.ts.URL+"/runs" {
 		f.t.Fatalf("the sign-in link led to %q (%v), want the run list", at, err)
 	}

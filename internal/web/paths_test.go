@@ -17,7 +17,7 @@ func TestPathsNeverFailTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	fx.srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, link, nil))
+	fx.srv.ServeHTTP(w, signInPress(link))
 	ck := w.Result().Cookies()[0]
 	id := string(fx.id)
 	for _, p := range []string{

@@ -16,7 +16,10 @@ import (
 )
 
 // Reader is what the pages read of the runs. The readers gonogo show
-// opens (internal/datadir's, a cluster's) satisfy it.
+// opens (internal/datadir's, a cluster's) satisfy it. It is an
+// engine.StatsSource, so the stats page reads what gonogo stats reads; a
+// Reader that is also an engine.StatsComputer (a cluster's) computes them
+// itself (engine.StatsOf).
 type Reader interface {
 	// List is every run, newest first.
 	List(ctx context.Context) ([]engine.RunSummary, error)
@@ -124,6 +127,7 @@ func New(open Open, opt Options) *Server {
 	m.HandleFunc("GET /runs/{id}/steps/{n}/attempts/{a}/raw", s.raw)
 	m.HandleFunc("GET /runs/{id}/steps/{n}/diff", s.diff)
 	m.HandleFunc("GET /runs/{id}/audit", s.audit)
+	m.HandleFunc("GET /stats", s.stats)
 	if s.decider != nil {
 		m.HandleFunc("POST /runs/{id}/decide", s.decide)
 		m.HandleFunc("POST /runs/{id}/pause", s.pauseOrResume(true))

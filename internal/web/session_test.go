@@ -81,7 +81,7 @@ func (f *fixture) signInOnce(jar http.CookieJar, link string, clk *clock) {
 	t := f.t
 	t.Helper()
 	tok := link[strings.Index(link, "token=")+len("token="):]
-	res := get(t, noFollow(browser(jar)), link)
+	res := pressSignIn(t, noFollow(browser(jar)), link)
 	if res.code != http.StatusSeeOther || res.header.Get("Location") != "/runs/"+string(f.id) {
 		t.Fatalf("sign in: %d to %q", res.code, res.header.Get("Location"))
 	}
@@ -92,7 +92,10 @@ func (f *fixture) signInOnce(jar http.CookieJar, link string, clk *clock) {
 	u, _ := url.Parse(f.ts.URL)
 	jar.SetCookies(u, ck)
 	if res := get(t, browser(nil), link); res.code != http.StatusUnauthorized {
-		t.Fatalf("the link's second use: %d", res.code)
+		t.Fatalf("the link opened after its use: %d", res.code)
+	}
+	if res := post(t, browser(nil), f.ts.URL+"/signin", url.Values{"token": {tok}}); res.code != http.StatusUnauthorized || !strings.Contains(res.body, "Press Open") {
+		t.Fatalf("the link's second use: %d %q", res.code, res.body)
 	}
 	for _, secret := range []string{tok, ck[0].Value} {
 		for _, kind := range []string{"link", "session"} {

@@ -206,7 +206,7 @@ func (f *fixture) client() *http.Client {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if res := get(f.t, c, link); res.code != http.StatusOK || !strings.Contains(res.body, "Runs") {
+	if res := pressSignIn(f.t, c, link); res.code != http.StatusOK || !strings.Contains(res.body, "Runs") {
 		f.t.Fatalf("sign in: %d %s", res.code, res.body)
 	}
 	return c
@@ -392,7 +392,7 @@ func TestSignIn(t *testing.T) {
 	}
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	if res := get(t, c, link); res.code != http.StatusOK {
+	if res := pressSignIn(t, c, link); res.code != http.StatusOK {
 		t.Fatalf("first use: %d %s", res.code, res.body)
 	}
 	u, _ := url.Parse(f.ts.URL)
@@ -402,7 +402,7 @@ func TestSignIn(t *testing.T) {
 	}
 	jar2, _ := cookiejar.New(nil)
 	other := &http.Client{Jar: jar2}
-	if res := get(t, other, link); res.code != http.StatusUnauthorized {
+	if res := post(t, other, f.ts.URL+"/signin", url.Values{"token": {link[strings.Index(link, "token=")+len("token="):]}}); res.code != http.StatusUnauthorized {
 		t.Fatalf("second use: %d", res.code)
 	}
 	if res := get(t, other, f.ts.URL+"/runs"); res.code != http.StatusUnauthorized {
@@ -421,7 +421,7 @@ func TestSessionCookie(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, link, nil))
+	srv.ServeHTTP(w, signInPress(link))
 	cookies := w.Result().Cookies()
 	if w.Code != http.StatusSeeOther || len(cookies) != 1 {
 		t.Fatalf("sign in: %d, cookies %v", w.Code, cookies)
@@ -503,7 +503,7 @@ func TestSignInAndSessionExpire(t *testing.T) {
 	srv := New(func(context.Context) (Source, error) { return nil, engine.ErrNotFound }, Options{Now: clock})
 	signIn := func(link string) *http.Cookie {
 		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, link, nil))
+		srv.ServeHTTP(w, signInPress(link))
 		if cs := w.Result().Cookies(); w.Code == http.StatusSeeOther && len(cs) == 1 {
 			return cs[0]
 		}
