@@ -256,6 +256,10 @@ type Finished struct {
 	// an overload is waited out as RateLimit says.
 	ErrorKind AgentErrorKind
 	RateLimit RateLimit
+	// Agent is the agent that ran the attempt, as stats names it (see
+	// AttemptAgent): the backend that ran it knows, where the run's setup
+	// only says what was asked for. "" when the backend does not know.
+	Agent string
 }
 
 // Finish records the end of attempt a of step n. The step then waits for a
@@ -326,6 +330,7 @@ func finishedEvent(n, a int, f Finished) Event {
 	return Event{
 		Type: EvStepFinished, Step: n, Attempt: a, Result: f.Result, Reason: f.Reason, Summary: f.Summary,
 		Artifact: f.Artifact, Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: f.Usage, ErrorKind: f.ErrorKind,
+		Agent: f.Agent,
 	}
 }
 

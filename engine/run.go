@@ -261,7 +261,10 @@ type Event struct {
 	// own Time, when the loss was found and recorded, may be hours after.
 	// Zero in events recorded before gonogo kept it, and when the loss was
 	// seen as it happened (a worker lost): Time is then when.
-	Lost  time.Time
+	Lost time.Time
+	// Agent is, for EvStepFinished, the agent that ran the attempt (see
+	// Finished.Agent); "" in events recorded before gonogo kept it.
+	Agent string
 	Added []PlanStep // for EvStepsAdded: the steps a route or decompose step's output added
 
 	Mode  Mode      // for EvModeChanged

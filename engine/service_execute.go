@@ -163,6 +163,9 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 	}
 	var c Commit
 	f, c.Artifacts, c.Files = SettleAttempt(e, f, post, s.expand)
+	// This service's runner ran the attempt, whatever setup the run
+	// recorded (a run resumed elsewhere, or started with a setup of its own).
+	f.Agent = AttemptAgent(s.setup, job.Runner)
 	unlock := s.lock(r.ID)
 	cur, err := s.store.Load(runCtx, r.ID)
 	if err == nil {

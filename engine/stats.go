@@ -117,6 +117,21 @@ func AgentName(s *Setup) string {
 	return "claude"
 }
 
+// AttemptAgent is the agent that runs an attempt on setup s, as stats
+// names it: a best-of candidate's own runner when it has one, else the
+// setup's agent (AgentName); "" when neither is known (s is nil). Each
+// backend records it with the attempt's end (Finished.Agent), from the
+// setup that actually ran the attempt.
+func AttemptAgent(s *Setup, runner string) string {
+	switch {
+	case runner != "":
+		return runner
+	case s == nil:
+		return ""
+	}
+	return AgentName(s)
+}
+
 // EditedAttempts lists the attempts of a journal a person edited, each
 // once, in journal order: the versions StatsRun.Versions needs.
 func EditedAttempts(journal []Event) []ArtifactRef {
@@ -318,9 +333,11 @@ func (c *statsCounter) started(r *Run, ev *Event, setup *Setup) {
 	if skill == "" {
 		skill = st.Skill
 	}
-	agent := AgentName(setup)
-	if ev.Runner != "" {
-		agent = ev.Runner // a best-of candidate runs on its own runner
+	// Until the attempt's end names the agent that ran it, it counts for
+	// the one its run was set up with (or its candidate's runner).
+	agent := AttemptAgent(setup, ev.Runner)
+	if agent == "" {
+		agent = AgentName(nil)
 	}
 	c.attempts[ArtifactRef{ev.Step, ev.Attempt}] = &attemptSeen{row: rowKey{skill, agent}}
 }
@@ -338,6 +355,11 @@ func (c *statsCounter) finished(ev *Event) bool {
 		res = ResultFailed
 	} else {
 		a.agentArt = ev.Artifact
+		if ev.Agent != "" {
+			// The backend that ran the attempt recorded its agent (on
+			// Temporal, the worker's, which the run's setup may not be).
+			a.row.agent = ev.Agent
+		}
 	}
 	a.result = res
 	if ev.Status == StepWaiting || ev.Type == EvStepInterrupted {

@@ -112,6 +112,54 @@ func TestStatsCountsSettlingDecisionsOnly(t *testing.T) {
 	}
 }
 
+// An attempt counts for the agent that ran it, as its end records it (on
+// Temporal, the worker's agent, not the one the run was set up with); an
+// end recorded before gonogo kept that, and a lost attempt, count for the
+// run's setup.
+func TestStatsNameTheAgentThatRanEachAttempt(t *testing.T) {
+	at := statstest.T0
+	r, j := &engine.Run{}, []engine.Event(nil)
+	apply := func(evs []engine.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err = engine.Fold(r, evs); err != nil {
+			t.Fatal(err)
+		}
+		j = append(j, evs...)
+	}
+	p := engine.Plan{Input: engine.InputChain, Source: "a -> b", Steps: []engine.PlanStep{
+		{Skill: "a", Category: engine.CategoryContent, Execution: engine.ExecDelegate},
+		{Skill: "b", Category: engine.CategoryContent, Execution: engine.ExecDelegate}}}
+	setup := engine.Setup{Runner: "command", RunnerCmd: "/opt/bin/agent.sh"}
+	apply(engine.NewRun("20260302-090000-ag", p, engine.StartOptions{StartedBy: "U-ana", Setup: &setup}, at))
+	apply(engine.Start(r, 1, at.Add(time.Minute)))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, CostUSD: 1, Agent: "worker-agent"}, at.Add(2*time.Minute)))
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideRedo, Actor: "U-ana", Step: 1, Attempt: 1, Key: "r"}, nil, at.Add(3*time.Minute)))
+	apply(engine.Start(r, 1, at.Add(4*time.Minute)))
+	apply(engine.Finish(r, 1, 2, engine.Finished{Result: engine.ResultProduced, CostUSD: 2}, at.Add(5*time.Minute)))
+	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideApprove, Actor: "U-ana", Step: 1, Attempt: 2, Key: "a"}, nil, at.Add(6*time.Minute)))
+	apply(engine.Start(r, 2, at.Add(7*time.Minute)))
+	apply(engine.Interrupt(r, at.Add(8*time.Minute), 2), nil)
+
+	s := engine.ComputeStats([]engine.StatsRun{{Run: r, Journal: j}}, engine.StatsQuery{Now: at.Add(time.Hour)})
+	got := map[string]engine.StatsRow{}
+	for _, row := range s.Rows {
+		got[row.Skill+" "+row.Agent] = row
+	}
+	ran, old, lost := got["a worker-agent"], got["a agent.sh"], got["b agent.sh"]
+	if len(s.Rows) != 3 || ran.Attempts != 1 || ran.CostUSD != 1 || ran.RedoneWithout != 1 {
+		t.Errorf("the attempt its end names worker-agent for: %+v (rows %+v)", ran.StatsCounts, s.Rows)
+	}
+	if old.Attempts != 1 || old.CostUSD != 2 || old.Approved != 1 {
+		t.Errorf("the attempt whose end names no agent, by the run's setup: %+v", old.StatsCounts)
+	}
+	if lost.Attempts != 1 || lost.Failed != 1 {
+		t.Errorf("the lost attempt, by the run's setup: %+v", lost.StatsCounts)
+	}
+}
+
 func TestEditChange(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string

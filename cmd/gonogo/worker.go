@@ -113,6 +113,7 @@ func workerSetup(e env, cfg config, f *runFlags) (workerParts, error) {
 	parts.acts = &temporalbackend.Activities{
 		Runner: r, Catalog: cat, Probe: runner.Probe{PassEnv: rcfg.PassEnv}, Artifacts: arts,
 		Workflows: intake.Dir(cfg.WorkflowsDir), Policy: &pol, RateLimit: cfg.rateLimit(),
+		Setup: setupOf(f, cfg),
 	}
 	return parts, nil
 }

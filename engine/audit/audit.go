@@ -169,14 +169,17 @@ type Event struct {
 	Feedback string    `json:"feedback,omitempty"`
 	// Runner and Candidate: a best-of candidate's start says its runner
 	// and number; a pick, the number of the candidate it took.
-	Runner    string  `json:"runner,omitempty"`
-	Candidate int     `json:"candidate,omitempty"`
-	Status    string  `json:"status,omitempty"`
-	Result    string  `json:"result,omitempty"`
-	Reason    string  `json:"reason,omitempty"`
-	CostUSD   float64 `json:"cost_usd,omitempty"`
-	Mode      string  `json:"mode,omitempty"`
-	State     string  `json:"state,omitempty"`
+	Runner    string `json:"runner,omitempty"`
+	Candidate int    `json:"candidate,omitempty"`
+	// Agent is a step-finished event's: the agent that ran the attempt,
+	// as gonogo stats names it. Absent from older events.
+	Agent   string  `json:"agent,omitempty"`
+	Status  string  `json:"status,omitempty"`
+	Result  string  `json:"result,omitempty"`
+	Reason  string  `json:"reason,omitempty"`
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	Mode    string  `json:"mode,omitempty"`
+	State   string  `json:"state,omitempty"`
 	// Changes are a setup-changed event's: what resume changed in how the
 	// run is carried out.
 	Changes []Change `json:"changes,omitempty"`
@@ -200,7 +203,7 @@ func Journal(journal []engine.Event) []Event {
 		e := Event{Seq: ev.Seq, Time: ev.Time, Type: string(ev.Type), Step: ev.Step, Attempt: ev.Attempt, Actor: ev.Actor,
 			Kind: string(ev.Decision), Key: ev.Key, Feedback: ev.Feedback, Status: string(ev.Status), Result: string(ev.Result),
 			Reason: ev.Reason, CostUSD: ev.CostUSD, Mode: string(ev.Mode), State: string(ev.State),
-			Runner: ev.Runner, Candidate: ev.Candidate}
+			Runner: ev.Runner, Candidate: ev.Candidate, Agent: ev.Agent}
 		for _, c := range ev.Changes {
 			e.Changes = append(e.Changes, Change(c))
 		}

@@ -100,7 +100,7 @@ func autoHistory(t *testing.T) audit.Source {
 	setup := engine.Setup{Runner: "command", RunnerCmd: "/opt/agent-1"}
 	apply(engine.NewRun("20261120-090000-aut", p, engine.StartOptions{StartedBy: "U1", Setup: &setup}, now))
 	apply(engine.Start(r, 1, now))
-	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultFailed, Reason: "the agent exited with code 1"}, now))
+	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultFailed, Reason: "the agent exited with code 1", Agent: "agent-1"}, now))
 	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideRedo, Actor: "U1", Step: 1, Attempt: 1, Key: "k1", Feedback: "again"}, nil, now))
 	apply(engine.Start(r, 1, now))
 	apply(engine.Finish(r, 1, 2, produced(1, 2), now))
@@ -174,6 +174,10 @@ func TestAutoTrailFacts(t *testing.T) {
 			}
 		case "step-interrupted":
 			lost = &tr.Journal[i]
+		case "step-finished":
+			if want := map[bool]string{true: "agent-1"}[e.Step == 1 && e.Attempt == 1]; e.Agent != want {
+				t.Errorf("step %d attempt %d finished by agent %q, want %q", e.Step, e.Attempt, e.Agent, want)
+			}
 		}
 	}
 	a := tr.Steps[2].Attempts[0]

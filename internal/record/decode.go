@@ -200,7 +200,7 @@ func fromEventRecord(rec *eventRecord, stored func() (engine.Plan, error)) (engi
 		State: parseOpt(&p, "state", rec.State, engine.ParseRunState),
 		Skill: rec.Skill, Final: rec.Final,
 		ErrorKind: parseOpt(&p, "error kind", rec.ErrorKind, engine.ParseAgentErrorKind),
-		RetryAt:   rec.RetryAt, Retries: rec.Retries, Held: rec.Held, Lost: rec.Lost,
+		RetryAt:   rec.RetryAt, Retries: rec.Retries, Held: rec.Held, Lost: rec.Lost, Agent: rec.Agent,
 		Setup: fromSetupRecord(rec.Setup), Changes: fromSetupChanges(rec.Changes),
 		Runner: rec.Runner, Candidate: rec.Candidate,
 	}

@@ -102,7 +102,7 @@ func toEventRecord(ev engine.Event, stored *engine.Plan) eventRecord {
 		Status: string(ev.Status), Result: string(ev.Result), Reason: ev.Reason, Summary: ev.Summary,
 		Size: ev.Size, Artifact: ev.Artifact, File: ev.File, CostUSD: ev.CostUSD, Usage: toUsage(ev.Usage),
 		Mode: string(ev.Mode), State: string(ev.State), Skill: ev.Skill, Final: ev.Final, Added: toPlanStepRecords(ev.Added),
-		ErrorKind: string(ev.ErrorKind), RetryAt: ev.RetryAt, Retries: ev.Retries, Held: ev.Held, Lost: ev.Lost,
+		ErrorKind: string(ev.ErrorKind), RetryAt: ev.RetryAt, Retries: ev.Retries, Held: ev.Held, Lost: ev.Lost, Agent: ev.Agent,
 		Setup: toSetupRecord(ev.Setup), Changes: toSetupChanges(ev.Changes), Runner: ev.Runner, Candidate: ev.Candidate,
 	}
 	if st := ev.Start; st != nil {

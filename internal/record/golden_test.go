@@ -97,7 +97,7 @@ func goldenEvents(r *engine.Run) []engine.Event {
 			Decision: engine.DecideRedo, Key: "k1", Feedback: "shorter", Status: engine.StepQueued},
 		{Seq: 4, Time: goldenTime(5), Type: engine.EvStepFinished, Step: 1, Attempt: 2, Status: engine.StepWaiting,
 			Result: engine.ResultProduced, Summary: "a PRD of 3 pages", Size: 2048, Artifact: true,
-			File: "runs/20260302-140000-a1b2c3d4/01-write-prd.md", CostUSD: 0.375, Held: true,
+			File: "runs/20260302-140000-a1b2c3d4/01-write-prd.md", CostUSD: 0.375, Held: true, Agent: "codex",
 			Usage: engine.Usage{InputTokens: 1200, OutputTokens: 340, CacheRead: 10, CacheCreate: 20, Turns: 3}},
 		{Seq: 5, Time: goldenTime(6), Type: engine.EvStepsAdded, Step: 1, Added: []engine.PlanStep{
 			{Skill: "summarise", Prompt: "Sum it up.", Category: engine.CategoryContent, Execution: engine.ExecDelegate, ID: "sum"}}},

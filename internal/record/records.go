@@ -249,6 +249,7 @@ type eventRecord struct {
 	RetryAt   time.Time `json:"retry_at,omitzero"`
 	Retries   int       `json:"retries,omitempty"`
 	Held      bool      `json:"held,omitempty"`
+	Agent     string    `json:"agent,omitempty"`
 	Lost      time.Time `json:"lost,omitzero"` // step-interrupted; absent from older records
 	// A best-of candidate's start, and a pick; absent from other events.
 	Runner    string           `json:"runner,omitempty"`

@@ -32,6 +32,10 @@ type Activities struct {
 	// RateLimit is how an agent's rate limit is waited out; the zero value
 	// is engine.DefaultRateLimit.
 	RateLimit engine.RateLimit
+	// Setup is how this worker's Runner is set up: the agent each attempt
+	// it runs records (see engine.Finished.Agent), whatever setup the
+	// run was started with. nil: not known, and stats goes by the run's.
+	Setup *engine.Setup
 }
 
 // RegisterWorkflow registers the run workflow, the envelope workflow
@@ -97,8 +101,9 @@ func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, er
 	// as engine.Service hands them out.
 	job.Attempt, job.Runner = at.N, at.Runner
 	out, stopped := a.execute(ctx, r, job, prepErr)
+	agent := engine.AttemptAgent(a.Setup, job.Runner)
 	if stopped || ctx.Err() != nil {
-		return verdictRecord{V: record.Version, Stopped: true, Outcome: toOutcomeRecord(out)}, nil
+		return verdictRecord{V: record.Version, Stopped: true, Outcome: toOutcomeRecord(out), Agent: agent}, nil
 	}
 	limit := a.RateLimit
 	if limit == (engine.RateLimit{}) {
@@ -112,6 +117,7 @@ func (a *Activities) Step(ctx context.Context, in stepRecord) (verdictRecord, er
 		post = engine.CheckConditions(ctx, st.Rules.Post, out.Artifact, a.Probe)
 	}
 	f, arts, _ := engine.SettleAttempt(e, f, post, a.expander())
+	f.Agent = agent
 	// The files bbolt writes under its data directory have no place here:
 	// the artifact is kept in the store, under the attempt's own key.
 	key := ""

@@ -104,6 +104,9 @@ type verdictRecord struct {
 	Tries     int             `json:"rate_limit_tries,omitempty"`
 	Key       string          `json:"key,omitempty"`
 	Outcome   *outcomeRecord  `json:"outcome,omitempty"`
+	// Agent is the agent the worker ran the attempt on (a stopped one
+	// too); absent from verdicts of older workers.
+	Agent string `json:"agent,omitempty"`
 }
 
 // outcomeRecord is what a stopped attempt's runner brought back, for the
@@ -123,6 +126,7 @@ func toVerdict(f engine.Finished, key string) (verdictRecord, error) {
 		V: record.Version, Result: string(f.Result), Reason: f.Reason, Summary: f.Summary, Artifact: f.Artifact,
 		Size: f.Size, File: f.File, CostUSD: f.CostUSD, Usage: toUsage(f.Usage), Cancelled: f.Cancelled,
 		ErrorKind: string(f.ErrorKind), WaitNS: int64(f.RateLimit.Wait), Tries: f.RateLimit.Tries, Key: key,
+		Agent: f.Agent,
 	}
 	if len(f.Added) > 0 {
 		b, err := record.MarshalEvents([]engine.Event{{Type: engine.EvStepsAdded, Added: f.Added}})
@@ -149,7 +153,7 @@ func (v verdictRecord) finished() (engine.Finished, error) {
 	f := engine.Finished{
 		Result: res, Reason: v.Reason, Summary: v.Summary, Artifact: v.Artifact, Size: v.Size, File: v.File,
 		CostUSD: v.CostUSD, Usage: v.Usage.usage(), Cancelled: v.Cancelled, ErrorKind: kind,
-		RateLimit: engine.RateLimit{Wait: time.Duration(v.WaitNS), Tries: v.Tries},
+		RateLimit: engine.RateLimit{Wait: time.Duration(v.WaitNS), Tries: v.Tries}, Agent: v.Agent,
 	}
 	if len(v.Added) > 0 {
 		evs, err := record.UnmarshalEvents(v.Added)

@@ -20,6 +20,7 @@ func TestVerdictCarriesTheFinished(t *testing.T) {
 		Usage:     engine.Usage{InputTokens: 1, OutputTokens: 2, CacheRead: 3, CacheCreate: 4, Turns: 5},
 		Added:     []engine.PlanStep{{Skill: "deliver-prd", ID: "route.next", DependsOn: []string{"route"}, Prompt: "go on"}},
 		Cancelled: true, ErrorKind: engine.AgentErrRateLimit, RateLimit: engine.RateLimit{Wait: time.Minute, Tries: 3},
+		Agent: "codex",
 	}
 	v, err := toVerdict(f, "runs/r/01-deliver-prd.attempt-1.md")
 	if err != nil {

@@ -450,6 +450,7 @@ func (f *flow) finish(ctx workflow.Context, n int, ex *execution, v verdictRecor
 	switch {
 	case ex.cause != "" && (actErr != nil || v.Stopped):
 		fin = f.judgeStopped(n, ex, v.Outcome)
+		fin.Agent = v.Agent // "" when the activity brought back no verdict
 	case actErr != nil || v.Stopped:
 		// Stopped with nobody's cause: the worker stopped under it.
 		ex.lost = true
