@@ -27,7 +27,7 @@ func StatsAnswer(s engine.Stats, since string) []slack.Block {
 	if s.Since != nil {
 		period = fmt.Sprintf("since %s (%s)", s.Since.UTC().Format("2006-01-02 15:04 UTC"), mdLine(since, 40))
 	}
-	head := fmt.Sprintf("*Stats*, %s, %s: %d runs.", what, period, s.Runs)
+	head := fmt.Sprintf("*Stats*, %s, %s: %s.", what, period, s.RunsCounted())
 	if s.Runs == 0 {
 		return []slack.Block{section(head + " Nothing was run or decided in that period.")}
 	}

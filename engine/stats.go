@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,6 +46,15 @@ type Stats struct {
 	Rows  []StatsRow  `json:"rows"`  // by skill, then agent
 	Weeks []StatsWeek `json:"weeks"` // oldest first, each week of the period, empty ones included
 	Total StatsCounts `json:"total"`
+}
+
+// RunsCounted says how many runs were counted, as every front end words
+// it: "1 run", "3 runs".
+func (s Stats) RunsCounted() string {
+	if s.Runs == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", s.Runs)
 }
 
 // StatsRow is one skill run by one agent.

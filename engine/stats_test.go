@@ -268,3 +268,11 @@ func FuzzParseSince(f *testing.F) {
 		}
 	})
 }
+
+func TestRunsCounted(t *testing.T) {
+	for n, want := range map[int]string{0: "0 runs", 1: "1 run", 3: "3 runs"} {
+		if got := (engine.Stats{Runs: n}).RunsCounted(); got != want {
+			t.Errorf("%d runs counted read %q, want %q", n, got, want)
+		}
+	}
+}

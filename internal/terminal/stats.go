@@ -21,7 +21,7 @@ func PrintStats(w io.Writer, s engine.Stats, since string) {
 	if s.Since != nil {
 		period = "since " + s.Since.Local().Format("2006-01-02 15:04") + " (" + since + ")"
 	}
-	fmt.Fprintf(w, "Stats, %s, %s: %d runs.\n", what, period, s.Runs)
+	fmt.Fprintf(w, "Stats, %s, %s: %s.\n", what, period, s.RunsCounted())
 	if s.Runs == 0 {
 		fmt.Fprintln(w, "Nothing was run or decided in that period.")
 		return

@@ -19,6 +19,7 @@ type statsView struct {
 	Since, Skill string // as asked (?since=, ?skill=)
 	Period       string // the period in words
 	Runs         int
+	RunsCounted  string   // "1 run", "3 runs"
 	Header       []string // the figures' columns, engine.StatsCountsHeader
 	Rows         []statsLine
 	Total        statsLine
@@ -94,7 +95,7 @@ func fillStats(v *statsView, st engine.Stats) {
 	if st.Since != nil {
 		v.Period = what + ", since " + st.Since.UTC().Format("2006-01-02 15:04 UTC") + " (" + v.Since + ")"
 	}
-	v.Runs = st.Runs
+	v.Runs, v.RunsCounted = st.Runs, st.RunsCounted()
 	most := 0
 	for _, row := range st.Rows {
 		most = max(most, row.Attempts)
