@@ -82,15 +82,31 @@ func (s *Server) EnforceTiers(on bool) {
 	s.cfg.tiers = on
 }
 
+// SetTier sets the limit the fake holds method's calls to, when it
+// enforces the tiers, in place of Slack's: a test that reaches a tier
+// without making a hundred calls.
+func (s *Server) SetTier(method string, l Limit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tiers.set == nil {
+		s.tiers.set = map[string]Limit{}
+	}
+	s.tiers.set[method] = l
+}
+
 // tierLog is what the enforcement of the tiers remembers.
 type tierLog struct {
 	calls map[string][]time.Time // limit key -> the calls it let through in the last span
 	retry map[string]time.Time   // limit key -> the end of the Retry-After it last answered
+	set   map[string]Limit       // method -> the limit a test set (SetTier)
 }
 
 // limitFor is the limit a call counts against, and its key: the
 // channel's for chat.postMessage, the method's otherwise.
-func limitFor(method string, req *apiRequest) (string, Limit, bool) {
+func (s *Server) limitFor(method string, req *apiRequest) (string, Limit, bool) {
+	if l, ok := s.tiers.set[method]; ok {
+		return method, l, true
+	}
 	if method == "chat.postMessage" {
 		return method + " " + req.get("channel"), PostsPerChannel, true
 	}
@@ -104,12 +120,12 @@ func (s *Server) tierLocked(method string, req *apiRequest, now time.Time) (repl
 	if !s.cfg.tiers {
 		return reply{}, false
 	}
-	key, l, ok := limitFor(method, req)
+	key, l, ok := s.limitFor(method, req)
 	if !ok {
 		return reply{}, false
 	}
 	if s.tiers.calls == nil {
-		s.tiers = tierLog{calls: map[string][]time.Time{}, retry: map[string]time.Time{}}
+		s.tiers.calls, s.tiers.retry = map[string][]time.Time{}, map[string]time.Time{}
 	}
 	if until, ok := s.tiers.retry[key]; ok && now.Before(until) {
 		s.st.violations = append(s.st.violations, Violation{Method: method, Time: now,
