@@ -80,7 +80,30 @@ var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": tru
 type channelPace struct {
 	mu   sync.Mutex
 	last time.Time
+	// claim is until when a checkpoint turned away holds the channel's
+	// next turn (turnFirst).
+	claim time.Time
 }
+
+// postTurn is what a post or a share in a channel does when it is not the
+// channel's turn yet.
+type postTurn int
+
+const (
+	// turnWait waits for it: a person's command is being answered.
+	turnWait postTurn = iota
+	// turnLater returns a *laterError, so that a thread's sync never holds
+	// a worker the other runs' checkpoints are waiting for.
+	turnLater
+	// turnFirst returns a *laterError too, and holds the channel's next
+	// turn for it: a checkpoint's buttons go before the other posts and
+	// files waiting for the channel.
+	turnFirst
+)
+
+// claimHold is how long a checkpoint turned away holds its channel's next
+// turn past its start: time for its sync to come back.
+const claimHold = 500 * time.Millisecond
 
 func newSender(api *slack.Client, m *Metrics, interval time.Duration, updates *updateBudget) *sender {
 	return &sender{api: api, hooks: &http.Client{Timeout: 10 * time.Second}, metrics: m, interval: interval, updates: updates, tiers: newTierBudget(slackTiers),
@@ -306,10 +329,9 @@ func (s *sender) waitLimit(ctx context.Context, key string) error {
 }
 
 // paced runs fn no sooner than the pacing interval after the last post to
-// the same channel: it waits for its turn when block is set, and
-// otherwise returns a *laterError, so that a thread's sync never holds a
-// worker the other runs' checkpoints are waiting for.
-func (s *sender) paced(ctx context.Context, channel string, block bool, fn func() error) error {
+// the same channel, nor inside a checkpoint's claim on the channel's turn
+// unless fn posts that checkpoint; turn says whether to wait for the turn.
+func (s *sender) paced(ctx context.Context, channel string, turn postTurn, fn func() error) error {
 	s.mu.Lock()
 	p, ok := s.channels[channel]
 	if !ok {
@@ -319,13 +341,24 @@ func (s *sender) paced(ctx context.Context, channel string, block bool, fn func(
 	s.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if wait := time.Until(p.last.Add(s.interval)); wait > 0 {
-		if !block {
-			return &laterError{p.last.Add(s.interval)}
+	next := p.last.Add(s.interval)
+	if turn != turnFirst && p.claim.After(next) {
+		next = p.claim
+	}
+	if wait := time.Until(next); wait > 0 {
+		switch turn {
+		case turnFirst:
+			p.claim = next.Add(claimHold)
+			return &laterError{next}
+		case turnLater:
+			return &laterError{next}
 		}
 		if !sleep(ctx, wait) {
 			return ctx.Err()
 		}
+	}
+	if turn == turnFirst {
+		p.claim = time.Time{}
 	}
 	err := fn()
 	p.last = time.Now()
@@ -335,23 +368,19 @@ func (s *sender) paced(ctx context.Context, channel string, block bool, fn func(
 // post posts a message (in a thread when thread is set) and returns its ts,
 // waiting for the channel's turn.
 func (s *sender) post(ctx context.Context, channel, thread, text string, blocks []slack.Block, extra ...slack.MsgOption) (string, error) {
-	return s.postPaced(ctx, true, channel, thread, text, blocks, extra...)
+	return s.postInTurn(ctx, turnWait, channel, thread, text, blocks, extra...)
 }
 
-// postInTurn is post, but a *laterError when it is not the channel's
-// turn yet (see paced).
-func (s *sender) postInTurn(ctx context.Context, channel, thread, text string, blocks []slack.Block, extra ...slack.MsgOption) (string, error) {
-	return s.postPaced(ctx, false, channel, thread, text, blocks, extra...)
-}
-
-func (s *sender) postPaced(ctx context.Context, block bool, channel, thread, text string, blocks []slack.Block, extra ...slack.MsgOption) (string, error) {
+// postInTurn is post, with what to do when it is not the channel's turn
+// yet (see paced).
+func (s *sender) postInTurn(ctx context.Context, turn postTurn, channel, thread, text string, blocks []slack.Block, extra ...slack.MsgOption) (string, error) {
 	opts := append([]slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}, extra...)
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
 	key := "chat.postMessage " + channel
 	var ts string
-	err := s.paced(ctx, channel, block, func() error {
+	err := s.paced(ctx, channel, turn, func() error {
 		if until := s.blockedUntil(key); !until.IsZero() {
 			return &laterError{until}
 		}
@@ -441,7 +470,7 @@ func (s *sender) upload(ctx context.Context, channel, thread, name string, body 
 			s.tiers.release(uploadMethods...)
 		}
 	}()
-	return s.paced(ctx, channel, false, func() error {
+	return s.paced(ctx, channel, turnLater, func() error {
 		started = true
 		u, err := s.uploadBytes(ctx, name, body)
 		if err != nil {

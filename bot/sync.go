@@ -231,7 +231,11 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 		return false, t.adopt(ctx, op, ts, thread)
 	}
 	files, fileNotes := t.pendingFiles(op)
-	ts, err := t.b.send.postInTurn(ctx, t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)),
+	turn := turnLater
+	if op.checkpoint {
+		turn = turnFirst
+	}
+	ts, err := t.b.send.postInTurn(ctx, turn, t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)),
 		slack.MsgOptionFileIDs(files))
 	if op.opensThread && unreachable(err) {
 		note := func(k, v string) error { return t.note(ctx, k, v) }
@@ -308,7 +312,7 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 		// The message was deleted: post it again, in the run's thread.
 		thread := t.notes[noteThread]
 		files, fileNotes := t.pendingFiles(op)
-		ts, err := t.b.send.postInTurn(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks,
+		ts, err := t.b.send.postInTurn(ctx, turnLater, t.channel, thread, FallbackText(op.blocks), op.blocks,
 			slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)), slack.MsgOptionFileIDs(files))
 		if err != nil {
 			return fmt.Errorf("post %s again: %w", op.what, err)

@@ -68,6 +68,9 @@ type threadOp struct {
 	file          string
 	// late marks an upload that waited for its tier (fileDeferred).
 	late bool
+	// checkpoint marks the post of a step waiting for a decision: it
+	// goes before the channel's other posts (turnFirst).
+	checkpoint bool
 	// attach marks step's own message: its post or update carries the
 	// step's artifacts uploaded and not yet attached (pendingFiles).
 	attach bool
@@ -204,7 +207,7 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 	}
 	op.blocks = StepMessage(r, s.N, v)
 	if ts == "" {
-		op.kind = opPost
+		op.kind, op.checkpoint = opPost, s.Status == engine.StepWaiting
 		return op
 	}
 	op.kind, op.ts, op.ifGone, op.prio = opUpdate, ts, goneRepost, updateState
