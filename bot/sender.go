@@ -459,8 +459,8 @@ func (s *sender) ephemeral(ctx context.Context, channel, thread, user, text stri
 // channel already, so one artifact is never shared twice, and a retry
 // never uploads the bytes again. An upload is made whole or not started:
 // when either tier has no room for it, or it is not the channel's turn
-// (paced), it returns a *laterError.
-func (s *sender) upload(ctx context.Context, channel, thread, name string, body []byte) error {
+// and turn says not to wait for it (paced), it returns a *laterError.
+func (s *sender) upload(ctx context.Context, turn postTurn, channel, thread, name string, body []byte) error {
 	if err := s.reserve(uploadMethods...); err != nil {
 		return err
 	}
@@ -470,7 +470,7 @@ func (s *sender) upload(ctx context.Context, channel, thread, name string, body 
 			s.tiers.release(uploadMethods...)
 		}
 	}()
-	return s.paced(ctx, channel, turnLater, func() error {
+	return s.paced(ctx, channel, turn, func() error {
 		started = true
 		u, err := s.uploadBytes(ctx, name, body)
 		if err != nil {

@@ -189,6 +189,21 @@ func (t *threadSync) flush(ctx context.Context) error {
 	return err
 }
 
+// turn is what a post or share of this sync does when it is not its
+// channel's turn: the bot's own sync workers hand it back (turnLater,
+// turnFirst for a checkpoint) to serve other runs meanwhile; a sync a
+// backend schedules (ScheduledSyncs) waits for it, as the backend runs
+// each sync on its own.
+func (t *threadSync) turn(checkpoint bool) postTurn {
+	switch {
+	case t.b.cfg.ScheduledSyncs:
+		return turnWait
+	case checkpoint:
+		return turnFirst
+	}
+	return turnLater
+}
+
 // syncAt has the run synced again at when, or earlier.
 func (t *threadSync) syncAt(when time.Time) {
 	if t.later.IsZero() || when.Before(t.later) {
@@ -231,11 +246,7 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 		return false, t.adopt(ctx, op, ts, thread)
 	}
 	files, fileNotes := t.pendingFiles(op)
-	turn := turnLater
-	if op.checkpoint {
-		turn = turnFirst
-	}
-	ts, err := t.b.send.postInTurn(ctx, turn, t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)),
+	ts, err := t.b.send.postInTurn(ctx, t.turn(op.checkpoint), t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)),
 		slack.MsgOptionFileIDs(files))
 	if op.opensThread && unreachable(err) {
 		note := func(k, v string) error { return t.note(ctx, k, v) }
@@ -312,7 +323,7 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 		// The message was deleted: post it again, in the run's thread.
 		thread := t.notes[noteThread]
 		files, fileNotes := t.pendingFiles(op)
-		ts, err := t.b.send.postInTurn(ctx, turnLater, t.channel, thread, FallbackText(op.blocks), op.blocks,
+		ts, err := t.b.send.postInTurn(ctx, t.turn(false), t.channel, thread, FallbackText(op.blocks), op.blocks,
 			slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)), slack.MsgOptionFileIDs(files))
 		if err != nil {
 			return fmt.Errorf("post %s again: %w", op.what, err)
@@ -396,7 +407,7 @@ func (t *threadSync) upload(ctx context.Context, op threadOp) error {
 // shareLate shares in the thread an artifact whose upload waited for its
 // tier while its step's message went out without it (fileDeferred).
 func (t *threadSync) shareLate(ctx context.Context, op threadOp, body []byte) error {
-	err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, body)
+	err := t.b.send.upload(ctx, t.turn(false), t.channel, t.notes[noteThread], op.file, body)
 	if le := (*laterError)(nil); errors.As(err, &le) {
 		t.syncAt(le.until)
 		return nil
@@ -428,7 +439,7 @@ func (t *threadSync) attachAudit(ctx context.Context, op threadOp) error {
 		}
 		return t.note(ctx, op.key, "1")
 	}
-	err = t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, trail.Markdown())
+	err = t.b.send.upload(ctx, t.turn(false), t.channel, t.notes[noteThread], op.file, trail.Markdown())
 	if le := (*laterError)(nil); errors.As(err, &le) {
 		t.syncAt(le.until) // still pending: the thread is not done
 		return nil
