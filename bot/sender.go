@@ -34,13 +34,18 @@ import (
 // token of an app-wide budget (updateBudget), taken at the moment of the
 // call, and an update that finds none is not made but handed back with the
 // time to try again (a *laterError). The caller then shows the run's state
-// as it is by that time, in one update however much changed meanwhile.
+// as it is by that time, in one update however much changed meanwhile. The
+// other methods of a published tier (slackTiers) are kept inside it the
+// same way (tierBudget): a call waits for room in its tier, and an upload,
+// which a step's message need not wait for, is handed back as a
+// *laterError when the tier has none.
 type sender struct {
 	api      *slack.Client
 	hooks    *http.Client // posts to response_urls
 	metrics  *Metrics
 	interval time.Duration
 	updates  *updateBudget
+	tiers    *tierBudget
 
 	mu       sync.Mutex
 	channels map[string]*channelPace
@@ -75,11 +80,35 @@ var serialMethods = map[string]bool{"chat.update": true, "chat.postMessage": tru
 type channelPace struct {
 	mu   sync.Mutex
 	last time.Time
+	// claim is until when a checkpoint turned away holds the channel's
+	// next turn (turnFirst).
+	claim time.Time
 }
 
+// postTurn is what a post or a share in a channel does when it is not the
+// channel's turn yet.
+type postTurn int
+
+const (
+	// turnWait waits for it: a person's command is being answered.
+	turnWait postTurn = iota
+	// turnLater returns a *laterError, so that a thread's sync never holds
+	// a worker the other runs' checkpoints are waiting for.
+	turnLater
+	// turnFirst returns a *laterError too, and holds the channel's next
+	// turn for it: a checkpoint's buttons go before the other posts and
+	// files waiting for the channel.
+	turnFirst
+)
+
+// claimHold is how long a checkpoint turned away holds its channel's next
+// turn past its start: time for its sync to come back.
+const claimHold = 500 * time.Millisecond
+
 func newSender(api *slack.Client, m *Metrics, interval time.Duration, updates *updateBudget) *sender {
-	return &sender{api: api, hooks: &http.Client{Timeout: 10 * time.Second}, metrics: m, interval: interval, updates: updates, channels: map[string]*channelPace{},
-		blocked: map[string]time.Time{}, serial: map[string]*sync.Mutex{}}
+	return &sender{api: api, hooks: &http.Client{Timeout: 10 * time.Second}, metrics: m, interval: interval, updates: updates, tiers: newTierBudget(slackTiers),
+		channels: map[string]*channelPace{},
+		blocked:  map[string]time.Time{}, serial: map[string]*sync.Mutex{}}
 }
 
 // do calls fn until it succeeds, fails for good, or ctx ends; a 429 holds
@@ -93,6 +122,18 @@ func (s *sender) do(ctx context.Context, method string, fn func() error) error {
 // under key held, whether the call may be made now; when it answers a time
 // instead, the call is not made and limited returns a *laterError.
 func (s *sender) limited(ctx context.Context, method, key string, admit func(now time.Time) time.Time, fn func() error) error {
+	return s.limitedHeld(ctx, method, key, admit, false, fn)
+}
+
+// limitedHeld is limited for a call that holds its first try's room in
+// the method's tier already (held: see reserve); every other try waits
+// for room, as every call of a tiered method does.
+func (s *sender) limitedHeld(ctx context.Context, method, key string, admit func(now time.Time) time.Time, held bool, fn func() error) error {
+	defer func() {
+		if held {
+			s.tiers.release(method)
+		}
+	}()
 	one := s.serialMutex(method, key)
 	backoff, limitBackoff := 500*time.Millisecond, time.Second
 	for {
@@ -105,6 +146,13 @@ func (s *sender) limited(ctx context.Context, method, key string, admit func(now
 		if err := admitted(admit); err != nil {
 			unlockSerial(one)
 			return err
+		}
+		if until := s.tierRoom(method, &held); !until.IsZero() {
+			unlockSerial(one)
+			if !sleep(ctx, time.Until(until)) {
+				return ctx.Err()
+			}
+			continue
 		}
 		limited, err := s.call(method, key, fn, &limitBackoff)
 		unlockSerial(one)
@@ -125,6 +173,27 @@ func (s *sender) limited(ctx context.Context, method, key string, admit func(now
 			return errors.Join(ctx.Err(), err)
 		}
 	}
+}
+
+// tierRoom holds room for a call of method in its tier, unless *held says
+// the call holds some already (which it then spends), and returns the zero
+// time; or returns when the tier has room again.
+func (s *sender) tierRoom(method string, held *bool) time.Time {
+	if *held {
+		*held = false
+		return time.Time{}
+	}
+	return s.tiers.take(time.Now(), method)
+}
+
+// reserve holds room for one call of each of methods in their tiers, all
+// or none: the calls of one upload, which is made whole or not started.
+// When one has none, it returns a *laterError.
+func (s *sender) reserve(methods ...string) error {
+	if until := s.tiers.take(time.Now(), methods...); !until.IsZero() {
+		return &laterError{until}
+	}
+	return nil
 }
 
 // serialMutex is the mutex that makes the calls of method under key one at
@@ -183,6 +252,7 @@ func admitted(admit func(now time.Time) time.Time) error {
 // limit.
 func (s *sender) call(method, key string, fn func() error, limitBackoff *time.Duration) (limited bool, err error) {
 	s.metrics.call(method)
+	s.tiers.madeAt(method, time.Now())
 	err = fn()
 	wait, said, ok := rateLimit(err)
 	if !ok {
@@ -259,8 +329,9 @@ func (s *sender) waitLimit(ctx context.Context, key string) error {
 }
 
 // paced runs fn no sooner than the pacing interval after the last post to
-// the same channel.
-func (s *sender) paced(ctx context.Context, channel string, fn func() error) error {
+// the same channel, nor inside a checkpoint's claim on the channel's turn
+// unless fn posts that checkpoint; turn says whether to wait for the turn.
+func (s *sender) paced(ctx context.Context, channel string, turn postTurn, fn func() error) error {
 	s.mu.Lock()
 	p, ok := s.channels[channel]
 	if !ok {
@@ -270,23 +341,46 @@ func (s *sender) paced(ctx context.Context, channel string, fn func() error) err
 	s.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if wait := time.Until(p.last.Add(s.interval)); wait > 0 && !sleep(ctx, wait) {
-		return ctx.Err()
+	next := p.last.Add(s.interval)
+	if turn != turnFirst && p.claim.After(next) {
+		next = p.claim
+	}
+	if wait := time.Until(next); wait > 0 {
+		switch turn {
+		case turnFirst:
+			p.claim = next.Add(claimHold)
+			return &laterError{next}
+		case turnLater:
+			return &laterError{next}
+		}
+		if !sleep(ctx, wait) {
+			return ctx.Err()
+		}
+	}
+	if turn == turnFirst {
+		p.claim = time.Time{}
 	}
 	err := fn()
 	p.last = time.Now()
 	return err
 }
 
-// post posts a message (in a thread when thread is set) and returns its ts.
+// post posts a message (in a thread when thread is set) and returns its ts,
+// waiting for the channel's turn.
 func (s *sender) post(ctx context.Context, channel, thread, text string, blocks []slack.Block, extra ...slack.MsgOption) (string, error) {
+	return s.postInTurn(ctx, turnWait, channel, thread, text, blocks, extra...)
+}
+
+// postInTurn is post, with what to do when it is not the channel's turn
+// yet (see paced).
+func (s *sender) postInTurn(ctx context.Context, turn postTurn, channel, thread, text string, blocks []slack.Block, extra ...slack.MsgOption) (string, error) {
 	opts := append([]slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}, extra...)
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
 	key := "chat.postMessage " + channel
 	var ts string
-	err := s.paced(ctx, channel, func() error {
+	err := s.paced(ctx, channel, turn, func() error {
 		if until := s.blockedUntil(key); !until.IsZero() {
 			return &laterError{until}
 		}
@@ -363,15 +457,27 @@ func (s *sender) ephemeral(ctx context.Context, channel, thread, user, text stri
 // share whose answer was lost (a network error) may have happened: before
 // sharing the same file again, files.info says whether it is in the
 // channel already, so one artifact is never shared twice, and a retry
-// never uploads the bytes again.
-func (s *sender) upload(ctx context.Context, channel, thread, name string, body []byte) error {
-	return s.paced(ctx, channel, func() error {
+// never uploads the bytes again. An upload is made whole or not started:
+// when either tier has no room for it, or it is not the channel's turn
+// and turn says not to wait for it (paced), it returns a *laterError.
+func (s *sender) upload(ctx context.Context, turn postTurn, channel, thread, name string, body []byte) error {
+	if err := s.reserve(uploadMethods...); err != nil {
+		return err
+	}
+	started := false
+	defer func() {
+		if !started { // not the channel's turn, or ctx ended
+			s.tiers.release(uploadMethods...)
+		}
+	}()
+	return s.paced(ctx, channel, turn, func() error {
+		started = true
 		u, err := s.uploadBytes(ctx, name, body)
 		if err != nil {
 			return err
 		}
 		tried := false
-		return s.do(ctx, "files.completeUploadExternal", func() error {
+		return s.limitedHeld(ctx, "files.completeUploadExternal", "files.completeUploadExternal", nil, true, func() error {
 			if tried {
 				if shared, err := s.sharedIn(ctx, u.FileID, channel); err != nil || shared {
 					return err
@@ -388,13 +494,17 @@ func (s *sender) upload(ctx context.Context, channel, thread, name string, body 
 // uploadPrivate uploads a file without sharing it anywhere (Slack keeps
 // it private to the app until a message carries it: chat.postMessage's or
 // chat.update's file_ids) and returns its id. Each of the three steps is
-// retried on its own; finishing an upload again shares nothing.
+// retried on its own; finishing an upload again shares nothing. Like
+// upload, it returns a *laterError when its tiers have no room for it.
 func (s *sender) uploadPrivate(ctx context.Context, name string, body []byte) (string, error) {
+	if err := s.reserve(uploadMethods...); err != nil {
+		return "", err
+	}
 	u, err := s.uploadBytes(ctx, name, body)
 	if err != nil {
 		return "", err
 	}
-	err = s.do(ctx, "files.completeUploadExternal", func() error {
+	err = s.limitedHeld(ctx, "files.completeUploadExternal", "files.completeUploadExternal", nil, true, func() error {
 		_, err := s.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
 			Files: []slack.FileSummary{{ID: u.FileID, Title: name}}})
 		return err
@@ -404,10 +514,15 @@ func (s *sender) uploadPrivate(ctx context.Context, name string, body []byte) (s
 
 // uploadBytes makes the first two of an upload's three steps, each
 // retried on its own: files.getUploadURLExternal, then the bytes to the
-// URL it gave. Finishing the upload is the caller's.
-func (s *sender) uploadBytes(ctx context.Context, name string, body []byte) (*slack.GetUploadURLExternalResponse, error) {
-	var u *slack.GetUploadURLExternalResponse
-	err := s.do(ctx, "files.getUploadURLExternal", func() error {
+// URL it gave. Finishing the upload is the caller's, with the room held
+// for it (reserve), which is given back when the upload stops here.
+func (s *sender) uploadBytes(ctx context.Context, name string, body []byte) (u *slack.GetUploadURLExternalResponse, err error) {
+	defer func() {
+		if err != nil {
+			s.tiers.release("files.completeUploadExternal")
+		}
+	}()
+	err = s.limitedHeld(ctx, "files.getUploadURLExternal", "files.getUploadURLExternal", nil, true, func() error {
 		var err error
 		u, err = s.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(body)})
 		return err
@@ -421,9 +536,18 @@ func (s *sender) uploadBytes(ctx context.Context, name string, body []byte) (*sl
 	return u, err
 }
 
-// sharedIn reports whether a file is shared in a channel.
+// uploadMethods are the Web API calls of an upload: room for both is held
+// before it starts.
+var uploadMethods = []string{"files.getUploadURLExternal", "files.completeUploadExternal"}
+
+// sharedIn reports whether a file is shared in a channel; a *laterError
+// when files.info's tier has no room.
 func (s *sender) sharedIn(ctx context.Context, file, channel string) (bool, error) {
+	if err := s.reserve("files.info"); err != nil {
+		return false, err
+	}
 	s.metrics.call("files.info")
+	s.tiers.madeAt("files.info", time.Now())
 	f, _, _, err := s.api.GetFileInfoContext(ctx, file, 0, 0)
 	if err != nil {
 		return false, err
@@ -526,7 +650,11 @@ func (s *sender) once(method string, fn func() error) error {
 	if until := s.blockedUntil(method); !until.IsZero() {
 		return &laterError{until}
 	}
+	if err := s.reserve(method); err != nil {
+		return err
+	}
 	s.metrics.call(method)
+	s.tiers.madeAt(method, time.Now())
 	err := fn()
 	if wait, _, limited := rateLimit(err); limited {
 		s.metrics.rateLimited(method)

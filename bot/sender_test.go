@@ -48,7 +48,7 @@ func TestUploadSharesOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, srv, thread, ctx := testSender(t)
 			tc.fault(srv)
-			if err := s.upload(ctx, senderChannel, thread, "01-deliver-prd.md", []byte("# PRD\n")); err != nil {
+			if err := s.upload(ctx, turnWait, senderChannel, thread, "01-deliver-prd.md", []byte("# PRD\n")); err != nil {
 				t.Fatal(err)
 			}
 			if fs := srv.Files(senderChannel, thread); len(fs) != 1 || string(fs[0].Content) != "# PRD\n" {

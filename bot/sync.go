@@ -56,6 +56,13 @@ func noteFile(n, a int, edited bool) string {
 // earlier gonogo shared in the thread with a message of its own.
 const pendingPrefix = "pending:"
 
+// fileDeferred is a file's note while its upload waits for room in Slack's
+// tier and its step's message went out without it: a checkpoint's buttons
+// never wait for its artifact. Once the message is out, the file is shared
+// in the thread with a message of its own ("1"), which spends none of the
+// chat.update budget that attaching it to the message would.
+const fileDeferred = "deferred"
+
 func noteInterrupted(n, a int) string { return fmt.Sprintf("interrupted/%d/%d", n, a) }
 func noteHalt(n, a int) string        { return fmt.Sprintf("halt/%d/%d", n, a) }
 
@@ -182,6 +189,21 @@ func (t *threadSync) flush(ctx context.Context) error {
 	return err
 }
 
+// turn is what a post or share of this sync does when it is not its
+// channel's turn: the bot's own sync workers hand it back (turnLater,
+// turnFirst for a checkpoint) to serve other runs meanwhile; a sync a
+// backend schedules (ScheduledSyncs) waits for it, as the backend runs
+// each sync on its own.
+func (t *threadSync) turn(checkpoint bool) postTurn {
+	switch {
+	case t.b.cfg.ScheduledSyncs:
+		return turnWait
+	case checkpoint:
+		return turnFirst
+	}
+	return turnLater
+}
+
 // syncAt has the run synced again at when, or earlier.
 func (t *threadSync) syncAt(when time.Time) {
 	if t.later.IsZero() || when.Before(t.later) {
@@ -224,7 +246,7 @@ func (t *threadSync) post(ctx context.Context, op threadOp) (stop bool, err erro
 		return false, t.adopt(ctx, op, ts, thread)
 	}
 	files, fileNotes := t.pendingFiles(op)
-	ts, err := t.b.send.post(ctx, t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)),
+	ts, err := t.b.send.postInTurn(ctx, t.turn(op.checkpoint), t.channel, thread, text, op.blocks, slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)),
 		slack.MsgOptionFileIDs(files))
 	if op.opensThread && unreachable(err) {
 		note := func(k, v string) error { return t.note(ctx, k, v) }
@@ -301,7 +323,7 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 		// The message was deleted: post it again, in the run's thread.
 		thread := t.notes[noteThread]
 		files, fileNotes := t.pendingFiles(op)
-		ts, err := t.b.send.post(ctx, t.channel, thread, FallbackText(op.blocks), op.blocks,
+		ts, err := t.b.send.postInTurn(ctx, t.turn(false), t.channel, thread, FallbackText(op.blocks), op.blocks,
 			slack.MsgOptionMetadata(postMetadata(t.r.ID, op.key)), slack.MsgOptionFileIDs(files))
 		if err != nil {
 			return fmt.Errorf("post %s again: %w", op.what, err)
@@ -365,11 +387,36 @@ func (t *threadSync) upload(ctx context.Context, op threadOp) error {
 		}
 		return t.note(ctx, op.key, "1")
 	}
+	if op.late && noted(t.notes[noteStep(op.step)]) {
+		return t.shareLate(ctx, op, body)
+	}
 	id, err := t.b.send.uploadPrivate(ctx, op.file, body)
+	if le := (*laterError)(nil); errors.As(err, &le) {
+		t.syncAt(le.until)
+		if op.late {
+			return nil
+		}
+		return t.note(ctx, op.key, fileDeferred)
+	}
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", op.file, err)
 	}
 	return t.note(ctx, op.key, pendingPrefix+id)
+}
+
+// shareLate shares in the thread an artifact whose upload waited for its
+// tier while its step's message went out without it (fileDeferred).
+func (t *threadSync) shareLate(ctx context.Context, op threadOp, body []byte) error {
+	err := t.b.send.upload(ctx, t.turn(false), t.channel, t.notes[noteThread], op.file, body)
+	if le := (*laterError)(nil); errors.As(err, &le) {
+		t.syncAt(le.until)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("share %s: %w", op.file, err)
+	}
+	t.b.replied(t.r.ID)
+	return t.note(ctx, op.key, "1")
 }
 
 // attachAudit attaches the run's audit trail to its thread, in Markdown: the
@@ -392,7 +439,12 @@ func (t *threadSync) attachAudit(ctx context.Context, op threadOp) error {
 		}
 		return t.note(ctx, op.key, "1")
 	}
-	if err := t.b.send.upload(ctx, t.channel, t.notes[noteThread], op.file, trail.Markdown()); err != nil {
+	err = t.b.send.upload(ctx, t.turn(false), t.channel, t.notes[noteThread], op.file, trail.Markdown())
+	if le := (*laterError)(nil); errors.As(err, &le) {
+		t.syncAt(le.until) // still pending: the thread is not done
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("attach %s: %w", op.what, err)
 	}
 	t.b.replied(t.r.ID)

@@ -66,6 +66,11 @@ type threadOp struct {
 	// also names the audit trail's file.
 	step, attempt int
 	file          string
+	// late marks an upload that waited for its tier (fileDeferred).
+	late bool
+	// checkpoint marks the post of a step waiting for a decision: it
+	// goes before the channel's other posts (turnFirst).
+	checkpoint bool
 	// attach marks step's own message: its post or update carries the
 	// step's artifacts uploaded and not yet attached (pendingFiles).
 	attach bool
@@ -202,7 +207,7 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 	}
 	op.blocks = StepMessage(r, s.N, v)
 	if ts == "" {
-		op.kind = opPost
+		op.kind, op.checkpoint = opPost, s.Status == engine.StepWaiting
 		return op
 	}
 	op.kind, op.ts, op.ifGone, op.prio = opUpdate, ts, goneRepost, updateState
@@ -218,7 +223,8 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 // uploadOps upload each finished attempt's artifact once, and its edited
 // version once more after an edit, for the step's own message to carry:
 // the upload is noted as pending (notePendingFile) until a post or an
-// update of that message attached it.
+// update of that message attached it. One that waited for its tier while
+// the message went out without it (fileDeferred) is made again, late.
 func uploadOps(s *engine.Step, notes map[string]string) []threadOp {
 	var ops []threadOp
 	for _, a := range s.Attempts {
@@ -226,10 +232,11 @@ func uploadOps(s *engine.Step, notes map[string]string) []threadOp {
 			continue
 		}
 		key := noteFile(s.N, a.N, a.Edited)
-		if notes[key] != "" {
+		if notes[key] != "" && notes[key] != fileDeferred {
 			continue
 		}
-		ops = append(ops, threadOp{kind: opUpload, key: key, step: s.N, attempt: a.N, file: artifactFile(s, a)})
+		ops = append(ops, threadOp{kind: opUpload, key: key, step: s.N, attempt: a.N, file: artifactFile(s, a),
+			late: notes[key] == fileDeferred})
 	}
 	return ops
 }

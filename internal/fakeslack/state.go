@@ -342,8 +342,18 @@ func (st *State) AckDelays() map[string]time.Duration {
 	return out
 }
 
-// RateLimited returns how many calls to method were answered 429.
-func (st *State) RateLimited(method string) int { return st.rateLimited[method] }
+// RateLimited returns how many calls to method ("" for all) were answered
+// 429.
+func (st *State) RateLimited(method string) int {
+	if method == "" {
+		n := 0
+		for _, c := range st.rateLimited {
+			n += c
+		}
+		return n
+	}
+	return st.rateLimited[method]
+}
 
 func (st *State) current() *wsConn {
 	for i := len(st.conns) - 1; i >= 0; i-- {
