@@ -263,6 +263,16 @@ func TestEditFromThePage(t *testing.T) {
 	if string(got) != body {
 		t.Errorf("the stored edit is %d bytes, not the %d sent", len(got), len(body))
 	}
+	// The run page compares the agent's text with the edit it approved.
+	link := "/runs/" + string(f.id) + "/steps/1/diff?a=1&amp;edit=1"
+	mustContain(t, "the run page after the edit", get(t, c, f.ts.URL+"/runs/"+string(f.id)).body, link)
+	diff := get(t, c, f.ts.URL+html.UnescapeString(link))
+	if diff.code != http.StatusOK {
+		t.Fatalf("the edit's diff: %d %s", diff.code, diff.body)
+	}
+	mustContain(t, "the edit's diff", diff.body, "the agent's text → the edit", "<del>- The plan, at length.</del>",
+		"<ins>+ A line a reviewer wrote, one of many.</ins>", "<del>- &lt;script&gt;alert(1)&lt;/script&gt;</del>")
+	mustLack(t, "the edit's diff", diff.body, "<script>alert")
 
 	f2 := newFixture(t)
 	f2.deciding(30_000)
@@ -272,6 +282,9 @@ func TestEditFromThePage(t *testing.T) {
 	res = post(t, noFollow(c2), f2.ts.URL+action, form)
 	if res.code != http.StatusRequestEntityTooLarge || !strings.Contains(res.body, "30001 bytes, over the 30000-byte artifact limit (GONOGO_MAX_ARTIFACT)") {
 		t.Errorf("an edit over the limit: %d %s", res.code, res.body)
+	}
+	if res := get(t, c2, f2.ts.URL+"/runs/"+string(f2.id)+"/steps/1/diff?a=1&edit=1"); res.code != http.StatusNotFound {
+		t.Errorf("the edit diff of an attempt nobody edited: %d, want 404", res.code)
 	}
 	if d := f2.load().Step(1).Decisions; len(d) != 0 {
 		t.Errorf("an edit over the limit decided: %+v", d)

@@ -149,6 +149,10 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 	n, nok := number(r.PathValue("n"))
 	q := r.URL.Query()
 	a, aok := number(q.Get("a"))
+	if ok && nok && aok && q.Get("edit") == "1" {
+		s.editDiff(w, r, id, n, a)
+		return
+	}
 	b, bok := number(q.Get("b"))
 	if !ok || !nok || !aok || !bok {
 		http.NotFound(w, r)
@@ -171,21 +175,65 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		status := http.StatusOK
-		page.Lines, err = Diff(x, y)
-		if tl, ok := errors.AsType[*TooLargeError](err); ok {
-			status, page.Refused = http.StatusUnprocessableEntity, tl.Error()
-		} else if err != nil {
+		return s.renderDiff(w, page, x, y)
+	})
+}
+
+// editDiff compares what the agent wrote for attempt a of step n with the
+// text a person put in its place: the attempt's first stored version and
+// its last. An attempt nobody edited has nothing to compare.
+func (s *Server) editDiff(w http.ResponseWriter, r *http.Request, id engine.RunID, n, a int) {
+	s.withReader(w, r, func(ctx context.Context, rd Reader) error {
+		run, err := rd.Load(ctx, id)
+		if err != nil {
 			return err
 		}
-		return s.render(w, status, "diff.html", page)
+		st := run.Step(n)
+		if !attemptOf(run, n, a) || !editedAttempt(st, a) {
+			return fmt.Errorf("run %s step %d attempt %d was not edited: %w", id, n, a, engine.ErrNotFound)
+		}
+		vs, err := rd.ArtifactVersions(ctx, id, n, a)
+		if err != nil {
+			return err
+		}
+		if len(vs) < 2 {
+			return fmt.Errorf("run %s step %d attempt %d: the agent's text was not kept, only the edit: %w", id, n, a, engine.ErrNotFound)
+		}
+		return s.renderDiff(w, diffPage{Run: run.ID, Step: n, A: a, B: a, Edit: true}, vs[0], vs[len(vs)-1])
 	})
+}
+
+// editedAttempt reports whether attempt a of s was edited by a person.
+func editedAttempt(s *engine.Step, a int) bool {
+	for _, at := range s.Attempts {
+		if at.N == a {
+			return at.Edited
+		}
+	}
+	return false
+}
+
+// renderDiff shows the diff of x and y in page, or why they were not
+// compared.
+func (s *Server) renderDiff(w http.ResponseWriter, page diffPage, x, y []byte) error {
+	status := http.StatusOK
+	var err error
+	page.Lines, err = Diff(x, y)
+	if tl, ok := errors.AsType[*TooLargeError](err); ok {
+		status, page.Refused = http.StatusUnprocessableEntity, tl.Error()
+	} else if err != nil {
+		return err
+	}
+	return s.render(w, status, "diff.html", page)
 }
 
 // diffPage is the diff of two attempts of a step.
 type diffPage struct {
 	Run        engine.RunID
 	Step, A, B int
-	Lines      []Line
-	Refused    string
+	// Edit: the diff is of attempt A's agent text and the edit a person
+	// made of it.
+	Edit    bool
+	Lines   []Line
+	Refused string
 }
