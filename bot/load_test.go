@@ -45,6 +45,9 @@ const (
 	ldStranger = "U0LDSTRANGER"
 	ldApprover = "U0LDAPPROVER"
 	ldMarker   = "LOADRUN-%04d"
+	// tierPace is how often Slack's upload tier (100 a minute) lets a file
+	// through.
+	tierPace = 600 * time.Millisecond
 )
 
 var (
@@ -1006,6 +1009,45 @@ func TestLoadManyRuns(t *testing.T) {
 		for u, k := range wantRefused {
 			if refusals(st, u) < k {
 				return false
+			}
+		}
+		return true
+	})
+	// Files wait for room in Slack's upload tier (100 a minute), so a run's
+	// thread holds them all only some time after the run ended: wait for
+	// each finished run's files and audit trail, as a person would, for as
+	// long as the tier needs to let them all through and a minute more.
+	owed := 0
+	for _, r := range runs {
+		if r.phase == ldDone {
+			owed += len(r.files()) + 1
+		}
+	}
+	filesCtx, filesDone := context.WithTimeout(ctxT(t), time.Minute+time.Duration(owed)*tierPace)
+	defer filesDone()
+	_ = srv.WaitFor(filesCtx, func(st *fakeslack.State) bool {
+		names := map[string]map[string]bool{} // thread -> file names in it
+		for _, m := range st.Messages("") {
+			for _, f := range m.Files {
+				k := m.Channel + " " + m.ThreadTS
+				if names[k] == nil {
+					names[k] = map[string]bool{}
+				}
+				names[k][f.Name] = true
+			}
+		}
+		for _, r := range runs {
+			if r.phase != ldDone {
+				continue
+			}
+			in := names[r.channel+" "+r.thread]
+			if !in["audit-"+string(r.id)+".md"] {
+				return false
+			}
+			for name := range r.files() {
+				if !in[name] {
+					return false
+				}
 			}
 		}
 		return true

@@ -377,7 +377,7 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 
 // upload uploads an attempt's artifact for its step's message to carry.
 func (t *threadSync) upload(ctx context.Context, op threadOp) error {
-	body, err := t.b.eng.Artifact(ctx, t.r.ID, op.step, op.attempt)
+	body, err := t.artifactBody(ctx, op)
 	if err != nil {
 		return fmt.Errorf("read the artifact of step %d attempt %d: %w", op.step, op.attempt, err)
 	}
@@ -402,6 +402,22 @@ func (t *threadSync) upload(ctx context.Context, op threadOp) error {
 		return fmt.Errorf("upload %s: %w", op.file, err)
 	}
 	return t.note(ctx, op.key, pendingPrefix+id)
+}
+
+// artifactBody is what op uploads: the attempt's artifact as it stands,
+// or for agentText the agent's own version, the first kept.
+func (t *threadSync) artifactBody(ctx context.Context, op threadOp) ([]byte, error) {
+	if !op.agentText {
+		return t.b.eng.Artifact(ctx, t.r.ID, op.step, op.attempt)
+	}
+	vs, err := t.b.eng.ArtifactVersions(ctx, t.r.ID, op.step, op.attempt)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("no version kept: %w", engine.ErrNotFound)
+	}
+	return vs[0], nil
 }
 
 // shareLate shares in the thread an artifact whose upload waited for its

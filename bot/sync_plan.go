@@ -66,8 +66,9 @@ type threadOp struct {
 	// also names the audit trail's file.
 	step, attempt int
 	file          string
-	// late marks an upload that waited for its tier (fileDeferred).
-	late bool
+	// late marks an upload that waited for its tier (fileDeferred);
+	// agentText, one of the agent's own text of an attempt since edited.
+	late, agentText bool
 	// checkpoint marks the post of a step waiting for a decision: it
 	// goes before the channel's other posts (turnFirst).
 	checkpoint bool
@@ -230,6 +231,14 @@ func uploadOps(s *engine.Step, notes map[string]string) []threadOp {
 	for _, a := range s.Attempts {
 		if !a.Artifact || a.Finished.IsZero() {
 			continue
+		}
+		if orig := noteFile(s.N, a.N, false); a.Edited && notes[orig] == fileDeferred {
+			// The agent's text waited for its tier and was edited
+			// meanwhile: it is still shared, as the agent wrote it.
+			agents := a
+			agents.Edited = false
+			ops = append(ops, threadOp{kind: opUpload, key: orig, step: s.N, attempt: a.N, file: artifactFile(s, agents),
+				late: true, agentText: true})
 		}
 		key := noteFile(s.N, a.N, a.Edited)
 		if notes[key] != "" && notes[key] != fileDeferred {

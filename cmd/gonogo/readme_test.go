@@ -601,6 +601,7 @@ var notRead = map[string]string{
 	"GONOGO_AGENTS_DIR":      "tests", // .ci/install-agents and the real-CLI tests
 	"GONOGO_SLACK_TYPES_DIR": "tests", // .ci/install-slack-types and bot's type-check test
 	"GONOGO_SCREENSHOTS":     "tests", // internal/web's browser tests write the docs' screenshots there
+	"GONOGO_LOAD":            "tests", // bot's 200-run benchmark
 	"GONOGO_SKILLS":          "compose.yaml",
 	"GONOGO_TRY_DIR":         "deploy/try-temporal.sh",
 }
