@@ -132,6 +132,15 @@ func (r *Reader) Decide(ctx context.Context, id engine.RunID, d engine.Decision)
 	return withoutFiles(run), true, err
 }
 
+// Edit sends an edit with its replacement artifact to the run's workflow,
+// as a person's edit in Slack goes: the body is kept in the artifact
+// store under its own key, beside the agent's text, and the workflow goes
+// on with it at once. The run web page's edits come here.
+func (r *Reader) Edit(ctx context.Context, id engine.RunID, d engine.Decision, body []byte) (*engine.Run, bool, error) {
+	run, err := r.b.Decide(ctx, id, d, body)
+	return withoutFiles(run), true, err
+}
+
 // Pause sends the pause to the run's workflow, which holds the run at its
 // next checkpoint whoever started it.
 func (r *Reader) Pause(ctx context.Context, id engine.RunID, actor string) (*engine.Run, bool, error) {
