@@ -75,6 +75,17 @@ func PlanBestOf(p Plan) bool {
 	return slices.ContainsFunc(p.Steps, func(s PlanStep) bool { return len(s.Rules.BestOf) > 1 })
 }
 
+// RunsOn reports whether a run of p may run a step on the runner named
+// own, the run's own: a step that is not a round of candidates runs on
+// it, as do the steps a route, a task list or a fallback adds (they take
+// no best-of of their own), and a round that names it.
+func RunsOn(p Plan, own string) bool {
+	return slices.ContainsFunc(p.Steps, func(s PlanStep) bool {
+		r := s.Rules
+		return len(r.BestOf) < 2 || r.Route || r.Decompose != "" || r.Fallback != "" || slices.Contains(r.BestOf, own)
+	})
+}
+
 // IsBestOf reports whether s runs as a round of candidates.
 func IsBestOf(s *Step) bool { return len(s.Rules.BestOf) > 1 }
 

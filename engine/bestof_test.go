@@ -242,3 +242,24 @@ func TestCheckBestOf(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsOn(t *testing.T) {
+	round := func(r StepRules) PlanStep { return PlanStep{Skill: "s", Rules: r} }
+	two := []string{"codex", "gemini"}
+	for _, c := range []struct {
+		name  string
+		steps []PlanStep
+		want  bool
+	}{
+		{"a step with no round", []PlanStep{round(StepRules{BestOf: two}), round(StepRules{})}, true},
+		{"every step a round on others", []PlanStep{round(StepRules{BestOf: two}), round(StepRules{BestOf: two})}, false},
+		{"a round naming the run's own", []PlanStep{round(StepRules{BestOf: []string{"claude", "codex"}})}, true},
+		{"a round that routes", []PlanStep{round(StepRules{BestOf: two, Route: true})}, true},
+		{"a round that splits into tasks", []PlanStep{round(StepRules{BestOf: two, Decompose: "x"})}, true},
+		{"a round with a fallback", []PlanStep{round(StepRules{BestOf: two, Fallback: "y"})}, true},
+	} {
+		if got := RunsOn(Plan{Steps: c.steps}, "claude"); got != c.want {
+			t.Errorf("%s: RunsOn = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -327,3 +327,30 @@ func TestBestOfWorkflowStep(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// TestBestOfNeedsNoOwnAgent runs every step on two codex candidates while
+// the run's own runner (claude) is not installed: the run starts, since no
+// step runs on claude. A round that names claude still needs it.
+func TestBestOfNeedsNoOwnAgent(t *testing.T) {
+	bestOfAgents(t, agentOut{text: claudePRD}, agentOut{text: "# Codex's PRD\n\nA draft.\n"})
+	codex, err := exec.LookPath("codex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(codex)
+	if err := os.Remove(filepath.Join(dir, "claude")); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := exec.LookPath("claude"); err == nil {
+		t.Skipf("a claude is installed at %s: this test needs it absent", p)
+	}
+	vars := bestOfVars(t)
+	res := gonogo(t, vars, "pick 2\n", "run", "--best-of", "codex,codex", "--chain", "deliver-prd -- saved searches")
+	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "(candidate 2 on codex)") {
+		t.Fatalf("a run on codex only, without claude: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = gonogo(t, vars, "", "run", "--best-of", "claude,codex", "--chain", "deliver-prd -- saved searches")
+	if res.code != terminal.ExitUsage || !strings.Contains(res.stderr, "claude") {
+		t.Fatalf("a round naming the missing claude: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}

@@ -95,10 +95,7 @@ func startAndDrive(ctx context.Context, e env, cfg config, f *runFlags, in input
 	if tc.Addr != "" {
 		return startOnTemporal(ctx, e, cfg, f, tc, in)
 	}
-	if err := requireAgent(f); err != nil {
-		return fail(e, cmd, err)
-	}
-	if err := requireBestOfAgents(f, in.plan); err != nil {
+	if err := requireAgents(f, in.plan); err != nil {
 		return fail(e, cmd, err)
 	}
 	box := terminal.NewInbox()

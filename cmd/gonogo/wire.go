@@ -70,10 +70,17 @@ func requireAgent(f *runFlags) error {
 	return nil
 }
 
-// requireBestOfAgents refuses, as requireAgent does, a best-of step whose
-// runner's agent cannot be run: each runner but the run's own runs its
-// default executable (runner.ByName).
-func requireBestOfAgents(f *runFlags, p engine.Plan) error {
+// requireAgents refuses, as requireAgent does, a run of p whose agents
+// cannot be run: the run's own when a step may run on it, and each
+// best-of runner but the run's own, which runs its default executable
+// (runner.ByName). A run whose every step is a round on other runners
+// needs no agent of its own installed.
+func requireAgents(f *runFlags, p engine.Plan) error {
+	if f.DryRun || f.runnerOverride != nil || engine.RunsOn(p, runnerName(f)) {
+		if err := requireAgent(f); err != nil {
+			return err
+		}
+	}
 	if f.DryRun || f.runnerOverride != nil {
 		return nil
 	}
