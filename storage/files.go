@@ -28,6 +28,7 @@ type pendingFile struct {
 	run        engine.RunID
 	path, from string
 	body       []byte
+	staged     staged // the body written ahead, when it was (see commitStaging)
 }
 
 // checkFileWrite refuses a file write that could land outside the data
@@ -119,11 +120,16 @@ func markedRun(k []byte) engine.RunID {
 func (db *DB) writeFilesLocked(id engine.RunID, files []pendingFile) error {
 	var ferr error
 	now := db.now()
-	for _, f := range files {
+	for i, f := range files {
 		if err := db.perform(f); err != nil {
 			ferr = fmt.Errorf("run %s: file %s: %w", id, f.path, err)
 			db.behind.Store(true)
 			delete(db.written, id)
+			for _, rest := range files[i+1:] {
+				if rest.staged.tmp != "" {
+					db.files.drop(rest.staged)
+				}
+			}
 			break
 		}
 		db.written[id] = append(db.written[id], writtenFile{path: f.path, at: now, id: f.id})
@@ -235,6 +241,9 @@ func (db *DB) forgetSynced(tx *bbolt.Tx, runs map[engine.RunID]int) error {
 }
 
 func (db *DB) perform(f pendingFile) error {
+	if f.staged.tmp != "" {
+		return db.files.place(f.staged)
+	}
 	if f.from != "" {
 		return db.files.rename(f.from, f.path)
 	}
