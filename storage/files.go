@@ -132,7 +132,7 @@ func (db *DB) writeFilesLocked(id engine.RunID, files []pendingFile) error {
 			}
 			break
 		}
-		db.written[id] = append(db.written[id], writtenFile{path: f.path, at: now, id: f.id})
+		db.addWritten(id, writtenFile{path: f.path, at: now, id: f.id})
 	}
 	// A failed sync costs this commit nothing: its files are written,
 	// their marks stay, and a later sync, Close (which reports it) or
@@ -141,13 +141,41 @@ func (db *DB) writeFilesLocked(id engine.RunID, files []pendingFile) error {
 	return ferr
 }
 
+// writtenBounds bounds the written files: at most n+added of them, none
+// written before oldest (zero when none is). Syncing one leaves them
+// bounds, so only addWritten keeps them; due counts them again, walking
+// every run, only once they allow something to be due.
+type writtenBounds struct {
+	n, added int
+	oldest   time.Time
+	walks    int // how many times due walked every run, so tests can bound it
+}
+
+// addWritten records a file write carried out and not yet synced.
+func (db *DB) addWritten(id engine.RunID, w writtenFile) {
+	db.written[id] = append(db.written[id], w)
+	b := &db.since
+	b.added++
+	if b.oldest.IsZero() || w.at.Before(b.oldest) {
+		b.oldest = w.at
+	}
+}
+
 // due is, by run, how many of its written files to sync now: those
 // syncAfter old, or all of them once syncBatch wait.
 func (db *DB) due(now time.Time) map[engine.RunID]int {
+	if b := db.since; b.n+b.added < syncBatch && (b.oldest.IsZero() || now.Sub(b.oldest) < syncAfter) {
+		return nil
+	}
 	n := 0
+	var oldest time.Time
 	for _, ws := range db.written {
 		n += len(ws)
+		if len(ws) > 0 && (oldest.IsZero() || ws[0].at.Before(oldest)) {
+			oldest = ws[0].at
+		}
 	}
+	db.since = writtenBounds{n: n, oldest: oldest, walks: db.since.walks + 1}
 	out := map[engine.RunID]int{}
 	for id, ws := range db.written {
 		k := len(ws)
@@ -298,7 +326,7 @@ func (db *DB) restoreLocked() (map[engine.RunID]error, error) {
 			failed[f.run] = fmt.Errorf("file %s: %w", f.path, err)
 			continue
 		}
-		db.written[f.run] = append(db.written[f.run], writtenFile{path: f.path, at: now, id: f.id})
+		db.addWritten(f.run, writtenFile{path: f.path, at: now, id: f.id})
 	}
 	for _, id := range runsOf(pending, marked) {
 		if failed[id] != nil {
@@ -311,7 +339,7 @@ func (db *DB) restoreLocked() (map[engine.RunID]error, error) {
 			db.written[id] = []writtenFile{}
 		}
 		for _, p := range paths {
-			db.written[id] = append(db.written[id], writtenFile{path: p, at: now})
+			db.addWritten(id, writtenFile{path: p, at: now})
 		}
 		if err != nil {
 			failed[id] = fmt.Errorf("rewrite its files: %w", err)
