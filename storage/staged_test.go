@@ -149,3 +149,46 @@ func TestStagedFolderMeetsItsFolderThere(t *testing.T) {
 		t.Errorf("the staged folder %s is still there (%v)", s.folder, err)
 	}
 }
+
+// A commit whose file cannot be put in place stops there (a later write
+// may take the place of an earlier rename), and drops what it staged for
+// the files after it; the next open writes them all.
+func TestFailedFileDropsTheStagedOnesAfterIt(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, Options{})
+	must(t, err)
+	c := newClock()
+	first := startRun(t, db, "r0001", testPlan(2), c)
+	first.start(1)
+	first.finish(1, engine.ResultProduced, "one\n") // starts the maker
+	first.decide(1, engine.DecideApprove, "k-1", "", "")
+	first.start(2)
+	db.files.ahead.settle()
+
+	commit := first.finishCommit(2, "two\n")
+	// A file stands where the first file's folder goes; the second, the
+	// artifact's, is staged in the file made ahead.
+	blocked := "notes/r0001.md"
+	must(t, os.WriteFile(filepath.Join(dir, "notes"), nil, 0o600))
+	commit.Files = append([]engine.FileWrite{{Path: blocked, Body: []byte("notes\n")}}, commit.Files...)
+	if err := db.Commit(context.Background(), commit); !errors.Is(err, ErrFilesPending) {
+		t.Fatalf("commit with a file that cannot be put in place: %v, want ErrFilesPending", err)
+	}
+	second := commit.Files[1].Path
+	if _, err := os.Lstat(filepath.Join(dir, second)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is in place though the file before it failed (%v)", second, err)
+	}
+	db.files.ahead.settle()
+	madeAhead(t, dir) // nothing staged is left
+	crash(t, db)
+
+	must(t, os.Remove(filepath.Join(dir, "notes")))
+	openStore(t, dir, Options{})
+	if got := readFile(t, dir, blocked); got != "notes\n" {
+		t.Errorf("%s after reopening = %q", blocked, got)
+	}
+	if got := readFile(t, dir, second); got != "two\n" {
+		t.Errorf("%s after reopening = %q", second, got)
+	}
+	assertNoTempFiles(t, dir)
+}
