@@ -142,9 +142,10 @@ func (db *DB) writeFilesLocked(id engine.RunID, files []pendingFile) error {
 }
 
 // writtenBounds bounds the written files: at most n+added of them, none
-// written before oldest (zero when none is). Syncing one leaves them
-// bounds, so only addWritten keeps them; due counts them again, walking
-// every run, only once they allow something to be due.
+// written before oldest (zero when none is). Syncing or forgetting files
+// leaves them true, so only addWritten need keep them; due walks every
+// run to count again only once they allow something to be due, so that a
+// commit does not walk up to syncBatch unsynced files to find none due.
 type writtenBounds struct {
 	n, added int
 	oldest   time.Time
