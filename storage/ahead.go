@@ -20,8 +20,9 @@ const aheadDir = ".ahead"
 // fsync), while renaming one into place costs little: so a goroutine the
 // DB owns keeps ready in aheadDir one empty file, for a run's folder that
 // exists, and one empty folder holding an empty file, for a run's first
-// file; a commit writes the body into the file and renames them into
-// place. The maker starts after the first artifact file written, so a
+// file; a commit writes the body into the file while its transaction
+// commits, and renames it (or its folder) into place once it has (see
+// staged). The maker starts after the first artifact file written, so a
 // store that writes none makes none, and makes the next ones once a
 // commit's files are written (refill), not while they are; Close stops it
 // and removes what it made. A commit that finds nothing ready makes its
@@ -67,8 +68,9 @@ type spareDir struct {
 	file spareFile
 }
 
-// spareName is the spare file's name inside a spare folder: hidden, and a
-// temp file's, for the moment the folder is in place and the file not yet.
+// spareName is the spare file's name inside a spare folder until a body
+// is written into it and it is named for its place (see stageInFolder):
+// hidden, and a temp file's, should it ever be seen.
 const spareName = ".spare.tmp"
 
 // clearAhead removes what a gonogo stopped before Close made ahead and did
@@ -101,12 +103,7 @@ func (a *ahead) run() {
 			a.file = f
 		}
 		if d.root != nil {
-			if a.dir.root != nil { // one was given back meanwhile
-				d.close()
-				_ = a.root.RemoveAll(d.name)
-			} else {
-				a.dir = d
-			}
+			a.dir = d
 		}
 		a.failed = err != nil
 	}
@@ -164,20 +161,6 @@ func (a *ahead) takeDir() (spareDir, bool) {
 	d := a.dir
 	a.dir = spareDir{}
 	return d, d.root != nil
-}
-
-// giveBack returns a folder taken and not used, or removes it when
-// another is ready.
-func (a *ahead) giveBack(d spareDir) {
-	a.mu.Lock()
-	if a.dir.root == nil && a.state != aheadHalted {
-		a.dir = d
-		a.mu.Unlock()
-		return
-	}
-	a.mu.Unlock()
-	d.close()
-	_ = a.root.RemoveAll(d.name)
 }
 
 // refill has the maker make what was taken, starting it the first time.

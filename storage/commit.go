@@ -37,9 +37,10 @@ type prepared struct {
 // Commit applies c in one fsynced transaction: the journal events, the
 // snapshot, the artifacts, the idempotency key and what the store keeps of
 // the file writes until they are durable (its run's mark, and the records
-// of those it could not derive); then writes the files, which are on disk
-// when it returns and which a later sync makes durable (see the package
-// doc's Durability). It refuses, writing nothing, a change computed against
+// of those it could not derive); then puts the files in place, their
+// bodies written meanwhile (see commitStaging): they are on disk when it
+// returns, and a later sync makes them durable (see the package doc's
+// Durability). It refuses, writing nothing, a change computed against
 // an older journal (engine.ErrStale), a key already applied
 // (engine.ErrDuplicate) and events that do not continue the journal.
 //
@@ -62,21 +63,29 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 		return err
 	}
 	if len(p.files) > 0 {
-		db.fileMu.Lock()
-		defer db.fileMu.Unlock()
+		return db.commitWithFiles(c.Run, p)
 	}
-	var fileIDs []uint64
 	err = db.update(func(tx *bbolt.Tx) (err error) {
-		fileIDs, err = commitTx(tx, p)
+		_, err = commitTx(tx, p)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	db.remember(c.Run)
-	if len(p.files) == 0 {
-		return nil
+	return nil
+}
+
+// commitWithFiles commits p and carries out its file writes, their bodies
+// written while the transaction commits (see commitStaging).
+func (db *DB) commitWithFiles(run *engine.Run, p *prepared) error {
+	db.fileMu.Lock()
+	defer db.fileMu.Unlock()
+	fileIDs, stagedFiles, err := db.commitStaging(p)
+	if err != nil {
+		return err
 	}
+	db.remember(run)
 	// What the files took from ahead is made again once they are written.
 	defer db.files.ahead.refill()
 	if db.behind.Load() {
@@ -97,12 +106,62 @@ func (db *DB) Commit(ctx context.Context, c engine.Commit) error {
 	}
 	pending := make([]pendingFile, len(p.files))
 	for i, f := range p.files {
-		pending[i] = pendingFile{id: fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body}
+		pending[i] = pendingFile{id: fileIDs[i], run: p.run, path: f.Path, from: f.From, body: f.Body, staged: stagedFiles[i]}
 	}
 	if err := db.writeFilesLocked(p.run, pending); err != nil {
 		return fmt.Errorf("commit run %s: %w: %w", p.run, ErrFilesPending, err)
 	}
 	return nil
+}
+
+// commitStaging runs p's transaction while a goroutine stages the bodies
+// of its file writes in what was made ahead: the transaction's fsync is
+// most of its time, and the writes fit in it, leaving a rename for after.
+// It returns the records' ids and what was staged, by file (the zero
+// staged for a file written after as if there were no ahead). A failed
+// transaction drops what was staged. Nothing is staged when earlier
+// writes failed (behind): then the files are written from the store.
+// The caller holds fileMu.
+func (db *DB) commitStaging(p *prepared) ([]uint64, []staged, error) {
+	stagedFiles := make([]staged, len(p.files))
+	done := make(chan struct{})
+	if db.behind.Load() {
+		close(done)
+	} else {
+		go func() {
+			defer close(done)
+			for i, f := range p.files {
+				if f.From != "" {
+					continue // a rename is carried out after, in order
+				}
+				// A file that cannot be staged is written after, and
+				// its error reported then.
+				if s, ok, err := db.files.stage(f.Path, f.Body); ok && err == nil {
+					stagedFiles[i] = s
+				}
+			}
+		}()
+	}
+	var fileIDs []uint64
+	err := db.update(func(tx *bbolt.Tx) (err error) {
+		fileIDs, err = commitTx(tx, p)
+		return err
+	})
+	<-done
+	if err != nil {
+		took := false
+		for _, s := range stagedFiles {
+			if s.tmp != "" {
+				db.files.drop(s)
+				took = true
+			}
+		}
+		if took {
+			db.files.ahead.refill()
+		}
+		return nil, nil, err
+	}
+	return fileIDs, stagedFiles, nil
 }
 
 // encodeCommit checks c and encodes its records.

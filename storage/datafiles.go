@@ -29,47 +29,143 @@ type dataFiles struct {
 }
 
 // write replaces name with body so that a reader sees either the old file
-// or the new one: the body goes into a new file (one made ahead, else a
-// temp file beside name), which is then renamed over name.
+// or the new one: the body goes into a new file (one made ahead, see stage,
+// else a temp file beside name), which is then renamed over name.
 func (d dataFiles) write(name string, body []byte) error {
-	dir := path.Dir(name)
-	known := d.dirs[dir]
-	if !known && dir != "." {
-		if sd, ok := d.ahead.takeDir(); ok {
-			// Renaming the folder made ahead to dir fails when dir is
-			// there already (or its parent is not): then dir is made, or
-			// found, as it would be without it.
-			if d.root.Rename(sd.name, dir) == nil {
-				d.dirs[dir] = true
-				return d.fill(sd, path.Base(name), body)
-			}
-			d.ahead.giveBack(sd)
-		}
-		if err := d.ensureDir(dir); err != nil {
-			return err
-		}
-		d.dirs[dir] = true
+	s, ok, err := d.stage(name, body)
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		return d.place(s)
 	}
-	err := d.replace(name, body)
-	if known && errors.Is(err, fs.ErrNotExist) {
-		// The folder went since it was known: make it again.
+	dir := path.Dir(name)
+	err = d.replace(name, body)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The folder is missing, or went since it was known: make it.
 		delete(d.dirs, dir)
-		return d.write(name, body)
+		if err = d.ensureDir(dir); err == nil {
+			err = d.replace(name, body)
+		}
+	}
+	if err == nil {
+		d.dirs[dir] = true
 	}
 	return err
 }
 
-// replace writes body into a new file and renames it over name, whose
-// folder is there.
-func (d dataFiles) replace(name string, body []byte) error {
-	tmp, f, err := d.tempFile(name)
+// staged is a file's body written into what was made ahead, not yet where
+// it goes: place renames it there, drop removes it. A commit stages its
+// files while its transaction commits and places them once it has, so
+// that a file is never in place for a change that is not durable. Until
+// placed it is in aheadDir, which the next open clears.
+type staged struct {
+	name string // where it goes, relative to the data directory
+	tmp  string // the file holding the body, relative to the data directory
+	// folder, when set, is the folder made ahead that holds tmp, already
+	// named as name's file: it becomes name's folder, so that one rename
+	// puts both in place.
+	folder string
+}
+
+// stage writes body into what was made ahead for name: a folder and its
+// file when name's folder is missing, else a file. ok is false when
+// nothing is ready; the caller then writes name as if there were no ahead.
+// It changes nothing outside aheadDir, and reads dirs only.
+func (d dataFiles) stage(name string, body []byte) (s staged, ok bool, err error) {
+	dir := path.Dir(name)
+	if !d.dirs[dir] {
+		missing, err := d.missingDir(dir)
+		if err != nil {
+			return s, false, err
+		}
+		if missing {
+			if sd, ok := d.ahead.takeDir(); ok {
+				return d.stageInFolder(sd, name, body)
+			}
+		}
+	}
+	f, ok := d.ahead.takeFile()
+	if !ok {
+		return s, false, nil
+	}
+	if err := writeClose(f.f, body); err != nil {
+		_ = d.root.Remove(f.name)
+		return s, false, err
+	}
+	return staged{name: name, tmp: f.name}, true, nil
+}
+
+// stageInFolder writes body into the file of folder sd and names it as
+// name's file: a rename inside the folder, still in aheadDir.
+func (d dataFiles) stageInFolder(sd spareDir, name string, body []byte) (staged, bool, error) {
+	defer sd.root.Close()
+	base := path.Base(name)
+	err := writeClose(sd.file.f, body)
+	if err == nil && base != spareName {
+		err = sd.root.Rename(spareName, base)
+	}
 	if err != nil {
+		_ = d.root.RemoveAll(sd.name)
+		return staged{}, false, err
+	}
+	return staged{name: name, tmp: path.Join(sd.name, base), folder: sd.name}, true, nil
+}
+
+// place renames a staged file into place: its folder, when it has one and
+// name's folder is still missing, else the file alone, making its folder
+// when that is missing.
+func (d dataFiles) place(s staged) error {
+	dir := path.Dir(s.name)
+	if s.folder != "" {
+		if d.root.Rename(s.folder, dir) == nil {
+			d.dirs[dir] = true
+			return nil
+		}
+		// The folder is there after all, or its parent is not.
+		defer func() { _ = d.root.RemoveAll(s.folder) }()
+	}
+	err := d.root.Rename(s.tmp, s.name)
+	if errors.Is(err, fs.ErrNotExist) {
+		delete(d.dirs, dir)
+		if err = d.ensureDir(dir); err == nil {
+			err = d.root.Rename(s.tmp, s.name)
+		}
+	}
+	if err != nil {
+		d.drop(s)
 		return err
 	}
-	_, err = f.Write(body)
+	d.dirs[dir] = true
+	return nil
+}
+
+// drop removes a staged file that is not to be placed.
+func (d dataFiles) drop(s staged) {
+	if s.folder != "" {
+		_ = d.root.RemoveAll(s.folder)
+		return
+	}
+	_ = d.root.Remove(s.tmp)
+}
+
+func writeClose(f *os.File, body []byte) error {
+	_, err := f.Write(body)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// replace writes body into a temp file beside name and renames it over
+// name, whose folder is there.
+func (d dataFiles) replace(name string, body []byte) error {
+	tmp := path.Join(path.Dir(name), fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	err = writeClose(f, body)
 	if err == nil {
 		err = d.root.Rename(tmp, name)
 	}
@@ -95,34 +191,6 @@ func (d dataFiles) missingDir(dir string) (bool, error) {
 		return false, fmt.Errorf("%s is not a directory", dir)
 	}
 	return false, nil
-}
-
-// fill writes body into the file of a folder made ahead and now in place,
-// and names it base: a rename inside the folder.
-func (d dataFiles) fill(sd spareDir, base string, body []byte) error {
-	defer sd.root.Close()
-	_, err := sd.file.f.Write(body)
-	if cerr := sd.file.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = sd.root.Rename(sd.file.name, base)
-	}
-	if err != nil {
-		_ = sd.root.Remove(sd.file.name)
-	}
-	return err
-}
-
-// tempFile is a new, empty file to write name's body into: the one made
-// ahead, else a temp file beside name.
-func (d dataFiles) tempFile(name string) (string, *os.File, error) {
-	if s, ok := d.ahead.takeFile(); ok {
-		return s.name, s.f, nil
-	}
-	tmp := path.Join(path.Dir(name), fmt.Sprintf(".%s.%016x.tmp", path.Base(name), rand.Uint64()))
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	return tmp, f, err
 }
 
 // rename moves from to to. When to already exists the rename is taken

@@ -72,6 +72,9 @@ type DB struct {
 	// records) stay until an fsync has made the files durable (see
 	// syncFiles).
 	written map[engine.RunID][]writtenFile
+	// since bounds written from what due last counted, so that a commit
+	// need not count it again until something could be due.
+	since writtenBounds
 	// filesErr is why pending file writes could not be done at Open.
 	filesErr error
 	pulse    pulse // see PulseFile

@@ -28,6 +28,7 @@ type pendingFile struct {
 	run        engine.RunID
 	path, from string
 	body       []byte
+	staged     staged // the body written ahead, when it was (see commitStaging)
 }
 
 // checkFileWrite refuses a file write that could land outside the data
@@ -119,14 +120,19 @@ func markedRun(k []byte) engine.RunID {
 func (db *DB) writeFilesLocked(id engine.RunID, files []pendingFile) error {
 	var ferr error
 	now := db.now()
-	for _, f := range files {
+	for i, f := range files {
 		if err := db.perform(f); err != nil {
 			ferr = fmt.Errorf("run %s: file %s: %w", id, f.path, err)
 			db.behind.Store(true)
 			delete(db.written, id)
+			for _, rest := range files[i+1:] {
+				if rest.staged.tmp != "" {
+					db.files.drop(rest.staged)
+				}
+			}
 			break
 		}
-		db.written[id] = append(db.written[id], writtenFile{path: f.path, at: now, id: f.id})
+		db.addWritten(id, writtenFile{path: f.path, at: now, id: f.id})
 	}
 	// A failed sync costs this commit nothing: its files are written,
 	// their marks stay, and a later sync, Close (which reports it) or
@@ -135,13 +141,42 @@ func (db *DB) writeFilesLocked(id engine.RunID, files []pendingFile) error {
 	return ferr
 }
 
+// writtenBounds bounds the written files: at most n+added of them, none
+// written before oldest (zero when none is). Syncing or forgetting files
+// leaves them true, so only addWritten need keep them; due walks every
+// run to count again only once they allow something to be due, so that a
+// commit does not walk up to syncBatch unsynced files to find none due.
+type writtenBounds struct {
+	n, added int
+	oldest   time.Time
+	walks    int // how many times due walked every run, so tests can bound it
+}
+
+// addWritten records a file write carried out and not yet synced.
+func (db *DB) addWritten(id engine.RunID, w writtenFile) {
+	db.written[id] = append(db.written[id], w)
+	b := &db.since
+	b.added++
+	if b.oldest.IsZero() || w.at.Before(b.oldest) {
+		b.oldest = w.at
+	}
+}
+
 // due is, by run, how many of its written files to sync now: those
 // syncAfter old, or all of them once syncBatch wait.
 func (db *DB) due(now time.Time) map[engine.RunID]int {
+	if b := db.since; b.n+b.added < syncBatch && (b.oldest.IsZero() || now.Sub(b.oldest) < syncAfter) {
+		return nil
+	}
 	n := 0
+	var oldest time.Time
 	for _, ws := range db.written {
 		n += len(ws)
+		if len(ws) > 0 && (oldest.IsZero() || ws[0].at.Before(oldest)) {
+			oldest = ws[0].at
+		}
 	}
+	db.since = writtenBounds{n: n, oldest: oldest, walks: db.since.walks + 1}
 	out := map[engine.RunID]int{}
 	for id, ws := range db.written {
 		k := len(ws)
@@ -235,6 +270,9 @@ func (db *DB) forgetSynced(tx *bbolt.Tx, runs map[engine.RunID]int) error {
 }
 
 func (db *DB) perform(f pendingFile) error {
+	if f.staged.tmp != "" {
+		return db.files.place(f.staged)
+	}
 	if f.from != "" {
 		return db.files.rename(f.from, f.path)
 	}
@@ -289,7 +327,7 @@ func (db *DB) restoreLocked() (map[engine.RunID]error, error) {
 			failed[f.run] = fmt.Errorf("file %s: %w", f.path, err)
 			continue
 		}
-		db.written[f.run] = append(db.written[f.run], writtenFile{path: f.path, at: now, id: f.id})
+		db.addWritten(f.run, writtenFile{path: f.path, at: now, id: f.id})
 	}
 	for _, id := range runsOf(pending, marked) {
 		if failed[id] != nil {
@@ -302,7 +340,7 @@ func (db *DB) restoreLocked() (map[engine.RunID]error, error) {
 			db.written[id] = []writtenFile{}
 		}
 		for _, p := range paths {
-			db.written[id] = append(db.written[id], writtenFile{path: p, at: now})
+			db.addWritten(id, writtenFile{path: p, at: now})
 		}
 		if err != nil {
 			failed[id] = fmt.Errorf("rewrite its files: %w", err)

@@ -80,6 +80,11 @@ func TestSyncBatchBoundsTheFilesAtRisk(t *testing.T) {
 	if got := db.files.syncs.Load(); got != 1 {
 		t.Fatalf("%d syncs for %d files, want 1", got, syncBatch)
 	}
+	// Until the batch was full, nothing could be due: no commit walked
+	// every run's written files to find that out.
+	if got := db.since.walks; got != 1 {
+		t.Fatalf("due walked the written files %d times for %d commits, want once (the batch)", got, syncBatch)
+	}
 	if n := pendingCount(t, db); n != 0 {
 		t.Fatalf("%d file records and marks after the batch was synced", n)
 	}
@@ -159,5 +164,49 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A commit does not walk every run's written files to find none due: due
+// keeps bounds on them (how many, the oldest), which must still let each
+// run's files be synced once they are syncAfter old, however the runs'
+// writes interleave with the syncs.
+func TestStaggeredFilesAreSyncedWhenOld(t *testing.T) {
+	start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	now := start
+	db := openStore(t, t.TempDir(), Options{Now: func() time.Time { return now }})
+	c := newClock()
+	at := func(d time.Duration, r *runner, n int) {
+		t.Helper()
+		now = start.Add(d)
+		r.start(n)
+		r.finish(n, engine.ResultProduced, "artifact\n")
+	}
+	marks := func(want ...engine.RunID) {
+		t.Helper()
+		if _, got := pendingRecords(t, db); !slices.Equal(got, want) {
+			t.Fatalf("at +%v: marks %v, want %v", now.Sub(start), got, want)
+		}
+	}
+	a := startRun(t, db, "r0001", testPlan(4), c)
+	b := startRun(t, db, "r0002", testPlan(4), c)
+	at(0, a, 1)
+	at(20*time.Second, b, 1)
+	at(syncAfter, b, 2) // a's file is due; b's are not
+	marks("r0002")
+	at(syncAfter+5*time.Second, a, 2) // nothing due
+	marks("r0001", "r0002")
+	if got := db.files.syncs.Load(); got != 1 {
+		t.Fatalf("%d syncs before b's first file is %v old, want 1", got, syncAfter)
+	}
+	at(20*time.Second+syncAfter, a, 3) // b's first file is due, not its second
+	marks("r0001", "r0002")
+	if got := db.files.syncs.Load(); got != 2 {
+		t.Fatalf("%d syncs once b's first file is %v old, want 2", got, syncAfter)
+	}
+	at(50*time.Second+syncAfter, b, 3) // every file but this one is due
+	marks("r0002")
+	if got := db.files.syncs.Load(); got != 3 {
+		t.Fatalf("%d syncs once every file but the last is %v old, want 3", got, syncAfter)
 	}
 }
