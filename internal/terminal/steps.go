@@ -31,17 +31,23 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		fmt.Fprintf(d.out, "  Summary:  %s\n", ev.Summary)
 	}
 	if ev.Artifact {
-		if ev.File != "" {
-			fmt.Fprintf(d.out, "  Artifact: %s\n", filepath.Join(d.data, filepath.FromSlash(ev.File)))
-		} else {
-			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d%s)\n", r.ID, ev.Step, ev.Attempt, DataFlag(d.data))
-		}
-		if body, err := d.svc.Artifact(ctx, r.ID, ev.Step, ev.Attempt); err == nil {
-			PrintPreview(d.out, body, 12)
-		}
+		d.artifactLines(ctx, r, ev)
 	}
 	if next := NextWords(s, ev); next != "" {
 		fmt.Fprintf(d.out, "  %s\n", next)
+	}
+}
+
+// artifactLines say where a finished attempt's artifact is (its file, or
+// the store), and preview it.
+func (d *driver) artifactLines(ctx context.Context, r *engine.Run, ev engine.Event) {
+	if ev.File != "" {
+		fmt.Fprintf(d.out, "  Artifact: %s\n", filepath.Join(d.data, filepath.FromSlash(ev.File)))
+	} else {
+		fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d%s)\n", r.ID, ev.Step, ev.Attempt, DataFlag(d.data))
+	}
+	if body, err := d.svc.Artifact(ctx, r.ID, ev.Step, ev.Attempt); err == nil {
+		PrintPreview(d.out, body, 12)
 	}
 }
 
@@ -53,6 +59,15 @@ func ResultLine(s *engine.Step, ev engine.Event) string {
 	if a != nil && a.Skill != "" && a.Skill != s.Skill {
 		res += " (ran the fallback `" + a.Skill + "`)"
 	}
+	if facts := attemptFacts(ev, a); len(facts) > 0 {
+		res += "  (" + strings.Join(facts, ", ") + ")"
+	}
+	return res
+}
+
+// attemptFacts is what an attempt cost, in money, turns and time, as far
+// as they are known.
+func attemptFacts(ev engine.Event, a *engine.Attempt) []string {
 	var facts []string
 	if ev.CostUSD > 0 {
 		facts = append(facts, fmt.Sprintf("$%.2f", ev.CostUSD))
@@ -63,10 +78,7 @@ func ResultLine(s *engine.Step, ev engine.Event) string {
 	if a != nil && !a.Started.IsZero() {
 		facts = append(facts, a.Finished.Sub(a.Started).Round(time.Second).String())
 	}
-	if len(facts) > 0 {
-		res += "  (" + strings.Join(facts, ", ") + ")"
-	}
-	return res
+	return facts
 }
 
 // NextWords says what follows a finished attempt without a person: the run
@@ -81,12 +93,19 @@ func NextWords(s *engine.Step, ev engine.Event) string {
 	case ev.Status == engine.StepSkipped:
 		return "Optional step: the run goes on without it."
 	case s != nil && ev.Status == engine.StepWaiting:
-		if due, n, of, ok := engine.RetryDue(s); ok && s.Latest() != nil && s.Latest().N == ev.Attempt {
-			return fmt.Sprintf("Retrying at %s (retry %d of %d).", due.Local().Format("15:04:05"), n, of)
-		}
-		if ev.Held {
-			return "The run is paused: the step waits here whatever the run's mode."
-		}
+		return waitingWords(s, ev)
+	}
+	return ""
+}
+
+// waitingWords says why a finished attempt's step waits without a person:
+// gonogo retries it at a set time, or a pause holds it.
+func waitingWords(s *engine.Step, ev engine.Event) string {
+	if due, n, of, ok := engine.RetryDue(s); ok && s.Latest() != nil && s.Latest().N == ev.Attempt {
+		return fmt.Sprintf("Retrying at %s (retry %d of %d).", due.Local().Format("15:04:05"), n, of)
+	}
+	if ev.Held {
+		return "The run is paused: the step waits here whatever the run's mode."
 	}
 	return ""
 }
@@ -134,32 +153,51 @@ func PrintSteps(w io.Writer, r *engine.Run, data string) {
 	fmt.Fprintf(w, "  %-3s %-32s %-14s %-9s %s\n", "#", "step", "result", "decision", "artifact")
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		res, dec, art := "-", "-", "-"
-		if l := s.Latest(); l != nil {
-			res = string(l.Result)
-			if l.File != "" {
-				art = filepath.Join(data, filepath.FromSlash(l.File))
-				if ArtifactGone(data, l.File) {
-					art = fmt.Sprintf("%s is gone; in the store: gonogo show %s --artifact %d%s", art, r.ID, s.N, DataFlag(data))
-				}
-			} else if l.Artifact {
-				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, DataFlag(data))
-			}
-		}
-		if s.Status == engine.StepSkipped {
-			art = "-"
-		}
-		if d := engine.StepDecision(s); d != nil {
-			dec = string(d.Kind)
-		}
-		// An aborted step that ran keeps its attempt's result (the decision
-		// column says abort); one that never ran says aborted.
-		if s.Status == engine.StepPending || s.Status == engine.StepInterrupted ||
-			(s.Status == engine.StepAborted && s.Latest() == nil) {
-			res = string(s.Status)
-		}
-		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, Clip(s.Skill, 32), res, dec, art)
+		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, Clip(s.Skill, 32), tableResult(s), tableDecision(s), tableArtifact(r, s, data))
 	}
+}
+
+// tableResult is a step's result column in the steps table.
+func tableResult(s *engine.Step) string {
+	// An aborted step that ran keeps its attempt's result (the decision
+	// column says abort); one that never ran says aborted.
+	if s.Status == engine.StepPending || s.Status == engine.StepInterrupted ||
+		(s.Status == engine.StepAborted && s.Latest() == nil) {
+		return string(s.Status)
+	}
+	if l := s.Latest(); l != nil {
+		return string(l.Result)
+	}
+	return "-"
+}
+
+// tableDecision is a step's decision column in the steps table.
+func tableDecision(s *engine.Step) string {
+	if d := engine.StepDecision(s); d != nil {
+		return string(d.Kind)
+	}
+	return "-"
+}
+
+// tableArtifact is a step's artifact column in the steps table: the file,
+// or how to print it from the store when it has no file or the file is
+// gone.
+func tableArtifact(r *engine.Run, s *engine.Step, data string) string {
+	l := s.Latest()
+	if l == nil || s.Status == engine.StepSkipped {
+		return "-"
+	}
+	if l.File != "" {
+		art := filepath.Join(data, filepath.FromSlash(l.File))
+		if ArtifactGone(data, l.File) {
+			art = fmt.Sprintf("%s is gone; in the store: gonogo show %s --artifact %d%s", art, r.ID, s.N, DataFlag(data))
+		}
+		return art
+	}
+	if l.Artifact {
+		return fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, DataFlag(data))
+	}
+	return "-"
 }
 
 func PrintLeftovers(w io.Writer, p engine.Plan) {
