@@ -78,17 +78,29 @@ func artifactAttempt(r *engine.Run, n, k int) (*engine.Attempt, string, error) {
 	if s == nil {
 		return nil, "", fmt.Errorf("run %s has no step %d (it has %d)", r.ID, n, len(r.Steps))
 	}
-	with := attemptsWithArtifact(s)
 	if k != 0 {
-		a := AttemptOf(s, k)
-		switch {
-		case a == nil:
-			return nil, "", fmt.Errorf("step %d of run %s has no attempt %d (it has %d)", n, r.ID, k, len(s.Attempts))
-		case !a.Artifact:
-			return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, k, OrDash(string(a.Result)), with), nil
-		}
-		return a, "", nil
+		return attemptArtifact(r, s, k)
 	}
+	return currentArtifact(s)
+}
+
+// attemptArtifact is attempt k of step s, for show --artifact N
+// --attempt K (see artifactAttempt).
+func attemptArtifact(r *engine.Run, s *engine.Step, k int) (*engine.Attempt, string, error) {
+	a := AttemptOf(s, k)
+	switch {
+	case a == nil:
+		return nil, "", fmt.Errorf("step %d of run %s has no attempt %d (it has %d)", s.N, r.ID, k, len(s.Attempts))
+	case !a.Artifact:
+		return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", s.N, k, OrDash(string(a.Result)), attemptsWithArtifact(s)), nil
+	}
+	return a, "", nil
+}
+
+// currentArtifact is the attempt whose artifact is step s's current one,
+// for show --artifact N (see artifactAttempt).
+func currentArtifact(s *engine.Step) (*engine.Attempt, string, error) {
+	n, with := s.N, attemptsWithArtifact(s)
 	l := s.Latest()
 	switch {
 	case l == nil:
