@@ -131,18 +131,10 @@ func (s *codexStream) add(line []byte) (urgent bool) {
 	case "item.started", "item.updated", "item.completed":
 		return s.item(ev.Type, ev.Item)
 	case "error":
-		msg := strings.TrimSpace(ev.Message)
-		if !strings.HasPrefix(msg, "Reconnecting") {
-			s.lastError = msg
-		}
-		s.status = msg
+		s.streamError(ev.Message)
 		return true
 	case "turn.completed":
-		s.completed, s.status = true, ""
-		s.usage.InputTokens += ev.Usage.InputTokens - ev.Usage.CachedInputTokens
-		s.usage.CacheRead += ev.Usage.CachedInputTokens
-		s.usage.CacheCreate += ev.Usage.CacheWriteTokens
-		s.usage.OutputTokens += ev.Usage.OutputTokens
+		s.turnCompleted(ev)
 		return true
 	case "turn.failed":
 		s.failed = strings.TrimSpace(ev.Error.Message)
@@ -152,6 +144,26 @@ func (s *codexStream) add(line []byte) (urgent bool) {
 		return true
 	}
 	return false
+}
+
+// streamError shows an error event as the agent's status and keeps it as
+// the last error, unless Codex is only reconnecting.
+func (s *codexStream) streamError(message string) {
+	msg := strings.TrimSpace(message)
+	if !strings.HasPrefix(msg, "Reconnecting") {
+		s.lastError = msg
+	}
+	s.status = msg
+}
+
+// turnCompleted adds a completed turn's tokens to the usage; Codex counts
+// the cached input tokens within the input tokens.
+func (s *codexStream) turnCompleted(ev codexEvent) {
+	s.completed, s.status = true, ""
+	s.usage.InputTokens += ev.Usage.InputTokens - ev.Usage.CachedInputTokens
+	s.usage.CacheRead += ev.Usage.CachedInputTokens
+	s.usage.CacheCreate += ev.Usage.CacheWriteTokens
+	s.usage.OutputTokens += ev.Usage.OutputTokens
 }
 
 func (s *codexStream) item(kind string, raw rawRef) (urgent bool) {
@@ -178,26 +190,33 @@ func (s *codexStream) item(kind string, raw rawRef) (urgent bool) {
 	name, tool := codexTools[it.Type]
 	switch {
 	case tool:
-		if it.Type == "mcp_tool_call" {
-			name = strings.Trim(it.Server+"."+it.Tool, ".")
-		}
-		if s.tools == nil {
-			s.tools = make(map[string]bool)
-		}
-		if it.ID == "" || !s.tools[it.ID] {
-			s.toolCalls++
-			s.lastTool = name
-			if it.ID != "" {
-				s.tools[it.ID] = true
-			}
-		}
-		if kind == "item.completed" {
-			s.newTurn = true
-		}
+		s.toolItem(kind, it, name)
 	case it.Type == "agent_message" && kind == "item.completed":
 		s.answer = it.Text
 	}
 	return urgent
+}
+
+// toolItem counts a tool call once however many events its item gets
+// (an MCP call is named after its server and tool); the model's next
+// item after it completes is a new turn.
+func (s *codexStream) toolItem(kind string, it codexItem, name string) {
+	if it.Type == "mcp_tool_call" {
+		name = strings.Trim(it.Server+"."+it.Tool, ".")
+	}
+	if s.tools == nil {
+		s.tools = make(map[string]bool)
+	}
+	if it.ID == "" || !s.tools[it.ID] {
+		s.toolCalls++
+		s.lastTool = name
+		if it.ID != "" {
+			s.tools[it.ID] = true
+		}
+	}
+	if kind == "item.completed" {
+		s.newTurn = true
+	}
 }
 
 func (s *codexStream) progress() engine.Progress {

@@ -122,17 +122,7 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 	s.events++
 	switch ev.Type {
 	case "message":
-		if ev.Role != "assistant" {
-			s.newTurn = true
-			return false
-		}
-		s.status = ""
-		s.answer = append(s.answer, ev.Content)
-		if s.newTurn || s.turns == 0 {
-			s.turns++
-			s.newTurn = false
-			return true
-		}
+		return s.message(ev)
 	case "tool_use":
 		s.toolCalls++
 		s.lastTool = ev.ToolName
@@ -148,16 +138,39 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 		s.status = msg
 		return true
 	case "result":
-		var r geminiResult
-		if json.Unmarshal(line, &r) != nil {
-			s.garbage++
-			s.events--
-			return false
-		}
-		s.result, s.status = &r, ""
+		return s.takeResult(line)
+	}
+	return false
+}
+
+// message keeps the assistant's words as the answer so far, counting a
+// turn when they follow the prompt or a tool's result.
+func (s *geminiStream) message(ev geminiEvent) (urgent bool) {
+	if ev.Role != "assistant" {
+		s.newTurn = true
+		return false
+	}
+	s.status = ""
+	s.answer = append(s.answer, ev.Content)
+	if s.newTurn || s.turns == 0 {
+		s.turns++
+		s.newTurn = false
 		return true
 	}
 	return false
+}
+
+// takeResult keeps the final result event; one that does not decode is
+// garbage, not an event.
+func (s *geminiStream) takeResult(line []byte) bool {
+	var r geminiResult
+	if json.Unmarshal(line, &r) != nil {
+		s.garbage++
+		s.events--
+		return false
+	}
+	s.result, s.status = &r, ""
+	return true
 }
 
 func (s *geminiStream) progress() engine.Progress {
@@ -185,18 +198,7 @@ var geminiNoise = []string{"Warning: 256-color", "Ripgrep is not available", "[S
 func (s *geminiStream) finish(o *engine.Outcome, x exit) {
 	r := s.result
 	if r == nil {
-		msg := stderrMessage(x.stderr, geminiNoise...)
-		switch {
-		case o.Err != nil:
-		case s.lastError != "":
-			geminiVendor.agentFailed(o, s.lastError, "")
-		case x.code == geminiAuthExit && msg != "":
-			geminiVendor.agentFailed(o, msg, engine.AgentErrAuth)
-		case x.code != 0 && msg != "":
-			geminiVendor.agentFailed(o, msg, "")
-		default:
-			o.Err = noEndError("a result event", s.events, s.garbage, x)
-		}
+		s.noResult(o, x)
 		return
 	}
 	in := r.Stats.InputTokens - r.Stats.Cached
@@ -205,17 +207,39 @@ func (s *geminiStream) finish(o *engine.Outcome, x exit) {
 	}
 	o.Usage = engine.Usage{InputTokens: in, OutputTokens: r.Stats.OutputTokens, CacheRead: r.Stats.Cached, Turns: s.turns}
 	if r.Status != "success" {
-		msg := geminiMessage(r.Error.Message)
-		if msg == "" {
-			msg = s.lastError
-		}
-		if msg == "" {
-			msg = fmt.Sprintf("the agent ended with status %q", r.Status)
-		}
-		geminiVendor.agentFailed(o, msg, "")
+		geminiVendor.agentFailed(o, s.failedWhy(r), "")
 		return
 	}
 	o.Artifact = joined(s.answer)
+}
+
+// noResult says why Gemini CLI ended without a result event: the error
+// it reported, its stderr, or that the stream just stopped.
+func (s *geminiStream) noResult(o *engine.Outcome, x exit) {
+	msg := stderrMessage(x.stderr, geminiNoise...)
+	switch {
+	case o.Err != nil:
+	case s.lastError != "":
+		geminiVendor.agentFailed(o, s.lastError, "")
+	case x.code == geminiAuthExit && msg != "":
+		geminiVendor.agentFailed(o, msg, engine.AgentErrAuth)
+	case x.code != 0 && msg != "":
+		geminiVendor.agentFailed(o, msg, "")
+	default:
+		o.Err = noEndError("a result event", s.events, s.garbage, x)
+	}
+}
+
+// failedWhy is why a result that is no success failed: its own error,
+// else the last error event, else its status.
+func (s *geminiStream) failedWhy(r *geminiResult) string {
+	if msg := geminiMessage(r.Error.Message); msg != "" {
+		return msg
+	}
+	if s.lastError != "" {
+		return s.lastError
+	}
+	return fmt.Sprintf("the agent ended with status %q", r.Status)
 }
 
 // geminiMessage unwraps the "[API Error: {...}]" Gemini CLI puts around an
@@ -228,34 +252,43 @@ func geminiMessage(msg string) string {
 		return msg
 	}
 	first, rest, _ := strings.Cut(msg, "\n")
-	inner := strings.TrimSuffix(strings.TrimPrefix(first, prefix), "]")
-	var body struct {
-		Error struct {
-			Message string `json:"message"`
-			Status  string `json:"status"`
-			Details []struct {
-				Reason string `json:"reason"`
-			} `json:"details"`
-		} `json:"error"`
-	}
-	if strings.HasPrefix(inner, "{") && json.Unmarshal([]byte(inner), &body) == nil && body.Error.Message != "" {
-		inner = body.Error.Message
-		var codes []string
-		if body.Error.Status != "" {
-			codes = append(codes, body.Error.Status)
-		}
-		for _, d := range body.Error.Details {
-			if d.Reason != "" {
-				codes = append(codes, d.Reason)
-			}
-		}
-		if len(codes) > 0 {
-			inner += " (" + strings.Join(codes, ", ") + ")"
-		}
-	}
+	inner := apiErrorWords(strings.TrimSuffix(strings.TrimPrefix(first, prefix), "]"))
 	out := "API error: " + strings.TrimSpace(inner)
 	if rest = strings.TrimSpace(rest); rest != "" {
 		out += " " + rest
 	}
 	return out
+}
+
+// geminiAPIError is the error body of an API Gemini CLI calls.
+type geminiAPIError struct {
+	Error struct {
+		Message string `json:"message"`
+		Status  string `json:"status"`
+		Details []struct {
+			Reason string `json:"reason"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// apiErrorWords is an API's error body in words, its message and codes;
+// inner as it is when it is no such body.
+func apiErrorWords(inner string) string {
+	var body geminiAPIError
+	if !strings.HasPrefix(inner, "{") || json.Unmarshal([]byte(inner), &body) != nil || body.Error.Message == "" {
+		return inner
+	}
+	var codes []string
+	if body.Error.Status != "" {
+		codes = append(codes, body.Error.Status)
+	}
+	for _, d := range body.Error.Details {
+		if d.Reason != "" {
+			codes = append(codes, d.Reason)
+		}
+	}
+	if len(codes) == 0 {
+		return body.Error.Message
+	}
+	return body.Error.Message + " (" + strings.Join(codes, ", ") + ")"
 }
