@@ -209,28 +209,15 @@ type agent struct {
 // ends or the output passes its cap. It returns how the leader exited and
 // the reader's channel, nil once the reader is done.
 func (a *agent) watch(ctx context.Context, reading <-chan error, exited <-chan leaderExit) (leaderExit, <-chan error) {
-	done := ctx.Done()
-	stop := func(why error) {
-		if a.stopped == nil {
-			a.stopped, done = why, nil
-			signalGroup(a.pgid, false)
-			signalMarked(a.marker, a.since, syscall.SIGTERM, nil)
-			a.killAt = time.After(a.grace)
-		}
-	}
 	for {
 		select {
 		case err := <-reading:
 			reading = nil
 			if errors.Is(err, ErrOutputTooLarge) {
-				stop(err)
+				a.stop(err)
 			}
-		case <-done:
-			if errors.Is(context.Cause(ctx), ErrTimeout) {
-				stop(context.Cause(ctx))
-			} else {
-				stop(cancelError(ctx))
-			}
+		case <-a.untilStopped(ctx):
+			a.stop(stopCause(ctx))
 		case <-a.killAt:
 			a.killAt = nil
 			signalGroup(a.pgid, true)
@@ -238,6 +225,37 @@ func (a *agent) watch(ctx context.Context, reading <-chan error, exited <-chan l
 			return leader, reading
 		}
 	}
+}
+
+// stop stops the agent for why: SIGTERM to its group and to what it
+// detached, then SIGKILL to the group once its grace is over. Only the
+// first reason counts.
+func (a *agent) stop(why error) {
+	if a.stopped != nil {
+		return
+	}
+	a.stopped = why
+	signalGroup(a.pgid, false)
+	signalMarked(a.marker, a.since, syscall.SIGTERM, nil)
+	a.killAt = time.After(a.grace)
+}
+
+// untilStopped is ctx's done channel while the agent is not being
+// stopped; nil, which never delivers, once it is.
+func (a *agent) untilStopped(ctx context.Context) <-chan struct{} {
+	if a.stopped != nil {
+		return nil
+	}
+	return ctx.Done()
+}
+
+// stopCause is why ctx ending stops the agent: its step timed out, or
+// gonogo was cancelled.
+func stopCause(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
+		return context.Cause(ctx)
+	}
+	return cancelError(ctx)
 }
 
 // kill ends whatever the agent left running, in its group or detached
