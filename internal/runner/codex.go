@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -77,8 +76,7 @@ type codexStream struct {
 	completed bool
 	failed    string // turn.failed's message
 	lastError string // the last error event that was not a retry notice
-	events    int
-	garbage   int
+	lineCount
 }
 
 type codexEvent struct {
@@ -115,13 +113,8 @@ var codexTools = map[string]string{
 }
 
 func (s *codexStream) add(line []byte) (urgent bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return false
-	}
 	var ev codexEvent
-	if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-		s.garbage++
+	if !s.decode(line, &ev) {
 		return false
 	}
 	s.events++
@@ -180,13 +173,7 @@ func (s *codexStream) item(kind string, raw rawRef) (urgent bool) {
 	if it.Type == "todo_list" {
 		return false
 	}
-	// Anything else is the model at work: a turn when it follows the
-	// prompt or a tool's result.
-	s.status = ""
-	if s.newTurn || s.turns == 0 {
-		s.turns++
-		s.newTurn, urgent = false, true
-	}
+	urgent = s.modelAtWork()
 	name, tool := codexTools[it.Type]
 	switch {
 	case tool:
@@ -195,6 +182,18 @@ func (s *codexStream) item(kind string, raw rawRef) (urgent bool) {
 		s.answer = it.Text
 	}
 	return urgent
+}
+
+// modelAtWork takes any other item as the model at work: a turn when it
+// follows the prompt or a tool's result.
+func (s *codexStream) modelAtWork() (newTurn bool) {
+	s.status = ""
+	if s.newTurn || s.turns == 0 {
+		s.turns++
+		s.newTurn = false
+		return true
+	}
+	return false
 }
 
 // toolItem counts a tool call once however many events its item gets

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,8 +81,7 @@ type geminiStream struct {
 	answer    [][]byte // the assistant's text since its last tool call, as it came
 	lastError string
 	result    *geminiResult
-	events    int
-	garbage   int
+	lineCount
 }
 
 type geminiEvent struct {
@@ -110,13 +108,8 @@ type geminiResult struct {
 }
 
 func (s *geminiStream) add(line []byte) (urgent bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return false
-	}
 	var ev geminiEvent
-	if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-		s.garbage++
+	if !s.decode(line, &ev) {
 		return false
 	}
 	s.events++

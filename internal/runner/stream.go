@@ -128,9 +128,30 @@ type stream struct {
 	status    string // the latest api_retry, until the agent answers again
 	errKind   string // the error field of the last assistant message that had one
 	errText   string // that message's text
-	events    int    // lines that were JSON objects
-	garbage   int    // lines that were not
-	result    *resultEvent
+	lineCount
+	result *resultEvent
+}
+
+// lineCount counts the lines of an agent's stream that were JSON events
+// and those that were not, which the error of a stream that ended
+// without its final event mentions.
+type lineCount struct {
+	events  int // lines that were JSON objects
+	garbage int // lines that were not
+}
+
+// decode decodes a line of the stream into ev, counting it as garbage
+// when it is no JSON object; false for that and for a blank line.
+func (c *lineCount) decode(line []byte, ev any) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return false
+	}
+	if line[0] != '{' || json.Unmarshal(line, ev) != nil {
+		c.garbage++
+		return false
+	}
+	return true
 }
 
 // event holds the fields gonogo reads from any stream-json event.
@@ -184,13 +205,8 @@ type resultEvent struct {
 // add takes one line of output and reports whether it began a new turn of
 // the main agent.
 func (s *stream) add(line []byte) (newTurn bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return false
-	}
 	var ev event
-	if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-		s.garbage++
+	if !s.decode(line, &ev) {
 		return false
 	}
 	switch ev.Type {
