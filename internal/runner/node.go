@@ -241,7 +241,7 @@ func semver(s string) ([3]int, error) {
 		return v, fmt.Errorf("version %q", s)
 	}
 	for i, p := range parts {
-		if p == "x" || p == "X" || p == "*" {
+		if wildcard[p] {
 			break
 		}
 		n, err := strconv.Atoi(strings.SplitN(p, "-", 2)[0])
@@ -252,6 +252,9 @@ func semver(s string) ([3]int, error) {
 	}
 	return v, nil
 }
+
+// wildcard is the version parts that stand for any number.
+var wildcard = map[string]bool{"x": true, "X": true, "*": true}
 
 func compare(a, b [3]int) int {
 	for i := range a {
