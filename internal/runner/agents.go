@@ -79,18 +79,25 @@ func recordAgent(dir string, pgid int, marker, cmd string, env []string) (*agent
 		return nil, fmt.Errorf("agent record: %w", err)
 	}
 	rec.path = filepath.Join(dir, fmt.Sprintf("%d-%d.json", self, pgid))
-	// Written whole, then renamed, so a reader never sees half of it. No
-	// fsync: the record matters after gonogo dies, not after the machine
-	// does, which ends the agent too.
-	tmp := rec.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return nil, fmt.Errorf("agent record: %w", err)
-	}
-	if err := os.Rename(tmp, rec.path); err != nil {
-		_ = os.Remove(tmp)
+	if err := writeWhole(rec.path, b); err != nil {
 		return nil, fmt.Errorf("agent record: %w", err)
 	}
 	return rec, nil
+}
+
+// writeWhole writes b to path whole, then renames it into place, so a
+// reader never sees half of it. No fsync: the record matters after gonogo
+// dies, not after the machine does, which ends the agent too.
+func writeWhole(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 func (r *agentRecord) remove() { _ = os.Remove(r.path) }
@@ -212,13 +219,21 @@ func readOwnRecord(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("agent record %s is not a regular file: not trusted, left alone", path)
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("agent record %s belongs to uid %d, not to this user (uid %d): not trusted, left alone", path, sys.Uid, os.Geteuid())
+	if err := untrusted(path, st); err != nil {
+		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(f, maxRecord))
+}
+
+// untrusted refuses a record that is no regular file this user owns.
+func untrusted(path string, st fs.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("agent record %s is not a regular file: not trusted, left alone", path)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("agent record %s belongs to uid %d, not to this user (uid %d): not trusted, left alone", path, sys.Uid, os.Geteuid())
+	}
+	return nil
 }
 
 // killGroup SIGKILLs the processes that are provably the recorded

@@ -264,6 +264,20 @@ type geminiAPIError struct {
 	} `json:"error"`
 }
 
+// codes are the status and reasons an API error gives.
+func (e geminiAPIError) codes() []string {
+	var codes []string
+	if e.Error.Status != "" {
+		codes = append(codes, e.Error.Status)
+	}
+	for _, d := range e.Error.Details {
+		if d.Reason != "" {
+			codes = append(codes, d.Reason)
+		}
+	}
+	return codes
+}
+
 // apiErrorWords is an API's error body in words, its message and codes;
 // inner as it is when it is no such body.
 func apiErrorWords(inner string) string {
@@ -271,15 +285,7 @@ func apiErrorWords(inner string) string {
 	if !strings.HasPrefix(inner, "{") || json.Unmarshal([]byte(inner), &body) != nil || body.Error.Message == "" {
 		return inner
 	}
-	var codes []string
-	if body.Error.Status != "" {
-		codes = append(codes, body.Error.Status)
-	}
-	for _, d := range body.Error.Details {
-		if d.Reason != "" {
-			codes = append(codes, d.Reason)
-		}
-	}
+	codes := body.codes()
 	if len(codes) == 0 {
 		return body.Error.Message
 	}

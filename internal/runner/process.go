@@ -99,12 +99,7 @@ func tooLargeError(what string, max int64) error {
 // the executable and the settings that choose it.
 func startError(cmd string, err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		where := ""
-		if !strings.ContainsRune(cmd, filepath.Separator) {
-			where = " in PATH"
-		}
-		return &runError{msg: fmt.Sprintf("agent executable %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", cmd, where),
-			is: []error{ErrCommandNotFound, err}}
+		return notFoundError(cmd, err)
 	}
 	// It is there, but may not be run: a folder, or a file without its
 	// execute bit.
@@ -117,6 +112,17 @@ func startError(cmd string, err error) error {
 			is: []error{ErrNotExecutable, err}}
 	}
 	return fmt.Errorf("cannot start agent %q (GONOGO_RUNNER_CMD or --runner-cmd): %w", cmd, err)
+}
+
+// notFoundError says the agent executable cmd is not there: in PATH, for
+// a bare name.
+func notFoundError(cmd string, err error) error {
+	where := ""
+	if !strings.ContainsRune(cmd, filepath.Separator) {
+		where = " in PATH"
+	}
+	return &runError{msg: fmt.Sprintf("agent executable %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", cmd, where),
+		is: []error{ErrCommandNotFound, err}}
 }
 
 // runProcess runs one agent to its end and hands its stdout to consume,
