@@ -19,13 +19,7 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 		return
 	}
 	d.shown[key] = true
-	if d.started != key {
-		fmt.Fprintf(d.out, "%s\n", StepTitle(r, s))
-	}
-	d.started = ""
-	if a := AttemptOf(s, ev.Attempt); a != nil && a.Candidate > 0 {
-		fmt.Fprintf(d.out, "  Candidate %d of %d, on %s\n", a.Candidate, len(s.Rules.BestOf), a.Runner)
-	}
+	d.blockHead(r, s, ev, key)
 	fmt.Fprintf(d.out, "  Result:   %s\n", ResultLine(s, ev))
 	if ev.Summary != "" {
 		fmt.Fprintf(d.out, "  Summary:  %s\n", ev.Summary)
@@ -35,6 +29,18 @@ func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, e
 	}
 	if next := NextWords(s, ev); next != "" {
 		fmt.Fprintf(d.out, "  %s\n", next)
+	}
+}
+
+// blockHead names the step, unless its start line just above does, and
+// the candidate a best-of attempt is.
+func (d *driver) blockHead(r *engine.Run, s *engine.Step, ev engine.Event, key string) {
+	if d.started != key {
+		fmt.Fprintf(d.out, "%s\n", StepTitle(r, s))
+	}
+	d.started = ""
+	if a := AttemptOf(s, ev.Attempt); a != nil && a.Candidate > 0 {
+		fmt.Fprintf(d.out, "  Candidate %d of %d, on %s\n", a.Candidate, len(s.Rules.BestOf), a.Runner)
 	}
 }
 
