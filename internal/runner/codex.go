@@ -130,13 +130,19 @@ func (s *codexStream) add(line []byte) (urgent bool) {
 		s.turnCompleted(ev)
 		return true
 	case "turn.failed":
-		s.failed = strings.TrimSpace(ev.Error.Message)
-		if s.failed == "" {
-			s.failed = s.lastError
-		}
+		s.turnFailed(ev)
 		return true
 	}
 	return false
+}
+
+// turnFailed keeps why the turn failed: its own message, else the last
+// error event.
+func (s *codexStream) turnFailed(ev codexEvent) {
+	s.failed = strings.TrimSpace(ev.Error.Message)
+	if s.failed == "" {
+		s.failed = s.lastError
+	}
 }
 
 // streamError shows an error event as the agent's status and keeps it as

@@ -124,16 +124,22 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 	case "tool_result":
 		s.newTurn = true
 	case "error":
-		msg := geminiMessage(ev.Message)
-		if ev.Severity == "error" {
-			s.lastError = msg
-		}
-		s.status = msg
+		s.streamError(ev)
 		return true
 	case "result":
 		return s.takeResult(line)
 	}
 	return false
+}
+
+// streamError shows an error event as the agent's status, and keeps it as
+// the last error when its severity says it is one (not a warning).
+func (s *geminiStream) streamError(ev geminiEvent) {
+	msg := geminiMessage(ev.Message)
+	if ev.Severity == "error" {
+		s.lastError = msg
+	}
+	s.status = msg
 }
 
 // message keeps the assistant's words as the answer so far, counting a
