@@ -97,10 +97,7 @@ func (d *driver) pausedAnswer(ctx context.Context, r *engine.Run, lr lineResult)
 		return d.notAnAnswer(r, err)
 	}
 	if err != nil && strings.TrimSpace(line) == "" {
-		if d.tty {
-			fmt.Fprintln(d.out)
-		}
-		fmt.Fprintf(d.out, "Run paused by %s: no step starts until it is resumed.\nContinue with: gonogo resume %s%s\n", r.PausedBy, r.ID, DataFlag(d.data))
+		d.leavePaused(r)
 		return nil, ExitWaiting, true
 	}
 	if m, ok := ResumeWords(line); ok {
@@ -113,6 +110,15 @@ func (d *driver) pausedAnswer(ctx context.Context, r *engine.Run, lr lineResult)
 		return nil, 0, false
 	}
 	return d.notAnAnswer(r, fmt.Errorf("%q is not an answer here; expected continue, continue checkpointed or abort", Clip(strings.TrimSpace(line), 40)))
+}
+
+// leavePaused says, as the input ends at a paused run's prompt, that the
+// run stays paused, and how to go on.
+func (d *driver) leavePaused(r *engine.Run) {
+	if d.tty {
+		fmt.Fprintln(d.out)
+	}
+	fmt.Fprintf(d.out, "Run paused by %s: no step starts until it is resumed.\nContinue with: gonogo resume %s%s\n", r.PausedBy, r.ID, DataFlag(d.data))
 }
 
 // abortPaused aborts a paused run, once a person at a terminal confirms.
