@@ -82,26 +82,38 @@ func (v vendor) agentFailed(o *engine.Outcome, msg string, kind engine.AgentErro
 // calls unknown: first what the words say, then the HTTP status they quote.
 func errorKind(msg string) engine.AgentErrorKind {
 	m := strings.ToLower(msg)
-	for _, k := range errorWords {
-		for _, w := range k.words {
-			if strings.Contains(m, w) {
-				return k.kind
-			}
-		}
+	if kind, ok := kindByWords(m); ok {
+		return kind
 	}
 	for _, code := range httpStatus.FindAllString(m, -1) {
-		switch code {
-		case "401", "403":
-			return engine.AgentErrAuth
-		case "402":
-			return engine.AgentErrBilling
-		case "429":
-			return engine.AgentErrRateLimit
-		case "500", "502", "503", "504", "529":
-			return engine.AgentErrOverloaded
+		if kind, ok := statusKind[code]; ok {
+			return kind
 		}
 	}
 	return engine.AgentErrOther
+}
+
+// kindByWords is the kind of error the lower-cased message m names in
+// words (errorWords), if it names one.
+func kindByWords(m string) (engine.AgentErrorKind, bool) {
+	for _, k := range errorWords {
+		for _, w := range k.words {
+			if strings.Contains(m, w) {
+				return k.kind, true
+			}
+		}
+	}
+	return "", false
+}
+
+// statusKind is the kind of error an HTTP status an error quotes stands
+// for.
+var statusKind = map[string]engine.AgentErrorKind{
+	"401": engine.AgentErrAuth, "403": engine.AgentErrAuth,
+	"402": engine.AgentErrBilling,
+	"429": engine.AgentErrRateLimit,
+	"500": engine.AgentErrOverloaded, "502": engine.AgentErrOverloaded, "503": engine.AgentErrOverloaded,
+	"504": engine.AgentErrOverloaded, "529": engine.AgentErrOverloaded,
 }
 
 // errorWords are the words that give an error's kind away, in the order
@@ -131,18 +143,7 @@ var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 func stderrMessage(stderr string, noise ...string) string {
 	var lines []string
 	for _, l := range strings.Split(ansi.ReplaceAllString(stderr, ""), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "at ") || strings.Trim(l, "{}[](),;") == "" {
-			continue
-		}
-		skip := false
-		for _, n := range noise {
-			if strings.HasPrefix(l, n) {
-				skip = true
-				break
-			}
-		}
-		if !skip {
+		if l = strings.TrimSpace(l); says(l, noise) {
 			lines = append(lines, l)
 		}
 	}
@@ -156,6 +157,21 @@ func stderrMessage(stderr string, noise ...string) string {
 		return ""
 	}
 	return lines[len(lines)-1]
+}
+
+// says reports whether a trimmed stderr line may say what went wrong: it
+// is no stack frame, no bare punctuation, and none of the noise a CLI
+// always writes.
+func says(l string, noise []string) bool {
+	if l == "" || strings.HasPrefix(l, "at ") || strings.Trim(l, "{}[](),;") == "" {
+		return false
+	}
+	for _, n := range noise {
+		if strings.HasPrefix(l, n) {
+			return false
+		}
+	}
+	return true
 }
 
 // noEndError is the error of an agent whose stream ended without its final

@@ -79,18 +79,25 @@ func recordAgent(dir string, pgid int, marker, cmd string, env []string) (*agent
 		return nil, fmt.Errorf("agent record: %w", err)
 	}
 	rec.path = filepath.Join(dir, fmt.Sprintf("%d-%d.json", self, pgid))
-	// Written whole, then renamed, so a reader never sees half of it. No
-	// fsync: the record matters after gonogo dies, not after the machine
-	// does, which ends the agent too.
-	tmp := rec.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return nil, fmt.Errorf("agent record: %w", err)
-	}
-	if err := os.Rename(tmp, rec.path); err != nil {
-		_ = os.Remove(tmp)
+	if err := writeWhole(rec.path, b); err != nil {
 		return nil, fmt.Errorf("agent record: %w", err)
 	}
 	return rec, nil
+}
+
+// writeWhole writes b to path whole, then renames it into place, so a
+// reader never sees half of it. No fsync: the record matters after gonogo
+// dies, not after the machine does, which ends the agent too.
+func writeWhole(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 func (r *agentRecord) remove() { _ = os.Remove(r.path) }
@@ -129,39 +136,68 @@ func ReapAgents(dir string) ([]Leftover, error) {
 	var out []Leftover
 	var errs []error
 	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if strings.HasSuffix(e.Name(), ".tmp") {
-			_ = os.Remove(path)
-			continue
-		}
-		if !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := readOwnRecord(path)
+		left, err := reapEntry(filepath.Join(dir, e.Name()), boot)
 		if err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		var rec agentRecord
-		if err := json.Unmarshal(b, &rec); err != nil || rec.PGID <= 1 {
-			_ = os.Remove(path) // unreadable: it can name nothing safely
-			continue
-		}
-		if rec.Boot == boot && running(rec.Owner, rec.OwnerStart) {
-			continue
-		}
-		if rec.Boot == boot {
-			if pids := killGroup(rec); len(pids) > 0 {
-				out = append(out, Leftover{PGID: rec.PGID, PIDs: pids, Cmd: rec.Cmd, Run: rec.Run,
-					Step: rec.Step, Attempt: rec.Attempt, Started: rec.Started})
-			}
-		}
-		// After a reboot nothing recorded can still be running.
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+		if left != nil {
+			out = append(out, *left)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// reapEntry kills what the agent record at path names, when the gonogo
+// that wrote it on this boot is gone, and removes the record; a half
+// written record is removed, anything that is no record left alone.
+func reapEntry(path, boot string) (*Leftover, error) {
+	switch {
+	case strings.HasSuffix(path, ".tmp"):
+		_ = os.Remove(path)
+		return nil, nil
+	case !strings.HasSuffix(path, ".json"):
+		return nil, nil
+	}
+	rec, err := loadRecord(path)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	if rec.Boot == boot && running(rec.Owner, rec.OwnerStart) {
+		return nil, nil
+	}
+	var left *Leftover
+	if rec.Boot == boot {
+		left = rec.leftover(killGroup(*rec))
+	}
+	// After a reboot nothing recorded can still be running.
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return left, err
+	}
+	return left, nil
+}
+
+// loadRecord reads the agent record at path; nil, and the record removed,
+// when it does not decode into one that names a group.
+func loadRecord(path string) (*agentRecord, error) {
+	b, err := readOwnRecord(path)
+	if err != nil {
+		return nil, err
+	}
+	var rec agentRecord
+	if err := json.Unmarshal(b, &rec); err != nil || rec.PGID <= 1 {
+		_ = os.Remove(path) // unreadable: it can name nothing safely
+		return nil, nil
+	}
+	return &rec, nil
+}
+
+// leftover is what ReapAgents reports of the agent rec, whose processes
+// pids it killed; nil when it killed none.
+func (r agentRecord) leftover(pids []int) *Leftover {
+	if len(pids) == 0 {
+		return nil
+	}
+	return &Leftover{PGID: r.PGID, PIDs: pids, Cmd: r.Cmd, Run: r.Run, Step: r.Step, Attempt: r.Attempt, Started: r.Started}
 }
 
 // maxRecord is far above any record's size: a bigger file is none.
@@ -183,13 +219,21 @@ func readOwnRecord(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("agent record %s is not a regular file: not trusted, left alone", path)
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("agent record %s belongs to uid %d, not to this user (uid %d): not trusted, left alone", path, sys.Uid, os.Geteuid())
+	if err := untrusted(path, st); err != nil {
+		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(f, maxRecord))
+}
+
+// untrusted refuses a record that is no regular file this user owns.
+func untrusted(path string, st fs.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("agent record %s is not a regular file: not trusted, left alone", path)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("agent record %s belongs to uid %d, not to this user (uid %d): not trusted, left alone", path, sys.Uid, os.Geteuid())
+	}
+	return nil
 }
 
 // killGroup SIGKILLs the processes that are provably the recorded

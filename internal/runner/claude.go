@@ -149,6 +149,15 @@ func subtypeError(r *resultEvent) string {
 		name = "(none)"
 	}
 	msg := "agent stopped with " + name
+	if details := resultDetails(r); len(details) > 0 {
+		msg += ": " + strings.Join(details, "; ")
+	}
+	return msg
+}
+
+// resultDetails is what a result that did not succeed says of why: its
+// errors, else its result text.
+func resultDetails(r *resultEvent) []string {
 	var details []string
 	for _, e := range r.Errors {
 		if e = strings.TrimSpace(e); e != "" {
@@ -158,10 +167,7 @@ func subtypeError(r *resultEvent) string {
 	if result := strings.TrimSpace(string(r.Result)); len(details) == 0 && result != "" {
 		details = append(details, result)
 	}
-	if len(details) > 0 {
-		msg += ": " + strings.Join(details, "; ")
-	}
-	return msg
+	return details
 }
 
 // throttle wraps progress so that it is called for every report marked

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -77,8 +76,7 @@ type codexStream struct {
 	completed bool
 	failed    string // turn.failed's message
 	lastError string // the last error event that was not a retry notice
-	events    int
-	garbage   int
+	lineCount
 }
 
 type codexEvent struct {
@@ -115,13 +113,8 @@ var codexTools = map[string]string{
 }
 
 func (s *codexStream) add(line []byte) (urgent bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return false
-	}
 	var ev codexEvent
-	if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-		s.garbage++
+	if !s.decode(line, &ev) {
 		return false
 	}
 	s.events++
@@ -131,27 +124,45 @@ func (s *codexStream) add(line []byte) (urgent bool) {
 	case "item.started", "item.updated", "item.completed":
 		return s.item(ev.Type, ev.Item)
 	case "error":
-		msg := strings.TrimSpace(ev.Message)
-		if !strings.HasPrefix(msg, "Reconnecting") {
-			s.lastError = msg
-		}
-		s.status = msg
+		s.streamError(ev.Message)
 		return true
 	case "turn.completed":
-		s.completed, s.status = true, ""
-		s.usage.InputTokens += ev.Usage.InputTokens - ev.Usage.CachedInputTokens
-		s.usage.CacheRead += ev.Usage.CachedInputTokens
-		s.usage.CacheCreate += ev.Usage.CacheWriteTokens
-		s.usage.OutputTokens += ev.Usage.OutputTokens
+		s.turnCompleted(ev)
 		return true
 	case "turn.failed":
-		s.failed = strings.TrimSpace(ev.Error.Message)
-		if s.failed == "" {
-			s.failed = s.lastError
-		}
+		s.turnFailed(ev)
 		return true
 	}
 	return false
+}
+
+// turnFailed keeps why the turn failed: its own message, else the last
+// error event.
+func (s *codexStream) turnFailed(ev codexEvent) {
+	s.failed = strings.TrimSpace(ev.Error.Message)
+	if s.failed == "" {
+		s.failed = s.lastError
+	}
+}
+
+// streamError shows an error event as the agent's status and keeps it as
+// the last error, unless Codex is only reconnecting.
+func (s *codexStream) streamError(message string) {
+	msg := strings.TrimSpace(message)
+	if !strings.HasPrefix(msg, "Reconnecting") {
+		s.lastError = msg
+	}
+	s.status = msg
+}
+
+// turnCompleted adds a completed turn's tokens to the usage; Codex counts
+// the cached input tokens within the input tokens.
+func (s *codexStream) turnCompleted(ev codexEvent) {
+	s.completed, s.status = true, ""
+	s.usage.InputTokens += ev.Usage.InputTokens - ev.Usage.CachedInputTokens
+	s.usage.CacheRead += ev.Usage.CachedInputTokens
+	s.usage.CacheCreate += ev.Usage.CacheWriteTokens
+	s.usage.OutputTokens += ev.Usage.OutputTokens
 }
 
 func (s *codexStream) item(kind string, raw rawRef) (urgent bool) {
@@ -168,36 +179,49 @@ func (s *codexStream) item(kind string, raw rawRef) (urgent bool) {
 	if it.Type == "todo_list" {
 		return false
 	}
-	// Anything else is the model at work: a turn when it follows the
-	// prompt or a tool's result.
-	s.status = ""
-	if s.newTurn || s.turns == 0 {
-		s.turns++
-		s.newTurn, urgent = false, true
-	}
+	urgent = s.modelAtWork()
 	name, tool := codexTools[it.Type]
 	switch {
 	case tool:
-		if it.Type == "mcp_tool_call" {
-			name = strings.Trim(it.Server+"."+it.Tool, ".")
-		}
-		if s.tools == nil {
-			s.tools = make(map[string]bool)
-		}
-		if it.ID == "" || !s.tools[it.ID] {
-			s.toolCalls++
-			s.lastTool = name
-			if it.ID != "" {
-				s.tools[it.ID] = true
-			}
-		}
-		if kind == "item.completed" {
-			s.newTurn = true
-		}
+		s.toolItem(kind, it, name)
 	case it.Type == "agent_message" && kind == "item.completed":
 		s.answer = it.Text
 	}
 	return urgent
+}
+
+// modelAtWork takes any other item as the model at work: a turn when it
+// follows the prompt or a tool's result.
+func (s *codexStream) modelAtWork() (newTurn bool) {
+	s.status = ""
+	if s.newTurn || s.turns == 0 {
+		s.turns++
+		s.newTurn = false
+		return true
+	}
+	return false
+}
+
+// toolItem counts a tool call once however many events its item gets
+// (an MCP call is named after its server and tool); the model's next
+// item after it completes is a new turn.
+func (s *codexStream) toolItem(kind string, it codexItem, name string) {
+	if it.Type == "mcp_tool_call" {
+		name = strings.Trim(it.Server+"."+it.Tool, ".")
+	}
+	if s.tools == nil {
+		s.tools = make(map[string]bool)
+	}
+	if it.ID == "" || !s.tools[it.ID] {
+		s.toolCalls++
+		s.lastTool = name
+		if it.ID != "" {
+			s.tools[it.ID] = true
+		}
+	}
+	if kind == "item.completed" {
+		s.newTurn = true
+	}
 }
 
 func (s *codexStream) progress() engine.Progress {

@@ -73,29 +73,38 @@ func secretName(name string) bool {
 // runner's executable), with pass the operator's GONOGO_AGENT_ENV.
 func passes(runner, name string, pass []string) bool {
 	upper := strings.ToUpper(name)
+	if operatorPasses(name, pass) || hasAnyPrefix(upper, agentVars[runner]) {
+		return true
+	}
+	if hasAnyPrefix(upper, withheldPrefixes) {
+		return false
+	}
+	for _, prefixes := range agentVars {
+		if hasAnyPrefix(upper, prefixes) {
+			return false // another agent's
+		}
+	}
+	return !secretName(name)
+}
+
+// operatorPasses reports whether GONOGO_AGENT_ENV (pass) names the
+// variable, or a prefix of it.
+func operatorPasses(name string, pass []string) bool {
 	for _, p := range pass {
 		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(name, prefix) || p == name {
 			return true
 		}
 	}
-	for _, p := range agentVars[runner] {
-		if strings.HasPrefix(upper, p) {
+	return false
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
 			return true
 		}
 	}
-	for _, p := range withheldPrefixes {
-		if strings.HasPrefix(upper, p) {
-			return false
-		}
-	}
-	for _, prefixes := range agentVars {
-		for _, p := range prefixes {
-			if strings.HasPrefix(upper, p) {
-				return false
-			}
-		}
-	}
-	return !secretName(name)
+	return false
 }
 
 // agentEnviron is what of environ (gonogo's own, KEY=VALUE) the agent of

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,8 +81,7 @@ type geminiStream struct {
 	answer    [][]byte // the assistant's text since its last tool call, as it came
 	lastError string
 	result    *geminiResult
-	events    int
-	garbage   int
+	lineCount
 }
 
 type geminiEvent struct {
@@ -110,29 +108,14 @@ type geminiResult struct {
 }
 
 func (s *geminiStream) add(line []byte) (urgent bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return false
-	}
 	var ev geminiEvent
-	if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-		s.garbage++
+	if !s.decode(line, &ev) {
 		return false
 	}
 	s.events++
 	switch ev.Type {
 	case "message":
-		if ev.Role != "assistant" {
-			s.newTurn = true
-			return false
-		}
-		s.status = ""
-		s.answer = append(s.answer, ev.Content)
-		if s.newTurn || s.turns == 0 {
-			s.turns++
-			s.newTurn = false
-			return true
-		}
+		return s.message(ev)
 	case "tool_use":
 		s.toolCalls++
 		s.lastTool = ev.ToolName
@@ -141,23 +124,52 @@ func (s *geminiStream) add(line []byte) (urgent bool) {
 	case "tool_result":
 		s.newTurn = true
 	case "error":
-		msg := geminiMessage(ev.Message)
-		if ev.Severity == "error" {
-			s.lastError = msg
-		}
-		s.status = msg
+		s.streamError(ev)
 		return true
 	case "result":
-		var r geminiResult
-		if json.Unmarshal(line, &r) != nil {
-			s.garbage++
-			s.events--
-			return false
-		}
-		s.result, s.status = &r, ""
+		return s.takeResult(line)
+	}
+	return false
+}
+
+// streamError shows an error event as the agent's status, and keeps it as
+// the last error when its severity says it is one (not a warning).
+func (s *geminiStream) streamError(ev geminiEvent) {
+	msg := geminiMessage(ev.Message)
+	if ev.Severity == "error" {
+		s.lastError = msg
+	}
+	s.status = msg
+}
+
+// message keeps the assistant's words as the answer so far, counting a
+// turn when they follow the prompt or a tool's result.
+func (s *geminiStream) message(ev geminiEvent) (urgent bool) {
+	if ev.Role != "assistant" {
+		s.newTurn = true
+		return false
+	}
+	s.status = ""
+	s.answer = append(s.answer, ev.Content)
+	if s.newTurn || s.turns == 0 {
+		s.turns++
+		s.newTurn = false
 		return true
 	}
 	return false
+}
+
+// takeResult keeps the final result event; one that does not decode is
+// garbage, not an event.
+func (s *geminiStream) takeResult(line []byte) bool {
+	var r geminiResult
+	if json.Unmarshal(line, &r) != nil {
+		s.garbage++
+		s.events--
+		return false
+	}
+	s.result, s.status = &r, ""
+	return true
 }
 
 func (s *geminiStream) progress() engine.Progress {
@@ -185,18 +197,7 @@ var geminiNoise = []string{"Warning: 256-color", "Ripgrep is not available", "[S
 func (s *geminiStream) finish(o *engine.Outcome, x exit) {
 	r := s.result
 	if r == nil {
-		msg := stderrMessage(x.stderr, geminiNoise...)
-		switch {
-		case o.Err != nil:
-		case s.lastError != "":
-			geminiVendor.agentFailed(o, s.lastError, "")
-		case x.code == geminiAuthExit && msg != "":
-			geminiVendor.agentFailed(o, msg, engine.AgentErrAuth)
-		case x.code != 0 && msg != "":
-			geminiVendor.agentFailed(o, msg, "")
-		default:
-			o.Err = noEndError("a result event", s.events, s.garbage, x)
-		}
+		s.noResult(o, x)
 		return
 	}
 	in := r.Stats.InputTokens - r.Stats.Cached
@@ -205,17 +206,39 @@ func (s *geminiStream) finish(o *engine.Outcome, x exit) {
 	}
 	o.Usage = engine.Usage{InputTokens: in, OutputTokens: r.Stats.OutputTokens, CacheRead: r.Stats.Cached, Turns: s.turns}
 	if r.Status != "success" {
-		msg := geminiMessage(r.Error.Message)
-		if msg == "" {
-			msg = s.lastError
-		}
-		if msg == "" {
-			msg = fmt.Sprintf("the agent ended with status %q", r.Status)
-		}
-		geminiVendor.agentFailed(o, msg, "")
+		geminiVendor.agentFailed(o, s.failedWhy(r), "")
 		return
 	}
 	o.Artifact = joined(s.answer)
+}
+
+// noResult says why Gemini CLI ended without a result event: the error
+// it reported, its stderr, or that the stream just stopped.
+func (s *geminiStream) noResult(o *engine.Outcome, x exit) {
+	msg := stderrMessage(x.stderr, geminiNoise...)
+	switch {
+	case o.Err != nil:
+	case s.lastError != "":
+		geminiVendor.agentFailed(o, s.lastError, "")
+	case x.code == geminiAuthExit && msg != "":
+		geminiVendor.agentFailed(o, msg, engine.AgentErrAuth)
+	case x.code != 0 && msg != "":
+		geminiVendor.agentFailed(o, msg, "")
+	default:
+		o.Err = noEndError("a result event", s.events, s.garbage, x)
+	}
+}
+
+// failedWhy is why a result that is no success failed: its own error,
+// else the last error event, else its status.
+func (s *geminiStream) failedWhy(r *geminiResult) string {
+	if msg := geminiMessage(r.Error.Message); msg != "" {
+		return msg
+	}
+	if s.lastError != "" {
+		return s.lastError
+	}
+	return fmt.Sprintf("the agent ended with status %q", r.Status)
 }
 
 // geminiMessage unwraps the "[API Error: {...}]" Gemini CLI puts around an
@@ -228,34 +251,49 @@ func geminiMessage(msg string) string {
 		return msg
 	}
 	first, rest, _ := strings.Cut(msg, "\n")
-	inner := strings.TrimSuffix(strings.TrimPrefix(first, prefix), "]")
-	var body struct {
-		Error struct {
-			Message string `json:"message"`
-			Status  string `json:"status"`
-			Details []struct {
-				Reason string `json:"reason"`
-			} `json:"details"`
-		} `json:"error"`
-	}
-	if strings.HasPrefix(inner, "{") && json.Unmarshal([]byte(inner), &body) == nil && body.Error.Message != "" {
-		inner = body.Error.Message
-		var codes []string
-		if body.Error.Status != "" {
-			codes = append(codes, body.Error.Status)
-		}
-		for _, d := range body.Error.Details {
-			if d.Reason != "" {
-				codes = append(codes, d.Reason)
-			}
-		}
-		if len(codes) > 0 {
-			inner += " (" + strings.Join(codes, ", ") + ")"
-		}
-	}
+	inner := apiErrorWords(strings.TrimSuffix(strings.TrimPrefix(first, prefix), "]"))
 	out := "API error: " + strings.TrimSpace(inner)
 	if rest = strings.TrimSpace(rest); rest != "" {
 		out += " " + rest
 	}
 	return out
+}
+
+// geminiAPIError is the error body of an API Gemini CLI calls.
+type geminiAPIError struct {
+	Error struct {
+		Message string `json:"message"`
+		Status  string `json:"status"`
+		Details []struct {
+			Reason string `json:"reason"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// codes are the status and reasons an API error gives.
+func (e geminiAPIError) codes() []string {
+	var codes []string
+	if e.Error.Status != "" {
+		codes = append(codes, e.Error.Status)
+	}
+	for _, d := range e.Error.Details {
+		if d.Reason != "" {
+			codes = append(codes, d.Reason)
+		}
+	}
+	return codes
+}
+
+// apiErrorWords is an API's error body in words, its message and codes;
+// inner as it is when it is no such body.
+func apiErrorWords(inner string) string {
+	var body geminiAPIError
+	if !strings.HasPrefix(inner, "{") || json.Unmarshal([]byte(inner), &body) != nil || body.Error.Message == "" {
+		return inner
+	}
+	codes := body.codes()
+	if len(codes) == 0 {
+		return body.Error.Message
+	}
+	return body.Error.Message + " (" + strings.Join(codes, ", ") + ")"
 }

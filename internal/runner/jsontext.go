@@ -59,16 +59,21 @@ func unquoteJSON(s []byte) ([]byte, bool) {
 			out = append(out, c)
 			i++
 		default:
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				out = utf8.AppendRune(out, unicode.ReplacementChar)
-			} else {
-				out = append(out, s[i:i+size]...)
-			}
-			i += size
+			out, i = appendRune(out, s, i)
 		}
 	}
 	return out, true
+}
+
+// appendRune appends the character of more than one byte at s[i], or the
+// replacement character for a byte that starts none, and returns where
+// the next character starts.
+func appendRune(out, s []byte, i int) ([]byte, int) {
+	r, size := utf8.DecodeRune(s[i:])
+	if r == utf8.RuneError && size == 1 {
+		return utf8.AppendRune(out, unicode.ReplacementChar), i + size
+	}
+	return append(out, s[i:i+size]...), i + size
 }
 
 // unescape appends the escape sequence at s[i] (a backslash) decoded, and
@@ -77,36 +82,40 @@ func unescape(out, s []byte, i int) ([]byte, int, bool) {
 	if i+1 >= len(s) {
 		return nil, 0, false
 	}
-	switch c := s[i+1]; c {
-	case '"', '\\', '/', '\'':
-		return append(out, c), i + 2, true
-	case 'b':
-		return append(out, '\b'), i + 2, true
-	case 'f':
-		return append(out, '\f'), i + 2, true
-	case 'n':
-		return append(out, '\n'), i + 2, true
-	case 'r':
-		return append(out, '\r'), i + 2, true
-	case 't':
-		return append(out, '\t'), i + 2, true
-	case 'u':
-		r := hex4(s[i:])
-		if r < 0 {
-			return nil, 0, false
-		}
-		i += 6
-		if utf16.IsSurrogate(r) {
-			if r2 := hex4(s[i:]); r2 >= 0 {
-				if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
-					return utf8.AppendRune(out, dec), i + 6, true
-				}
-			}
-			r = unicode.ReplacementChar
-		}
-		return utf8.AppendRune(out, r), i, true
+	c := s[i+1]
+	if c == 'u' {
+		return unescapeU(out, s, i)
+	}
+	if e := escaped[c]; e != 0 {
+		return append(out, e), i + 2, true
 	}
 	return nil, 0, false
+}
+
+// escaped is the character each one-letter escape stands for; 0 for none.
+var escaped = [256]byte{
+	'"': '"', '\\': '\\', '/': '/', '\'': '\'',
+	'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t',
+}
+
+// unescapeU appends the \uXXXX escape at s[i] decoded, with the low half
+// that follows a high surrogate; a lone surrogate is the replacement
+// character.
+func unescapeU(out, s []byte, i int) ([]byte, int, bool) {
+	r := hex4(s[i:])
+	if r < 0 {
+		return nil, 0, false
+	}
+	i += 6
+	if utf16.IsSurrogate(r) {
+		if r2 := hex4(s[i:]); r2 >= 0 {
+			if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+				return utf8.AppendRune(out, dec), i + 6, true
+			}
+		}
+		r = unicode.ReplacementChar
+	}
+	return utf8.AppendRune(out, r), i, true
 }
 
 // hex4 reads the \uXXXX at the start of s, or returns -1.
@@ -116,17 +125,24 @@ func hex4(s []byte) rune {
 	}
 	var r rune
 	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
+		d := hexDigit(c)
+		if d < 0 {
 			return -1
 		}
-		r = r*16 + rune(c)
+		r = r*16 + d
 	}
 	return r
+}
+
+// hexDigit is the value of the hex digit c, or -1.
+func hexDigit(c byte) rune {
+	switch {
+	case '0' <= c && c <= '9':
+		return rune(c - '0')
+	case 'a' <= c && c <= 'f':
+		return rune(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return rune(c-'A') + 10
+	}
+	return -1
 }

@@ -97,12 +97,21 @@ func (i Info) CheckLogin(ctx context.Context, path string, timeout time.Duration
 	l := c.read(out, x.stderr, x.code)
 	l.Asked = asked
 	if l.Checked && !l.LoggedIn {
-		for _, v := range c.uncounted {
-			if os.Getenv(v) != "" {
-				return Login{Asked: asked, Why: fmt.Sprintf("%s says not logged in, but does not count %s, which is set", asked, v)}
-			}
+		if v := firstSet(c.uncounted); v != "" {
+			return Login{Asked: asked, Why: fmt.Sprintf("%s says not logged in, but does not count %s, which is set", asked, v)}
 		}
 		l.Hint = c.hint
 	}
 	return l
+}
+
+// firstSet is the first of the environment variables vars that is set to
+// something, or "".
+func firstSet(vars []string) string {
+	for _, v := range vars {
+		if os.Getenv(v) != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -75,12 +75,8 @@ func CheckNode(ctx context.Context, path string, timeout time.Duration) (n NodeN
 func owningPackage(real string) (packageFile, bool) {
 	dir := filepath.Dir(real)
 	for range 4 {
-		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-		if err == nil && len(b) < 1<<20 {
-			var p packageFile
-			if json.Unmarshal(b, &p) == nil && binNames(p.Bin, dir, real) {
-				return p, true
-			}
+		if p, ok := packageOf(dir, real); ok {
+			return p, true
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
@@ -91,26 +87,44 @@ func owningPackage(real string) (packageFile, bool) {
 	return packageFile{}, false
 }
 
+// packageOf reads the package.json in dir, if there is one whose "bin"
+// names the file real.
+func packageOf(dir, real string) (packageFile, bool) {
+	var p packageFile
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil || len(b) >= 1<<20 || json.Unmarshal(b, &p) != nil {
+		return packageFile{}, false
+	}
+	return p, binNames(p.Bin, dir, real)
+}
+
 // binNames reports whether a package.json "bin" (a path, or names to
 // paths) in dir names the file real.
 func binNames(raw json.RawMessage, dir, real string) bool {
-	var paths []string
-	var one string
-	var many map[string]string
-	switch {
-	case json.Unmarshal(raw, &one) == nil:
-		paths = []string{one}
-	case json.Unmarshal(raw, &many) == nil:
-		for _, p := range many {
-			paths = append(paths, p)
-		}
-	}
-	for _, p := range paths {
+	for _, p := range binPaths(raw) {
 		if r, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(p))); err == nil && r == real {
 			return true
 		}
 	}
 	return false
+}
+
+// binPaths is the paths a package.json "bin" gives: one path, or the
+// paths of a map of names to paths.
+func binPaths(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many map[string]string
+	if json.Unmarshal(raw, &many) != nil {
+		return nil
+	}
+	paths := make([]string, 0, len(many))
+	for _, p := range many {
+		paths = append(paths, p)
+	}
+	return paths
 }
 
 // nodeOf is the node an executable runs on: the one its #! line names
@@ -124,30 +138,37 @@ func nodeOf(real string) (string, error) {
 	}
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	f.Close()
-	if fields := strings.Fields(strings.TrimPrefix(line, "#!")); strings.HasPrefix(line, "#!") && len(fields) > 0 {
-		interp := fields[0]
-		if filepath.Base(interp) == "env" {
-			interp = ""
-			for _, f := range fields[1:] {
-				if !strings.HasPrefix(f, "-") {
-					interp = f
-					break
-				}
-			}
+	if interp := interpreter(line); filepath.Base(interp) == "node" {
+		p, err := exec.LookPath(interp)
+		if err != nil {
+			return "", fmt.Errorf("its #! line names %s, which is not there", interp)
 		}
-		if filepath.Base(interp) == "node" {
-			p, err := exec.LookPath(interp)
-			if err != nil {
-				return "", fmt.Errorf("its #! line names %s, which is not there", interp)
-			}
-			return p, nil
-		}
+		return p, nil
 	}
 	p, err := exec.LookPath("node")
 	if err != nil {
 		return "", fmt.Errorf("no node on PATH")
 	}
 	return p, nil
+}
+
+// interpreter is the program a script's first line runs it with: the
+// one its #! line names, or the one "#!/usr/bin/env [-opts] prog" looks up;
+// "" when the line is no #! line.
+func interpreter(line string) string {
+	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if !strings.HasPrefix(line, "#!") || len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) != "env" {
+		return fields[0]
+	}
+	for _, f := range fields[1:] {
+		if !strings.HasPrefix(f, "-") {
+			return f
+		}
+	}
+	return ""
 }
 
 // notSatisfied reports whether version (as node --version prints it) is
@@ -176,38 +197,39 @@ func satisfiesAll(v [3]int, comps []string) (bool, error) {
 		return false, fmt.Errorf("empty range")
 	}
 	for _, c := range comps {
-		op := strings.TrimRight(c[:min(2, len(c))], "0123456789vx*.")
-		want, err := semver(strings.TrimPrefix(strings.TrimPrefix(c, op), "v"))
-		if err != nil {
+		ok, err := satisfies(v, c)
+		if err != nil || !ok {
 			return false, err
-		}
-		cmp := compare(v, want)
-		var ok bool
-		switch op {
-		case ">=":
-			ok = cmp >= 0
-		case ">":
-			ok = cmp > 0
-		case "<=":
-			ok = cmp <= 0
-		case "<":
-			ok = cmp < 0
-		case "^":
-			ok = cmp >= 0 && v[0] == want[0]
-		case "~":
-			ok = cmp >= 0 && v[0] == want[0] && v[1] == want[1]
-		case "", "=":
-			// "22" and "22.x" are any 22; an exact pin is read as its
-			// major version and up.
-			ok = cmp >= 0 && v[0] == want[0]
-		default:
-			return false, fmt.Errorf("operator %q", op)
-		}
-		if !ok {
-			return false, nil
 		}
 	}
 	return true, nil
+}
+
+// satisfies reports whether v meets one comparator c (">=18", "^20.9").
+func satisfies(v [3]int, c string) (bool, error) {
+	op := strings.TrimRight(c[:min(2, len(c))], "0123456789vx*.")
+	want, err := semver(strings.TrimPrefix(strings.TrimPrefix(c, op), "v"))
+	if err != nil {
+		return false, err
+	}
+	cmp := compare(v, want)
+	switch op {
+	case ">=":
+		return cmp >= 0, nil
+	case ">":
+		return cmp > 0, nil
+	case "<=":
+		return cmp <= 0, nil
+	case "<":
+		return cmp < 0, nil
+	case "~":
+		return cmp >= 0 && v[0] == want[0] && v[1] == want[1], nil
+	case "^", "", "=":
+		// "22" and "22.x" are any 22; an exact pin is read as its major
+		// version and up, as a caret range is.
+		return cmp >= 0 && v[0] == want[0], nil
+	}
+	return false, fmt.Errorf("operator %q", op)
 }
 
 // semver reads "22", "22.1", "22.1.3", "22.x": missing or wildcard parts
@@ -219,7 +241,7 @@ func semver(s string) ([3]int, error) {
 		return v, fmt.Errorf("version %q", s)
 	}
 	for i, p := range parts {
-		if p == "x" || p == "X" || p == "*" {
+		if wildcard[p] {
 			break
 		}
 		n, err := strconv.Atoi(strings.SplitN(p, "-", 2)[0])
@@ -230,6 +252,9 @@ func semver(s string) ([3]int, error) {
 	}
 	return v, nil
 }
+
+// wildcard is the version parts that stand for any number.
+var wildcard = map[string]bool{"x": true, "X": true, "*": true}
 
 func compare(a, b [3]int) int {
 	for i := range a {

@@ -69,6 +69,17 @@ func killMarked(marker string, since uint64) []procStat {
 func reapAdopted(pgid int, killed []procStat) {
 	self := os.Getpid()
 	own, _ := readStat(self)
+	reaped := reapKilled(self, pgid, killed)
+	for _, p := range processes() {
+		if p.ppid == self && p.state == 'Z' && adopted(p, own) && !reaped[p.pid] {
+			reap(p.pid)
+		}
+	}
+}
+
+// reapKilled collects the processes in killed that are gonogo's (self's)
+// children now, but the agent's leader pgid, and returns them.
+func reapKilled(self, pgid int, killed []procStat) map[int]bool {
 	reaped := map[int]bool{}
 	for _, p := range killed {
 		if p.ppid == self && p.pid != pgid {
@@ -76,10 +87,12 @@ func reapAdopted(pgid int, killed []procStat) {
 			reaped[p.pid] = true
 		}
 	}
-	for _, p := range processes() {
-		adopted := p.session != own.session || p.pgrp != own.pgrp && p.pid != p.pgrp
-		if p.ppid == self && p.state == 'Z' && adopted && !reaped[p.pid] {
-			reap(p.pid)
-		}
-	}
+	return reaped
+}
+
+// adopted reports whether p, a child of gonogo (own), was adopted rather
+// than started by it: it is in another session, or in another group it
+// does not lead (see reapAdopted).
+func adopted(p, own procStat) bool {
+	return p.session != own.session || p.pgrp != own.pgrp && p.pid != p.pgrp
 }

@@ -101,13 +101,19 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 		if int64(p.n) > max {
 			return p.bytes(int(max)), tooLargeError("the agent's output", max)
 		}
-		if errors.Is(err, io.EOF) {
-			return p.bytes(-1), nil
-		}
 		if err != nil {
-			return p.bytes(-1), err
+			return p.bytes(-1), unlessEOF(err)
 		}
 	}
+}
+
+// unlessEOF is err, or nil when it is the end of the input: reading to
+// the end is reading it all.
+func unlessEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // readLines calls fn with every line r yields, without its newline. fn must
@@ -140,10 +146,7 @@ func readLines(r io.Reader, max int64, fn func([]byte)) error {
 			fn(line)
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
+			return unlessEOF(err)
 		}
 	}
 }

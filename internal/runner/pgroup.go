@@ -7,6 +7,7 @@ package runner
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -124,7 +125,7 @@ func readStat(pid int) (procStat, error) {
 	pgrp, err2 := strconv.Atoi(f[2])
 	session, err3 := strconv.Atoi(f[3])
 	start, err4 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+	if errors.Join(err1, err2, err3, err4) != nil {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: unreadable", pid)
 	}
 	return procStat{pid: pid, state: f[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, nil

@@ -99,12 +99,7 @@ func tooLargeError(what string, max int64) error {
 // the executable and the settings that choose it.
 func startError(cmd string, err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		where := ""
-		if !strings.ContainsRune(cmd, filepath.Separator) {
-			where = " in PATH"
-		}
-		return &runError{msg: fmt.Sprintf("agent executable %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", cmd, where),
-			is: []error{ErrCommandNotFound, err}}
+		return notFoundError(cmd, err)
 	}
 	// It is there, but may not be run: a folder, or a file without its
 	// execute bit.
@@ -117,6 +112,17 @@ func startError(cmd string, err error) error {
 			is: []error{ErrNotExecutable, err}}
 	}
 	return fmt.Errorf("cannot start agent %q (GONOGO_RUNNER_CMD or --runner-cmd): %w", cmd, err)
+}
+
+// notFoundError says the agent executable cmd is not there: in PATH, for
+// a bare name.
+func notFoundError(cmd string, err error) error {
+	where := ""
+	if !strings.ContainsRune(cmd, filepath.Separator) {
+		where = " in PATH"
+	}
+	return &runError{msg: fmt.Sprintf("agent executable %q not found%s (set GONOGO_RUNNER_CMD or --runner-cmd)", cmd, where),
+		is: []error{ErrCommandNotFound, err}}
 }
 
 // runProcess runs one agent to its end and hands its stdout to consume,
@@ -209,28 +215,15 @@ type agent struct {
 // ends or the output passes its cap. It returns how the leader exited and
 // the reader's channel, nil once the reader is done.
 func (a *agent) watch(ctx context.Context, reading <-chan error, exited <-chan leaderExit) (leaderExit, <-chan error) {
-	done := ctx.Done()
-	stop := func(why error) {
-		if a.stopped == nil {
-			a.stopped, done = why, nil
-			signalGroup(a.pgid, false)
-			signalMarked(a.marker, a.since, syscall.SIGTERM, nil)
-			a.killAt = time.After(a.grace)
-		}
-	}
 	for {
 		select {
 		case err := <-reading:
 			reading = nil
 			if errors.Is(err, ErrOutputTooLarge) {
-				stop(err)
+				a.stop(err)
 			}
-		case <-done:
-			if errors.Is(context.Cause(ctx), ErrTimeout) {
-				stop(context.Cause(ctx))
-			} else {
-				stop(cancelError(ctx))
-			}
+		case <-a.untilStopped(ctx):
+			a.stop(stopCause(ctx))
 		case <-a.killAt:
 			a.killAt = nil
 			signalGroup(a.pgid, true)
@@ -238,6 +231,37 @@ func (a *agent) watch(ctx context.Context, reading <-chan error, exited <-chan l
 			return leader, reading
 		}
 	}
+}
+
+// stop stops the agent for why: SIGTERM to its group and to what it
+// detached, then SIGKILL to the group once its grace is over. Only the
+// first reason counts.
+func (a *agent) stop(why error) {
+	if a.stopped != nil {
+		return
+	}
+	a.stopped = why
+	signalGroup(a.pgid, false)
+	signalMarked(a.marker, a.since, syscall.SIGTERM, nil)
+	a.killAt = time.After(a.grace)
+}
+
+// untilStopped is ctx's done channel while the agent is not being
+// stopped; nil, which never delivers, once it is.
+func (a *agent) untilStopped(ctx context.Context) <-chan struct{} {
+	if a.stopped != nil {
+		return nil
+	}
+	return ctx.Done()
+}
+
+// stopCause is why ctx ending stops the agent: its step timed out, or
+// gonogo was cancelled.
+func stopCause(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
+		return context.Cause(ctx)
+	}
+	return cancelError(ctx)
 }
 
 // kill ends whatever the agent left running, in its group or detached

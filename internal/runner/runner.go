@@ -73,14 +73,8 @@ func Names() []string {
 // New returns the runner called name (one of Names) configured by cfg. It refuses an unknown name, a negative limit, and the
 // command runner without an executable.
 func New(name string, cfg Config) (engine.Runner, error) {
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("runner %s: step timeout %s is negative", name, cfg.Timeout)
-	}
-	if cfg.MaxOutput < 0 {
-		return nil, fmt.Errorf("runner %s: output cap %d is negative", name, cfg.MaxOutput)
-	}
-	if cfg.KillGrace < 0 {
-		return nil, fmt.Errorf("runner %s: kill grace %s is negative", name, cfg.KillGrace)
+	if err := cfg.checkLimits(name); err != nil {
+		return nil, err
 	}
 	switch name {
 	case "claude":
@@ -98,6 +92,20 @@ func New(name string, cfg Config) (engine.Runner, error) {
 		return DryRun{}, nil
 	}
 	return nil, fmt.Errorf("unknown runner %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// checkLimits refuses a negative limit; zero is the default.
+func (c Config) checkLimits(name string) error {
+	if c.Timeout < 0 {
+		return fmt.Errorf("runner %s: step timeout %s is negative", name, c.Timeout)
+	}
+	if c.MaxOutput < 0 {
+		return fmt.Errorf("runner %s: output cap %d is negative", name, c.MaxOutput)
+	}
+	if c.KillGrace < 0 {
+		return fmt.Errorf("runner %s: kill grace %s is negative", name, c.KillGrace)
+	}
+	return nil
 }
 
 // DryRun runs nothing: every attempt comes back NotRun.

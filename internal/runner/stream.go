@@ -128,9 +128,30 @@ type stream struct {
 	status    string // the latest api_retry, until the agent answers again
 	errKind   string // the error field of the last assistant message that had one
 	errText   string // that message's text
-	events    int    // lines that were JSON objects
-	garbage   int    // lines that were not
-	result    *resultEvent
+	lineCount
+	result *resultEvent
+}
+
+// lineCount counts the lines of an agent's stream that were JSON events
+// and those that were not, which the error of a stream that ended
+// without its final event mentions.
+type lineCount struct {
+	events  int // lines that were JSON objects
+	garbage int // lines that were not
+}
+
+// decode decodes a line of the stream into ev, counting it as garbage
+// when it is no JSON object; false for that and for a blank line.
+func (c *lineCount) decode(line []byte, ev any) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return false
+	}
+	if line[0] != '{' || json.Unmarshal(line, ev) != nil {
+		c.garbage++
+		return false
+	}
+	return true
 }
 
 // event holds the fields gonogo reads from any stream-json event.
@@ -184,13 +205,8 @@ type resultEvent struct {
 // add takes one line of output and reports whether it began a new turn of
 // the main agent.
 func (s *stream) add(line []byte) (newTurn bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return false
-	}
 	var ev event
-	if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-		s.garbage++
+	if !s.decode(line, &ev) {
 		return false
 	}
 	switch ev.Type {
@@ -198,34 +214,51 @@ func (s *stream) add(line []byte) (newTurn bool) {
 		s.events++
 		return s.assistant(ev)
 	case "user":
-		// Claude Code before 2.1 counts the main agent's tool results as
-		// turns too.
 		s.events++
-		if s.perEvent && ev.ParentToolUseID == nil {
-			s.turns++
-			return true
-		}
+		return s.user(ev)
 	case "result":
-		var r resultEvent
-		if json.Unmarshal(line, &r) != nil {
-			s.garbage++
-			return false
-		}
-		s.events++
-		s.result = &r
-		s.status = ""
-		return true
+		return s.takeResult(line)
 	case "system":
 		s.events++
-		switch ev.Subtype {
-		case "init":
-			s.perEvent = countsEveryEvent(ev.Version)
-		case "api_retry":
-			s.status = retryStatus(ev)
-			return true
-		}
-	default:
-		s.events++
+		return s.system(ev)
+	}
+	s.events++
+	return false
+}
+
+// user counts a user event as a turn where the Claude Code version does:
+// before 2.1 it counts the main agent's tool results as turns too.
+func (s *stream) user(ev event) (newTurn bool) {
+	if s.perEvent && ev.ParentToolUseID == nil {
+		s.turns++
+		return true
+	}
+	return false
+}
+
+// takeResult keeps the final result event; one that does not decode is
+// garbage.
+func (s *stream) takeResult(line []byte) bool {
+	var r resultEvent
+	if json.Unmarshal(line, &r) != nil {
+		s.garbage++
+		return false
+	}
+	s.events++
+	s.result = &r
+	s.status = ""
+	return true
+}
+
+// system reads the version an init event names (it says how turns are
+// counted) and the status an API retry puts the agent in.
+func (s *stream) system(ev event) bool {
+	switch ev.Subtype {
+	case "init":
+		s.perEvent = countsEveryEvent(ev.Version)
+	case "api_retry":
+		s.status = retryStatus(ev)
+		return true
 	}
 	return false
 }
@@ -272,36 +305,50 @@ func (s *stream) assistant(ev event) (newTurn bool) {
 	// parent_tool_use_id of the Task call that started them.
 	if ev.ParentToolUseID == nil {
 		s.status = ""
-		if s.perEvent || m.ID == "" || !s.ids[m.ID] {
-			if s.ids == nil {
-				s.ids = make(map[string]bool)
-			}
-			if m.ID != "" {
-				s.ids[m.ID] = true
-			}
-			s.turns++
-			newTurn = true
-		}
+		newTurn = s.mainMessage(m.ID)
 	}
 	var blocks []contentBlock
 	if bytes.HasPrefix(bytes.TrimSpace(m.Content), []byte("[")) && json.Unmarshal(m.Content, &blocks) == nil {
-		var text []string
-		for _, b := range blocks {
-			switch b.Type {
-			case "tool_use":
-				s.toolCalls++
-				if b.Name != "" {
-					s.lastTool = b.Name
-				}
-			case "text":
-				text = append(text, b.Text)
-			}
-		}
+		text := s.blocks(blocks)
 		if ev.Error != "" {
 			s.errKind, s.errText = ev.Error, strings.TrimSpace(strings.Join(text, "\n"))
 		}
 	}
 	return newTurn
+}
+
+// mainMessage counts a turn for the main agent's message id unless an
+// earlier event of the same message counted it (or, before Claude Code
+// 2.1, every event is a turn).
+func (s *stream) mainMessage(id string) (newTurn bool) {
+	if !s.perEvent && id != "" && s.ids[id] {
+		return false
+	}
+	if s.ids == nil {
+		s.ids = make(map[string]bool)
+	}
+	if id != "" {
+		s.ids[id] = true
+	}
+	s.turns++
+	return true
+}
+
+// blocks counts the tool calls of a message's content blocks and returns
+// their text.
+func (s *stream) blocks(blocks []contentBlock) (text []string) {
+	for _, b := range blocks {
+		switch b.Type {
+		case "tool_use":
+			s.toolCalls++
+			if b.Name != "" {
+				s.lastTool = b.Name
+			}
+		case "text":
+			text = append(text, b.Text)
+		}
+	}
+	return text
 }
 
 // countsEveryEvent reports whether a Claude Code version counts, in the

@@ -30,33 +30,40 @@ type ArtifactShow struct {
 // attempt that does not exist is exit 2; one that exists and has no
 // artifact is exit 1.
 func (v ArtifactShow) Show(ctx context.Context, rd ArtifactReader, stdout, stderr io.Writer) int {
-	fail := func(err error) int {
+	code, err := v.show(ctx, rd, stdout, stderr)
+	if err != nil {
 		fmt.Fprintf(stderr, "gonogo show: %v\n", err)
 		return ExitUsage
 	}
+	return code
+}
+
+// show is Show, with what stops it for a run, step or attempt that does
+// not exist (or for a failure to read or write) as an error.
+func (v ArtifactShow) show(ctx context.Context, rd ArtifactReader, stdout, stderr io.Writer) (int, error) {
 	r, err := rd.Load(ctx, v.Run)
 	if errors.Is(err, engine.ErrNotFound) {
-		return fail(fmt.Errorf("no run %s in %s (see gonogo runs)", v.Run, v.Data))
+		return 0, fmt.Errorf("no run %s in %s (see gonogo runs)", v.Run, v.Data)
 	}
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	n := v.Step
 	a, why, err := artifactAttempt(r, n, v.Attempt)
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if a == nil {
 		fmt.Fprintf(stderr, "gonogo show: %s\n", why)
-		return ExitRefused
+		return ExitRefused, nil
 	}
 	body, err := rd.Artifact(ctx, v.Run, n, a.N)
 	if errors.Is(err, engine.ErrNotFound) {
 		fmt.Fprintf(stderr, "gonogo show: step %d attempt %d of run %s has no artifact stored\n", n, a.N, v.Run)
-		return ExitRefused
+		return ExitRefused, nil
 	}
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if IsTerminal(stdout) {
 		// On a terminal the artifact is read, not kept: its control
@@ -65,9 +72,9 @@ func (v ArtifactShow) Show(ctx context.Context, rd ArtifactReader, stdout, stder
 		body = []byte(engine.Printable(string(body)))
 	}
 	if _, err := stdout.Write(body); err != nil {
-		return fail(err)
+		return 0, err
 	}
-	return ExitOK
+	return ExitOK, nil
 }
 
 // artifactAttempt finds the attempt whose artifact show --artifact n
@@ -78,17 +85,29 @@ func artifactAttempt(r *engine.Run, n, k int) (*engine.Attempt, string, error) {
 	if s == nil {
 		return nil, "", fmt.Errorf("run %s has no step %d (it has %d)", r.ID, n, len(r.Steps))
 	}
-	with := attemptsWithArtifact(s)
 	if k != 0 {
-		a := AttemptOf(s, k)
-		switch {
-		case a == nil:
-			return nil, "", fmt.Errorf("step %d of run %s has no attempt %d (it has %d)", n, r.ID, k, len(s.Attempts))
-		case !a.Artifact:
-			return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", n, k, OrDash(string(a.Result)), with), nil
-		}
-		return a, "", nil
+		return attemptArtifact(r, s, k)
 	}
+	return currentArtifact(s)
+}
+
+// attemptArtifact is attempt k of step s, for show --artifact N
+// --attempt K (see artifactAttempt).
+func attemptArtifact(r *engine.Run, s *engine.Step, k int) (*engine.Attempt, string, error) {
+	a := AttemptOf(s, k)
+	switch {
+	case a == nil:
+		return nil, "", fmt.Errorf("step %d of run %s has no attempt %d (it has %d)", s.N, r.ID, k, len(s.Attempts))
+	case !a.Artifact:
+		return nil, fmt.Sprintf("step %d attempt %d has no artifact (%s)%s", s.N, k, OrDash(string(a.Result)), attemptsWithArtifact(s)), nil
+	}
+	return a, "", nil
+}
+
+// currentArtifact is the attempt whose artifact is step s's current one,
+// for show --artifact N (see artifactAttempt).
+func currentArtifact(s *engine.Step) (*engine.Attempt, string, error) {
+	n, with := s.N, attemptsWithArtifact(s)
 	l := s.Latest()
 	switch {
 	case l == nil:

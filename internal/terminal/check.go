@@ -96,11 +96,7 @@ func (v Check) JSON() CheckJSON {
 		Warnings: nonNil(p.Warnings),
 	}
 	if ref != nil {
-		sug := ref.Suggestions
-		if sug == nil {
-			sug = map[string][]string{}
-		}
-		out.Refusal = &RefusalJSON{Reason: string(ref.Reason), Message: ref.Message, Source: ref.Source, Line: ref.Line, Suggestions: sug}
+		out.Refusal = refusalJSON(ref)
 		return out
 	}
 	for i, s := range p.Steps {
@@ -117,6 +113,16 @@ func (v Check) JSON() CheckJSON {
 		out.Levels = engine.WorkflowLevels(p)
 	}
 	return out
+}
+
+// refusalJSON is why check refused its input, in CheckJSON; suggestions
+// are an empty object, never null.
+func refusalJSON(ref *engine.Refusal) *RefusalJSON {
+	sug := ref.Suggestions
+	if sug == nil {
+		sug = map[string][]string{}
+	}
+	return &RefusalJSON{Reason: string(ref.Reason), Message: ref.Message, Source: ref.Source, Line: ref.Line, Suggestions: sug}
 }
 
 func blockJSON(b engine.Block) BlockJSON {
@@ -140,6 +146,25 @@ func (v Check) Print(w io.Writer) {
 	}
 	mode, _ := engine.ResolveMode(p)
 	PrintHeader(w, p, "", engine.RunModeName(mode, p.Flags.DryRun))
+	printCheckSteps(w, p)
+	if p.Input == engine.InputWorkflow {
+		fmt.Fprintln(w, "\nLevels (steps on one level may run in parallel):")
+		for i, l := range engine.WorkflowLevels(p) {
+			fmt.Fprintf(w, "  %d. %s\n", i+1, strings.Join(l, ", "))
+		}
+	}
+	printCheckLeftovers(w, p)
+	if len(p.Warnings) > 0 {
+		fmt.Fprintln(w, "\nWarnings:")
+		for _, s := range p.Warnings {
+			fmt.Fprintf(w, "  ! %s\n", s)
+		}
+	}
+}
+
+// printCheckSteps lists the steps a check would run, each with its leaf
+// agent when it runs one inline and the start of its prompt.
+func printCheckSteps(w io.Writer, p engine.Plan) {
 	fmt.Fprintf(w, "\nSteps (%d):\n", len(p.Steps))
 	for i, s := range p.Steps {
 		fmt.Fprintf(w, "  %d. %s%s\n", i+1, s.Skill, EffortSuffix(s.Effort, s.PTokens))
@@ -150,12 +175,11 @@ func (v Check) Print(w io.Writer) {
 			fmt.Fprintf(w, "     %s\n", Clip(OneLine(s.Prompt), 110))
 		}
 	}
-	if p.Input == engine.InputWorkflow {
-		fmt.Fprintln(w, "\nLevels (steps on one level may run in parallel):")
-		for i, l := range engine.WorkflowLevels(p) {
-			fmt.Fprintf(w, "  %d. %s\n", i+1, strings.Join(l, ", "))
-		}
-	}
+}
+
+// printCheckLeftovers lists the blocks a check would not run: the manual
+// ones, and those deferred past the step limit.
+func printCheckLeftovers(w io.Writer, p engine.Plan) {
 	if len(p.Manual) > 0 {
 		fmt.Fprintf(w, "\nManual, shown and never run (%d):\n", len(p.Manual))
 		for _, b := range p.Manual {
@@ -166,12 +190,6 @@ func (v Check) Print(w io.Writer) {
 		fmt.Fprintf(w, "\nDeferred, past the first %d runnable blocks (%d):\n", engine.MaxPlanSteps, len(p.Deferred))
 		for _, b := range p.Deferred {
 			fmt.Fprintf(w, "  - %s%s\n", b.Skill, EffortSuffix(b.Effort, b.PTokens))
-		}
-	}
-	if len(p.Warnings) > 0 {
-		fmt.Fprintln(w, "\nWarnings:")
-		for _, s := range p.Warnings {
-			fmt.Fprintf(w, "  ! %s\n", s)
 		}
 	}
 }
@@ -202,13 +220,17 @@ func PrintHeader(w io.Writer, p engine.Plan, id engine.RunID, mode string) {
 	if p.Context != "" {
 		fmt.Fprintf(w, "Context:    %s\n", Clip(OneLine(p.Context), 110))
 	}
-	switch {
-	case !p.Flags.Thread:
-	case p.Input == engine.InputWorkflow:
-		fmt.Fprintln(w, "Threaded:   a step that depends on exactly one step receives its confirmed artifact")
-	default:
-		fmt.Fprintln(w, "Threaded:   each step receives the previous step's confirmed artifact")
+	if p.Flags.Thread {
+		fmt.Fprintln(w, "Threaded:   "+threadedWords(p.Input))
 	}
+}
+
+// threadedWords says which artifact each step of a threaded run receives.
+func threadedWords(input engine.InputKind) string {
+	if input == engine.InputWorkflow {
+		return "a step that depends on exactly one step receives its confirmed artifact"
+	}
+	return "each step receives the previous step's confirmed artifact"
 }
 
 func domainWords(p engine.Plan) string {

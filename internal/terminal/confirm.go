@@ -17,42 +17,62 @@ import (
 // going, back where the abort was asked for. A script's abort line is
 // never asked about (see parseDecision): scripts rely on it.
 func (d *driver) confirmAbort(ctx context.Context, r *engine.Run, s *engine.Step) bool {
-	where := "before its next step"
-	if s != nil {
-		where = "at " + StepTitle(r, s)
-	}
 	pctx, release := CatchInterrupt(ctx)
 	defer release()
 	restore := rawKeys(d.e.Stdin)
-	fmt.Fprintf(d.out, "Abort the run? It stops %s; everything produced so far is kept. y aborts, any other key keeps going > ", where)
-	ask := d.in.poll
-	if restore != nil {
-		ask = d.in.pollKey
-	}
-	var answer lineResult
-	select {
-	case answer = <-ask():
-		d.in.took()
-	case <-pctx.Done():
-	}
+	fmt.Fprintf(d.out, "Abort the run? It stops %s; everything produced so far is kept. y aborts, any other key keeps going > ", abortWhere(r, s))
 	raw := restore != nil
+	answer := d.awaitKey(pctx, raw)
 	if raw {
 		restore()
 	}
 	key := strings.ToLower(strings.TrimSpace(answer.line))
 	yes := answer.err == nil && pctx.Err() == nil && (key == "y" || key == "yes")
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return false
-	case yes && raw:
-		fmt.Fprintln(d.out, "y") // a raw terminal does not echo the key
-	case !yes:
-		if raw || pctx.Err() != nil || answer.err != nil {
-			fmt.Fprintln(d.out)
-		}
-		fmt.Fprintln(d.out, "Not aborted.")
 	}
+	d.sayAbortAnswer(yes, raw, pctx.Err() != nil || answer.err != nil)
 	return yes
+}
+
+// abortWhere says where an abort stops the run: at step s, or before the
+// next step when there is none.
+func abortWhere(r *engine.Run, s *engine.Step) string {
+	if s == nil {
+		return "before its next step"
+	}
+	return "at " + StepTitle(r, s)
+}
+
+// awaitKey reads the answer to the abort question: one key on a raw
+// terminal, a line otherwise; nothing when pctx ends first (Ctrl-C).
+func (d *driver) awaitKey(pctx context.Context, raw bool) lineResult {
+	ask := d.in.poll
+	if raw {
+		ask = d.in.pollKey
+	}
+	select {
+	case answer := <-ask():
+		d.in.took()
+		return answer
+	case <-pctx.Done():
+		return lineResult{}
+	}
+}
+
+// sayAbortAnswer ends the question's line; cut says the answer never came
+// (Ctrl-C, or input closed), which leaves the cursor after the question.
+func (d *driver) sayAbortAnswer(yes, raw, cut bool) {
+	if yes {
+		if raw {
+			fmt.Fprintln(d.out, "y") // a raw terminal does not echo the key
+		}
+		return
+	}
+	if raw || cut {
+		fmt.Fprintln(d.out)
+	}
+	fmt.Fprintln(d.out, "Not aborted.")
 }
 
 // rawKeys puts stdin, when it is a terminal, in raw mode, so that one key

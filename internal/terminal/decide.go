@@ -94,6 +94,12 @@ func (d *driver) takeLine(ctx context.Context, r *engine.Run, s *engine.Step, li
 	case dec == nil:
 		return &turn{again: true}
 	}
+	return d.send(ctx, r, s, dec, body)
+}
+
+// send records decision dec on step s; a decision the run moved past
+// meanwhile is refused, and the run goes on as it now stands.
+func (d *driver) send(ctx context.Context, r *engine.Run, s *engine.Step, dec *engine.Decision, body []byte) *turn {
 	if dec.Kind != engine.DecidePick { // a pick names its candidate's attempt
 		dec.Attempt = AttemptN(s.Latest())
 	}
@@ -149,17 +155,7 @@ func (d *driver) readOrMoved(ctx context.Context, r *engine.Run) (string, error)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for {
-			select {
-			case <-d.box.signal:
-				if d.box.newer(r.ID, r.Seq) {
-					cancel(errMovedOn)
-					return
-				}
-			case <-stop:
-				return
-			}
-		}
+		d.watchMoved(r, cancel, stop)
 	}()
 	line, err := d.in.read(rctx)
 	close(stop)
@@ -168,6 +164,22 @@ func (d *driver) readOrMoved(ctx context.Context, r *engine.Run) (string, error)
 		return "", errMovedOn
 	}
 	return line, err
+}
+
+// watchMoved cancels the read of a decision line with errMovedOn once the
+// box tells of a newer state of r, until stop closes.
+func (d *driver) watchMoved(r *engine.Run, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+	for {
+		select {
+		case <-d.box.signal:
+			if d.box.newer(r.ID, r.Seq) {
+				cancel(errMovedOn)
+				return
+			}
+		case <-stop:
+			return
+		}
+	}
 }
 
 func AttemptN(a *engine.Attempt) int {
@@ -204,48 +216,78 @@ func pausedPrompt(r *engine.Run, allowed []engine.DecisionKind) string {
 // (which opens $EDITOR). An empty line on a terminal asks again.
 func (d *driver) parseDecision(ctx context.Context, r *engine.Run, s *engine.Step, line string, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
 	if line == "" {
-		if d.tty {
-			return nil, nil, nil
-		}
-		return nil, nil, fmt.Errorf("empty decision line; expected one of: approve, edit PATH, skip, redo [feedback], abort")
+		return nil, nil, d.emptyDecision()
 	}
 	word, rest, _ := strings.Cut(line, " ")
 	rest = strings.TrimSpace(rest)
-	kinds := map[string]engine.DecisionKind{
-		"approve": engine.DecideApprove, "a": engine.DecideApprove, "edit": engine.DecideEdit, "e": engine.DecideEdit,
-		"skip": engine.DecideSkip, "s": engine.DecideSkip, "redo": engine.DecideRedo, "r": engine.DecideRedo,
-		"abort": engine.DecideAbort, "b": engine.DecideAbort, "pick": engine.DecidePick, "p": engine.DecidePick,
+	k, err := decisionKind(r, s, word, allowed)
+	if err != nil {
+		return nil, nil, err
 	}
-	k, ok := kinds[strings.ToLower(word)]
-	if !ok {
-		return nil, nil, fmt.Errorf("%q is not a decision; expected one of: %s", Clip(word, 40), WordsFor(allowed))
-	}
-	var np *engine.NotPossible
-	if errors.As(engine.CheckDecision(r, s, k), &np) {
-		// The engine's refusal, with the choices in the words typed here.
-		return nil, nil, fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, np.Result, WordsFor(np.Allowed))
-	}
-	dec := &engine.Decision{Kind: k}
 	switch k {
 	case engine.DecideAbort:
-		if d.tty && !d.confirmAbort(ctx, r, s) {
-			return nil, nil, nil
-		}
+		return d.abortDecision(ctx, r, s)
 	case engine.DecideRedo:
-		dec.Feedback = rest
-		if d.tty && rest == "" {
-			fb, back := d.ask(ctx, "Feedback for the agent (optional, Enter to skip, Ctrl-C to go back): ")
-			if back {
-				return nil, nil, nil
-			}
-			dec.Feedback = fb
-		}
+		return d.redoDecision(ctx, rest)
 	case engine.DecideEdit:
 		return d.editDecision(ctx, r, s, rest, allowed)
 	case engine.DecidePick:
 		return pickDecision(r, s, rest)
 	}
-	return dec, nil, nil
+	return &engine.Decision{Kind: k}, nil, nil
+}
+
+// emptyDecision answers an empty decision line: a person at a terminal is
+// asked again (nil); a script's empty line is an error.
+func (d *driver) emptyDecision() error {
+	if d.tty {
+		return nil
+	}
+	return fmt.Errorf("empty decision line; expected one of: approve, edit PATH, skip, redo [feedback], abort")
+}
+
+// decisionWord is the decision each word of a decision line names, in
+// full and as the one key a terminal takes.
+var decisionWord = map[string]engine.DecisionKind{
+	"approve": engine.DecideApprove, "a": engine.DecideApprove, "edit": engine.DecideEdit, "e": engine.DecideEdit,
+	"skip": engine.DecideSkip, "s": engine.DecideSkip, "redo": engine.DecideRedo, "r": engine.DecideRedo,
+	"abort": engine.DecideAbort, "b": engine.DecideAbort, "pick": engine.DecidePick, "p": engine.DecidePick,
+}
+
+// decisionKind is the decision word names, once the engine says it is
+// possible at step s now.
+func decisionKind(r *engine.Run, s *engine.Step, word string, allowed []engine.DecisionKind) (engine.DecisionKind, error) {
+	k, ok := decisionWord[strings.ToLower(word)]
+	if !ok {
+		return "", fmt.Errorf("%q is not a decision; expected one of: %s", Clip(word, 40), WordsFor(allowed))
+	}
+	var np *engine.NotPossible
+	if errors.As(engine.CheckDecision(r, s, k), &np) {
+		// The engine's refusal, with the choices in the words typed here.
+		return "", fmt.Errorf("%s is not possible at step %d now (%s); expected one of: %s", k, s.N, np.Result, WordsFor(np.Allowed))
+	}
+	return k, nil
+}
+
+// abortDecision is an abort, once a person at a terminal confirms it.
+func (d *driver) abortDecision(ctx context.Context, r *engine.Run, s *engine.Step) (*engine.Decision, []byte, error) {
+	if d.tty && !d.confirmAbort(ctx, r, s) {
+		return nil, nil, nil
+	}
+	return &engine.Decision{Kind: engine.DecideAbort}, nil, nil
+}
+
+// redoDecision is "redo [feedback]"; a person at a terminal who typed no
+// feedback is asked for it.
+func (d *driver) redoDecision(ctx context.Context, feedback string) (*engine.Decision, []byte, error) {
+	if d.tty && feedback == "" {
+		fb, back := d.ask(ctx, "Feedback for the agent (optional, Enter to skip, Ctrl-C to go back): ")
+		if back {
+			return nil, nil, nil
+		}
+		feedback = fb
+	}
+	return &engine.Decision{Kind: engine.DecideRedo, Feedback: feedback}, nil, nil
 }
 
 // pickDecision is "pick N [note]": candidate N of step s, with the note
@@ -274,6 +316,11 @@ func (d *driver) editDecision(ctx context.Context, r *engine.Run, s *engine.Step
 	case path == "":
 		return nil, nil, fmt.Errorf("edit needs the path of the replacement artifact: edit PATH")
 	}
+	return d.editFrom(path)
+}
+
+// editFrom is an edit whose replacement artifact is read from path.
+func (d *driver) editFrom(path string) (*engine.Decision, []byte, error) {
 	body, err := d.readEdit(path)
 	if err != nil {
 		return nil, nil, err
@@ -309,18 +356,18 @@ func (d *driver) ask(ctx context.Context, question string) (answer string, back 
 func WordsFor(allowed []engine.DecisionKind) string {
 	var w []string
 	for _, k := range allowed {
-		switch k {
-		case engine.DecideEdit:
-			w = append(w, "edit PATH")
-		case engine.DecideRedo:
-			w = append(w, "redo [feedback]")
-		case engine.DecidePick:
-			w = append(w, "pick N [note]")
-		default:
-			w = append(w, string(k))
+		word, ok := decisionUsage[k]
+		if !ok {
+			word = string(k)
 		}
+		w = append(w, word)
 	}
 	return strings.Join(w, ", ")
+}
+
+// decisionUsage is how a decision that takes more than its word is typed.
+var decisionUsage = map[engine.DecisionKind]string{
+	engine.DecideEdit: "edit PATH", engine.DecideRedo: "redo [feedback]", engine.DecidePick: "pick N [note]",
 }
 
 // editInEditor opens $VISUAL or $EDITOR on the current artifact and
@@ -329,28 +376,17 @@ func WordsFor(allowed []engine.DecisionKind) string {
 // checkpoint (a nil decision).
 func (d *driver) editInEditor(ctx context.Context, r *engine.Run, s *engine.Step, allowed []engine.DecisionKind) (*engine.Decision, []byte, error) {
 	cur, _ := d.svc.Artifact(ctx, r.ID, s.N, s.Latest().N)
-	f, err := os.CreateTemp("", fmt.Sprintf("gonogo-%02d-%s-*.md", s.N, s.Skill))
+	name, err := editFile(s, cur)
 	if err != nil {
 		return nil, nil, fmt.Errorf("edit: %w", err)
 	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(cur)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("edit: %w", err)
-	}
+	defer os.Remove(name)
 	for {
-		if back, err := d.runEditor(ctx, f.Name()); back || err != nil {
+		if back, err := d.runEditor(ctx, name); back || err != nil {
 			return nil, nil, err
 		}
-		if now, err := os.ReadFile(f.Name()); err != nil || !bytes.Equal(now, cur) {
-			body, err := d.readEdit(f.Name())
-			if err != nil {
-				return nil, nil, err
-			}
-			return &engine.Decision{Kind: engine.DecideEdit}, body, nil
+		if now, err := os.ReadFile(name); err != nil || !bytes.Equal(now, cur) {
+			return d.editFrom(name)
 		}
 		switch d.askUnchanged(ctx, slices.Contains(allowed, engine.DecideApprove)) {
 		case engine.DecideApprove:
@@ -360,6 +396,24 @@ func (d *driver) editInEditor(ctx context.Context, r *engine.Run, s *engine.Step
 		}
 		return nil, nil, nil
 	}
+}
+
+// editFile writes the artifact cur of step s to a new temporary file for
+// the editor, and names it; the caller removes it.
+func editFile(s *engine.Step, cur []byte) (string, error) {
+	f, err := os.CreateTemp("", fmt.Sprintf("gonogo-%02d-%s-*.md", s.N, s.Skill))
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(cur)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // askUnchanged asks what to do after the editor closed with the artifact
@@ -376,30 +430,25 @@ func (d *driver) askUnchanged(ctx context.Context, canApprove bool) engine.Decis
 		if back {
 			return ""
 		}
-		switch strings.ToLower(ans) {
-		case "a", "approve":
-			if canApprove {
-				return engine.DecideApprove
-			}
-		case "e", "edit":
-			return engine.DecideEdit
-		case "c", "checkpoint", "back", "":
-			return ""
+		k, ok := unchangedAnswer[strings.ToLower(ans)]
+		if ok && (k != engine.DecideApprove || canApprove) {
+			return k
 		}
 		fmt.Fprintf(d.e.Stderr, "gonogo: %q is not one of the choices\n", Clip(ans, 40))
 	}
 }
 
+// unchangedAnswer is what each answer to askUnchanged asks for; "" goes
+// back to the checkpoint.
+var unchangedAnswer = map[string]engine.DecisionKind{
+	"a": engine.DecideApprove, "approve": engine.DecideApprove, "e": engine.DecideEdit, "edit": engine.DecideEdit,
+	"c": "", "checkpoint": "", "back": "", "": "",
+}
+
 // runEditor runs the editor on path. Ctrl-C while it runs goes back to the
 // checkpoint (back is true).
 func (d *driver) runEditor(ctx context.Context, path string) (back bool, err error) {
-	editor := d.e.Getenv("VISUAL")
-	if editor == "" {
-		editor = d.e.Getenv("EDITOR")
-	}
-	if editor == "" {
-		editor = "vi"
-	}
+	editor := editorOf(d.e.Getenv)
 	pctx, release := CatchInterrupt(ctx)
 	defer release()
 	args := append(strings.Fields(editor), path)
@@ -416,6 +465,17 @@ func (d *driver) runEditor(ctx context.Context, path string) (back bool, err err
 		return false, fmt.Errorf("edit: the editor %q: %w", editor, err)
 	}
 	return false, nil
+}
+
+// editorOf is the editor a person chose: $VISUAL, else $EDITOR, else vi.
+func editorOf(getenv func(string) string) string {
+	if editor := getenv("VISUAL"); editor != "" {
+		return editor
+	}
+	if editor := getenv("EDITOR"); editor != "" {
+		return editor
+	}
+	return "vi"
 }
 
 // readEdit reads a replacement artifact from path.

@@ -37,19 +37,27 @@ func ParseDecideArgs(req *DecideRequest, positional []string) error {
 	req.Kind = kind
 	rest := positional[2:]
 	if kind == engine.DecidePick {
-		n := 0
-		if len(rest) > 0 {
-			n, _ = strconv.Atoi(rest[0])
+		if req.Candidate, rest, err = pickArgs(rest); err != nil {
+			return err
 		}
-		if n < 1 {
-			return fmt.Errorf("pick needs the number of a candidate: gonogo decide RUN pick N [note]")
-		}
-		req.Candidate, rest = n, rest[1:]
 	} else if len(rest) > 0 && kind != engine.DecideRedo {
 		return fmt.Errorf("%s takes no more words (got %q); only redo takes feedback, and pick a note", kind, strings.Join(rest, " "))
 	}
 	req.Feedback = strings.TrimSpace(strings.Join(rest, " "))
 	return nil
+}
+
+// pickArgs reads N [note] after pick: the candidate, and the words of
+// the note.
+func pickArgs(rest []string) (int, []string, error) {
+	n := 0
+	if len(rest) > 0 {
+		n, _ = strconv.Atoi(rest[0])
+	}
+	if n < 1 {
+		return 0, nil, fmt.Errorf("pick needs the number of a candidate: gonogo decide RUN pick N [note]")
+	}
+	return n, rest[1:], nil
 }
 
 // ErrRefused marks what decide refuses under the run's rules (exit 1).
@@ -66,6 +74,12 @@ func (req DecideRequest) StepOf(r *engine.Run) (*engine.Step, error) {
 		}
 		return s, nil
 	}
+	return onlyWaiting(r)
+}
+
+// onlyWaiting is the one step of r that waits on people; none, or more
+// than one, is an error.
+func onlyWaiting(r *engine.Run) (*engine.Step, error) {
 	var s *engine.Step
 	var waiting []string
 	for _, st := range engine.WaitingOn(r) {

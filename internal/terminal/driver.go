@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,13 +45,6 @@ type driver struct {
 	// the last journal event the terminal was told of.
 	remote bool
 	seen   uint64
-}
-
-// liveStep is what the terminal knows of a running step.
-type liveStep struct {
-	start    time.Time
-	progress *engine.Progress
-	said     time.Time // when its last progress line was printed
 }
 
 // IO is where the terminal reads and writes, and how it reads the
@@ -112,18 +104,13 @@ func (d *driver) Drive(ctx context.Context, r *engine.Run) int {
 		if r, failed = d.takeNews(ctx, r); failed {
 			return ExitUsage
 		}
-		if r.Finished() && d.remote && d.seen < r.Seq && d.awaitNews(ctx) {
-			// The terminal's own decision ended the run: its events are
-			// still on their way from the cluster, and are shown first.
+		if d.endOnTheWay(ctx, r) {
 			continue
 		}
 		if r.Finished() {
 			return d.Finish(r)
 		}
-		next, code, done := d.askPerson(ctx, r)
-		if !done && next == nil {
-			next, code, done = d.wait(ctx, r, tick.C)
-		}
+		next, code, done := d.advance(ctx, r, tick.C)
 		if done {
 			return code
 		}
@@ -131,6 +118,23 @@ func (d *driver) Drive(ctx context.Context, r *engine.Run) int {
 			r = next
 		}
 	}
+}
+
+// endOnTheWay reports whether the run ended by this terminal's own
+// decision on a cluster while the events that ended it are still on their
+// way: they are shown before the end.
+func (d *driver) endOnTheWay(ctx context.Context, r *engine.Run) bool {
+	return r.Finished() && d.remote && d.seen < r.Seq && d.awaitNews(ctx)
+}
+
+// advance asks a person what the run waits on them for or, when it waits
+// on nobody, waits for what moves it on.
+func (d *driver) advance(ctx context.Context, r *engine.Run, tick <-chan time.Time) (next *engine.Run, code int, done bool) {
+	next, code, done = d.askPerson(ctx, r)
+	if done || next != nil {
+		return next, code, done
+	}
+	return d.wait(ctx, r, tick)
 }
 
 // askPerson asks a person what the run waits on them for, if anything: the
@@ -175,14 +179,19 @@ func (d *driver) wait(ctx context.Context, r *engine.Run, tick <-chan time.Time)
 		}
 	case <-ctx.Done():
 		d.clearLine()
-		if d.remote {
-			fmt.Fprintf(d.out, "Stopped following. The run goes on on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
-			return nil, ExitWaiting, true
-		}
-		fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
+		d.stoppedRunning(r)
 		return nil, ExitWaiting, true
 	}
 	return nil, 0, false
+}
+
+// stoppedRunning says what stopping gonogo leaves of a run under way.
+func (d *driver) stoppedRunning(r *engine.Run) {
+	if d.remote {
+		fmt.Fprintf(d.out, "Stopped following. The run goes on on the cluster.\nFollow it again with: gonogo resume %s\n", r.ID)
+		return
+	}
+	fmt.Fprintf(d.out, "Stopped. The run is kept; the running step will be offered for redo.\nContinue with: gonogo resume %s%s\n", r.ID, DataFlag(d.data))
 }
 
 func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
@@ -193,18 +202,7 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		fmt.Fprintf(d.out, "… %s queued: waiting for a free runner slot\n", StepTitle(r, s))
 	case engine.EvStepStarted:
 		d.clearLine()
-		now := time.Now()
-		d.running[ev.Step], d.progStep = &liveStep{start: now, said: now}, ev.Step
-		attempt := ""
-		switch {
-		case ev.Candidate > 0:
-			attempt = fmt.Sprintf(" (candidate %d on %s)", ev.Candidate, ev.Runner)
-		case ev.Attempt > 1:
-			attempt = fmt.Sprintf(" (attempt %d)", ev.Attempt)
-		}
-		fmt.Fprintf(d.out, "\n▶ %s%s\n", StepTitle(r, s), attempt)
-		d.threadNote(r, s)
-		d.started = fmt.Sprintf("%d/%d", ev.Step, ev.Attempt)
+		d.stepStarted(r, s, ev)
 	case engine.EvStepFinished:
 		d.clearLine()
 		delete(d.running, ev.Step)
@@ -215,10 +213,7 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		fmt.Fprintf(d.out, "! %s was interrupted: %s. Redo it or abort.\n", StepTitle(r, s), InterruptedWhy(s))
 	case engine.EvDecision:
 		d.clearLine()
-		fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", StepTitle(r, s), DecisionWords(ev), ev.Actor, ev.Time.Local().Format("15:04:05"))
-		if ev.Decision == engine.DecideSkip {
-			d.skipNote(r, s)
-		}
+		d.decided(r, s, ev)
 	case engine.EvModeChanged:
 		fmt.Fprintf(d.out, "Mode is now %s\n", ev.Mode)
 	case engine.EvRunPaused, engine.EvRunResumed, engine.EvStepReleased:
@@ -226,16 +221,51 @@ func (d *driver) event(ctx context.Context, r *engine.Run, ev engine.Event) {
 		d.pauseEvent(r, s, ev)
 	case engine.EvStepsAdded:
 		d.clearLine()
-		what := "added"
-		if s != nil && s.Rules.Decompose != "" {
-			what = "split its work into"
-		}
-		var ids []string
-		for _, a := range ev.Added {
-			ids = append(ids, a.ID)
-		}
-		fmt.Fprintf(d.out, "+ %s %s %d steps: %s\n", StepTitle(r, s), what, len(ev.Added), Clip(strings.Join(ids, ", "), 200))
+		d.stepsAdded(r, s, ev)
 	}
+}
+
+// stepStarted announces an attempt starting and starts following it on
+// the live line.
+func (d *driver) stepStarted(r *engine.Run, s *engine.Step, ev engine.Event) {
+	now := time.Now()
+	d.running[ev.Step], d.progStep = &liveStep{start: now, said: now}, ev.Step
+	fmt.Fprintf(d.out, "\n▶ %s%s\n", StepTitle(r, s), startedWhich(ev))
+	d.threadNote(r, s)
+	d.started = fmt.Sprintf("%d/%d", ev.Step, ev.Attempt)
+}
+
+// startedWhich names the attempt that started when it is not a step's
+// first: a best-of candidate and its runner, or a redo.
+func startedWhich(ev engine.Event) string {
+	switch {
+	case ev.Candidate > 0:
+		return fmt.Sprintf(" (candidate %d on %s)", ev.Candidate, ev.Runner)
+	case ev.Attempt > 1:
+		return fmt.Sprintf(" (attempt %d)", ev.Attempt)
+	}
+	return ""
+}
+
+// decided prints a decision taken, and what a skip hands on instead.
+func (d *driver) decided(r *engine.Run, s *engine.Step, ev engine.Event) {
+	fmt.Fprintf(d.out, "✓ %s: %s by %s at %s\n", StepTitle(r, s), DecisionWords(ev), ev.Actor, ev.Time.Local().Format("15:04:05"))
+	if ev.Decision == engine.DecideSkip {
+		d.skipNote(r, s)
+	}
+}
+
+// stepsAdded prints the steps a step's output added to the run.
+func (d *driver) stepsAdded(r *engine.Run, s *engine.Step, ev engine.Event) {
+	what := "added"
+	if s != nil && s.Rules.Decompose != "" {
+		what = "split its work into"
+	}
+	var ids []string
+	for _, a := range ev.Added {
+		ids = append(ids, a.ID)
+	}
+	fmt.Fprintf(d.out, "+ %s %s %d steps: %s\n", StepTitle(r, s), what, len(ev.Added), Clip(strings.Join(ids, ", "), 200))
 }
 
 // DecisionWords says what a decision was, in the words of the decision
@@ -270,19 +300,25 @@ func (d *driver) threadNote(r *engine.Run, s *engine.Step) {
 	}
 	var why []string
 	for _, p := range passed {
-		w := "was skipped"
-		if p.Status == engine.StepDone {
-			w = "confirmed no artifact"
-		} else if p.Rules.Optional {
-			w = "was given up on (optional)"
-		}
-		why = append(why, fmt.Sprintf("step %d (%s) %s", p.N, p.Skill, w))
+		why = append(why, fmt.Sprintf("step %d (%s) %s", p.N, p.Skill, passedWhy(p)))
 	}
 	if from == nil {
 		fmt.Fprintf(d.out, "  Input:    none: %s, and nothing before it is handed on\n", strings.Join(why, ", "))
 		return
 	}
 	fmt.Fprintf(d.out, "  Input:    the confirmed artifact of step %d (%s), as %s\n", from.N, from.Skill, strings.Join(why, ", "))
+}
+
+// passedWhy says why step p handed no artifact on to the threaded step
+// after it.
+func passedWhy(p *engine.Step) string {
+	if p.Status == engine.StepDone {
+		return "confirmed no artifact"
+	}
+	if p.Rules.Optional {
+		return "was given up on (optional)"
+	}
+	return "was skipped"
 }
 
 // skipNote says, at the skip of s, what the threaded steps that take its
@@ -296,13 +332,19 @@ func (d *driver) skipNote(r *engine.Run, s *engine.Step) {
 		if next.ThreadFrom != s.N || next.Status != engine.StepPending {
 			continue
 		}
-		fmt.Fprintf(d.out, "  Step %d (%s) takes this step's artifact: ", next.N, next.Skill)
-		if from, _ := engine.ThreadSource(r, next); from != nil {
-			fmt.Fprintf(d.out, "it is handed the confirmed artifact of step %d (%s) instead.\n", from.N, from.Skill)
-		} else {
-			fmt.Fprintln(d.out, "it runs without one, as nothing before it is handed on.")
-		}
+		d.handedInstead(r, next)
 	}
+}
+
+// handedInstead says what threaded step next is handed in place of the
+// artifact of the step skipped before it.
+func (d *driver) handedInstead(r *engine.Run, next *engine.Step) {
+	fmt.Fprintf(d.out, "  Step %d (%s) takes this step's artifact: ", next.N, next.Skill)
+	if from, _ := engine.ThreadSource(r, next); from != nil {
+		fmt.Fprintf(d.out, "it is handed the confirmed artifact of step %d (%s) instead.\n", from.N, from.Skill)
+		return
+	}
+	fmt.Fprintln(d.out, "it runs without one, as nothing before it is handed on.")
 }
 
 // stopped says gonogo stopped at the checkpoint of s, the run kept.
@@ -331,15 +373,26 @@ func (d *driver) Waiting(ctx context.Context, r *engine.Run) {
 		if s.Status != engine.StepWaiting || l == nil {
 			continue
 		}
-		shown := []*engine.Attempt{l}
-		if engine.Picking(s) {
-			shown = engine.Candidates(s)
-		}
-		for _, a := range shown {
-			d.stepBlock(ctx, r, s, engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: a.N, Result: a.Result,
-				Reason: a.Reason, Summary: a.Summary, Artifact: a.Artifact, File: a.File, CostUSD: a.CostUSD, Usage: a.Usage, Status: s.Status})
+		for _, a := range waitingShown(s, l) {
+			d.stepBlock(ctx, r, s, finishedEvent(s, a))
 		}
 	}
+}
+
+// waitingShown is the attempts a waiting step shows: its candidates while
+// one is picked, else its latest attempt l.
+func waitingShown(s *engine.Step, l *engine.Attempt) []*engine.Attempt {
+	if engine.Picking(s) {
+		return engine.Candidates(s)
+	}
+	return []*engine.Attempt{l}
+}
+
+// finishedEvent is the event that finished attempt a of step s, as the
+// step's block prints it.
+func finishedEvent(s *engine.Step, a *engine.Attempt) engine.Event {
+	return engine.Event{Type: engine.EvStepFinished, Step: s.N, Attempt: a.N, Result: a.Result,
+		Reason: a.Reason, Summary: a.Summary, Artifact: a.Artifact, File: a.File, CostUSD: a.CostUSD, Usage: a.Usage, Status: s.Status}
 }
 
 // StepTitle is the engine's title of a step in plain text; "run" for none.
@@ -348,190 +401,6 @@ func StepTitle(r *engine.Run, s *engine.Step) string {
 		return "run"
 	}
 	return engine.Title(r, s).String()
-}
-
-// stepBlock prints a finished attempt: result, summary, where the artifact
-// is, and a preview.
-func (d *driver) stepBlock(ctx context.Context, r *engine.Run, s *engine.Step, ev engine.Event) {
-	key := fmt.Sprintf("%d/%d", ev.Step, ev.Attempt)
-	if d.shown[key] {
-		return
-	}
-	d.shown[key] = true
-	if d.started != key {
-		fmt.Fprintf(d.out, "%s\n", StepTitle(r, s))
-	}
-	d.started = ""
-	if a := AttemptOf(s, ev.Attempt); a != nil && a.Candidate > 0 {
-		fmt.Fprintf(d.out, "  Candidate %d of %d, on %s\n", a.Candidate, len(s.Rules.BestOf), a.Runner)
-	}
-	fmt.Fprintf(d.out, "  Result:   %s\n", ResultLine(s, ev))
-	if ev.Summary != "" {
-		fmt.Fprintf(d.out, "  Summary:  %s\n", ev.Summary)
-	}
-	if ev.Artifact {
-		if ev.File != "" {
-			fmt.Fprintf(d.out, "  Artifact: %s\n", filepath.Join(d.data, filepath.FromSlash(ev.File)))
-		} else {
-			fmt.Fprintf(d.out, "  Artifact: stored with the run (gonogo show %s --artifact %d --attempt %d%s)\n", r.ID, ev.Step, ev.Attempt, DataFlag(d.data))
-		}
-		if body, err := d.svc.Artifact(ctx, r.ID, ev.Step, ev.Attempt); err == nil {
-			PrintPreview(d.out, body, 12)
-		}
-	}
-	if next := NextWords(s, ev); next != "" {
-		fmt.Fprintf(d.out, "  %s\n", next)
-	}
-}
-
-// ResultLine is an attempt's result, its reason, and what it cost:
-// "FAILED - the agent exited with code 1  (12s)".
-func ResultLine(s *engine.Step, ev engine.Event) string {
-	res := engine.ResultText(ev.Result, ev.Reason)
-	a := AttemptOf(s, ev.Attempt)
-	if a != nil && a.Skill != "" && a.Skill != s.Skill {
-		res += " (ran the fallback `" + a.Skill + "`)"
-	}
-	var facts []string
-	if ev.CostUSD > 0 {
-		facts = append(facts, fmt.Sprintf("$%.2f", ev.CostUSD))
-	}
-	if ev.Usage.Turns > 0 {
-		facts = append(facts, Plural(ev.Usage.Turns, "turn"))
-	}
-	if a != nil && !a.Started.IsZero() {
-		facts = append(facts, a.Finished.Sub(a.Started).Round(time.Second).String())
-	}
-	if len(facts) > 0 {
-		res += "  (" + strings.Join(facts, ", ") + ")"
-	}
-	return res
-}
-
-// NextWords says what follows a finished attempt without a person: the run
-// advanced, falls back to another skill, goes on without an optional step,
-// or retries.
-func NextWords(s *engine.Step, ev engine.Event) string {
-	switch {
-	case ev.Status == engine.StepDone:
-		return "Advanced."
-	case ev.Status == engine.StepQueued && ev.Skill != "":
-		return fmt.Sprintf("Falling back to `%s`.", ev.Skill)
-	case ev.Status == engine.StepSkipped:
-		return "Optional step: the run goes on without it."
-	case s != nil && ev.Status == engine.StepWaiting:
-		if due, n, of, ok := engine.RetryDue(s); ok && s.Latest() != nil && s.Latest().N == ev.Attempt {
-			return fmt.Sprintf("Retrying at %s (retry %d of %d).", due.Local().Format("15:04:05"), n, of)
-		}
-		if ev.Held {
-			return "The run is paused: the step waits here whatever the run's mode."
-		}
-	}
-	return ""
-}
-
-// Plural is n and the word for n of them: "1 turn", "4 turns".
-func Plural(n int, word string) string { return fmt.Sprintf("%d %s", n, Noun(n, word)) }
-
-func Noun(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
-func AttemptOf(s *engine.Step, n int) *engine.Attempt {
-	if s == nil {
-		return nil
-	}
-	for i := range s.Attempts {
-		if s.Attempts[i].N == n {
-			return &s.Attempts[i]
-		}
-	}
-	return nil
-}
-
-func PrintPreview(w io.Writer, body []byte, max int) {
-	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
-	more := 0
-	if len(lines) > max {
-		more = len(lines) - max
-		lines = lines[:max]
-	}
-	fmt.Fprintln(w, "  ┌──")
-	for _, l := range lines {
-		fmt.Fprintf(w, "  │ %s\n", Clip(strings.TrimRight(l, " \t"), 110))
-	}
-	if more > 0 {
-		fmt.Fprintf(w, "  │ … %d more %s\n", more, Noun(more, "line"))
-	}
-	fmt.Fprintln(w, "  └──")
-}
-
-// draw repaints the live progress line of the running step, on a terminal.
-func (d *driver) draw(r *engine.Run) {
-	ls := d.running[d.progStep]
-	s := r.Step(d.progStep)
-	if ls == nil || s == nil || s.Status != engine.StepRunning {
-		return
-	}
-	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-	d.spin = (d.spin + 1) % len(frames)
-	line := fmt.Sprintf("%s %s  %s", frames[d.spin], StepTitle(r, s), time.Since(ls.start).Round(time.Second))
-	if p := ls.progress; p != nil {
-		line += fmt.Sprintf("  turns %d  tools %d", p.Turns, p.ToolCalls)
-		if p.LastTool != "" {
-			line += " (" + p.LastTool + ")"
-		}
-		if p.CostUSD > 0 {
-			line += fmt.Sprintf("  $%.2f", p.CostUSD)
-		}
-		if p.Status != "" {
-			line += "  " + p.Status
-		}
-	}
-	fmt.Fprint(d.raw, "\r\033[K")
-	fmt.Fprint(d.out, Clip(line, 140))
-	d.drawn = true
-}
-
-// report prints, when stdout is not a terminal, a line for each step that
-// has run for another d.every since its last one: a log shows it is alive.
-func (d *driver) report(r *engine.Run) {
-	now := time.Now()
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		ls := d.running[s.N]
-		if ls == nil || s.Status != engine.StepRunning || now.Sub(ls.said) < d.every {
-			continue
-		}
-		ls.said = now
-		took := now.Sub(ls.start)
-		if took < 10*time.Second {
-			took = took.Round(100 * time.Millisecond)
-		} else {
-			took = took.Round(time.Second)
-		}
-		line := fmt.Sprintf("  ... %s (step %d) running %s", s.Skill, s.N, took)
-		if p := ls.progress; p != nil {
-			line += fmt.Sprintf(", %s, %s", Plural(p.Turns, "turn"), Plural(p.ToolCalls, "tool call"))
-			if p.CostUSD > 0 {
-				line += fmt.Sprintf(", $%.2f", p.CostUSD)
-			}
-			if p.Status != "" {
-				line += ": " + p.Status
-			}
-		}
-		fmt.Fprintln(d.out, line)
-	}
-}
-
-func (d *driver) clearLine() {
-	if d.drawn {
-		fmt.Fprint(d.raw, "\r\033[K")
-		d.drawn = false
-	}
 }
 
 // leave ends the terminal session at a checkpoint stdin did not answer;
@@ -573,47 +442,6 @@ func (d *driver) Finish(r *engine.Run) int {
 	return code
 }
 
-func PrintSteps(w io.Writer, r *engine.Run, data string) {
-	fmt.Fprintf(w, "  %-3s %-32s %-14s %-9s %s\n", "#", "step", "result", "decision", "artifact")
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		res, dec, art := "-", "-", "-"
-		if l := s.Latest(); l != nil {
-			res = string(l.Result)
-			if l.File != "" {
-				art = filepath.Join(data, filepath.FromSlash(l.File))
-				if ArtifactGone(data, l.File) {
-					art = fmt.Sprintf("%s is gone; in the store: gonogo show %s --artifact %d%s", art, r.ID, s.N, DataFlag(data))
-				}
-			} else if l.Artifact {
-				art = fmt.Sprintf("in the store: gonogo show %s --artifact %d%s", r.ID, s.N, DataFlag(data))
-			}
-		}
-		if s.Status == engine.StepSkipped {
-			art = "-"
-		}
-		if d := engine.StepDecision(s); d != nil {
-			dec = string(d.Kind)
-		}
-		// An aborted step that ran keeps its attempt's result (the decision
-		// column says abort); one that never ran says aborted.
-		if s.Status == engine.StepPending || s.Status == engine.StepInterrupted ||
-			(s.Status == engine.StepAborted && s.Latest() == nil) {
-			res = string(s.Status)
-		}
-		fmt.Fprintf(w, "  %-3d %-32s %-14s %-9s %s\n", s.N, Clip(s.Skill, 32), res, dec, art)
-	}
-}
-
-func PrintLeftovers(w io.Writer, p engine.Plan) {
-	for _, b := range p.Manual {
-		fmt.Fprintf(w, "  manual   %s%s: %s\n", OrDash(b.Skill), EffortSuffix(b.Effort, b.PTokens), b.Reason)
-	}
-	for _, b := range p.Deferred {
-		fmt.Fprintf(w, "  deferred %s%s\n", b.Skill, EffortSuffix(b.Effort, b.PTokens))
-	}
-}
-
 func RandomKey() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -629,14 +457,11 @@ func (d *driver) takeNews(ctx context.Context, r *engine.Run) (*engine.Run, bool
 			continue
 		}
 		if n.Err != nil {
-			d.clearLine()
-			fmt.Fprintf(d.e.Stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s%s\n", n.Err, r.ID, DataFlag(d.data))
+			d.newsFailed(r, n.Err)
 			return r, true
 		}
 		if n.Progress != nil {
-			if ls := d.running[n.Event.Step]; ls != nil {
-				ls.progress, d.progStep = n.Progress, n.Event.Step
-			}
+			d.progressed(n)
 			continue
 		}
 		if n.Run.Seq > r.Seq {
@@ -646,6 +471,20 @@ func (d *driver) takeNews(ctx context.Context, r *engine.Run) (*engine.Run, bool
 		d.event(ctx, n.Run, n.Event)
 	}
 	return r, false
+}
+
+// newsFailed says a notice reported an error, and how to go on.
+func (d *driver) newsFailed(r *engine.Run, err error) {
+	d.clearLine()
+	fmt.Fprintf(d.e.Stderr, "gonogo: %v\nNothing already recorded was lost; fix the cause and continue with: gonogo resume %s%s\n", err, r.ID, DataFlag(d.data))
+}
+
+// progressed keeps a running step's progress for the live line, which
+// shows the step that progressed last.
+func (d *driver) progressed(n engine.Notice) {
+	if ls := d.running[n.Event.Step]; ls != nil {
+		ls.progress, d.progStep = n.Progress, n.Event.Step
+	}
 }
 
 // awaitNews waits, up to two seconds, for news of the run a remote driver

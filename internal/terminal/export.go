@@ -46,32 +46,35 @@ func ExportFormat(out string) string {
 // all, and returns the exit code: a run that is not there, or what cannot
 // be read or written, is exit 2. A file written is said on stderr.
 func (v Export) Write(ctx context.Context, rd ExportReader, now time.Time, stdout, stderr io.Writer) int {
-	fail := func(err error) int {
+	if err := v.write(ctx, rd, now, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "gonogo export: %v\n", err)
 		return ExitUsage
 	}
+	return ExitOK
+}
+
+// write is Write, with what stops it as an error.
+func (v Export) write(ctx context.Context, rd ExportReader, now time.Time, stdout, stderr io.Writer) error {
 	r, journal, err := rd.RunWithJournal(ctx, v.Run)
 	if errors.Is(err, engine.ErrNotFound) {
-		return fail(fmt.Errorf("no run %s in %s (see gonogo runs)", v.Run, v.Data))
+		return fmt.Errorf("no run %s in %s (see gonogo runs)", v.Run, v.Data)
 	}
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	body, err := v.Trail(ctx, rd, r, journal, now)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if v.Out == "" || v.Out == "-" {
-		if _, err := stdout.Write(body); err != nil {
-			return fail(err)
-		}
-		return ExitOK
+		_, err := stdout.Write(body)
+		return err
 	}
 	if err := WriteFileAtomic(v.Out, body); err != nil {
-		return fail(err)
+		return err
 	}
 	fmt.Fprintf(stderr, "Wrote the audit trail of run %s to %s.\n", v.Run, v.Out)
-	return ExitOK
+	return nil
 }
 
 // Trail is run r's audit trail in v's format, as of now: the bytes

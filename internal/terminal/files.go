@@ -32,25 +32,41 @@ func readFile(path string, limit int64, what string, regularOnly bool) ([]byte, 
 	}
 	fh, err := os.OpenFile(path, flags, 0)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s %s does not exist", what, path)
-		}
-		return nil, fmt.Errorf("read the %s: %w", what, err)
+		return nil, openError(path, what, err)
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err == nil {
-		switch {
-		case regularOnly && !fi.Mode().IsRegular():
-			return nil, fmt.Errorf("%s %s is %s, not a regular file", what, path, FileKind(fi.Mode()))
-		case fi.IsDir():
-			return nil, fmt.Errorf("%s is a directory, not a %s", path, what)
-		}
+	if err := refuseKind(fh, path, what, regularOnly); err != nil {
+		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read the %s %s: %w", what, path, err)
 	}
 	return b, nil
+}
+
+// openError says why the file path could not be opened to read.
+func openError(path, what string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s %s does not exist", what, path)
+	}
+	return fmt.Errorf("read the %s: %w", what, err)
+}
+
+// refuseKind refuses to read a directory, and, when regularOnly, anything
+// but a regular file; a file whose kind cannot be told is read.
+func refuseKind(fh *os.File, path, what string, regularOnly bool) error {
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil
+	}
+	switch {
+	case regularOnly && !fi.Mode().IsRegular():
+		return fmt.Errorf("%s %s is %s, not a regular file", what, path, FileKind(fi.Mode()))
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a %s", path, what)
+	}
+	return nil
 }
 
 // FileKind names what a file that is not a regular file is.

@@ -23,11 +23,13 @@ func DataFlag(data string) string {
 // ShellWord quotes s for a POSIX shell when it holds anything but
 // characters that are safe bare.
 func ShellWord(s string) string {
-	safe := func(r rune) bool {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,~", r)
-	}
-	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !safe(r) }) < 0 && s[0] != '~' {
+	if s != "" && strings.IndexFunc(s, shellUnsafe) < 0 && s[0] != '~' {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellUnsafe reports whether r needs quoting in a POSIX shell word.
+func shellUnsafe(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,~", r))
 }

@@ -45,24 +45,37 @@ func RunStates(ctx context.Context, rd RunLoader, list []engine.RunSummary, unhe
 	// running was interrupted (see NotRunning).
 	states := make([]string, len(list))
 	for i, s := range list {
-		states[i] = string(s.State)
-		if s.State == engine.RunRunning && unheld {
-			states[i] = StateQueued
-			if !readOnly {
-				continue
-			}
-			if r, err := rd.Load(ctx, s.ID); err == nil && len(NotRunning(r)) > 0 {
-				states[i] = StateInterrupted
-			}
-		}
-		if s.State != engine.RunWaiting {
-			continue
-		}
-		if r, err := rd.Load(ctx, s.ID); err == nil {
-			states[i], _ = RunState(r)
-		}
+		states[i] = listedState(ctx, rd, s, unheld, readOnly)
 	}
 	return states
+}
+
+// listedState is the state gonogo runs gives run s (see RunStates).
+func listedState(ctx context.Context, rd RunLoader, s engine.RunSummary, unheld, readOnly bool) string {
+	if s.State == engine.RunRunning && unheld {
+		return unheldState(ctx, rd, s.ID, readOnly)
+	}
+	if s.State != engine.RunWaiting {
+		return string(s.State)
+	}
+	r, err := rd.Load(ctx, s.ID)
+	if err != nil {
+		return string(s.State)
+	}
+	state, _ := RunState(r)
+	return state
+}
+
+// unheldState is the state of a running run in a store nobody holds:
+// queued, or interrupted when read read-only with a step recorded running.
+func unheldState(ctx context.Context, rd RunLoader, id engine.RunID, readOnly bool) string {
+	if !readOnly {
+		return StateQueued
+	}
+	if r, err := rd.Load(ctx, id); err == nil && len(NotRunning(r)) > 0 {
+		return StateInterrupted
+	}
+	return StateQueued
 }
 
 // RunLineJSON is one entry of gonogo runs --json. The keys are part of
@@ -106,13 +119,17 @@ func (v Runs) Print(w io.Writer) {
 	row := fmt.Sprintf("%%-%ds  %%-%ds  %%-8s  %%-%ds  %%-16s  %%s\n", idW, stateW, stepsW)
 	fmt.Fprintf(w, row, "RUN", "STATE", "INPUT", "STEPS", "UPDATED", "SOURCE")
 	for i, s := range v.List {
-		src := Clip(OneLine(s.Source), 60)
-		if s.Input == engine.InputPlan {
-			src = ClipLeft(OneLine(s.Source), 60) // a path: its file name matters most
-		}
 		fmt.Fprintf(w, row, s.ID, v.States[i], s.Input,
-			fmt.Sprintf("%d/%d", s.StepsDone, s.StepsTotal), s.Updated.Local().Format("2006-01-02 15:04"), src)
+			fmt.Sprintf("%d/%d", s.StepsDone, s.StepsTotal), s.Updated.Local().Format("2006-01-02 15:04"), listedSource(s))
 	}
+}
+
+// listedSource is a run's source as its row shows it, clipped to fit.
+func listedSource(s engine.RunSummary) string {
+	if s.Input == engine.InputPlan {
+		return ClipLeft(OneLine(s.Source), 60) // a path: its file name matters most
+	}
+	return Clip(OneLine(s.Source), 60)
 }
 
 // RunState puts a run's standing (engine.StandingOf) into words: its
@@ -133,30 +150,46 @@ func RunState(r *engine.Run) (state, detail string) {
 	}
 	switch st.Stand {
 	case engine.StandAborted:
-		if r.Halt != "" {
-			return state, "aborted (" + r.Halt + ")"
-		}
-		return state, state
+		return state, abortedDetail(r)
 	case engine.StandInterrupted:
 		return StateInterrupted, fmt.Sprintf("halted at %s: interrupted (%s); redo it or abort", where, InterruptedWhy(st.At))
 	case engine.StandHalted:
 		l := st.At.Latest()
 		return StateHalted, fmt.Sprintf("halted at %s: %s", where, engine.ResultText(l.Result, l.Reason))
 	case engine.StandRetrying:
-		if st.RateLimited {
-			return state, "paused: " + r.PauseReason
-		}
-		return state, "waiting: a step waits for its automatic retry"
+		return state, retryingDetail(r, st)
 	case engine.StandWaiting:
-		if st.At == nil {
-			return state, "waiting: a step waits for its automatic retry"
-		}
-		if l := st.At.Latest(); l != nil {
-			return state, fmt.Sprintf("waiting for a decision at %s: %s", where, engine.ResultText(l.Result, l.Reason))
-		}
-		return state, "waiting for a decision at " + where
+		return state, waitingDetail(st, where)
 	}
 	return state, state
+}
+
+// abortedDetail says a run was aborted, and why when it was told.
+func abortedDetail(r *engine.Run) string {
+	if r.Halt != "" {
+		return "aborted (" + r.Halt + ")"
+	}
+	return string(r.State)
+}
+
+// retryingDetail says what a run that retries a step by itself waits for.
+func retryingDetail(r *engine.Run, st engine.Standing) string {
+	if st.RateLimited {
+		return "paused: " + r.PauseReason
+	}
+	return "waiting: a step waits for its automatic retry"
+}
+
+// waitingDetail says what a waiting run waits for at the step where
+// names.
+func waitingDetail(st engine.Standing, where string) string {
+	if st.At == nil {
+		return "waiting: a step waits for its automatic retry"
+	}
+	if l := st.At.Latest(); l != nil {
+		return fmt.Sprintf("waiting for a decision at %s: %s", where, engine.ResultText(l.Result, l.Reason))
+	}
+	return "waiting for a decision at " + where
 }
 
 // pausedState is how a run a person paused stands: still running its

@@ -35,32 +35,11 @@ func (v Show) Print(w io.Writer) {
 	_, detail := RunState(r)
 	fmt.Fprintf(w, "State:      %s\n", detail)
 	PrintNotRunning(w, v.NotRunning)
-	if v.Unheld && r.State == engine.RunRunning && len(v.NotRunning) == 0 {
-		fmt.Fprintf(w, "Queued:     no gonogo carries it out now; its next step runs with gonogo resume\n")
-		fmt.Fprintf(w, "Continue:   gonogo resume %s%s\n", r.ID, DataFlag(v.Data))
-	}
-	if r.State == engine.RunWaiting {
-		if v.Holder != "" && !r.PausedByPerson() {
-			// resume cannot open a held data directory; decide can (and
-			// resume of a paused run goes to its holder).
-			fmt.Fprintf(w, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, DataFlag(v.Data), v.Holder)
-		} else {
-			fmt.Fprintf(w, "Continue:   gonogo resume %s%s\n", r.ID, DataFlag(v.Data))
-		}
-	}
+	v.printContinue(w)
 	if r.CostUSD > 0 {
 		fmt.Fprintf(w, "Cost:       $%.2f\n", r.CostUSD)
 	}
-	if st := r.Setup; st != nil {
-		agent := st.Runner
-		if st.RunnerCmd != "" {
-			agent += " (" + st.RunnerCmd + ")"
-		}
-		fmt.Fprintf(w, "Runner:     %s\n", agent)
-		if len(st.Skills) > 0 {
-			fmt.Fprintf(w, "Skills:     %s\n", strings.Join(st.Skills, ", "))
-		}
-	}
+	printSetup(w, r.Setup)
 	fmt.Fprintln(w)
 	PrintSteps(w, r, v.Data)
 	PrintLeftovers(w, r.Plan)
@@ -70,59 +49,136 @@ func (v Show) Print(w io.Writer) {
 	}
 }
 
+// printContinue says how the run goes on when it needs a command to: a
+// queued run no gonogo carries out, or a run that waits.
+func (v Show) printContinue(w io.Writer) {
+	r := v.Run
+	if v.Unheld && r.State == engine.RunRunning && len(v.NotRunning) == 0 {
+		fmt.Fprintf(w, "Queued:     no gonogo carries it out now; its next step runs with gonogo resume\n")
+		fmt.Fprintf(w, "Continue:   gonogo resume %s%s\n", r.ID, DataFlag(v.Data))
+	}
+	if r.State != engine.RunWaiting {
+		return
+	}
+	if v.Holder != "" && !r.PausedByPerson() {
+		// resume cannot open a held data directory; decide can (and
+		// resume of a paused run goes to its holder).
+		fmt.Fprintf(w, "Continue:   gonogo decide %s approve|skip|redo|abort%s (%s holds the data directory)\n", r.ID, DataFlag(v.Data), v.Holder)
+		return
+	}
+	fmt.Fprintf(w, "Continue:   gonogo resume %s%s\n", r.ID, DataFlag(v.Data))
+}
+
+// printSetup names the runner and skills a run is carried out with, when
+// the run records them.
+func printSetup(w io.Writer, st *engine.Setup) {
+	if st == nil {
+		return
+	}
+	agent := st.Runner
+	if st.RunnerCmd != "" {
+		agent += " (" + st.RunnerCmd + ")"
+	}
+	fmt.Fprintf(w, "Runner:     %s\n", agent)
+	if len(st.Skills) > 0 {
+		fmt.Fprintf(w, "Skills:     %s\n", strings.Join(st.Skills, ", "))
+	}
+}
+
 // EventDetail is what the journal of gonogo show (and the run web page)
 // says of one event.
 func EventDetail(r *engine.Run, ev engine.Event) string {
-	s := r.Step(ev.Step)
 	switch ev.Type {
 	case engine.EvRunStarted:
 		return fmt.Sprintf("%s %s by %s", r.Input, Clip(OneLine(r.Plan.Source), 60), ev.Actor)
 	case engine.EvStepStarted, engine.EvStepQueued:
-		return fmt.Sprintf("%s, attempt %d", StepTitle(r, s), ev.Attempt)
-	case engine.EvStepFinished:
-		return fmt.Sprintf("%s, attempt %d: %s", StepTitle(r, s), ev.Attempt, Clip(engine.ResultText(ev.Result, ev.Reason), 120))
-	case engine.EvStepInterrupted:
-		if ev.Lost.IsZero() {
-			return fmt.Sprintf("%s, attempt %d: interrupted", StepTitle(r, s), ev.Attempt)
-		}
-		return fmt.Sprintf("%s, attempt %d: interrupted; last sign of life %s", StepTitle(r, s), ev.Attempt,
-			ev.Lost.Local().Format("2006-01-02 15:04:05"))
-	case engine.EvDecision:
-		return fmt.Sprintf("%s, attempt %d: %s by %s", StepTitle(r, s), ev.Attempt, ev.Decision, ev.Actor)
+		return attemptHead(r, ev)
 	case engine.EvModeChanged:
 		return string(ev.Mode)
 	case engine.EvRunPaused:
 		return fmt.Sprintf("by %s: %s", ev.Actor, ev.Reason)
 	case engine.EvRunResumed:
-		if ev.Mode != "" {
-			return fmt.Sprintf("by %s, now %s", ev.Actor, ev.Mode)
-		}
-		return "by " + ev.Actor
-	case engine.EvStepReleased:
-		return fmt.Sprintf("%s, attempt %d: went on as the run resumed", StepTitle(r, s), ev.Attempt)
-	case engine.EvStepReminded:
-		return fmt.Sprintf("%s, attempt %d: the approvers were reminded", StepTitle(r, s), ev.Attempt)
-	case engine.EvStepTimedOut:
-		return fmt.Sprintf("%s, attempt %d: %s", StepTitle(r, s), ev.Attempt, ev.Reason)
+		return resumedDetail(ev)
 	case engine.EvSetupChanged:
-		parts := make([]string, 0, len(ev.Changes))
-		for _, c := range ev.Changes {
-			parts = append(parts, c.String())
-		}
-		return fmt.Sprintf("%s by %s", strings.Join(parts, "; "), ev.Actor)
+		return setupChangedDetail(ev)
 	case engine.EvStepsAdded:
-		ids := make([]string, 0, len(ev.Added))
-		for _, a := range ev.Added {
-			ids = append(ids, a.ID)
-		}
-		return fmt.Sprintf("%s added %d steps: %s", StepTitle(r, s), len(ev.Added), Clip(strings.Join(ids, ", "), 100))
+		return stepsAddedDetail(r, ev)
 	case engine.EvRunFinished:
-		if ev.Reason != "" {
-			return string(ev.State) + ": " + ev.Reason
-		}
-		return string(ev.State)
+		return finishedDetail(ev)
 	}
-	return ""
+	what, ok := attemptWhat(ev)
+	if !ok {
+		return ""
+	}
+	return attemptHead(r, ev) + ": " + what
+}
+
+// attemptHead names the step and attempt an event is about.
+func attemptHead(r *engine.Run, ev engine.Event) string {
+	return fmt.Sprintf("%s, attempt %d", StepTitle(r, r.Step(ev.Step)), ev.Attempt)
+}
+
+// attemptSaying is what the journal says of the attempt events whose words
+// never change.
+var attemptSaying = map[engine.EventType]string{
+	engine.EvStepReleased: "went on as the run resumed",
+	engine.EvStepReminded: "the approvers were reminded",
+}
+
+// attemptWhat is what happened to the attempt an event is about; ok is
+// false for an event that is about no attempt.
+func attemptWhat(ev engine.Event) (what string, ok bool) {
+	switch ev.Type {
+	case engine.EvStepFinished:
+		return Clip(engine.ResultText(ev.Result, ev.Reason), 120), true
+	case engine.EvStepInterrupted:
+		return interruptedDetail(ev), true
+	case engine.EvDecision:
+		return fmt.Sprintf("%s by %s", ev.Decision, ev.Actor), true
+	case engine.EvStepTimedOut:
+		return ev.Reason, true
+	}
+	what, ok = attemptSaying[ev.Type]
+	return what, ok
+}
+
+// interruptedDetail says an attempt was interrupted and, when known, when
+// its agent last showed it was alive.
+func interruptedDetail(ev engine.Event) string {
+	if ev.Lost.IsZero() {
+		return "interrupted"
+	}
+	return "interrupted; last sign of life " + ev.Lost.Local().Format("2006-01-02 15:04:05")
+}
+
+func resumedDetail(ev engine.Event) string {
+	if ev.Mode != "" {
+		return fmt.Sprintf("by %s, now %s", ev.Actor, ev.Mode)
+	}
+	return "by " + ev.Actor
+}
+
+func setupChangedDetail(ev engine.Event) string {
+	parts := make([]string, 0, len(ev.Changes))
+	for _, c := range ev.Changes {
+		parts = append(parts, c.String())
+	}
+	return fmt.Sprintf("%s by %s", strings.Join(parts, "; "), ev.Actor)
+}
+
+func stepsAddedDetail(r *engine.Run, ev engine.Event) string {
+	ids := make([]string, 0, len(ev.Added))
+	for _, a := range ev.Added {
+		ids = append(ids, a.ID)
+	}
+	return fmt.Sprintf("%s added %d steps: %s", StepTitle(r, r.Step(ev.Step)), len(ev.Added), Clip(strings.Join(ids, ", "), 100))
+}
+
+func finishedDetail(ev engine.Event) string {
+	if ev.Reason != "" {
+		return string(ev.State) + ": " + ev.Reason
+	}
+	return string(ev.State)
 }
 
 // RunJSON is gonogo show --json. The keys are part of gonogo's JSON
@@ -227,35 +283,36 @@ func (v Show) JSON(sums map[AttemptKey]string) RunJSON {
 		out.Paused, out.PausedBy, out.PausedAt, out.PauseReason = true, r.PausedBy, &at, r.PauseReason
 	}
 	for i := range r.Steps {
-		s := &r.Steps[i]
-		js := StepJSON{N: s.N, Skill: s.Skill, Effort: s.Effort, Status: string(s.Status), Attempts: []AttemptJSON{},
-			ID: s.ID, Parent: s.Parent}
-		if r.Input == engine.InputWorkflow {
-			js.DependsOn = s.DependsOn
-		}
-		if l := s.Latest(); l != nil {
-			js.Result = strOrNil(string(l.Result))
-		}
-		if d := engine.StepDecision(s); d != nil {
-			js.Decision = strOrNil(string(d.Kind))
-		}
-		for _, a := range s.Attempts {
-			js.Attempts = append(js.Attempts, attemptJSON(s.N, a, v.Data, sums))
-		}
-		out.Steps = append(out.Steps, js)
+		out.Steps = append(out.Steps, v.stepJSON(&r.Steps[i], sums))
 	}
 	out.Journal = audit.Journal(v.Journal)
 	return out
 }
 
+// stepJSON is step s as show --json gives it.
+func (v Show) stepJSON(s *engine.Step, sums map[AttemptKey]string) StepJSON {
+	js := StepJSON{N: s.N, Skill: s.Skill, Effort: s.Effort, Status: string(s.Status), Attempts: []AttemptJSON{},
+		ID: s.ID, Parent: s.Parent}
+	if v.Run.Input == engine.InputWorkflow {
+		js.DependsOn = s.DependsOn
+	}
+	if l := s.Latest(); l != nil {
+		js.Result = strOrNil(string(l.Result))
+	}
+	if d := engine.StepDecision(s); d != nil {
+		js.Decision = strOrNil(string(d.Kind))
+	}
+	for _, a := range s.Attempts {
+		js.Attempts = append(js.Attempts, attemptJSON(s.N, a, v.Data, sums))
+	}
+	return js
+}
+
 // attemptJSON is attempt a of step n as show --json gives it.
 func attemptJSON(n int, a engine.Attempt, data string, sums map[AttemptKey]string) AttemptJSON {
 	ja := AttemptJSON{N: a.N, Result: strOrNil(string(a.Result)), Reason: a.Reason, ArtifactStored: a.Artifact,
-		Edited: a.Edited, CostUSD: a.CostUSD, Started: a.Started, Skill: a.Skill, ErrorKind: string(a.ErrorKind)}
-	if !a.RetryAt.IsZero() {
-		t := a.RetryAt
-		ja.RetryAt = &t
-	}
+		Edited: a.Edited, CostUSD: a.CostUSD, Started: a.Started, Skill: a.Skill, ErrorKind: string(a.ErrorKind),
+		RetryAt: timeOrNil(a.RetryAt), Finished: timeOrNil(a.Finished)}
 	if a.File != "" {
 		p := filepath.Join(data, filepath.FromSlash(a.File))
 		ja.Artifact, ja.ArtifactGone = &p, ArtifactGone(data, a.File)
@@ -264,11 +321,15 @@ func attemptJSON(n int, a engine.Attempt, data string, sums map[AttemptKey]strin
 		ja.SHA256 = &h
 		ja.StoreOnly = a.File == ""
 	}
-	if !a.Finished.IsZero() {
-		t := a.Finished
-		ja.Finished = &t
-	}
 	return ja
+}
+
+// timeOrNil is t, or null in JSON when t is unset.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 func strOrNil(s string) *string {

@@ -46,39 +46,47 @@ func SkillList(cat SkillCatalog, pol engine.Policy) []SkillJSON {
 		js := SkillJSON{Name: s.Name, Category: skillCategory(class), Description: s.Description,
 			HasTemplate: s.HasTemplate, HasExample: s.HasExample, Source: s.Source, Dir: s.Dir}
 		if class == engine.ClassDispatch {
-			file, err := cat.AgentFile(leaf)
-			found := err == nil
-			js.LeafAgent, js.LeafAgentFound = &leaf, &found
-			if found && file != "" {
-				js.LeafAgentFile = &file
-			}
+			js.LeafAgent, js.LeafAgentFound, js.LeafAgentFile = leafAgentJSON(cat, leaf)
 		}
-		// The catalog's own words for a broken skill name its file and
-		// line; the rest (the policy, a missing leaf) is the engine's.
-		problem := s.Problem
-		if problem == "" {
-			problem = engine.Unusable(s.Name, cat, pol)
-		}
-		js.Usable = problem == ""
-		if problem != "" {
-			js.Problem = &problem
-		}
+		problem := skillProblem(s, cat, pol)
+		js.Usable, js.Problem = problem == "", strOrNil(problem)
 		list = append(list, js)
 	}
 	return list
 }
 
+// leafAgentJSON is the leaf agent a dispatch skill runs, whether the
+// catalog has it, and its file when known.
+func leafAgentJSON(cat SkillCatalog, leaf string) (name *string, found *bool, file *string) {
+	f, err := cat.AgentFile(leaf)
+	ok := err == nil
+	if ok {
+		file = strOrNil(f)
+	}
+	return &leaf, &ok, file
+}
+
+// skillProblem is why skill s cannot be used, or "" when it can. The
+// catalog's own words for a broken skill name its file and line; the rest
+// (the policy, a missing leaf) is the engine's.
+func skillProblem(s engine.Skill, cat SkillCatalog, pol engine.Policy) string {
+	if s.Problem != "" {
+		return s.Problem
+	}
+	return engine.Unusable(s.Name, cat, pol)
+}
+
 // skillCategory names a policy class as gonogo skills shows it.
 func skillCategory(c engine.SkillClass) string {
-	switch c {
-	case engine.ClassDispatch:
-		return "dispatch"
-	case engine.ClassComposite:
-		return "workflow"
-	case engine.ClassRefused, engine.ClassSelf:
-		return "refused"
+	if name, ok := categoryName[c]; ok {
+		return name
 	}
 	return "content"
+}
+
+var categoryName = map[engine.SkillClass]string{
+	engine.ClassDispatch: "dispatch", engine.ClassComposite: "workflow",
+	engine.ClassRefused: "refused", engine.ClassSelf: "refused",
 }
 
 // PrintSkills writes the skills of list, read from the folders dirs, as a
@@ -96,21 +104,7 @@ func PrintSkills(w io.Writer, dirs []string, list []SkillJSON) {
 	}
 	// The table is aligned on its own; each problem is then printed under
 	// its skill's row, where tabwriter would break the columns.
-	var table bytes.Buffer
-	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SKILL\tCATEGORY\tLEAF AGENT\tTEMPLATE\tEXAMPLE\tFROM")
-	for _, s := range list {
-		leaf := "-"
-		if s.LeafAgent != nil {
-			leaf = *s.LeafAgent
-			if !*s.LeafAgentFound {
-				leaf += " (missing)"
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Category, leaf, yesNo(s.HasTemplate), yesNo(s.HasExample), s.Source)
-	}
-	_ = tw.Flush()
-	lines := strings.SplitAfter(table.String(), "\n")
+	lines := skillRows(list)
 	fmt.Fprint(w, lines[0])
 	for i, s := range list {
 		fmt.Fprint(w, lines[i+1])
@@ -118,6 +112,30 @@ func PrintSkills(w io.Writer, dirs []string, list []SkillJSON) {
 			fmt.Fprintf(w, "  ! cannot be used: %s\n", *s.Problem)
 		}
 	}
+}
+
+// skillRows is the skills table, aligned: its heading, then a row per
+// skill of list.
+func skillRows(list []SkillJSON) []string {
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SKILL\tCATEGORY\tLEAF AGENT\tTEMPLATE\tEXAMPLE\tFROM")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Category, leafColumn(s), yesNo(s.HasTemplate), yesNo(s.HasExample), s.Source)
+	}
+	_ = tw.Flush()
+	return strings.SplitAfter(table.String(), "\n")
+}
+
+// leafColumn is a skill's leaf agent in the table, marked when missing.
+func leafColumn(s SkillJSON) string {
+	if s.LeafAgent == nil {
+		return "-"
+	}
+	if !*s.LeafAgentFound {
+		return *s.LeafAgent + " (missing)"
+	}
+	return *s.LeafAgent
 }
 
 // PrintSkillWarnings writes the catalog's warnings that the list does not
