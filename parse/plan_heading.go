@@ -38,14 +38,11 @@ func planPToken(s string) int {
 	if s == "" || s[0] != 'P' && s[0] != 'p' {
 		return 0
 	}
-	n := 1
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	if n == 1 {
+	n := planDigits(s[1:], len(s))
+	if n == 0 {
 		return 0
 	}
-	return n
+	return 1 + n
 }
 
 // planTokenSeparator returns what follows a separator between two P-tokens

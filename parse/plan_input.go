@@ -137,27 +137,12 @@ func planNormalize(src []byte) []byte {
 	if bytes.IndexByte(src, '\r') < 0 && !bytes.Contains(src, []byte("\u00a0")) && !bytes.Contains(src, []byte("\u202f")) {
 		return src
 	}
-	out := make([]byte, 0, len(src))
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == '\r':
-			out = append(out, '\n')
-			if i+1 < len(src) && src[i+1] == '\n' {
-				i++
-			}
-		case c == 0xc2 && i+1 < len(src) && src[i+1] == 0xa0:
-			out = append(out, ' ')
-			i++
-		case c == 0xe2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2] == 0xaf:
-			out = append(out, ' ')
-			i += 2
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
+	return []byte(planPasted.Replace(string(src)))
 }
+
+// planPasted rewrites pasted line ends and spaces; CRLF comes before CR so
+// that it becomes one line end, not two.
+var planPasted = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u00a0", " ", "\u202f", " ")
 
 var planYAMLKeyRE = regexp.MustCompile(`^[A-Za-z0-9_"'][^:]*:(\s|$)`)
 
