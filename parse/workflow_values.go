@@ -208,3 +208,12 @@ func (r *wfReader) skillName(e wfEntry, where string) string {
 	}
 	return s
 }
+
+// optionalText reads a text value that may be left out as null, reporting
+// whether one was given.
+func (r *wfReader) optionalText(e wfEntry, where string) (string, bool) {
+	if isNull(e.v) {
+		return "", false
+	}
+	return r.text(e, where)
+}
