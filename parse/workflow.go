@@ -232,34 +232,34 @@ func (r *wfReader) read(doc *yaml.Node, wantName string) engine.WorkflowSpec {
 		r.add(root.Line, "a workflow must be a mapping with the keys %s, not a %s", strings.Join(workflowTopKeys, ", "), kindName(root))
 		return spec
 	}
-	const where = "workflow"
-	var hasSteps, hasName bool
-	for _, e := range r.entries(root, workflowTopKeys, where) {
-		switch e.key {
-		case "name":
-			hasName = true
-			spec.Name = r.name(e, wantName)
-		case "description":
-			if isNull(e.v) {
-				break
-			}
-			if s, ok := r.text(e, where); ok {
-				spec.Description = strings.TrimSpace(s)
-			}
-		case "args":
-			spec.Args = r.args(e)
-		case "steps":
-			hasSteps = true
-			spec.Steps = r.steps(e)
-		}
+	has := map[string]bool{}
+	for _, e := range r.entries(root, workflowTopKeys, "workflow") {
+		has[e.key] = true
+		r.topField(e, wantName, &spec)
 	}
-	if !hasName {
+	if !has["name"] {
 		spec.Name = r.nameFromFile(root, wantName)
 	}
-	if !hasSteps {
+	if !has["steps"] {
 		r.add(root.Line, "the workflow has no steps key: list its steps under steps:")
 	}
 	return spec
+}
+
+// topField reads one top-level key of the workflow into spec.
+func (r *wfReader) topField(e wfEntry, wantName string, spec *engine.WorkflowSpec) {
+	switch e.key {
+	case "name":
+		spec.Name = r.name(e, wantName)
+	case "description":
+		if s, ok := r.optionalText(e, "workflow"); ok {
+			spec.Description = strings.TrimSpace(s)
+		}
+	case "args":
+		spec.Args = r.args(e)
+	case "steps":
+		spec.Steps = r.steps(e)
+	}
 }
 
 // name reads the "name" key; wantName, when set, is the name the file
@@ -369,10 +369,7 @@ func (r *wfReader) argFields(m *yaml.Node, where string, arg *engine.WorkflowArg
 		case "required":
 			arg.Required = r.boolean(f, where)
 		case "default":
-			if isNull(f.v) {
-				break
-			}
-			if s, ok := r.text(f, where); ok {
+			if s, ok := r.optionalText(f, where); ok {
 				arg.Default, arg.HasDefault = s, true
 			}
 		}

@@ -88,14 +88,7 @@ func (r *wfReader) entries(m *yaml.Node, valid []string, where string) []wfEntry
 			return out
 		}
 		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-			what := kindName(k)
-			switch {
-			case k.Kind == yaml.AliasNode:
-				what = "alias"
-			case k.Tag == "!!merge":
-				what = "merge key (<<)"
-			}
-			r.add(k.Line, "%s: a key must be a plain word, not a %s; write the keys out", where, what)
+			r.add(k.Line, "%s: a key must be a plain word, not a %s; write the keys out", where, workflowKeyKind(k))
 			continue
 		}
 		if at, dup := seen[k.Value]; dup {
@@ -104,16 +97,33 @@ func (r *wfReader) entries(m *yaml.Node, valid []string, where string) []wfEntry
 		}
 		seen[k.Value] = k.Line
 		if !slices.Contains(valid, k.Value) {
-			if r.full() {
-				r.add(k.Line, "")
-				continue
-			}
-			r.add(k.Line, "%s: unknown key %q%s; the keys are %s", where, workflowClip(k.Value), workflowDidYouMean(k.Value, valid), strings.Join(valid, ", "))
+			r.unknownKey(k, valid, where)
 			continue
 		}
 		out = append(out, wfEntry{key: k.Value, k: k, v: v})
 	}
 	return out
+}
+
+// workflowKeyKind names what a key that is not a plain word is.
+func workflowKeyKind(k *yaml.Node) string {
+	switch {
+	case k.Kind == yaml.AliasNode:
+		return "alias"
+	case k.Tag == "!!merge":
+		return "merge key (<<)"
+	}
+	return kindName(k)
+}
+
+// unknownKey reports a key that is not one of valid, suggesting the
+// nearest; past the problem cap the suggestion is not worked out.
+func (r *wfReader) unknownKey(k *yaml.Node, valid []string, where string) {
+	if r.full() {
+		r.add(k.Line, "")
+		return
+	}
+	r.add(k.Line, "%s: unknown key %q%s; the keys are %s", where, workflowClip(k.Value), workflowDidYouMean(k.Value, valid), strings.Join(valid, ", "))
 }
 
 func workflowDidYouMean(name string, names []string) string {
