@@ -183,16 +183,24 @@ func workflowRefusal(err error) error {
 		// One problem: its line is the refusal's, said once.
 		ref.Message = ps.List[0].Message
 	}
-	// Problems that are all of one more specific kind (missing arguments)
-	// are refused as that.
-	same := len(ps.List) > 0
-	for _, p := range ps.List {
-		same = same && p.Reason != "" && p.Reason == ps.List[0].Reason
-	}
-	if same {
-		ref.Reason = ps.List[0].Reason
+	if r, ok := sharedReason(ps.List); ok {
+		ref.Reason = r
 	}
 	return ref
+}
+
+// sharedReason is the more specific kind (missing arguments) every problem
+// of list is of, if there is one: the refusal is then of that kind.
+func sharedReason(list []engine.Problem) (engine.RefusalReason, bool) {
+	if len(list) == 0 {
+		return "", false
+	}
+	for _, p := range list {
+		if p.Reason == "" || p.Reason != list[0].Reason {
+			return "", false
+		}
+	}
+	return list[0].Reason, true
 }
 
 // planTooLarge refuses a plan over the size limit with its real size when
