@@ -489,6 +489,15 @@ func (e *catalogMissingDirError) Error() string {
 
 func (e *catalogMissingDirError) Unwrap() error { return e.err }
 
+// catalogDocRoot is the value a YAML document holds, or the node itself
+// when it is no document or an empty one.
+func catalogDocRoot(doc *yaml.Node) *yaml.Node {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		return catalogDeref(doc.Content[0])
+	}
+	return doc
+}
+
 func catalogDeref(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias

@@ -224,10 +224,7 @@ const workflowMaxNameLen = 64
 
 func (r *wfReader) read(doc *yaml.Node, wantName string) engine.WorkflowSpec {
 	spec := engine.WorkflowSpec{Source: r.source}
-	root := doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = catalogDeref(root.Content[0])
-	}
+	root := catalogDocRoot(doc)
 	if root.Kind != yaml.MappingNode {
 		r.add(root.Line, "a workflow must be a mapping with the keys %s, not a %s", strings.Join(workflowTopKeys, ", "), kindName(root))
 		return spec
