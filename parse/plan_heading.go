@@ -71,25 +71,30 @@ func planCutAnd(t string) (string, bool) {
 	return "", false
 }
 
+// planPTokens reads the P-token set at the start of s and returns the
+// tokens as "P<n>" and what follows them.
+func planPTokens(s string) (tokens []string, rest string) {
+	for {
+		n := planPToken(s)
+		if n == 0 {
+			return tokens, s
+		}
+		tokens = append(tokens, "P"+s[1:n])
+		s = s[n:]
+		// A separator counts only when another token follows it.
+		next, ok := planTokenSeparator(s)
+		if !ok || planPToken(next) == 0 {
+			return tokens, s
+		}
+		s = next
+	}
+}
+
 // planHeading splits a block heading into its P-token set and effort title.
 func planHeading(txt string) (tokens []string, effort, problem string) {
 	s, _ := planCutExecute(txt)
 	if t := planTrimLeft(s); len(t) < len(s) {
-		s = t
-		for {
-			n := planPToken(s)
-			if n == 0 {
-				break
-			}
-			tokens = append(tokens, "P"+s[1:n])
-			s = s[n:]
-			// A separator counts only when another token follows it.
-			next, ok := planTokenSeparator(s)
-			if !ok || planPToken(next) == 0 {
-				break
-			}
-			s = next
-		}
+		tokens, s = planPTokens(t)
 	}
 	if len(tokens) == 0 {
 		return nil, "", fmt.Sprintf("malformed heading %q: no P-token such as P1 after `To execute` (%s)", txt, planHeadingForm)
