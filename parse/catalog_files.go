@@ -122,6 +122,12 @@ func (t *catalogTreeCheck) walk(path string) error {
 		return nil
 	}
 	t.seen[real] = true
+	return t.walkDir(path, real)
+}
+
+// walkDir walks the entries of the folder at path, real once its links are
+// followed.
+func (t *catalogTreeCheck) walkDir(path, real string) error {
 	list, err := os.ReadDir(real)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, catalogBareError(err))

@@ -30,16 +30,9 @@ func catalogFrontMatter(src []byte, file string) (fm *yaml.Node, body string, no
 	if err != nil || !ok {
 		return nil, body, nil, err
 	}
-	var doc yaml.Node
-	if strictErr := yaml.Unmarshal([]byte(yamlText), &doc); strictErr != nil {
-		fixed, fixes := catalogLenient(yamlText, file)
-		doc = yaml.Node{}
-		if len(fixes) == 0 || yaml.Unmarshal([]byte(fixed), &doc) != nil {
-			return nil, "", nil, catalogYAMLError(file, 1, strictErr)
-		}
-		notes = fixes
-	} else {
-		notes = catalogCommentCuts(yamlText, file)
+	doc, notes, err := catalogFrontMatterYAML(yamlText, file)
+	if err != nil {
+		return nil, "", nil, err
 	}
 	if len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, body, notes, nil // "---" right after "---"
@@ -52,6 +45,22 @@ func catalogFrontMatter(src []byte, file string) (fm *yaml.Node, body string, no
 		return nil, "", nil, fmt.Errorf("%s:%d: the front matter must be a YAML mapping of keys to values", file, root.Line+1)
 	}
 	return root, body, notes, nil
+}
+
+// catalogFrontMatterYAML reads the front matter's YAML, strictly or else
+// leniently, with the notes each way gives.
+func catalogFrontMatterYAML(yamlText, file string) (yaml.Node, []string, error) {
+	var doc yaml.Node
+	strictErr := yaml.Unmarshal([]byte(yamlText), &doc)
+	if strictErr == nil {
+		return doc, catalogCommentCuts(yamlText, file), nil
+	}
+	fixed, fixes := catalogLenient(yamlText, file)
+	doc = yaml.Node{}
+	if len(fixes) == 0 || yaml.Unmarshal([]byte(fixed), &doc) != nil {
+		return doc, nil, catalogYAMLError(file, 1, strictErr)
+	}
+	return doc, fixes, nil
 }
 
 // catalogSplitFrontMatter returns the YAML between an opening "---" line
@@ -112,22 +121,29 @@ func catalogLenient(yamlText, file string) (fixed string, fixes []string) {
 		if what == "" {
 			continue
 		}
-		parts := []string{m[2]}
-		j := i + 1
-		for ; j < len(lines); j++ {
-			next, nextEOL := catalogCutEOL(lines[j])
-			if strings.TrimSpace(next) == "" || (next[0] != ' ' && next[0] != '\t') {
-				break
-			}
-			parts = append(parts, strings.TrimSpace(next))
-			lines[j] = nextEOL
-		}
+		parts, j := catalogFold(lines, i+1, m[2])
 		lines[i] = m[1] + ": " + strconv.Quote(strings.Join(parts, " ")) + eol
 		fixes = append(fixes, fmt.Sprintf("%s:%d: the value of %q holds %s, which strict YAML refuses; read as text, as Claude Code does (quote the value to silence this warning)",
 			file, i+2, m[1], what))
 		i = j - 1
 	}
 	return strings.Join(lines, ""), fixes
+}
+
+// catalogFold gathers value and the more-indented lines from lines[j] on
+// into parts, as YAML folds a plain value, blanking each line taken, and
+// returns the index of the first line not taken.
+func catalogFold(lines []string, j int, value string) (parts []string, next int) {
+	parts = []string{value}
+	for ; j < len(lines); j++ {
+		text, eol := catalogCutEOL(lines[j])
+		if strings.TrimSpace(text) == "" || (text[0] != ' ' && text[0] != '\t') {
+			break
+		}
+		parts = append(parts, strings.TrimSpace(text))
+		lines[j] = eol
+	}
+	return parts, j
 }
 
 // catalogCommentCuts names the top-level plain values that YAML cuts at

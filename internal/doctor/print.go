@@ -155,16 +155,18 @@ func runnerLine(r Runner) string {
 	case !r.Found:
 		return fmt.Sprintf("%q %s", r.Executable, r.Problem)
 	}
-	parts := []string{r.Path}
+	return strings.Join(append([]string{r.Path}, versionWords(r)...), "  ")
+}
+
+// versionWords say what a found agent answered to --version.
+func versionWords(r Runner) []string {
 	switch {
 	case r.Starts == nil:
-		parts = append(parts, "(version not asked: any executable)")
+		return []string{"(version not asked: any executable)"}
 	case *r.Starts:
-		parts = append(parts, r.Version, "answers --version")
-	default:
-		parts = append(parts, r.Problem)
+		return []string{r.Version, "answers --version"}
 	}
-	return strings.Join(parts, "  ")
+	return []string{r.Problem}
 }
 
 func loginWords(l *Login) string {
