@@ -135,10 +135,7 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 	}
 	skill, notes := catalogLoad(dir, path, name)
 	hasFile := catalogExists(skill.Path)
-	if prev, ok := c.skills[name]; ok && shadows[name] {
-		if hasFile {
-			c.warnf("%s is shadowed by %s, which comes first", skill.Dir, prev.Dir)
-		}
+	if c.shadowed(skill, hasFile, shadows) {
 		return
 	}
 	if !engine.ValidSkillName(name) {
@@ -150,6 +147,20 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 	}
 	shadows[name] = hasFile
 	c.skills[name] = skill
+}
+
+// shadowed reports whether a skill of the same name came from an earlier
+// folder with a SKILL.md (shadows), warning when this one has a SKILL.md
+// (hasFile) too.
+func (c *Catalog) shadowed(skill engine.Skill, hasFile bool, shadows map[string]bool) bool {
+	prev, ok := c.skills[skill.Name]
+	if !ok || !shadows[skill.Name] {
+		return false
+	}
+	if hasFile {
+		c.warnf("%s is shadowed by %s, which comes first", skill.Dir, prev.Dir)
+	}
+	return true
 }
 
 // catalogExists reports whether anything is at path (an unreadable
@@ -506,15 +517,17 @@ func catalogDeref(n *yaml.Node) *yaml.Node {
 }
 
 func catalogKindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
+	if name, ok := catalogKindNames[n.Kind]; ok {
+		return name
 	}
 	return "YAML node"
+}
+
+// catalogKindNames are the words messages use for the kinds of YAML value.
+var catalogKindNames = map[yaml.Kind]string{
+	yaml.MappingNode:  "mapping",
+	yaml.SequenceNode: "list",
+	yaml.ScalarNode:   "scalar",
 }
 
 var _ engine.Catalog = (*Catalog)(nil)

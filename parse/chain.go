@@ -221,16 +221,8 @@ func (p *chainParser) context(k int, flags *engine.Flags) (string, error) {
 			return "", err
 		}
 		// Cut the flag with the space before it, so "a --thread b" leaves "a b".
-		cut, end := it.start, it.end
-		for cut > pos {
-			r, w := utf8.DecodeLastRuneInString(p.expr[:cut])
-			if !chainIsSpace(r) {
-				break
-			}
-			cut -= w
-		}
-		b.WriteString(p.expr[pos:cut])
-		pos = end
+		b.WriteString(p.expr[pos:chainSpaceEnd(p.expr, pos, it.start)])
+		pos = it.end
 	}
 	b.WriteString(p.expr[pos:p.hi])
 	return chainTrimSpace(b.String()), nil
@@ -428,6 +420,12 @@ func chainSpaceBounds(expr string) (lo, hi int) {
 		}
 		lo += w
 	}
+	return lo, chainSpaceEnd(expr, lo, hi)
+}
+
+// chainSpaceEnd moves hi back over the spaces (chainIsSpace) that end
+// expr[lo:hi].
+func chainSpaceEnd(expr string, lo, hi int) int {
 	for hi > lo {
 		r, w := utf8.DecodeLastRuneInString(expr[:hi])
 		if !chainIsSpace(r) {
@@ -435,5 +433,5 @@ func chainSpaceBounds(expr string) (lo, hi int) {
 		}
 		hi -= w
 	}
-	return lo, hi
+	return hi
 }

@@ -159,6 +159,17 @@ func workflowRead(src []byte, source, wantName string) (engine.WorkflowSpec, err
 		return engine.WorkflowSpec{}, &engine.Problems{Source: source, List: []engine.Problem{workflowYAMLProblem(src, err)}}
 	}
 	r := &wfReader{source: source}
+	r.secondDocument(dec, src)
+	spec := r.read(&doc, wantName)
+	if len(r.problems) > 0 {
+		return spec, &engine.Problems{Source: source, List: r.list()}
+	}
+	return spec, nil
+}
+
+// secondDocument reports a YAML document after the first, or the syntax
+// error where the first one should have ended.
+func (r *wfReader) secondDocument(dec *yaml.Decoder, src []byte) {
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
@@ -167,11 +178,6 @@ func workflowRead(src []byte, source, wantName string) (engine.WorkflowSpec, err
 	default:
 		r.add(max(extra.Line, 1), "a workflow file holds one YAML document; a second one starts here")
 	}
-	spec := r.read(&doc, wantName)
-	if len(r.problems) > 0 {
-		return spec, &engine.Problems{Source: source, List: r.list()}
-	}
-	return spec, nil
 }
 
 var workflowUTF16BOMs = [][]byte{{0xff, 0xfe}, {0xfe, 0xff}}

@@ -148,16 +148,20 @@ func kindName(n *yaml.Node) string {
 	if isNull(n) {
 		return "null"
 	}
-	if n.Kind == yaml.ScalarNode {
-		switch n.Tag {
-		case "!!int", "!!float":
-			return "number"
-		case "!!bool":
-			return "true/false value"
-		}
-		return "text value"
+	if n.Kind != yaml.ScalarNode {
+		return catalogKindName(n)
 	}
-	return catalogKindName(n)
+	if name, ok := workflowTagNames[n.Tag]; ok {
+		return name
+	}
+	return "text value"
+}
+
+// workflowTagNames are the words messages use for scalars that are not text.
+var workflowTagNames = map[string]string{
+	"!!int":   "number",
+	"!!float": "number",
+	"!!bool":  "true/false value",
 }
 
 // text reads a scalar as text; numbers and booleans are text too. A null
