@@ -34,17 +34,27 @@ func catalogFrontMatter(src []byte, file string) (fm *yaml.Node, body string, no
 	if err != nil {
 		return nil, "", nil, err
 	}
+	root, err := catalogFrontMatterRoot(doc, file)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return root, body, notes, nil
+}
+
+// catalogFrontMatterRoot is the mapping the front matter holds; front
+// matter with nothing in it holds an empty one.
+func catalogFrontMatterRoot(doc yaml.Node, file string) (*yaml.Node, error) {
 	if len(doc.Content) == 0 {
-		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, body, notes, nil // "---" right after "---"
+		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, nil // "---" right after "---"
 	}
 	root := catalogDeref(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, body, notes, nil
+		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, "", nil, fmt.Errorf("%s:%d: the front matter must be a YAML mapping of keys to values", file, root.Line+1)
+		return nil, fmt.Errorf("%s:%d: the front matter must be a YAML mapping of keys to values", file, root.Line+1)
 	}
-	return root, body, notes, nil
+	return root, nil
 }
 
 // catalogFrontMatterYAML reads the front matter's YAML, strictly or else

@@ -155,6 +155,13 @@ func planFrontMatter(t []byte) int {
 	if string(bytes.TrimRight(line, " \t")) != "---" {
 		return 0
 	}
+	return planFrontMatterEnd(t, off)
+}
+
+// planFrontMatterEnd returns the offset after the line closing front
+// matter whose first line after "---" starts at off, or 0 when there is no
+// such line or no YAML key comes before it.
+func planFrontMatterEnd(t []byte, off int) int {
 	sawKey := false
 	for off < len(t) {
 		line, next := planNextLine(t, off)
