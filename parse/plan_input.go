@@ -67,22 +67,13 @@ func planFirstInvalid(b []byte) int {
 	return 0
 }
 
+// planBlank reports whether b holds only white space and byte order marks.
 func planBlank(b []byte) bool {
-	for i := 0; i < len(b); {
-		if c := b[i]; c < utf8.RuneSelf {
-			if c != ' ' && (c < '\t' || c > '\r') {
-				return false
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if !unicode.IsSpace(r) && r != '\ufeff' {
-			return false
-		}
-		i += n
-	}
-	return true
+	return bytes.IndexFunc(b, planNotBlank) < 0
+}
+
+func planNotBlank(r rune) bool {
+	return !unicode.IsSpace(r) && r != '\ufeff'
 }
 
 // planControls counts the control characters of valid UTF-8 text other than

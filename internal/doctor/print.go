@@ -92,20 +92,22 @@ func okFacts(rep Report) []string {
 			facts = append(facts, agentFact(r))
 		}
 	}
-	facts = append(facts, terminal.Plural(rep.Skills.Skills, "usable skill"))
-	d := rep.Data
-	switch {
-	case d.Store == "held":
-		facts = append(facts, "the data directory is writable, its store held by another gonogo now")
-	case d.Exists:
-		facts = append(facts, "the data directory is writable")
-	default:
-		facts = append(facts, "the data directory can be created")
-	}
+	facts = append(facts, terminal.Plural(rep.Skills.Skills, "usable skill"), dataFact(rep.Data))
 	if rep.Temporal != nil {
 		facts = append(facts, "the Temporal cluster is ready")
 	}
 	return facts
+}
+
+// dataFact is what doctor knows of a data directory a run can use.
+func dataFact(d Data) string {
+	switch {
+	case d.Store == "held":
+		return "the data directory is writable, its store held by another gonogo now"
+	case d.Exists:
+		return "the data directory is writable"
+	}
+	return "the data directory can be created"
 }
 
 // agentFact is what doctor knows of the configured runner's agent.
