@@ -338,13 +338,12 @@ func planSectionNumber(txt string) (int, bool) {
 // after leading emphasis) and the spaces after it; without a space the word
 // is something else ("Sections").
 func planAfterSectionWord(txt string) (string, bool) {
-	s := strings.TrimLeft(txt, "*_ ")
-	const word = "section"
-	if len(s) <= len(word) || !strings.EqualFold(s[:len(word)], word) {
+	rest, ok := planCutFold(strings.TrimLeft(txt, "*_ "), "section")
+	if !ok {
 		return "", false
 	}
-	t := strings.TrimLeft(s[len(word):], " \t")
-	return t, len(t) < len(s)-len(word)
+	t := strings.TrimLeft(rest, " \t")
+	return t, len(t) < len(rest)
 }
 
 // planDigits is the number of ASCII digits at the start of s, counting at

@@ -10,18 +10,28 @@ const planHeadingForm = "expected `#### To execute P<n>: <effort>`"
 // planCutExecute reports whether a heading begins with the words "To
 // execute" (any case, any spacing) and returns what follows them.
 func planCutExecute(txt string) (string, bool) {
-	if len(txt) < 2 || !strings.EqualFold(txt[:2], "to") {
+	s, ok := planCutFold(txt, "to")
+	if !ok {
 		return "", false
 	}
-	s := planTrimLeft(txt[2:])
-	if len(s) == len(txt)-2 || len(s) < 7 || !strings.EqualFold(s[:7], "execute") {
+	t := planTrimLeft(s)
+	if len(t) == len(s) {
 		return "", false
 	}
-	s = s[7:]
-	if s != "" && planWordByte(s[0]) {
+	t, ok = planCutFold(t, "execute")
+	if !ok || t != "" && planWordByte(t[0]) {
 		return "", false
 	}
-	return s, true
+	return t, true
+}
+
+// planCutFold returns what follows prefix at the start of s, matched
+// regardless of case.
+func planCutFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return "", false
+	}
+	return s[len(prefix):], true
 }
 
 func planWordByte(c byte) bool {
@@ -65,8 +75,8 @@ func planTokenSeparator(s string) (string, bool) {
 }
 
 func planCutAnd(t string) (string, bool) {
-	if len(t) > 3 && strings.EqualFold(t[:3], "and") && (t[3] == ' ' || t[3] == '\t') {
-		return planTrimLeft(t[3:]), true
+	if u, ok := planCutFold(t, "and"); ok && u != "" && (u[0] == ' ' || u[0] == '\t') {
+		return planTrimLeft(u), true
 	}
 	return "", false
 }
