@@ -46,8 +46,8 @@ func catalogTemplateSections(src []byte, path string) (sections, notes []string,
 			path, lineBase+planLineAt(source, deep), MaxNesting, MaxNesting)
 	}
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		h, ok := n.(*ast.Heading)
-		if !ok || h.Level != 2 || h.Lines().Len() == 0 {
+		h, ok := catalogSectionHeading(n)
+		if !ok {
 			continue
 		}
 		from, to := catalogHeadingSource(h, source)
@@ -61,6 +61,13 @@ func catalogTemplateSections(src []byte, path string) (sections, notes []string,
 		}
 	}
 	return sections, notes, ""
+}
+
+// catalogSectionHeading reports whether the top-level block n is a
+// level-2 heading with text, which names a template section.
+func catalogSectionHeading(n ast.Node) (*ast.Heading, bool) {
+	h, ok := n.(*ast.Heading)
+	return h, ok && h.Level == 2 && h.Lines().Len() > 0
 }
 
 // catalogTemplateBody is a template's text without its byte order mark

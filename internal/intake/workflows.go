@@ -249,14 +249,7 @@ func ChainWorkflow(name string, chain engine.ChainExpr) ([]byte, error) {
 		return nil, errors.New("the chain names no skill")
 	}
 	var b strings.Builder
-	saved := strings.Join(chain.Names, " -> ")
-	if chain.Flags.Thread {
-		saved += " --thread"
-	}
-	fmt.Fprintf(&b, "# Saved from the chain: %s\n", saved)
-	fmt.Fprintf(&b, "# Run it: gonogo run --workflow %s   (Slack: /gonogo run %s -- CONTEXT)\n", name, name)
-	fmt.Fprintf(&b, "name: %s\n", name)
-	fmt.Fprintf(&b, "description: %s\n\n", yamlString("The chain "+strings.Join(chain.Names, " -> ")+", saved as a workflow."))
+	writeChainHeader(&b, name, chain)
 	b.WriteString("steps:\n")
 	writeChainSteps(&b, chain)
 	src := []byte(b.String())
@@ -264,6 +257,19 @@ func ChainWorkflow(name string, chain engine.ChainExpr) ([]byte, error) {
 		return nil, fmt.Errorf("the saved workflow does not read back: %w", err)
 	}
 	return src, nil
+}
+
+// writeChainHeader writes what a chain saved as a workflow opens with: where
+// it came from and how to run it (as comments), its name and description.
+func writeChainHeader(b *strings.Builder, name string, chain engine.ChainExpr) {
+	saved := strings.Join(chain.Names, " -> ")
+	if chain.Flags.Thread {
+		saved += " --thread"
+	}
+	fmt.Fprintf(b, "# Saved from the chain: %s\n", saved)
+	fmt.Fprintf(b, "# Run it: gonogo run --workflow %s   (Slack: /gonogo run %s -- CONTEXT)\n", name, name)
+	fmt.Fprintf(b, "name: %s\n", name)
+	fmt.Fprintf(b, "description: %s\n\n", yamlString("The chain "+strings.Join(chain.Names, " -> ")+", saved as a workflow."))
 }
 
 // writeChainSteps writes the steps list of a chain saved as a workflow.
