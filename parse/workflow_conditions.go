@@ -145,13 +145,20 @@ func (r *wfReader) jsonField(e wfEntry, where string, c *engine.Condition) bool 
 		}
 		ok = ok && good
 	}
+	return r.jsonFieldComplete(e, has, where) && ok
+}
+
+// jsonFieldComplete reports each key json_field lacks (has holds those
+// given) and whether it has them all.
+func (r *wfReader) jsonFieldComplete(e wfEntry, has map[string]bool, where string) bool {
+	complete := true
 	for _, k := range workflowJSONFieldKeys {
 		if !has[k] {
 			r.add(e.v.Line, "%s: json_field needs %q", where, k)
-			ok = false
+			complete = false
 		}
 	}
-	return ok
+	return complete
 }
 
 // jsonPath reads the field of json_field: a dotted path of names.

@@ -10,16 +10,7 @@ import (
 )
 
 func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
-	if e.v.Kind != yaml.SequenceNode {
-		r.add(e.v.Line, "workflow: \"steps\" must be a list of steps, not a %s", kindName(e.v))
-		return nil
-	}
-	switch n := len(e.v.Content); {
-	case n == 0:
-		r.add(e.k.Line, "workflow: the steps list is empty: a workflow needs at least one step")
-		return nil
-	case n > WorkflowMaxSteps:
-		r.add(e.k.Line, "workflow: %d steps, over the limit of %d: split the workflow", n, WorkflowMaxSteps)
+	if !r.stepsList(e) {
 		return nil
 	}
 	var out []engine.WorkflowStep
@@ -38,6 +29,24 @@ func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
 		out = append(out, s)
 	}
 	return out
+}
+
+// stepsList checks that "steps" is a list of one step or more, and not
+// too many.
+func (r *wfReader) stepsList(e wfEntry) bool {
+	if e.v.Kind != yaml.SequenceNode {
+		r.add(e.v.Line, "workflow: \"steps\" must be a list of steps, not a %s", kindName(e.v))
+		return false
+	}
+	switch n := len(e.v.Content); {
+	case n == 0:
+		r.add(e.k.Line, "workflow: the steps list is empty: a workflow needs at least one step")
+		return false
+	case n > WorkflowMaxSteps:
+		r.add(e.k.Line, "workflow: %d steps, over the limit of %d: split the workflow", n, WorkflowMaxSteps)
+		return false
+	}
+	return true
 }
 
 // noteID records the id of step s in ids, which maps each id read so far
@@ -93,24 +102,31 @@ func (r *wfReader) stepConflicts(m *yaml.Node, where string, s engine.WorkflowSt
 // by its id when it is valid, else by its place.
 func (r *wfReader) stepID(m *yaml.Node, n int, s *engine.WorkflowStep) string {
 	where := fmt.Sprintf("step %d", n)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], catalogDeref(m.Content[i+1])
-		if k.Kind != yaml.ScalarNode || k.Value != "id" {
-			continue
-		}
-		e := wfEntry{key: "id", k: k, v: v}
-		id, ok := r.text(e, where)
-		switch {
-		case !ok:
-		case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
-			r.add(e.v.Line, "%s: id %q is not valid: ids are lower-case letters, digits, '-' and '_', starting with a letter or digit, at most %d characters", where, workflowClip(id), workflowMaxNameLen)
-		default:
-			s.ID = id
-			where = fmt.Sprintf("step %q", id)
-		}
-		break // a repeated id key is reported by entries
+	e, found := workflowIDEntry(m)
+	if !found {
+		return where
+	}
+	id, ok := r.text(e, where)
+	switch {
+	case !ok:
+	case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
+		r.add(e.v.Line, "%s: id %q is not valid: ids are lower-case letters, digits, '-' and '_', starting with a letter or digit, at most %d characters", where, workflowClip(id), workflowMaxNameLen)
+	default:
+		s.ID = id
+		where = fmt.Sprintf("step %q", id)
 	}
 	return where
+}
+
+// workflowIDEntry finds the first id key of the step m; a repeated one is
+// reported by entries.
+func workflowIDEntry(m *yaml.Node) (wfEntry, bool) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "id" {
+			return wfEntry{key: "id", k: k, v: catalogDeref(m.Content[i+1])}, true
+		}
+	}
+	return wfEntry{}, false
 }
 
 // stepField reads one key of a step into s.

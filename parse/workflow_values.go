@@ -87,22 +87,30 @@ func (r *wfReader) entries(m *yaml.Node, valid []string, where string) []wfEntry
 		if !r.visit(k) {
 			return out
 		}
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-			r.add(k.Line, "%s: a key must be a plain word, not a %s; write the keys out", where, workflowKeyKind(k))
-			continue
+		if r.key(k, valid, seen, where) {
+			out = append(out, wfEntry{key: k.Value, k: k, v: v})
 		}
-		if at, dup := seen[k.Value]; dup {
-			r.add(k.Line, "%s: key %q is already given at line %d", where, k.Value, at)
-			continue
-		}
-		seen[k.Value] = k.Line
-		if !slices.Contains(valid, k.Value) {
-			r.unknownKey(k, valid, where)
-			continue
-		}
-		out = append(out, wfEntry{key: k.Value, k: k, v: v})
 	}
 	return out
+}
+
+// key checks a mapping's key: a plain word, given once, one of valid.
+// seen maps each key read so far to its line.
+func (r *wfReader) key(k *yaml.Node, valid []string, seen map[string]int, where string) bool {
+	if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+		r.add(k.Line, "%s: a key must be a plain word, not a %s; write the keys out", where, workflowKeyKind(k))
+		return false
+	}
+	if at, dup := seen[k.Value]; dup {
+		r.add(k.Line, "%s: key %q is already given at line %d", where, k.Value, at)
+		return false
+	}
+	seen[k.Value] = k.Line
+	if !slices.Contains(valid, k.Value) {
+		r.unknownKey(k, valid, where)
+		return false
+	}
+	return true
 }
 
 // workflowKeyKind names what a key that is not a plain word is.
