@@ -187,12 +187,9 @@ func catalogSkillFields(fm *yaml.Node, file string) (name string, nameLine int, 
 		if k.Value != "name" && k.Value != "description" {
 			continue
 		}
-		if v.Kind != yaml.ScalarNode {
-			return "", 0, "", fmt.Errorf("%s:%d: front matter %q must be text, not a %s", file, v.Line+1, k.Value, catalogKindName(v))
-		}
-		val := strings.TrimSpace(v.Value)
-		if v.Tag == "!!null" {
-			val = ""
+		val, err := catalogFieldText(k, v, file)
+		if err != nil {
+			return "", 0, "", err
 		}
 		if k.Value == "name" {
 			name, nameLine = val, k.Line+1
@@ -201,6 +198,18 @@ func catalogSkillFields(fm *yaml.Node, file string) (name string, nameLine int, 
 		}
 	}
 	return name, nameLine, desc, nil
+}
+
+// catalogFieldText is the trimmed text of the front-matter value v of key
+// k; a null is empty, a list or a mapping an error.
+func catalogFieldText(k, v *yaml.Node, file string) (string, error) {
+	if v.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("%s:%d: front matter %q must be text, not a %s", file, v.Line+1, k.Value, catalogKindName(v))
+	}
+	if v.Tag == "!!null" {
+		return "", nil
+	}
+	return strings.TrimSpace(v.Value), nil
 }
 
 var catalogYAMLLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

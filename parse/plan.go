@@ -224,7 +224,12 @@ func (b *planBuilder) walk(root ast.Node) {
 	}
 	b.finishDomain()
 	b.finishConfidence()
-	// Warnings are found section by section; the user reads them top down.
+	b.finishWarnings()
+}
+
+// finishWarnings puts the warnings into the document in line order: they
+// are found section by section, and the user reads them top down.
+func (b *planBuilder) finishWarnings() {
 	sort.SliceStable(b.warnings, func(i, j int) bool { return b.warnings[i].line < b.warnings[j].line })
 	for _, w := range b.warnings {
 		b.doc.Warnings = append(b.doc.Warnings, fmt.Sprintf("line %d: %s", w.line, w.msg))

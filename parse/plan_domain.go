@@ -55,14 +55,8 @@ func (b *planBuilder) compareSection0(ds []engine.Domain, line2 int) {
 // planDomains lists the distinct Cynefin domains named as whole words in a
 // domain line, in order, ignoring an inline **Source:** clause.
 func planDomains(rest string) []engine.Domain {
-	low := strings.ToLower(rest)
-	for _, m := range []string{"**source", "__source", "*source", "_source"} {
-		if i := strings.Index(low, m); i >= 0 {
-			rest, low = rest[:i], low[:i]
-		}
-	}
 	var found []engine.Domain
-	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) }) {
+	for _, w := range strings.FieldsFunc(planCutSource(rest), func(r rune) bool { return !unicode.IsLetter(r) }) {
 		for _, d := range engine.Domains {
 			if strings.EqualFold(w, string(d)) && !planHasDomain(found, d) {
 				found = append(found, d)
@@ -70,6 +64,18 @@ func planDomains(rest string) []engine.Domain {
 		}
 	}
 	return found
+}
+
+// planCutSource cuts an inline **Source:** clause (any emphasis, any case)
+// off a domain line.
+func planCutSource(rest string) string {
+	low := strings.ToLower(rest)
+	for _, m := range []string{"**source", "__source", "*source", "_source"} {
+		if i := strings.Index(low, m); i >= 0 {
+			rest, low = rest[:i], low[:i]
+		}
+	}
+	return rest
 }
 
 func planHasDomain(ds []engine.Domain, d engine.Domain) bool {

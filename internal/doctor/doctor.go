@@ -100,9 +100,14 @@ func checkRunner(ctx context.Context, info runner.Info, cmd string, r *Runner) {
 		return
 	}
 	r.Path, r.Found = path, true
-	if info.VersionArgs == nil {
-		return
+	if info.VersionArgs != nil {
+		askAgent(ctx, info, path, r)
 	}
+}
+
+// askAgent asks the agent found at path what doctor reports of it: the
+// Node it runs on, its version and, once it starts, its login.
+func askAgent(ctx context.Context, info runner.Info, path string, r *Runner) {
 	if n, ok := runner.CheckNode(ctx, path, runner.VersionTimeout); ok && n.Declares != "" {
 		r.Node = &Node{Package: n.Package, Declares: n.Declares, Node: n.Node, NodePath: n.NodePath, Older: n.Older, Why: n.Why}
 	}
