@@ -81,8 +81,8 @@ func planNotBlank(r rune) bool {
 // characters of the text, and where the first control character is.
 func planControls(b []byte) (first, controls, chars int) {
 	first = -1
-	for i, c := range b {
-		if !planControlByte[c] || c == 0xc2 && (i+1 >= len(b) || b[i+1] > 0x9f) {
+	for i := range b {
+		if !planControlAt(b, i) {
 			continue
 		}
 		controls++
@@ -94,6 +94,15 @@ func planControls(b []byte) (first, controls, chars int) {
 		return 0, 0, len(b)
 	}
 	return first, controls, utf8.RuneCount(b)
+}
+
+// planControlAt reports whether a control character starts at b[i].
+func planControlAt(b []byte, i int) bool {
+	c := b[i]
+	if c == 0xc2 {
+		return i+1 < len(b) && b[i+1] <= 0x9f
+	}
+	return planControlByte[c]
 }
 
 // planControlByte marks the bytes that start a control character; 0xc2

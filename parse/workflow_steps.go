@@ -206,21 +206,27 @@ func (r *wfReader) bestOfNames(e wfEntry, where string) (out []string, ok bool) 
 	case e.v.Kind == yaml.ScalarNode && !isNull(e.v):
 		return engine.ParseBestOf(e.v.Value), true
 	case e.v.Kind == yaml.SequenceNode:
-		for _, it := range e.v.Content {
-			it = catalogDeref(it)
-			if !r.visit(it) {
-				return out, false
-			}
-			if it.Kind != yaml.ScalarNode || isNull(it) {
-				r.add(it.Line, "%s: best_of lists runner names, not a %s", where, kindName(it))
-				continue
-			}
-			out = append(out, it.Value)
-		}
-		return out, true
+		return r.bestOfList(e.v.Content, where)
 	}
 	r.add(e.v.Line, "%s: \"best_of\" must list runner names (best_of: [claude, codex]), not a %s", where, kindName(e.v))
 	return nil, false
+}
+
+// bestOfList reads best_of written as a list; ok is false when reading
+// stopped early.
+func (r *wfReader) bestOfList(items []*yaml.Node, where string) (out []string, ok bool) {
+	for _, it := range items {
+		it = catalogDeref(it)
+		if !r.visit(it) {
+			return out, false
+		}
+		if it.Kind != yaml.ScalarNode || isNull(it) {
+			r.add(it.Line, "%s: best_of lists runner names, not a %s", where, kindName(it))
+			continue
+		}
+		out = append(out, it.Value)
+	}
+	return out, true
 }
 
 func (r *wfReader) dependsOn(e wfEntry, where string) []string {
