@@ -82,6 +82,13 @@ func LoadCatalog(opts CatalogOptions) (*Catalog, error) {
 			c.loadEntry(dir, e, shadows)
 		}
 	}
+	c.index()
+	return c, nil
+}
+
+// index lists the loaded skills by name: all of them, and apart the usable
+// ones; each broken one's problem becomes a warning.
+func (c *Catalog) index() {
 	for name := range c.skills {
 		c.all = append(c.all, name)
 	}
@@ -93,7 +100,6 @@ func LoadCatalog(opts CatalogOptions) (*Catalog, error) {
 		}
 		c.names = append(c.names, name)
 	}
-	return c, nil
 }
 
 // catalogReadDir lists a skills folder, with errors that say which.
@@ -129,10 +135,7 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 	}
 	skill, notes := catalogLoad(dir, path, name)
 	hasFile := catalogExists(skill.Path)
-	if prev, ok := c.skills[name]; ok && shadows[name] {
-		if hasFile {
-			c.warnf("%s is shadowed by %s, which comes first", skill.Dir, prev.Dir)
-		}
+	if c.shadowed(skill, hasFile, shadows) {
 		return
 	}
 	if !engine.ValidSkillName(name) {
@@ -144,6 +147,20 @@ func (c *Catalog) loadEntry(dir string, e fs.DirEntry, shadows map[string]bool) 
 	}
 	shadows[name] = hasFile
 	c.skills[name] = skill
+}
+
+// shadowed reports whether a skill of the same name came from an earlier
+// folder with a SKILL.md (shadows), warning when this one has a SKILL.md
+// (hasFile) too.
+func (c *Catalog) shadowed(skill engine.Skill, hasFile bool, shadows map[string]bool) bool {
+	prev, ok := c.skills[skill.Name]
+	if !ok || !shadows[skill.Name] {
+		return false
+	}
+	if hasFile {
+		c.warnf("%s is shadowed by %s, which comes first", skill.Dir, prev.Dir)
+	}
+	return true
 }
 
 // catalogExists reports whether anything is at path (an unreadable
@@ -287,19 +304,28 @@ func (c *Catalog) AgentFile(name string) (string, error) {
 		return "", fmt.Errorf("agent %q is not in the catalog: %w", name, engine.ErrNotFound)
 	}
 	for _, dir := range c.agentDirs {
-		path := filepath.Join(dir, name+".md")
-		_, err := os.Stat(path)
-		if err == nil {
-			if _, _, err := catalogAgentBounds(dir).resolve(path); err != nil {
-				return "", fmt.Errorf("agent %q: %w", name, err)
-			}
-			return path, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("agent %q: %w", name, err)
+		if path, err := catalogAgentIn(dir, name); err != nil || path != "" {
+			return path, err
 		}
 	}
 	return "", &catalogNoAgentError{file: name + ".md", dirs: c.agentDirs}
+}
+
+// catalogAgentIn returns the file of the leaf agent name in the agent
+// folder dir, or "" when it is not there.
+func catalogAgentIn(dir, name string) (string, error) {
+	path := filepath.Join(dir, name+".md")
+	_, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("agent %q: %w", name, err)
+	}
+	if _, _, err := catalogAgentBounds(dir).resolve(path); err != nil {
+		return "", fmt.Errorf("agent %q: %w", name, err)
+	}
+	return path, nil
 }
 
 // catalogAgentBounds: a leaf agent's file may lead, through symbolic
@@ -334,15 +360,8 @@ func catalogLoad(source, dir, name string) (skill engine.Skill, notes []string) 
 	skill.HasExample = catalogIsFile(filepath.Join(dir, "references", "EXAMPLE.md"))
 	bounds := newCatalogBounds(fmt.Sprintf("the skills folder %s and the skill's own folder", source), source, dir)
 	src, err := bounds.readFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		skill.Problem = dir + ": no SKILL.md in the folder"
-		return skill, nil
-	case errors.As(err, new(*catalogEscapeError)):
-		skill.Problem = err.Error()
-		return skill, nil
-	case err != nil:
-		skill.Problem = fmt.Sprintf("%s: cannot be read: %v", path, catalogBareError(err))
+	if err != nil {
+		skill.Problem = catalogReadProblem(err, dir, path)
 		return skill, nil
 	}
 	if bad := catalogFirstInvalidUTF8Line(src); bad > 0 {
@@ -355,25 +374,45 @@ func catalogLoad(source, dir, name string) (skill engine.Skill, notes []string) 
 		return skill, nil
 	}
 	skill.Instructions = body
-	if fm == nil {
-		notes = append(notes, path+": no front matter; the skill has no description")
-	} else {
-		fmName, nameLine, desc, err := catalogSkillFields(fm, path)
-		if err != nil {
-			skill.Problem = err.Error()
-			return skill, notes
-		}
-		if fmName != "" && fmName != name {
-			skill.Problem = fmt.Sprintf("%s:%d: the front matter names the skill %q, but its folder is %q; rename one so they agree", path, nameLine, fmName, name)
-			return skill, notes
-		}
-		if desc == "" {
-			notes = append(notes, path+": the front matter has no description")
-		}
-		skill.Description = desc
+	if skill.Problem, notes = catalogDescribe(&skill, fm, notes); skill.Problem != "" {
+		return skill, notes
 	}
 	skill.Problem, notes = catalogLoadReferences(&skill, bounds, tpath, notes)
 	return skill, notes
+}
+
+// catalogReadProblem says why a skill's SKILL.md at path, in the folder
+// dir, cannot be read.
+func catalogReadProblem(err error, dir, path string) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return dir + ": no SKILL.md in the folder"
+	case errors.As(err, new(*catalogEscapeError)):
+		return err.Error()
+	}
+	return fmt.Sprintf("%s: cannot be read: %v", path, catalogBareError(err))
+}
+
+// catalogDescribe takes the skill's description from its front matter fm
+// (nil for none), checking that a name given there is the folder's, and
+// returns the skill's problem, if any, and its notes.
+func catalogDescribe(skill *engine.Skill, fm *yaml.Node, notes []string) (string, []string) {
+	path := skill.Path
+	if fm == nil {
+		return "", append(notes, path+": no front matter; the skill has no description")
+	}
+	fmName, nameLine, desc, err := catalogSkillFields(fm, path)
+	if err != nil {
+		return err.Error(), notes
+	}
+	if fmName != "" && fmName != skill.Name {
+		return fmt.Sprintf("%s:%d: the front matter names the skill %q, but its folder is %q; rename one so they agree", path, nameLine, fmName, skill.Name), notes
+	}
+	if desc == "" {
+		notes = append(notes, path+": the front matter has no description")
+	}
+	skill.Description = desc
+	return "", notes
 }
 
 // catalogLoadReferences checks every file under the skill's references/
@@ -461,6 +500,15 @@ func (e *catalogMissingDirError) Error() string {
 
 func (e *catalogMissingDirError) Unwrap() error { return e.err }
 
+// catalogDocRoot is the value a YAML document holds, or the node itself
+// when it is no document or an empty one.
+func catalogDocRoot(doc *yaml.Node) *yaml.Node {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		return catalogDeref(doc.Content[0])
+	}
+	return doc
+}
+
 func catalogDeref(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
@@ -469,15 +517,17 @@ func catalogDeref(n *yaml.Node) *yaml.Node {
 }
 
 func catalogKindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
+	if name, ok := catalogKindNames[n.Kind]; ok {
+		return name
 	}
 	return "YAML node"
+}
+
+// catalogKindNames are the words messages use for the kinds of YAML value.
+var catalogKindNames = map[yaml.Kind]string{
+	yaml.MappingNode:  "mapping",
+	yaml.SequenceNode: "list",
+	yaml.ScalarNode:   "scalar",
 }
 
 var _ engine.Catalog = (*Catalog)(nil)

@@ -99,37 +99,61 @@ const catalogMaxReferences = 10000
 // leads outside the bounds, following the links that stay inside: the
 // agent may read any file there. A missing dir is no problem.
 func (b catalogBounds) checkTree(dir string) error {
-	seen := map[string]bool{}
-	entries := 0
-	var walk func(path string) error
-	walk = func(path string) error {
-		real, _, err := b.resolve(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil // a dangling link shows nothing
-		case err != nil && !errors.As(err, new(*catalogEscapeError)):
-			return fmt.Errorf("%s: %w", path, catalogBareError(err))
-		case err != nil:
-			return err
-		}
-		info, err := os.Stat(real)
-		if err != nil || !info.IsDir() || seen[real] {
-			return nil
-		}
-		seen[real] = true
-		list, err := os.ReadDir(real)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, catalogBareError(err))
-		}
-		for _, e := range list {
-			if entries++; entries > catalogMaxReferences {
-				return fmt.Errorf("%s holds more than %d entries; gonogo checks each file a skill shows its agent", dir, catalogMaxReferences)
-			}
-			if err := walk(filepath.Join(path, e.Name())); err != nil {
-				return err
-			}
-		}
+	t := &catalogTreeCheck{bounds: b, root: dir, seen: map[string]bool{}}
+	return t.walk(dir)
+}
+
+// catalogTreeCheck is one walk of checkTree: the folders already walked
+// (links can loop back) and the entries counted so far.
+type catalogTreeCheck struct {
+	bounds  catalogBounds
+	root    string
+	seen    map[string]bool
+	entries int
+}
+
+func (t *catalogTreeCheck) walk(path string) error {
+	real, err := t.resolve(path)
+	if err != nil || real == "" {
+		return err
+	}
+	info, err := os.Stat(real)
+	if err != nil || !info.IsDir() || t.seen[real] {
 		return nil
 	}
-	return walk(dir)
+	t.seen[real] = true
+	return t.walkDir(path, real)
+}
+
+// walkDir walks the entries of the folder at path, real once its links are
+// followed.
+func (t *catalogTreeCheck) walkDir(path, real string) error {
+	list, err := os.ReadDir(real)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, catalogBareError(err))
+	}
+	for _, e := range list {
+		if t.entries++; t.entries > catalogMaxReferences {
+			return fmt.Errorf("%s holds more than %d entries; gonogo checks each file a skill shows its agent", t.root, catalogMaxReferences)
+		}
+		if err := t.walk(filepath.Join(path, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve follows the links of path within the bounds; it returns "" for a
+// dangling link, which shows nothing.
+func (t *catalogTreeCheck) resolve(path string) (string, error) {
+	real, _, err := t.bounds.resolve(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil && !errors.As(err, new(*catalogEscapeError)):
+		return "", fmt.Errorf("%s: %w", path, catalogBareError(err))
+	case err != nil:
+		return "", err
+	}
+	return real, nil
 }

@@ -34,12 +34,7 @@ var markdownInline = parser.NewParser(
 // names the line); a heading over MaxSectionHeadingBytes is left out with a
 // note. path is used in messages only.
 func catalogTemplateSections(src []byte, path string) (sections, notes []string, problem string) {
-	s := strings.TrimPrefix(string(src), "\ufeff")
-	lineBase := 0
-	if _, body, ok, err := catalogSplitFrontMatter(s, ""); ok && err == nil {
-		lineBase = strings.Count(s[:len(s)-len(body)], "\n")
-		s = body
-	}
+	s, lineBase := catalogTemplateBody(src)
 	source := []byte(s)
 	pc := parser.NewContext()
 	doc, deep, err := markdownParse(planMarkdown, source, pc)
@@ -51,8 +46,8 @@ func catalogTemplateSections(src []byte, path string) (sections, notes []string,
 			path, lineBase+planLineAt(source, deep), MaxNesting, MaxNesting)
 	}
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		h, ok := n.(*ast.Heading)
-		if !ok || h.Level != 2 || h.Lines().Len() == 0 {
+		h, ok := catalogSectionHeading(n)
+		if !ok {
 			continue
 		}
 		from, to := catalogHeadingSource(h, source)
@@ -66,6 +61,23 @@ func catalogTemplateSections(src []byte, path string) (sections, notes []string,
 		}
 	}
 	return sections, notes, ""
+}
+
+// catalogSectionHeading reports whether the top-level block n is a
+// level-2 heading with text, which names a template section.
+func catalogSectionHeading(n ast.Node) (*ast.Heading, bool) {
+	h, ok := n.(*ast.Heading)
+	return h, ok && h.Level == 2 && h.Lines().Len() > 0
+}
+
+// catalogTemplateBody is a template's text without its byte order mark
+// and front matter, and the number of lines cut off above it.
+func catalogTemplateBody(src []byte) (string, int) {
+	s := strings.TrimPrefix(string(src), "\ufeff")
+	if _, body, ok, err := catalogSplitFrontMatter(s, ""); ok && err == nil {
+		return body, strings.Count(s[:len(s)-len(body)], "\n")
+	}
+	return s, 0
 }
 
 // catalogHeadingSource is where a top-level heading's lines are in source:
@@ -99,29 +111,43 @@ func catalogHeadingText(src []byte, pc parser.Context) string {
 // catalogInlineText is the plain text of a node's inline content, with
 // markup dropped and runs of space folded.
 func catalogInlineText(n ast.Node, source []byte) string {
-	var b bytes.Buffer
-	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *ast.Text:
-			v := n.Value(source)
-			if !n.IsRaw() { // code spans are raw: their backslashes are literal
-				v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
-			}
-			b.Write(v)
-			if n.SoftLineBreak() || n.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *ast.String:
-			b.Write(n.Value)
-		case *ast.AutoLink:
-			b.Write(n.Label(source))
-		case *ast.RawHTML:
-			return ast.WalkSkipChildren, nil
-		}
+	w := &catalogTextWriter{source: source}
+	_ = ast.Walk(n, w.visit)
+	return strings.Join(strings.Fields(w.b.String()), " ")
+}
+
+// catalogTextWriter collects the plain text of the inline nodes it visits.
+type catalogTextWriter struct {
+	source []byte
+	b      bytes.Buffer
+}
+
+func (w *catalogTextWriter) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
 		return ast.WalkContinue, nil
-	})
-	return strings.Join(strings.Fields(b.String()), " ")
+	}
+	switch n := n.(type) {
+	case *ast.Text:
+		w.text(n)
+	case *ast.String:
+		w.b.Write(n.Value)
+	case *ast.AutoLink:
+		w.b.Write(n.Label(w.source))
+	case *ast.RawHTML:
+		return ast.WalkSkipChildren, nil
+	}
+	return ast.WalkContinue, nil
+}
+
+// text writes a text node with its escapes and references resolved, and a
+// line break as a space.
+func (w *catalogTextWriter) text(n *ast.Text) {
+	v := n.Value(w.source)
+	if !n.IsRaw() { // code spans are raw: their backslashes are literal
+		v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
+	}
+	w.b.Write(v)
+	if n.SoftLineBreak() || n.HardLineBreak() {
+		w.b.WriteByte(' ')
+	}
 }

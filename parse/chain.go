@@ -221,16 +221,8 @@ func (p *chainParser) context(k int, flags *engine.Flags) (string, error) {
 			return "", err
 		}
 		// Cut the flag with the space before it, so "a --thread b" leaves "a b".
-		cut, end := it.start, it.end
-		for cut > pos {
-			r, w := utf8.DecodeLastRuneInString(p.expr[:cut])
-			if !chainIsSpace(r) {
-				break
-			}
-			cut -= w
-		}
-		b.WriteString(p.expr[pos:cut])
-		pos = end
+		b.WriteString(p.expr[pos:chainSpaceEnd(p.expr, pos, it.start)])
+		pos = it.end
 	}
 	b.WriteString(p.expr[pos:p.hi])
 	return chainTrimSpace(b.String()), nil
@@ -275,62 +267,89 @@ func chainNameProblem(name string) string {
 
 // chainLex splits expr[lo:hi] into words, separators, flags and "--".
 func chainLex(expr string, lo, hi int) []chainItem {
-	var items []chainItem
-	col, colPos := 1, 0 // column of byte offset colPos, advanced monotonically
-	colAt := func(pos int) int {
-		col += utf8.RuneCountInString(expr[colPos:pos])
-		colPos = pos
-		return col
+	l := &chainLexer{expr: expr, hi: hi, col: 1}
+	for i := lo; i < hi; {
+		i = l.next(i)
 	}
-	add := func(kind chainItemKind, start, end int) *chainItem {
-		items = append(items, chainItem{kind: kind, text: expr[start:end], start: start, end: end, col: colAt(start)})
-		return &items[len(items)-1]
+	return l.items
+}
+
+// chainLexer holds what chainLex has read so far of expr[:hi].
+type chainLexer struct {
+	expr  string
+	hi    int
+	items []chainItem
+	// col is the column of byte offset colPos, advanced monotonically so
+	// that counting columns stays linear.
+	col, colPos int
+}
+
+// next reads the item (or the space) at i and returns where the next one
+// starts.
+func (l *chainLexer) next(i int) int {
+	rest := l.expr[i:l.hi]
+	r, w := utf8.DecodeRuneInString(rest)
+	switch {
+	case chainIsSpace(r):
+		return i + w
+	case r == ',' || r == '→':
+		l.add(chainSep, i, i+w)
+		return i + w
+	case strings.HasPrefix(rest, "->"):
+		l.add(chainSep, i, i+2)
+		return i + 2
+	case strings.HasPrefix(rest, "--"):
+		return l.dashes(i)
+	case r == '—' || r == '–':
+		return l.dash(i, w)
 	}
-	i := lo
-	for i < hi {
-		r, w := utf8.DecodeRuneInString(expr[i:hi])
-		switch {
-		case chainIsSpace(r):
-			i += w
-		case r == ',' || r == '→':
-			add(chainSep, i, i+w)
-			i += w
-		case strings.HasPrefix(expr[i:hi], "->"):
-			add(chainSep, i, i+2)
-			i += 2
-		case strings.HasPrefix(expr[i:hi], "--"):
-			end := chainWordEnd(expr, i+2, hi)
-			text := expr[i:end]
-			switch {
-			case text == "--":
-				add(chainDashDash, i, end)
-			case strings.Trim(text, "-") == "":
-				add(chainWord, i, end) // a "---" rule is text, not a flag
-			default:
-				add(chainFlag, i, end).flag = text[2:]
-			}
-			i = end
-		case r == '—' || r == '–':
-			end := chainWordEnd(expr, i+w, hi)
-			if _, ok := chainFlagNames[expr[i+w:end]]; ok {
-				add(chainFlag, i, end).flag = expr[i+w : end]
-				i = end
-				break
-			}
-			end = chainWordEnd(expr, i, hi)
-			add(chainWord, i, end)
-			i = end
-		default:
-			end := chainWordEnd(expr, i, hi)
-			kind := chainWord
-			if chainIsThen(expr[i:end]) {
-				kind = chainSep
-			}
-			add(kind, i, end)
-			i = end
-		}
+	return l.word(i)
+}
+
+// dashes reads a word starting "--": "--" itself, a flag, or a rule.
+func (l *chainLexer) dashes(i int) int {
+	end := chainWordEnd(l.expr, i+2, l.hi)
+	text := l.expr[i:end]
+	switch {
+	case text == "--":
+		l.add(chainDashDash, i, end)
+	case strings.Trim(text, "-") == "":
+		l.add(chainWord, i, end) // a "---" rule is text, not a flag
+	default:
+		l.add(chainFlag, i, end).flag = text[2:]
 	}
-	return items
+	return end
+}
+
+// dash reads a word starting with an em or en dash (w bytes long), which a
+// chat client may have made of "--": a flag when a flag's name follows.
+func (l *chainLexer) dash(i, w int) int {
+	end := chainWordEnd(l.expr, i+w, l.hi)
+	if _, ok := chainFlagNames[l.expr[i+w:end]]; ok {
+		l.add(chainFlag, i, end).flag = l.expr[i+w : end]
+		return end
+	}
+	end = chainWordEnd(l.expr, i, l.hi)
+	l.add(chainWord, i, end)
+	return end
+}
+
+// word reads a skill name, or "then", which separates like an arrow.
+func (l *chainLexer) word(i int) int {
+	end := chainWordEnd(l.expr, i, l.hi)
+	kind := chainWord
+	if chainIsThen(l.expr[i:end]) {
+		kind = chainSep
+	}
+	l.add(kind, i, end)
+	return end
+}
+
+func (l *chainLexer) add(kind chainItemKind, start, end int) *chainItem {
+	l.col += utf8.RuneCountInString(l.expr[l.colPos:start])
+	l.colPos = start
+	l.items = append(l.items, chainItem{kind: kind, text: l.expr[start:end], start: start, end: end, col: l.col})
+	return &l.items[len(l.items)-1]
 }
 
 // chainWordEnd returns where the word starting at i ends: at a space, a
@@ -373,6 +392,26 @@ func chainTrimQuotes(s string) string {
 // chainUnwrap returns the bounds of expr inside one pair of quotes wrapping
 // all of it, when neither quote mark occurs inside; otherwise all of expr.
 func chainUnwrap(expr string) (lo, hi int) {
+	lo, hi = chainSpaceBounds(expr)
+	open, ow := utf8.DecodeRuneInString(expr[lo:hi])
+	closing, cw := utf8.DecodeLastRuneInString(expr[lo:hi])
+	if hi-lo <= ow+cw {
+		return 0, len(expr)
+	}
+	want, ok := chainQuotePairs[open]
+	inner := expr[lo+ow : hi-cw]
+	if !ok || closing != want || strings.ContainsRune(inner, open) || strings.ContainsRune(inner, closing) {
+		return 0, len(expr)
+	}
+	return lo + ow, hi - cw
+}
+
+// chainQuotePairs maps each opening quote mark to its closing one.
+var chainQuotePairs = map[rune]rune{'"': '"', '\'': '\'', '`': '`', '“': '”', '‘': '’', '„': '“', '«': '»', '‹': '›'}
+
+// chainSpaceBounds returns the bounds of expr without the spaces
+// (chainIsSpace) around it.
+func chainSpaceBounds(expr string) (lo, hi int) {
 	lo, hi = 0, len(expr)
 	for lo < hi {
 		r, w := utf8.DecodeRuneInString(expr[lo:])
@@ -381,6 +420,12 @@ func chainUnwrap(expr string) (lo, hi int) {
 		}
 		lo += w
 	}
+	return lo, chainSpaceEnd(expr, lo, hi)
+}
+
+// chainSpaceEnd moves hi back over the spaces (chainIsSpace) that end
+// expr[lo:hi].
+func chainSpaceEnd(expr string, lo, hi int) int {
 	for hi > lo {
 		r, w := utf8.DecodeLastRuneInString(expr[:hi])
 		if !chainIsSpace(r) {
@@ -388,16 +433,5 @@ func chainUnwrap(expr string) (lo, hi int) {
 		}
 		hi -= w
 	}
-	open, ow := utf8.DecodeRuneInString(expr[lo:hi])
-	closing, cw := utf8.DecodeLastRuneInString(expr[lo:hi])
-	if hi-lo <= ow+cw {
-		return 0, len(expr)
-	}
-	pairs := map[rune]rune{'"': '"', '\'': '\'', '`': '`', '“': '”', '‘': '’', '„': '“', '«': '»', '‹': '›'}
-	want, ok := pairs[open]
-	inner := expr[lo+ow : hi-cw]
-	if !ok || closing != want || strings.ContainsRune(inner, open) || strings.ContainsRune(inner, closing) {
-		return 0, len(expr)
-	}
-	return lo + ow, hi - cw
+	return hi
 }

@@ -30,28 +30,47 @@ func catalogFrontMatter(src []byte, file string) (fm *yaml.Node, body string, no
 	if err != nil || !ok {
 		return nil, body, nil, err
 	}
-	var doc yaml.Node
-	if strictErr := yaml.Unmarshal([]byte(yamlText), &doc); strictErr != nil {
-		fixed, fixes := catalogLenient(yamlText, file)
-		doc = yaml.Node{}
-		if len(fixes) == 0 || yaml.Unmarshal([]byte(fixed), &doc) != nil {
-			return nil, "", nil, catalogYAMLError(file, 1, strictErr)
-		}
-		notes = fixes
-	} else {
-		notes = catalogCommentCuts(yamlText, file)
+	doc, notes, err := catalogFrontMatterYAML(yamlText, file)
+	if err != nil {
+		return nil, "", nil, err
 	}
+	root, err := catalogFrontMatterRoot(doc, file)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return root, body, notes, nil
+}
+
+// catalogFrontMatterRoot is the mapping the front matter holds; front
+// matter with nothing in it holds an empty one.
+func catalogFrontMatterRoot(doc yaml.Node, file string) (*yaml.Node, error) {
 	if len(doc.Content) == 0 {
-		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, body, notes, nil // "---" right after "---"
+		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, nil // "---" right after "---"
 	}
 	root := catalogDeref(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, body, notes, nil
+		return &yaml.Node{Kind: yaml.MappingNode, Line: 2}, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, "", nil, fmt.Errorf("%s:%d: the front matter must be a YAML mapping of keys to values", file, root.Line+1)
+		return nil, fmt.Errorf("%s:%d: the front matter must be a YAML mapping of keys to values", file, root.Line+1)
 	}
-	return root, body, notes, nil
+	return root, nil
+}
+
+// catalogFrontMatterYAML reads the front matter's YAML, strictly or else
+// leniently, with the notes each way gives.
+func catalogFrontMatterYAML(yamlText, file string) (yaml.Node, []string, error) {
+	var doc yaml.Node
+	strictErr := yaml.Unmarshal([]byte(yamlText), &doc)
+	if strictErr == nil {
+		return doc, catalogCommentCuts(yamlText, file), nil
+	}
+	fixed, fixes := catalogLenient(yamlText, file)
+	doc = yaml.Node{}
+	if len(fixes) == 0 || yaml.Unmarshal([]byte(fixed), &doc) != nil {
+		return doc, nil, catalogYAMLError(file, 1, strictErr)
+	}
+	return doc, fixes, nil
 }
 
 // catalogSplitFrontMatter returns the YAML between an opening "---" line
@@ -112,22 +131,29 @@ func catalogLenient(yamlText, file string) (fixed string, fixes []string) {
 		if what == "" {
 			continue
 		}
-		parts := []string{m[2]}
-		j := i + 1
-		for ; j < len(lines); j++ {
-			next, nextEOL := catalogCutEOL(lines[j])
-			if strings.TrimSpace(next) == "" || (next[0] != ' ' && next[0] != '\t') {
-				break
-			}
-			parts = append(parts, strings.TrimSpace(next))
-			lines[j] = nextEOL
-		}
+		parts, j := catalogFold(lines, i+1, m[2])
 		lines[i] = m[1] + ": " + strconv.Quote(strings.Join(parts, " ")) + eol
 		fixes = append(fixes, fmt.Sprintf("%s:%d: the value of %q holds %s, which strict YAML refuses; read as text, as Claude Code does (quote the value to silence this warning)",
 			file, i+2, m[1], what))
 		i = j - 1
 	}
 	return strings.Join(lines, ""), fixes
+}
+
+// catalogFold gathers value and the more-indented lines from lines[j] on
+// into parts, as YAML folds a plain value, blanking each line taken, and
+// returns the index of the first line not taken.
+func catalogFold(lines []string, j int, value string) (parts []string, next int) {
+	parts = []string{value}
+	for ; j < len(lines); j++ {
+		text, eol := catalogCutEOL(lines[j])
+		if strings.TrimSpace(text) == "" || (text[0] != ' ' && text[0] != '\t') {
+			break
+		}
+		parts = append(parts, strings.TrimSpace(text))
+		lines[j] = eol
+	}
+	return parts, j
 }
 
 // catalogCommentCuts names the top-level plain values that YAML cuts at
@@ -161,12 +187,9 @@ func catalogSkillFields(fm *yaml.Node, file string) (name string, nameLine int, 
 		if k.Value != "name" && k.Value != "description" {
 			continue
 		}
-		if v.Kind != yaml.ScalarNode {
-			return "", 0, "", fmt.Errorf("%s:%d: front matter %q must be text, not a %s", file, v.Line+1, k.Value, catalogKindName(v))
-		}
-		val := strings.TrimSpace(v.Value)
-		if v.Tag == "!!null" {
-			val = ""
+		val, err := catalogFieldText(k, v, file)
+		if err != nil {
+			return "", 0, "", err
 		}
 		if k.Value == "name" {
 			name, nameLine = val, k.Line+1
@@ -175,6 +198,18 @@ func catalogSkillFields(fm *yaml.Node, file string) (name string, nameLine int, 
 		}
 	}
 	return name, nameLine, desc, nil
+}
+
+// catalogFieldText is the trimmed text of the front-matter value v of key
+// k; a null is empty, a list or a mapping an error.
+func catalogFieldText(k, v *yaml.Node, file string) (string, error) {
+	if v.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("%s:%d: front matter %q must be text, not a %s", file, v.Line+1, k.Value, catalogKindName(v))
+	}
+	if v.Tag == "!!null" {
+		return "", nil
+	}
+	return strings.TrimSpace(v.Value), nil
 }
 
 var catalogYAMLLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

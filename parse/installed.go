@@ -41,20 +41,7 @@ func FindSkills(home, explicit string) SkillSources {
 		src.Dirs, src.Looked = []string{explicit}, []string{explicit}
 		src.Agents = append(src.Agents, filepath.Join(explicit, "..", "agents"))
 	default:
-		for _, dir := range []string{personal, project} {
-			if dir == "" {
-				continue
-			}
-			src.Looked = append(src.Looked, dir)
-			if isDir(dir) {
-				src.Dirs = append(src.Dirs, dir)
-			}
-		}
-		src.Looked = append(src.Looked, "skills")
-		if len(src.Dirs) == 0 && isDir("skills") {
-			src.Dirs = []string{"skills"}
-			src.Agents = append(src.Agents, "agents")
-		}
+		src.lookAround(personal, project)
 	}
 	src.Agents = append(src.Agents, filepath.Join(".claude", "agents"))
 	if home != "" {
@@ -62,6 +49,25 @@ func FindSkills(home, explicit string) SkillSources {
 	}
 	src.Agents = slices.Compact(src.Agents)
 	return src
+}
+
+// lookAround finds the skills folders when none is given: Claude Code's
+// personal and project ones, else the one in the working directory.
+func (src *SkillSources) lookAround(personal, project string) {
+	for _, dir := range []string{personal, project} {
+		if dir == "" {
+			continue
+		}
+		src.Looked = append(src.Looked, dir)
+		if isDir(dir) {
+			src.Dirs = append(src.Dirs, dir)
+		}
+	}
+	src.Looked = append(src.Looked, "skills")
+	if len(src.Dirs) == 0 && isDir("skills") {
+		src.Dirs = []string{"skills"}
+		src.Agents = append(src.Agents, "agents")
+	}
 }
 
 // LoadInstalled reads the installed skills (see FindSkills). One skill

@@ -224,7 +224,12 @@ func (b *planBuilder) walk(root ast.Node) {
 	}
 	b.finishDomain()
 	b.finishConfidence()
-	// Warnings are found section by section; the user reads them top down.
+	b.finishWarnings()
+}
+
+// finishWarnings puts the warnings into the document in line order: they
+// are found section by section, and the user reads them top down.
+func (b *planBuilder) finishWarnings() {
 	sort.SliceStable(b.warnings, func(i, j int) bool { return b.warnings[i].line < b.warnings[j].line })
 	for _, w := range b.warnings {
 		b.doc.Warnings = append(b.doc.Warnings, fmt.Sprintf("line %d: %s", w.line, w.msg))
@@ -242,26 +247,50 @@ func (b *planBuilder) heading(h *ast.Heading) {
 	if h.Level == 2 || h.Level == 3 {
 		num, isSection = planSectionNumber(txt)
 	}
-	if b.sec >= 0 && (h.Level <= b.secLevel || isSection) {
-		b.sec = -1
-	}
+	b.closeSection(h.Level, isSection)
 	if isSection {
 		b.openSection(num, h.Level, line)
 		return
 	}
-	_, exec := planCutExecute(txt)
-	switch {
-	case b.sec == 7 && exec && h.Level == 4:
-		b.block = &planSpan{line: line, heading: txt}
-	case b.sec == 7 && exec:
-		b.warn(line, "%q is a level-%d heading; Section 7 blocks are level-4 headings (`#### To execute ...`), so it is ignored", txt, h.Level)
-	case exec:
-		b.warn(line, "%q is outside Section 7 and is ignored", txt)
-	case b.sec == 7 && h.Level <= 4 && endsBlock:
-		b.warn(line, "heading %q inside Section 7 is not a `To execute` block; it ends the block above it and is otherwise ignored", txt)
-	case b.sec == 7 && h.Level <= 4:
-		b.warn(line, "heading %q inside Section 7 is not a `To execute` block and is ignored", txt)
+	if _, exec := planCutExecute(txt); exec {
+		b.executeHeading(txt, h.Level, line)
+		return
 	}
+	b.otherHeading(txt, h.Level, line, endsBlock)
+}
+
+// closeSection ends the open section at a heading of its level or above,
+// or at any "Section <n>" heading.
+func (b *planBuilder) closeSection(level int, isSection bool) {
+	if b.sec >= 0 && (level <= b.secLevel || isSection) {
+		b.sec = -1
+	}
+}
+
+// executeHeading opens a block at a level-4 "To execute" heading in
+// Section 7 and says why any other one is ignored.
+func (b *planBuilder) executeHeading(txt string, level, line int) {
+	switch {
+	case b.sec == 7 && level == 4:
+		b.block = &planSpan{line: line, heading: txt}
+	case b.sec == 7:
+		b.warn(line, "%q is a level-%d heading; Section 7 blocks are level-4 headings (`#### To execute ...`), so it is ignored", txt, level)
+	default:
+		b.warn(line, "%q is outside Section 7 and is ignored", txt)
+	}
+}
+
+// otherHeading warns about a heading of level 4 or above inside Section 7
+// that is not a block, saying whether it cut the block above it short.
+func (b *planBuilder) otherHeading(txt string, level, line int, endsBlock bool) {
+	if b.sec != 7 || level > 4 {
+		return
+	}
+	if endsBlock {
+		b.warn(line, "heading %q inside Section 7 is not a `To execute` block; it ends the block above it and is otherwise ignored", txt)
+		return
+	}
+	b.warn(line, "heading %q inside Section 7 is not a `To execute` block and is ignored", txt)
 }
 
 func (b *planBuilder) openSection(num, level, line int) {
@@ -297,27 +326,39 @@ func (b *planBuilder) headingText(h *ast.Heading) string {
 // planSectionNumber reads "Section <n>" at the start of a heading; "Section
 // 7.1" is a subsection, not Section 7.
 func planSectionNumber(txt string) (int, bool) {
-	s := strings.TrimLeft(txt, "*_ ")
-	const word = "section"
-	if len(s) <= len(word) || !strings.EqualFold(s[:len(word)], word) {
+	t, ok := planAfterSectionWord(txt)
+	if !ok {
 		return 0, false
 	}
-	t := strings.TrimLeft(s[len(word):], " \t")
-	if len(t) == len(s)-len(word) {
-		return 0, false
-	}
-	j := 0
-	for j < len(t) && j < 4 && t[j] >= '0' && t[j] <= '9' {
-		j++
-	}
-	if j == 0 || (j < len(t) && t[j] >= '0' && t[j] <= '9') {
-		return 0, false
-	}
-	if rest := t[j:]; len(rest) > 1 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9' {
+	j := planDigits(t, 4)
+	// A fifth digit, or ".1" after the number, makes it no section number.
+	if rest := t[j:]; j == 0 || planDigits(rest, 1) > 0 || strings.HasPrefix(rest, ".") && planDigits(rest[1:], 1) > 0 {
 		return 0, false
 	}
 	n, err := strconv.Atoi(t[:j])
 	return n, err == nil
+}
+
+// planAfterSectionWord returns what follows the word "Section" (any case,
+// after leading emphasis) and the spaces after it; without a space the word
+// is something else ("Sections").
+func planAfterSectionWord(txt string) (string, bool) {
+	rest, ok := planCutFold(strings.TrimLeft(txt, "*_ "), "section")
+	if !ok {
+		return "", false
+	}
+	t := strings.TrimLeft(rest, " \t")
+	return t, len(t) < len(rest)
+}
+
+// planDigits is the number of ASCII digits at the start of s, counting at
+// most most of them.
+func planDigits(s string, most int) int {
+	j := 0
+	for j < len(s) && j < most && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	return j
 }
 
 // eachLine calls fn for every line of every paragraph in n, descending into
@@ -370,15 +411,8 @@ func planIsQuote(r rune) bool {
 // * or _ emphasis, single or double, the colon inside or just after it, and
 // a quote around the whole marker.
 func planMarker(line []byte, label string) (string, bool) {
-	s := bytes.TrimLeft(line, " \t")
-	quoted := false
-	if r, n := utf8.DecodeRune(s); planIsQuote(r) {
-		quoted, s = true, s[n:]
-	}
-	d := 0
-	for d < len(s) && d < 2 && (s[d] == '*' || s[d] == '_') {
-		d++
-	}
+	s, quoted := planCutQuote(bytes.TrimLeft(line, " \t"))
+	d := planEmphasis(s)
 	if d == 0 {
 		return "", false
 	}
@@ -387,60 +421,91 @@ func planMarker(line []byte, label string) (string, bool) {
 	if len(s) < len(label) || !bytes.EqualFold(s[:len(label)], []byte(label)) {
 		return "", false
 	}
-	s = bytes.TrimLeft(s[len(label):], " ")
-	switch {
-	case bytes.HasPrefix(s, []byte(":")):
-		s = bytes.TrimLeft(s[1:], " ")
-		if !bytes.HasPrefix(s, delim) {
-			return "", false
-		}
-		s = s[len(delim):]
-	case bytes.HasPrefix(s, delim):
-		s = bytes.TrimLeft(s[len(delim):], " ")
-		if !bytes.HasPrefix(s, []byte(":")) {
-			return "", false
-		}
-		s = s[1:]
-	default:
+	s, ok := planMarkerEnd(bytes.TrimLeft(s[len(label):], " "), delim)
+	if !ok {
 		return "", false
 	}
 	if quoted {
-		if r, n := utf8.DecodeRune(s); planIsQuote(r) {
-			s = s[n:]
-		}
+		s, _ = planCutQuote(s)
 	}
 	return string(bytes.TrimSpace(s)), true
+}
+
+// planCutQuote drops one quote character at the start of s, reporting
+// whether there was one.
+func planCutQuote(s []byte) ([]byte, bool) {
+	if r, n := utf8.DecodeRune(s); planIsQuote(r) {
+		return s[n:], true
+	}
+	return s, false
+}
+
+// planEmphasis is the length of the emphasis opening a marker: one or two
+// '*' or '_', or 0 for none.
+func planEmphasis(s []byte) int {
+	d := 0
+	for d < len(s) && d < 2 && (s[d] == '*' || s[d] == '_') {
+		d++
+	}
+	return d
+}
+
+// planMarkerEnd reads the end of a marker after its label: the colon inside
+// the emphasis (**Skill:**) or just after it (**Skill**:), and returns what
+// follows.
+func planMarkerEnd(s, delim []byte) ([]byte, bool) {
+	switch {
+	case bytes.HasPrefix(s, []byte(":")):
+		s = bytes.TrimLeft(s[1:], " ")
+		return bytes.TrimPrefix(s, delim), bytes.HasPrefix(s, delim)
+	case bytes.HasPrefix(s, delim):
+		s = bytes.TrimLeft(s[len(delim):], " ")
+		return bytes.TrimPrefix(s, []byte(":")), bytes.HasPrefix(s, []byte(":"))
+	}
+	return nil, false
 }
 
 // sectionMarker records the Section 0 and Section 2 markers and the overall
 // confidence, first occurrence of each.
 func (b *planBuilder) sectionMarker(_ ast.Node, _, off int, line []byte) {
-	if !planMaybeMarker(line) {
+	if !planMaybeMarker(line) || b.domainMarker(line, off) || !b.wantConfidence() {
 		return
 	}
-	if b.sec == 2 && b.domain2 == nil {
-		if rest, ok := planMarker(line, "Domain"); ok {
-			b.domain2 = &planMarked{line: b.lineOf(off), rest: rest}
-			return
-		}
+	m := b.marked(line, off, "Overall plan confidence")
+	if m == nil {
+		return
 	}
-	if b.sec == 0 && b.domain0 == nil {
-		if rest, ok := planMarker(line, "Situation classification"); ok {
-			b.domain0 = &planMarked{line: b.lineOf(off), rest: rest}
-			return
-		}
+	if b.sec == 0 {
+		b.conf0 = m
 	}
-	if b.wantConfidence() {
-		if rest, ok := planMarker(line, "Overall plan confidence"); ok {
-			m := &planMarked{line: b.lineOf(off), rest: rest}
-			if b.sec == 0 {
-				b.conf0 = m
-			}
-			if b.conf == nil {
-				b.conf = m
-			}
-		}
+	if b.conf == nil {
+		b.conf = m
 	}
+}
+
+// domainMarker records the domain line of the open section (Section 2's
+// **Domain:**, Section 0's **Situation classification:**) when line is the
+// first one, and reports whether it was.
+func (b *planBuilder) domainMarker(line []byte, off int) bool {
+	switch {
+	case b.sec == 2 && b.domain2 == nil:
+		b.domain2 = b.marked(line, off, "Domain")
+		return b.domain2 != nil
+	case b.sec == 0 && b.domain0 == nil:
+		b.domain0 = b.marked(line, off, "Situation classification")
+		return b.domain0 != nil
+	}
+	return false
+}
+
+// marked reads the marker label from line at offset off, or returns nil
+// when line is not that marker.
+func (b *planBuilder) marked(line []byte, off int, label string) *planMarked {
+	rest, ok := planMarker(line, label)
+	if !ok {
+		return nil
+	}
+	return &planMarked{line: b.lineOf(off), rest: rest}
 }
 
 // wantMarkers reports whether the open section can still hold a marker
@@ -452,190 +517,4 @@ func (b *planBuilder) wantMarkers() bool {
 // wantConfidence: Section 0's marker wins over an earlier one elsewhere.
 func (b *planBuilder) wantConfidence() bool {
 	return b.conf0 == nil && (b.sec == 0 || b.conf == nil)
-}
-
-func (b *planBuilder) finishBlock() {
-	sp := b.block
-	b.block = nil
-	pb := engine.PlanBlock{Line: sp.line, Heading: sp.heading}
-	var problems []string
-	var problem string
-	pb.PTokens, pb.Effort, problem = planHeading(sp.heading)
-	if problem != "" {
-		problems = append(problems, problem)
-	}
-	skillLine, promptLine := 0, 0
-	for _, n := range sp.nodes {
-		b.eachLine(n, func(p ast.Node, i, off int, line []byte) {
-			if !planMaybeMarker(line) {
-				return
-			}
-			if rest, ok := planMarker(line, "Skill"); ok {
-				at := b.lineOf(off)
-				if skillLine != 0 {
-					b.warn(at, "a second `**Skill:**` line in the block at line %d is ignored", sp.line)
-					return
-				}
-				skillLine = at
-				pb.Skill = b.skillName(rest, at)
-				return
-			}
-			if rest, ok := planMarker(line, "Prompt"); ok {
-				at := b.lineOf(off)
-				if promptLine != 0 {
-					b.warn(at, "a second `**Prompt:**` line in the block at line %d is ignored", sp.line)
-					return
-				}
-				promptLine = at
-				pb.Prompt = b.promptBody(p, i, rest)
-			}
-		})
-	}
-	switch {
-	case promptLine == 0:
-		problems = append(problems, "no prompt body: the block has no `**Prompt:**` line")
-	case pb.Prompt == "":
-		problems = append(problems, fmt.Sprintf("no prompt body: `**Prompt:**` (line %d) is followed by neither text nor a `>` quote", promptLine))
-	}
-	pb.Err = strings.Join(problems, "; ")
-	b.doc.Blocks = append(b.doc.Blocks, pb)
-}
-
-// skillName reads the name after **Skill:**: a code span, or a name in
-// quotes where a chat client replaced the backticks.
-func (b *planBuilder) skillName(rest string, line int) string {
-	if rest == "" {
-		return ""
-	}
-	if rest[0] == '`' {
-		n := len(rest) - len(strings.TrimLeft(rest, "`"))
-		if end := strings.Index(rest[n:], rest[:n]); end >= 0 {
-			return strings.TrimSpace(rest[n : n+end])
-		}
-	} else if r, n := utf8.DecodeRuneInString(rest); planIsQuote(r) {
-		if end := strings.IndexFunc(rest[n:], planIsQuote); end >= 0 {
-			return strings.TrimSpace(rest[n : n+end])
-		}
-	}
-	if f := strings.Fields(rest); len(f) > 0 {
-		if w := strings.TrimRight(f[0], ".,;:"); engine.ValidSkillName(w) && strings.Contains(w, "-") {
-			b.warn(line, "`**Skill:** %s` names the skill without backticks, so the block names no skill; write `**Skill:** `%s`` for it to run", rest, w)
-		}
-	}
-	return ""
-}
-
-// promptBody collects the prompt that starts at line i of paragraph p: the
-// rest of that line and paragraph, then the quotes right after the
-// paragraph (or, for a bare marker, a code block).
-func (b *planBuilder) promptBody(p ast.Node, i int, rest string) string {
-	lines := []string{strings.TrimSpace(strings.TrimPrefix(rest, ">"))}
-	l := p.Lines()
-	for j := i + 1; j < l.Len(); j++ {
-		seg := l.At(j)
-		lines = append(lines, string(planTrimLine(seg.Value(b.md))))
-	}
-	inline := strings.TrimSpace(strings.Join(lines, "\n"))
-	var quotes []string
-	next := p.NextSibling()
-	// A blank line without ">" splits a quote in two; pasted prompts often
-	// lose those markers, so consecutive quotes are one prompt.
-	for ; next != nil && next.Kind() == ast.KindBlockquote; next = next.NextSibling() {
-		if q := b.quoteText(next); q != "" {
-			quotes = append(quotes, q)
-		}
-	}
-	after := strings.Join(quotes, "\n\n")
-	if inline == "" && after == "" && next != nil && (next.Kind() == ast.KindFencedCodeBlock || next.Kind() == ast.KindCodeBlock) {
-		after = b.codeText(next)
-	}
-	switch {
-	case inline == "":
-		return after
-	case after == "":
-		return inline
-	}
-	return inline + "\n\n" + after
-}
-
-// quoteText is the source of a block quote with one ">" marker (and the
-// space after it) stripped from each line, so the prompt keeps its
-// paragraphs, lists and inline markup as written.
-func (b *planBuilder) quoteText(q ast.Node) string {
-	start := q.Pos()
-	if start < 0 {
-		start = planFirstOffset(q)
-	}
-	if start < 0 {
-		return ""
-	}
-	first := b.lineOf(start)
-	last := max(first, b.lineOf(max(planLastOffset(q), start)))
-	// A quote's last lines can hold no segment (a closing code fence, a bare
-	// ">"); they still start with ">".
-	for last < len(b.lines) {
-		next, _ := planNextLine(b.text, b.lines[last])
-		if t := bytes.TrimLeft(next, " \t"); len(t) == 0 || t[0] != '>' {
-			break
-		}
-		last++
-	}
-	var sb strings.Builder
-	for ln := first; ln <= last; ln++ {
-		from := b.lines[ln-1]
-		if ln == first {
-			from = b.base + start
-		}
-		line, _ := planNextLine(b.text, from)
-		line = bytes.TrimLeft(line, " \t")
-		if len(line) > 0 && line[0] == '>' {
-			line = line[1:]
-			if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
-				line = line[1:]
-			}
-		}
-		if ln > first {
-			sb.WriteByte('\n')
-		}
-		sb.Write(planTrimLine(line))
-	}
-	return strings.Trim(sb.String(), "\n")
-}
-
-func planFirstOffset(n ast.Node) int {
-	if n.Type() == ast.TypeBlock {
-		if l := n.Lines(); l.Len() > 0 {
-			return l.At(0).Start
-		}
-	}
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		if off := planFirstOffset(c); off >= 0 {
-			return off
-		}
-	}
-	return -1
-}
-
-func planLastOffset(n ast.Node) int {
-	last := n.Pos()
-	if n.Type() != ast.TypeBlock {
-		return last
-	}
-	if l := n.Lines(); l.Len() > 0 {
-		last = max(last, l.At(l.Len()-1).Start)
-	}
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		last = max(last, planLastOffset(c))
-	}
-	return last
-}
-
-func (b *planBuilder) codeText(n ast.Node) string {
-	var sb strings.Builder
-	l := n.Lines()
-	for i := 0; i < l.Len(); i++ {
-		seg := l.At(i)
-		sb.Write(seg.Value(b.md))
-	}
-	return strings.TrimRight(sb.String(), " \t\n")
 }

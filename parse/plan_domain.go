@@ -18,40 +18,45 @@ func (b *planBuilder) finishDomain() {
 	}
 	ds := planDomains(found.rest)
 	b.doc.DomainLine = found.line
+	b.setDomain(ds, source, label, found.line)
+	if source == "section-2" && b.domain0 != nil {
+		b.compareSection0(ds, found.line)
+	}
+}
+
+// setDomain records the domain the domain line at line (label, from source)
+// names, or that it is ambiguous, with a warning saying why.
+func (b *planBuilder) setDomain(ds []engine.Domain, source, label string, line int) {
 	switch len(ds) {
 	case 1:
 		b.doc.Domain, b.doc.DomainSource = ds[0], source
 	case 0:
 		b.doc.DomainAmbiguous = true
-		b.warn(found.line, "the %s line names no Cynefin domain (Clear, Complicated, Complex or Chaotic); the domain is unknown", label)
+		b.warn(line, "the %s line names no Cynefin domain (Clear, Complicated, Complex or Chaotic); the domain is unknown", label)
 	default:
 		b.doc.DomainAmbiguous = true
-		b.warn(found.line, "the %s line names several Cynefin domains (%s); the domain is left unknown rather than guessed", label, planJoinDomains(ds))
+		b.warn(line, "the %s line names several Cynefin domains (%s); the domain is left unknown rather than guessed", label, planJoinDomains(ds))
 	}
-	if source != "section-2" || b.domain0 == nil {
-		return
-	}
+}
+
+// compareSection0 warns when Section 0 classifies the situation otherwise
+// than Section 2's domain line at line2, which names ds and wins.
+func (b *planBuilder) compareSection0(ds []engine.Domain, line2 int) {
 	d0 := planDomains(b.domain0.rest)
 	switch {
 	case len(d0) != 1:
 	case len(ds) != 1:
-		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2's domain line (line %d) is ambiguous and takes precedence, so the domain stays unknown", d0[0], found.line)
+		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2's domain line (line %d) is ambiguous and takes precedence, so the domain stays unknown", d0[0], line2)
 	case ds[0] != d0[0]:
-		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2 (line %d) says %s, which is the one used", d0[0], found.line, ds[0])
+		b.warn(b.domain0.line, "Section 0 classifies the situation as %s, but Section 2 (line %d) says %s, which is the one used", d0[0], line2, ds[0])
 	}
 }
 
 // planDomains lists the distinct Cynefin domains named as whole words in a
 // domain line, in order, ignoring an inline **Source:** clause.
 func planDomains(rest string) []engine.Domain {
-	low := strings.ToLower(rest)
-	for _, m := range []string{"**source", "__source", "*source", "_source"} {
-		if i := strings.Index(low, m); i >= 0 {
-			rest, low = rest[:i], low[:i]
-		}
-	}
 	var found []engine.Domain
-	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) }) {
+	for _, w := range strings.FieldsFunc(planCutSource(rest), func(r rune) bool { return !unicode.IsLetter(r) }) {
 		for _, d := range engine.Domains {
 			if strings.EqualFold(w, string(d)) && !planHasDomain(found, d) {
 				found = append(found, d)
@@ -59,6 +64,18 @@ func planDomains(rest string) []engine.Domain {
 		}
 	}
 	return found
+}
+
+// planCutSource cuts an inline **Source:** clause (any emphasis, any case)
+// off a domain line.
+func planCutSource(rest string) string {
+	low := strings.ToLower(rest)
+	for _, m := range []string{"**source", "__source", "*source", "_source"} {
+		if i := strings.Index(low, m); i >= 0 {
+			rest, low = rest[:i], low[:i]
+		}
+	}
+	return rest
 }
 
 func planHasDomain(ds []engine.Domain, d engine.Domain) bool {
@@ -100,17 +117,24 @@ func (b *planBuilder) finishConfidence() {
 		b.warn(found.line, "the overall plan confidence %q is not High, Medium, Low or a pair such as Medium-High; no confidence is read", found.rest)
 		return
 	}
-	conf := planLevels[strings.ToLower(v[m[2]:m[3]])]
-	end := m[3]
-	if m[4] >= 0 {
-		if second := planLevels[strings.ToLower(v[m[4]:m[5]])]; second != conf {
-			conf += "-" + second
-		}
-		end = m[5]
-	}
+	conf, end := planConfidenceLevel(v, m)
 	reason := strings.TrimLeft(v[end:], "*_")
 	reason = strings.TrimSpace(reason)
 	reason = strings.TrimLeft(reason, "-–—.:,;")
 	b.doc.Confidence = conf
 	b.doc.ConfidenceReason = strings.TrimSpace(reason)
+}
+
+// planConfidenceLevel is the capitalised confidence that planConfidenceRE
+// matched in v (m its submatch indexes), one level or a pair of distinct
+// ones, and where the match ends.
+func planConfidenceLevel(v string, m []int) (string, int) {
+	conf := planLevels[strings.ToLower(v[m[2]:m[3]])]
+	if m[4] < 0 {
+		return conf, m[3]
+	}
+	if second := planLevels[strings.ToLower(v[m[4]:m[5]])]; second != conf {
+		conf += "-" + second
+	}
+	return conf, m[5]
 }

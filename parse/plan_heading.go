@@ -10,18 +10,28 @@ const planHeadingForm = "expected `#### To execute P<n>: <effort>`"
 // planCutExecute reports whether a heading begins with the words "To
 // execute" (any case, any spacing) and returns what follows them.
 func planCutExecute(txt string) (string, bool) {
-	if len(txt) < 2 || !strings.EqualFold(txt[:2], "to") {
+	s, ok := planCutFold(txt, "to")
+	if !ok {
 		return "", false
 	}
-	s := planTrimLeft(txt[2:])
-	if len(s) == len(txt)-2 || len(s) < 7 || !strings.EqualFold(s[:7], "execute") {
+	t := planTrimLeft(s)
+	if len(t) == len(s) {
 		return "", false
 	}
-	s = s[7:]
-	if s != "" && planWordByte(s[0]) {
+	t, ok = planCutFold(t, "execute")
+	if !ok || t != "" && planWordByte(t[0]) {
 		return "", false
 	}
-	return s, true
+	return t, true
+}
+
+// planCutFold returns what follows prefix at the start of s, matched
+// regardless of case.
+func planCutFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return "", false
+	}
+	return s[len(prefix):], true
 }
 
 func planWordByte(c byte) bool {
@@ -38,14 +48,11 @@ func planPToken(s string) int {
 	if s == "" || s[0] != 'P' && s[0] != 'p' {
 		return 0
 	}
-	n := 1
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	if n == 1 {
+	n := planDigits(s[1:], len(s))
+	if n == 0 {
 		return 0
 	}
-	return n
+	return 1 + n
 }
 
 // planTokenSeparator returns what follows a separator between two P-tokens
@@ -68,31 +75,36 @@ func planTokenSeparator(s string) (string, bool) {
 }
 
 func planCutAnd(t string) (string, bool) {
-	if len(t) > 3 && strings.EqualFold(t[:3], "and") && (t[3] == ' ' || t[3] == '\t') {
-		return planTrimLeft(t[3:]), true
+	if u, ok := planCutFold(t, "and"); ok && u != "" && (u[0] == ' ' || u[0] == '\t') {
+		return planTrimLeft(u), true
 	}
 	return "", false
+}
+
+// planPTokens reads the P-token set at the start of s and returns the
+// tokens as "P<n>" and what follows them.
+func planPTokens(s string) (tokens []string, rest string) {
+	for {
+		n := planPToken(s)
+		if n == 0 {
+			return tokens, s
+		}
+		tokens = append(tokens, "P"+s[1:n])
+		s = s[n:]
+		// A separator counts only when another token follows it.
+		next, ok := planTokenSeparator(s)
+		if !ok || planPToken(next) == 0 {
+			return tokens, s
+		}
+		s = next
+	}
 }
 
 // planHeading splits a block heading into its P-token set and effort title.
 func planHeading(txt string) (tokens []string, effort, problem string) {
 	s, _ := planCutExecute(txt)
 	if t := planTrimLeft(s); len(t) < len(s) {
-		s = t
-		for {
-			n := planPToken(s)
-			if n == 0 {
-				break
-			}
-			tokens = append(tokens, "P"+s[1:n])
-			s = s[n:]
-			// A separator counts only when another token follows it.
-			next, ok := planTokenSeparator(s)
-			if !ok || planPToken(next) == 0 {
-				break
-			}
-			s = next
-		}
+		tokens, s = planPTokens(t)
 	}
 	if len(tokens) == 0 {
 		return nil, "", fmt.Sprintf("malformed heading %q: no P-token such as P1 after `To execute` (%s)", txt, planHeadingForm)

@@ -67,22 +67,13 @@ func planFirstInvalid(b []byte) int {
 	return 0
 }
 
+// planBlank reports whether b holds only white space and byte order marks.
 func planBlank(b []byte) bool {
-	for i := 0; i < len(b); {
-		if c := b[i]; c < utf8.RuneSelf {
-			if c != ' ' && (c < '\t' || c > '\r') {
-				return false
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if !unicode.IsSpace(r) && r != '\ufeff' {
-			return false
-		}
-		i += n
-	}
-	return true
+	return bytes.IndexFunc(b, planNotBlank) < 0
+}
+
+func planNotBlank(r rune) bool {
+	return !unicode.IsSpace(r) && r != '\ufeff'
 }
 
 // planControls counts the control characters of valid UTF-8 text other than
@@ -90,8 +81,8 @@ func planBlank(b []byte) bool {
 // characters of the text, and where the first control character is.
 func planControls(b []byte) (first, controls, chars int) {
 	first = -1
-	for i, c := range b {
-		if !planControlByte[c] || c == 0xc2 && (i+1 >= len(b) || b[i+1] > 0x9f) {
+	for i := range b {
+		if !planControlAt(b, i) {
 			continue
 		}
 		controls++
@@ -103,6 +94,15 @@ func planControls(b []byte) (first, controls, chars int) {
 		return 0, 0, len(b)
 	}
 	return first, controls, utf8.RuneCount(b)
+}
+
+// planControlAt reports whether a control character starts at b[i].
+func planControlAt(b []byte, i int) bool {
+	c := b[i]
+	if c == 0xc2 {
+		return i+1 < len(b) && b[i+1] <= 0x9f
+	}
+	return planControlByte[c]
 }
 
 // planControlByte marks the bytes that start a control character; 0xc2
@@ -137,27 +137,12 @@ func planNormalize(src []byte) []byte {
 	if bytes.IndexByte(src, '\r') < 0 && !bytes.Contains(src, []byte("\u00a0")) && !bytes.Contains(src, []byte("\u202f")) {
 		return src
 	}
-	out := make([]byte, 0, len(src))
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == '\r':
-			out = append(out, '\n')
-			if i+1 < len(src) && src[i+1] == '\n' {
-				i++
-			}
-		case c == 0xc2 && i+1 < len(src) && src[i+1] == 0xa0:
-			out = append(out, ' ')
-			i++
-		case c == 0xe2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2] == 0xaf:
-			out = append(out, ' ')
-			i += 2
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
+	return []byte(planPasted.Replace(string(src)))
 }
+
+// planPasted rewrites pasted line ends and spaces; CRLF comes before CR so
+// that it becomes one line end, not two.
+var planPasted = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u00a0", " ", "\u202f", " ")
 
 var planYAMLKeyRE = regexp.MustCompile(`^[A-Za-z0-9_"'][^:]*:(\s|$)`)
 
@@ -170,6 +155,13 @@ func planFrontMatter(t []byte) int {
 	if string(bytes.TrimRight(line, " \t")) != "---" {
 		return 0
 	}
+	return planFrontMatterEnd(t, off)
+}
+
+// planFrontMatterEnd returns the offset after the line closing front
+// matter whose first line after "---" starts at off, or 0 when there is no
+// such line or no YAML key comes before it.
+func planFrontMatterEnd(t []byte, off int) int {
 	sawKey := false
 	for off < len(t) {
 		line, next := planNextLine(t, off)

@@ -107,10 +107,7 @@ type policyRead struct {
 }
 
 func (p *policyReader) read(doc *yaml.Node) (engine.Policy, error) {
-	root := doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = catalogDeref(root.Content[0])
-	}
+	root := catalogDocRoot(doc)
 	if root.Kind != yaml.MappingNode {
 		return engine.Policy{}, policyErrorf(p.file, root.Line, "a policy must be a mapping with the keys self, refused, dispatch and composite, not a %s", catalogKindName(root))
 	}
@@ -118,13 +115,9 @@ func (p *policyReader) read(doc *yaml.Node) (engine.Policy, error) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], catalogDeref(root.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			return engine.Policy{}, policyErrorf(p.file, k.Line, "a policy key must be a plain word, not a %s", catalogKindName(k))
+		if err := p.keyName(k, seen); err != nil {
+			return engine.Policy{}, err
 		}
-		if at, dup := seen[k.Value]; dup {
-			return engine.Policy{}, policyErrorf(p.file, k.Line, "key %q is already given at line %d", k.Value, at)
-		}
-		seen[k.Value] = k.Line
 		if err := p.key(k, v, &got); err != nil {
 			return engine.Policy{}, err
 		}
@@ -133,6 +126,19 @@ func (p *policyReader) read(doc *yaml.Node) (engine.Policy, error) {
 		return engine.Policy{}, err
 	}
 	return got.policy(), nil
+}
+
+// keyName checks a top-level key: a plain word, given once. seen maps each
+// key read so far to its line.
+func (p *policyReader) keyName(k *yaml.Node, seen map[string]int) error {
+	if k.Kind != yaml.ScalarNode {
+		return policyErrorf(p.file, k.Line, "a policy key must be a plain word, not a %s", catalogKindName(k))
+	}
+	if at, dup := seen[k.Value]; dup {
+		return policyErrorf(p.file, k.Line, "key %q is already given at line %d", k.Value, at)
+	}
+	seen[k.Value] = k.Line
+	return nil
 }
 
 // key reads the value of one top-level key into got.
@@ -203,25 +209,32 @@ func (p *policyReader) rules(key string, v *yaml.Node) ([]engine.PolicyRule, []i
 	var lines []int
 	for _, item := range v.Content {
 		item = catalogDeref(item)
-		var r engine.PolicyRule
-		switch {
-		case item.Kind == yaml.ScalarNode && !policyIsNull(item):
-			r.Pattern = item.Value
-		case item.Kind == yaml.MappingNode:
-			var err error
-			if r, err = p.rule(key, item); err != nil {
-				return nil, nil, err
-			}
-		default:
-			return nil, nil, policyErrorf(p.file, item.Line, "a %s rule must be a pattern or a mapping with pattern and reason, not a %s", key, policyValueKind(item))
-		}
-		if err := p.checkPattern(key, r.Pattern, item.Line); err != nil {
+		r, err := p.ruleItem(key, item)
+		if err != nil {
 			return nil, nil, err
 		}
 		rules = append(rules, r)
 		lines = append(lines, item.Line)
 	}
 	return rules, lines, nil
+}
+
+// ruleItem reads one rule of the list key: a pattern, or a mapping with
+// pattern and reason.
+func (p *policyReader) ruleItem(key string, item *yaml.Node) (engine.PolicyRule, error) {
+	var r engine.PolicyRule
+	switch {
+	case item.Kind == yaml.ScalarNode && !policyIsNull(item):
+		r.Pattern = item.Value
+	case item.Kind == yaml.MappingNode:
+		var err error
+		if r, err = p.rule(key, item); err != nil {
+			return r, err
+		}
+	default:
+		return r, policyErrorf(p.file, item.Line, "a %s rule must be a pattern or a mapping with pattern and reason, not a %s", key, policyValueKind(item))
+	}
+	return r, p.checkPattern(key, r.Pattern, item.Line)
 }
 
 func (p *policyReader) rule(key string, m *yaml.Node) (engine.PolicyRule, error) {
@@ -233,22 +246,30 @@ func (p *policyReader) rule(key string, m *yaml.Node) (engine.PolicyRule, error)
 			return r, policyErrorf(p.file, k.Line, "key %q is already given at line %d", k.Value, at)
 		}
 		seen[k.Value] = k.Line
-		if k.Value != "pattern" && k.Value != "reason" {
-			return r, policyErrorf(p.file, k.Line, "unknown key %q in a %s rule; a rule has the keys pattern and reason", k.Value, key)
-		}
-		if v.Kind != yaml.ScalarNode || (k.Value == "pattern" && policyIsNull(v)) {
-			return r, policyErrorf(p.file, v.Line, "%q of a %s rule must be text, not a %s", k.Value, key, policyValueKind(v))
-		}
-		if k.Value == "pattern" {
-			r.Pattern = v.Value
-		} else if !policyIsNull(v) {
-			r.Reason = strings.TrimSpace(v.Value)
+		if err := p.ruleField(key, k, v, &r); err != nil {
+			return r, err
 		}
 	}
 	if _, ok := seen["pattern"]; !ok {
 		return r, policyErrorf(p.file, m.Line, "a %s rule needs a pattern", key)
 	}
 	return r, nil
+}
+
+// ruleField reads the pattern or the reason of a rule of the list key into r.
+func (p *policyReader) ruleField(key string, k, v *yaml.Node, r *engine.PolicyRule) error {
+	if k.Value != "pattern" && k.Value != "reason" {
+		return policyErrorf(p.file, k.Line, "unknown key %q in a %s rule; a rule has the keys pattern and reason", k.Value, key)
+	}
+	if v.Kind != yaml.ScalarNode || (k.Value == "pattern" && policyIsNull(v)) {
+		return policyErrorf(p.file, v.Line, "%q of a %s rule must be text, not a %s", k.Value, key, policyValueKind(v))
+	}
+	if k.Value == "pattern" {
+		r.Pattern = v.Value
+	} else if !policyIsNull(v) {
+		r.Reason = strings.TrimSpace(v.Value)
+	}
+	return nil
 }
 
 func (p *policyReader) checkPattern(key, pattern string, line int) error {
@@ -276,22 +297,31 @@ func (p *policyReader) dispatch(v *yaml.Node, lines map[string]int) (map[string]
 	m := make(map[string]string, len(v.Content)/2)
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, leaf := v.Content[i], catalogDeref(v.Content[i+1])
-		if k.Kind != yaml.ScalarNode || !engine.ValidSkillName(k.Value) {
-			return nil, policyErrorf(p.file, k.Line, "dispatch key %q is not a skill name (exact names only, no patterns)", k.Value)
-		}
-		if at, dup := lines[k.Value]; dup {
-			return nil, policyErrorf(p.file, k.Line, "dispatch entry %q is already given at line %d", k.Value, at)
-		}
-		if leaf.Kind != yaml.ScalarNode || policyIsNull(leaf) {
-			return nil, policyErrorf(p.file, leaf.Line, "the leaf agent of dispatch skill %q must be an agent name, not a %s", k.Value, policyValueKind(leaf))
-		}
-		if !engine.ValidSkillName(leaf.Value) {
-			return nil, policyErrorf(p.file, leaf.Line, "leaf agent %q of dispatch skill %q is not a valid agent name (lower-case letters, digits and dashes)", leaf.Value, k.Value)
+		if err := p.checkDispatchEntry(k, leaf, lines); err != nil {
+			return nil, err
 		}
 		lines[k.Value] = k.Line
 		m[k.Value] = leaf.Value
 	}
 	return m, nil
+}
+
+// checkDispatchEntry checks one entry of dispatch: a skill name not given
+// before (lines holds those) mapped to a leaf agent name.
+func (p *policyReader) checkDispatchEntry(k, leaf *yaml.Node, lines map[string]int) error {
+	if k.Kind != yaml.ScalarNode || !engine.ValidSkillName(k.Value) {
+		return policyErrorf(p.file, k.Line, "dispatch key %q is not a skill name (exact names only, no patterns)", k.Value)
+	}
+	if at, dup := lines[k.Value]; dup {
+		return policyErrorf(p.file, k.Line, "dispatch entry %q is already given at line %d", k.Value, at)
+	}
+	if leaf.Kind != yaml.ScalarNode || policyIsNull(leaf) {
+		return policyErrorf(p.file, leaf.Line, "the leaf agent of dispatch skill %q must be an agent name, not a %s", k.Value, policyValueKind(leaf))
+	}
+	if !engine.ValidSkillName(leaf.Value) {
+		return policyErrorf(p.file, leaf.Line, "leaf agent %q of dispatch skill %q is not a valid agent name (lower-case letters, digits and dashes)", leaf.Value, k.Value)
+	}
+	return nil
 }
 
 var policyAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)

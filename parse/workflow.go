@@ -159,6 +159,17 @@ func workflowRead(src []byte, source, wantName string) (engine.WorkflowSpec, err
 		return engine.WorkflowSpec{}, &engine.Problems{Source: source, List: []engine.Problem{workflowYAMLProblem(src, err)}}
 	}
 	r := &wfReader{source: source}
+	r.secondDocument(dec, src)
+	spec := r.read(&doc, wantName)
+	if len(r.problems) > 0 {
+		return spec, &engine.Problems{Source: source, List: r.list()}
+	}
+	return spec, nil
+}
+
+// secondDocument reports a YAML document after the first, or the syntax
+// error where the first one should have ended.
+func (r *wfReader) secondDocument(dec *yaml.Decoder, src []byte) {
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
@@ -167,11 +178,6 @@ func workflowRead(src []byte, source, wantName string) (engine.WorkflowSpec, err
 	default:
 		r.add(max(extra.Line, 1), "a workflow file holds one YAML document; a second one starts here")
 	}
-	spec := r.read(&doc, wantName)
-	if len(r.problems) > 0 {
-		return spec, &engine.Problems{Source: source, List: r.list()}
-	}
-	return spec, nil
 }
 
 var workflowUTF16BOMs = [][]byte{{0xff, 0xfe}, {0xfe, 0xff}}
@@ -224,42 +230,39 @@ const workflowMaxNameLen = 64
 
 func (r *wfReader) read(doc *yaml.Node, wantName string) engine.WorkflowSpec {
 	spec := engine.WorkflowSpec{Source: r.source}
-	root := doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = catalogDeref(root.Content[0])
-	}
+	root := catalogDocRoot(doc)
 	if root.Kind != yaml.MappingNode {
 		r.add(root.Line, "a workflow must be a mapping with the keys %s, not a %s", strings.Join(workflowTopKeys, ", "), kindName(root))
 		return spec
 	}
-	const where = "workflow"
-	var hasSteps, hasName bool
-	for _, e := range r.entries(root, workflowTopKeys, where) {
-		switch e.key {
-		case "name":
-			hasName = true
-			spec.Name = r.name(e, wantName)
-		case "description":
-			if isNull(e.v) {
-				break
-			}
-			if s, ok := r.text(e, where); ok {
-				spec.Description = strings.TrimSpace(s)
-			}
-		case "args":
-			spec.Args = r.args(e)
-		case "steps":
-			hasSteps = true
-			spec.Steps = r.steps(e)
-		}
+	has := map[string]bool{}
+	for _, e := range r.entries(root, workflowTopKeys, "workflow") {
+		has[e.key] = true
+		r.topField(e, wantName, &spec)
 	}
-	if !hasName {
+	if !has["name"] {
 		spec.Name = r.nameFromFile(root, wantName)
 	}
-	if !hasSteps {
+	if !has["steps"] {
 		r.add(root.Line, "the workflow has no steps key: list its steps under steps:")
 	}
 	return spec
+}
+
+// topField reads one top-level key of the workflow into spec.
+func (r *wfReader) topField(e wfEntry, wantName string, spec *engine.WorkflowSpec) {
+	switch e.key {
+	case "name":
+		spec.Name = r.name(e, wantName)
+	case "description":
+		if s, ok := r.optionalText(e, "workflow"); ok {
+			spec.Description = strings.TrimSpace(s)
+		}
+	case "args":
+		spec.Args = r.args(e)
+	case "steps":
+		spec.Steps = r.steps(e)
+	}
 }
 
 // name reads the "name" key; wantName, when set, is the name the file
@@ -369,10 +372,7 @@ func (r *wfReader) argFields(m *yaml.Node, where string, arg *engine.WorkflowArg
 		case "required":
 			arg.Required = r.boolean(f, where)
 		case "default":
-			if isNull(f.v) {
-				break
-			}
-			if s, ok := r.text(f, where); ok {
+			if s, ok := r.optionalText(f, where); ok {
 				arg.Default, arg.HasDefault = s, true
 			}
 		}

@@ -10,16 +10,7 @@ import (
 )
 
 func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
-	if e.v.Kind != yaml.SequenceNode {
-		r.add(e.v.Line, "workflow: \"steps\" must be a list of steps, not a %s", kindName(e.v))
-		return nil
-	}
-	switch n := len(e.v.Content); {
-	case n == 0:
-		r.add(e.k.Line, "workflow: the steps list is empty: a workflow needs at least one step")
-		return nil
-	case n > WorkflowMaxSteps:
-		r.add(e.k.Line, "workflow: %d steps, over the limit of %d: split the workflow", n, WorkflowMaxSteps)
+	if !r.stepsList(e) {
 		return nil
 	}
 	var out []engine.WorkflowStep
@@ -34,16 +25,41 @@ func (r *wfReader) steps(e wfEntry) []engine.WorkflowStep {
 			continue
 		}
 		s := r.step(item, i+1)
-		if s.ID != "" {
-			if at, dup := ids[s.ID]; dup {
-				r.add(s.Line, "step %q: the id is already used by the step at line %d", s.ID, at)
-			} else {
-				ids[s.ID] = s.Line
-			}
-		}
+		r.noteID(s, ids)
 		out = append(out, s)
 	}
 	return out
+}
+
+// stepsList checks that "steps" is a list of one step or more, and not
+// too many.
+func (r *wfReader) stepsList(e wfEntry) bool {
+	if e.v.Kind != yaml.SequenceNode {
+		r.add(e.v.Line, "workflow: \"steps\" must be a list of steps, not a %s", kindName(e.v))
+		return false
+	}
+	switch n := len(e.v.Content); {
+	case n == 0:
+		r.add(e.k.Line, "workflow: the steps list is empty: a workflow needs at least one step")
+		return false
+	case n > WorkflowMaxSteps:
+		r.add(e.k.Line, "workflow: %d steps, over the limit of %d: split the workflow", n, WorkflowMaxSteps)
+		return false
+	}
+	return true
+}
+
+// noteID records the id of step s in ids, which maps each id read so far
+// to its step's line, and reports an id already used.
+func (r *wfReader) noteID(s engine.WorkflowStep, ids map[string]int) {
+	if s.ID == "" {
+		return
+	}
+	if at, dup := ids[s.ID]; dup {
+		r.add(s.Line, "step %q: the id is already used by the step at line %d", s.ID, at)
+		return
+	}
+	ids[s.ID] = s.Line
 }
 
 // step reads one step; n is its 1-based place in the list, for messages
@@ -64,6 +80,13 @@ func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
 	if !has["skill"] {
 		r.add(m.Line, "%s has no skill: name the skill it runs", where)
 	}
+	r.stepConflicts(m, where, s)
+	return s
+}
+
+// stepConflicts reports keys of step s that are each valid alone but cannot
+// go together.
+func (r *wfReader) stepConflicts(m *yaml.Node, where string, s engine.WorkflowStep) {
 	if s.Fallback != "" && s.Fallback == s.Skill {
 		r.add(m.Line, "%s: the fallback is the step's own skill; to run it again write on_error: {retry: 1}", where)
 	}
@@ -73,31 +96,37 @@ func (r *wfReader) step(m *yaml.Node, n int) engine.WorkflowStep {
 	if len(s.BestOf) > 0 && (s.Route || s.Decompose != "") {
 		r.add(m.Line, "%s: a route or decompose step cannot be best_of: its output changes the run, so one agent writes it", where)
 	}
-	return s
 }
 
 // stepID reads the step's id into s and returns how messages name the step:
 // by its id when it is valid, else by its place.
 func (r *wfReader) stepID(m *yaml.Node, n int, s *engine.WorkflowStep) string {
 	where := fmt.Sprintf("step %d", n)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], catalogDeref(m.Content[i+1])
-		if k.Kind != yaml.ScalarNode || k.Value != "id" {
-			continue
-		}
-		e := wfEntry{key: "id", k: k, v: v}
-		id, ok := r.text(e, where)
-		switch {
-		case !ok:
-		case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
-			r.add(e.v.Line, "%s: id %q is not valid: ids are lower-case letters, digits, '-' and '_', starting with a letter or digit, at most %d characters", where, workflowClip(id), workflowMaxNameLen)
-		default:
-			s.ID = id
-			where = fmt.Sprintf("step %q", id)
-		}
-		break // a repeated id key is reported by entries
+	e, found := workflowIDEntry(m)
+	if !found {
+		return where
+	}
+	id, ok := r.text(e, where)
+	switch {
+	case !ok:
+	case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
+		r.add(e.v.Line, "%s: id %q is not valid: ids are lower-case letters, digits, '-' and '_', starting with a letter or digit, at most %d characters", where, workflowClip(id), workflowMaxNameLen)
+	default:
+		s.ID = id
+		where = fmt.Sprintf("step %q", id)
 	}
 	return where
+}
+
+// workflowIDEntry finds the first id key of the step m; a repeated one is
+// reported by entries.
+func workflowIDEntry(m *yaml.Node) (wfEntry, bool) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "id" {
+			return wfEntry{key: "id", k: k, v: catalogDeref(m.Content[i+1])}, true
+		}
+	}
+	return wfEntry{}, false
 }
 
 // stepField reads one key of a step into s.
@@ -106,19 +135,11 @@ func (r *wfReader) stepField(e wfEntry, where string, s *engine.WorkflowStep) {
 	case "skill":
 		s.Skill = r.skillName(e, where)
 	case "prompt":
-		if !isNull(e.v) {
-			s.Prompt, _ = r.text(e, where)
-		}
+		s.Prompt, _ = r.optionalText(e, where)
 	case "depends_on":
 		s.DependsOn = r.dependsOn(e, where)
 	case "gate":
-		if g, ok := r.text(e, where); ok {
-			gate, err := engine.ParseGate(g)
-			if err != nil {
-				r.add(e.v.Line, "%s: gate %q is not one of always, never, on-failure, on-empty", where, workflowClip(g))
-			}
-			s.Gate = gate
-		}
+		s.Gate = r.gate(e, where)
 	case "preconditions":
 		s.Pre = r.conditions(e, where, true)
 	case "postconditions":
@@ -142,29 +163,27 @@ func (r *wfReader) stepField(e wfEntry, where string, s *engine.WorkflowStep) {
 	}
 }
 
+// gate reads a step's gate; a wrong one is reported and kept as
+// engine.ParseGate returns it.
+func (r *wfReader) gate(e wfEntry, where string) engine.Gate {
+	g, ok := r.text(e, where)
+	if !ok {
+		return ""
+	}
+	gate, err := engine.ParseGate(g)
+	if err != nil {
+		r.add(e.v.Line, "%s: gate %q is not one of always, never, on-failure, on-empty", where, workflowClip(g))
+	}
+	return gate
+}
+
 // bestOf reads the runners a best-of step runs on: a list of names, or
 // one text of names separated by commas. Whether gonogo has runners of
 // those names is checked where the run starts.
 func (r *wfReader) bestOf(e wfEntry, where string) []string {
-	var out []string
-	switch {
-	case e.v.Kind == yaml.ScalarNode && !isNull(e.v):
-		out = engine.ParseBestOf(e.v.Value)
-	case e.v.Kind == yaml.SequenceNode:
-		for _, it := range e.v.Content {
-			it = catalogDeref(it)
-			if !r.visit(it) {
-				return out
-			}
-			if it.Kind != yaml.ScalarNode || isNull(it) {
-				r.add(it.Line, "%s: best_of lists runner names, not a %s", where, kindName(it))
-				continue
-			}
-			out = append(out, it.Value)
-		}
-	default:
-		r.add(e.v.Line, "%s: \"best_of\" must list runner names (best_of: [claude, codex]), not a %s", where, kindName(e.v))
-		return nil
+	out, ok := r.bestOfNames(e, where)
+	if !ok {
+		return out
 	}
 	for _, n := range out {
 		if !workflowOptionRE.MatchString(n) || len(n) > workflowMaxNameLen {
@@ -177,6 +196,37 @@ func (r *wfReader) bestOf(e wfEntry, where string) []string {
 		return nil
 	}
 	return out
+}
+
+// bestOfNames reads the runner names of best_of as written; ok is false
+// when the value is no list of names or reading it stopped early, so the
+// names are not checked.
+func (r *wfReader) bestOfNames(e wfEntry, where string) (out []string, ok bool) {
+	switch {
+	case e.v.Kind == yaml.ScalarNode && !isNull(e.v):
+		return engine.ParseBestOf(e.v.Value), true
+	case e.v.Kind == yaml.SequenceNode:
+		return r.bestOfList(e.v.Content, where)
+	}
+	r.add(e.v.Line, "%s: \"best_of\" must list runner names (best_of: [claude, codex]), not a %s", where, kindName(e.v))
+	return nil, false
+}
+
+// bestOfList reads best_of written as a list; ok is false when reading
+// stopped early.
+func (r *wfReader) bestOfList(items []*yaml.Node, where string) (out []string, ok bool) {
+	for _, it := range items {
+		it = catalogDeref(it)
+		if !r.visit(it) {
+			return out, false
+		}
+		if it.Kind != yaml.ScalarNode || isNull(it) {
+			r.add(it.Line, "%s: best_of lists runner names, not a %s", where, kindName(it))
+			continue
+		}
+		out = append(out, it.Value)
+	}
+	return out, true
 }
 
 func (r *wfReader) dependsOn(e wfEntry, where string) []string {
@@ -198,61 +248,87 @@ func (r *wfReader) dependsOn(e wfEntry, where string) []string {
 		if !r.visit(it) {
 			return out
 		}
-		if it.Kind != yaml.ScalarNode || isNull(it) {
-			r.add(it.Line, "%s: depends_on lists step ids, not a %s", where, kindName(it))
-			continue
-		}
-		id := it.Value
-		switch {
-		case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
-			r.add(it.Line, "%s: depends_on %q is not a step id (lower-case letters, digits, '-' and '_')", where, workflowClip(id))
-		case slices.Contains(out, id):
-			r.add(it.Line, "%s: depends_on lists %q twice", where, id)
-		default:
+		if id, ok := r.dependency(it, out, where); ok {
 			out = append(out, id)
 		}
 	}
 	return out
 }
 
+// dependency reads one item of depends_on: a valid step id not among
+// those listed before it (earlier).
+func (r *wfReader) dependency(it *yaml.Node, earlier []string, where string) (string, bool) {
+	if it.Kind != yaml.ScalarNode || isNull(it) {
+		r.add(it.Line, "%s: depends_on lists step ids, not a %s", where, kindName(it))
+		return "", false
+	}
+	id := it.Value
+	switch {
+	case !workflowIDRE.MatchString(id) || len(id) > workflowMaxNameLen:
+		r.add(it.Line, "%s: depends_on %q is not a step id (lower-case letters, digits, '-' and '_')", where, workflowClip(id))
+	case slices.Contains(earlier, id):
+		r.add(it.Line, "%s: depends_on lists %q twice", where, id)
+	default:
+		return id, true
+	}
+	return "", false
+}
+
 func (r *wfReader) onError(e wfEntry, where string) engine.ErrorPolicy {
 	switch {
 	case e.v.Kind == yaml.ScalarNode && !isNull(e.v):
-		switch e.v.Value {
-		case string(engine.OnErrorStop):
-			return engine.ErrorPolicy{Kind: engine.OnErrorStop}
-		case string(engine.OnErrorGate):
-			return engine.ErrorPolicy{Kind: engine.OnErrorGate}
-		case string(engine.OnErrorRetry):
-			r.add(e.v.Line, "%s: on_error retry needs a count: write on_error: {retry: 2, backoff: 5s}", where)
-		default:
-			r.add(e.v.Line, "%s: on_error %q is not one of stop, gate or {retry: N, backoff: DURATION}", where, workflowClip(e.v.Value))
-		}
-		return engine.ErrorPolicy{}
+		return r.onErrorWord(e, where)
 	case e.v.Kind == yaml.MappingNode:
-		p := engine.ErrorPolicy{Kind: engine.OnErrorRetry}
-		hasRetry := false
-		for _, f := range r.entries(e.v, workflowOnErrorKeys, where+" on_error") {
-			switch f.key {
-			case "retry":
-				hasRetry = true
-				var n int
-				if f.v.Kind != yaml.ScalarNode || f.v.Tag != "!!int" || f.v.Decode(&n) != nil || n < 1 || n > workflowMaxRetries {
-					r.add(f.v.Line, "%s: on_error retry must be a whole number from 1 to %d, not %s", where, workflowMaxRetries, workflowShow(f.v))
-					break
-				}
-				p.Retries = n
-			case "backoff":
-				p.Backoff = r.duration(f, where+" on_error", true)
-			}
-		}
-		if !hasRetry {
-			r.add(e.v.Line, "%s: on_error as a mapping needs retry: N", where)
-		}
-		return p
+		return r.retryPolicy(e, where)
 	}
 	r.add(e.v.Line, "%s: on_error must be stop, gate or {retry: N, backoff: DURATION}, not a %s", where, kindName(e.v))
 	return engine.ErrorPolicy{}
+}
+
+// onErrorWord reads on_error written as one word: stop or gate. A bare
+// retry lacks its count.
+func (r *wfReader) onErrorWord(e wfEntry, where string) engine.ErrorPolicy {
+	switch e.v.Value {
+	case string(engine.OnErrorStop):
+		return engine.ErrorPolicy{Kind: engine.OnErrorStop}
+	case string(engine.OnErrorGate):
+		return engine.ErrorPolicy{Kind: engine.OnErrorGate}
+	case string(engine.OnErrorRetry):
+		r.add(e.v.Line, "%s: on_error retry needs a count: write on_error: {retry: 2, backoff: 5s}", where)
+	default:
+		r.add(e.v.Line, "%s: on_error %q is not one of stop, gate or {retry: N, backoff: DURATION}", where, workflowClip(e.v.Value))
+	}
+	return engine.ErrorPolicy{}
+}
+
+// retryPolicy reads on_error written as a mapping {retry: N, backoff: D}.
+func (r *wfReader) retryPolicy(e wfEntry, where string) engine.ErrorPolicy {
+	p := engine.ErrorPolicy{Kind: engine.OnErrorRetry}
+	hasRetry := false
+	for _, f := range r.entries(e.v, workflowOnErrorKeys, where+" on_error") {
+		switch f.key {
+		case "retry":
+			hasRetry = true
+			p.Retries = r.retries(f, where)
+		case "backoff":
+			p.Backoff = r.duration(f, where+" on_error", true)
+		}
+	}
+	if !hasRetry {
+		r.add(e.v.Line, "%s: on_error as a mapping needs retry: N", where)
+	}
+	return p
+}
+
+// retries reads the retry count of on_error, or 0 when it is no whole
+// number in range.
+func (r *wfReader) retries(f wfEntry, where string) int {
+	var n int
+	if f.v.Kind != yaml.ScalarNode || f.v.Tag != "!!int" || f.v.Decode(&n) != nil || n < 1 || n > workflowMaxRetries {
+		r.add(f.v.Line, "%s: on_error retry must be a whole number from 1 to %d, not %s", where, workflowMaxRetries, workflowShow(f.v))
+		return 0
+	}
+	return n
 }
 
 func (r *wfReader) runnerOptions(e wfEntry, where string) map[string]string {
@@ -270,15 +346,9 @@ func (r *wfReader) runnerOptions(e wfEntry, where string) map[string]string {
 		if !r.visit(k) {
 			return out
 		}
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" || !workflowOptionRE.MatchString(k.Value) || len(k.Value) > workflowMaxNameLen {
-			r.add(k.Line, "%s: runner option %s is not an option name (lower-case letters, digits, '-' and '_')", where, workflowShow(catalogDeref(k)))
+		if !r.optionName(k, seen, where) {
 			continue
 		}
-		if at, dup := seen[k.Value]; dup {
-			r.add(k.Line, "%s: runner option %q is already given at line %d", where, k.Value, at)
-			continue
-		}
-		seen[k.Value] = k.Line
 		if v.Kind != yaml.ScalarNode || isNull(v) {
 			r.add(v.Line, "%s: runner option %q must be text, not a %s", where, k.Value, kindName(v))
 			continue
@@ -286,6 +356,21 @@ func (r *wfReader) runnerOptions(e wfEntry, where string) map[string]string {
 		out[k.Value] = v.Value
 	}
 	return out
+}
+
+// optionName checks a runner option's key: an option name given once.
+// seen maps each name read so far to its line.
+func (r *wfReader) optionName(k *yaml.Node, seen map[string]int, where string) bool {
+	if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" || !workflowOptionRE.MatchString(k.Value) || len(k.Value) > workflowMaxNameLen {
+		r.add(k.Line, "%s: runner option %s is not an option name (lower-case letters, digits, '-' and '_')", where, workflowShow(catalogDeref(k)))
+		return false
+	}
+	if at, dup := seen[k.Value]; dup {
+		r.add(k.Line, "%s: runner option %q is already given at line %d", where, k.Value, at)
+		return false
+	}
+	seen[k.Value] = k.Line
+	return true
 }
 
 func (r *wfReader) decompose(e wfEntry, where string) string {

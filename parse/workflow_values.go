@@ -87,33 +87,51 @@ func (r *wfReader) entries(m *yaml.Node, valid []string, where string) []wfEntry
 		if !r.visit(k) {
 			return out
 		}
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-			what := kindName(k)
-			switch {
-			case k.Kind == yaml.AliasNode:
-				what = "alias"
-			case k.Tag == "!!merge":
-				what = "merge key (<<)"
-			}
-			r.add(k.Line, "%s: a key must be a plain word, not a %s; write the keys out", where, what)
-			continue
+		if r.key(k, valid, seen, where) {
+			out = append(out, wfEntry{key: k.Value, k: k, v: v})
 		}
-		if at, dup := seen[k.Value]; dup {
-			r.add(k.Line, "%s: key %q is already given at line %d", where, k.Value, at)
-			continue
-		}
-		seen[k.Value] = k.Line
-		if !slices.Contains(valid, k.Value) {
-			if r.full() {
-				r.add(k.Line, "")
-				continue
-			}
-			r.add(k.Line, "%s: unknown key %q%s; the keys are %s", where, workflowClip(k.Value), workflowDidYouMean(k.Value, valid), strings.Join(valid, ", "))
-			continue
-		}
-		out = append(out, wfEntry{key: k.Value, k: k, v: v})
 	}
 	return out
+}
+
+// key checks a mapping's key: a plain word, given once, one of valid.
+// seen maps each key read so far to its line.
+func (r *wfReader) key(k *yaml.Node, valid []string, seen map[string]int, where string) bool {
+	if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+		r.add(k.Line, "%s: a key must be a plain word, not a %s; write the keys out", where, workflowKeyKind(k))
+		return false
+	}
+	if at, dup := seen[k.Value]; dup {
+		r.add(k.Line, "%s: key %q is already given at line %d", where, k.Value, at)
+		return false
+	}
+	seen[k.Value] = k.Line
+	if !slices.Contains(valid, k.Value) {
+		r.unknownKey(k, valid, where)
+		return false
+	}
+	return true
+}
+
+// workflowKeyKind names what a key that is not a plain word is.
+func workflowKeyKind(k *yaml.Node) string {
+	switch {
+	case k.Kind == yaml.AliasNode:
+		return "alias"
+	case k.Tag == "!!merge":
+		return "merge key (<<)"
+	}
+	return kindName(k)
+}
+
+// unknownKey reports a key that is not one of valid, suggesting the
+// nearest; past the problem cap the suggestion is not worked out.
+func (r *wfReader) unknownKey(k *yaml.Node, valid []string, where string) {
+	if r.full() {
+		r.add(k.Line, "")
+		return
+	}
+	r.add(k.Line, "%s: unknown key %q%s; the keys are %s", where, workflowClip(k.Value), workflowDidYouMean(k.Value, valid), strings.Join(valid, ", "))
 }
 
 func workflowDidYouMean(name string, names []string) string {
@@ -138,16 +156,20 @@ func kindName(n *yaml.Node) string {
 	if isNull(n) {
 		return "null"
 	}
-	if n.Kind == yaml.ScalarNode {
-		switch n.Tag {
-		case "!!int", "!!float":
-			return "number"
-		case "!!bool":
-			return "true/false value"
-		}
-		return "text value"
+	if n.Kind != yaml.ScalarNode {
+		return catalogKindName(n)
 	}
-	return catalogKindName(n)
+	if name, ok := workflowTagNames[n.Tag]; ok {
+		return name
+	}
+	return "text value"
+}
+
+// workflowTagNames are the words messages use for scalars that are not text.
+var workflowTagNames = map[string]string{
+	"!!int":   "number",
+	"!!float": "number",
+	"!!bool":  "true/false value",
 }
 
 // text reads a scalar as text; numbers and booleans are text too. A null
@@ -207,4 +229,13 @@ func (r *wfReader) skillName(e wfEntry, where string) string {
 		return ""
 	}
 	return s
+}
+
+// optionalText reads a text value that may be left out as null, reporting
+// whether one was given.
+func (r *wfReader) optionalText(e wfEntry, where string) (string, bool) {
+	if isNull(e.v) {
+		return "", false
+	}
+	return r.text(e, where)
 }

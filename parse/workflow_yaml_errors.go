@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/gonogo/gonogo/engine"
 )
@@ -29,20 +30,31 @@ func workflowYAMLProblem(src []byte, err error) engine.Problem {
 	}
 	switch {
 	case slices.Contains(workflowYAMLParserProblems, problem):
-		// The YAML parser (not its scanner) counts lines from 0, leaving
-		// the number out for line 0, and names the line where the
-		// unfinished construct starts; at the end of the file that can be
-		// the line after the last.
-		last := planLineAt(src, len(src))
-		if bytes.HasSuffix(src, []byte("\n")) || bytes.HasSuffix(src, []byte("\r")) {
-			last--
-		}
-		return engine.Problem{Line: max(min(line+1, last), 1), Message: "invalid YAML: " + problem}
+		return engine.Problem{Line: workflowParserLine(src, line), Message: "invalid YAML: " + problem}
 	case line > 0 && strings.Contains(problem, "tab character"):
 		return engine.Problem{Line: workflowTabLine(src, line), Message: "invalid YAML: " + problem}
 	case line > 0:
 		return engine.Problem{Line: line, Message: "invalid YAML: " + problem}
 	}
+	return workflowUnlinedProblem(src, msg, problem)
+}
+
+// workflowParserLine is the file line of an error of the YAML parser (not
+// its scanner), which counts lines from 0, leaving the number out for line
+// 0, and names the line where the unfinished construct starts; at the end
+// of the file that can be the line after the last.
+func workflowParserLine(src []byte, line int) int {
+	last := planLineAt(src, len(src))
+	if bytes.HasSuffix(src, []byte("\n")) || bytes.HasSuffix(src, []byte("\r")) {
+		last--
+	}
+	return max(min(line+1, last), 1)
+}
+
+// workflowUnlinedProblem places an error the YAML library gave no line by
+// finding what it names in the text: the alias of an unknown anchor, or
+// the first control character. Anything else is put on line 1.
+func workflowUnlinedProblem(src []byte, msg, problem string) engine.Problem {
 	p := engine.Problem{Line: 1, Message: "invalid YAML: " + problem}
 	switch m := workflowYAMLAnchorRE.FindStringSubmatch(msg); {
 	case m != nil:
@@ -89,16 +101,11 @@ func workflowTabLine(src []byte, from int) int {
 }
 
 // workflowIsBadControl reports the characters YAML refuses in a file.
+// They are the C0 and C1 control characters other than tab, the line ends
+// and NEL, and the noncharacters U+FFFE and U+FFFF.
 func workflowIsBadControl(r rune) bool {
-	switch {
-	case r == '\t' || r == '\n' || r == '\r' || r == '\ufeff':
-		return false
-	case r < 0x20 || r == 0x7f:
-		return true
-	case r >= 0x80 && r <= 0x9f && r != 0x85:
-		return true
-	case r == 0xfffe || r == 0xffff:
-		return true
+	if unicode.IsControl(r) {
+		return !strings.ContainsRune("\t\n\r\u0085", r)
 	}
-	return false
+	return r == 0xfffe || r == 0xffff
 }

@@ -98,14 +98,8 @@ func canCreate(dir string) (bool, string) {
 	p := filepath.Clean(dir)
 	for {
 		fi, err := os.Stat(p)
-		switch {
-		case err == nil && !fi.IsDir():
-			return false, fmt.Sprintf("it cannot be created: %s is a file, not a directory", p)
-		case err == nil:
-			if ok, why := canWrite(p); !ok {
-				return false, fmt.Sprintf("it cannot be created in %s: %s", p, why)
-			}
-			return true, ""
+		if err == nil {
+			return canCreateIn(p, fi)
 		}
 		up := filepath.Dir(p)
 		if up == p {
@@ -113,4 +107,16 @@ func canCreate(dir string) (bool, string) {
 		}
 		p = up
 	}
+}
+
+// canCreateIn reports whether a missing folder can be created under p, the
+// nearest part of its path that exists (fi).
+func canCreateIn(p string, fi fs.FileInfo) (bool, string) {
+	if !fi.IsDir() {
+		return false, fmt.Sprintf("it cannot be created: %s is a file, not a directory", p)
+	}
+	if ok, why := canWrite(p); !ok {
+		return false, fmt.Sprintf("it cannot be created in %s: %s", p, why)
+	}
+	return true, ""
 }

@@ -95,24 +95,19 @@ func checkRunner(ctx context.Context, info runner.Info, cmd string, r *Runner) {
 		return
 	}
 	path, err := info.Find(cmd)
-	switch {
-	case errors.Is(err, runner.ErrNoExecutable):
-		r.Problem = "no executable given (--runner-cmd PATH or GONOGO_RUNNER_CMD)"
-		return
-	case errors.Is(err, runner.ErrNotExecutable):
-		r.Problem = "found, but not executable"
-		return
-	case err != nil:
-		r.Problem = "not found"
-		if !strings.ContainsRune(r.Executable, filepath.Separator) {
-			r.Problem += " on PATH"
-		}
+	if err != nil {
+		r.Problem = findProblem(err, r.Executable)
 		return
 	}
 	r.Path, r.Found = path, true
-	if info.VersionArgs == nil {
-		return
+	if info.VersionArgs != nil {
+		askAgent(ctx, info, path, r)
 	}
+}
+
+// askAgent asks the agent found at path what doctor reports of it: the
+// Node it runs on, its version and, once it starts, its login.
+func askAgent(ctx context.Context, info runner.Info, path string, r *Runner) {
 	if n, ok := runner.CheckNode(ctx, path, runner.VersionTimeout); ok && n.Declares != "" {
 		r.Node = &Node{Package: n.Package, Declares: n.Declares, Node: n.Node, NodePath: n.NodePath, Older: n.Older, Why: n.Why}
 	}
@@ -126,6 +121,20 @@ func checkRunner(ctx context.Context, info runner.Info, cmd string, r *Runner) {
 	r.Version = v
 	l := info.CheckLogin(ctx, path, runner.VersionTimeout)
 	r.Login = &Login{Checked: l.Checked, LoggedIn: l.LoggedIn, How: l.How, Asked: l.Asked, Why: l.Why, Hint: l.Hint}
+}
+
+// findProblem says why the runner's executable was not found, as the
+// runner's line shows it.
+func findProblem(err error, executable string) string {
+	switch {
+	case errors.Is(err, runner.ErrNoExecutable):
+		return "no executable given (--runner-cmd PATH or GONOGO_RUNNER_CMD)"
+	case errors.Is(err, runner.ErrNotExecutable):
+		return "found, but not executable"
+	case strings.ContainsRune(executable, filepath.Separator):
+		return "not found"
+	}
+	return "not found on PATH"
 }
 
 // skillsSource says why the skills folders are the ones used.
@@ -160,9 +169,15 @@ func checkSkills(cfg SkillsConfig) Skills {
 		s.Problems = append(s.Problems, fmt.Sprintf("policy: %v", err))
 		return s
 	}
-	// The counts and problems are gonogo skills' own: a skill that
-	// cannot run as a step (broken, its leaf agent missing, refused by
-	// the policy) is not usable.
+	countSkills(&s, cat, pol)
+	return s
+}
+
+// countSkills counts the usable and broken skills of cat into s, with the
+// catalog's warnings and each broken skill's problem. The counts and
+// problems are gonogo skills' own: a skill that cannot run as a step
+// (broken, its leaf agent missing, refused by the policy) is not usable.
+func countSkills(s *Skills, cat *parse.Catalog, pol engine.Policy) {
 	warned := map[string]bool{}
 	for _, w := range cat.Warnings() {
 		warned[w] = true
@@ -180,7 +195,6 @@ func checkSkills(cfg SkillsConfig) Skills {
 			s.Broken++
 		}
 	}
-	return s
 }
 
 // skillProblem is why a skill cannot be used, as gonogo skills says it:

@@ -13,6 +13,19 @@ import (
 // at, then the verdict, "OK: a run can start: ..." or "NOT OK: no run
 // could work:" and each reason.
 func Print(w io.Writer, rep Report) {
+	printRunners(w, rep)
+	printSkills(w, rep.Skills)
+	printWorkflows(w, rep.Workflows)
+	fmt.Fprintf(w, "Data       %s: %s\n", rep.Data.Dir, dataLine(rep.Data))
+	if rep.Temporal != nil {
+		fmt.Fprintf(w, "Temporal   %s\n", temporalLine(rep.Temporal))
+	}
+	printVerdict(w, rep)
+}
+
+// printRunners writes a line for each runner, the configured one starred,
+// with its agent's login and Node under it when doctor asked.
+func printRunners(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "Runners (configured: %s)\n", rep.Runner)
 	for _, r := range rep.Runners {
 		mark := " "
@@ -27,7 +40,9 @@ func Print(w io.Writer, rep Report) {
 			fmt.Fprintf(w, "               node:  %s\n", nodeLine(n))
 		}
 	}
-	s := rep.Skills
+}
+
+func printSkills(w io.Writer, s Skills) {
 	dirs := strings.Join(s.Dirs, ", ")
 	if dirs == "" {
 		dirs = "no folder"
@@ -43,7 +58,9 @@ func Print(w io.Writer, rep Report) {
 	}
 	fmt.Fprintln(w, problemCount(s.Problems))
 	printProblems(w, s.Problems)
-	wf := rep.Workflows
+}
+
+func printWorkflows(w io.Writer, wf Workflows) {
 	fmt.Fprintf(w, "Workflows  %s: ", wf.Dir)
 	if wf.Exists {
 		fmt.Fprintf(w, "%d workflows%s\n", wf.Workflows, problemCount(wf.Problems))
@@ -51,10 +68,11 @@ func Print(w io.Writer, rep Report) {
 		fmt.Fprintln(w, "none (the folder does not exist; gonogo workflow save creates it)")
 	}
 	printProblems(w, wf.Problems)
-	fmt.Fprintf(w, "Data       %s: %s\n", rep.Data.Dir, dataLine(rep.Data))
-	if rep.Temporal != nil {
-		fmt.Fprintf(w, "Temporal   %s\n", temporalLine(rep.Temporal))
-	}
+}
+
+// printVerdict writes whether a run can start: what was found that it
+// needs, or each reason none could work.
+func printVerdict(w io.Writer, rep Report) {
 	if !rep.OK {
 		fmt.Fprintln(w, "NOT OK: no run could work:")
 		for _, p := range rep.Problems {
@@ -74,20 +92,22 @@ func okFacts(rep Report) []string {
 			facts = append(facts, agentFact(r))
 		}
 	}
-	facts = append(facts, terminal.Plural(rep.Skills.Skills, "usable skill"))
-	d := rep.Data
-	switch {
-	case d.Store == "held":
-		facts = append(facts, "the data directory is writable, its store held by another gonogo now")
-	case d.Exists:
-		facts = append(facts, "the data directory is writable")
-	default:
-		facts = append(facts, "the data directory can be created")
-	}
+	facts = append(facts, terminal.Plural(rep.Skills.Skills, "usable skill"), dataFact(rep.Data))
 	if rep.Temporal != nil {
 		facts = append(facts, "the Temporal cluster is ready")
 	}
 	return facts
+}
+
+// dataFact is what doctor knows of a data directory a run can use.
+func dataFact(d Data) string {
+	switch {
+	case d.Store == "held":
+		return "the data directory is writable, its store held by another gonogo now"
+	case d.Exists:
+		return "the data directory is writable"
+	}
+	return "the data directory can be created"
 }
 
 // agentFact is what doctor knows of the configured runner's agent.
@@ -137,16 +157,18 @@ func runnerLine(r Runner) string {
 	case !r.Found:
 		return fmt.Sprintf("%q %s", r.Executable, r.Problem)
 	}
-	parts := []string{r.Path}
+	return strings.Join(append([]string{r.Path}, versionWords(r)...), "  ")
+}
+
+// versionWords say what a found agent answered to --version.
+func versionWords(r Runner) []string {
 	switch {
 	case r.Starts == nil:
-		parts = append(parts, "(version not asked: any executable)")
+		return []string{"(version not asked: any executable)"}
 	case *r.Starts:
-		parts = append(parts, r.Version, "answers --version")
-	default:
-		parts = append(parts, r.Problem)
+		return []string{r.Version, "answers --version"}
 	}
-	return strings.Join(parts, "  ")
+	return []string{r.Problem}
 }
 
 func loginWords(l *Login) string {
@@ -172,28 +194,42 @@ func dataLine(d Data) string {
 	} else {
 		parts = append(parts, "NOT writable: "+d.NotWritable)
 	}
-	switch d.Store {
-	case "none":
-		parts = append(parts, "no store yet")
-	case "held":
-		parts = append(parts, "store held by another gonogo (a serve or run using this directory)")
-	case "error":
-		parts = append(parts, "store does not open: "+d.StoreError)
-	case "ok":
-		total := 0
-		var states []string
-		for st, n := range d.Runs {
-			total += n
-			states = append(states, fmt.Sprintf("%d %s", n, st))
-		}
-		sort.Strings(states)
-		runs := "store opens: " + terminal.Plural(total, "run")
-		if len(states) > 0 {
-			runs += " (" + strings.Join(states, ", ") + ")"
-		}
-		parts = append(parts, runs)
+	if store := storeWords(d); store != "" {
+		parts = append(parts, store)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// storeWords says what doctor found of the store in an existing data
+// directory, or "" for a Store value it does not name.
+func storeWords(d Data) string {
+	switch d.Store {
+	case "none":
+		return "no store yet"
+	case "held":
+		return "store held by another gonogo (a serve or run using this directory)"
+	case "error":
+		return "store does not open: " + d.StoreError
+	case "ok":
+		return "store opens: " + runsWords(d.Runs)
+	}
+	return ""
+}
+
+// runsWords counts the runs in the store, then by state in name order.
+func runsWords(byState map[string]int) string {
+	total := 0
+	var states []string
+	for st, n := range byState {
+		total += n
+		states = append(states, fmt.Sprintf("%d %s", n, st))
+	}
+	sort.Strings(states)
+	runs := terminal.Plural(total, "run")
+	if len(states) > 0 {
+		runs += " (" + strings.Join(states, ", ") + ")"
+	}
+	return runs
 }
 
 func problemCount(p []string) string {

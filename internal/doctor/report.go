@@ -107,26 +107,40 @@ func (rep *Report) judge() {
 			p = append(p, runnerProblems(r)...)
 		}
 	}
-	s := rep.Skills
-	switch {
-	case !s.Exists:
-		p = append(p, "no skills folder: "+strings.Join(s.Problems, "; "))
-	case s.Skills == 0 && s.Broken > 0:
-		p = append(p, fmt.Sprintf("no usable skill in %s: %s found, none can be used (see gonogo skills)", strings.Join(s.Dirs, ", "), terminal.Plural(s.Broken, "skill")))
-	case s.Skills == 0:
-		p = append(p, fmt.Sprintf("no usable skill: %s holds none", strings.Join(s.Dirs, ", ")))
+	if s := skillsProblem(rep.Skills); s != "" {
+		p = append(p, s)
 	}
-	d := rep.Data
-	switch {
-	case !d.Writable:
-		p = append(p, fmt.Sprintf("gonogo cannot write the data directory %s: %s", d.Dir, d.NotWritable))
-	case d.Store == "error":
-		p = append(p, fmt.Sprintf("the store in %s does not open: %s", d.Dir, d.StoreError))
+	if d := dataProblem(rep.Data); d != "" {
+		p = append(p, d)
 	}
 	if t := rep.Temporal; t != nil && t.Problem != "" {
 		p = append(p, "gonogo cannot work on the Temporal cluster GONOGO_TEMPORAL_ADDR names: "+t.Problem)
 	}
 	rep.Problems, rep.OK = p, len(p) == 0
+}
+
+// skillsProblem says why no skill could run, or is "" when one can.
+func skillsProblem(s Skills) string {
+	switch {
+	case !s.Exists:
+		return "no skills folder: " + strings.Join(s.Problems, "; ")
+	case s.Skills == 0 && s.Broken > 0:
+		return fmt.Sprintf("no usable skill in %s: %s found, none can be used (see gonogo skills)", strings.Join(s.Dirs, ", "), terminal.Plural(s.Broken, "skill"))
+	case s.Skills == 0:
+		return fmt.Sprintf("no usable skill: %s holds none", strings.Join(s.Dirs, ", "))
+	}
+	return ""
+}
+
+// dataProblem says why no run could be stored, or is "" when one can.
+func dataProblem(d Data) string {
+	switch {
+	case !d.Writable:
+		return fmt.Sprintf("gonogo cannot write the data directory %s: %s", d.Dir, d.NotWritable)
+	case d.Store == "error":
+		return fmt.Sprintf("the store in %s does not open: %s", d.Dir, d.StoreError)
+	}
+	return ""
 }
 
 // runnerProblems are why the configured runner cannot run its agent.

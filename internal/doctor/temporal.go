@@ -69,19 +69,12 @@ func checkTemporal(ctx context.Context, tc *TemporalConfig) *Temporal {
 	defer c.Close()
 	d.Reachable = true
 	r, err := c.Readiness(ctx)
-	switch {
-	case err != nil:
+	if err != nil {
 		d.Problem = err.Error()
 		return d
-	case !r.Exists:
-		d.Problem = fmt.Sprintf("namespace %s does not exist: run gonogo temporal setup", tc.Namespace)
-		return d
-	case len(r.Lacking) > 0:
-		names := make([]string, len(r.Lacking))
-		for i, g := range r.Lacking {
-			names[i] = g.Name
-		}
-		d.Problem = fmt.Sprintf("namespace %s lacks gonogo's search attributes %s: run gonogo temporal setup", tc.Namespace, strings.Join(names, ", "))
+	}
+	if p := readinessProblem(r, tc.Namespace); p != "" {
+		d.Problem = p
 		return d
 	}
 	d.Ready = true
@@ -89,4 +82,20 @@ func checkTemporal(ctx context.Context, tc *TemporalConfig) *Temporal {
 	// a run waits for one.
 	d.Workers, _ = c.StepWorkers(ctx)
 	return d
+}
+
+// readinessProblem says what the namespace lacks for gonogo, or is "" when
+// it is ready.
+func readinessProblem(r temporalbackend.Readiness, namespace string) string {
+	if !r.Exists {
+		return fmt.Sprintf("namespace %s does not exist: run gonogo temporal setup", namespace)
+	}
+	if len(r.Lacking) == 0 {
+		return ""
+	}
+	names := make([]string, len(r.Lacking))
+	for i, g := range r.Lacking {
+		names[i] = g.Name
+	}
+	return fmt.Sprintf("namespace %s lacks gonogo's search attributes %s: run gonogo temporal setup", namespace, strings.Join(names, ", "))
 }

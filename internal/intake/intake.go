@@ -105,12 +105,7 @@ func Take(cfg Config, req Request) (engine.Plan, engine.StartOptions, error) {
 func takePlan(cfg Config, req Request) (engine.Plan, error) {
 	read := engine.Plan{Input: engine.InputPlan, Source: req.PlanName, Flags: req.Flags}
 	if cfg.MaxPlanBytes > 0 && int64(len(req.Plan)) > cfg.MaxPlanBytes {
-		// A binary file is refused as one: raising the limit would not
-		// make it a plan.
-		if r := parse.PlanNotText(req.Plan, req.PlanName, int(cfg.MaxPlanBytes)); r != nil {
-			return read, r
-		}
-		return read, planTooLarge(req.PlanName, req.PlanSize, cfg.MaxPlanBytes)
+		return read, planOverLimit(cfg, req)
 	}
 	doc, err := parse.Plan(req.Plan, req.PlanName, parse.PlanOptions{MaxBytes: int(cfg.MaxPlanBytes)})
 	if err != nil {
@@ -121,6 +116,15 @@ func takePlan(cfg Config, req Request) (engine.Plan, error) {
 		return read, err
 	}
 	return engine.PreflightPlan(doc, cat, cfg.Policy, req.Flags)
+}
+
+// planOverLimit refuses a plan over the size limit. A binary file is
+// refused as one: raising the limit would not make it a plan.
+func planOverLimit(cfg Config, req Request) error {
+	if r := parse.PlanNotText(req.Plan, req.PlanName, int(cfg.MaxPlanBytes)); r != nil {
+		return r
+	}
+	return planTooLarge(req.PlanName, req.PlanSize, cfg.MaxPlanBytes)
 }
 
 func takeChain(cfg Config, req Request) (engine.Plan, error) {
@@ -183,16 +187,24 @@ func workflowRefusal(err error) error {
 		// One problem: its line is the refusal's, said once.
 		ref.Message = ps.List[0].Message
 	}
-	// Problems that are all of one more specific kind (missing arguments)
-	// are refused as that.
-	same := len(ps.List) > 0
-	for _, p := range ps.List {
-		same = same && p.Reason != "" && p.Reason == ps.List[0].Reason
-	}
-	if same {
-		ref.Reason = ps.List[0].Reason
+	if r, ok := sharedReason(ps.List); ok {
+		ref.Reason = r
 	}
 	return ref
+}
+
+// sharedReason is the more specific kind (missing arguments) every problem
+// of list is of, if there is one: the refusal is then of that kind.
+func sharedReason(list []engine.Problem) (engine.RefusalReason, bool) {
+	if len(list) == 0 {
+		return "", false
+	}
+	for _, p := range list {
+		if p.Reason == "" || p.Reason != list[0].Reason {
+			return "", false
+		}
+	}
+	return list[0].Reason, true
 }
 
 // planTooLarge refuses a plan over the size limit with its real size when

@@ -40,20 +40,9 @@ func (d Dir) Workflow(name string) (engine.WorkflowSpec, error) {
 	if err := parse.CheckWorkflowName(name); err != nil {
 		return engine.WorkflowSpec{}, err
 	}
-	var found []string
-	for _, ext := range parse.WorkflowExtensions {
-		p := filepath.Join(string(d), name+ext)
-		info, err := os.Stat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return engine.WorkflowSpec{}, fmt.Errorf("workflow %q: %w", name, err)
-		case !info.Mode().IsRegular():
-			// A directory or device named like a workflow is not one;
-			// List leaves it out too.
-		default:
-			found = append(found, p)
-		}
+	found, err := d.files(name)
+	if err != nil {
+		return engine.WorkflowSpec{}, err
 	}
 	switch len(found) {
 	case 0:
@@ -67,6 +56,27 @@ func (d Dir) Workflow(name string) (engine.WorkflowSpec, error) {
 		return engine.WorkflowSpec{}, err
 	}
 	return parse.WorkflowFile(src, found[0], name)
+}
+
+// files returns the regular files of the workflow name, one for each
+// extension it is saved under.
+func (d Dir) files(name string) ([]string, error) {
+	var found []string
+	for _, ext := range parse.WorkflowExtensions {
+		p := filepath.Join(string(d), name+ext)
+		info, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("workflow %q: %w", name, err)
+		case !info.Mode().IsRegular():
+			// A directory or device named like a workflow is not one;
+			// List leaves it out too.
+		default:
+			found = append(found, p)
+		}
+	}
+	return found, nil
 }
 
 // List returns the names of the workflows in the directory, sorted: the
@@ -83,23 +93,28 @@ func (d Dir) List() ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		stem, ok := parse.WorkflowStem(e.Name())
-		if !ok || !engine.ValidSkillName(stem) {
-			continue
+		if stem, ok := d.workflowName(e); ok {
+			names = append(names, stem)
 		}
-		if e.IsDir() {
-			continue
-		}
-		if e.Type()&fs.ModeSymlink != 0 {
-			info, err := os.Stat(filepath.Join(string(d), e.Name()))
-			if err != nil || !info.Mode().IsRegular() {
-				continue
-			}
-		}
-		names = append(names, stem)
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
+}
+
+// workflowName returns the workflow name of a directory entry, when it is
+// a workflow: a .yaml or .yml file, or a link to one, named by a valid name.
+func (d Dir) workflowName(e fs.DirEntry) (string, bool) {
+	stem, ok := parse.WorkflowStem(e.Name())
+	if !ok || !engine.ValidSkillName(stem) || e.IsDir() {
+		return "", false
+	}
+	if e.Type()&fs.ModeSymlink != 0 {
+		info, err := os.Stat(filepath.Join(string(d), e.Name()))
+		if err != nil || !info.Mode().IsRegular() {
+			return "", false
+		}
+	}
+	return stem, true
 }
 
 // Find returns the file of the workflow name in the directory (.yaml, else
@@ -126,15 +141,9 @@ func (d Dir) Save(name string, src []byte, replace bool) (string, error) {
 	if dir == "" {
 		return "", ErrNoWorkflows
 	}
-	path := filepath.Join(dir, name+".yaml")
-	if info, ok := d.Find(name); ok {
-		p := filepath.Join(dir, info.Name())
-		if !replace {
-			return "", fmt.Errorf("workflow %q exists already (%s): %w", name, p, fs.ErrExist)
-		}
-		// Replaced where it is: a second file of the same name would make
-		// the workflow ambiguous.
-		path = p
+	path, err := d.savePath(name, replace)
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create the workflows directory: %w", err)
@@ -144,6 +153,32 @@ func (d Dir) Save(name string, src []byte, replace bool) (string, error) {
 		return "", fmt.Errorf("save workflow %q: %w", name, err)
 	}
 	defer os.Remove(tmp)
+	if err := place(tmp, path, name, replace); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// savePath is the file Save writes the workflow name to: the existing one
+// when replace is set, else a new .yaml file.
+func (d Dir) savePath(name string, replace bool) (string, error) {
+	info, ok := d.Find(name)
+	if !ok {
+		return filepath.Join(string(d), name+".yaml"), nil
+	}
+	p := filepath.Join(string(d), info.Name())
+	if !replace {
+		return "", fmt.Errorf("workflow %q exists already (%s): %w", name, p, fs.ErrExist)
+	}
+	// Replaced where it is: a second file of the same name would make
+	// the workflow ambiguous.
+	return p, nil
+}
+
+// place moves the written file tmp to path, replacing a file there only
+// when replace is set.
+func place(tmp, path, name string, replace bool) error {
+	var err error
 	switch {
 	case replace:
 		err = os.Rename(tmp, path)
@@ -151,13 +186,13 @@ func (d Dir) Save(name string, src []byte, replace bool) (string, error) {
 		// A link, unlike a rename, fails when the name is taken: two saves
 		// of one new name at the same moment cannot both succeed.
 		if err = os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("workflow %q exists already (%s): %w", name, path, fs.ErrExist)
+			return fmt.Errorf("workflow %q exists already (%s): %w", name, path, fs.ErrExist)
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("save workflow %q: %w", name, err)
+		return fmt.Errorf("save workflow %q: %w", name, err)
 	}
-	return path, nil
+	return nil
 }
 
 // notFound refuses a workflow name with no file behind it, naming the
@@ -214,15 +249,31 @@ func ChainWorkflow(name string, chain engine.ChainExpr) ([]byte, error) {
 		return nil, errors.New("the chain names no skill")
 	}
 	var b strings.Builder
+	writeChainHeader(&b, name, chain)
+	b.WriteString("steps:\n")
+	writeChainSteps(&b, chain)
+	src := []byte(b.String())
+	if _, err := parse.Workflow(src, name); err != nil {
+		return nil, fmt.Errorf("the saved workflow does not read back: %w", err)
+	}
+	return src, nil
+}
+
+// writeChainHeader writes what a chain saved as a workflow opens with: where
+// it came from and how to run it (as comments), its name and description.
+func writeChainHeader(b *strings.Builder, name string, chain engine.ChainExpr) {
 	saved := strings.Join(chain.Names, " -> ")
 	if chain.Flags.Thread {
 		saved += " --thread"
 	}
-	fmt.Fprintf(&b, "# Saved from the chain: %s\n", saved)
-	fmt.Fprintf(&b, "# Run it: gonogo run --workflow %s   (Slack: /gonogo run %s -- CONTEXT)\n", name, name)
-	fmt.Fprintf(&b, "name: %s\n", name)
-	fmt.Fprintf(&b, "description: %s\n\n", yamlString("The chain "+strings.Join(chain.Names, " -> ")+", saved as a workflow."))
-	b.WriteString("steps:\n")
+	fmt.Fprintf(b, "# Saved from the chain: %s\n", saved)
+	fmt.Fprintf(b, "# Run it: gonogo run --workflow %s   (Slack: /gonogo run %s -- CONTEXT)\n", name, name)
+	fmt.Fprintf(b, "name: %s\n", name)
+	fmt.Fprintf(b, "description: %s\n\n", yamlString("The chain "+strings.Join(chain.Names, " -> ")+", saved as a workflow."))
+}
+
+// writeChainSteps writes the steps list of a chain saved as a workflow.
+func writeChainSteps(b *strings.Builder, chain engine.ChainExpr) {
 	taken := map[string]bool{}
 	prev := ""
 	for _, skill := range chain.Names {
@@ -231,20 +282,15 @@ func ChainWorkflow(name string, chain engine.ChainExpr) ([]byte, error) {
 			id = fmt.Sprintf("%s-%d", skill, n)
 		}
 		taken[id] = true
-		fmt.Fprintf(&b, "  - id: %s\n    skill: %s\n", id, skill)
+		fmt.Fprintf(b, "  - id: %s\n    skill: %s\n", id, skill)
 		if prev != "" {
-			fmt.Fprintf(&b, "    depends_on: [%s]\n", prev)
+			fmt.Fprintf(b, "    depends_on: [%s]\n", prev)
 			if chain.Flags.Thread {
-				fmt.Fprintf(&b, "    prompt: |\n      Work from the confirmed output of the step before:\n\n      {{steps.%s.output}}\n", prev)
+				fmt.Fprintf(b, "    prompt: |\n      Work from the confirmed output of the step before:\n\n      {{steps.%s.output}}\n", prev)
 			}
 		}
 		prev = id
 	}
-	src := []byte(b.String())
-	if _, err := parse.Workflow(src, name); err != nil {
-		return nil, fmt.Errorf("the saved workflow does not read back: %w", err)
-	}
-	return src, nil
 }
 
 // yamlString quotes s as a YAML scalar: JSON's double-quoted strings are
