@@ -51,17 +51,30 @@ func ResolveMode(p Plan) (Mode, string) {
 	if f.ForceAuto {
 		return ModeGuardedAuto, ""
 	}
-	switch {
-	case p.Input == InputChain:
-		return ModeCheckpointed, "--auto ignored: chains stay checkpointed unless --force-auto"
-	case p.Input == InputPlan && p.DomainAmbiguous:
-		return ModeCheckpointed, "--auto ignored: the plan's Cynefin domain is ambiguous, so the run stays checkpointed unless --force-auto"
-	case p.Input == InputPlan && p.Domain == "":
-		return ModeCheckpointed, "--auto ignored: the plan names no Cynefin domain, so the run stays checkpointed unless --force-auto"
-	case p.Input == InputPlan && (p.Domain == DomainComplex || p.Domain == DomainChaotic):
-		return ModeCheckpointed, fmt.Sprintf("--auto ignored: %s plans stay checkpointed unless --force-auto", p.Domain)
+	if warning := autoRefused(p); warning != "" {
+		return ModeCheckpointed, warning
 	}
 	return ModeGuardedAuto, ""
+}
+
+// autoRefused is why the Cynefin floor keeps p checkpointed despite
+// --auto, or "" when p may run in guarded auto.
+func autoRefused(p Plan) string {
+	if p.Input == InputChain {
+		return "--auto ignored: chains stay checkpointed unless --force-auto"
+	}
+	if p.Input != InputPlan {
+		return ""
+	}
+	switch {
+	case p.DomainAmbiguous:
+		return "--auto ignored: the plan's Cynefin domain is ambiguous, so the run stays checkpointed unless --force-auto"
+	case p.Domain == "":
+		return "--auto ignored: the plan names no Cynefin domain, so the run stays checkpointed unless --force-auto"
+	case p.Domain == DomainComplex || p.Domain == DomainChaotic:
+		return fmt.Sprintf("--auto ignored: %s plans stay checkpointed unless --force-auto", p.Domain)
+	}
+	return ""
 }
 
 // RunModeName is the run mode as the check output and the run header name
@@ -89,10 +102,6 @@ func stamp(r *Run, now time.Time, evs ...Event) []Event {
 func Fold(r *Run, evs []Event) (*Run, error) {
 	c := *r
 	c.Steps = slices.Clone(r.Steps)
-	own := func(n int) {
-		st := c.Steps[n-1].StepState.clone()
-		c.Steps[n-1].StepState = &st
-	}
 	var owned []int
 	for _, ev := range evs {
 		switch {
@@ -100,14 +109,10 @@ func Fold(r *Run, evs []Event) (*Run, error) {
 			// An abort settles every step that is not; a pause holds the
 			// queued ones.
 			for n := 1; n <= len(c.Steps); n++ {
-				if !slices.Contains(owned, n) {
-					own(n)
-					owned = append(owned, n)
-				}
+				owned = ownStep(&c, owned, n)
 			}
-		case ev.Step >= 1 && ev.Step <= len(c.Steps) && !slices.Contains(owned, ev.Step):
-			own(ev.Step)
-			owned = append(owned, ev.Step)
+		case ev.Step >= 1 && ev.Step <= len(c.Steps):
+			owned = ownStep(&c, owned, ev.Step)
 		}
 	}
 	for _, ev := range evs {
@@ -116,6 +121,18 @@ func Fold(r *Run, evs []Event) (*Run, error) {
 		}
 	}
 	return &c, nil
+}
+
+// ownStep gives c its own copy of step n's state, once, so that folding
+// changes it without touching the runs c shares it with; owned lists the
+// steps copied so far, and ownStep returns it with n added.
+func ownStep(c *Run, owned []int, n int) []int {
+	if slices.Contains(owned, n) {
+		return owned
+	}
+	st := c.Steps[n-1].StepState.clone()
+	c.Steps[n-1].StepState = &st
+	return append(owned, n)
 }
 
 // Rebuild folds a whole journal into a run.
@@ -172,21 +189,21 @@ func Ready(r *Run) []int {
 	var out []int
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if s.Status != StepPending && s.Status != StepQueued {
-			continue
-		}
-		ok := true
-		for _, d := range s.DependsOn {
-			if dep := r.Step(d); dep == nil || !dep.Settled() {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if (s.Status == StepPending || s.Status == StepQueued) && depsSettled(r, s) {
 			out = append(out, s.N)
 		}
 	}
 	return out
+}
+
+// depsSettled reports whether every step s depends on is settled.
+func depsSettled(r *Run, s *Step) bool {
+	for _, d := range s.DependsOn {
+		if dep := r.Step(d); dep == nil || !dep.Settled() {
+			return false
+		}
+	}
+	return true
 }
 
 func step(r *Run, n int) (*Step, error) {
@@ -276,12 +293,12 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	l := s.Latest()
 	if c := Candidates(s); c != nil {
 		if i := slices.IndexFunc(c, func(x *Attempt) bool { return x.N == a }); i < 0 || !awaitsFinish(s, c[i], a) {
-			return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
+			return nil, staleFinish(s, a)
 		}
 		return finishCandidate(r, s, a, f, now)
 	}
 	if !awaitsFinish(s, l, a) {
-		return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
+		return nil, staleFinish(s, a)
 	}
 	ev := finishedEvent(n, a, f)
 	if s.Status == StepAborted {
@@ -292,19 +309,7 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		}
 		return stamp(r, now, ev), nil
 	}
-	t := trAdvance
-	if checkpointOrBudget(r, s, f, &ev) {
-		t = trPause
-	}
-	paused, waits := rateLimited(r, s, &ev, f, now)
-	if f.Result == ResultFailed && !ev.Final && !waits {
-		t = afterFailure(s, l, &ev, t)
-	}
-	if t == trAdvance && r.PausedByPerson() {
-		// A person paused the run: the step waits at a checkpoint, and
-		// goes on if the run resumes in a mode that lets it.
-		t, ev.Held = trPause, true
-	}
+	t, paused := finishMove(r, s, l, f, &ev, now)
 	if ev.Status, err = next(s, t); err != nil {
 		return nil, err
 	}
@@ -312,6 +317,34 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return stamp(r, now, ev, *paused), nil
 	}
 	return withSettle(r, now, f.Added, ev)
+}
+
+// staleFinish is the refusal of a finish for attempt a that s does not
+// await.
+func staleFinish(s *Step, a int) error {
+	return fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", s.N, a, s.Status, ErrStale)
+}
+
+// finishMove is the move step s makes as its latest attempt l ends as f
+// says, completing ev on the way, and the run pause an agent's rate limit
+// or overload brings (nil without one). The checks run in order: a
+// checkpoint or the budget, the rate limit, the step's failure rules, and
+// last a person's pause of the run.
+func finishMove(r *Run, s *Step, l *Attempt, f Finished, ev *Event, now time.Time) (trigger, *Event) {
+	t := trAdvance
+	if checkpointOrBudget(r, s, f, ev) {
+		t = trPause
+	}
+	paused, waits := rateLimited(r, s, ev, f, now)
+	if f.Result == ResultFailed && !ev.Final && !waits {
+		t = afterFailure(s, l, ev, t)
+	}
+	if t == trAdvance && r.PausedByPerson() {
+		// A person paused the run: the step waits at a checkpoint, and
+		// goes on if the run resumes in a mode that lets it.
+		t, ev.Held = trPause, true
+	}
+	return t, paused
 }
 
 // awaitsFinish reports whether a is the latest attempt of s and still has
@@ -562,19 +595,7 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	switch rec, err := KeyedBefore(r, d); {
-	case err != nil:
-		return nil, err
-	case rec != nil:
-		return nil, fmt.Errorf("decision %s was already applied: %w", d.Key, ErrDuplicate)
-	}
-	if r.Finished() {
-		return nil, fmt.Errorf("run %s is %s: nothing waits for a decision: %w", r.ID, r.State, ErrStale)
-	}
-	if !decidesAttempt(s, d) {
-		return nil, fmt.Errorf("step %d: the decision was for attempt %d, the step is at attempt %d: %w", d.Step, d.Attempt, len(s.Attempts), ErrStale)
-	}
-	if err := CheckDecision(r, s, d.Kind); err != nil {
+	if err := checkDecidable(r, s, d); err != nil {
 		return nil, err
 	}
 	if d.Kind == DecidePick {
@@ -588,33 +609,68 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 		return nil, err
 	}
 	ev := Event{Type: EvDecision, Step: d.Step, Attempt: d.Attempt, Actor: d.Actor, Decision: d.Kind, Key: d.Key, Feedback: d.Feedback, Status: to}
-	if d.Kind == DecideApprove && r.Quorum > 1 {
-		votes, err := vote(r, s, d.Actor)
-		if err != nil {
-			return nil, err
-		}
-		if votes < r.Quorum {
-			// A vote short of the quorum is recorded; the step keeps waiting.
-			ev.Status = s.Status
-			return stamp(r, now, ev), nil
-		}
-	}
-	if d.Kind == DecideEdit {
+	switch d.Kind {
+	case DecideApprove:
+		return approveEvents(r, s, ev, added, now)
+	case DecideEdit:
 		if edit == nil || edit.Size == 0 {
 			return nil, fmt.Errorf("step %d: an edit needs a replacement artifact", d.Step)
 		}
 		ev.Artifact, ev.Size, ev.File, ev.Summary = true, edit.Size, edit.File, edit.Summary
-	}
-	if d.Kind == DecideAbort {
-		evs := stamp(r, now, ev)
-		after, err := Fold(r, evs)
-		if err != nil {
-			return nil, err
-		}
-		return append(evs, stamp(after, now, Event{Type: EvRunFinished, State: RunAborted, Actor: d.Actor,
-			Reason: fmt.Sprintf("aborted by %s at step %d", d.Actor, d.Step)})...), nil
+	case DecideAbort:
+		return abortEvents(r, ev, now)
 	}
 	return withSettle(r, now, added, ev)
+}
+
+// checkDecidable refuses decision d on step s of r, in this order: a key
+// the run applied already (or used for another decision), a finished run,
+// an attempt that is not the step's latest, and a decision the step's
+// state and result do not allow.
+func checkDecidable(r *Run, s *Step, d Decision) error {
+	switch rec, err := KeyedBefore(r, d); {
+	case err != nil:
+		return err
+	case rec != nil:
+		return fmt.Errorf("decision %s was already applied: %w", d.Key, ErrDuplicate)
+	}
+	if r.Finished() {
+		return fmt.Errorf("run %s is %s: nothing waits for a decision: %w", r.ID, r.State, ErrStale)
+	}
+	if !decidesAttempt(s, d) {
+		return fmt.Errorf("step %d: the decision was for attempt %d, the step is at attempt %d: %w", d.Step, d.Attempt, len(s.Attempts), ErrStale)
+	}
+	return CheckDecision(r, s, d.Kind)
+}
+
+// approveEvents records the approval ev of step s. With a quorum, a vote
+// short of it is recorded and the step keeps waiting; the vote that
+// reaches it settles the step.
+func approveEvents(r *Run, s *Step, ev Event, added []PlanStep, now time.Time) ([]Event, error) {
+	if r.Quorum <= 1 {
+		return withSettle(r, now, added, ev)
+	}
+	votes, err := vote(r, s, ev.Actor)
+	if err != nil {
+		return nil, err
+	}
+	if votes < r.Quorum {
+		ev.Status = s.Status
+		return stamp(r, now, ev), nil
+	}
+	return withSettle(r, now, added, ev)
+}
+
+// abortEvents records the abort decision ev and the end of the run it
+// brings, which keeps everything produced.
+func abortEvents(r *Run, ev Event, now time.Time) ([]Event, error) {
+	evs := stamp(r, now, ev)
+	after, err := Fold(r, evs)
+	if err != nil {
+		return nil, err
+	}
+	return append(evs, stamp(after, now, Event{Type: EvRunFinished, State: RunAborted, Actor: ev.Actor,
+		Reason: fmt.Sprintf("aborted by %s at step %d", ev.Actor, ev.Step)})...), nil
 }
 
 // vote counts the distinct approvals of a step's latest attempt with actor's
