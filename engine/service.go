@@ -273,30 +273,13 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	if d.Time.IsZero() {
 		d.Time = s.now()
 	}
-	var edit *Edit
-	c := Commit{Key: DecisionStoreKey(id, d.Key)}
-	if d.Kind == DecideEdit {
-		if edit, err = EditOf(r, d, body); err != nil {
-			return nil, err
-		}
-		if edit.File != "" {
-			c.Files = append(makeWay(id, r.Step(d.Step), d.Attempt, edit.File), FileWrite{Path: edit.File, Body: body})
-		}
-		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
+	edit, c, err := decisionCommit(id, r, d, body)
+	if err != nil {
+		return nil, err
 	}
-	if d.Kind == DecideSkip {
-		c.Files = skipFiles(r, d.Step)
-	}
-	var added []PlanStep
-	if st := r.Step(d.Step); st != nil && (d.Kind == DecideApprove || d.Kind == DecideEdit) && (st.Rules.Route || st.Rules.Decompose != "") {
-		// A decision the step cannot take is refused as such, before its
-		// output is read.
-		if _, err := Decide(r, d, edit, d.Time); err != nil {
-			return nil, err
-		}
-		if added, err = s.expansion(ctx, r, st, d, body); err != nil {
-			return nil, err
-		}
+	added, err := s.addedBy(ctx, r, d, edit, body)
+	if err != nil {
+		return nil, err
 	}
 	evs, err := DecideExpand(r, d, edit, added, d.Time)
 	if err != nil {
@@ -308,6 +291,44 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	}
 	c.Files = append(c.Files, moves...)
 	return s.commit(ctx, r, evs, c)
+}
+
+// decisionCommit is the commit of decision d on run id (r) before its
+// events: its key, and the files it moves or writes: an edit's
+// replacement artifact (and the earlier attempt's file it makes way for),
+// or a skipped step's file. It returns the edit an edit decision brings.
+func decisionCommit(id RunID, r *Run, d Decision, body []byte) (*Edit, Commit, error) {
+	c := Commit{Key: DecisionStoreKey(id, d.Key)}
+	switch d.Kind {
+	case DecideEdit:
+		edit, err := EditOf(r, d, body)
+		if err != nil {
+			return nil, Commit{}, err
+		}
+		if edit.File != "" {
+			c.Files = append(makeWay(id, r.Step(d.Step), d.Attempt, edit.File), FileWrite{Path: edit.File, Body: body})
+		}
+		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
+		return edit, c, nil
+	case DecideSkip:
+		c.Files = skipFiles(r, d.Step)
+	}
+	return nil, c, nil
+}
+
+// addedBy reads the steps d adds to r: those of a route or decompose
+// step's output that d approves or edits, none for any other decision.
+// A decision the step cannot take is refused as such, before its output
+// is read.
+func (s *Service) addedBy(ctx context.Context, r *Run, d Decision, edit *Edit, body []byte) ([]PlanStep, error) {
+	st := r.Step(d.Step)
+	if st == nil || d.Kind != DecideApprove && d.Kind != DecideEdit || !st.Rules.Route && st.Rules.Decompose == "" {
+		return nil, nil
+	}
+	if _, err := Decide(r, d, edit, d.Time); err != nil {
+		return nil, err
+	}
+	return s.expansion(ctx, r, st, d, body)
 }
 
 // skipFiles are the file moves of skipping step n of r: a skipped step
