@@ -50,8 +50,40 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 	c := &wfCheck{w: w, cat: cat, pol: pol, ids: map[string]int{}}
 	c.graph()
 	values := c.args(args)
-	resolved := make([]PlanStep, len(w.Steps))
+	resolved := c.steps()
+	c.cycles()
+	c.upstream()
+	prompts := make([]string, len(w.Steps))
 	for i, s := range w.Steps {
+		prompts[i] = c.prompt(i, s, values)
+	}
+	if len(w.Steps) == 0 {
+		c.add(0, "the workflow has no steps")
+	}
+	if len(c.problems) > 0 {
+		return p, c.refusal()
+	}
+	for _, i := range c.order() {
+		p.Steps = append(p.Steps, wfPlanStep(w.Steps[i], resolved[i], prompts[i]))
+	}
+	p.Args = values
+	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
+	if flags.Thread && !wfLinear(p.Steps) {
+		p.Warnings = append(p.Warnings, "--thread hands a step the artifact of the one step it depends on; "+
+			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")
+	}
+	if _, warn := ResolveMode(p); warn != "" {
+		p.Warnings = append(p.Warnings, warn)
+	}
+	return p, nil
+}
+
+// steps checks each step's skills (its own, its fallback, its decompose
+// skill) and its conditions; it returns the resolved step of each whose
+// own skill can run, the zero PlanStep for the others.
+func (c *wfCheck) steps() []PlanStep {
+	resolved := make([]PlanStep, len(c.w.Steps))
+	for i, s := range c.w.Steps {
 		what := fmt.Sprintf("step %q", s.ID)
 		ps, ok := c.skill(s.Skill, what, s.Line, true)
 		if ok {
@@ -65,45 +97,31 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 		}
 		c.conditions(s)
 	}
-	c.cycles()
-	c.upstream()
-	prompts := make([]string, len(w.Steps))
-	for i, s := range w.Steps {
-		prompts[i] = c.prompt(i, s, values)
+	return resolved
+}
+
+// refusal is every problem found, in line order, under the workflow's
+// file (its name when it was not read from a file).
+func (c *wfCheck) refusal() *Problems {
+	sort.SliceStable(c.problems, func(i, j int) bool { return c.problems[i].Line < c.problems[j].Line })
+	src := c.w.Source
+	if src == "" {
+		src = c.w.Name
 	}
-	if len(w.Steps) == 0 {
-		c.add(0, "the workflow has no steps")
+	return &Problems{Source: src, List: c.problems}
+}
+
+// wfPlanStep is the step a run executes for workflow step s, whose skill
+// resolved to ps, with its prompt interpolated.
+func wfPlanStep(s WorkflowStep, ps PlanStep, prompt string) PlanStep {
+	ps.ID, ps.Effort, ps.Prompt, ps.Line, ps.Gate = s.ID, s.ID, prompt, s.Line, s.Gate
+	ps.DependsOn = slices.Clone(s.DependsOn)
+	ps.Rules = StepRules{
+		Pre: s.Pre, Post: s.Post, OnError: s.OnError, Timeout: s.Timeout, Optional: s.Optional,
+		Fallback: s.Fallback, Options: s.Options, Route: s.Route, Decompose: s.Decompose,
+		BestOf: slices.Clone(s.BestOf),
 	}
-	if len(c.problems) > 0 {
-		sort.SliceStable(c.problems, func(i, j int) bool { return c.problems[i].Line < c.problems[j].Line })
-		src := w.Source
-		if src == "" {
-			src = w.Name
-		}
-		return p, &Problems{Source: src, List: c.problems}
-	}
-	for _, i := range c.order() {
-		s := w.Steps[i]
-		ps := resolved[i]
-		ps.ID, ps.Effort, ps.Prompt, ps.Line, ps.Gate = s.ID, s.ID, prompts[i], s.Line, s.Gate
-		ps.DependsOn = slices.Clone(s.DependsOn)
-		ps.Rules = StepRules{
-			Pre: s.Pre, Post: s.Post, OnError: s.OnError, Timeout: s.Timeout, Optional: s.Optional,
-			Fallback: s.Fallback, Options: s.Options, Route: s.Route, Decompose: s.Decompose,
-			BestOf: slices.Clone(s.BestOf),
-		}
-		p.Steps = append(p.Steps, ps)
-	}
-	p.Args = values
-	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
-	if flags.Thread && !wfLinear(p.Steps) {
-		p.Warnings = append(p.Warnings, "--thread hands a step the artifact of the one step it depends on; "+
-			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")
-	}
-	if _, warn := ResolveMode(p); warn != "" {
-		p.Warnings = append(p.Warnings, warn)
-	}
-	return p, nil
+	return ps
 }
 
 // WorkflowLevels groups a plan's steps into levels that may run in
@@ -205,22 +223,36 @@ func (c *wfCheck) args(given map[string]string) map[string]string {
 	declared := make([]string, 0, len(c.w.Args))
 	for _, a := range c.w.Args {
 		declared = append(declared, a.Name)
-		v, ok := given[a.Name]
-		switch {
-		case ok && a.Required && strings.TrimSpace(v) == "":
-			c.add(a.Line, "argument %q is required and was given empty", a.Name)
-		case ok:
-			if strings.Contains(v, "{{") {
-				c.add(a.Line, "the value of argument %q contains \"{{\", which prompts read as a reference; leave it out", a.Name)
-			}
-			values[a.Name] = v
-		case a.Required:
-			c.add(a.Line, "missing required argument %q: give it with --arg %s=VALUE", a.Name, a.Name)
-			c.problems[len(c.problems)-1].Reason = RefuseMissingArg
-		default:
-			values[a.Name] = a.Default
-		}
+		c.arg(a, given, values)
 	}
+	c.undeclared(given, declared)
+	return values
+}
+
+// arg sets the value of declared argument a in values: given, else its
+// default; a required argument not given, or given blank, is a problem,
+// and so is a value holding "{{".
+func (c *wfCheck) arg(a WorkflowArg, given, values map[string]string) {
+	v, ok := given[a.Name]
+	switch {
+	case ok && a.Required && strings.TrimSpace(v) == "":
+		c.add(a.Line, "argument %q is required and was given empty", a.Name)
+	case ok:
+		if strings.Contains(v, "{{") {
+			c.add(a.Line, "the value of argument %q contains \"{{\", which prompts read as a reference; leave it out", a.Name)
+		}
+		values[a.Name] = v
+	case a.Required:
+		c.add(a.Line, "missing required argument %q: give it with --arg %s=VALUE", a.Name, a.Name)
+		c.problems[len(c.problems)-1].Reason = RefuseMissingArg
+	default:
+		values[a.Name] = a.Default
+	}
+}
+
+// undeclared reports each argument given that the workflow does not
+// declare, in name order.
+func (c *wfCheck) undeclared(given map[string]string, declared []string) {
 	extra := make([]string, 0, len(given))
 	for name := range given {
 		if !slices.Contains(declared, name) {
@@ -236,7 +268,6 @@ func (c *wfCheck) args(given map[string]string) map[string]string {
 		c.add(0, "argument %q was given, but the workflow does not declare it%s; its arguments are %s",
 			name, wfDidYouMean(name, declared, 1), strings.Join(declared, ", "))
 	}
-	return values
 }
 
 // skill checks one skill name; runnable says the name is a step's own
@@ -281,30 +312,46 @@ func (c *wfCheck) conditions(s WorkflowStep) {
 			c.add(s.Line, "step %q: gate %q is not one of always, never, on-failure, on-empty", s.ID, s.Gate)
 		}
 	}
-	switch e := s.OnError; {
-	case e.Kind == "" || e.Kind == OnErrorStop || e.Kind == OnErrorGate:
-	case e.Kind == OnErrorRetry && e.Retries >= 1 && e.Backoff >= 0:
-	default:
+	if e := s.OnError; !wfOnErrorRunnable(e) {
 		c.add(s.Line, "step %q: on_error %s with %d retries and backoff %s cannot be carried out", s.ID, e.Kind, e.Retries, e.Backoff)
 	}
 	for _, cond := range append(slices.Clone(s.Pre), s.Post...) {
-		line := cond.Line
-		if line == 0 {
-			line = s.Line
+		c.condition(s, cond)
+	}
+}
+
+// wfOnErrorRunnable reports whether the run can carry out error policy
+// e: none, stop, gate, or retry with at least one retry and a backoff
+// that is not negative.
+func wfOnErrorRunnable(e ErrorPolicy) bool {
+	switch e.Kind {
+	case "", OnErrorStop, OnErrorGate:
+		return true
+	case OnErrorRetry:
+		return e.Retries >= 1 && e.Backoff >= 0
+	}
+	return false
+}
+
+// condition checks one pre or post condition of step s: a known kind, a
+// pattern that compiles, a command with a program.
+func (c *wfCheck) condition(s WorkflowStep, cond Condition) {
+	line := cond.Line
+	if line == 0 {
+		line = s.Line
+	}
+	switch cond.Kind {
+	case CondOutputMatches:
+		if _, err := regexp.Compile(cond.Pattern); err != nil {
+			c.add(line, "step %q: output_matches %q is not a valid regular expression: %v", s.ID, cond.Pattern, err)
 		}
-		switch cond.Kind {
-		case CondOutputMatches:
-			if _, err := regexp.Compile(cond.Pattern); err != nil {
-				c.add(line, "step %q: output_matches %q is not a valid regular expression: %v", s.ID, cond.Pattern, err)
-			}
-		case CondCommand:
-			if len(cond.Command) == 0 || cond.Command[0] == "" {
-				c.add(line, "step %q: a command condition needs a program to run", s.ID)
-			}
-		case CondFileExists, CondFileAbsent, CondOutputContains, CondJSONField:
-		default:
-			c.add(line, "step %q: unknown condition %q", s.ID, cond.Kind)
+	case CondCommand:
+		if len(cond.Command) == 0 || cond.Command[0] == "" {
+			c.add(line, "step %q: a command condition needs a program to run", s.ID)
 		}
+	case CondFileExists, CondFileAbsent, CondOutputContains, CondJSONField:
+	default:
+		c.add(line, "step %q: unknown condition %q", s.ID, cond.Kind)
 	}
 }
 
