@@ -386,21 +386,7 @@ func (c *wfCheck) checkRef(i int, s WorkflowStep, name string, declared []string
 	switch {
 	case name == "run.id" || name == "today":
 	case strings.HasPrefix(name, "steps."):
-		id, rest, _ := strings.Cut(strings.TrimPrefix(name, "steps."), ".")
-		if rest != "output" {
-			c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: a step's output is {{steps.ID.output}}", s.ID, name)
-			return
-		}
-		j, ok := c.ids[id]
-		switch {
-		case !ok:
-			c.add(s.Line, "step %q prompt: {{%s}} names no step of this workflow%s", s.ID, name, wfDidYouMean(id, c.idNames(), 1))
-		case j == i:
-			c.add(s.Line, "step %q prompt: {{%s}} is the step's own output, which does not exist while it runs", s.ID, name)
-		case !c.isUpstream(i, j):
-			c.add(s.Line, "step %q prompt: {{%s}} reads step %q, which is not upstream of %q: add %q to its depends_on (directly or through a step it depends on)",
-				s.ID, name, id, s.ID, id)
-		}
+		c.checkStepRef(i, s, name)
 	case strings.HasPrefix(name, "run."):
 		c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: the run's own values are {{run.id}} and {{today}}", s.ID, name)
 	case !slices.Contains(declared, name):
@@ -411,6 +397,26 @@ func (c *wfCheck) checkRef(i int, s WorkflowStep, name string, declared []string
 			msg += "; the arguments are " + strings.Join(declared, ", ")
 		}
 		c.add(s.Line, "%s", msg)
+	}
+}
+
+// checkStepRef checks a {{steps.ID.output}} reference in the prompt of
+// step i (s): it must name the output of another step upstream of it.
+func (c *wfCheck) checkStepRef(i int, s WorkflowStep, name string) {
+	id, rest, _ := strings.Cut(strings.TrimPrefix(name, "steps."), ".")
+	if rest != "output" {
+		c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: a step's output is {{steps.ID.output}}", s.ID, name)
+		return
+	}
+	j, ok := c.ids[id]
+	switch {
+	case !ok:
+		c.add(s.Line, "step %q prompt: {{%s}} names no step of this workflow%s", s.ID, name, wfDidYouMean(id, c.idNames(), 1))
+	case j == i:
+		c.add(s.Line, "step %q prompt: {{%s}} is the step's own output, which does not exist while it runs", s.ID, name)
+	case !c.isUpstream(i, j):
+		c.add(s.Line, "step %q prompt: {{%s}} reads step %q, which is not upstream of %q: add %q to its depends_on (directly or through a step it depends on)",
+			s.ID, name, id, s.ID, id)
 	}
 }
 
