@@ -28,12 +28,7 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 		s.mu.Lock()
 		if done == nil && !s.stopping {
-			s.stopping = true
-			for k, t := range s.retries {
-				t.Stop()
-				delete(s.retries, k)
-			}
-			s.stopDeadlinesLocked()
+			s.stopLocked()
 		}
 		work := s.work
 		s.work = nil
@@ -47,6 +42,17 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// stopLocked starts Run's stop: no new work is taken, and the retry and
+// deadline timers are stopped.
+func (s *Service) stopLocked() {
+	s.stopping = true
+	for k, t := range s.retries {
+		t.Stop()
+		delete(s.retries, k)
+	}
+	s.stopDeadlinesLocked()
 }
 
 // reserveLocked promises Run a piece of work, so that Run, once stopping,
