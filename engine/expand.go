@@ -98,25 +98,30 @@ func (x Expander) route(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 func RouteTarget(output []byte) (string, error) {
 	body := jsonBody(string(output))
 	if strings.HasPrefix(body, "{") {
-		var v struct {
-			Workflow string `json:"workflow"`
-		}
-		if err := json.Unmarshal([]byte(body), &v); err != nil {
-			return "", fmt.Errorf(`route: the output is not the JSON gonogo reads ({"workflow": "NAME"}): %s`, jsonProblem(body, err))
-		}
-		if v.Workflow == "" {
-			return "", errors.New(`route: the output's JSON names no workflow: write {"workflow": "NAME"}`)
-		}
-		if !ValidSkillName(v.Workflow) {
-			return "", fmt.Errorf("route: %q is not a workflow name (lower-case letters, digits and dashes)", wfClip(v.Workflow, 60))
-		}
-		return v.Workflow, nil
+		return routeJSON(body)
 	}
 	name := strings.Trim(strings.TrimSpace(string(output)), "`*\"'.")
 	if !ValidSkillName(name) {
 		return "", fmt.Errorf(`route: the output must be a workflow name or {"workflow": "NAME"}, not %q`, wfClip(strings.TrimSpace(string(output)), 80))
 	}
 	return name, nil
+}
+
+// routeJSON reads the workflow {"workflow": "NAME"} names.
+func routeJSON(body string) (string, error) {
+	var v struct {
+		Workflow string `json:"workflow"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		return "", fmt.Errorf(`route: the output is not the JSON gonogo reads ({"workflow": "NAME"}): %s`, jsonProblem(body, err))
+	}
+	if v.Workflow == "" {
+		return "", errors.New(`route: the output's JSON names no workflow: write {"workflow": "NAME"}`)
+	}
+	if !ValidSkillName(v.Workflow) {
+		return "", fmt.Errorf("route: %q is not a workflow name (lower-case letters, digits and dashes)", wfClip(v.Workflow, 60))
+	}
+	return v.Workflow, nil
 }
 
 // Task is one task of a decompose step's output.
@@ -157,29 +162,15 @@ func (x Expander) decompose(r *Run, s *Step, output []byte) ([]PlanStep, error) 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(tasks))
-	byName := map[string]string{}
-	used := map[string]bool{}
-	for i, t := range tasks {
-		name := strings.TrimSpace(t.Name)
-		if _, dup := byName[name]; dup {
-			return nil, fmt.Errorf("decompose: two tasks are named %q; task names must differ", wfClip(name, 60))
-		}
-		id := taskID(name, i)
-		for n := 2; used[id]; n++ {
-			id = fmt.Sprintf("%s-%d", taskID(name, i), n)
-		}
-		used[id], ids[i], byName[name] = true, id, id
+	ids, byName, err := taskIDs(tasks)
+	if err != nil {
+		return nil, err
 	}
 	spec := WorkflowSpec{Name: s.ID, Source: fmt.Sprintf("the tasks of step %q", s.ID)}
 	for i, t := range tasks {
-		ws := WorkflowStep{ID: ids[i], Skill: s.Rules.Decompose, Prompt: taskPrompt(s, t)}
-		for _, d := range t.DependsOn {
-			id, ok := byName[strings.TrimSpace(d)]
-			if !ok {
-				return nil, fmt.Errorf("decompose: task %q depends on %q, which is not a task of the list", wfClip(t.Name, 60), wfClip(d, 60))
-			}
-			ws.DependsOn = append(ws.DependsOn, id)
+		ws, err := taskStep(s, t, ids[i], byName)
+		if err != nil {
+			return nil, err
 		}
 		spec.Steps = append(spec.Steps, ws)
 	}
@@ -194,6 +185,40 @@ func (x Expander) decompose(r *Run, s *Step, output []byte) ([]PlanStep, error) 
 		steps[i].Effort = taskTitle(tasks[j])
 	}
 	return steps, nil
+}
+
+// taskIDs gives each task a step id of its own, made from its name, and
+// maps each name to its id; two tasks of one name are refused.
+func taskIDs(tasks []Task) ([]string, map[string]string, error) {
+	ids := make([]string, len(tasks))
+	byName := map[string]string{}
+	used := map[string]bool{}
+	for i, t := range tasks {
+		name := strings.TrimSpace(t.Name)
+		if _, dup := byName[name]; dup {
+			return nil, nil, fmt.Errorf("decompose: two tasks are named %q; task names must differ", wfClip(name, 60))
+		}
+		id := taskID(name, i)
+		for n := 2; used[id]; n++ {
+			id = fmt.Sprintf("%s-%d", taskID(name, i), n)
+		}
+		used[id], ids[i], byName[name] = true, id, id
+	}
+	return ids, byName, nil
+}
+
+// taskStep is the workflow step (id) that carries out task t of
+// decompose step s; the tasks it depends on are named by name (byName).
+func taskStep(s *Step, t Task, id string, byName map[string]string) (WorkflowStep, error) {
+	ws := WorkflowStep{ID: id, Skill: s.Rules.Decompose, Prompt: taskPrompt(s, t)}
+	for _, d := range t.DependsOn {
+		dep, ok := byName[strings.TrimSpace(d)]
+		if !ok {
+			return WorkflowStep{}, fmt.Errorf("decompose: task %q depends on %q, which is not a task of the list", wfClip(t.Name, 60), wfClip(d, 60))
+		}
+		ws.DependsOn = append(ws.DependsOn, dep)
+	}
+	return ws, nil
 }
 
 func taskIndex(ids []string, id string) int {
