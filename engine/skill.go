@@ -117,25 +117,30 @@ func DefaultPolicy() Policy {
 // Classify returns the class of a skill name and, for dispatch skills, the
 // leaf agent to inline; reason explains a refusal or a composite.
 func (p Policy) Classify(name string) (class SkillClass, leaf, reason string) {
-	for _, r := range p.Self {
-		if r.matches(name) {
-			return ClassSelf, "", r.Reason
-		}
-	}
-	for _, r := range p.Refused {
-		if r.matches(name) {
-			return ClassRefused, "", r.Reason
-		}
-	}
-	for _, r := range p.Composite {
-		if r.matches(name) {
-			return ClassComposite, "", r.Reason
+	// The rule lists are read in this order: a name the policy reserves
+	// for gonogo itself is that, whatever else matches it.
+	for _, set := range []struct {
+		class SkillClass
+		rules []PolicyRule
+	}{{ClassSelf, p.Self}, {ClassRefused, p.Refused}, {ClassComposite, p.Composite}} {
+		if r, ok := matchRule(set.rules, name); ok {
+			return set.class, "", r.Reason
 		}
 	}
 	if leaf, ok := p.Dispatch[name]; ok {
 		return ClassDispatch, leaf, ""
 	}
 	return ClassContent, "", ""
+}
+
+// matchRule is the first of rules that matches name.
+func matchRule(rules []PolicyRule, name string) (PolicyRule, bool) {
+	for _, r := range rules {
+		if r.matches(name) {
+			return r, true
+		}
+	}
+	return PolicyRule{}, false
 }
 
 // Unusable says why the skill called name cannot run as a step of a run,
