@@ -80,16 +80,20 @@ func refusedBlock(doc PlanDocument, pol Policy) error {
 		if !ValidSkillName(b.Skill) {
 			continue
 		}
-		switch class, _, why := pol.Classify(b.Skill); class {
-		case ClassSelf:
-			return &Refusal{Reason: RefuseSelfReference, Source: doc.Source, Line: b.Line,
-				Message: fmt.Sprintf("Section 7 block %q names `%s`: %s", b.Heading, b.Skill, why)}
-		case ClassRefused:
-			return &Refusal{Reason: RefuseRefusedSkill, Source: doc.Source, Line: b.Line,
+		class, _, why := pol.Classify(b.Skill)
+		if reason, ok := classRefusals[class]; ok {
+			return &Refusal{Reason: reason, Source: doc.Source, Line: b.Line,
 				Message: fmt.Sprintf("Section 7 block %q names `%s`: %s", b.Heading, b.Skill, why)}
 		}
 	}
 	return nil
+}
+
+// classRefusals are the skill classes that refuse a plan, a chain or a
+// workflow naming them anywhere, and the reason each is refused with.
+var classRefusals = map[SkillClass]RefusalReason{
+	ClassSelf:    RefuseSelfReference,
+	ClassRefused: RefuseRefusedSkill,
 }
 
 // placeBlock adds block b to p: a step while p has fewer than
@@ -233,11 +237,9 @@ func chainNameRefusal(c ChainExpr, name string, pol Policy) error {
 		return &Refusal{Reason: RefuseInvalidSkillName, Source: c.Source, Line: 1,
 			Message: fmt.Sprintf("%q is not a valid skill name (lower-case letters, digits and dashes)", name)}
 	}
-	switch class, _, why := pol.Classify(name); class {
-	case ClassSelf:
-		return &Refusal{Reason: RefuseSelfReference, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
-	case ClassRefused:
-		return &Refusal{Reason: RefuseRefusedSkill, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
+	class, _, why := pol.Classify(name)
+	if reason, ok := classRefusals[class]; ok {
+		return &Refusal{Reason: reason, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
 	}
 	return nil
 }

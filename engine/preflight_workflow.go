@@ -282,8 +282,7 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 		c.add(line, "%s: %q is not a valid skill name (lower-case letters, digits and dashes)", what, name)
 		return PlanStep{}, false
 	}
-	switch class, _, why := c.pol.Classify(name); class {
-	case ClassSelf, ClassRefused:
+	if class, _, why := c.pol.Classify(name); classRefusals[class] != "" {
 		c.add(line, "%s names `%s`: %s", what, name, why)
 		return PlanStep{}, false
 	}
