@@ -85,7 +85,7 @@ func waitingStand(waiting []*Step, retrying *Step) (Stand, *Step) {
 		}
 	}
 	for _, s := range waiting {
-		if l := s.Latest(); l != nil && l.Result == ResultFailed {
+		if latestFailed(s) {
 			return StandHalted, s
 		}
 	}

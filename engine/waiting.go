@@ -59,7 +59,7 @@ func Halted(r *Run) *Step {
 			if retrying == nil {
 				retrying = s
 			}
-		case s.Latest() != nil && s.Latest().Result == ResultFailed:
+		case latestFailed(s):
 			return s
 		case waiting == nil:
 			waiting = s
@@ -74,8 +74,13 @@ func Halted(r *Run) *Step {
 // GateOnError reports a FAILED step waiting under on_error: gate: the team
 // may fix it (edit, skip, redo) besides aborting.
 func GateOnError(s *Step) bool {
+	return s.Status == StepWaiting && latestFailed(s) && s.Rules.OnError.Kind == OnErrorGate
+}
+
+// latestFailed reports whether the attempt s stands on FAILED.
+func latestFailed(s *Step) bool {
 	l := s.Latest()
-	return s.Status == StepWaiting && l != nil && l.Result == ResultFailed && s.Rules.OnError.Kind == OnErrorGate
+	return l != nil && l.Result == ResultFailed
 }
 
 // OptionalFailed reports an optional step whose failure the run went on
