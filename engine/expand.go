@@ -44,7 +44,7 @@ type Expander struct {
 // Expand returns the steps s adds to r for output; nil when s is neither a
 // route nor a decompose step.
 func (x Expander) Expand(r *Run, s *Step, output []byte) ([]PlanStep, error) {
-	if !s.Rules.Route && s.Rules.Decompose == "" {
+	if !expands(s) {
 		return nil, nil
 	}
 	if strings.Count(s.ID, ".") >= MaxExpandNest {
@@ -65,6 +65,12 @@ func (x Expander) Expand(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 		return nil, fmt.Errorf("step %q would grow the run to %d steps; a run holds at most %d", s.ID, n, MaxRunSteps)
 	}
 	return added, nil
+}
+
+// expands reports whether s is a route or a decompose step, whose
+// output adds steps to its run.
+func expands(s *Step) bool {
+	return s.Rules.Route || s.Rules.Decompose != ""
 }
 
 func (x Expander) route(r *Run, s *Step, output []byte) ([]PlanStep, error) {

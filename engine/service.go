@@ -322,7 +322,7 @@ func decisionCommit(id RunID, r *Run, d Decision, body []byte) (*Edit, Commit, e
 // is read.
 func (s *Service) addedBy(ctx context.Context, r *Run, d Decision, edit *Edit, body []byte) ([]PlanStep, error) {
 	st := r.Step(d.Step)
-	if st == nil || d.Kind != DecideApprove && d.Kind != DecideEdit || !st.Rules.Route && st.Rules.Decompose == "" {
+	if st == nil || d.Kind != DecideApprove && d.Kind != DecideEdit || !expands(st) {
 		return nil, nil
 	}
 	if _, err := Decide(r, d, edit, d.Time); err != nil {
