@@ -170,8 +170,13 @@ func (c *wfCheck) add(line int, format string, args ...any) {
 
 // graph indexes the step ids and reads the dependencies.
 func (c *wfCheck) graph() {
-	n := len(c.w.Steps)
-	c.deps = make([][]int, n)
+	c.indexIDs()
+	c.readDeps()
+}
+
+// indexIDs maps each step id to its step; a missing or repeated id is a
+// problem.
+func (c *wfCheck) indexIDs() {
 	for i, s := range c.w.Steps {
 		switch at, dup := c.ids[s.ID]; {
 		case s.ID == "":
@@ -182,6 +187,12 @@ func (c *wfCheck) graph() {
 			c.ids[s.ID] = i
 		}
 	}
+}
+
+// readDeps reads each step's dependencies, once each; one naming no step
+// is a problem.
+func (c *wfCheck) readDeps() {
+	c.deps = make([][]int, len(c.w.Steps))
 	for i, s := range c.w.Steps {
 		for _, d := range s.DependsOn {
 			j, ok := c.ids[d]
