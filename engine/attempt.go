@@ -69,15 +69,25 @@ func PlanAttempt(r *Run, st *Step, cat Catalog, pol Policy) (AttemptPlan, error)
 	st = p.Step
 	p.Reads = promptReads(r, st.Prompt)
 	p.CheckPre = len(st.Rules.Pre) > 0 && !r.DryRun
-	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
-		if _, from, err := threadOf(r, st); err == nil && from != nil {
-			p.Reads = appendRead(p.Reads, ArtifactRef{from.N, from.Latest().N})
-		}
+	if ref, ok := threadRead(r, st); ok {
+		p.Reads = appendRead(p.Reads, ref)
 	}
 	if prev, ok := previousAttempt(st, l); ok {
 		p.Reads = appendRead(p.Reads, prev)
 	}
 	return p, nil
+}
+
+// threadRead is the artifact threading hands st, when it is handed one;
+// a dry run has no artifact to hand on.
+func threadRead(r *Run, st *Step) (ArtifactRef, bool) {
+	if st.ThreadFrom == 0 || r.DryRun {
+		return ArtifactRef{}, false
+	}
+	if _, from, err := threadOf(r, st); err == nil && from != nil {
+		return ArtifactRef{from.N, from.Latest().N}, true
+	}
+	return ArtifactRef{}, false
 }
 
 // asFallback is st as its fallback skill runs it: as the step, with its

@@ -169,7 +169,13 @@ func checkCommand(ctx context.Context, argv []string, output []byte, p Probe) er
 	}
 	ctx, cancel := context.WithTimeout(ctx, conditionCommandTimeout)
 	defer cancel()
-	res := p.Command(ctx, argv, output)
+	return commandVerdict(ctx, name, p.Command(ctx, argv, output))
+}
+
+// commandVerdict is what a command condition's run (res) says, for ctx,
+// the context it ran in: nil when it exited 0; else why not, with the last
+// line of its stderr.
+func commandVerdict(ctx context.Context, name string, res CommandResult) error {
 	switch {
 	case res.Err == nil && res.ExitCode == 0:
 		return nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -56,19 +57,14 @@ func Halted(r *Run) *Step {
 			return s
 		case s.Status != StepWaiting:
 		case !waitsOnPeople(s):
-			if retrying == nil {
-				retrying = s
-			}
+			retrying = cmp.Or(retrying, s)
 		case latestFailed(s):
 			return s
-		case waiting == nil:
-			waiting = s
+		default:
+			waiting = cmp.Or(waiting, s)
 		}
 	}
-	if retrying != nil {
-		return retrying
-	}
-	return waiting
+	return cmp.Or(retrying, waiting)
 }
 
 // GateOnError reports a FAILED step waiting under on_error: gate: the team
