@@ -102,6 +102,17 @@ func stamp(r *Run, now time.Time, evs ...Event) []Event {
 func Fold(r *Run, evs []Event) (*Run, error) {
 	c := *r
 	c.Steps = slices.Clone(r.Steps)
+	ownChanged(&c, evs)
+	for _, ev := range evs {
+		if err := Apply(&c, ev); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
+
+// ownChanged gives c its own copy of the state of each step evs change.
+func ownChanged(c *Run, evs []Event) {
 	var owned []int
 	for _, ev := range evs {
 		switch {
@@ -109,18 +120,12 @@ func Fold(r *Run, evs []Event) (*Run, error) {
 			// An abort settles every step that is not; a pause holds the
 			// queued ones.
 			for n := 1; n <= len(c.Steps); n++ {
-				owned = ownStep(&c, owned, n)
+				owned = ownStep(c, owned, n)
 			}
 		case ev.Step >= 1 && ev.Step <= len(c.Steps):
-			owned = ownStep(&c, owned, ev.Step)
+			owned = ownStep(c, owned, ev.Step)
 		}
 	}
-	for _, ev := range evs {
-		if err := Apply(&c, ev); err != nil {
-			return nil, err
-		}
-	}
-	return &c, nil
 }
 
 // ownStep gives c its own copy of step n's state, once, so that folding
@@ -292,10 +297,7 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	}
 	l := s.Latest()
 	if c := Candidates(s); c != nil {
-		if i := slices.IndexFunc(c, func(x *Attempt) bool { return x.N == a }); i < 0 || !awaitsFinish(s, c[i], a) {
-			return nil, staleFinish(s, a)
-		}
-		return finishCandidate(r, s, a, f, now)
+		return finishOfRound(r, s, c, a, f, now)
 	}
 	if !awaitsFinish(s, l, a) {
 		return nil, staleFinish(s, a)
@@ -317,6 +319,16 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return stamp(r, now, ev, *paused), nil
 	}
 	return withSettle(r, now, f.Added, ev)
+}
+
+// finishOfRound records the end of attempt a of best-of step s, one of
+// the candidates c of its latest round, unless that attempt has ended
+// already or is none of them.
+func finishOfRound(r *Run, s *Step, c []*Attempt, a int, f Finished, now time.Time) ([]Event, error) {
+	if i := slices.IndexFunc(c, func(x *Attempt) bool { return x.N == a }); i < 0 || !awaitsFinish(s, c[i], a) {
+		return nil, staleFinish(s, a)
+	}
+	return finishCandidate(r, s, a, f, now)
 }
 
 // staleFinish is the refusal of a finish for attempt a that s does not
@@ -599,10 +611,7 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 		return nil, err
 	}
 	if d.Kind == DecidePick {
-		if err := checkPick(s, d); err != nil {
-			return nil, err
-		}
-		return pickEvents(r, d, now, nil)
+		return decidePick(r, s, d, now)
 	}
 	to, err := next(s, trigger(d.Kind))
 	if err != nil {
@@ -621,6 +630,14 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 		return abortEvents(r, ev, now)
 	}
 	return withSettle(r, now, added, ev)
+}
+
+// decidePick records the pick d of one of best-of step s's candidates.
+func decidePick(r *Run, s *Step, d Decision, now time.Time) ([]Event, error) {
+	if err := checkPick(s, d); err != nil {
+		return nil, err
+	}
+	return pickEvents(r, d, now, nil)
 }
 
 // checkDecidable refuses decision d on step s of r, in this order: a key

@@ -154,14 +154,8 @@ func resolve(name string, cat Catalog, pol Policy) (ps PlanStep, why string, kin
 		return PlanStep{}, fmt.Sprintf("`%s` is %s", name, reason), RefuseRefusedSkill
 	}
 	if s, err := cat.Skill(name); err != nil {
-		if errors.Is(err, ErrBrokenSkill) {
-			return PlanStep{}, brokenReason(name, s, err), RefuseBrokenSkill
-		}
-		why := fmt.Sprintf("`%s` is not an installed skill", name)
-		if s := Suggest(name, cat.Names()); len(s) > 0 {
-			why += fmt.Sprintf(" (did you mean `%s`?)", s[0])
-		}
-		return PlanStep{}, why, RefuseUnknownSkill
+		why, kind := skillProblem(name, s, err, cat)
+		return PlanStep{}, why, kind
 	}
 	ps = PlanStep{Skill: name, Category: CategoryContent, Execution: ExecDelegate}
 	if class == ClassDispatch {
@@ -171,6 +165,19 @@ func resolve(name string, cat Catalog, pol Policy) (ps PlanStep, why string, kin
 		ps.Category, ps.Execution, ps.Leaf = CategoryDispatch, ExecInlineLeaf, leaf
 	}
 	return ps, "", ""
+}
+
+// skillProblem says why the catalog could not give skill name (s, err):
+// it is broken, or not installed, with the closest installed name offered.
+func skillProblem(name string, s Skill, err error, cat Catalog) (string, RefusalReason) {
+	if errors.Is(err, ErrBrokenSkill) {
+		return brokenReason(name, s, err), RefuseBrokenSkill
+	}
+	why := fmt.Sprintf("`%s` is not an installed skill", name)
+	if s := Suggest(name, cat.Names()); len(s) > 0 {
+		why += fmt.Sprintf(" (did you mean `%s`?)", s[0])
+	}
+	return why, RefuseUnknownSkill
 }
 
 // brokenReason says why an installed skill cannot be used, naming its file.
