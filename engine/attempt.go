@@ -179,10 +179,8 @@ func interpolated(r *Run, st *Step, read map[ArtifactRef]ArtifactRead, now time.
 // is about.
 func readInputs(in *PromptInput, r *Run, st *Step, read map[ArtifactRef]ArtifactRead, cat Catalog) error {
 	var err error
-	if st.Leaf != "" && !r.DryRun {
-		if in.Leaf, err = cat.Agent(st.Leaf); err != nil {
-			return fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
-		}
+	if in.Leaf, err = leafAgent(r, st, cat); err != nil {
+		return err
 	}
 	if st.ThreadFrom > 0 && !r.DryRun {
 		if in.Step, in.Threaded, err = threaded(r, st, read); err != nil {
@@ -194,6 +192,19 @@ func readInputs(in *PromptInput, r *Run, st *Step, read map[ArtifactRef]Artifact
 		in.Previous = lookup(read, prev).Body
 	}
 	return nil
+}
+
+// leafAgent is the instructions of the leaf agent a dispatch step st
+// inlines; "" for any other step, and in a dry run.
+func leafAgent(r *Run, st *Step, cat Catalog) (string, error) {
+	if st.Leaf == "" || r.DryRun {
+		return "", nil
+	}
+	leaf, err := cat.Agent(st.Leaf)
+	if err != nil {
+		return "", fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
+	}
+	return leaf, nil
 }
 
 // previousAttempt is the artifact of the attempt l redoes, which the agent

@@ -492,6 +492,12 @@ func RetryDue(s *Step) (due time.Time, n, of int, ok bool) {
 	if !l.RetryAt.IsZero() {
 		return l.RetryAt, rateLimitRetriesUsed(s) + 1, l.Retries, true
 	}
+	return onErrorRetryDue(s, l)
+}
+
+// onErrorRetryDue is RetryDue for a step whose latest attempt l FAILED
+// without a rate limit: a retry its on_error allows, after the backoff.
+func onErrorRetryDue(s *Step, l *Attempt) (due time.Time, n, of int, ok bool) {
 	if s.Rules.OnError.Kind != OnErrorRetry {
 		return time.Time{}, 0, 0, false
 	}

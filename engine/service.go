@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,18 +119,12 @@ func NewService(cfg ServiceConfig) *Service {
 	if newID == nil {
 		newID = NewRunID
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
 	pol := DefaultPolicy()
 	if cfg.Policy != nil {
 		pol = *cfg.Policy
 	}
-	limit := cfg.RateLimit
-	if limit == (RateLimit{}) {
-		limit = DefaultRateLimit()
-	}
+	limit := cmp.Or(cfg.RateLimit, DefaultRateLimit())
 	members := cfg.Members
 	if members == nil {
 		members = LocalOperator
