@@ -52,10 +52,7 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 	resolved := c.steps()
 	c.cycles()
 	c.upstream()
-	prompts := make([]string, len(w.Steps))
-	for i, s := range w.Steps {
-		prompts[i] = c.prompt(i, s, values)
-	}
+	prompts := c.prompts(values)
 	if len(w.Steps) == 0 {
 		c.add(0, "the workflow has no steps")
 	}
@@ -97,6 +94,16 @@ func (c *wfCheck) steps() []PlanStep {
 		c.conditions(s)
 	}
 	return resolved
+}
+
+// prompts checks each step's prompt and returns them with the argument
+// values filled in.
+func (c *wfCheck) prompts(values map[string]string) []string {
+	prompts := make([]string, len(c.w.Steps))
+	for i, s := range c.w.Steps {
+		prompts[i] = c.prompt(i, s, values)
+	}
+	return prompts
 }
 
 // refusal is every problem found, in line order, under the workflow's

@@ -419,11 +419,5 @@ func (s *Service) cancelRun(id RunID, cause error) {
 			cancel(cause)
 		}
 	}
-	kept := s.queue[:0]
-	for _, q := range s.queue {
-		if q.run != id {
-			kept = append(kept, q)
-		}
-	}
-	s.queue = kept
+	s.queue = slices.DeleteFunc(s.queue, func(q queued) bool { return q.run == id })
 }
