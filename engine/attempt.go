@@ -278,18 +278,30 @@ func interpolate(r *Run, prompt string, read map[ArtifactRef]ArtifactRead, now t
 		case "today":
 			return now.UTC().Format("2006-01-02"), true
 		}
-		known, src, has := refSource(r, name)
-		if !known || !has {
-			return "", known
+		out, known, err := stepOutput(r, name, read)
+		if ferr == nil {
+			ferr = err
 		}
-		a := lookup(read, src)
-		if a.Err != nil && ferr == nil {
-			id, _ := stepRef(name)
-			ferr = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, a.Err)
-		}
-		return strings.TrimSpace(string(a.Body)), true
+		return out, known
 	})
 	return out, ferr
+}
+
+// stepOutput is what reference name reads from what the backend read: the
+// confirmed output of the step {{steps.ID.output}} names ("" when it has
+// none); known is false for a name that is no such reference. An output
+// that could not be read is an error.
+func stepOutput(r *Run, name string, read map[ArtifactRef]ArtifactRead) (out string, known bool, err error) {
+	known, src, has := refSource(r, name)
+	if !known || !has {
+		return "", known, nil
+	}
+	a := lookup(read, src)
+	if a.Err != nil {
+		id, _ := stepRef(name)
+		err = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, a.Err)
+	}
+	return strings.TrimSpace(string(a.Body)), true, err
 }
 
 // threadOf is the threaded step st as it runs, handed the confirmed

@@ -69,10 +69,9 @@ func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Tim
 	case DecideApprove:
 		return approveEvents(r, s, ev, added, now)
 	case DecideEdit:
-		if edit == nil || edit.Size == 0 {
-			return nil, fmt.Errorf("step %d: an edit needs a replacement artifact", d.Step)
+		if err := withEdit(&ev, edit); err != nil {
+			return nil, err
 		}
-		ev.Artifact, ev.Size, ev.File, ev.Summary = true, edit.Size, edit.File, edit.Summary
 	case DecideAbort:
 		return abortEvents(r, ev, now)
 	}
@@ -85,6 +84,16 @@ func decidePick(r *Run, s *Step, d Decision, now time.Time) ([]Event, error) {
 		return nil, err
 	}
 	return pickEvents(r, d, now, nil)
+}
+
+// withEdit puts the replacement artifact of edit decision ev in it; an
+// edit without one is refused.
+func withEdit(ev *Event, edit *Edit) error {
+	if edit == nil || edit.Size == 0 {
+		return fmt.Errorf("step %d: an edit needs a replacement artifact", ev.Step)
+	}
+	ev.Artifact, ev.Size, ev.File, ev.Summary = true, edit.Size, edit.File, edit.Summary
+	return nil
 }
 
 // checkDecidable refuses decision d on step s of r, in this order: a key

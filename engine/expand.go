@@ -85,18 +85,23 @@ func (x Expander) route(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route: %w", err)
 	}
-	// The routed workflow is given the run's arguments it declares.
-	args := map[string]string{}
-	for _, a := range spec.Args {
-		if v, ok := r.Plan.Args[a.Name]; ok {
-			args[a.Name] = v
-		}
-	}
-	p, err := PreflightWorkflow(spec, args, r.Plan.Context, Flags{}, x.Catalog, x.Policy)
+	p, err := PreflightWorkflow(spec, declaredArgs(spec, r.Plan.Args), r.Plan.Context, Flags{}, x.Catalog, x.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("route: the workflow cannot run: %w", err)
 	}
 	return prefixed(s.ID, p.Steps), nil
+}
+
+// declaredArgs are the run's arguments (given) that spec declares: a
+// routed workflow is given those.
+func declaredArgs(spec WorkflowSpec, given map[string]string) map[string]string {
+	args := map[string]string{}
+	for _, a := range spec.Args {
+		if v, ok := given[a.Name]; ok {
+			args[a.Name] = v
+		}
+	}
+	return args
 }
 
 // RouteTarget reads the workflow a route step's output names: JSON
@@ -147,20 +152,29 @@ func ReadTasks(output []byte) ([]Task, error) {
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
 		return nil, fmt.Errorf(`decompose: the output is not the JSON gonogo reads ({"tasks": [{"name", "group", "depends_on"}]}): %s`, jsonProblem(body, err))
 	}
-	switch {
-	case v.Tasks == nil:
-		return nil, errors.New(`decompose: the output's JSON has no "tasks" list`)
-	case len(*v.Tasks) == 0:
-		return nil, errors.New("decompose: the output lists no tasks")
-	case len(*v.Tasks) > MaxTasks:
-		return nil, fmt.Errorf("decompose: the output lists %d tasks; a step may add at most %d", len(*v.Tasks), MaxTasks)
-	}
-	for i, t := range *v.Tasks {
-		if strings.TrimSpace(t.Name) == "" {
-			return nil, fmt.Errorf("decompose: task %d has no name", i+1)
-		}
+	if err := checkTasks(v.Tasks); err != nil {
+		return nil, err
 	}
 	return *v.Tasks, nil
+}
+
+// checkTasks refuses a task list that is missing, empty, too long, or
+// holds a task without a name.
+func checkTasks(tasks *[]Task) error {
+	switch {
+	case tasks == nil:
+		return errors.New(`decompose: the output's JSON has no "tasks" list`)
+	case len(*tasks) == 0:
+		return errors.New("decompose: the output lists no tasks")
+	case len(*tasks) > MaxTasks:
+		return fmt.Errorf("decompose: the output lists %d tasks; a step may add at most %d", len(*tasks), MaxTasks)
+	}
+	for i, t := range *tasks {
+		if strings.TrimSpace(t.Name) == "" {
+			return fmt.Errorf("decompose: task %d has no name", i+1)
+		}
+	}
+	return nil
 }
 
 func (x Expander) decompose(r *Run, s *Step, output []byte) ([]PlanStep, error) {
@@ -239,6 +253,15 @@ func taskIndex(ids []string, id string) int {
 // taskID makes a step id from a task name: lower case letters and digits,
 // dashes for the rest, at most 40 characters.
 func taskID(name string, i int) string {
+	if id := slug(name, 40); id != "" {
+		return id
+	}
+	return fmt.Sprintf("task-%d", i+1)
+}
+
+// slug is name in lower case letters and digits, each run of other
+// characters one dash (none at either end), cut near limit characters.
+func slug(name string, limit int) string {
 	var b strings.Builder
 	dash := false
 	for _, c := range strings.ToLower(name) {
@@ -251,15 +274,11 @@ func taskID(name string, i int) string {
 			b.WriteByte('-')
 			dash = true
 		}
-		if b.Len() >= 40 {
+		if b.Len() >= limit {
 			break
 		}
 	}
-	id := strings.TrimRight(b.String(), "-")
-	if id == "" {
-		return fmt.Sprintf("task-%d", i+1)
-	}
-	return id
+	return strings.TrimRight(b.String(), "-")
 }
 
 func taskTitle(t Task) string {
@@ -293,14 +312,7 @@ func prefixed(parent string, steps []PlanStep) []PlanStep {
 	for i, ps := range steps {
 		ps.ID = rename[ps.ID]
 		ps.Effort = ps.ID
-		deps := make([]string, 0, len(ps.DependsOn))
-		for _, d := range ps.DependsOn {
-			deps = append(deps, rename[d])
-		}
-		if len(deps) == 0 {
-			deps = []string{parent}
-		}
-		ps.DependsOn = deps
+		ps.DependsOn = renamedDeps(ps.DependsOn, rename, parent)
 		ps.Prompt = expandPromptRefs(ps.Prompt, func(name string) (string, bool) {
 			if id, ok := stepRef(name); ok && rename[id] != "" {
 				return "{{steps." + rename[id] + ".output}}", true
@@ -308,6 +320,19 @@ func prefixed(parent string, steps []PlanStep) []PlanStep {
 			return "", false
 		})
 		out[i] = ps
+	}
+	return out
+}
+
+// renamedDeps are the dependencies deps of an added step, renamed; a
+// step with none waits for the step that added it (parent).
+func renamedDeps(deps []string, rename map[string]string, parent string) []string {
+	if len(deps) == 0 {
+		return []string{parent}
+	}
+	out := make([]string, 0, len(deps))
+	for _, d := range deps {
+		out = append(out, rename[d])
 	}
 	return out
 }
