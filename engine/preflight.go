@@ -224,7 +224,7 @@ func checkChainNames(c ChainExpr, cat Catalog, pol Policy) error {
 		if err := chainNameRefusal(c, name, pol); err != nil {
 			return err
 		}
-		if _, err := cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
+		if !hasSkill(cat, name) {
 			if _, seen := suggestions[name]; !seen {
 				unknown = append(unknown, name)
 				suggestions[name] = Suggest(name, cat.Names())
@@ -315,7 +315,7 @@ func leadingSkills(context string, cat Catalog) []string {
 		if !ValidSkillName(w) {
 			break
 		}
-		if _, err := cat.Skill(w); err != nil && !errors.Is(err, ErrBrokenSkill) {
+		if !hasSkill(cat, w) {
 			break
 		}
 		more = append(more, w)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -304,7 +303,7 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 		c.add(line, "%s names `%s`: %s", what, name, why)
 		return PlanStep{}, false
 	}
-	if _, err := c.cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
+	if !hasSkill(c.cat, name) {
 		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
 		return PlanStep{}, false
 	}

@@ -222,20 +222,24 @@ func eachContentLine(b []byte, fn func(line []byte)) {
 			continue
 		}
 		t = foldSpace(t[:0], l)
-		if inComment {
-			if bytes.Contains(t, []byte("-->")) {
-				inComment = false
-			}
-			continue
-		}
-		if bytes.HasPrefix(t, []byte("<!--")) {
-			inComment = !bytes.Contains(t, []byte("-->"))
+		var comment bool
+		if comment, inComment = htmlComment(t, inComment); comment {
 			continue
 		}
 		if !noContent(t) {
 			fn(t)
 		}
 	}
+}
+
+// htmlComment reports whether folded line t is (part of) an HTML
+// comment, given whether one was open before it (open), and whether one is
+// still open after it.
+func htmlComment(t []byte, open bool) (comment, openAfter bool) {
+	if open || bytes.HasPrefix(t, []byte("<!--")) {
+		return true, !bytes.Contains(t, []byte("-->"))
+	}
+	return false, false
 }
 
 // noContent reports whether folded line t is one whose text is no

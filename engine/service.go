@@ -160,13 +160,18 @@ func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, er
 		if err == nil {
 			break
 		}
-		// The store refuses a new run whose id it holds already (ErrStale):
-		// two starts drew the same id; draw another.
-		if !errors.Is(err, ErrStale) || errors.Is(err, ErrDuplicate) || try == 3 {
+		if !idTaken(err) || try == 3 {
 			return nil, fmt.Errorf("start run: %w", err)
 		}
 	}
 	return s.advanceAfter(ctx, r), nil
+}
+
+// idTaken reports whether the store refused a new run because it holds
+// its id already (ErrStale): two starts drew the same id, and the start
+// draws another. A start whose key the store has seen is no such case.
+func idTaken(err error) bool {
+	return errors.Is(err, ErrStale) && !errors.Is(err, ErrDuplicate)
 }
 
 // Resume picks a run up again after gonogo restarted: it starts the steps

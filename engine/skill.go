@@ -143,6 +143,14 @@ func matchRule(rules []PolicyRule, name string) (PolicyRule, bool) {
 	return PolicyRule{}, false
 }
 
+// hasSkill reports whether cat holds a skill called name, usable or
+// broken (a broken one is refused for what is wrong with it, not as
+// unknown).
+func hasSkill(cat Catalog, name string) bool {
+	_, err := cat.Skill(name)
+	return err == nil || errors.Is(err, ErrBrokenSkill)
+}
+
 // Unusable says why the skill called name cannot run as a step of a run,
 // "" when it can: the policy refuses it (the orchestrator, maintenance
 // machinery, a whole workflow: the policy's reason), it is broken or not
