@@ -295,16 +295,7 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 		}
 		return PlanStep{}, false
 	}
-	if !ValidSkillName(name) {
-		c.add(line, "%s: %q is not a valid skill name (lower-case letters, digits and dashes)", what, name)
-		return PlanStep{}, false
-	}
-	if class, _, why := c.pol.Classify(name); classRefusals[class] != "" {
-		c.add(line, "%s names `%s`: %s", what, name, why)
-		return PlanStep{}, false
-	}
-	if !hasSkill(c.cat, name) {
-		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
+	if !c.knownSkill(name, what, line) {
 		return PlanStep{}, false
 	}
 	ps, reason, kind := resolve(name, c.cat, c.pol)
@@ -316,6 +307,24 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 		return PlanStep{}, false
 	}
 	return ps, true
+}
+
+// knownSkill reports whether name is a skill name the policy allows and
+// the catalog holds; each that is not is a problem.
+func (c *wfCheck) knownSkill(name, what string, line int) bool {
+	if !ValidSkillName(name) {
+		c.add(line, "%s: %q is not a valid skill name (lower-case letters, digits and dashes)", what, name)
+		return false
+	}
+	if class, _, why := c.pol.Classify(name); classRefusals[class] != "" {
+		c.add(line, "%s names `%s`: %s", what, name, why)
+		return false
+	}
+	if !hasSkill(c.cat, name) {
+		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
+		return false
+	}
+	return true
 }
 
 // conditions re-checks what the run relies on, for specs not read by the
