@@ -402,18 +402,26 @@ func SettleAttempt(e AttemptEnd, f Finished, post error, x Expander) (Finished, 
 	}
 	f.Artifact, f.Size, f.Summary = true, len(out), Summarize(out)
 	arts := []ArtifactWrite{{Step: e.Step, Attempt: e.Attempt, Body: out}}
-	switch {
-	case len(r.Steps) == 1:
+	if len(r.Steps) == 1 {
 		return f, arts, nil
-	case f.Result == ResultFailed || isCandidate(st, e.Attempt):
-		// Output kept to show why it failed is not the step's artifact,
-		// nor is a candidate's until it is picked: it goes under the
-		// attempt's name.
-		f.File = ArtifactFile(r.ID, e.Step, st.Skill, e.Attempt, false)
-		return f, arts, []FileWrite{{Path: f.File, Body: out}}
 	}
-	f.File = ArtifactFile(r.ID, e.Step, st.Skill, e.Attempt, true)
-	return f, arts, append(makeWay(r.ID, st, e.Attempt, f.File), FileWrite{Path: f.File, Body: out})
+	var files []FileWrite
+	f.File, files = outputFiles(r, st, e.Attempt, f.Result, out)
+	return f, arts, files
+}
+
+// outputFiles are where the output kept of attempt a of st (judged res)
+// is written, and the writes that put it there: the step's artifact file,
+// the attempt that sat there making way for it; or, for output kept to
+// show why it failed, or a candidate's until it is picked, which is not
+// the step's artifact, the attempt's own name.
+func outputFiles(r *Run, st *Step, a int, res Result, out []byte) (string, []FileWrite) {
+	if res == ResultFailed || isCandidate(st, a) {
+		file := ArtifactFile(r.ID, st.N, st.Skill, a, false)
+		return file, []FileWrite{{Path: file, Body: out}}
+	}
+	file := ArtifactFile(r.ID, st.N, st.Skill, a, true)
+	return file, append(makeWay(r.ID, st, a, file), FileWrite{Path: file, Body: out})
 }
 
 // checkOutput fails output f judged good when it fails the step's

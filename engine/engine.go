@@ -249,14 +249,21 @@ func Start(r *Run, n int, now time.Time) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := Event{Type: EvStepStarted, Step: n, Attempt: len(s.Attempts) + 1, Status: to, Skill: s.Using}
-	if d := s.LastDecision(); d != nil && d.Kind == DecideRedo {
-		ev.Feedback = d.Feedback
-	}
+	ev := startEvent(s, to)
 	if IsBestOf(s) {
 		return stamp(r, now, candidateStarts(s, ev)...), nil
 	}
 	return stamp(r, now, ev), nil
+}
+
+// startEvent is the start of the next attempt at s, which moves it to
+// to; it carries the feedback of the redo that asked for it, if any.
+func startEvent(s *Step, to StepStatus) Event {
+	ev := Event{Type: EvStepStarted, Step: s.N, Attempt: len(s.Attempts) + 1, Status: to, Skill: s.Using}
+	if d := s.LastDecision(); d != nil && d.Kind == DecideRedo {
+		ev.Feedback = d.Feedback
+	}
+	return ev
 }
 
 // Finished is what became of an attempt, as the service judged it.

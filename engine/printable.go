@@ -58,15 +58,20 @@ func writePrintable(b *strings.Builder, s string, i int) int {
 		b.WriteRune(0x2421)
 	case r == 0xfeff:
 	case shownAsCode(r):
-		b.WriteString("<U+")
-		hex := strings.ToUpper(strconv.FormatInt(int64(r), 16))
-		b.WriteString(strings.Repeat("0", 4-len(hex)))
-		b.WriteString(hex)
-		b.WriteByte('>')
+		writeCodePoint(b, r)
 	default:
 		b.WriteString(s[i : i+size])
 	}
 	return size
+}
+
+// writeCodePoint writes r as <U+XXXX>, in at least four hex digits.
+func writeCodePoint(b *strings.Builder, r rune) {
+	b.WriteString("<U+")
+	hex := strings.ToUpper(strconv.FormatInt(int64(r), 16))
+	b.WriteString(strings.Repeat("0", 4-len(hex)))
+	b.WriteString(hex)
+	b.WriteByte('>')
 }
 
 // firstUnprintable is the index of the first byte of s that Printable
