@@ -84,9 +84,7 @@ func applyStepEvent(r *Run, s *Step, ev Event) error {
 	case EvStepQueued:
 		s.Status = ev.Status
 	case EvStepStarted:
-		s.Status = ev.Status
-		s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback,
-			Runner: ev.Runner, Candidate: ev.Candidate})
+		started(s, ev)
 	case EvStepFinished:
 		return finished(r, s, ev)
 	case EvStepInterrupted:
@@ -103,6 +101,13 @@ func applyStepEvent(r *Run, s *Step, ev Event) error {
 		}
 	}
 	return nil
+}
+
+// started applies a step-started event to its step s: a new attempt.
+func started(s *Step, ev Event) {
+	s.Status = ev.Status
+	s.Attempts = append(s.Attempts, Attempt{N: ev.Attempt, Skill: ev.Skill, Started: ev.Time, Feedback: ev.Feedback,
+		Runner: ev.Runner, Candidate: ev.Candidate})
 }
 
 // interrupted applies a step-interrupted event to its step s: the attempt

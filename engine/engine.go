@@ -554,13 +554,18 @@ func withSettle(r *Run, now time.Time, added []PlanStep, ev Event) ([]Event, err
 		evs = append(evs, Event{Type: EvStepsAdded, Step: ev.Step, Added: added})
 	}
 	evs = stamp(r, now, evs...)
-	// The run completes when ev settles its step and every other step is
-	// settled already (added steps are not: they have yet to run).
-	settles := ev.Status == StepDone || ev.Status == StepSkipped
-	if settles && !expands && !r.Finished() && othersSettled(r, ev.Step) {
+	// Added steps are not settled: they have yet to run.
+	if !expands && completesRun(r, ev) {
 		evs = append(evs, Event{Type: EvRunFinished, State: RunCompleted, Seq: evs[len(evs)-1].Seq + 1, Time: now})
 	}
 	return evs, nil
+}
+
+// completesRun reports whether ev completes r: it settles its step, and
+// every other step is settled already.
+func completesRun(r *Run, ev Event) bool {
+	settles := ev.Status == StepDone || ev.Status == StepSkipped
+	return settles && !r.Finished() && othersSettled(r, ev.Step)
 }
 
 // othersSettled reports whether every step but n is settled; it stops at

@@ -19,7 +19,7 @@ func Interrupt(r *Run, now time.Time, steps ...int) []Event {
 	var evs []Event
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if s.Status != StepRunning || (len(steps) > 0 && !slices.Contains(steps, s.N)) {
+		if s.Status != StepRunning || !namedOrAll(steps, s.N) {
 			continue
 		}
 		to, err := next(s, trInterrupt)
@@ -29,6 +29,12 @@ func Interrupt(r *Run, now time.Time, steps ...int) []Event {
 		evs = append(evs, interruptEvents(s, to, reason)...)
 	}
 	return stamp(r, now, evs...)
+}
+
+// namedOrAll reports whether step n is among steps, where no step named
+// names them all.
+func namedOrAll(steps []int, n int) bool {
+	return len(steps) == 0 || slices.Contains(steps, n)
 }
 
 // interruptEvents are the events of interrupting running step s: every
