@@ -186,13 +186,9 @@ func (x Expander) decompose(r *Run, s *Step, output []byte) ([]PlanStep, error) 
 	if err != nil {
 		return nil, err
 	}
-	spec := WorkflowSpec{Name: s.ID, Source: fmt.Sprintf("the tasks of step %q", s.ID)}
-	for i, t := range tasks {
-		ws, err := taskStep(s, t, ids[i], byName)
-		if err != nil {
-			return nil, err
-		}
-		spec.Steps = append(spec.Steps, ws)
+	spec, err := taskSpec(s, tasks, ids, byName)
+	if err != nil {
+		return nil, err
 	}
 	p, err := PreflightWorkflow(spec, nil, r.Plan.Context, Flags{}, x.Catalog, x.Policy)
 	if err != nil {
@@ -225,6 +221,20 @@ func taskIDs(tasks []Task) ([]string, map[string]string, error) {
 		used[id], ids[i], byName[name] = true, id, id
 	}
 	return ids, byName, nil
+}
+
+// taskSpec is the workflow of decompose step s's tasks, one step each,
+// which pre-flight checks as it checks any workflow.
+func taskSpec(s *Step, tasks []Task, ids []string, byName map[string]string) (WorkflowSpec, error) {
+	spec := WorkflowSpec{Name: s.ID, Source: fmt.Sprintf("the tasks of step %q", s.ID)}
+	for i, t := range tasks {
+		ws, err := taskStep(s, t, ids[i], byName)
+		if err != nil {
+			return WorkflowSpec{}, err
+		}
+		spec.Steps = append(spec.Steps, ws)
+	}
+	return spec, nil
 }
 
 // taskStep is the workflow step (id) that carries out task t of

@@ -285,6 +285,12 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	if err != nil {
 		return nil, err
 	}
+	return s.commitPicked(ctx, r, evs, c)
+}
+
+// commitPicked commits evs with c and the file moves of the candidate a
+// pick among evs makes the step's (by a person, or by guarded auto).
+func (s *Service) commitPicked(ctx context.Context, r *Run, evs []Event, c Commit) (*Run, error) {
 	moves, err := PickWrites(r, evs)
 	if err != nil {
 		return nil, err

@@ -213,11 +213,6 @@ func (s *Service) finish(ctx context.Context, cur *Run, n, attempt int, f Finish
 	if err != nil {
 		return err
 	}
-	moves, err := PickWrites(cur, evs)
-	if err != nil {
-		return err
-	}
-	c.Files = append(c.Files, moves...)
-	_, err = s.commit(ctx, cur, evs, c)
+	_, err = s.commitPicked(ctx, cur, evs, c)
 	return err
 }
