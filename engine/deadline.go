@@ -48,13 +48,16 @@ func Deadlines(r *Run, s *Step) (remind, timeout time.Time) {
 	if o == nil || s.Status != StepWaiting || l == nil || l.Finished.IsZero() {
 		return time.Time{}, time.Time{}
 	}
-	if o.RemindAfter > 0 {
-		remind = l.Finished.Add(o.RemindAfter)
+	return deadlineAfter(l.Finished, o.RemindAfter), deadlineAfter(l.Finished, o.DecisionTimeout)
+}
+
+// deadlineAfter is the deadline d after t; zero (none) for a d the run
+// does not set.
+func deadlineAfter(t time.Time, d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
 	}
-	if o.DecisionTimeout > 0 {
-		timeout = l.Finished.Add(o.DecisionTimeout)
-	}
-	return remind, timeout
+	return t.Add(d)
 }
 
 // DeadlineDue reports the next deadline of s that gonogo still has to act

@@ -218,23 +218,31 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 // step (not a skill name, or one the policy refuses), else for all the
 // names that are not installed at once, each with close names offered.
 func checkChainNames(c ChainExpr, cat Catalog, pol Policy) error {
-	var unknown []string
-	suggestions := map[string][]string{}
 	for _, name := range c.Names {
 		if err := chainNameRefusal(c, name, pol); err != nil {
 			return err
 		}
-		if !hasSkill(cat, name) {
-			if _, seen := suggestions[name]; !seen {
-				unknown = append(unknown, name)
-				suggestions[name] = Suggest(name, cat.Names())
-			}
-		}
 	}
+	unknown, suggestions := unknownSkills(c.Names, cat)
 	if len(unknown) > 0 {
 		return unknownSkillsRefusal(c, unknown, suggestions)
 	}
 	return nil
+}
+
+// unknownSkills are the names the catalog does not hold, each once in the
+// order written, with the close names offered for each.
+func unknownSkills(names []string, cat Catalog) ([]string, map[string][]string) {
+	var unknown []string
+	suggestions := map[string][]string{}
+	for _, name := range names {
+		if _, seen := suggestions[name]; seen || hasSkill(cat, name) {
+			continue
+		}
+		unknown = append(unknown, name)
+		suggestions[name] = Suggest(name, cat.Names())
+	}
+	return unknown, suggestions
 }
 
 // chainNameRefusal refuses a name that is not a skill name, or that the
