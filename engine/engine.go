@@ -194,11 +194,17 @@ func Ready(r *Run) []int {
 	var out []int
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if (s.Status == StepPending || s.Status == StepQueued) && depsSettled(r, s) {
+		if notStarted(s) && depsSettled(r, s) {
 			out = append(out, s.N)
 		}
 	}
 	return out
+}
+
+// notStarted reports whether s waits to start: pending, or queued for a
+// runner slot.
+func notStarted(s *Step) bool {
+	return s.Status == StepPending || s.Status == StepQueued
 }
 
 // depsSettled reports whether every step s depends on is settled.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
@@ -164,16 +165,14 @@ func Unusable(name string, cat Catalog, pol Policy) string {
 	case ClassSelf, ClassRefused, ClassComposite:
 		return "refused by the policy: " + why
 	}
-	s, err := cat.Skill(name)
-	switch {
-	case err != nil && s.Problem != "":
-		return s.Problem
-	case err != nil:
-		return err.Error()
-	case class == ClassDispatch:
-		if _, err := cat.Agent(leaf); err != nil {
-			return fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
-		}
+	if s, err := cat.Skill(name); err != nil {
+		return cmp.Or(s.Problem, err.Error())
+	}
+	if class != ClassDispatch {
+		return ""
+	}
+	if _, err := cat.Agent(leaf); err != nil {
+		return fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
 	}
 	return ""
 }
