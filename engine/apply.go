@@ -20,6 +20,14 @@ func Apply(r *Run, ev Event) error {
 	if writesArtifact(ev) {
 		madeWay(r, s, ev)
 	}
+	applied(r, ev)
+	return nil
+}
+
+// applied records on r that ev was folded into it: its sequence number,
+// its time as the run's last change, and the run's state as it now
+// stands (a finished run's state is the one its end recorded).
+func applied(r *Run, ev Event) {
 	r.Seq = ev.Seq
 	if ev.Type != EvStepReminded && ev.Type != EvStepTimedOut {
 		// A deadline that leaves its step waiting is no change to the
@@ -29,7 +37,6 @@ func Apply(r *Run, ev Event) error {
 	if ev.Type != EvRunFinished && !r.Finished() {
 		r.State = derivedState(r)
 	}
-	return nil
 }
 
 // eventStep checks that ev may follow r, in this order: its sequence
