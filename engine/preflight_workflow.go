@@ -62,15 +62,23 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 		p.Steps = append(p.Steps, wfPlanStep(w.Steps[i], resolved[i], prompts[i]))
 	}
 	p.Args = values
-	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
-	if flags.Thread && !wfLinear(p.Steps) {
-		p.Warnings = append(p.Warnings, "--thread hands a step the artifact of the one step it depends on; "+
+	p.Warnings = append(p.Warnings, wfWarnings(p, cat)...)
+	return p, nil
+}
+
+// wfWarnings are what pre-flight notes about a workflow it accepts as p:
+// its skills' warnings, --thread on steps that branch or join, and --auto
+// the run does not take.
+func wfWarnings(p Plan, cat Catalog) []string {
+	out := skillWarnings(cat, p.Steps)
+	if p.Flags.Thread && !wfLinear(p.Steps) {
+		out = append(out, "--thread hands a step the artifact of the one step it depends on; "+
 			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")
 	}
 	if _, warn := ResolveMode(p); warn != "" {
-		p.Warnings = append(p.Warnings, warn)
+		out = append(out, warn)
 	}
-	return p, nil
+	return out
 }
 
 // steps checks each step's skills (its own, its fallback, its decompose
