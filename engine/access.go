@@ -69,7 +69,13 @@ func MayDecide(starter string, approvers []string, user string, m Member) bool {
 	case user == starter || slices.Contains(approvers, user):
 		return true
 	}
-	for _, g := range m.Groups {
+	return inApproverGroup(user, m.Groups, approvers)
+}
+
+// inApproverGroup reports whether one of user's groups (other than user
+// itself) is among approvers.
+func inApproverGroup(user string, groups, approvers []string) bool {
+	for _, g := range groups {
 		if g != user && slices.Contains(approvers, g) {
 			return true
 		}

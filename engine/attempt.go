@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -59,43 +60,73 @@ func PlanAttempt(r *Run, st *Step, cat Catalog, pol Policy) (AttemptPlan, error)
 	p := AttemptPlan{Run: r, Step: st, Job: Job{Run: r.ID, Step: st.N, Attempt: l.N, Skill: st.Skill, DryRun: r.DryRun,
 		Timeout: st.Rules.Timeout, Options: st.Rules.Options}}
 	if skill := AttemptSkill(st, l); skill != st.Skill {
-		// The fallback runs as the step, with its own instructions.
-		ps, why, _ := resolve(skill, cat, pol)
-		if why != "" && !r.DryRun {
-			return p, fmt.Errorf("the fallback: %s", why)
+		fb, err := asFallback(r, st, skill, cat, pol)
+		if err != nil {
+			return p, err
 		}
-		c, d := *st, *st.StepDef
-		d.Skill, d.Category, d.Execution, d.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
-		c.StepDef = &d
-		p.Step, p.Job.Skill = &c, skill
+		p.Step, p.Job.Skill = fb, skill
 	}
 	st = p.Step
-	read := func(ref ArtifactRef) {
-		for _, x := range p.Reads {
-			if x == ref {
-				return
-			}
-		}
-		p.Reads = append(p.Reads, ref)
-	}
-	if strings.Contains(st.Prompt, "{{") {
-		refs, _ := promptRefs(st.Prompt)
-		for _, ref := range refs {
-			if _, src, has := refSource(r, ref.name); has {
-				read(src)
-			}
-		}
-	}
+	p.Reads = promptReads(r, st.Prompt)
 	p.CheckPre = len(st.Rules.Pre) > 0 && !r.DryRun
-	if st.ThreadFrom > 0 && !r.DryRun { // a dry run has no artifact to hand on
-		if _, from, err := threadOf(r, st); err == nil && from != nil {
-			read(ArtifactRef{from.N, from.Latest().N})
-		}
+	if ref, ok := threadRead(r, st); ok {
+		p.Reads = appendRead(p.Reads, ref)
 	}
 	if prev, ok := previousAttempt(st, l); ok {
-		read(prev)
+		p.Reads = appendRead(p.Reads, prev)
 	}
 	return p, nil
+}
+
+// threadRead is the artifact threading hands st, when it is handed one;
+// a dry run has no artifact to hand on.
+func threadRead(r *Run, st *Step) (ArtifactRef, bool) {
+	if st.ThreadFrom == 0 || r.DryRun {
+		return ArtifactRef{}, false
+	}
+	if _, from, err := threadOf(r, st); err == nil && from != nil {
+		return ArtifactRef{from.N, from.Latest().N}, true
+	}
+	return ArtifactRef{}, false
+}
+
+// asFallback is st as its fallback skill runs it: as the step, with its
+// own instructions, category and leaf agent. A fallback that cannot be
+// used is an error, except in a dry run.
+func asFallback(r *Run, st *Step, skill string, cat Catalog, pol Policy) (*Step, error) {
+	ps, why, _ := resolve(skill, cat, pol)
+	if why != "" && !r.DryRun {
+		return nil, fmt.Errorf("the fallback: %s", why)
+	}
+	c, d := *st, *st.StepDef
+	d.Skill, d.Category, d.Execution, d.Leaf = skill, ps.Category, ps.Execution, ps.Leaf
+	c.StepDef = &d
+	return &c, nil
+}
+
+// promptReads are the confirmed outputs the {{steps.ID.output}}
+// references of prompt read in r, each once, in the order written.
+func promptReads(r *Run, prompt string) []ArtifactRef {
+	if !strings.Contains(prompt, "{{") {
+		return nil
+	}
+	var reads []ArtifactRef
+	refs, _ := promptRefs(prompt)
+	for _, ref := range refs {
+		if _, src, has := refSource(r, ref.name); has {
+			reads = appendRead(reads, src)
+		}
+	}
+	return reads
+}
+
+// appendRead adds ref to reads unless it is there already: each artifact
+// is read once, however often the prompt names it.
+func appendRead(reads []ArtifactRef, ref ArtifactRef) []ArtifactRef {
+	if slices.Contains(reads, ref) {
+		return reads
+	}
+	return append(reads, ref)
 }
 
 // ComposeJob composes the job of a planned attempt from what the backend
@@ -105,16 +136,10 @@ func PlanAttempt(r *Run, st *Step, cat Catalog, pol Policy) (AttemptPlan, error)
 // and now for {{today}}. An error fails the attempt without running the
 // agent; the returned Job is still the one to judge it with.
 func ComposeJob(p AttemptPlan, read map[ArtifactRef]ArtifactRead, pre error, cat Catalog, now time.Time) (Job, error) {
-	r, st, job := p.Run, p.Step, p.Job
-	if strings.Contains(st.Prompt, "{{") {
-		prompt, err := interpolate(r, st.Prompt, read, now)
-		if err != nil {
-			return job, err
-		}
-		c, d := *st, *st.StepDef
-		d.Prompt = prompt
-		c.StepDef = &d
-		st = &c
+	r, job := p.Run, p.Job
+	st, err := interpolated(r, p.Step, read, now)
+	if err != nil {
+		return job, err
 	}
 	if pre != nil {
 		return job, fmt.Errorf("precondition failed: %w", pre)
@@ -125,22 +150,61 @@ func ComposeJob(p AttemptPlan, read map[ArtifactRef]ArtifactRead, pre error, cat
 		return job, fmt.Errorf("skill `%s` is no longer installed: %w", st.Skill, err)
 	}
 	in.Skill, job.SkillDir = sk, SkillDir(sk)
-	if st.Leaf != "" && !r.DryRun {
-		if in.Leaf, err = cat.Agent(st.Leaf); err != nil {
-			return job, fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
-		}
+	if err := readInputs(&in, r, st, read, cat); err != nil {
+		return job, err
+	}
+	job.Prompt = ComposePrompt(in)
+	return job, nil
+}
+
+// interpolated is st with the references its prompt keeps until it runs
+// filled in (see interpolate); st itself when its prompt has none.
+func interpolated(r *Run, st *Step, read map[ArtifactRef]ArtifactRead, now time.Time) (*Step, error) {
+	if !strings.Contains(st.Prompt, "{{") {
+		return st, nil
+	}
+	prompt, err := interpolate(r, st.Prompt, read, now)
+	if err != nil {
+		return nil, err
+	}
+	c, d := *st, *st.StepDef
+	d.Prompt = prompt
+	c.StepDef = &d
+	return &c, nil
+}
+
+// readInputs completes in for step st with what the agent is shown
+// besides its skill: the leaf agent a dispatch skill runs, the artifact
+// threading hands on, and the artifact of the attempt a redo's feedback
+// is about.
+func readInputs(in *PromptInput, r *Run, st *Step, read map[ArtifactRef]ArtifactRead, cat Catalog) error {
+	var err error
+	if in.Leaf, err = leafAgent(r, st, cat); err != nil {
+		return err
 	}
 	if st.ThreadFrom > 0 && !r.DryRun {
 		if in.Step, in.Threaded, err = threaded(r, st, read); err != nil {
-			return job, err
+			return err
 		}
 	}
 	if prev, ok := previousAttempt(st, st.Latest()); ok {
 		// Without it the feedback still reaches the agent.
 		in.Previous = lookup(read, prev).Body
 	}
-	job.Prompt = ComposePrompt(in)
-	return job, nil
+	return nil
+}
+
+// leafAgent is the instructions of the leaf agent a dispatch step st
+// inlines; "" for any other step, and in a dry run.
+func leafAgent(r *Run, st *Step, cat Catalog) (string, error) {
+	if st.Leaf == "" || r.DryRun {
+		return "", nil
+	}
+	leaf, err := cat.Agent(st.Leaf)
+	if err != nil {
+		return "", fmt.Errorf("leaf agent `%s` of `%s` is not installed: %w", st.Leaf, st.Skill, err)
+	}
+	return leaf, nil
 }
 
 // previousAttempt is the artifact of the attempt l redoes, which the agent
@@ -178,12 +242,7 @@ func refSource(r *Run, name string) (known bool, src ArtifactRef, has bool) {
 	if !ok {
 		return false, src, false
 	}
-	var from *Step
-	for i := range r.Steps {
-		if r.Steps[i].ID == id {
-			from = &r.Steps[i]
-		}
-	}
+	from := stepByID(r, id)
 	if from == nil {
 		return false, src, false
 	}
@@ -192,6 +251,18 @@ func refSource(r *Run, name string) (known bool, src ArtifactRef, has bool) {
 		return true, src, false
 	}
 	return true, ArtifactRef{from.N, l.N}, true
+}
+
+// stepByID is the step of r with id (the last, should two share it), or
+// nil.
+func stepByID(r *Run, id string) *Step {
+	var from *Step
+	for i := range r.Steps {
+		if r.Steps[i].ID == id {
+			from = &r.Steps[i]
+		}
+	}
+	return from
 }
 
 // interpolate fills in the references a workflow prompt keeps until its
@@ -207,18 +278,30 @@ func interpolate(r *Run, prompt string, read map[ArtifactRef]ArtifactRead, now t
 		case "today":
 			return now.UTC().Format("2006-01-02"), true
 		}
-		known, src, has := refSource(r, name)
-		if !known || !has {
-			return "", known
+		out, known, err := stepOutput(r, name, read)
+		if ferr == nil {
+			ferr = err
 		}
-		a := lookup(read, src)
-		if a.Err != nil && ferr == nil {
-			id, _ := stepRef(name)
-			ferr = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, a.Err)
-		}
-		return strings.TrimSpace(string(a.Body)), true
+		return out, known
 	})
 	return out, ferr
+}
+
+// stepOutput is what reference name reads from what the backend read: the
+// confirmed output of the step {{steps.ID.output}} names ("" when it has
+// none); known is false for a name that is no such reference. An output
+// that could not be read is an error.
+func stepOutput(r *Run, name string, read map[ArtifactRef]ArtifactRead) (out string, known bool, err error) {
+	known, src, has := refSource(r, name)
+	if !known || !has {
+		return "", known, nil
+	}
+	a := lookup(read, src)
+	if a.Err != nil {
+		id, _ := stepRef(name)
+		err = fmt.Errorf("read the output of step %q for {{%s}}: %w", id, name, a.Err)
+	}
+	return strings.TrimSpace(string(a.Body)), true, err
 }
 
 // threadOf is the threaded step st as it runs, handed the confirmed
@@ -312,28 +395,52 @@ func SettleAttempt(e AttemptEnd, f Finished, post error, x Expander) (Finished, 
 	r, st, out := e.Run, e.Run.Step(e.Step), e.Outcome.Artifact
 	keep := f.Result == ResultProduced || f.Result == ResultEmpty
 	if f.Result == ResultProduced {
-		var err error
-		if post != nil {
-			f.Result, f.Reason = ResultFailed, "postcondition failed: "+post.Error()
-		} else if f.Added, err = x.Expand(r, st, out); err != nil {
-			f.Result, f.Reason = ResultFailed, err.Error()
-		}
+		f = checkOutput(r, st, f, out, post, x)
 	}
 	if !keep || !hasContent(out) {
 		return f, nil, nil
 	}
 	f.Artifact, f.Size, f.Summary = true, len(out), Summarize(out)
 	arts := []ArtifactWrite{{Step: e.Step, Attempt: e.Attempt, Body: out}}
-	switch {
-	case len(r.Steps) == 1:
+	if len(r.Steps) == 1 {
 		return f, arts, nil
-	case f.Result == ResultFailed || attempt(st, e.Attempt) != nil && attempt(st, e.Attempt).Candidate > 0:
-		// Output kept to show why it failed is not the step's artifact,
-		// nor is a candidate's until it is picked: it goes under the
-		// attempt's name.
-		f.File = ArtifactFile(r.ID, e.Step, st.Skill, e.Attempt, false)
-		return f, arts, []FileWrite{{Path: f.File, Body: out}}
 	}
-	f.File = ArtifactFile(r.ID, e.Step, st.Skill, e.Attempt, true)
-	return f, arts, append(makeWay(r.ID, st, e.Attempt, f.File), FileWrite{Path: f.File, Body: out})
+	var files []FileWrite
+	f.File, files = outputFiles(r, st, e.Attempt, f.Result, out)
+	return f, arts, files
+}
+
+// outputFiles are where the output kept of attempt a of st (judged res)
+// is written, and the writes that put it there: the step's artifact file,
+// the attempt that sat there making way for it; or, for output kept to
+// show why it failed, or a candidate's until it is picked, which is not
+// the step's artifact, the attempt's own name.
+func outputFiles(r *Run, st *Step, a int, res Result, out []byte) (string, []FileWrite) {
+	if res == ResultFailed || isCandidate(st, a) {
+		file := ArtifactFile(r.ID, st.N, st.Skill, a, false)
+		return file, []FileWrite{{Path: file, Body: out}}
+	}
+	file := ArtifactFile(r.ID, st.N, st.Skill, a, true)
+	return file, append(makeWay(r.ID, st, a, file), FileWrite{Path: file, Body: out})
+}
+
+// checkOutput fails output f judged good when it fails the step's
+// postconditions (post), or when st is a route or decompose step that
+// cannot be expanded from it; else it records the steps it adds.
+func checkOutput(r *Run, st *Step, f Finished, out []byte, post error, x Expander) Finished {
+	if post != nil {
+		f.Result, f.Reason = ResultFailed, "postcondition failed: "+post.Error()
+		return f
+	}
+	var err error
+	if f.Added, err = x.Expand(r, st, out); err != nil {
+		f.Result, f.Reason = ResultFailed, err.Error()
+	}
+	return f
+}
+
+// isCandidate reports whether attempt n of st is a best-of candidate.
+func isCandidate(st *Step, n int) bool {
+	a := attempt(st, n)
+	return a != nil && a.Candidate > 0
 }

@@ -36,28 +36,43 @@ func ComposePrompt(in PromptInput) string {
 	}
 	writeSkillFiles(&b, in.Skill)
 	b.WriteString("## Task\n\n")
+	b.WriteString(stepTask(s, r.Plan.Context))
+	b.WriteString("\n")
+	writeInputs(&b, in)
+	return b.String()
+}
+
+// stepTask is what step s is asked to do: its prompt, with the run's shared
+// context after it; the context alone for a step with no prompt; else to
+// produce its skill's artifact.
+func stepTask(s *Step, context string) string {
 	task := strings.TrimSpace(s.Prompt)
 	if task == "" {
-		task = strings.TrimSpace(r.Plan.Context)
-	} else if c := strings.TrimSpace(r.Plan.Context); c != "" {
+		task = strings.TrimSpace(context)
+	} else if c := strings.TrimSpace(context); c != "" {
 		task += "\n\nShared context: " + c
 	}
 	if task == "" {
 		task = fmt.Sprintf("Produce the `%s` artifact.", s.Skill)
 	}
-	b.WriteString(task)
-	b.WriteString("\n")
+	return task
+}
+
+// writeInputs writes what the step is given after its task: the artifact
+// threading hands on, and on a redo the previous attempt with the
+// reviewer's feedback.
+func writeInputs(b *strings.Builder, in PromptInput) {
+	s, r := in.Step, in.Run
 	if len(in.Threaded) > 0 {
 		from := r.Step(s.ThreadFrom)
-		fmt.Fprintf(&b, "\n## Input: the confirmed artifact of step %d (`%s`)\n\n%s\n", from.N, from.Skill, strings.TrimSpace(string(in.Threaded)))
+		fmt.Fprintf(b, "\n## Input: the confirmed artifact of step %d (`%s`)\n\n%s\n", from.N, from.Skill, strings.TrimSpace(string(in.Threaded)))
 	}
 	if len(in.Previous) > 0 && strings.TrimSpace(in.Feedback) != "" {
-		fmt.Fprintf(&b, "\n## Your previous attempt\n\n%s\n", strings.TrimSpace(string(in.Previous)))
+		fmt.Fprintf(b, "\n## Your previous attempt\n\n%s\n", strings.TrimSpace(string(in.Previous)))
 	}
 	if f := strings.TrimSpace(in.Feedback); f != "" {
-		fmt.Fprintf(&b, "\n## Reviewer feedback on the previous attempt\n\n%s\n", f)
+		fmt.Fprintf(b, "\n## Reviewer feedback on the previous attempt\n\n%s\n", f)
 	}
-	return b.String()
 }
 
 // SkillDir is the absolute path of a skill's folder, the one holding its

@@ -73,19 +73,24 @@ func checkCondition(ctx context.Context, c Condition, output []byte, p Probe) er
 			return fmt.Errorf("the output does not contain %q", c.Text)
 		}
 	case CondOutputMatches:
-		re, err := regexp.Compile(c.Pattern)
-		if err != nil {
-			return fmt.Errorf("pattern %q does not compile: %w", c.Pattern, err)
-		}
-		if !re.Match(output) {
-			return fmt.Errorf("the output does not match /%s/", c.Pattern)
-		}
+		return checkOutputMatches(c.Pattern, output)
 	case CondJSONField:
 		return checkJSONField(output, c.Field, c.Value)
 	case CondCommand:
 		return checkCommand(ctx, c.Command, output, p)
 	default:
 		return fmt.Errorf("unknown condition %q", c.Kind)
+	}
+	return nil
+}
+
+func checkOutputMatches(pattern string, output []byte) error {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return fmt.Errorf("pattern %q does not compile: %w", pattern, err)
+	}
+	if !re.Match(output) {
+		return fmt.Errorf("the output does not match /%s/", pattern)
 	}
 	return nil
 }
@@ -116,32 +121,42 @@ func checkJSONField(output []byte, field, want string) error {
 		return fmt.Errorf("the output is not JSON, so field %s cannot be read: %s", field, jsonProblem(jsonBody(string(output)), err))
 	}
 	for _, part := range strings.Split(field, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			next, ok := x[part]
-			if !ok {
-				return fmt.Errorf("the output's JSON has no field %s", field)
-			}
-			v = next
-		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(x) {
-				return fmt.Errorf("the output's JSON has no field %s", field)
-			}
-			v = x[i]
-		default:
+		var ok bool
+		if v, ok = jsonMember(v, part); !ok {
 			return fmt.Errorf("the output's JSON has no field %s", field)
 		}
 	}
-	got, ok := v.(string)
-	if !ok {
-		b, _ := json.Marshal(v)
-		got = string(b)
-	}
-	if got != want {
+	if got := jsonText(v); got != want {
 		return fmt.Errorf("the output's JSON field %s is %q, not %q", field, wfClip(got, 80), want)
 	}
 	return nil
+}
+
+// jsonMember is the member part of decoded JSON v: an object's field, or
+// an array's element when part is its index; false when v has none.
+func jsonMember(v any, part string) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		next, ok := x[part]
+		return next, ok
+	case []any:
+		i, err := strconv.Atoi(part)
+		if err != nil || i < 0 || i >= len(x) {
+			return nil, false
+		}
+		return x[i], true
+	}
+	return nil, false
+}
+
+// jsonText is decoded JSON v as a condition compares it: a string by its
+// text, anything else by its JSON spelling.
+func jsonText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func checkCommand(ctx context.Context, argv []string, output []byte, p Probe) error {
@@ -154,7 +169,13 @@ func checkCommand(ctx context.Context, argv []string, output []byte, p Probe) er
 	}
 	ctx, cancel := context.WithTimeout(ctx, conditionCommandTimeout)
 	defer cancel()
-	res := p.Command(ctx, argv, output)
+	return commandVerdict(ctx, name, p.Command(ctx, argv, output))
+}
+
+// commandVerdict is what a command condition's run (res) says, for ctx,
+// the context it ran in: nil when it exited 0; else why not, with the last
+// line of its stderr.
+func commandVerdict(ctx context.Context, name string, res CommandResult) error {
 	switch {
 	case res.Err == nil && res.ExitCode == 0:
 		return nil
@@ -186,26 +207,36 @@ func jsonBody(out string) string {
 		return t
 	}
 	for rest := t; ; {
-		i := strings.Index(rest, "```")
-		if i < 0 {
-			return t
-		}
-		rest = rest[i+3:]
-		nl := strings.IndexByte(rest, '\n')
-		if nl < 0 {
-			return t
-		}
-		lang := strings.TrimSpace(rest[:nl])
-		body := rest[nl+1:]
-		end := strings.Index(body, "```")
-		if end < 0 {
+		lang, body, after, ok := nextFence(rest)
+		if !ok {
 			return t
 		}
 		if lang == "" || strings.EqualFold(lang, "json") {
-			return strings.TrimSpace(body[:end])
+			return strings.TrimSpace(body)
 		}
-		rest = body[end+3:]
+		rest = after
 	}
+}
+
+// nextFence finds the first closed ``` fenced block of s: the language
+// its opening line names, its body, and the text after it; false when s
+// holds none.
+func nextFence(s string) (lang, body, after string, ok bool) {
+	i := strings.Index(s, "```")
+	if i < 0 {
+		return "", "", "", false
+	}
+	s = s[i+3:]
+	nl := strings.IndexByte(s, '\n')
+	if nl < 0 {
+		return "", "", "", false
+	}
+	lang, rest := strings.TrimSpace(s[:nl]), s[nl+1:]
+	end := strings.Index(rest, "```")
+	if end < 0 {
+		return "", "", "", false
+	}
+	return lang, rest[:end], rest[end+3:], true
 }
 
 // jsonProblem describes a JSON decoding error with the line and column it

@@ -48,13 +48,16 @@ func Deadlines(r *Run, s *Step) (remind, timeout time.Time) {
 	if o == nil || s.Status != StepWaiting || l == nil || l.Finished.IsZero() {
 		return time.Time{}, time.Time{}
 	}
-	if o.RemindAfter > 0 {
-		remind = l.Finished.Add(o.RemindAfter)
+	return deadlineAfter(l.Finished, o.RemindAfter), deadlineAfter(l.Finished, o.DecisionTimeout)
+}
+
+// deadlineAfter is the deadline d after t; zero (none) for a d the run
+// does not set.
+func deadlineAfter(t time.Time, d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
 	}
-	if o.DecisionTimeout > 0 {
-		timeout = l.Finished.Add(o.DecisionTimeout)
-	}
-	return remind, timeout
+	return t.Add(d)
 }
 
 // DeadlineDue reports the next deadline of s that gonogo still has to act
@@ -106,24 +109,42 @@ func Overdue(r *Run, now time.Time) ([]Event, []Decision) {
 	var evs []Event
 	var aborts []Decision
 	for i := range r.Steps {
-		s := &r.Steps[i]
-		remind, timeout := pendingDeadlines(r, s)
-		l := s.Latest()
-		if !timeout.IsZero() && !timeout.After(now) {
-			if r.Oversight.OnTimeout == TimeoutAbort {
-				aborts = append(aborts, Decision{Kind: DecideAbort, Actor: TimeoutActor, Step: s.N, Attempt: l.N,
-					Key: TimeoutKey(r.ID, s.N, l.N)})
-				continue
-			}
-			evs = append(evs, Event{Type: EvStepTimedOut, Step: s.N, Attempt: l.N, Status: s.Status,
-				Reason: fmt.Sprintf("waited %s for a decision; it keeps waiting", r.Oversight.DecisionTimeout)})
+		more, abort := overdueStep(r, &r.Steps[i], now)
+		if abort != nil {
+			aborts = append(aborts, *abort)
+			continue
 		}
-		if !remind.IsZero() && !remind.After(now) {
-			evs = append(evs, Event{Type: EvStepReminded, Step: s.N, Attempt: l.N, Status: s.Status})
-		}
+		evs = append(evs, more...)
 	}
 	if len(aborts) > 0 {
 		return nil, aborts[:1]
 	}
 	return stamp(r, now, evs...), nil
+}
+
+// overdueStep is what gonogo does about the deadlines of s that have
+// passed by now: the abort of a timeout whose action is TimeoutAbort
+// (and nothing else), else the events of a timeout that leaves s waiting
+// and of a reminder, in that order.
+func overdueStep(r *Run, s *Step, now time.Time) ([]Event, *Decision) {
+	remind, timeout := pendingDeadlines(r, s)
+	l := s.Latest()
+	var evs []Event
+	if passed(timeout, now) {
+		if r.Oversight.OnTimeout == TimeoutAbort {
+			return nil, &Decision{Kind: DecideAbort, Actor: TimeoutActor, Step: s.N, Attempt: l.N,
+				Key: TimeoutKey(r.ID, s.N, l.N)}
+		}
+		evs = append(evs, Event{Type: EvStepTimedOut, Step: s.N, Attempt: l.N, Status: s.Status,
+			Reason: fmt.Sprintf("waited %s for a decision; it keeps waiting", r.Oversight.DecisionTimeout)})
+	}
+	if passed(remind, now) {
+		evs = append(evs, Event{Type: EvStepReminded, Step: s.N, Attempt: l.N, Status: s.Status})
+	}
+	return evs, nil
+}
+
+// passed reports whether deadline t is set and has passed by now.
+func passed(t, now time.Time) bool {
+	return !t.IsZero() && !t.After(now)
 }

@@ -51,17 +51,30 @@ func ResolveMode(p Plan) (Mode, string) {
 	if f.ForceAuto {
 		return ModeGuardedAuto, ""
 	}
-	switch {
-	case p.Input == InputChain:
-		return ModeCheckpointed, "--auto ignored: chains stay checkpointed unless --force-auto"
-	case p.Input == InputPlan && p.DomainAmbiguous:
-		return ModeCheckpointed, "--auto ignored: the plan's Cynefin domain is ambiguous, so the run stays checkpointed unless --force-auto"
-	case p.Input == InputPlan && p.Domain == "":
-		return ModeCheckpointed, "--auto ignored: the plan names no Cynefin domain, so the run stays checkpointed unless --force-auto"
-	case p.Input == InputPlan && (p.Domain == DomainComplex || p.Domain == DomainChaotic):
-		return ModeCheckpointed, fmt.Sprintf("--auto ignored: %s plans stay checkpointed unless --force-auto", p.Domain)
+	if warning := autoRefused(p); warning != "" {
+		return ModeCheckpointed, warning
 	}
 	return ModeGuardedAuto, ""
+}
+
+// autoRefused is why the Cynefin floor keeps p checkpointed despite
+// --auto, or "" when p may run in guarded auto.
+func autoRefused(p Plan) string {
+	if p.Input == InputChain {
+		return "--auto ignored: chains stay checkpointed unless --force-auto"
+	}
+	if p.Input != InputPlan {
+		return ""
+	}
+	switch {
+	case p.DomainAmbiguous:
+		return "--auto ignored: the plan's Cynefin domain is ambiguous, so the run stays checkpointed unless --force-auto"
+	case p.Domain == "":
+		return "--auto ignored: the plan names no Cynefin domain, so the run stays checkpointed unless --force-auto"
+	case p.Domain == DomainComplex || p.Domain == DomainChaotic:
+		return fmt.Sprintf("--auto ignored: %s plans stay checkpointed unless --force-auto", p.Domain)
+	}
+	return ""
 }
 
 // RunModeName is the run mode as the check output and the run header name
@@ -89,10 +102,17 @@ func stamp(r *Run, now time.Time, evs ...Event) []Event {
 func Fold(r *Run, evs []Event) (*Run, error) {
 	c := *r
 	c.Steps = slices.Clone(r.Steps)
-	own := func(n int) {
-		st := c.Steps[n-1].StepState.clone()
-		c.Steps[n-1].StepState = &st
+	ownChanged(&c, evs)
+	for _, ev := range evs {
+		if err := Apply(&c, ev); err != nil {
+			return nil, err
+		}
 	}
+	return &c, nil
+}
+
+// ownChanged gives c its own copy of the state of each step evs change.
+func ownChanged(c *Run, evs []Event) {
 	var owned []int
 	for _, ev := range evs {
 		switch {
@@ -100,22 +120,24 @@ func Fold(r *Run, evs []Event) (*Run, error) {
 			// An abort settles every step that is not; a pause holds the
 			// queued ones.
 			for n := 1; n <= len(c.Steps); n++ {
-				if !slices.Contains(owned, n) {
-					own(n)
-					owned = append(owned, n)
-				}
+				owned = ownStep(c, owned, n)
 			}
-		case ev.Step >= 1 && ev.Step <= len(c.Steps) && !slices.Contains(owned, ev.Step):
-			own(ev.Step)
-			owned = append(owned, ev.Step)
+		case ev.Step >= 1 && ev.Step <= len(c.Steps):
+			owned = ownStep(c, owned, ev.Step)
 		}
 	}
-	for _, ev := range evs {
-		if err := Apply(&c, ev); err != nil {
-			return nil, err
-		}
+}
+
+// ownStep gives c its own copy of step n's state, once, so that folding
+// changes it without touching the runs c shares it with; owned lists the
+// steps copied so far, and ownStep returns it with n added.
+func ownStep(c *Run, owned []int, n int) []int {
+	if slices.Contains(owned, n) {
+		return owned
 	}
-	return &c, nil
+	st := c.Steps[n-1].StepState.clone()
+	c.Steps[n-1].StepState = &st
+	return append(owned, n)
 }
 
 // Rebuild folds a whole journal into a run.
@@ -172,21 +194,27 @@ func Ready(r *Run) []int {
 	var out []int
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if s.Status != StepPending && s.Status != StepQueued {
-			continue
-		}
-		ok := true
-		for _, d := range s.DependsOn {
-			if dep := r.Step(d); dep == nil || !dep.Settled() {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if notStarted(s) && depsSettled(r, s) {
 			out = append(out, s.N)
 		}
 	}
 	return out
+}
+
+// notStarted reports whether s waits to start: pending, or queued for a
+// runner slot.
+func notStarted(s *Step) bool {
+	return s.Status == StepPending || s.Status == StepQueued
+}
+
+// depsSettled reports whether every step s depends on is settled.
+func depsSettled(r *Run, s *Step) bool {
+	for _, d := range s.DependsOn {
+		if dep := r.Step(d); dep == nil || !dep.Settled() {
+			return false
+		}
+	}
+	return true
 }
 
 func step(r *Run, n int) (*Step, error) {
@@ -227,14 +255,21 @@ func Start(r *Run, n int, now time.Time) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := Event{Type: EvStepStarted, Step: n, Attempt: len(s.Attempts) + 1, Status: to, Skill: s.Using}
-	if d := s.LastDecision(); d != nil && d.Kind == DecideRedo {
-		ev.Feedback = d.Feedback
-	}
+	ev := startEvent(s, to)
 	if IsBestOf(s) {
 		return stamp(r, now, candidateStarts(s, ev)...), nil
 	}
 	return stamp(r, now, ev), nil
+}
+
+// startEvent is the start of the next attempt at s, which moves it to
+// to; it carries the feedback of the redo that asked for it, if any.
+func startEvent(s *Step, to StepStatus) Event {
+	ev := Event{Type: EvStepStarted, Step: s.N, Attempt: len(s.Attempts) + 1, Status: to, Skill: s.Using}
+	if d := s.LastDecision(); d != nil && d.Kind == DecideRedo {
+		ev.Feedback = d.Feedback
+	}
+	return ev
 }
 
 // Finished is what became of an attempt, as the service judged it.
@@ -275,13 +310,10 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 	}
 	l := s.Latest()
 	if c := Candidates(s); c != nil {
-		if i := slices.IndexFunc(c, func(x *Attempt) bool { return x.N == a }); i < 0 || !awaitsFinish(s, c[i], a) {
-			return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
-		}
-		return finishCandidate(r, s, a, f, now)
+		return finishOfRound(r, s, c, a, f, now)
 	}
 	if !awaitsFinish(s, l, a) {
-		return nil, fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", n, a, s.Status, ErrStale)
+		return nil, staleFinish(s, a)
 	}
 	ev := finishedEvent(n, a, f)
 	if s.Status == StepAborted {
@@ -292,19 +324,7 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		}
 		return stamp(r, now, ev), nil
 	}
-	t := trAdvance
-	if checkpointOrBudget(r, s, f, &ev) {
-		t = trPause
-	}
-	paused, waits := rateLimited(r, s, &ev, f, now)
-	if f.Result == ResultFailed && !ev.Final && !waits {
-		t = afterFailure(s, l, &ev, t)
-	}
-	if t == trAdvance && r.PausedByPerson() {
-		// A person paused the run: the step waits at a checkpoint, and
-		// goes on if the run resumes in a mode that lets it.
-		t, ev.Held = trPause, true
-	}
+	t, paused := finishMove(r, s, l, f, &ev, now)
 	if ev.Status, err = next(s, t); err != nil {
 		return nil, err
 	}
@@ -312,6 +332,44 @@ func Finish(r *Run, n, a int, f Finished, now time.Time) ([]Event, error) {
 		return stamp(r, now, ev, *paused), nil
 	}
 	return withSettle(r, now, f.Added, ev)
+}
+
+// finishOfRound records the end of attempt a of best-of step s, one of
+// the candidates c of its latest round, unless that attempt has ended
+// already or is none of them.
+func finishOfRound(r *Run, s *Step, c []*Attempt, a int, f Finished, now time.Time) ([]Event, error) {
+	if i := slices.IndexFunc(c, func(x *Attempt) bool { return x.N == a }); i < 0 || !awaitsFinish(s, c[i], a) {
+		return nil, staleFinish(s, a)
+	}
+	return finishCandidate(r, s, a, f, now)
+}
+
+// staleFinish is the refusal of a finish for attempt a that s does not
+// await.
+func staleFinish(s *Step, a int) error {
+	return fmt.Errorf("step %d attempt %d finished, but the step is %s: %w", s.N, a, s.Status, ErrStale)
+}
+
+// finishMove is the move step s makes as its latest attempt l ends as f
+// says, completing ev on the way, and the run pause an agent's rate limit
+// or overload brings (nil without one). The checks run in order: a
+// checkpoint or the budget, the rate limit, the step's failure rules, and
+// last a person's pause of the run.
+func finishMove(r *Run, s *Step, l *Attempt, f Finished, ev *Event, now time.Time) (trigger, *Event) {
+	t := trAdvance
+	if checkpointOrBudget(r, s, f, ev) {
+		t = trPause
+	}
+	paused, waits := rateLimited(r, s, ev, f, now)
+	if f.Result == ResultFailed && !ev.Final && !waits {
+		t = afterFailure(s, l, ev, t)
+	}
+	if t == trAdvance && r.PausedByPerson() {
+		// A person paused the run: the step waits at a checkpoint, and
+		// goes on if the run resumes in a mode that lets it.
+		t, ev.Held = trPause, true
+	}
+	return t, paused
 }
 
 // awaitsFinish reports whether a is the latest attempt of s and still has
@@ -447,6 +505,12 @@ func RetryDue(s *Step) (due time.Time, n, of int, ok bool) {
 	if !l.RetryAt.IsZero() {
 		return l.RetryAt, rateLimitRetriesUsed(s) + 1, l.Retries, true
 	}
+	return onErrorRetryDue(s, l)
+}
+
+// onErrorRetryDue is RetryDue for a step whose latest attempt l FAILED
+// without a rate limit: a retry its on_error allows, after the backoff.
+func onErrorRetryDue(s *Step, l *Attempt) (due time.Time, n, of int, ok bool) {
 	if s.Rules.OnError.Kind != OnErrorRetry {
 		return time.Time{}, 0, 0, false
 	}
@@ -496,13 +560,18 @@ func withSettle(r *Run, now time.Time, added []PlanStep, ev Event) ([]Event, err
 		evs = append(evs, Event{Type: EvStepsAdded, Step: ev.Step, Added: added})
 	}
 	evs = stamp(r, now, evs...)
-	// The run completes when ev settles its step and every other step is
-	// settled already (added steps are not: they have yet to run).
-	settles := ev.Status == StepDone || ev.Status == StepSkipped
-	if settles && !expands && !r.Finished() && othersSettled(r, ev.Step) {
+	// Added steps are not settled: they have yet to run.
+	if !expands && completesRun(r, ev) {
 		evs = append(evs, Event{Type: EvRunFinished, State: RunCompleted, Seq: evs[len(evs)-1].Seq + 1, Time: now})
 	}
 	return evs, nil
+}
+
+// completesRun reports whether ev completes r: it settles its step, and
+// every other step is settled already.
+func completesRun(r *Run, ev Event) bool {
+	settles := ev.Status == StepDone || ev.Status == StepSkipped
+	return settles && !r.Finished() && othersSettled(r, ev.Step)
 }
 
 // othersSettled reports whether every step but n is settled; it stops at
@@ -514,138 +583,6 @@ func othersSettled(r *Run, n int) bool {
 		}
 	}
 	return true
-}
-
-// Edit is the replacement artifact an edit decision brings.
-type Edit struct {
-	Size    int
-	File    string
-	Summary string
-}
-
-// Decide applies a person's decision to the step it names. It refuses, with
-// ErrDuplicate, a decision its run applied already under its key, and with
-// ErrKeyReused one whose key the run used for another decision; with ErrStale, a decision for
-// an attempt that is not the step's latest; with ErrNotWaiting, a step that
-// is not waiting for a decision; and a decision the step's result does not
-// allow (approving a FAILED step). Abort ends the run, keeping everything
-// produced.
-func Decide(r *Run, d Decision, edit *Edit, now time.Time) ([]Event, error) {
-	return DecideExpand(r, d, edit, nil, now)
-}
-
-// DecideExpand is Decide for a route or decompose step: added are the steps
-// its confirmed output brings, added when the decision makes it done.
-func DecideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Time) ([]Event, error) {
-	resumed, err := resumedBy(r, d.Actor, now)
-	if err != nil {
-		return nil, err
-	}
-	if len(resumed) == 0 {
-		return decideExpand(r, d, edit, added, now)
-	}
-	// A decision on a paused run goes on from its checkpoint: the run is
-	// resumed, in its mode, and then decided.
-	cur, err := Fold(r, resumed)
-	if err != nil {
-		return nil, err
-	}
-	evs, err := decideExpand(cur, d, edit, added, now)
-	if err != nil {
-		return nil, err
-	}
-	return append(resumed, evs...), nil
-}
-
-func decideExpand(r *Run, d Decision, edit *Edit, added []PlanStep, now time.Time) ([]Event, error) {
-	s, err := step(r, d.Step)
-	if err != nil {
-		return nil, err
-	}
-	switch rec, err := KeyedBefore(r, d); {
-	case err != nil:
-		return nil, err
-	case rec != nil:
-		return nil, fmt.Errorf("decision %s was already applied: %w", d.Key, ErrDuplicate)
-	}
-	if r.Finished() {
-		return nil, fmt.Errorf("run %s is %s: nothing waits for a decision: %w", r.ID, r.State, ErrStale)
-	}
-	if !decidesAttempt(s, d) {
-		return nil, fmt.Errorf("step %d: the decision was for attempt %d, the step is at attempt %d: %w", d.Step, d.Attempt, len(s.Attempts), ErrStale)
-	}
-	if err := CheckDecision(r, s, d.Kind); err != nil {
-		return nil, err
-	}
-	if d.Kind == DecidePick {
-		if err := checkPick(s, d); err != nil {
-			return nil, err
-		}
-		return pickEvents(r, d, now, nil)
-	}
-	to, err := next(s, trigger(d.Kind))
-	if err != nil {
-		return nil, err
-	}
-	ev := Event{Type: EvDecision, Step: d.Step, Attempt: d.Attempt, Actor: d.Actor, Decision: d.Kind, Key: d.Key, Feedback: d.Feedback, Status: to}
-	if d.Kind == DecideApprove && r.Quorum > 1 {
-		votes, err := vote(r, s, d.Actor)
-		if err != nil {
-			return nil, err
-		}
-		if votes < r.Quorum {
-			// A vote short of the quorum is recorded; the step keeps waiting.
-			ev.Status = s.Status
-			return stamp(r, now, ev), nil
-		}
-	}
-	if d.Kind == DecideEdit {
-		if edit == nil || edit.Size == 0 {
-			return nil, fmt.Errorf("step %d: an edit needs a replacement artifact", d.Step)
-		}
-		ev.Artifact, ev.Size, ev.File, ev.Summary = true, edit.Size, edit.File, edit.Summary
-	}
-	if d.Kind == DecideAbort {
-		evs := stamp(r, now, ev)
-		after, err := Fold(r, evs)
-		if err != nil {
-			return nil, err
-		}
-		return append(evs, stamp(after, now, Event{Type: EvRunFinished, State: RunAborted, Actor: d.Actor,
-			Reason: fmt.Sprintf("aborted by %s at step %d", d.Actor, d.Step)})...), nil
-	}
-	return withSettle(r, now, added, ev)
-}
-
-// vote counts the distinct approvals of a step's latest attempt with actor's
-// added. The same person approving twice, or the starter when the starter's
-// approval does not count, is refused.
-func vote(r *Run, s *Step, actor string) (int, error) {
-	if r.ExcludeStarter && actor == r.StartedBy {
-		return 0, fmt.Errorf("the run's starter cannot approve toward the quorum of %d: %w", r.Quorum, ErrForbidden)
-	}
-	voters := Approvals(s)
-	for _, v := range voters {
-		if v == actor {
-			return 0, fmt.Errorf("%s already approved step %d: %w", actor, s.N, ErrDuplicate)
-		}
-	}
-	return len(voters) + 1, nil
-}
-
-// Approvals lists who approved the step's latest attempt so far, in order.
-func Approvals(s *Step) []string {
-	l := s.Latest()
-	if l == nil {
-		return nil
-	}
-	var out []string
-	for _, d := range s.Decisions {
-		if d.Kind == DecideApprove && d.Attempt == l.N {
-			out = append(out, d.Actor)
-		}
-	}
-	return out
 }
 
 // SetMode changes how a run advances (resume with --auto or --force-auto).

@@ -44,7 +44,7 @@ type Expander struct {
 // Expand returns the steps s adds to r for output; nil when s is neither a
 // route nor a decompose step.
 func (x Expander) Expand(r *Run, s *Step, output []byte) ([]PlanStep, error) {
-	if !s.Rules.Route && s.Rules.Decompose == "" {
+	if !expands(s) {
 		return nil, nil
 	}
 	if strings.Count(s.ID, ".") >= MaxExpandNest {
@@ -67,6 +67,12 @@ func (x Expander) Expand(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 	return added, nil
 }
 
+// expands reports whether s is a route or a decompose step, whose
+// output adds steps to its run.
+func expands(s *Step) bool {
+	return s.Rules.Route || s.Rules.Decompose != ""
+}
+
 func (x Expander) route(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 	name, err := RouteTarget(output)
 	if err != nil {
@@ -79,18 +85,23 @@ func (x Expander) route(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route: %w", err)
 	}
-	// The routed workflow is given the run's arguments it declares.
-	args := map[string]string{}
-	for _, a := range spec.Args {
-		if v, ok := r.Plan.Args[a.Name]; ok {
-			args[a.Name] = v
-		}
-	}
-	p, err := PreflightWorkflow(spec, args, r.Plan.Context, Flags{}, x.Catalog, x.Policy)
+	p, err := PreflightWorkflow(spec, declaredArgs(spec, r.Plan.Args), r.Plan.Context, Flags{}, x.Catalog, x.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("route: the workflow cannot run: %w", err)
 	}
 	return prefixed(s.ID, p.Steps), nil
+}
+
+// declaredArgs are the run's arguments (given) that spec declares: a
+// routed workflow is given those.
+func declaredArgs(spec WorkflowSpec, given map[string]string) map[string]string {
+	args := map[string]string{}
+	for _, a := range spec.Args {
+		if v, ok := given[a.Name]; ok {
+			args[a.Name] = v
+		}
+	}
+	return args
 }
 
 // RouteTarget reads the workflow a route step's output names: JSON
@@ -98,25 +109,30 @@ func (x Expander) route(r *Run, s *Step, output []byte) ([]PlanStep, error) {
 func RouteTarget(output []byte) (string, error) {
 	body := jsonBody(string(output))
 	if strings.HasPrefix(body, "{") {
-		var v struct {
-			Workflow string `json:"workflow"`
-		}
-		if err := json.Unmarshal([]byte(body), &v); err != nil {
-			return "", fmt.Errorf(`route: the output is not the JSON gonogo reads ({"workflow": "NAME"}): %s`, jsonProblem(body, err))
-		}
-		if v.Workflow == "" {
-			return "", errors.New(`route: the output's JSON names no workflow: write {"workflow": "NAME"}`)
-		}
-		if !ValidSkillName(v.Workflow) {
-			return "", fmt.Errorf("route: %q is not a workflow name (lower-case letters, digits and dashes)", wfClip(v.Workflow, 60))
-		}
-		return v.Workflow, nil
+		return routeJSON(body)
 	}
 	name := strings.Trim(strings.TrimSpace(string(output)), "`*\"'.")
 	if !ValidSkillName(name) {
 		return "", fmt.Errorf(`route: the output must be a workflow name or {"workflow": "NAME"}, not %q`, wfClip(strings.TrimSpace(string(output)), 80))
 	}
 	return name, nil
+}
+
+// routeJSON reads the workflow {"workflow": "NAME"} names.
+func routeJSON(body string) (string, error) {
+	var v struct {
+		Workflow string `json:"workflow"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		return "", fmt.Errorf(`route: the output is not the JSON gonogo reads ({"workflow": "NAME"}): %s`, jsonProblem(body, err))
+	}
+	if v.Workflow == "" {
+		return "", errors.New(`route: the output's JSON names no workflow: write {"workflow": "NAME"}`)
+	}
+	if !ValidSkillName(v.Workflow) {
+		return "", fmt.Errorf("route: %q is not a workflow name (lower-case letters, digits and dashes)", wfClip(v.Workflow, 60))
+	}
+	return v.Workflow, nil
 }
 
 // Task is one task of a decompose step's output.
@@ -136,20 +152,29 @@ func ReadTasks(output []byte) ([]Task, error) {
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
 		return nil, fmt.Errorf(`decompose: the output is not the JSON gonogo reads ({"tasks": [{"name", "group", "depends_on"}]}): %s`, jsonProblem(body, err))
 	}
-	switch {
-	case v.Tasks == nil:
-		return nil, errors.New(`decompose: the output's JSON has no "tasks" list`)
-	case len(*v.Tasks) == 0:
-		return nil, errors.New("decompose: the output lists no tasks")
-	case len(*v.Tasks) > MaxTasks:
-		return nil, fmt.Errorf("decompose: the output lists %d tasks; a step may add at most %d", len(*v.Tasks), MaxTasks)
-	}
-	for i, t := range *v.Tasks {
-		if strings.TrimSpace(t.Name) == "" {
-			return nil, fmt.Errorf("decompose: task %d has no name", i+1)
-		}
+	if err := checkTasks(v.Tasks); err != nil {
+		return nil, err
 	}
 	return *v.Tasks, nil
+}
+
+// checkTasks refuses a task list that is missing, empty, too long, or
+// holds a task without a name.
+func checkTasks(tasks *[]Task) error {
+	switch {
+	case tasks == nil:
+		return errors.New(`decompose: the output's JSON has no "tasks" list`)
+	case len(*tasks) == 0:
+		return errors.New("decompose: the output lists no tasks")
+	case len(*tasks) > MaxTasks:
+		return fmt.Errorf("decompose: the output lists %d tasks; a step may add at most %d", len(*tasks), MaxTasks)
+	}
+	for i, t := range *tasks {
+		if strings.TrimSpace(t.Name) == "" {
+			return fmt.Errorf("decompose: task %d has no name", i+1)
+		}
+	}
+	return nil
 }
 
 func (x Expander) decompose(r *Run, s *Step, output []byte) ([]PlanStep, error) {
@@ -157,31 +182,13 @@ func (x Expander) decompose(r *Run, s *Step, output []byte) ([]PlanStep, error) 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(tasks))
-	byName := map[string]string{}
-	used := map[string]bool{}
-	for i, t := range tasks {
-		name := strings.TrimSpace(t.Name)
-		if _, dup := byName[name]; dup {
-			return nil, fmt.Errorf("decompose: two tasks are named %q; task names must differ", wfClip(name, 60))
-		}
-		id := taskID(name, i)
-		for n := 2; used[id]; n++ {
-			id = fmt.Sprintf("%s-%d", taskID(name, i), n)
-		}
-		used[id], ids[i], byName[name] = true, id, id
+	ids, byName, err := taskIDs(tasks)
+	if err != nil {
+		return nil, err
 	}
-	spec := WorkflowSpec{Name: s.ID, Source: fmt.Sprintf("the tasks of step %q", s.ID)}
-	for i, t := range tasks {
-		ws := WorkflowStep{ID: ids[i], Skill: s.Rules.Decompose, Prompt: taskPrompt(s, t)}
-		for _, d := range t.DependsOn {
-			id, ok := byName[strings.TrimSpace(d)]
-			if !ok {
-				return nil, fmt.Errorf("decompose: task %q depends on %q, which is not a task of the list", wfClip(t.Name, 60), wfClip(d, 60))
-			}
-			ws.DependsOn = append(ws.DependsOn, id)
-		}
-		spec.Steps = append(spec.Steps, ws)
+	spec, err := taskSpec(s, tasks, ids, byName)
+	if err != nil {
+		return nil, err
 	}
 	p, err := PreflightWorkflow(spec, nil, r.Plan.Context, Flags{}, x.Catalog, x.Policy)
 	if err != nil {
@@ -196,6 +203,54 @@ func (x Expander) decompose(r *Run, s *Step, output []byte) ([]PlanStep, error) 
 	return steps, nil
 }
 
+// taskIDs gives each task a step id of its own, made from its name, and
+// maps each name to its id; two tasks of one name are refused.
+func taskIDs(tasks []Task) ([]string, map[string]string, error) {
+	ids := make([]string, len(tasks))
+	byName := map[string]string{}
+	used := map[string]bool{}
+	for i, t := range tasks {
+		name := strings.TrimSpace(t.Name)
+		if _, dup := byName[name]; dup {
+			return nil, nil, fmt.Errorf("decompose: two tasks are named %q; task names must differ", wfClip(name, 60))
+		}
+		id := taskID(name, i)
+		for n := 2; used[id]; n++ {
+			id = fmt.Sprintf("%s-%d", taskID(name, i), n)
+		}
+		used[id], ids[i], byName[name] = true, id, id
+	}
+	return ids, byName, nil
+}
+
+// taskSpec is the workflow of decompose step s's tasks, one step each,
+// which pre-flight checks as it checks any workflow.
+func taskSpec(s *Step, tasks []Task, ids []string, byName map[string]string) (WorkflowSpec, error) {
+	spec := WorkflowSpec{Name: s.ID, Source: fmt.Sprintf("the tasks of step %q", s.ID)}
+	for i, t := range tasks {
+		ws, err := taskStep(s, t, ids[i], byName)
+		if err != nil {
+			return WorkflowSpec{}, err
+		}
+		spec.Steps = append(spec.Steps, ws)
+	}
+	return spec, nil
+}
+
+// taskStep is the workflow step (id) that carries out task t of
+// decompose step s; the tasks it depends on are named by name (byName).
+func taskStep(s *Step, t Task, id string, byName map[string]string) (WorkflowStep, error) {
+	ws := WorkflowStep{ID: id, Skill: s.Rules.Decompose, Prompt: taskPrompt(s, t)}
+	for _, d := range t.DependsOn {
+		dep, ok := byName[strings.TrimSpace(d)]
+		if !ok {
+			return WorkflowStep{}, fmt.Errorf("decompose: task %q depends on %q, which is not a task of the list", wfClip(t.Name, 60), wfClip(d, 60))
+		}
+		ws.DependsOn = append(ws.DependsOn, dep)
+	}
+	return ws, nil
+}
+
 func taskIndex(ids []string, id string) int {
 	for i, x := range ids {
 		if x == id {
@@ -208,6 +263,15 @@ func taskIndex(ids []string, id string) int {
 // taskID makes a step id from a task name: lower case letters and digits,
 // dashes for the rest, at most 40 characters.
 func taskID(name string, i int) string {
+	if id := slug(name, 40); id != "" {
+		return id
+	}
+	return fmt.Sprintf("task-%d", i+1)
+}
+
+// slug is name in lower case letters and digits, each run of other
+// characters one dash (none at either end), cut near limit characters.
+func slug(name string, limit int) string {
 	var b strings.Builder
 	dash := false
 	for _, c := range strings.ToLower(name) {
@@ -220,15 +284,11 @@ func taskID(name string, i int) string {
 			b.WriteByte('-')
 			dash = true
 		}
-		if b.Len() >= 40 {
+		if b.Len() >= limit {
 			break
 		}
 	}
-	id := strings.TrimRight(b.String(), "-")
-	if id == "" {
-		return fmt.Sprintf("task-%d", i+1)
-	}
-	return id
+	return strings.TrimRight(b.String(), "-")
 }
 
 func taskTitle(t Task) string {
@@ -262,14 +322,7 @@ func prefixed(parent string, steps []PlanStep) []PlanStep {
 	for i, ps := range steps {
 		ps.ID = rename[ps.ID]
 		ps.Effort = ps.ID
-		deps := make([]string, 0, len(ps.DependsOn))
-		for _, d := range ps.DependsOn {
-			deps = append(deps, rename[d])
-		}
-		if len(deps) == 0 {
-			deps = []string{parent}
-		}
-		ps.DependsOn = deps
+		ps.DependsOn = renamedDeps(ps.DependsOn, rename, parent)
 		ps.Prompt = expandPromptRefs(ps.Prompt, func(name string) (string, bool) {
 			if id, ok := stepRef(name); ok && rename[id] != "" {
 				return "{{steps." + rename[id] + ".output}}", true
@@ -277,6 +330,19 @@ func prefixed(parent string, steps []PlanStep) []PlanStep {
 			return "", false
 		})
 		out[i] = ps
+	}
+	return out
+}
+
+// renamedDeps are the dependencies deps of an added step, renamed; a
+// step with none waits for the step that added it (parent).
+func renamedDeps(deps []string, rename map[string]string, parent string) []string {
+	if len(deps) == 0 {
+		return []string{parent}
+	}
+	out := make([]string, 0, len(deps))
+	for _, d := range deps {
+		out = append(out, rename[d])
 	}
 	return out
 }

@@ -19,27 +19,38 @@ func Interrupt(r *Run, now time.Time, steps ...int) []Event {
 	var evs []Event
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if s.Status != StepRunning || (len(steps) > 0 && !slices.Contains(steps, s.N)) {
+		if s.Status != StepRunning || !namedOrAll(steps, s.N) {
 			continue
 		}
 		to, err := next(s, trInterrupt)
 		if err != nil {
 			continue
 		}
-		// Every attempt the step's start began that has not ended is
-		// lost: each candidate of a best-of round on its own, once.
-		lost := 0
-		for _, a := range StartedAttempts(s) {
-			if a.Finished.IsZero() {
-				evs = append(evs, Event{Type: EvStepInterrupted, Step: s.N, Attempt: a.N, Status: to, Reason: reason})
-				lost++
-			}
-		}
-		if lost == 0 {
-			evs = append(evs, Event{Type: EvStepInterrupted, Step: s.N, Status: to, Reason: reason})
-		}
+		evs = append(evs, interruptEvents(s, to, reason)...)
 	}
 	return stamp(r, now, evs...)
+}
+
+// namedOrAll reports whether step n is among steps, where no step named
+// names them all.
+func namedOrAll(steps []int, n int) bool {
+	return len(steps) == 0 || slices.Contains(steps, n)
+}
+
+// interruptEvents are the events of interrupting running step s: every
+// attempt the step's start began that has not ended is lost, each
+// candidate of a best-of round on its own, once; with none, the step is.
+func interruptEvents(s *Step, to StepStatus, reason string) []Event {
+	var evs []Event
+	for _, a := range StartedAttempts(s) {
+		if a.Finished.IsZero() {
+			evs = append(evs, Event{Type: EvStepInterrupted, Step: s.N, Attempt: a.N, Status: to, Reason: reason})
+		}
+	}
+	if len(evs) == 0 {
+		evs = append(evs, Event{Type: EvStepInterrupted, Step: s.N, Status: to, Reason: reason})
+	}
+	return evs
 }
 
 // Recover is the change a store commits for r when it opens after gonogo
@@ -65,20 +76,26 @@ func Recover(r *Run, now, pulse time.Time) (c Commit, ok bool, err error) {
 		pulse = now
 	}
 	for i := range evs {
-		lost := r.Updated
-		if pulse.After(lost) {
-			lost = pulse
-		}
-		if a := attempt(r.Step(evs[i].Step), evs[i].Attempt); a != nil && a.Started.After(lost) {
-			lost = a.Started
-		}
-		evs[i].Lost = lost
+		evs[i].Lost = lostSince(r, evs[i], pulse)
 	}
 	after, err := Fold(r, evs)
 	if err != nil {
 		return Commit{}, false, fmt.Errorf("recover run %s: %w", r.ID, err)
 	}
 	return Commit{Run: after, Events: evs, After: r.Seq}, true, nil
+}
+
+// lostSince is when the attempt ev interrupts was last known to run: the
+// latest of its start, the run's last change and pulse.
+func lostSince(r *Run, ev Event, pulse time.Time) time.Time {
+	lost := r.Updated
+	if pulse.After(lost) {
+		lost = pulse
+	}
+	if a := attempt(r.Step(ev.Step), ev.Attempt); a != nil && a.Started.After(lost) {
+		lost = a.Started
+	}
+	return lost
 }
 
 // LostAt is when the attempt a step-interrupted event ended was lost, as

@@ -46,8 +46,13 @@ func KeyedBefore(r *Run, d Decision) (*Decision, error) {
 
 func sameDecision(rec, d Decision) bool {
 	return rec.Kind == d.Kind && rec.Actor == d.Actor && rec.Feedback == d.Feedback &&
-		(d.Step == 0 || rec.Step == d.Step) && (d.Attempt == 0 || rec.Attempt == d.Attempt) &&
-		(d.Candidate == 0 || rec.Candidate == d.Candidate)
+		unsetOr(d.Step, rec.Step) && unsetOr(d.Attempt, rec.Attempt) && unsetOr(d.Candidate, rec.Candidate)
+}
+
+// unsetOr reports whether a decision's number n (a step, attempt or
+// candidate) matches the recorded one: 0 leaves it unsaid, and matches any.
+func unsetOr(n, rec int) bool {
+	return n == 0 || rec == n
 }
 
 // DescribeDecision names a decision in a sentence: "redo of step 2
@@ -69,17 +74,23 @@ func DescribeDecision(d Decision) string {
 		fmt.Fprintf(&b, " by %s", d.Actor)
 	}
 	if d.Feedback != "" {
-		fb := d.Feedback
-		if r := []rune(fb); len(r) > 80 {
-			fb = string(r[:80]) + "…"
-		}
-		what := "feedback"
-		if d.Kind == DecidePick {
-			what = "note"
-		}
-		fmt.Fprintf(&b, " with %s %q", what, fb)
+		b.WriteString(feedbackClause(d))
 	}
 	return b.String()
+}
+
+// feedbackClause is " with feedback "..."" (a pick's is a note), the text
+// cut at 80 characters.
+func feedbackClause(d Decision) string {
+	fb := d.Feedback
+	if r := []rune(fb); len(r) > 80 {
+		fb = string(r[:80]) + "…"
+	}
+	what := "feedback"
+	if d.Kind == DecidePick {
+		what = "note"
+	}
+	return fmt.Sprintf(" with %s %q", what, fb)
 }
 
 // DecisionStoreKey is the key a store keeps for a decision's idempotency

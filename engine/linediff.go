@@ -46,14 +46,7 @@ func lineDistance(a, b [][]byte) int {
 	off := maxD + 1
 	for d := 0; d <= maxD; d++ {
 		for k := -d; k <= d; k += 2 {
-			i := v[off+k-1] + 1 // from the diagonal below: a deletion
-			if k == -d || k != d && v[off+k-1] < v[off+k+1] {
-				i = v[off+k+1] // from the diagonal above: an insertion
-			}
-			j := i - k
-			for i < n && j < m && x[i] == y[j] {
-				i, j = i+1, j+1
-			}
+			i, j := furthest(v, off, d, k, x, y)
 			v[off+k] = i
 			if i >= n && j >= m {
 				return d
@@ -61,6 +54,21 @@ func lineDistance(a, b [][]byte) int {
 		}
 	}
 	return maxD
+}
+
+// furthest is where the path of d edits that ends on diagonal k reaches
+// furthest, one edit more than the best of its neighbours (v, offset by
+// off) and then along the lines x and y share.
+func furthest(v []int, off, d, k int, x, y []int) (i, j int) {
+	i = v[off+k-1] + 1 // from the diagonal below: a deletion
+	if k == -d || k != d && v[off+k-1] < v[off+k+1] {
+		i = v[off+k+1] // from the diagonal above: an insertion
+	}
+	j = i - k
+	for i < len(x) && j < len(y) && x[i] == y[j] {
+		i, j = i+1, j+1
+	}
+	return i, j
 }
 
 // trimCommon drops the lines a and b begin and end with alike.

@@ -47,17 +47,25 @@ func Pause(r *Run, actor, reason string, now time.Time) ([]Event, error) {
 	case r.State == RunWaiting:
 		return nil, fmt.Errorf("run %s: %w: it waits for a decision", r.ID, ErrNotMoving)
 	}
-	for i := range r.Steps {
-		if s := &r.Steps[i]; s.Status == StepQueued {
-			if _, err := next(s, trHold); err != nil {
-				return nil, err
-			}
-		}
+	if err := holdQueued(r); err != nil {
+		return nil, err
 	}
 	if reason == "" {
 		reason = "paused by " + actor
 	}
 	return stamp(r, now, Event{Type: EvRunPaused, Actor: actor, Reason: reason}), nil
+}
+
+// holdQueued checks that every queued step of r may go back to pending.
+func holdQueued(r *Run) error {
+	for i := range r.Steps {
+		if s := &r.Steps[i]; s.Status == StepQueued {
+			if _, err := next(s, trHold); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Unpause resumes a paused run, in mode m ("" keeps the run's). Each step
@@ -78,25 +86,41 @@ func Unpause(r *Run, actor string, m Mode, added map[int][]PlanStep, now time.Ti
 		return nil, err
 	}
 	for i := range cur.Steps {
-		s := &cur.Steps[i]
-		l := s.Latest()
-		if !s.Held || s.Status != StepWaiting || l == nil || pauses(cur, s, l.Result) {
+		if !releasable(cur, &cur.Steps[i]) {
 			continue
 		}
-		to, err := next(s, trRelease)
-		if err != nil {
-			return nil, err
-		}
-		more, err := withSettle(cur, now, added[s.N], Event{Type: EvStepReleased, Step: s.N, Attempt: l.N, Actor: actor, Status: to})
-		if err != nil {
-			return nil, err
-		}
-		if cur, err = Fold(cur, more); err != nil {
+		var more []Event
+		if cur, more, err = release(cur, &cur.Steps[i], actor, added, now); err != nil {
 			return nil, err
 		}
 		evs = append(evs, more...)
 	}
 	return evs, nil
+}
+
+// releasable reports whether s is held at a checkpoint by a pause that r's
+// mode would not have stopped it at.
+func releasable(r *Run, s *Step) bool {
+	l := s.Latest()
+	return s.Held && s.Status == StepWaiting && l != nil && !pauses(r, s, l.Result)
+}
+
+// release lets held step s of cur go on, with the steps added[s.N] its
+// output brings; it returns the run after that and the events saying so.
+func release(cur *Run, s *Step, actor string, added map[int][]PlanStep, now time.Time) (*Run, []Event, error) {
+	to, err := next(s, trRelease)
+	if err != nil {
+		return nil, nil, err
+	}
+	more, err := withSettle(cur, now, added[s.N], Event{Type: EvStepReleased, Step: s.N, Attempt: s.Latest().N, Actor: actor, Status: to})
+	if err != nil {
+		return nil, nil, err
+	}
+	after, err := Fold(cur, more)
+	if err != nil {
+		return nil, nil, err
+	}
+	return after, more, nil
 }
 
 // Releasable lists the steps Unpause would let go on in mode m ("" the
@@ -108,8 +132,7 @@ func Releasable(r *Run, m Mode) []int {
 	}
 	var out []int
 	for i := range r.Steps {
-		s := &r.Steps[i]
-		if l := s.Latest(); s.Held && s.Status == StepWaiting && l != nil && !pauses(&c, s, l.Result) {
+		if s := &r.Steps[i]; releasable(&c, s) {
 			out = append(out, s.N)
 		}
 	}

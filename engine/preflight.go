@@ -27,56 +27,11 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 		DomainAmbiguous: doc.DomainAmbiguous, Confidence: doc.Confidence, ConfidenceReason: doc.ConfidenceReason,
 		Flags: flags, Warnings: append([]string(nil), doc.Warnings...),
 	}
-	if !doc.HasSection7 {
-		return p, &Refusal{Reason: RefuseNoSection7, Source: doc.Source,
-			Message: "no Section 7 found: gonogo runs the `#### To execute ...` blocks under a `## Section 7` (or `### Section 7.`) heading"}
+	if err := refusePlanDoc(doc, pol, flags); err != nil {
+		return p, err
 	}
 	for _, b := range doc.Blocks {
-		if b.Err != "" {
-			return p, &Refusal{Reason: RefuseParseError, Source: doc.Source, Line: b.Line,
-				Message: fmt.Sprintf("Section 7 block %q: %s", b.Heading, b.Err)}
-		}
-	}
-	if flags.Thread {
-		// Section 7 blocks are independent by the parse contract: each
-		// carries its own prompt, and none takes another's artifact.
-		return p, &Refusal{Reason: RefuseInvalidInput, Source: doc.Source,
-			Message: "--thread is for chains and workflows. A plan's Section 7 blocks are independent steps, " +
-				"so no step takes another's artifact; run the plan without --thread, or run its skills as a chain with --thread"}
-	}
-	// Refusals come first and cover every block, past the cap too: a plan
-	// that names the orchestrator anywhere in Section 7 is refused whole.
-	for _, b := range doc.Blocks {
-		if !ValidSkillName(b.Skill) {
-			continue
-		}
-		switch class, _, why := pol.Classify(b.Skill); class {
-		case ClassSelf:
-			return p, &Refusal{Reason: RefuseSelfReference, Source: doc.Source, Line: b.Line,
-				Message: fmt.Sprintf("Section 7 block %q names `%s`: %s", b.Heading, b.Skill, why)}
-		case ClassRefused:
-			return p, &Refusal{Reason: RefuseRefusedSkill, Source: doc.Source, Line: b.Line,
-				Message: fmt.Sprintf("Section 7 block %q names `%s`: %s", b.Heading, b.Skill, why)}
-		}
-	}
-	for _, b := range doc.Blocks {
-		block := Block{Effort: b.Effort, PTokens: append([]string(nil), b.PTokens...), Skill: b.Skill, Prompt: b.Prompt, Line: b.Line}
-		ps, reason, _ := resolve(b.Skill, cat, pol)
-		if reason != "" {
-			block.Reason = reason
-			if !ValidSkillName(b.Skill) {
-				block.Skill = ""
-			}
-			p.Manual = append(p.Manual, block)
-			continue
-		}
-		if len(p.Steps) >= MaxPlanSteps {
-			block.Reason = fmt.Sprintf("past the first %d runnable blocks", MaxPlanSteps)
-			p.Deferred = append(p.Deferred, block)
-			continue
-		}
-		ps.Effort, ps.PTokens, ps.Prompt, ps.Line = b.Effort, block.PTokens, b.Prompt, b.Line
-		p.Steps = append(p.Steps, ps)
+		placeBlock(&p, b, cat, pol)
 	}
 	if len(p.Steps) == 0 {
 		msg := "no runnable step: Section 7 has no `#### To execute ...` block"
@@ -87,21 +42,101 @@ func PreflightPlan(doc PlanDocument, cat Catalog, pol Policy, flags Flags) (Plan
 		return p, &Refusal{Reason: RefuseNoRunnableSteps, Source: doc.Source, Line: line, Message: msg}
 	}
 	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
+	if w := domainWarning(p, doc); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
+	return p, nil
+}
+
+// refusePlanDoc refuses a plan document whole, in this order: no Section
+// 7, a block that cannot be parsed, --thread, then a block naming the
+// orchestrator, the plan producer or a maintenance skill.
+func refusePlanDoc(doc PlanDocument, pol Policy, flags Flags) error {
+	if !doc.HasSection7 {
+		return &Refusal{Reason: RefuseNoSection7, Source: doc.Source,
+			Message: "no Section 7 found: gonogo runs the `#### To execute ...` blocks under a `## Section 7` (or `### Section 7.`) heading"}
+	}
+	for _, b := range doc.Blocks {
+		if b.Err != "" {
+			return &Refusal{Reason: RefuseParseError, Source: doc.Source, Line: b.Line,
+				Message: fmt.Sprintf("Section 7 block %q: %s", b.Heading, b.Err)}
+		}
+	}
+	if flags.Thread {
+		// Section 7 blocks are independent by the parse contract: each
+		// carries its own prompt, and none takes another's artifact.
+		return &Refusal{Reason: RefuseInvalidInput, Source: doc.Source,
+			Message: "--thread is for chains and workflows. A plan's Section 7 blocks are independent steps, " +
+				"so no step takes another's artifact; run the plan without --thread, or run its skills as a chain with --thread"}
+	}
+	return refusedBlock(doc, pol)
+}
+
+// refusedBlock refuses the first block naming a skill the policy refuses
+// outright. Refusals come first and cover every block, past the cap too: a
+// plan that names the orchestrator anywhere in Section 7 is refused whole.
+func refusedBlock(doc PlanDocument, pol Policy) error {
+	for _, b := range doc.Blocks {
+		if !ValidSkillName(b.Skill) {
+			continue
+		}
+		class, _, why := pol.Classify(b.Skill)
+		if reason, ok := classRefusals[class]; ok {
+			return &Refusal{Reason: reason, Source: doc.Source, Line: b.Line,
+				Message: fmt.Sprintf("Section 7 block %q names `%s`: %s", b.Heading, b.Skill, why)}
+		}
+	}
+	return nil
+}
+
+// classRefusals are the skill classes that refuse a plan, a chain or a
+// workflow naming them anywhere, and the reason each is refused with.
+var classRefusals = map[SkillClass]RefusalReason{
+	ClassSelf:    RefuseSelfReference,
+	ClassRefused: RefuseRefusedSkill,
+}
+
+// placeBlock adds block b to p: a step while p has fewer than
+// MaxPlanSteps, else deferred; manual when its skill cannot run.
+func placeBlock(p *Plan, b PlanBlock, cat Catalog, pol Policy) {
+	block := Block{Effort: b.Effort, PTokens: append([]string(nil), b.PTokens...), Skill: b.Skill, Prompt: b.Prompt, Line: b.Line}
+	ps, reason, _ := resolve(b.Skill, cat, pol)
+	if reason != "" {
+		block.Reason = reason
+		if !ValidSkillName(b.Skill) {
+			block.Skill = ""
+		}
+		p.Manual = append(p.Manual, block)
+		return
+	}
+	if len(p.Steps) >= MaxPlanSteps {
+		block.Reason = fmt.Sprintf("past the first %d runnable blocks", MaxPlanSteps)
+		p.Deferred = append(p.Deferred, block)
+		return
+	}
+	ps.Effort, ps.PTokens, ps.Prompt, ps.Line = b.Effort, block.PTokens, b.Prompt, b.Line
+	p.Steps = append(p.Steps, ps)
+}
+
+// domainWarning is the warning about the plan's Cynefin domain, if any:
+// the --auto warning when there is one, as it names the domain problem
+// already; else an ambiguous or missing domain and what the run does
+// about it.
+func domainWarning(p Plan, doc PlanDocument) string {
 	floor := "; the run stays checkpointed"
-	if flags.ForceAuto {
+	if p.Flags.ForceAuto {
 		floor = "; --force-auto runs it guarded-auto anyway"
 	}
 	_, autoWarning := ResolveMode(p)
 	switch {
 	case autoWarning != "":
-		// The --auto warning already names the domain problem.
-		p.Warnings = append(p.Warnings, autoWarning)
+		return autoWarning
 	case doc.DomainAmbiguous:
-		p.Warnings = append(p.Warnings, "the plan's Cynefin domain is ambiguous"+floor)
+		return "the plan's Cynefin domain is ambiguous" + floor
 	case doc.Domain == "":
-		p.Warnings = append(p.Warnings, "the plan names no Cynefin domain"+floor)
+		return "the plan names no Cynefin domain" + floor
 	}
-	return p, nil
+	return ""
 }
 
 // resolve classifies one skill name: a runnable step, or why it cannot run
@@ -119,14 +154,8 @@ func resolve(name string, cat Catalog, pol Policy) (ps PlanStep, why string, kin
 		return PlanStep{}, fmt.Sprintf("`%s` is %s", name, reason), RefuseRefusedSkill
 	}
 	if s, err := cat.Skill(name); err != nil {
-		if errors.Is(err, ErrBrokenSkill) {
-			return PlanStep{}, brokenReason(name, s, err), RefuseBrokenSkill
-		}
-		why := fmt.Sprintf("`%s` is not an installed skill", name)
-		if s := Suggest(name, cat.Names()); len(s) > 0 {
-			why += fmt.Sprintf(" (did you mean `%s`?)", s[0])
-		}
-		return PlanStep{}, why, RefuseUnknownSkill
+		why, kind := skillProblem(name, s, err, cat)
+		return PlanStep{}, why, kind
 	}
 	ps = PlanStep{Skill: name, Category: CategoryContent, Execution: ExecDelegate}
 	if class == ClassDispatch {
@@ -136,6 +165,19 @@ func resolve(name string, cat Catalog, pol Policy) (ps PlanStep, why string, kin
 		ps.Category, ps.Execution, ps.Leaf = CategoryDispatch, ExecInlineLeaf, leaf
 	}
 	return ps, "", ""
+}
+
+// skillProblem says why the catalog could not give skill name (s, err):
+// it is broken, or not installed, with the closest installed name offered.
+func skillProblem(name string, s Skill, err error, cat Catalog) (string, RefusalReason) {
+	if errors.Is(err, ErrBrokenSkill) {
+		return brokenReason(name, s, err), RefuseBrokenSkill
+	}
+	why := fmt.Sprintf("`%s` is not an installed skill", name)
+	if s := Suggest(name, cat.Names()); len(s) > 0 {
+		why += fmt.Sprintf(" (did you mean `%s`?)", s[0])
+	}
+	return why, RefuseUnknownSkill
 }
 
 // brokenReason says why an installed skill cannot be used, naming its file.
@@ -176,23 +218,31 @@ func PreflightChain(c ChainExpr, cat Catalog, pol Policy) (Plan, error) {
 // step (not a skill name, or one the policy refuses), else for all the
 // names that are not installed at once, each with close names offered.
 func checkChainNames(c ChainExpr, cat Catalog, pol Policy) error {
-	var unknown []string
-	suggestions := map[string][]string{}
 	for _, name := range c.Names {
 		if err := chainNameRefusal(c, name, pol); err != nil {
 			return err
 		}
-		if _, err := cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
-			if _, seen := suggestions[name]; !seen {
-				unknown = append(unknown, name)
-				suggestions[name] = Suggest(name, cat.Names())
-			}
-		}
 	}
+	unknown, suggestions := unknownSkills(c.Names, cat)
 	if len(unknown) > 0 {
 		return unknownSkillsRefusal(c, unknown, suggestions)
 	}
 	return nil
+}
+
+// unknownSkills are the names the catalog does not hold, each once in the
+// order written, with the close names offered for each.
+func unknownSkills(names []string, cat Catalog) ([]string, map[string][]string) {
+	var unknown []string
+	suggestions := map[string][]string{}
+	for _, name := range names {
+		if _, seen := suggestions[name]; seen || hasSkill(cat, name) {
+			continue
+		}
+		unknown = append(unknown, name)
+		suggestions[name] = Suggest(name, cat.Names())
+	}
+	return unknown, suggestions
 }
 
 // chainNameRefusal refuses a name that is not a skill name, or that the
@@ -202,11 +252,9 @@ func chainNameRefusal(c ChainExpr, name string, pol Policy) error {
 		return &Refusal{Reason: RefuseInvalidSkillName, Source: c.Source, Line: 1,
 			Message: fmt.Sprintf("%q is not a valid skill name (lower-case letters, digits and dashes)", name)}
 	}
-	switch class, _, why := pol.Classify(name); class {
-	case ClassSelf:
-		return &Refusal{Reason: RefuseSelfReference, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
-	case ClassRefused:
-		return &Refusal{Reason: RefuseRefusedSkill, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
+	class, _, why := pol.Classify(name)
+	if reason, ok := classRefusals[class]; ok {
+		return &Refusal{Reason: reason, Source: c.Source, Line: 1, Message: fmt.Sprintf("`%s`: %s", name, why)}
 	}
 	return nil
 }
@@ -257,23 +305,30 @@ func forgottenArrow(c ChainExpr, cat Catalog) string {
 	if c.ExplicitContext || len(c.Names) == 0 {
 		return ""
 	}
-	var more []string
-	for _, w := range strings.Fields(c.Context) {
-		w = strings.Trim(w, "\"'`“”‘’,")
-		if !ValidSkillName(w) {
-			break
-		}
-		if _, err := cat.Skill(w); err != nil && !errors.Is(err, ErrBrokenSkill) {
-			break
-		}
-		more = append(more, w)
-	}
+	more := leadingSkills(c.Context, cat)
 	if len(more) == 0 {
 		return ""
 	}
 	names := append(append([]string(nil), c.Names...), more...)
 	return fmt.Sprintf("the context starts with `%s`, an installed skill, so it is read as context, not as a step: did you mean `%s`?",
 		strings.Join(more, " "), strings.Join(names, " -> "))
+}
+
+// leadingSkills are the installed skill names context starts with, quotes
+// and commas trimmed.
+func leadingSkills(context string, cat Catalog) []string {
+	var more []string
+	for _, w := range strings.Fields(context) {
+		w = strings.Trim(w, "\"'`“”‘’,")
+		if !ValidSkillName(w) {
+			break
+		}
+		if !hasSkill(cat, w) {
+			break
+		}
+		more = append(more, w)
+	}
+	return more
 }
 
 // Suggest returns up to three installed names close to name, closest first:
@@ -287,17 +342,9 @@ func Suggest(name string, names []string) []string {
 	var cs []cand
 	limit := max(2, len(name)/3)
 	for _, n := range names {
-		d := editDistance(name, n)
-		switch {
-		case d <= limit:
-		case len(name) >= 3 && (strings.Contains(n, name) || strings.Contains(name, n)):
-			d = limit + 1 + abs(len(n)-len(name))
-		case sharesSegment(name, n):
-			d = limit + 20 + d
-		default:
-			continue
+		if d, ok := suggestDistance(name, n, limit); ok {
+			cs = append(cs, cand{n, d})
 		}
-		cs = append(cs, cand{n, d})
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		if cs[i].d != cs[j].d {
@@ -310,6 +357,23 @@ func Suggest(name string, names []string) []string {
 		out = append(out, cs[i].name)
 	}
 	return out
+}
+
+// suggestDistance ranks n as a suggestion for name: within limit edits
+// first, then names containing it (or contained in it), then names
+// sharing a dash-separated word; ok is false for a name too far to offer.
+func suggestDistance(name, n string, limit int) (d int, ok bool) {
+	d = editDistance(name, n)
+	switch {
+	case d <= limit:
+	case len(name) >= 3 && (strings.Contains(n, name) || strings.Contains(name, n)):
+		d = limit + 1 + abs(len(n)-len(name))
+	case sharesSegment(name, n):
+		d = limit + 20 + d
+	default:
+		return 0, false
+	}
+	return d, true
 }
 
 func sharesSegment(a, b string) bool {

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"container/heap"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -50,8 +48,45 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 	c := &wfCheck{w: w, cat: cat, pol: pol, ids: map[string]int{}}
 	c.graph()
 	values := c.args(args)
-	resolved := make([]PlanStep, len(w.Steps))
-	for i, s := range w.Steps {
+	resolved := c.steps()
+	c.cycles()
+	c.upstream()
+	prompts := c.prompts(values)
+	if len(w.Steps) == 0 {
+		c.add(0, "the workflow has no steps")
+	}
+	if len(c.problems) > 0 {
+		return p, c.refusal()
+	}
+	for _, i := range c.order() {
+		p.Steps = append(p.Steps, wfPlanStep(w.Steps[i], resolved[i], prompts[i]))
+	}
+	p.Args = values
+	p.Warnings = append(p.Warnings, wfWarnings(p, cat)...)
+	return p, nil
+}
+
+// wfWarnings are what pre-flight notes about a workflow it accepts as p:
+// its skills' warnings, --thread on steps that branch or join, and --auto
+// the run does not take.
+func wfWarnings(p Plan, cat Catalog) []string {
+	out := skillWarnings(cat, p.Steps)
+	if p.Flags.Thread && !wfLinear(p.Steps) {
+		out = append(out, "--thread hands a step the artifact of the one step it depends on; "+
+			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")
+	}
+	if _, warn := ResolveMode(p); warn != "" {
+		out = append(out, warn)
+	}
+	return out
+}
+
+// steps checks each step's skills (its own, its fallback, its decompose
+// skill) and its conditions; it returns the resolved step of each whose
+// own skill can run, the zero PlanStep for the others.
+func (c *wfCheck) steps() []PlanStep {
+	resolved := make([]PlanStep, len(c.w.Steps))
+	for i, s := range c.w.Steps {
 		what := fmt.Sprintf("step %q", s.ID)
 		ps, ok := c.skill(s.Skill, what, s.Line, true)
 		if ok {
@@ -65,45 +100,41 @@ func PreflightWorkflow(w WorkflowSpec, args map[string]string, context string, f
 		}
 		c.conditions(s)
 	}
-	c.cycles()
-	c.upstream()
-	prompts := make([]string, len(w.Steps))
-	for i, s := range w.Steps {
+	return resolved
+}
+
+// prompts checks each step's prompt and returns them with the argument
+// values filled in.
+func (c *wfCheck) prompts(values map[string]string) []string {
+	prompts := make([]string, len(c.w.Steps))
+	for i, s := range c.w.Steps {
 		prompts[i] = c.prompt(i, s, values)
 	}
-	if len(w.Steps) == 0 {
-		c.add(0, "the workflow has no steps")
+	return prompts
+}
+
+// refusal is every problem found, in line order, under the workflow's
+// file (its name when it was not read from a file).
+func (c *wfCheck) refusal() *Problems {
+	sort.SliceStable(c.problems, func(i, j int) bool { return c.problems[i].Line < c.problems[j].Line })
+	src := c.w.Source
+	if src == "" {
+		src = c.w.Name
 	}
-	if len(c.problems) > 0 {
-		sort.SliceStable(c.problems, func(i, j int) bool { return c.problems[i].Line < c.problems[j].Line })
-		src := w.Source
-		if src == "" {
-			src = w.Name
-		}
-		return p, &Problems{Source: src, List: c.problems}
+	return &Problems{Source: src, List: c.problems}
+}
+
+// wfPlanStep is the step a run executes for workflow step s, whose skill
+// resolved to ps, with its prompt interpolated.
+func wfPlanStep(s WorkflowStep, ps PlanStep, prompt string) PlanStep {
+	ps.ID, ps.Effort, ps.Prompt, ps.Line, ps.Gate = s.ID, s.ID, prompt, s.Line, s.Gate
+	ps.DependsOn = slices.Clone(s.DependsOn)
+	ps.Rules = StepRules{
+		Pre: s.Pre, Post: s.Post, OnError: s.OnError, Timeout: s.Timeout, Optional: s.Optional,
+		Fallback: s.Fallback, Options: s.Options, Route: s.Route, Decompose: s.Decompose,
+		BestOf: slices.Clone(s.BestOf),
 	}
-	for _, i := range c.order() {
-		s := w.Steps[i]
-		ps := resolved[i]
-		ps.ID, ps.Effort, ps.Prompt, ps.Line, ps.Gate = s.ID, s.ID, prompts[i], s.Line, s.Gate
-		ps.DependsOn = slices.Clone(s.DependsOn)
-		ps.Rules = StepRules{
-			Pre: s.Pre, Post: s.Post, OnError: s.OnError, Timeout: s.Timeout, Optional: s.Optional,
-			Fallback: s.Fallback, Options: s.Options, Route: s.Route, Decompose: s.Decompose,
-			BestOf: slices.Clone(s.BestOf),
-		}
-		p.Steps = append(p.Steps, ps)
-	}
-	p.Args = values
-	p.Warnings = append(p.Warnings, skillWarnings(cat, p.Steps)...)
-	if flags.Thread && !wfLinear(p.Steps) {
-		p.Warnings = append(p.Warnings, "--thread hands a step the artifact of the one step it depends on; "+
-			"a step that joins branches gets none: {{steps.ID.output}} in its prompt names the outputs it needs")
-	}
-	if _, warn := ResolveMode(p); warn != "" {
-		p.Warnings = append(p.Warnings, warn)
-	}
-	return p, nil
+	return ps
 }
 
 // WorkflowLevels groups a plan's steps into levels that may run in
@@ -153,8 +184,13 @@ func (c *wfCheck) add(line int, format string, args ...any) {
 
 // graph indexes the step ids and reads the dependencies.
 func (c *wfCheck) graph() {
-	n := len(c.w.Steps)
-	c.deps = make([][]int, n)
+	c.indexIDs()
+	c.readDeps()
+}
+
+// indexIDs maps each step id to its step; a missing or repeated id is a
+// problem.
+func (c *wfCheck) indexIDs() {
 	for i, s := range c.w.Steps {
 		switch at, dup := c.ids[s.ID]; {
 		case s.ID == "":
@@ -165,6 +201,12 @@ func (c *wfCheck) graph() {
 			c.ids[s.ID] = i
 		}
 	}
+}
+
+// readDeps reads each step's dependencies, once each; one naming no step
+// is a problem.
+func (c *wfCheck) readDeps() {
+	c.deps = make([][]int, len(c.w.Steps))
 	for i, s := range c.w.Steps {
 		for _, d := range s.DependsOn {
 			j, ok := c.ids[d]
@@ -205,22 +247,36 @@ func (c *wfCheck) args(given map[string]string) map[string]string {
 	declared := make([]string, 0, len(c.w.Args))
 	for _, a := range c.w.Args {
 		declared = append(declared, a.Name)
-		v, ok := given[a.Name]
-		switch {
-		case ok && a.Required && strings.TrimSpace(v) == "":
-			c.add(a.Line, "argument %q is required and was given empty", a.Name)
-		case ok:
-			if strings.Contains(v, "{{") {
-				c.add(a.Line, "the value of argument %q contains \"{{\", which prompts read as a reference; leave it out", a.Name)
-			}
-			values[a.Name] = v
-		case a.Required:
-			c.add(a.Line, "missing required argument %q: give it with --arg %s=VALUE", a.Name, a.Name)
-			c.problems[len(c.problems)-1].Reason = RefuseMissingArg
-		default:
-			values[a.Name] = a.Default
-		}
+		c.arg(a, given, values)
 	}
+	c.undeclared(given, declared)
+	return values
+}
+
+// arg sets the value of declared argument a in values: given, else its
+// default; a required argument not given, or given blank, is a problem,
+// and so is a value holding "{{".
+func (c *wfCheck) arg(a WorkflowArg, given, values map[string]string) {
+	v, ok := given[a.Name]
+	switch {
+	case ok && a.Required && strings.TrimSpace(v) == "":
+		c.add(a.Line, "argument %q is required and was given empty", a.Name)
+	case ok:
+		if strings.Contains(v, "{{") {
+			c.add(a.Line, "the value of argument %q contains \"{{\", which prompts read as a reference; leave it out", a.Name)
+		}
+		values[a.Name] = v
+	case a.Required:
+		c.add(a.Line, "missing required argument %q: give it with --arg %s=VALUE", a.Name, a.Name)
+		c.problems[len(c.problems)-1].Reason = RefuseMissingArg
+	default:
+		values[a.Name] = a.Default
+	}
+}
+
+// undeclared reports each argument given that the workflow does not
+// declare, in name order.
+func (c *wfCheck) undeclared(given map[string]string, declared []string) {
 	extra := make([]string, 0, len(given))
 	for name := range given {
 		if !slices.Contains(declared, name) {
@@ -236,7 +292,6 @@ func (c *wfCheck) args(given map[string]string) map[string]string {
 		c.add(0, "argument %q was given, but the workflow does not declare it%s; its arguments are %s",
 			name, wfDidYouMean(name, declared, 1), strings.Join(declared, ", "))
 	}
-	return values
 }
 
 // skill checks one skill name; runnable says the name is a step's own
@@ -248,17 +303,7 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 		}
 		return PlanStep{}, false
 	}
-	if !ValidSkillName(name) {
-		c.add(line, "%s: %q is not a valid skill name (lower-case letters, digits and dashes)", what, name)
-		return PlanStep{}, false
-	}
-	switch class, _, why := c.pol.Classify(name); class {
-	case ClassSelf, ClassRefused:
-		c.add(line, "%s names `%s`: %s", what, name, why)
-		return PlanStep{}, false
-	}
-	if _, err := c.cat.Skill(name); err != nil && !errors.Is(err, ErrBrokenSkill) {
-		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
+	if !c.knownSkill(name, what, line) {
 		return PlanStep{}, false
 	}
 	ps, reason, kind := resolve(name, c.cat, c.pol)
@@ -272,6 +317,24 @@ func (c *wfCheck) skill(name, what string, line int, runnable bool) (PlanStep, b
 	return ps, true
 }
 
+// knownSkill reports whether name is a skill name the policy allows and
+// the catalog holds; each that is not is a problem.
+func (c *wfCheck) knownSkill(name, what string, line int) bool {
+	if !ValidSkillName(name) {
+		c.add(line, "%s: %q is not a valid skill name (lower-case letters, digits and dashes)", what, name)
+		return false
+	}
+	if class, _, why := c.pol.Classify(name); classRefusals[class] != "" {
+		c.add(line, "%s names `%s`: %s", what, name, why)
+		return false
+	}
+	if !hasSkill(c.cat, name) {
+		c.add(line, "%s: `%s` is not an installed skill%s", what, name, wfDidYouMean(name, c.cat.Names(), 3))
+		return false
+	}
+	return true
+}
+
 // conditions re-checks what the run relies on, for specs not read by the
 // parser (a saved chain, a test): the gate, the error policy and the
 // conditions.
@@ -281,173 +344,47 @@ func (c *wfCheck) conditions(s WorkflowStep) {
 			c.add(s.Line, "step %q: gate %q is not one of always, never, on-failure, on-empty", s.ID, s.Gate)
 		}
 	}
-	switch e := s.OnError; {
-	case e.Kind == "" || e.Kind == OnErrorStop || e.Kind == OnErrorGate:
-	case e.Kind == OnErrorRetry && e.Retries >= 1 && e.Backoff >= 0:
-	default:
+	if e := s.OnError; !wfOnErrorRunnable(e) {
 		c.add(s.Line, "step %q: on_error %s with %d retries and backoff %s cannot be carried out", s.ID, e.Kind, e.Retries, e.Backoff)
 	}
 	for _, cond := range append(slices.Clone(s.Pre), s.Post...) {
-		line := cond.Line
-		if line == 0 {
-			line = s.Line
-		}
-		switch cond.Kind {
-		case CondOutputMatches:
-			if _, err := regexp.Compile(cond.Pattern); err != nil {
-				c.add(line, "step %q: output_matches %q is not a valid regular expression: %v", s.ID, cond.Pattern, err)
-			}
-		case CondCommand:
-			if len(cond.Command) == 0 || cond.Command[0] == "" {
-				c.add(line, "step %q: a command condition needs a program to run", s.ID)
-			}
-		case CondFileExists, CondFileAbsent, CondOutputContains, CondJSONField:
-		default:
-			c.add(line, "step %q: unknown condition %q", s.ID, cond.Kind)
-		}
+		c.condition(s, cond)
 	}
 }
 
-// cycles reports every dependency cycle once, from the strongly connected
-// components of the graph.
-func (c *wfCheck) cycles() {
-	c.comps = c.components()
-	for _, comp := range c.comps {
-		if len(comp) == 1 && !slices.Contains(c.deps[comp[0]], comp[0]) {
-			continue
-		}
-		start := slices.Min(comp)
-		s := c.w.Steps[start]
-		if len(comp) == 1 {
-			c.add(s.Line, "step %q depends on itself", s.ID)
-			continue
-		}
-		path := c.cycleFrom(start, comp)
-		names := make([]string, 0, len(path)+1)
-		for _, i := range path {
-			names = append(names, c.w.Steps[i].ID)
-		}
-		names = append(names, s.ID)
-		c.add(s.Line, "dependency cycle: %s (each step depends on the one before it)", strings.Join(names, " -> "))
+// wfOnErrorRunnable reports whether the run can carry out error policy
+// e: none, stop, gate, or retry with at least one retry and a backoff
+// that is not negative.
+func wfOnErrorRunnable(e ErrorPolicy) bool {
+	switch e.Kind {
+	case "", OnErrorStop, OnErrorGate:
+		return true
+	case OnErrorRetry:
+		return e.Retries >= 1 && e.Backoff >= 0
 	}
+	return false
 }
 
-// components returns the strongly connected components of the dependency
-// graph (Tarjan), dependencies before the steps that need them.
-func (c *wfCheck) components() [][]int {
-	n := len(c.w.Steps)
-	index := make([]int, n)
-	low := make([]int, n)
-	on := make([]bool, n)
-	for i := range index {
-		index[i] = -1
+// condition checks one pre or post condition of step s: a known kind, a
+// pattern that compiles, a command with a program.
+func (c *wfCheck) condition(s WorkflowStep, cond Condition) {
+	line := cond.Line
+	if line == 0 {
+		line = s.Line
 	}
-	var stack []int
-	var comps [][]int
-	next := 0
-	var visit func(v int)
-	visit = func(v int) {
-		index[v], low[v] = next, next
-		next++
-		stack = append(stack, v)
-		on[v] = true
-		for _, w := range c.deps[v] {
-			switch {
-			case index[w] < 0:
-				visit(w)
-				low[v] = min(low[v], low[w])
-			case on[w]:
-				low[v] = min(low[v], index[w])
-			}
+	switch cond.Kind {
+	case CondOutputMatches:
+		if _, err := regexp.Compile(cond.Pattern); err != nil {
+			c.add(line, "step %q: output_matches %q is not a valid regular expression: %v", s.ID, cond.Pattern, err)
 		}
-		if low[v] != index[v] {
-			return
+	case CondCommand:
+		if len(cond.Command) == 0 || cond.Command[0] == "" {
+			c.add(line, "step %q: a command condition needs a program to run", s.ID)
 		}
-		var comp []int
-		for {
-			w := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			on[w] = false
-			comp = append(comp, w)
-			if w == v {
-				break
-			}
-		}
-		sort.Ints(comp)
-		comps = append(comps, comp)
+	case CondFileExists, CondFileAbsent, CondOutputContains, CondJSONField:
+	default:
+		c.add(line, "step %q: unknown condition %q", s.ID, cond.Kind)
 	}
-	for v := range n {
-		if index[v] < 0 {
-			visit(v)
-		}
-	}
-	return comps
-}
-
-// cycleFrom returns a shortest cycle through start inside comp, in the
-// order the run would flow (each step depends on the one before it),
-// beginning with start.
-func (c *wfCheck) cycleFrom(start int, comp []int) []int {
-	in := map[int]bool{}
-	for _, i := range comp {
-		in[i] = true
-	}
-	// Breadth first along dependencies, so the cycle printed is a
-	// shortest one.
-	prev := map[int]int{start: -1}
-	queue := []int{start}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
-		for _, d := range c.deps[v] {
-			if d == start {
-				// Following prev from v gives v, ..., x1, each a dependency
-				// of the next: with start before v (v depends on it) and
-				// x1 before start, that is the cycle in run order.
-				var path []int
-				for x := v; x != start; x = prev[x] {
-					path = append(path, x)
-				}
-				return append([]int{start}, path...)
-			}
-			if _, seen := prev[d]; !seen && in[d] {
-				prev[d] = v
-				queue = append(queue, d)
-			}
-		}
-	}
-	return []int{start}
-}
-
-// upstream computes, for every step, the set of steps it depends on
-// directly or through others.
-func (c *wfCheck) upstream() {
-	n := len(c.w.Steps)
-	words := (n + 63) / 64
-	c.up = make([][]uint64, n)
-	// Components come dependencies first, so each set is complete when a
-	// step that needs it is reached. Inside a cycle every member is
-	// upstream of every other.
-	for _, comp := range c.comps {
-		set := make([]uint64, words)
-		for _, v := range comp {
-			for _, d := range c.deps[v] {
-				set[d/64] |= 1 << (d % 64)
-				if c.up[d] != nil {
-					for k := range set {
-						set[k] |= c.up[d][k]
-					}
-				}
-			}
-		}
-		for _, v := range comp {
-			c.up[v] = set
-		}
-	}
-}
-
-func (c *wfCheck) isUpstream(of, step int) bool {
-	return c.up[of][step/64]&(1<<(step%64)) != 0
 }
 
 // prompt checks the references of a step's prompt and returns it with the
@@ -482,21 +419,7 @@ func (c *wfCheck) checkRef(i int, s WorkflowStep, name string, declared []string
 	switch {
 	case name == "run.id" || name == "today":
 	case strings.HasPrefix(name, "steps."):
-		id, rest, _ := strings.Cut(strings.TrimPrefix(name, "steps."), ".")
-		if rest != "output" {
-			c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: a step's output is {{steps.ID.output}}", s.ID, name)
-			return
-		}
-		j, ok := c.ids[id]
-		switch {
-		case !ok:
-			c.add(s.Line, "step %q prompt: {{%s}} names no step of this workflow%s", s.ID, name, wfDidYouMean(id, c.idNames(), 1))
-		case j == i:
-			c.add(s.Line, "step %q prompt: {{%s}} is the step's own output, which does not exist while it runs", s.ID, name)
-		case !c.isUpstream(i, j):
-			c.add(s.Line, "step %q prompt: {{%s}} reads step %q, which is not upstream of %q: add %q to its depends_on (directly or through a step it depends on)",
-				s.ID, name, id, s.ID, id)
-		}
+		c.checkStepRef(i, s, name)
 	case strings.HasPrefix(name, "run."):
 		c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: the run's own values are {{run.id}} and {{today}}", s.ID, name)
 	case !slices.Contains(declared, name):
@@ -510,62 +433,24 @@ func (c *wfCheck) checkRef(i int, s WorkflowStep, name string, declared []string
 	}
 }
 
-// order returns the step indexes in topological order, the earliest step in
-// the file first among those whose dependencies are all placed.
-func (c *wfCheck) order() []int {
-	n := len(c.w.Steps)
-	waiting := make([]int, n)
-	users := make([][]int, n)
-	for i, ds := range c.deps {
-		waiting[i] = len(ds)
-		for _, d := range ds {
-			users[d] = append(users[d], i)
-		}
+// checkStepRef checks a {{steps.ID.output}} reference in the prompt of
+// step i (s): it must name the output of another step upstream of it.
+func (c *wfCheck) checkStepRef(i int, s WorkflowStep, name string) {
+	id, rest, _ := strings.Cut(strings.TrimPrefix(name, "steps."), ".")
+	if rest != "output" {
+		c.add(s.Line, "step %q prompt: {{%s}} is not a reference gonogo knows: a step's output is {{steps.ID.output}}", s.ID, name)
+		return
 	}
-	ready := &wfReady{}
-	for i := range n {
-		if waiting[i] == 0 {
-			heap.Push(ready, i)
-		}
+	j, ok := c.ids[id]
+	switch {
+	case !ok:
+		c.add(s.Line, "step %q prompt: {{%s}} names no step of this workflow%s", s.ID, name, wfDidYouMean(id, c.idNames(), 1))
+	case j == i:
+		c.add(s.Line, "step %q prompt: {{%s}} is the step's own output, which does not exist while it runs", s.ID, name)
+	case !c.isUpstream(i, j):
+		c.add(s.Line, "step %q prompt: {{%s}} reads step %q, which is not upstream of %q: add %q to its depends_on (directly or through a step it depends on)",
+			s.ID, name, id, s.ID, id)
 	}
-	out := make([]int, 0, n)
-	for ready.Len() > 0 {
-		v := heap.Pop(ready).(int)
-		out = append(out, v)
-		for _, u := range users[v] {
-			if waiting[u]--; waiting[u] == 0 {
-				heap.Push(ready, u)
-			}
-		}
-	}
-	return out
-}
-
-// wfReady is a min-heap of step indexes.
-type wfReady []int
-
-func (h wfReady) Len() int           { return len(h) }
-func (h wfReady) Less(i, j int) bool { return h[i] < h[j] }
-func (h wfReady) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *wfReady) Push(x any)        { *h = append(*h, x.(int)) }
-func (h *wfReady) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// wfLinear reports whether every step depends exactly on the one before it.
-func wfLinear(steps []PlanStep) bool {
-	for i, s := range steps {
-		if i == 0 && len(s.DependsOn) != 0 {
-			return false
-		}
-		if i > 0 && (len(s.DependsOn) != 1 || s.DependsOn[0] != steps[i-1].ID) {
-			return false
-		}
-	}
-	return true
 }
 
 // A reference in a prompt is "{{", optional spaces, a name of letters,

@@ -37,30 +37,41 @@ func Printable(s string) string {
 	b.Grow(len(s) + 16)
 	b.WriteString(s[:i])
 	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteRune(utf8.RuneError)
-		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
-		case r == '\n' || r == '\t':
-			b.WriteByte(byte(r))
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune(0x2421)
-		case r == 0xfeff:
-		case shownAsCode(r):
-			b.WriteString("<U+")
-			hex := strings.ToUpper(strconv.FormatInt(int64(r), 16))
-			b.WriteString(strings.Repeat("0", 4-len(hex)))
-			b.WriteString(hex)
-			b.WriteByte('>')
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
+		i += writePrintable(&b, s, i)
 	}
 	return b.String()
+}
+
+// writePrintable writes to b the rune of s at byte i as Printable shows
+// it, and returns its size in s.
+func writePrintable(b *strings.Builder, s string, i int) int {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == utf8.RuneError && size == 1:
+		b.WriteRune(utf8.RuneError)
+	case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+	case r == '\n' || r == '\t':
+		b.WriteByte(byte(r))
+	case r < 0x20:
+		b.WriteRune(0x2400 + r)
+	case r == 0x7f:
+		b.WriteRune(0x2421)
+	case r == 0xfeff:
+	case shownAsCode(r):
+		writeCodePoint(b, r)
+	default:
+		b.WriteString(s[i : i+size])
+	}
+	return size
+}
+
+// writeCodePoint writes r as <U+XXXX>, in at least four hex digits.
+func writeCodePoint(b *strings.Builder, r rune) {
+	b.WriteString("<U+")
+	hex := strings.ToUpper(strconv.FormatInt(int64(r), 16))
+	b.WriteString(strings.Repeat("0", 4-len(hex)))
+	b.WriteString(hex)
+	b.WriteByte('>')
 }
 
 // firstUnprintable is the index of the first byte of s that Printable
@@ -68,9 +79,8 @@ func Printable(s string) string {
 // decoding.
 func firstUnprintable(s string) int {
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiControl(c) {
 				return i
 			}
 			i++
@@ -83,6 +93,12 @@ func firstUnprintable(s string) int {
 		i += size
 	}
 	return len(s)
+}
+
+// asciiControl reports whether c is an ASCII control Printable changes:
+// any but newline and tab.
+func asciiControl(c byte) bool {
+	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f
 }
 
 // shownAsCode reports whether r is a control character with no Control

@@ -25,19 +25,8 @@ import (
 //
 // A dry run's outcome is NOT-EXECUTED.
 func Judge(out Outcome, sk Skill) (Result, string) {
-	switch {
-	case out.NotRun:
-		return ResultNotExecuted, DryRunReason
-	case out.Err != nil:
-		return ResultFailed, withStderr(out.Err.Error(), out.Stderr)
-	case out.AgentError != "":
-		// The agent's own words say more than its exit code, which for a
-		// reported error is usually 1.
-		return ResultFailed, "the agent reported an error: " + oneLine(out.AgentError, 300)
-	case out.ExitCode != 0:
-		return ResultFailed, withStderr(fmt.Sprintf("the agent exited with code %d", out.ExitCode), out.Stderr)
-	case !utf8.Valid(out.Artifact):
-		return ResultFailed, "the agent's output is not UTF-8 text"
+	if res, reason, ok := runVerdict(out); ok {
+		return res, reason
 	}
 	if line, ok := refusalLine(out.Artifact); ok {
 		return ResultFailed, "the agent refused or failed: " + oneLine(line, 300)
@@ -49,6 +38,27 @@ func Judge(out Outcome, sk Skill) (Result, string) {
 		return ResultEmpty, fmt.Sprintf("the artifact is %s's template with its [bracketed guidance] unfilled", sk.Name)
 	}
 	return ResultProduced, ""
+}
+
+// runVerdict is the verdict how the agent ran gives before its artifact
+// is read: not run, failed to run or reported a failure, or output that
+// is not text; false when the artifact decides.
+func runVerdict(out Outcome) (Result, string, bool) {
+	switch {
+	case out.NotRun:
+		return ResultNotExecuted, DryRunReason, true
+	case out.Err != nil:
+		return ResultFailed, withStderr(out.Err.Error(), out.Stderr), true
+	case out.AgentError != "":
+		// The agent's own words say more than its exit code, which for a
+		// reported error is usually 1.
+		return ResultFailed, "the agent reported an error: " + oneLine(out.AgentError, 300), true
+	case out.ExitCode != 0:
+		return ResultFailed, withStderr(fmt.Sprintf("the agent exited with code %d", out.ExitCode), out.Stderr), true
+	case !utf8.Valid(out.Artifact):
+		return ResultFailed, "the agent's output is not UTF-8 text", true
+	}
+	return "", "", false
 }
 
 // FailureReason is a short reason for a runner error, for callers that
@@ -105,26 +115,39 @@ func refusalLine(b []byte) (string, bool) {
 		if len(t) == 0 {
 			continue
 		}
-		// Upper case maps a character to one character, so the first
-		// characters of t, as many as the longest prefix has bytes, decide.
-		head := t
-		for n, i := 0, 0; i < len(t); n++ {
-			if n == maxRefusalPrefix {
-				head = t[:i]
-				break
-			}
-			_, size := utf8.DecodeRune(t[i:])
-			i += size
-		}
-		up := strings.ToUpper(string(head))
-		for _, p := range refusalPrefixes {
-			if strings.HasPrefix(up, p) {
-				return string(t), true
-			}
+		if opensWithRefusal(t) {
+			return string(t), true
 		}
 		return "", false
 	}
 	return "", false
+}
+
+// opensWithRefusal reports whether line t opens with a refusal prefix,
+// in any case.
+func opensWithRefusal(t []byte) bool {
+	up := strings.ToUpper(string(refusalHead(t)))
+	for _, p := range refusalPrefixes {
+		if strings.HasPrefix(up, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusalHead is the start of t that decides whether it opens with a
+// refusal prefix: upper case maps a character to one character, so the
+// first characters of t, as many as the longest prefix has bytes, decide.
+// Only those are upper-cased, however long the line.
+func refusalHead(t []byte) []byte {
+	for n, i := 0, 0; i < len(t); n++ {
+		if n == maxRefusalPrefix {
+			return t[:i]
+		}
+		_, size := utf8.DecodeRune(t[i:])
+		i += size
+	}
+	return t
 }
 
 // maxRefusalPrefix is the length of the longest of refusalPrefixes.
@@ -145,26 +168,33 @@ func hasContent(b []byte) bool {
 // line of content under them is either a line of the template itself or
 // mostly [bracketed guidance].
 func isStub(b []byte, sk Skill) bool {
-	if len(sk.TemplateSections) == 0 {
+	if len(sk.TemplateSections) == 0 || !carriesSection(b, sk.TemplateSections) {
 		return false
 	}
+	return mostlyTemplate(b, sk.Template)
+}
+
+// carriesSection reports whether b has a "##" heading naming one of
+// sections, compared as normHeading folds them.
+func carriesSection(b []byte, sections []string) bool {
 	want := map[string]bool{}
-	for _, s := range sk.TemplateSections {
+	for _, s := range sections {
 		want[normHeading(s)] = true
 	}
-	matched := false
 	for _, l := range lines(b) {
 		t := bytes.TrimSpace(l)
 		if bytes.HasPrefix(t, []byte("## ")) && want[normHeading(string(t[3:]))] {
-			matched = true
-			break
+			return true
 		}
 	}
-	if !matched {
-		return false
-	}
+	return false
+}
+
+// mostlyTemplate reports whether nine in ten of b's lines of content (or
+// all of none) are lines of template or mostly [bracketed guidance].
+func mostlyTemplate(b []byte, template string) bool {
 	tmpl := map[string]bool{}
-	eachContentLine([]byte(sk.Template), func(l []byte) { tmpl[string(l)] = true })
+	eachContentLine([]byte(template), func(l []byte) { tmpl[string(l)] = true })
 	content, stub := 0, 0
 	eachContentLine(b, func(l []byte) {
 		content++
@@ -192,24 +222,34 @@ func eachContentLine(b []byte, fn func(line []byte)) {
 			continue
 		}
 		t = foldSpace(t[:0], l)
-		if inComment {
-			if bytes.Contains(t, []byte("-->")) {
-				inComment = false
-			}
+		var comment bool
+		if comment, inComment = htmlComment(t, inComment); comment {
 			continue
 		}
-		if bytes.HasPrefix(t, []byte("<!--")) {
-			inComment = !bytes.Contains(t, []byte("-->"))
-			continue
+		if !noContent(t) {
+			fn(t)
 		}
-		switch {
-		case len(t) == 0, t[0] == '#', bytes.HasPrefix(t, []byte("```")), bytes.HasPrefix(t, []byte("~~~")):
-			continue
-		case len(bytes.Trim(t, "-|: =*_")) == 0:
-			continue
-		}
-		fn(t)
 	}
+}
+
+// htmlComment reports whether folded line t is (part of) an HTML
+// comment, given whether one was open before it (open), and whether one is
+// still open after it.
+func htmlComment(t []byte, open bool) (comment, openAfter bool) {
+	if open || bytes.HasPrefix(t, []byte("<!--")) {
+		return true, !bytes.Contains(t, []byte("-->"))
+	}
+	return false, false
+}
+
+// noContent reports whether folded line t is one whose text is no
+// content: blank, a heading, a fence, a rule or a table separator.
+func noContent(t []byte) bool {
+	switch {
+	case len(t) == 0, t[0] == '#', bytes.HasPrefix(t, []byte("```")), bytes.HasPrefix(t, []byte("~~~")):
+		return true
+	}
+	return len(bytes.Trim(t, "-|: =*_")) == 0
 }
 
 // foldSpace appends s to dst with its runs of white space made one space
@@ -265,21 +305,39 @@ func mostlyBracketed(l []byte) bool {
 func Summarize(b []byte) string {
 	end := frontMatterEnd(b)
 	for i, line := range lines(b) {
-		t := bytes.TrimSpace(line)
-		if i <= end || len(t) == 0 || bytes.HasPrefix(t, []byte("<!--")) || bytes.HasPrefix(t, []byte("```")) {
+		if i <= end {
 			continue
 		}
-		l := strings.TrimSpace(strings.TrimLeft(string(t), "#>*-_ "))
-		l = strings.Trim(l, "*_ ")
-		if l == "" || !hasContent([]byte(l)) {
-			continue
+		if l := summaryText(line); l != "" {
+			return oneLine(firstSentence(l), 120)
 		}
-		if i := strings.Index(l, ". "); i > 0 && i < 160 {
-			l = l[:i+1]
-		}
-		return oneLine(l, 120)
 	}
 	return ""
+}
+
+// summaryText is line's text as a summary may show it, its Markdown marks
+// trimmed; "" for a line that says nothing (blank, a comment, a fence, or
+// marks alone).
+func summaryText(line []byte) string {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || bytes.HasPrefix(t, []byte("<!--")) || bytes.HasPrefix(t, []byte("```")) {
+		return ""
+	}
+	l := strings.TrimSpace(strings.TrimLeft(string(t), "#>*-_ "))
+	l = strings.Trim(l, "*_ ")
+	if !hasContent([]byte(l)) {
+		return ""
+	}
+	return l
+}
+
+// firstSentence is l up to the end of its first sentence, when that ends
+// early enough to make a summary.
+func firstSentence(l string) string {
+	if i := strings.Index(l, ". "); i > 0 && i < 160 {
+		return l[:i+1]
+	}
+	return l
 }
 
 // lines yields the lines of b, split at '\n' as strings.Split splits them

@@ -18,12 +18,23 @@ func (id RunID) WellFormed() bool {
 	if len(s) <= stamp || len(s) > stamp+32 || s[8] != '-' || s[15] != '-' {
 		return false
 	}
-	for i, c := range []byte(s) {
-		switch {
-		case i == 8 || i == 15:
-		case i < stamp && c >= '0' && c <= '9':
-		case i >= stamp && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f'):
-		default:
+	return allDigits(s[:8]) && allDigits(s[9:15]) && lowerHex(s[stamp:])
+}
+
+// allDigits reports whether s holds only the digits 0-9.
+func allDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerHex reports whether s holds only lower-case hex digits.
+func lowerHex(s string) bool {
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}

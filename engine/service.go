@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,18 +119,12 @@ func NewService(cfg ServiceConfig) *Service {
 	if newID == nil {
 		newID = NewRunID
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
 	pol := DefaultPolicy()
 	if cfg.Policy != nil {
 		pol = *cfg.Policy
 	}
-	limit := cfg.RateLimit
-	if limit == (RateLimit{}) {
-		limit = DefaultRateLimit()
-	}
+	limit := cmp.Or(cfg.RateLimit, DefaultRateLimit())
 	members := cfg.Members
 	if members == nil {
 		members = LocalOperator
@@ -165,13 +160,18 @@ func (s *Service) Start(ctx context.Context, p Plan, opt StartOptions) (*Run, er
 		if err == nil {
 			break
 		}
-		// The store refuses a new run whose id it holds already (ErrStale):
-		// two starts drew the same id; draw another.
-		if !errors.Is(err, ErrStale) || errors.Is(err, ErrDuplicate) || try == 3 {
+		if !idTaken(err) || try == 3 {
 			return nil, fmt.Errorf("start run: %w", err)
 		}
 	}
 	return s.advanceAfter(ctx, r), nil
+}
+
+// idTaken reports whether the store refused a new run because it holds
+// its id already (ErrStale): two starts drew the same id, and the start
+// draws another. A start whose key the store has seen is no such case.
+func idTaken(err error) bool {
+	return errors.Is(err, ErrStale) && !errors.Is(err, ErrDuplicate)
 }
 
 // Resume picks a run up again after gonogo restarted: it starts the steps
@@ -273,41 +273,68 @@ func (s *Service) decide(ctx context.Context, id RunID, d Decision, body []byte)
 	if d.Time.IsZero() {
 		d.Time = s.now()
 	}
-	var edit *Edit
-	c := Commit{Key: DecisionStoreKey(id, d.Key)}
-	if d.Kind == DecideEdit {
-		if edit, err = EditOf(r, d, body); err != nil {
-			return nil, err
-		}
-		if edit.File != "" {
-			c.Files = append(makeWay(id, r.Step(d.Step), d.Attempt, edit.File), FileWrite{Path: edit.File, Body: body})
-		}
-		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
+	edit, c, err := decisionCommit(id, r, d, body)
+	if err != nil {
+		return nil, err
 	}
-	if d.Kind == DecideSkip {
-		c.Files = skipFiles(r, d.Step)
-	}
-	var added []PlanStep
-	if st := r.Step(d.Step); st != nil && (d.Kind == DecideApprove || d.Kind == DecideEdit) && (st.Rules.Route || st.Rules.Decompose != "") {
-		// A decision the step cannot take is refused as such, before its
-		// output is read.
-		if _, err := Decide(r, d, edit, d.Time); err != nil {
-			return nil, err
-		}
-		if added, err = s.expansion(ctx, r, st, d, body); err != nil {
-			return nil, err
-		}
+	added, err := s.addedBy(ctx, r, d, edit, body)
+	if err != nil {
+		return nil, err
 	}
 	evs, err := DecideExpand(r, d, edit, added, d.Time)
 	if err != nil {
 		return nil, err
 	}
+	return s.commitPicked(ctx, r, evs, c)
+}
+
+// commitPicked commits evs with c and the file moves of the candidate a
+// pick among evs makes the step's (by a person, or by guarded auto).
+func (s *Service) commitPicked(ctx context.Context, r *Run, evs []Event, c Commit) (*Run, error) {
 	moves, err := PickWrites(r, evs)
 	if err != nil {
 		return nil, err
 	}
 	c.Files = append(c.Files, moves...)
 	return s.commit(ctx, r, evs, c)
+}
+
+// decisionCommit is the commit of decision d on run id (r) before its
+// events: its key, and the files it moves or writes: an edit's
+// replacement artifact (and the earlier attempt's file it makes way for),
+// or a skipped step's file. It returns the edit an edit decision brings.
+func decisionCommit(id RunID, r *Run, d Decision, body []byte) (*Edit, Commit, error) {
+	c := Commit{Key: DecisionStoreKey(id, d.Key)}
+	switch d.Kind {
+	case DecideEdit:
+		edit, err := EditOf(r, d, body)
+		if err != nil {
+			return nil, Commit{}, err
+		}
+		if edit.File != "" {
+			c.Files = append(makeWay(id, r.Step(d.Step), d.Attempt, edit.File), FileWrite{Path: edit.File, Body: body})
+		}
+		c.Artifacts = []ArtifactWrite{{Step: d.Step, Attempt: d.Attempt, Body: body}}
+		return edit, c, nil
+	case DecideSkip:
+		c.Files = skipFiles(r, d.Step)
+	}
+	return nil, c, nil
+}
+
+// addedBy reads the steps d adds to r: those of a route or decompose
+// step's output that d approves or edits, none for any other decision.
+// A decision the step cannot take is refused as such, before its output
+// is read.
+func (s *Service) addedBy(ctx context.Context, r *Run, d Decision, edit *Edit, body []byte) ([]PlanStep, error) {
+	st := r.Step(d.Step)
+	if st == nil || d.Kind != DecideApprove && d.Kind != DecideEdit || !expands(st) {
+		return nil, nil
+	}
+	if _, err := Decide(r, d, edit, d.Time); err != nil {
+		return nil, err
+	}
+	return s.expansion(ctx, r, st, d, body)
 }
 
 // skipFiles are the file moves of skipping step n of r: a skipped step
@@ -403,11 +430,5 @@ func (s *Service) cancelRun(id RunID, cause error) {
 			cancel(cause)
 		}
 	}
-	kept := s.queue[:0]
-	for _, q := range s.queue {
-		if q.run != id {
-			kept = append(kept, q)
-		}
-	}
-	s.queue = kept
+	s.queue = slices.DeleteFunc(s.queue, func(q queued) bool { return q.run == id })
 }

@@ -61,17 +61,23 @@ func (s *Service) deadline(ctx context.Context, k execKey) {
 		}
 		return
 	}
+	s.timeoutAborts(ctx, k.run, aborts)
+	if len(aborts) == 0 {
+		s.scheduleDeadlines(r)
+	}
+}
+
+// timeoutAborts decides the aborts of run id's timeouts; one a person
+// decided before, or that was made already, is no failure.
+func (s *Service) timeoutAborts(ctx context.Context, id RunID, aborts []Decision) {
 	for _, d := range aborts {
-		_, err := s.Decide(ctx, k.run, d, nil)
+		_, err := s.Decide(ctx, id, d, nil)
 		switch {
 		case err == nil, ctx.Err() != nil:
 		case errors.Is(err, ErrDuplicate), errors.Is(err, ErrStale), errors.Is(err, ErrNotWaiting):
 			// A person decided first, or the abort was made already.
 		default:
-			s.log.Error("abort on decision timeout", "run", k.run, "err", err)
+			s.log.Error("abort on decision timeout", "run", id, "err", err)
 		}
-	}
-	if len(aborts) == 0 {
-		s.scheduleDeadlines(r)
 	}
 }

@@ -14,10 +14,7 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 	// The executions are promised to Run before the start is committed,
 	// so a stopping Run either refuses them here or waits for them:
 	// nothing is committed after Run returns.
-	count := 1
-	if st := r.Step(n); st != nil && IsBestOf(st) {
-		count = len(st.Rules.BestOf)
-	}
+	count := executions(r.Step(n))
 	if !s.reserve(count) {
 		return nil, errStopping
 	}
@@ -27,9 +24,7 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 	}
 	if err != nil {
 		s.mu.Lock()
-		for range count {
-			s.handLocked(nil)
-		}
+		s.settleLocked(count)
 		s.mu.Unlock()
 		return nil, err
 	}
@@ -39,9 +34,7 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 	left := len(started)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := len(started); i < count; i++ {
-		s.handLocked(nil) // never short, but every promise is settled
-	}
+	s.settleLocked(count - len(started)) // never short, but every promise is settled
 	for _, a := range started {
 		cjob := job
 		cjob.Attempt, cjob.Runner = a.N, a.Runner
@@ -55,6 +48,22 @@ func (s *Service) startStep(ctx context.Context, r *Run, n int) (*Run, error) {
 	return r, nil
 }
 
+// executions is how many executions a start of st makes: one per
+// candidate of a best-of step, else one.
+func executions(st *Step) int {
+	if st != nil && IsBestOf(st) {
+		return len(st.Rules.BestOf)
+	}
+	return 1
+}
+
+// settleLocked settles n promises of reserveLocked with no work.
+func (s *Service) settleLocked(n int) {
+	for range n {
+		s.handLocked(nil)
+	}
+}
+
 // reserve promises Run count pieces of work (see reserveLocked), all or
 // none.
 func (s *Service) reserve(count int) bool {
@@ -62,9 +71,7 @@ func (s *Service) reserve(count int) bool {
 	defer s.mu.Unlock()
 	for i := range count {
 		if !s.reserveLocked() {
-			for range i {
-				s.handLocked(nil)
-			}
+			s.settleLocked(i)
 			return false
 		}
 	}
@@ -126,26 +133,7 @@ func (s *Service) prepare(ctx context.Context, r *Run, st *Step) (Job, error) {
 // result was recorded. runCtx is Run's: when it ends, gonogo is stopping.
 func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, job Job, prepErr error) bool {
 	st := r.Step(n)
-	var out Outcome
-	switch {
-	case prepErr != nil:
-		out.Err = prepErr
-	case r.DryRun:
-		out.NotRun = true
-	default:
-		started := s.now()
-		stop := s.pulse()
-		out = s.runner.Run(ctx, job, func(p Progress) {
-			if s.notifier == nil {
-				return
-			}
-			if p.Elapsed == 0 {
-				p.Elapsed = s.now().Sub(started)
-			}
-			s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepStarted, Step: n, Attempt: attempt}, Progress: &p})
-		})
-		stop()
-	}
+	out := s.outcome(ctx, r, n, attempt, job, prepErr)
 	if runCtx.Err() != nil {
 		// gonogo is stopping: leave the step running in the store, so it is
 		// marked interrupted and offered for redo when the store reopens.
@@ -166,23 +154,56 @@ func (s *Service) execute(runCtx, ctx context.Context, r *Run, n, attempt int, j
 	// This service's runner ran the attempt, whatever setup the run
 	// recorded (a run resumed elsewhere, or started with a setup of its own).
 	f.Agent = AttemptAgent(s.setup, job.Runner)
+	return s.record(runCtx, r, n, attempt, f, c)
+}
+
+// outcome is what running the attempt's job gave: nothing ran when
+// preparing it failed (prepErr) or in a dry run; else the runner ran it,
+// its progress reported to the notifier as it went.
+func (s *Service) outcome(ctx context.Context, r *Run, n, attempt int, job Job, prepErr error) Outcome {
+	switch {
+	case prepErr != nil:
+		return Outcome{Err: prepErr}
+	case r.DryRun:
+		return Outcome{NotRun: true}
+	}
+	started := s.now()
+	stop := s.pulse()
+	out := s.runner.Run(ctx, job, func(p Progress) {
+		if s.notifier == nil {
+			return
+		}
+		if p.Elapsed == 0 {
+			p.Elapsed = s.now().Sub(started)
+		}
+		s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepStarted, Step: n, Attempt: attempt}, Progress: &p})
+	})
+	stop()
+	return out
+}
+
+// record commits the end f of an attempt under the run's lock, with the
+// change c that settled it, and reports whether it did. A stale finish
+// (the run moved on) is dropped quietly; any other failure is logged and
+// told to the notifier.
+func (s *Service) record(ctx context.Context, r *Run, n, attempt int, f Finished, c Commit) bool {
 	unlock := s.lock(r.ID)
-	cur, err := s.store.Load(runCtx, r.ID)
+	cur, err := s.store.Load(ctx, r.ID)
 	if err == nil {
-		err = s.finish(runCtx, cur, n, attempt, f, c)
+		err = s.finish(ctx, cur, n, attempt, f, c)
 	}
 	unlock()
-	if err != nil {
-		if !errors.Is(err, ErrStale) {
-			s.log.Error("record step result", "run", r.ID, "step", n, "attempt", attempt, "err", err)
-			if s.notifier != nil {
-				s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepFinished, Step: n, Attempt: attempt},
-					Err: fmt.Errorf("step %d: could not record its result: %w", n, err)})
-			}
-		}
-		return false
+	if err == nil {
+		return true
 	}
-	return true
+	if !errors.Is(err, ErrStale) {
+		s.log.Error("record step result", "run", r.ID, "step", n, "attempt", attempt, "err", err)
+		if s.notifier != nil {
+			s.notifier.Notify(Notice{Run: r, Event: Event{Type: EvStepFinished, Step: n, Attempt: attempt},
+				Err: fmt.Errorf("step %d: could not record its result: %w", n, err)})
+		}
+	}
+	return false
 }
 
 // finish records the end f of an attempt with the change c that settled
@@ -192,11 +213,6 @@ func (s *Service) finish(ctx context.Context, cur *Run, n, attempt int, f Finish
 	if err != nil {
 		return err
 	}
-	moves, err := PickWrites(cur, evs)
-	if err != nil {
-		return err
-	}
-	c.Files = append(c.Files, moves...)
-	_, err = s.commit(ctx, cur, evs, c)
+	_, err = s.commitPicked(ctx, cur, evs, c)
 	return err
 }

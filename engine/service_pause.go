@@ -37,18 +37,28 @@ func (s *Service) unpause(ctx context.Context, id RunID, actor string, m Mode) (
 		if !r.Paused || r.Finished() {
 			return nil, fmt.Errorf("run %s: %w (it is %s)", r.ID, ErrNotPaused, r.State)
 		}
-		added := map[int][]PlanStep{}
-		for _, n := range Releasable(r, m) {
-			st := r.Step(n)
-			if !st.Rules.Route && st.Rules.Decompose == "" {
-				continue
-			}
-			d := Decision{Kind: DecideApprove, Actor: actor, Step: n, Attempt: st.Latest().N}
-			var err error
-			if added[n], err = s.expansion(ctx, r, st, d, nil); err != nil {
-				return nil, err
-			}
+		added, err := s.releasedExpansions(ctx, r, actor, m)
+		if err != nil {
+			return nil, err
 		}
 		return Unpause(r, actor, m, added, s.now())
 	})
+}
+
+// releasedExpansions reads the steps each route or decompose step that a
+// resume in mode m releases adds, as if actor approved its output.
+func (s *Service) releasedExpansions(ctx context.Context, r *Run, actor string, m Mode) (map[int][]PlanStep, error) {
+	added := map[int][]PlanStep{}
+	for _, n := range Releasable(r, m) {
+		st := r.Step(n)
+		if !expands(st) {
+			continue
+		}
+		d := Decision{Kind: DecideApprove, Actor: actor, Step: n, Attempt: st.Latest().N}
+		var err error
+		if added[n], err = s.expansion(ctx, r, st, d, nil); err != nil {
+			return nil, err
+		}
+	}
+	return added, nil
 }

@@ -13,30 +13,34 @@ import (
 // scheduled again on resume.
 func (s *Service) scheduleRetries(r *Run) {
 	for i := range r.Steps {
-		st := &r.Steps[i]
-		due, _, _, ok := RetryDue(st)
-		if !ok {
-			continue
-		}
-		key := execKey{r.ID, st.N, st.Latest().N}
-		if r.PausedByPerson() {
-			// A person holds the run; resuming it schedules the retry.
-			continue
-		}
-		s.mu.Lock()
-		if _, set := s.retries[key]; set || s.stopping {
-			s.mu.Unlock()
-			continue
-		}
-		rk := retryKey{key, RetryActorFor(st)}
-		s.retries[key] = time.AfterFunc(max(due.Sub(s.now()), 0), func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			delete(s.retries, rk.execKey)
-			s.spawnLocked(func(ctx context.Context) { s.retry(ctx, rk) })
-		})
-		s.mu.Unlock()
+		s.scheduleRetry(r, &r.Steps[i])
 	}
+}
+
+// scheduleRetry sets the timer of st's automatic retry, if it waits for
+// one and has none set yet.
+func (s *Service) scheduleRetry(r *Run, st *Step) {
+	due, _, _, ok := RetryDue(st)
+	if !ok {
+		return
+	}
+	key := execKey{r.ID, st.N, st.Latest().N}
+	if r.PausedByPerson() {
+		// A person holds the run; resuming it schedules the retry.
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, set := s.retries[key]; set || s.stopping {
+		return
+	}
+	rk := retryKey{key, RetryActorFor(st)}
+	s.retries[key] = time.AfterFunc(max(due.Sub(s.now()), 0), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.retries, rk.execKey)
+		s.spawnLocked(func(ctx context.Context) { s.retry(ctx, rk) })
+	})
 }
 
 // retryKey is an automatic retry: the attempt it follows and who makes it.

@@ -49,14 +49,8 @@ func (s *Service) advanceHeld(ctx context.Context, id RunID, held int) (*Run, er
 			got = s.take(queued{id, n})
 		}
 		if !got {
-			if r.Step(n).Status == StepPending {
-				evs, err := Queue(r, n, s.now())
-				if err != nil {
-					return nil, err
-				}
-				if r, err = s.commit(ctx, r, evs, Commit{}); err != nil {
-					return nil, err
-				}
+			if r, err = s.queueStep(ctx, r, n); err != nil {
+				return nil, err
 			}
 			continue
 		}
@@ -68,6 +62,19 @@ func (s *Service) advanceHeld(ctx context.Context, id RunID, held int) (*Run, er
 	s.scheduleRetries(r)
 	s.scheduleDeadlines(r)
 	return r, nil
+}
+
+// queueStep records that ready step n of r waits for a runner slot, once:
+// a step queued already is left as it is.
+func (s *Service) queueStep(ctx context.Context, r *Run, n int) (*Run, error) {
+	if r.Step(n).Status != StepPending {
+		return r, nil
+	}
+	evs, err := Queue(r, n, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, r, evs, Commit{})
 }
 
 // take claims a runner slot for q when one is free and no step queued

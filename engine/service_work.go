@@ -26,19 +26,7 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-done:
 			done = nil // stopping: from now on, wait only for work owed
 		}
-		s.mu.Lock()
-		if done == nil && !s.stopping {
-			s.stopping = true
-			for k, t := range s.retries {
-				t.Stop()
-				delete(s.retries, k)
-			}
-			s.stopDeadlinesLocked()
-		}
-		work := s.work
-		s.work = nil
-		finished := s.stopping && s.owed == 0
-		s.mu.Unlock()
+		work, finished := s.takeWork(done == nil)
 		for _, f := range work {
 			wg.Go(func() { f(ctx) })
 		}
@@ -47,6 +35,31 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// takeWork takes the work handed to Run so far, first starting the stop
+// when stop says ctx has ended; finished says Run is stopping and owed
+// nothing more.
+func (s *Service) takeWork(stop bool) (work []func(context.Context), finished bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stop && !s.stopping {
+		s.stopLocked()
+	}
+	work = s.work
+	s.work = nil
+	return work, s.stopping && s.owed == 0
+}
+
+// stopLocked starts Run's stop: no new work is taken, and the retry and
+// deadline timers are stopped.
+func (s *Service) stopLocked() {
+	s.stopping = true
+	for k, t := range s.retries {
+		t.Stop()
+		delete(s.retries, k)
+	}
+	s.stopDeadlinesLocked()
 }
 
 // reserveLocked promises Run a piece of work, so that Run, once stopping,

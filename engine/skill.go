@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
@@ -117,25 +118,38 @@ func DefaultPolicy() Policy {
 // Classify returns the class of a skill name and, for dispatch skills, the
 // leaf agent to inline; reason explains a refusal or a composite.
 func (p Policy) Classify(name string) (class SkillClass, leaf, reason string) {
-	for _, r := range p.Self {
-		if r.matches(name) {
-			return ClassSelf, "", r.Reason
-		}
-	}
-	for _, r := range p.Refused {
-		if r.matches(name) {
-			return ClassRefused, "", r.Reason
-		}
-	}
-	for _, r := range p.Composite {
-		if r.matches(name) {
-			return ClassComposite, "", r.Reason
+	// The rule lists are read in this order: a name the policy reserves
+	// for gonogo itself is that, whatever else matches it.
+	for _, set := range []struct {
+		class SkillClass
+		rules []PolicyRule
+	}{{ClassSelf, p.Self}, {ClassRefused, p.Refused}, {ClassComposite, p.Composite}} {
+		if r, ok := matchRule(set.rules, name); ok {
+			return set.class, "", r.Reason
 		}
 	}
 	if leaf, ok := p.Dispatch[name]; ok {
 		return ClassDispatch, leaf, ""
 	}
 	return ClassContent, "", ""
+}
+
+// matchRule is the first of rules that matches name.
+func matchRule(rules []PolicyRule, name string) (PolicyRule, bool) {
+	for _, r := range rules {
+		if r.matches(name) {
+			return r, true
+		}
+	}
+	return PolicyRule{}, false
+}
+
+// hasSkill reports whether cat holds a skill called name, usable or
+// broken (a broken one is refused for what is wrong with it, not as
+// unknown).
+func hasSkill(cat Catalog, name string) bool {
+	_, err := cat.Skill(name)
+	return err == nil || errors.Is(err, ErrBrokenSkill)
 }
 
 // Unusable says why the skill called name cannot run as a step of a run,
@@ -151,16 +165,14 @@ func Unusable(name string, cat Catalog, pol Policy) string {
 	case ClassSelf, ClassRefused, ClassComposite:
 		return "refused by the policy: " + why
 	}
-	s, err := cat.Skill(name)
-	switch {
-	case err != nil && s.Problem != "":
-		return s.Problem
-	case err != nil:
-		return err.Error()
-	case class == ClassDispatch:
-		if _, err := cat.Agent(leaf); err != nil {
-			return fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
-		}
+	if s, err := cat.Skill(name); err != nil {
+		return cmp.Or(s.Problem, err.Error())
+	}
+	if class != ClassDispatch {
+		return ""
+	}
+	if _, err := cat.Agent(leaf); err != nil {
+		return fmt.Sprintf("its leaf agent %s is not installed (%v)", leaf, err)
 	}
 	return ""
 }

@@ -39,6 +39,29 @@ type Standing struct {
 // then one waiting for a decision, then one gonogo retries by itself.
 func StandingOf(r *Run) Standing {
 	st := Standing{PausedByPerson: r.PausedByPerson(), RateLimited: r.Paused && r.PausedBy == RateLimitActor && !r.Finished()}
+	retrying := st.sortSteps(r)
+	if stand, ok := stateStands[r.State]; ok {
+		st.Stand = stand
+		return st
+	}
+	st.Stand, st.At = waitingStand(st.Waiting, retrying)
+	if st.PausedByPerson {
+		st.Stand = StandPaused
+	}
+	return st
+}
+
+// stateStands are the stands a run's state says alone; a waiting run
+// stands as what holds it.
+var stateStands = map[RunState]Stand{
+	RunCompleted: StandCompleted,
+	RunAborted:   StandAborted,
+	RunRunning:   StandRunning,
+}
+
+// sortSteps lists r's running steps and those waiting on people in st,
+// and returns the first step waiting for gonogo's retry (nil when none).
+func (st *Standing) sortSteps(r *Run) *Step {
 	var retrying *Step
 	for i := range r.Steps {
 		s := &r.Steps[i]
@@ -51,20 +74,7 @@ func StandingOf(r *Run) Standing {
 			retrying = s
 		}
 	}
-	switch r.State {
-	case RunCompleted:
-		st.Stand = StandCompleted
-	case RunAborted:
-		st.Stand = StandAborted
-	case RunRunning:
-		st.Stand = StandRunning
-	default:
-		st.Stand, st.At = waitingStand(st.Waiting, retrying)
-		if st.PausedByPerson {
-			st.Stand = StandPaused
-		}
-	}
-	return st
+	return retrying
 }
 
 // waitingStand is what holds a waiting run, and where.
@@ -75,7 +85,7 @@ func waitingStand(waiting []*Step, retrying *Step) (Stand, *Step) {
 		}
 	}
 	for _, s := range waiting {
-		if l := s.Latest(); l != nil && l.Result == ResultFailed {
+		if latestFailed(s) {
 			return StandHalted, s
 		}
 	}

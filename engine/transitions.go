@@ -105,12 +105,18 @@ var afterRound = map[bool][]DecisionKind{
 func next(s *Step, t trigger) (StepStatus, error) {
 	to, ok := stepTable[s.Status][t]
 	if !ok {
-		if t == trApprove || t == trEdit || t == trSkip || t == trRedo || t == trAbort || t == trPick {
+		if decisionTriggers[t] {
 			return "", fmt.Errorf("step %d (%s) is %s: %w", s.N, s.Skill, s.Status, ErrNotWaiting)
 		}
 		return "", fmt.Errorf("step %d (%s): cannot %s a %s step", s.N, s.Skill, t, s.Status)
 	}
 	return to, nil
+}
+
+// decisionTriggers are the moves a person's decision makes: refused, they
+// are refused because the step waits for no decision.
+var decisionTriggers = map[trigger]bool{
+	trApprove: true, trEdit: true, trSkip: true, trRedo: true, trAbort: true, trPick: true,
 }
 
 // Allowed lists the decisions step s accepts now; nil when it is not waiting.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -56,26 +57,26 @@ func Halted(r *Run) *Step {
 			return s
 		case s.Status != StepWaiting:
 		case !waitsOnPeople(s):
-			if retrying == nil {
-				retrying = s
-			}
-		case s.Latest() != nil && s.Latest().Result == ResultFailed:
+			retrying = cmp.Or(retrying, s)
+		case latestFailed(s):
 			return s
-		case waiting == nil:
-			waiting = s
+		default:
+			waiting = cmp.Or(waiting, s)
 		}
 	}
-	if retrying != nil {
-		return retrying
-	}
-	return waiting
+	return cmp.Or(retrying, waiting)
 }
 
 // GateOnError reports a FAILED step waiting under on_error: gate: the team
 // may fix it (edit, skip, redo) besides aborting.
 func GateOnError(s *Step) bool {
+	return s.Status == StepWaiting && latestFailed(s) && s.Rules.OnError.Kind == OnErrorGate
+}
+
+// latestFailed reports whether the attempt s stands on FAILED.
+func latestFailed(s *Step) bool {
 	l := s.Latest()
-	return s.Status == StepWaiting && l != nil && l.Result == ResultFailed && s.Rules.OnError.Kind == OnErrorGate
+	return l != nil && l.Result == ResultFailed
 }
 
 // OptionalFailed reports an optional step whose failure the run went on
