@@ -20,6 +20,9 @@ import (
 type agentOut struct {
 	text string
 	fail bool
+	// afterCodex: the agent ends a little after the codex one started,
+	// so that it most likely ends last.
+	afterCodex bool
 }
 
 // bestOfAgents puts a fake claude and a fake codex, real executables
@@ -52,6 +55,9 @@ func bestOfAgents(t *testing.T, claude, codex agentOut) (log string) {
 			t.Fatal(err)
 		}
 		script := "#!/bin/sh\ncat >/dev/null\necho \"" + name + " $GONOGO_STEP $GONOGO_ATTEMPT\" >> " + log + "\n"
+		if out.afterCodex {
+			script += "while ! grep -q codex " + log + "; do sleep 0.02; done\nsleep 0.3\n"
+		}
 		if out.fail {
 			script += "echo 'the " + name + " agent broke' >&2\nexit 3\n"
 		} else {
@@ -144,6 +150,16 @@ func TestBestOfTerminalGuardedAuto(t *testing.T) {
 		res := gonogo(t, bestOfVars(t), "", "run", "--force-auto", "--best-of", "claude,codex", "--chain", "deliver-prd -- saved searches")
 		if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "pick of candidate 1 (attempt 1) by gonogo (auto)") {
 			t.Fatalf("exit %d, want the lone PRODUCED candidate picked by gonogo\n%s\n%s", res.code, res.stdout, res.stderr)
+		}
+	})
+	t.Run("the PRODUCED one ending last is picked, and said so", func(t *testing.T) {
+		// Its end, the pick and the run's end are one commit: the terminal
+		// shows the pick before the end.
+		bestOfAgents(t, agentOut{text: claudePRD, afterCodex: true}, agentOut{text: " "})
+		vars := bestOfVars(t)
+		res := gonogo(t, vars, "", "run", "--force-auto", "--best-of", "claude,codex", "--chain", "deliver-prd -- saved searches")
+		if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "pick of candidate 1 (attempt 1) by gonogo (auto)") {
+			t.Fatalf("exit %d, want the lone PRODUCED candidate picked by gonogo, said before the end\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
 	})
 	t.Run("both PRODUCED wait for people", func(t *testing.T) {

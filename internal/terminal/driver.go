@@ -42,7 +42,8 @@ type driver struct {
 	typedEOF bool
 	// remote says the run is carried out on a Temporal cluster: this
 	// terminal follows it, and stopping leaves it going on there. seen is
-	// the last journal event the terminal was told of.
+	// the last journal event the terminal was told of (or that the run it
+	// began to drive held).
 	remote bool
 	seen   uint64
 }
@@ -99,6 +100,8 @@ func New(io IO, svc Backend, box *Inbox, o Options) *Driver {
 func (d *driver) Drive(ctx context.Context, r *engine.Run) int {
 	tick := time.NewTicker(150 * time.Millisecond)
 	defer tick.Stop()
+	// What r holds already was told before the drive began.
+	d.seen = max(d.seen, r.Seq)
 	for {
 		var failed bool
 		if r, failed = d.takeNews(ctx, r); failed {
@@ -120,11 +123,14 @@ func (d *driver) Drive(ctx context.Context, r *engine.Run) int {
 	}
 }
 
-// endOnTheWay reports whether the run ended by this terminal's own
-// decision on a cluster while the events that ended it are still on their
-// way: they are shown before the end.
+// endOnTheWay reports whether the run ended while the events that ended
+// it are still on their way: they are shown before the end. Every notice
+// of a commit carries the run as the whole commit left it, so the first
+// of them shows the run ended before the others (a best-of step's pick,
+// the run's end) have reached the box; on a cluster, this terminal's own
+// decision ends the run before its events come back.
 func (d *driver) endOnTheWay(ctx context.Context, r *engine.Run) bool {
-	return r.Finished() && d.remote && d.seen < r.Seq && d.awaitNews(ctx)
+	return r.Finished() && d.seen < r.Seq && d.awaitNews(ctx)
 }
 
 // advance asks a person what the run waits on them for or, when it waits
