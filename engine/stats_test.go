@@ -22,7 +22,7 @@ func TestStatsOfARecordedStore(t *testing.T) {
 		{Now: rec.Now, Skill: statstest.Skills[1]},
 		{Now: statstest.T0.Add(40 * 24 * time.Hour), Since: statstest.T0.Add(10 * 24 * time.Hour), Skill: statstest.Skills[2]},
 	} {
-		got, want := engine.ComputeStats(runs, q), rec.Want(q)
+		got, want := computeStats(t, runs, q), rec.Want(q)
 		gj, _ := json.MarshalIndent(got, "", " ")
 		wj, _ := json.MarshalIndent(want, "", " ")
 		if string(gj) != string(wj) {
@@ -37,7 +37,7 @@ func TestStatsOfARecordedStore(t *testing.T) {
 // Known answers, by hand: one run approved at once, one redone twice.
 func TestStatsByHand(t *testing.T) {
 	rec := statstest.Generate(4) // scenarios 0-3: approve, edit 1 line of 8 (2 of 16 lines deleted or inserted), FAILED+redo+switch, redo with feedback
-	s := engine.ComputeStats(rec.StatsRuns(), engine.StatsQuery{Now: rec.Now})
+	s := computeStats(t, rec.StatsRuns(), engine.StatsQuery{Now: rec.Now})
 	tot := s.Total
 	if tot.Attempts != 6 || tot.Produced != 5 || tot.Failed != 1 || tot.Steps != 4 || s.Runs != 4 {
 		t.Errorf("attempts %+v", tot)
@@ -89,14 +89,14 @@ func TestStatsCountsSettlingDecisionsOnly(t *testing.T) {
 	read := f.Run.Clone()
 	f.Apply(engine.Decide(f.Run, engine.Decision{Kind: engine.DecideApprove, Actor: "U-bob", Step: 1, Attempt: 2, Key: "a2"}, nil, at.Add(9*time.Minute)))
 	q := engine.StatsQuery{Now: at.Add(time.Hour)}
-	s := engine.ComputeStats([]engine.StatsRun{{Run: f.Run, Journal: f.Journal}}, q)
+	s := computeStats(t, []engine.StatsRun{{Run: f.Run, Journal: f.Journal}}, q)
 	if s.Total.Approved != 1 || s.Total.RedoneWithout != 0 || s.Total.Decided != 1 || s.Total.DecisionMedianSeconds != 4*60 {
 		t.Errorf("with the quorum met: %+v", s.Total)
 	}
 	if s.Rows[0].Agent != "(not recorded)" || s.Total.Attempts != 2 || s.Total.Failed != 1 {
 		t.Errorf("rows %+v", s.Rows)
 	}
-	s = engine.ComputeStats([]engine.StatsRun{{Run: read, Journal: f.Journal}}, q)
+	s = computeStats(t, []engine.StatsRun{{Run: read, Journal: f.Journal}}, q)
 	if s.Total.Approved != 0 || s.Total.Decided != 0 {
 		t.Errorf("read before the quorum was met: %+v", s.Total)
 	}
@@ -123,7 +123,7 @@ func TestStatsNameTheAgentThatRanEachAttempt(t *testing.T) {
 	f.Apply(engine.Start(f.Run, 2, at.Add(7*time.Minute)))
 	f.Apply(engine.Interrupt(f.Run, at.Add(8*time.Minute), 2), nil)
 
-	s := engine.ComputeStats([]engine.StatsRun{{Run: f.Run, Journal: f.Journal}}, engine.StatsQuery{Now: at.Add(time.Hour)})
+	s := computeStats(t, []engine.StatsRun{{Run: f.Run, Journal: f.Journal}}, engine.StatsQuery{Now: at.Add(time.Hour)})
 	got := map[string]engine.StatsRow{}
 	for _, row := range s.Rows {
 		got[row.Skill+" "+row.Agent] = row
