@@ -65,15 +65,17 @@ func ReadStats(ctx context.Context, src StatsSource, q StatsQuery) (Stats, error
 			ids = append(ids, s.ID)
 		}
 	}
-	runs := make([]StatsRun, 0, len(ids))
+	// Each run is counted as it is read, by ComputeStats's own counter, so
+	// that no more than a batch of runs is held at once.
+	c := newStatsCounter(q)
 	err = readStatsRuns(ctx, src, ids, func(sr StatsRun) error {
-		runs = append(runs, sr)
+		c.run(&sr)
 		return nil
 	})
 	if err != nil {
 		return Stats{}, err
 	}
-	return ComputeStats(runs, q), nil
+	return c.result(), nil
 }
 
 // statsMayCount reports whether the run s lists may have something in

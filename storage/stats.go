@@ -74,6 +74,9 @@ func statsRunTx(tx *bbolt.Tx, id engine.RunID) (engine.StatsRun, error) {
 	}
 	sr := engine.StatsRun{Run: r}
 	c := jb.Cursor()
+	if k, _ := c.Last(); len(k) == 8 {
+		sr.Journal = make([]engine.Event, 0, min(seqNum(k), 1<<16)) // events are numbered from 1
+	}
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		ev, err := record.DecodeStatsEvent(v)
 		if err != nil {

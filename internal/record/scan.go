@@ -224,39 +224,45 @@ func (s *scanner) escape() error {
 // number reads a number as JSON writes it and returns its text.
 func (s *scanner) number() ([]byte, error) {
 	start := s.i
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	if s.i < len(s.b) && s.b[s.i] == '-' {
+	if s.at('-') {
 		s.i++
 	}
-	switch n := digits(); {
+	whole := s.i
+	switch n := s.digits(); {
 	case n == 0:
 		return nil, s.errAt("want a value")
-	case n > 1 && s.b[start] == '0' || n > 1 && s.b[start] == '-' && s.b[start+1] == '0':
+	case n > 1 && s.b[whole] == '0':
 		return nil, s.errAt("leading zero")
 	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
+	if s.at('.') {
 		s.i++
-		if digits() == 0 {
+		if s.digits() == 0 {
 			return nil, s.errAt("want a digit")
 		}
 	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+	if s.at('e') || s.at('E') {
 		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+		if s.at('+') || s.at('-') {
 			s.i++
 		}
-		if digits() == 0 {
+		if s.digits() == 0 {
 			return nil, s.errAt("want a digit")
 		}
 	}
 	return s.b[start:s.i], nil
+}
+
+// at reports whether c is the next byte.
+func (s *scanner) at(c byte) bool { return s.i < len(s.b) && s.b[s.i] == c }
+
+// digits steps over digits and says how many.
+func (s *scanner) digits() int {
+	n := 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+		n++
+	}
+	return n
 }
 
 // str reads a string (or null, leaving *v) into *v.
@@ -348,13 +354,60 @@ func (s *scanner) time(v *time.Time) error {
 	return v.UnmarshalJSON(raw)
 }
 
-// setup reads a setup record, or null, as json.Unmarshal reads it.
+// setup reads a setup record, or null, as json.Unmarshal reads it: into
+// the record *v points to, if any.
 func (s *scanner) setup(v **setupRecord) error {
-	raw, err := s.skip()
-	if err != nil {
-		return err
+	if s.null() {
+		*v = nil
+		return nil
 	}
-	return json.Unmarshal(raw, v)
+	if s.peek() != '{' {
+		return s.errAt("want an object")
+	}
+	if *v == nil {
+		*v = &setupRecord{}
+	}
+	r := *v
+	return s.object(func(key []byte) error {
+		switch fieldName(key, setupFields) {
+		case "runner":
+			return s.str(&r.Runner)
+		case "runner_cmd":
+			return s.str(&r.RunnerCmd)
+		case "runner_args":
+			return s.strs(&r.RunnerArgs)
+		case "skills":
+			return s.strs(&r.Skills)
+		case "workflows":
+			return s.str(&r.Workflows)
+		case "policy":
+			return s.str(&r.Policy)
+		}
+		_, err := s.skip()
+		return err
+	})
+}
+
+var setupFields = []string{"runner", "runner_cmd", "runner_args", "skills", "workflows", "policy"}
+
+// strs reads an array of strings, or null, into *v.
+func (s *scanner) strs(v *[]string) error {
+	if s.null() {
+		*v = nil
+		return nil
+	}
+	out := (*v)[:0]
+	if out == nil {
+		out = []string{}
+	}
+	err := s.array(func() error {
+		var x string
+		err := s.str(&x)
+		out = append(out, x)
+		return err
+	})
+	*v = out
+	return err
 }
 
 // fieldName is the name of names that key names: the same, or, as

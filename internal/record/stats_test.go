@@ -102,7 +102,7 @@ func TestStatsDecodersRefuseDamage(t *testing.T) {
 		{event: `{"v":1,"type":"decision","artifact":"yes"}`, want: "want true or false"},
 		{event: `{"v":1,"type":"decision","reason":"bad \q escape"}`, want: "bad escape"},
 		{event: `{"v":1,"type":"decision","usage":{"in":01}}`, want: "leading zero"},
-		{event: `{"v":1,"type":"decision","setup":{"runner":3}}`, want: "cannot unmarshal"},
+		{event: `{"v":1,"type":"decision","setup":{"runner":3}}`, want: "want a string"},
 		{event: "{\"v\":1,\"type\":\"decision\",\"actor\":\"a\nb\"}", want: "control character"},
 		{event: `{"v":1,"type":"decision","actor":"ab`, want: "unterminated string"},
 		{event: `{"type":"decision"}`, want: "no version"},
