@@ -419,10 +419,25 @@ func fieldName(key []byte, names []string) string {
 			return n
 		}
 	}
+	if !foldable(key) {
+		return ""
+	}
 	for _, n := range names {
 		if bytes.EqualFold(key, []byte(n)) {
 			return n
 		}
 	}
 	return ""
+}
+
+// foldable reports whether key may match a lower-case field name other
+// than exactly: it has an upper-case letter, or a character outside ASCII
+// (the Kelvin sign folds to k).
+func foldable(key []byte) bool {
+	for _, c := range key {
+		if 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
 }

@@ -42,6 +42,7 @@ func statsRecords(t *testing.T) (runs [][2][]byte, events [][]byte) {
 		[]byte(`{"v":1,"seq":3,"time":"2026-03-02T10:00:00Z","Type":"decision","step":1,"attempt":2,"actor":"U\"1","decision":"redo","feedback":"shorter\tplease \ud83d\ude00","status":"queued","usage":{"in":1},"added":[{"skill":"x","p_tokens":null,"depends_on":[]}]}`),
 		[]byte(`{"v":1,"seq":1,"type":"run-started","start":{"id":"r","plan_stored":true,"mode":"guarded-auto","setup":{"runner":"command","runner_cmd":"/bin/x","runner_args":["-a"],"skills":null}}}`),
 		[]byte(`{"v":1,"seq":2,"type":"step-finished","step":1,"attempt":1,"result":"PRODUCED","cost_usd":1.25e-1,"artifact":true,"agent":"codex","runner":null,"skill":null,"start":null,"setup":null}`),
+		[]byte(`{"v":1,"seq":9,"type":"step-started","step":1,"attempt":1,"s\u212aill":"kelvin","ResUlt":"EMPTY","prompt":"skipped"}`),
 		[]byte(`{"v":1,"seq":4,"type":"setup-changed","setup":{"runner":"claude","runner_args":[],"skills":[]},"changes":[{"field":"runner","from":"a","to":"b"}]}`),
 	)
 	return runs, events
