@@ -3,7 +3,6 @@ package bot
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -40,7 +39,7 @@ func StatsAnswer(s engine.Stats, since string) []slack.Block {
 	for _, r := range shown {
 		rows = append(rows, engine.StatsRowCells(r))
 	}
-	rows = append(rows, append([]string{"TOTAL", ""}, engine.StatsCells(s.Total)...))
+	rows = append(rows, engine.StatsTotalCells(s.Total))
 	blocks = append(blocks, statsTable(rows))
 	if n := len(s.Rows) - len(shown); n > 0 {
 		blocks = append(blocks, contextBlock(fmt.Sprintf("… and %d more skill and agent rows: `gonogo stats` shows them all.", n)))
@@ -77,9 +76,9 @@ func statsWeeks(weeks []engine.StatsWeek) []slack.Block {
 	if len(weeks) == 0 {
 		return nil
 	}
-	rows := [][]string{append([]string{"WEEK"}, engine.StatsCountsHeader()...)}
+	rows := [][]string{engine.StatsWeekHeader()}
 	for _, w := range weeks {
-		rows = append(rows, append([]string{w.Week.Format("2006-01-02")}, engine.StatsCells(w.StatsCounts)...))
+		rows = append(rows, engine.StatsWeekCells(w))
 	}
 	lines := fixedWidth(rows)
 	const frame = len("*By week* (from Monday, UTC)\n```\n\n```") + 80
@@ -99,30 +98,12 @@ func statsWeeks(weeks []engine.StatsWeek) []slack.Block {
 	return []slack.Block{section(text)}
 }
 
-// fixedWidth lays rows out in columns two spaces apart, the first
-// left-aligned and the figures right-aligned.
+// fixedWidth lays rows out as engine.StatsTableLines does, escaped for
+// Slack.
 func fixedWidth(rows [][]string) []string {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
+	lines := engine.StatsTableLines(rows)
+	for i, l := range lines {
+		lines[i] = escape(l)
 	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		var b strings.Builder
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i == 0 {
-				b.WriteString(c + pad)
-				continue
-			}
-			b.WriteString("  " + pad + c)
-		}
-		out = append(out, escape(b.String()))
-	}
-	return out
+	return lines
 }

@@ -12,7 +12,8 @@ import (
 // what people decided on them, computed from the runs' journals and
 // nothing else (no counter is kept twice), so a run's figures are the
 // same whichever store holds its journal. gonogo stats, /gonogo stats in
-// Slack and /metrics all call ComputeStats (through ReadStats).
+// Slack and /metrics all count with ComputeStats's one counter (ReadStats
+// feeds it each run as it is read; StatsCache keeps each run's part).
 
 // StatsRun is one run as ComputeStats reads it: the run (for its steps' skills),
 // its journal up to the run's last event, and the stored versions of each
@@ -157,7 +158,8 @@ func EditedAttempts(journal []Event) []ArtifactRef {
 	return out
 }
 
-// ComputeStats computes the figures of runs for q: one pass over each journal.
+// ComputeStats computes the figures of runs for q: one pass over each
+// journal, by the counter ReadStats and StatsCache count with too.
 func ComputeStats(runs []StatsRun, q StatsQuery) Stats {
 	c := newStatsCounter(q)
 	for i := range runs {

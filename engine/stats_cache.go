@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -139,9 +138,10 @@ func (c *StatsCache) Result(ids []RunID, q StatsQuery) Stats {
 	return m.result()
 }
 
-// Read is ReadStats made incremental: it lists src, reads and adds each
-// run that is not Fresh, forgets the runs no longer listed, and returns
-// Result. A run listed but gone when read is left out.
+// Read is ReadStats made incremental: it lists src, reads (at once, when
+// src is a StatsRunsReader) and adds each run that is not Fresh, forgets
+// the runs no longer listed, and returns Result. A run listed but gone
+// when read is left out.
 func (c *StatsCache) Read(ctx context.Context, src StatsSource, q StatsQuery) (Stats, error) {
 	c.reading.Lock()
 	defer c.reading.Unlock()
@@ -149,22 +149,32 @@ func (c *StatsCache) Read(ctx context.Context, src StatsSource, q StatsQuery) (S
 	if err != nil {
 		return Stats{}, fmt.Errorf("list the runs: %w", err)
 	}
-	ids := make([]RunID, 0, len(list))
+	var stale []RunID
+	kept := map[RunID]bool{}
 	for _, s := range list {
-		if !statsMayCount(s, q) {
-			continue
+		switch {
+		case !statsMayCount(s, q):
+		case c.Fresh(s, q):
+			kept[s.ID] = true
+		default:
+			stale = append(stale, s.ID)
 		}
-		if !c.Fresh(s, q) {
-			sr, err := readStatsRun(ctx, src, s.ID)
-			if errors.Is(err, ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return Stats{}, err
-			}
+	}
+	err = readStatsRuns(ctx, src, stale, func(sr StatsRun) error {
+		if sr.Run != nil {
 			c.Add(sr, q)
+			kept[sr.Run.ID] = true
 		}
-		ids = append(ids, s.ID)
+		return nil
+	})
+	if err != nil {
+		return Stats{}, err
+	}
+	ids := make([]RunID, 0, len(kept))
+	for _, s := range list {
+		if kept[s.ID] {
+			ids = append(ids, s.ID)
+		}
 	}
 	c.Forget(ids)
 	return c.Result(ids, q), nil

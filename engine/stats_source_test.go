@@ -89,3 +89,66 @@ func sameStats(a, b engine.Stats) bool {
 	bj, _ := json.Marshal(b)
 	return string(aj) == string(bj)
 }
+
+// atOnce is a recorded store that reads many runs at once, giving only
+// what the stats read; it counts its reads.
+type atOnce struct {
+	*recSource
+	batches, oneByOne int
+}
+
+func (a *atOnce) StatsRuns(_ context.Context, ids []engine.RunID, fn func(engine.StatsRun) error) error {
+	a.batches++
+	for _, id := range ids {
+		if sr, ok := a.runs[id]; ok {
+			if err := fn(statstest.StatsFields(sr)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *atOnce) RunWithJournal(ctx context.Context, id engine.RunID) (*engine.Run, []engine.Event, error) {
+	a.oneByOne++
+	return a.recSource.RunWithJournal(ctx, id)
+}
+
+// A source that reads runs at once is read that way, by ReadStats and by
+// the cache, in one call each and no run read on its own, to the same
+// figures; a run listed and gone is left out, and only the runs not
+// fresh are read again.
+func TestStatsReadRunsAtOnce(t *testing.T) {
+	rec := statstest.Generate(60)
+	q := engine.StatsQuery{Now: rec.Now}
+	src := &atOnce{recSource: newRecSource(rec)}
+	want := engine.ComputeStats(rec.StatsRuns(), q)
+	got, err := engine.ReadStats(t.Context(), src, q)
+	if err != nil || !sameStats(got, want) || src.batches != 1 || src.oneByOne != 0 {
+		t.Fatalf("ReadStats: %v, same %v, %d reads at once, %d one by one", err, sameStats(got, want), src.batches, src.oneByOne)
+	}
+	c := engine.NewStatsCache()
+	if got, err = c.Read(t.Context(), src, q); err != nil || !sameStats(got, want) || src.batches != 2 || src.oneByOne != 0 {
+		t.Fatalf("the cache: %v, same %v, %d reads at once, %d one by one", err, sameStats(got, want), src.batches, src.oneByOne)
+	}
+	gone := rec.Runs[5].ID
+	delete(src.runs, gone)
+	list := src.recSource.List
+	src2 := &listedGone{atOnce: src, gone: gone, list: list}
+	got, err = engine.ReadStats(t.Context(), src2, q)
+	if err != nil || got.Runs != 59 {
+		t.Errorf("a run listed and gone: %d runs, %v", got.Runs, err)
+	}
+}
+
+// listedGone lists a run it no longer has.
+type listedGone struct {
+	*atOnce
+	gone engine.RunID
+	list func(context.Context) ([]engine.RunSummary, error)
+}
+
+func (l *listedGone) List(ctx context.Context) ([]engine.RunSummary, error) {
+	out, err := l.list(ctx)
+	return append(out, engine.RunSummary{ID: l.gone}), err
+}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The stats as a table, in the words every front end shows (gonogo stats,
@@ -49,6 +51,74 @@ func StatsCells(c StatsCounts) []string {
 // StatsRowCells is one skill-and-agent row, under StatsHeader.
 func StatsRowCells(r StatsRow) []string {
 	return append([]string{r.Skill, r.Agent}, StatsCells(r.StatsCounts)...)
+}
+
+// StatsTotalCells is the total's row, under StatsHeader.
+func StatsTotalCells(c StatsCounts) []string {
+	return append([]string{"TOTAL", ""}, StatsCells(c)...)
+}
+
+// StatsWeekHeader is the header of the table by week: WEEK, then
+// StatsCountsHeader.
+func StatsWeekHeader() []string {
+	return append([]string{"WEEK"}, StatsCountsHeader()...)
+}
+
+// StatsWeekCells is one week's row, under StatsWeekHeader: the date of
+// its Monday, then its figures.
+func StatsWeekCells(w StatsWeek) []string {
+	return append([]string{w.Week.Format("2006-01-02")}, StatsCells(w.StatsCounts)...)
+}
+
+// StatsTableLines lays out rows, a header first, as fixed-width text,
+// one line each: columns two spaces apart, as wide as their widest cell
+// in characters; each of the first two columns left-aligned when it holds
+// names (a skill, an agent, a week's date), the figures right-aligned; no
+// trailing spaces. gonogo stats prints these lines and /gonogo stats
+// shows the table by week in them.
+func StatsTableLines(rows [][]string) []string {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	left := make([]bool, len(width))
+	for i := range min(2, len(left)) {
+		left[i] = len(rows) > 0 && !figures(rows[1:], i)
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if left[i] {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(pad + c)
+			}
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+	}
+	return out
+}
+
+// figures reports whether column i of rows holds only figures (digits),
+// or nothing: the week table's second column does, the skill table's does
+// not.
+func figures(rows [][]string, i int) bool {
+	for _, r := range rows {
+		if i < len(r) && r[i] != "" && strings.Trim(r[i], "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // ShortDuration writes d in at most two units, rounded down: "45s",

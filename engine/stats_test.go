@@ -22,7 +22,7 @@ func TestStatsOfARecordedStore(t *testing.T) {
 		{Now: rec.Now, Skill: statstest.Skills[1]},
 		{Now: statstest.T0.Add(40 * 24 * time.Hour), Since: statstest.T0.Add(10 * 24 * time.Hour), Skill: statstest.Skills[2]},
 	} {
-		got, want := engine.ComputeStats(runs, q), rec.Want(q)
+		got, want := computeStats(t, runs, q), rec.Want(q)
 		gj, _ := json.MarshalIndent(got, "", " ")
 		wj, _ := json.MarshalIndent(want, "", " ")
 		if string(gj) != string(wj) {
@@ -37,7 +37,7 @@ func TestStatsOfARecordedStore(t *testing.T) {
 // Known answers, by hand: one run approved at once, one redone twice.
 func TestStatsByHand(t *testing.T) {
 	rec := statstest.Generate(4) // scenarios 0-3: approve, edit 1 line of 8 (2 of 16 lines deleted or inserted), FAILED+redo+switch, redo with feedback
-	s := engine.ComputeStats(rec.StatsRuns(), engine.StatsQuery{Now: rec.Now})
+	s := computeStats(t, rec.StatsRuns(), engine.StatsQuery{Now: rec.Now})
 	tot := s.Total
 	if tot.Attempts != 6 || tot.Produced != 5 || tot.Failed != 1 || tot.Steps != 4 || s.Runs != 4 {
 		t.Errorf("attempts %+v", tot)
@@ -77,36 +77,26 @@ func checkAgentSwitch(t *testing.T, s engine.Stats) {
 // person's decision; events past the run as read are not counted.
 func TestStatsCountsSettlingDecisionsOnly(t *testing.T) {
 	at := statstest.T0
-	r, j := &engine.Run{}, []engine.Event(nil)
-	apply := func(evs []engine.Event, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, err = engine.Fold(r, evs); err != nil {
-			t.Fatal(err)
-		}
-		j = append(j, evs...)
-	}
+	f := statstest.Fold(t)
 	p := engine.Plan{Input: engine.InputChain, Source: "x", Steps: []engine.PlanStep{{Skill: "a", Category: engine.CategoryContent, Execution: engine.ExecDelegate}}}
-	apply(engine.NewRun("20260302-090000-ab", p, engine.StartOptions{StartedBy: "U-ana", Quorum: 2}, at))
-	apply(engine.Start(r, 1, at.Add(time.Minute)))
-	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultFailed, CostUSD: 1}, at.Add(2*time.Minute)))
-	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideRedo, Actor: engine.RetryActor, Step: 1, Attempt: 1, Key: "r"}, nil, at.Add(3*time.Minute)))
-	apply(engine.Start(r, 1, at.Add(4*time.Minute)))
-	apply(engine.Finish(r, 1, 2, engine.Finished{Result: engine.ResultProduced, CostUSD: 1}, at.Add(5*time.Minute)))
-	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideApprove, Actor: "U-ana", Step: 1, Attempt: 2, Key: "a1"}, nil, at.Add(6*time.Minute)))
-	read := r.Clone()
-	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideApprove, Actor: "U-bob", Step: 1, Attempt: 2, Key: "a2"}, nil, at.Add(9*time.Minute)))
+	f.Apply(engine.NewRun("20260302-090000-ab", p, engine.StartOptions{StartedBy: "U-ana", Quorum: 2}, at))
+	f.Apply(engine.Start(f.Run, 1, at.Add(time.Minute)))
+	f.Apply(engine.Finish(f.Run, 1, 1, engine.Finished{Result: engine.ResultFailed, CostUSD: 1}, at.Add(2*time.Minute)))
+	f.Apply(engine.Decide(f.Run, engine.Decision{Kind: engine.DecideRedo, Actor: engine.RetryActor, Step: 1, Attempt: 1, Key: "r"}, nil, at.Add(3*time.Minute)))
+	f.Apply(engine.Start(f.Run, 1, at.Add(4*time.Minute)))
+	f.Apply(engine.Finish(f.Run, 1, 2, engine.Finished{Result: engine.ResultProduced, CostUSD: 1}, at.Add(5*time.Minute)))
+	f.Apply(engine.Decide(f.Run, engine.Decision{Kind: engine.DecideApprove, Actor: "U-ana", Step: 1, Attempt: 2, Key: "a1"}, nil, at.Add(6*time.Minute)))
+	read := f.Run.Clone()
+	f.Apply(engine.Decide(f.Run, engine.Decision{Kind: engine.DecideApprove, Actor: "U-bob", Step: 1, Attempt: 2, Key: "a2"}, nil, at.Add(9*time.Minute)))
 	q := engine.StatsQuery{Now: at.Add(time.Hour)}
-	s := engine.ComputeStats([]engine.StatsRun{{Run: r, Journal: j}}, q)
+	s := computeStats(t, []engine.StatsRun{{Run: f.Run, Journal: f.Journal}}, q)
 	if s.Total.Approved != 1 || s.Total.RedoneWithout != 0 || s.Total.Decided != 1 || s.Total.DecisionMedianSeconds != 4*60 {
 		t.Errorf("with the quorum met: %+v", s.Total)
 	}
 	if s.Rows[0].Agent != "(not recorded)" || s.Total.Attempts != 2 || s.Total.Failed != 1 {
 		t.Errorf("rows %+v", s.Rows)
 	}
-	s = engine.ComputeStats([]engine.StatsRun{{Run: read, Journal: j}}, q)
+	s = computeStats(t, []engine.StatsRun{{Run: read, Journal: f.Journal}}, q)
 	if s.Total.Approved != 0 || s.Total.Decided != 0 {
 		t.Errorf("read before the quorum was met: %+v", s.Total)
 	}
@@ -118,32 +108,22 @@ func TestStatsCountsSettlingDecisionsOnly(t *testing.T) {
 // run's setup.
 func TestStatsNameTheAgentThatRanEachAttempt(t *testing.T) {
 	at := statstest.T0
-	r, j := &engine.Run{}, []engine.Event(nil)
-	apply := func(evs []engine.Event, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, err = engine.Fold(r, evs); err != nil {
-			t.Fatal(err)
-		}
-		j = append(j, evs...)
-	}
+	f := statstest.Fold(t)
 	p := engine.Plan{Input: engine.InputChain, Source: "a -> b", Steps: []engine.PlanStep{
 		{Skill: "a", Category: engine.CategoryContent, Execution: engine.ExecDelegate},
 		{Skill: "b", Category: engine.CategoryContent, Execution: engine.ExecDelegate}}}
 	setup := engine.Setup{Runner: "command", RunnerCmd: "/opt/bin/agent.sh"}
-	apply(engine.NewRun("20260302-090000-ag", p, engine.StartOptions{StartedBy: "U-ana", Setup: &setup}, at))
-	apply(engine.Start(r, 1, at.Add(time.Minute)))
-	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, CostUSD: 1, Agent: "worker-agent"}, at.Add(2*time.Minute)))
-	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideRedo, Actor: "U-ana", Step: 1, Attempt: 1, Key: "r"}, nil, at.Add(3*time.Minute)))
-	apply(engine.Start(r, 1, at.Add(4*time.Minute)))
-	apply(engine.Finish(r, 1, 2, engine.Finished{Result: engine.ResultProduced, CostUSD: 2}, at.Add(5*time.Minute)))
-	apply(engine.Decide(r, engine.Decision{Kind: engine.DecideApprove, Actor: "U-ana", Step: 1, Attempt: 2, Key: "a"}, nil, at.Add(6*time.Minute)))
-	apply(engine.Start(r, 2, at.Add(7*time.Minute)))
-	apply(engine.Interrupt(r, at.Add(8*time.Minute), 2), nil)
+	f.Apply(engine.NewRun("20260302-090000-ag", p, engine.StartOptions{StartedBy: "U-ana", Setup: &setup}, at))
+	f.Apply(engine.Start(f.Run, 1, at.Add(time.Minute)))
+	f.Apply(engine.Finish(f.Run, 1, 1, engine.Finished{Result: engine.ResultProduced, CostUSD: 1, Agent: "worker-agent"}, at.Add(2*time.Minute)))
+	f.Apply(engine.Decide(f.Run, engine.Decision{Kind: engine.DecideRedo, Actor: "U-ana", Step: 1, Attempt: 1, Key: "r"}, nil, at.Add(3*time.Minute)))
+	f.Apply(engine.Start(f.Run, 1, at.Add(4*time.Minute)))
+	f.Apply(engine.Finish(f.Run, 1, 2, engine.Finished{Result: engine.ResultProduced, CostUSD: 2}, at.Add(5*time.Minute)))
+	f.Apply(engine.Decide(f.Run, engine.Decision{Kind: engine.DecideApprove, Actor: "U-ana", Step: 1, Attempt: 2, Key: "a"}, nil, at.Add(6*time.Minute)))
+	f.Apply(engine.Start(f.Run, 2, at.Add(7*time.Minute)))
+	f.Apply(engine.Interrupt(f.Run, at.Add(8*time.Minute), 2), nil)
 
-	s := engine.ComputeStats([]engine.StatsRun{{Run: r, Journal: j}}, engine.StatsQuery{Now: at.Add(time.Hour)})
+	s := computeStats(t, []engine.StatsRun{{Run: f.Run, Journal: f.Journal}}, engine.StatsQuery{Now: at.Add(time.Hour)})
 	got := map[string]engine.StatsRow{}
 	for _, row := range s.Rows {
 		got[row.Skill+" "+row.Agent] = row

@@ -81,22 +81,7 @@ func (db *DB) artifacts(ctx context.Context, id engine.RunID, step, attempt int,
 	}
 	var out [][]byte
 	err := db.view(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketArtifacts).Bucket([]byte(id))
-		if b == nil {
-			return nil
-		}
-		prefix := artPrefix(step, attempt)
-		c := b.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if latest {
-				out = [][]byte{v}
-			} else {
-				out = append(out, bytes.Clone(v))
-			}
-		}
-		if latest && out != nil {
-			out[0] = bytes.Clone(out[0])
-		}
+		out = artifactsTx(tx, id, step, attempt, latest)
 		return nil
 	})
 	if err != nil {
@@ -106,6 +91,29 @@ func (db *DB) artifacts(ctx context.Context, id engine.RunID, step, attempt int,
 		return nil, fmt.Errorf("run %s step %d attempt %d: no artifact stored: %w", id, step, attempt, engine.ErrNotFound)
 	}
 	return out, nil
+}
+
+// artifactsTx is every version of an attempt's artifact, or only the
+// latest, copied out of tx; nil when none is stored.
+func artifactsTx(tx *bbolt.Tx, id engine.RunID, step, attempt int, latest bool) [][]byte {
+	b := tx.Bucket(bucketArtifacts).Bucket([]byte(id))
+	if b == nil {
+		return nil
+	}
+	var out [][]byte
+	prefix := artPrefix(step, attempt)
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if latest {
+			out = [][]byte{v}
+		} else {
+			out = append(out, bytes.Clone(v))
+		}
+	}
+	if latest && out != nil {
+		out[0] = bytes.Clone(out[0])
+	}
+	return out
 }
 
 // Journal returns a run's events in sequence order.

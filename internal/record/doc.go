@@ -15,7 +15,8 @@
 // (EncodeRun), whose steps refer to their plan steps, and one record per
 // journal event (EncodeEvent); MarshalRun, MarshalSummaries and
 // MarshalEvents bundle them with everything they refer to, for one gonogo
-// to hand another.
+// to hand another. DecodeStatsRun and DecodeStatsEvent read of the same
+// records only what gonogo stats counts, skipping the rest unread.
 //
 // It imports engine and the standard library only, and does no I/O:
 //

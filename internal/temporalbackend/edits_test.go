@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gonogo/gonogo/engine"
+	"github.com/gonogo/gonogo/engine/statstest"
 	"github.com/gonogo/gonogo/internal/record"
 )
 
@@ -24,38 +25,27 @@ func editedRun(t *testing.T, edits int) *engine.Run {
 // editedJournal is editedRun and its journal in package record's encoding.
 func editedJournal(t *testing.T, edits int) (*engine.Run, json.RawMessage) {
 	t.Helper()
-	var journal []engine.Event
 	t0 := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	p := engine.Plan{Input: engine.InputChain, Source: "deliver-prd -> deliver-user-stories",
 		Steps: []engine.PlanStep{{Skill: "deliver-prd"}, {Skill: "deliver-user-stories"}}}
-	r := &engine.Run{}
-	apply := func(evs []engine.Event, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, err = engine.Fold(r, evs); err != nil {
-			t.Fatal(err)
-		}
-		journal = append(journal, evs...)
-	}
-	apply(engine.NewRun("20260501-090000-abc", p, engine.StartOptions{StartedBy: "U1"}, t0))
-	apply(engine.Start(r, 1, t0))
-	apply(engine.Finish(r, 1, 1, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 9}, t0))
+	f := statstest.Fold(t)
+	f.Apply(engine.NewRun("20260501-090000-abc", p, engine.StartOptions{StartedBy: "U1"}, t0))
+	f.Apply(engine.Start(f.Run, 1, t0))
+	f.Apply(engine.Finish(f.Run, 1, 1, engine.Finished{Result: engine.ResultProduced, Artifact: true, Size: 9}, t0))
 	for i := range edits {
 		d := engine.Decision{Kind: engine.DecideEdit, Actor: "U1", Step: 1, Attempt: 1, Key: "k" + string(rune('a'+i))}
 		if i == 0 {
-			apply(engine.Decide(r, d, &engine.Edit{Size: 5}, t0))
+			f.Apply(engine.Decide(f.Run, d, &engine.Edit{Size: 5}, t0))
 			continue
 		}
-		apply([]engine.Event{{Type: engine.EvDecision, Seq: r.Seq + 1, Time: t0, Step: 1, Attempt: 1, Actor: d.Actor,
+		f.Apply([]engine.Event{{Type: engine.EvDecision, Seq: f.Run.Seq + 1, Time: t0, Step: 1, Attempt: 1, Actor: d.Actor,
 			Decision: d.Kind, Key: d.Key, Status: engine.StepDone, Artifact: true, Size: 5}}, nil)
 	}
-	b, err := record.MarshalEvents(journal)
+	b, err := record.MarshalEvents(f.Journal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, b
+	return f.Run, b
 }
 
 // An attempt's versions are named by the key of every edit the workflow
