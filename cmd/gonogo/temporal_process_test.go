@@ -45,7 +45,7 @@ exec `+standIn+"\n")
 
 	// The way to follow it again that Ctrl-C printed works once a worker
 	// starts: the run started the moment setup returned completes.
-	worker := startHolder(t, sh, "worker")
+	worker := startHolder(t, sh.elsewhere(t), "worker")
 	res := subprocess(t, sh, "approve\napprove\n", "resume", first)
 	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("resume %s once a worker runs: exit %d\n%s%s", first, res.code, res.stdout, res.stderr)
@@ -63,12 +63,12 @@ exec `+standIn+"\n")
 	}
 	waiting := m[1]
 	stopWorker(t, worker)
-	readsWithNoWorker(t, sh, first, waiting)
+	readsWithNoWorker(t, sh.elsewhere(t), first, waiting)
 
 	// From other shells, with a worker again.
-	startHolder(t, sh, "worker")
-	decideFromAnotherShell(t, sh, waiting)
-	pauseAndResumeFromAnotherShell(t, sh, gates)
+	startHolder(t, sh.elsewhere(t), "worker")
+	decideFromAnotherShell(t, sh, sh.elsewhere(t), waiting)
+	pauseAndResumeFromAnotherShell(t, sh, sh.elsewhere(t), gates)
 
 	srv.kill(t)
 	for _, args := range [][]string{{"runs"}, {"show", first}, {"show", "--json", first}, {"show", first, "--artifact", "1"}, {"export", first}} {
@@ -199,13 +199,13 @@ func readsWithNoWorker(t *testing.T, sh shell, completed, waiting string) {
 
 // decideFromAnotherShell approves the waiting run's last step from a shell
 // that did not start it: the run completes with that decision.
-func decideFromAnotherShell(t *testing.T, sh shell, waiting string) {
+func decideFromAnotherShell(t *testing.T, sh, other shell, waiting string) {
 	t.Helper()
-	res := subprocess(t, sh, "", "decide", waiting, "approve")
+	res := subprocess(t, other, "", "decide", waiting, "approve")
 	if res.code != terminal.ExitOK {
 		t.Fatalf("decide %s approve: exit %d\n%s%s", waiting, res.code, res.stdout, res.stderr)
 	}
-	r := sh.waitShown(t, waiting, "completed", func(r jsonRun) bool { return r.State == string(engine.RunCompleted) })
+	r := other.waitShown(t, waiting, "completed", func(r jsonRun) bool { return r.State == string(engine.RunCompleted) })
 	if d := r.Steps[1].Decision; d == nil || *d != string(engine.DecideApprove) {
 		t.Errorf("step 2 of %s after decide approve: decision %v", waiting, d)
 	}
@@ -216,17 +216,18 @@ func decideFromAnotherShell(t *testing.T, sh shell, waiting string) {
 	if res.code != terminal.ExitWaiting || m == nil {
 		t.Fatalf("a run left waiting at its step: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if res := subprocess(t, sh, "", "decide", m[1], "abort"); res.code != terminal.ExitOK {
+	if res := subprocess(t, other, "", "decide", m[1], "abort"); res.code != terminal.ExitOK {
 		t.Fatalf("decide %s abort: exit %d\n%s%s", m[1], res.code, res.stdout, res.stderr)
 	}
-	sh.waitShown(t, m[1], "aborted", func(r jsonRun) bool { return r.State == string(engine.RunAborted) })
+	other.waitShown(t, m[1], "aborted", func(r jsonRun) bool { return r.State == string(engine.RunAborted) })
 }
 
 // pauseAndResumeFromAnotherShell pauses a run in guarded auto while its
 // first step runs, from a shell other than the one that started it (and
 // stopped following it): the step ends and the run holds; resume from a
-// third shell carries it to the end.
-func pauseAndResumeFromAnotherShell(t *testing.T, sh shell, gates string) {
+// third shell carries it to the end. Each shell has its own data folder,
+// as on another machine.
+func pauseAndResumeFromAnotherShell(t *testing.T, sh, other shell, gates string) {
 	t.Helper()
 	h := startHolder(t, sh, "run", "--force-auto", "--chain", "measure-experiment-design -> define-problem-statement -- saved searches")
 	id := waitFor(t, h.out, regexp.MustCompile(`gonogo run (\S+)\n`), "the run's id")[1]
@@ -236,7 +237,7 @@ func pauseAndResumeFromAnotherShell(t *testing.T, sh shell, gates string) {
 	}
 	_ = h.wait(t)
 
-	res := subprocess(t, sh, "", "pause", id)
+	res := subprocess(t, other, "", "pause", id)
 	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run "+id+" paused by tester") {
 		t.Fatalf("pause %s: exit %d\n%s%s", id, res.code, res.stdout, res.stderr)
 	}
@@ -244,15 +245,15 @@ func pauseAndResumeFromAnotherShell(t *testing.T, sh shell, gates string) {
 		t.Fatal(err)
 	}
 	// In guarded auto, step 1 waits only because the run is paused.
-	held := sh.waitShown(t, id, "held at step 1", func(r jsonRun) bool { return r.Steps[0].Status == string(engine.StepWaiting) })
+	held := other.waitShown(t, id, "held at step 1", func(r jsonRun) bool { return r.Steps[0].Status == string(engine.StepWaiting) })
 	if !held.Paused || held.PausedBy != "tester" || held.Steps[1].Status != string(engine.StepPending) {
 		t.Fatalf("the paused run: paused %v by %q, step 2 %s", held.Paused, held.PausedBy, held.Steps[1].Status)
 	}
-	res = subprocess(t, sh, "", "resume", id)
+	res = subprocess(t, other.elsewhere(t), "", "resume", id)
 	if res.code != terminal.ExitOK {
 		t.Fatalf("resume %s: exit %d\n%s%s", id, res.code, res.stdout, res.stderr)
 	}
-	if r, _ := sh.show(t, id); r.State != string(engine.RunCompleted) || r.Paused {
+	if r, _ := other.show(t, id); r.State != string(engine.RunCompleted) || r.Paused {
 		t.Errorf("the resumed run: state %q, paused %v; want completed, not paused", r.State, r.Paused)
 	}
 }

@@ -192,6 +192,13 @@ func newShell(t *testing.T, addr, agent string) shell {
 		"GONOGO_SKILLS_DIR="+filepath.Join(exampleDir(t), "skills"), "GONOGO_RUNNER=command", "GONOGO_RUNNER_CMD="+agent)
 }
 
+// elsewhere is the shell of another machine on the same cluster and
+// artifact store: its data folder is its own.
+func (sh shell) elsewhere(t *testing.T) shell {
+	// The last of a variable's values is the one a process gets.
+	return append(sh[:len(sh):len(sh)], "GONOGO_DATA_DIR="+t.TempDir())
+}
+
 // show is gonogo show --json of run id, from a process of its own.
 func (sh shell) show(t *testing.T, id string) (jsonRun, result) {
 	t.Helper()
