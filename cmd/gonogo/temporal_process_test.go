@@ -150,9 +150,9 @@ func stopWorker(t *testing.T, w *holder) {
 	}
 }
 
-// readsWithNoWorker checks runs, show, show --json, show --artifact and
-// export of a completed and a waiting run with no worker polling: each
-// answers from what the cluster and the artifact store keep.
+// readsWithNoWorker checks runs --json, then each run's other reads, of a
+// completed and a waiting run with no worker polling: each answers from
+// what the cluster and the artifact store keep.
 func readsWithNoWorker(t *testing.T, sh shell, completed, waiting string) {
 	t.Helper()
 	var lines []jsonRunLine
@@ -167,32 +167,40 @@ func readsWithNoWorker(t *testing.T, sh shell, completed, waiting string) {
 	if states[completed] != string(engine.RunCompleted) || states[waiting] != string(engine.RunWaiting) {
 		t.Errorf("runs --json with no worker: states %v, want %s completed and %s waiting", states, completed, waiting)
 	}
-	examples := []string{example(t, "define-problem-statement"), example(t, "deliver-prd")}
 	for _, id := range []string{completed, waiting} {
-		r, res := sh.show(t, id)
-		if res.code != terminal.ExitOK || states[id] != r.State || len(r.Steps) != 2 {
-			t.Fatalf("show --json %s with no worker: exit %d, state %q\n%s", id, res.code, r.State, res.stderr)
+		readWithNoWorker(t, sh, id, states[id])
+	}
+}
+
+// readWithNoWorker checks show, show --json, show --artifact and export of
+// run id, in state, with no worker polling: both its steps hold their
+// skill's example, as the stand-in agent wrote it.
+func readWithNoWorker(t *testing.T, sh shell, id, state string) {
+	t.Helper()
+	r, res := sh.show(t, id)
+	if res.code != terminal.ExitOK || r.State != state || len(r.Steps) != 2 {
+		t.Fatalf("show --json %s with no worker: exit %d, state %q, want %q\n%s", id, res.code, r.State, state, res.stderr)
+	}
+	text := subprocess(t, sh, "", "show", id)
+	if text.code != terminal.ExitOK || !strings.Contains(text.stdout, id) || !strings.Contains(text.stdout, state) {
+		t.Errorf("show %s with no worker: exit %d\n%s%s", id, text.code, text.stdout, text.stderr)
+	}
+	exp := subprocess(t, sh, "", "export", id, "--format", "md")
+	if exp.code != terminal.ExitOK || !strings.Contains(exp.stdout, "# Audit trail of run "+id) {
+		t.Errorf("export %s with no worker: exit %d\n%s%s", id, exp.code, exp.stdout, exp.stderr)
+	}
+	for n, skill := range []string{"define-problem-statement", "deliver-prd"} {
+		want := example(t, skill)
+		step := r.Steps[n]
+		if len(step.Attempts) != 1 || step.Attempts[0].SHA256 == nil || *step.Attempts[0].SHA256 != sha256Hex(want) {
+			t.Errorf("show --json %s: step %d's attempts %+v, want one holding its skill's example (sha256 %s)", id, n+1, step.Attempts, sha256Hex(want))
 		}
-		text := subprocess(t, sh, "", "show", id)
-		if text.code != terminal.ExitOK || !strings.Contains(text.stdout, id) || !strings.Contains(text.stdout, r.State) {
-			t.Errorf("show %s with no worker: exit %d\n%s%s", id, text.code, text.stdout, text.stderr)
+		art := subprocess(t, sh, "", "show", id, "--artifact", strconv.Itoa(n+1))
+		if art.code != terminal.ExitOK || art.stdout != want {
+			t.Errorf("show %s --artifact %d with no worker: exit %d\n%s%s", id, n+1, art.code, art.stdout, art.stderr)
 		}
-		exp := subprocess(t, sh, "", "export", id, "--format", "md")
-		if exp.code != terminal.ExitOK || !strings.Contains(exp.stdout, "# Audit trail of run "+id) {
-			t.Errorf("export %s with no worker: exit %d\n%s%s", id, exp.code, exp.stdout, exp.stderr)
-		}
-		for n, want := range examples {
-			step := r.Steps[n]
-			if len(step.Attempts) != 1 || step.Attempts[0].SHA256 == nil || *step.Attempts[0].SHA256 != sha256Hex(want) {
-				t.Errorf("show --json %s: step %d's attempts %+v, want one holding its skill's example (sha256 %s)", id, n+1, step.Attempts, sha256Hex(want))
-			}
-			art := subprocess(t, sh, "", "show", id, "--artifact", strconv.Itoa(n+1))
-			if art.code != terminal.ExitOK || art.stdout != want {
-				t.Errorf("show %s --artifact %d with no worker: exit %d\n%s%s", id, n+1, art.code, art.stdout, art.stderr)
-			}
-			if !strings.Contains(exp.stdout, sha256Hex(want)) {
-				t.Errorf("export %s lacks step %d's artifact digest %s", id, n+1, sha256Hex(want))
-			}
+		if !strings.Contains(exp.stdout, sha256Hex(want)) {
+			t.Errorf("export %s lacks step %d's artifact digest %s", id, n+1, sha256Hex(want))
 		}
 	}
 }
