@@ -8,6 +8,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/gonogo/gonogo/engine"
@@ -24,10 +25,11 @@ import (
 // Otherwise it folds the run from its workflow's history (history.go),
 // which the cluster keeps with or without workers: a closed run is read
 // from history (the query is refused at once, without a worker), a running
-// one that no worker polls for is read from history at once, and one
-// whose listed workers all went without answering (killed moments ago:
-// the cluster lists a poller for a while after it last polled) is read
-// from history once its query's tries ran out. Both give the same run: the
+// one that no worker polls for is read from history at once (a worker
+// the cluster still lists but that has not polled for pollerFresh is
+// gone), and one whose listed workers all went without answering (killed
+// moments ago) is read from history once its query's tries ran out, as
+// are the reads that follow it for polledFor. Both give the same run: the
 // workflow records in history every event it folds. A read never turns to
 // history because a live worker was slow: a history lags the workflow by
 // the workflow task under way, and a front end must not act on the run as
@@ -85,8 +87,39 @@ func (b *Backend) ask(ctx context.Context, id engine.RunID, name string, out any
 	}
 	// Whatever kept the listed workers from answering (all lost, one
 	// stopping under the query, one that cannot read the run), the history
-	// says what the run is, or why it cannot be read.
+	// says what the run is, or why it cannot be read; and the reads that
+	// follow at once (a command reads a run several times) go to the
+	// history without waiting on the same silence again.
+	b.mu.Lock()
+	b.polledAt, b.polledAnswer = time.Now(), false
+	b.mu.Unlock()
 	return false, nil
+}
+
+// readTryWait is how long a read's query waits for a worker's answer
+// each time it is asked (queryTries in all): a worker that holds the run
+// answers in milliseconds, while the cluster holds a query for a worker
+// it lists but that is gone (stopped or killed within pollerFresh) until
+// the query's deadline. So a read of an open run whose workers are all
+// gone takes about queryTries x readTryWait before the history answers.
+const readTryWait = 2 * time.Second
+
+// pollerFresh is how recently a worker listed on a task queue must have
+// polled to count as polling: a live worker's long poll renews its
+// listing at least once a minute, while the cluster keeps listing a
+// stopped or killed one for minutes (matching.PollerHistoryTTL, 5 by
+// default).
+const pollerFresh = 90 * time.Second
+
+// anyFresh reports whether any of pollers polled within pollerFresh (one
+// with no time counts).
+func anyFresh(pollers []*taskqueuepb.PollerInfo, now time.Time) bool {
+	for _, p := range pollers {
+		if p.GetLastAccessTime() == nil || now.Sub(p.GetLastAccessTime().AsTime()) < pollerFresh {
+			return true
+		}
+	}
+	return false
 }
 
 // polledFor is how long an answer of polled stands: a read does not ask
@@ -108,7 +141,8 @@ func (b *Backend) polled(ctx context.Context) (bool, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.polledAt, b.polledAnswer = time.Now(), len(res.GetPollers()) > 0
+	b.polledAt = time.Now()
+	b.polledAnswer = anyFresh(res.GetPollers(), b.polledAt)
 	return b.polledAnswer, nil
 }
 
@@ -117,6 +151,8 @@ func (b *Backend) polled(ctx context.Context) (bool, error) {
 // workflow's is refused at once, with no worker asked to replay it.
 func (b *Backend) queryOpen(ctx context.Context, id engine.RunID, name string, args ...any) (*client.QueryWorkflowWithOptionsResponse, error) {
 	return asked(ctx, func() (*client.QueryWorkflowWithOptionsResponse, error) {
+		ctx, cancel := context.WithTimeout(ctx, readTryWait)
+		defer cancel()
 		return b.cfg.Client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
 			WorkflowID: string(id), QueryType: name, Args: args,
 			QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
