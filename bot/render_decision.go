@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,34 +12,14 @@ import (
 	"github.com/gonogo/gonogo/engine"
 )
 
+// earlierAttempts lists a step's attempts other than the one shown (the
+// last attemptsListed of them), each with the decisions made on it.
 func earlierAttempts(s *engine.Step, shown int, now time.Time) string {
 	var parts []string
 	for i := range s.Attempts {
-		a := &s.Attempts[i]
-		if a.N == shown {
-			continue
+		if a := &s.Attempts[i]; a.N != shown {
+			parts = append(parts, earlierAttempt(s, a))
 		}
-		p := strconv.Itoa(a.N) + " " + mdLine(string(a.Result), 40)
-		if a.Result == "" {
-			p = strconv.Itoa(a.N) + " unfinished"
-		}
-		p += fallbackPart(s, a)
-		for _, d := range decisionsOn(s, a) {
-			w, ok := decisionWords[d.Kind]
-			if !ok {
-				continue
-			}
-			if engine.AutomaticActor(d.Actor) {
-				p += " (retried automatically)"
-				continue
-			}
-			p += " (" + w.short + " by " + who(d.Actor)
-			if d.Feedback != "" {
-				p += ": “" + mdLine(d.Feedback, 120) + "”"
-			}
-			p += ")"
-		}
-		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
 		return ""
@@ -49,6 +30,37 @@ func earlierAttempts(s *engine.Step, shown int, now time.Time) string {
 		parts = parts[len(parts)-attemptsListed:]
 	}
 	return prefix + strings.Join(parts, ", ")
+}
+
+// earlierAttempt is one entry of the earlier attempts' line: its number,
+// result, fallback skill and the decisions made on it.
+func earlierAttempt(s *engine.Step, a *engine.Attempt) string {
+	p := strconv.Itoa(a.N) + " " + mdLine(string(a.Result), 40)
+	if a.Result == "" {
+		p = strconv.Itoa(a.N) + " unfinished"
+	}
+	p += fallbackPart(s, a)
+	for _, d := range decisionsOn(s, a) {
+		p += earlierDecision(d)
+	}
+	return p
+}
+
+// earlierDecision is a decision on an earlier attempt, in brackets after
+// it; nothing for a kind with no words.
+func earlierDecision(d engine.Decision) string {
+	w, ok := decisionWords[d.Kind]
+	if !ok {
+		return ""
+	}
+	if engine.AutomaticActor(d.Actor) {
+		return " (retried automatically)"
+	}
+	p := " (" + w.short + " by " + who(d.Actor)
+	if d.Feedback != "" {
+		p += ": “" + mdLine(d.Feedback, 120) + "”"
+	}
+	return p + ")"
 }
 
 // decisionLines says who decided what on attempt a, and when. With a
@@ -72,43 +84,57 @@ func decisionLines(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool
 		return others
 	}
 	carried := ds[len(ds)-1].Kind == engine.DecideApprove && (s.Status == engine.StepDone || !latest)
-	switch {
-	case carried:
-		d := *lastApprove
-		line := decisionLine(d, now)
-		if len(uniq(approvers)) > 1 {
-			line = decisionWords[engine.DecideApprove].emoji + " Approved by " + people(approvers) + " " + at(d.Time, now)
-		}
-		return append([]string{line}, others...)
-	case latest && s.Status == engine.StepWaiting:
+	if !carried && latest && s.Status == engine.StepWaiting {
 		return others // the quorum line counts the votes
 	}
-	vote := fmt.Sprintf("👍 Approved by %s (%d of the %d approvals needed)", people(approvers), len(uniq(approvers)), max(r.Quorum, 1))
-	return append([]string{vote}, others...)
+	return append([]string{approvalLine(r, approvers, *lastApprove, carried, now)}, others...)
 }
 
+// approvalLine sums up the approvals given on an attempt: once they
+// carried it, one approval by all who gave one; else the votes, counted
+// against the quorum.
+func approvalLine(r *engine.Run, approvers []string, last engine.Decision, carried bool, now time.Time) string {
+	switch {
+	case carried && len(uniq(approvers)) > 1:
+		return decisionWords[engine.DecideApprove].emoji + " Approved by " + people(approvers) + " " + at(last.Time, now)
+	case carried:
+		return decisionLine(last, now)
+	}
+	return fmt.Sprintf("👍 Approved by %s (%d of the %d approvals needed)", people(approvers), len(uniq(approvers)), max(r.Quorum, 1))
+}
+
+// decisionLine says who made decision d and when, with the feedback or
+// note given with it.
 func decisionLine(d engine.Decision, now time.Time) string {
 	w, ok := decisionWords[d.Kind]
 	if !ok {
 		return "❔ " + who(d.Actor) + " decided " + mdLine(string(d.Kind), 40) + " " + at(d.Time, now)
 	}
-	if d.Kind == engine.DecideRedo && d.Actor == engine.RetryActor {
-		return w.emoji + " Retried automatically (on_error: retry) " + at(d.Time, now)
-	}
-	if d.Kind == engine.DecideRedo && d.Actor == engine.RateLimitActor {
-		return w.emoji + " Retried automatically after the agent's rate limit " + at(d.Time, now)
+	if why, auto := automaticRedoWhy[d.Actor]; auto && d.Kind == engine.DecideRedo {
+		return w.emoji + " Retried automatically " + why + " " + at(d.Time, now)
 	}
 	line := w.emoji + " " + w.done + " by " + who(d.Actor) + " " + at(d.Time, now)
 	if d.Kind == engine.DecidePick {
 		line = fmt.Sprintf("%s %s candidate %d by %s %s", w.emoji, w.done, d.Candidate, who(d.Actor), at(d.Time, now))
 	}
-	if d.Kind == engine.DecideRedo && strings.TrimSpace(d.Feedback) != "" {
-		line += " with feedback: “" + mdLine(d.Feedback, 800) + "”"
-	}
-	if d.Kind == engine.DecidePick && strings.TrimSpace(d.Feedback) != "" {
-		line += " with the note: “" + mdLine(d.Feedback, 800) + "”"
+	if lead, ok := feedbackLead[d.Kind]; ok && strings.TrimSpace(d.Feedback) != "" {
+		line += lead + "“" + mdLine(d.Feedback, 800) + "”"
 	}
 	return line
+}
+
+// automaticRedoWhy says, for each actor that redoes a step by itself, why
+// it did.
+var automaticRedoWhy = map[string]string{
+	engine.RetryActor:     "(on_error: retry)",
+	engine.RateLimitActor: "after the agent's rate limit",
+}
+
+// feedbackLead introduces the words a person gave with a decision, for
+// the kinds that take some.
+var feedbackLead = map[engine.DecisionKind]string{
+	engine.DecideRedo: " with feedback: ",
+	engine.DecidePick: " with the note: ",
 }
 
 // waitingNotes are what a step waiting for a decision is waiting for
@@ -116,45 +142,68 @@ func decisionLine(d engine.Decision, now time.Time) string {
 // failed step's on_error gate offers, the quorum count, the last reminder
 // and the deadline.
 func waitingNotes(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.Block {
-	var notes []string
-	if line := retryLine(s, now); line != "" {
-		notes = append(notes, line)
-	}
-	if r.PausedByPerson() {
-		notes = append(notes, "⏸ "+who(r.PausedBy)+" paused the run "+at(r.PausedAt, now)+
-			": this step waits here whatever the run's mode, and no step starts. *Resume* goes on in the run's mode; a decision here goes on from this step.")
-	}
-	if engine.GateOnError(s) {
-		notes = append(notes, "🚧 This step's on_error is *gate*: fix it and go on (*Edit* writes its output, *Skip* goes on without it, "+
-			"*Redo* runs it again), or *Abort* the run.")
-	}
-	if r.Quorum > 1 {
-		votes := engine.Approvals(s)
-		line := fmt.Sprintf("👥 Approvals: %d of %d", len(uniq(votes)), r.Quorum)
-		if len(votes) > 0 {
-			line += " (" + people(votes) + ")"
-		}
-		if r.ExcludeStarter && r.StartedBy != "" {
-			line += ". " + who(r.StartedBy) + "'s own approval does not count"
-		}
-		notes = append(notes, line)
-	}
-	if !v.RemindedAt.IsZero() {
-		notes = append(notes, "⏰ Reminded "+when(v.RemindedAt, now))
-	}
-	if !v.Deadline.IsZero() {
-		line := "⌛ Decide by " + when(v.Deadline, now)
-		if v.AbortAtDeadline {
-			line += ": the run is aborted then"
-		} else {
-			line += ": after that the step keeps waiting"
-		}
-		notes = append(notes, line)
-	}
+	notes := []string{retryLine(s, now), pausedNote(r, now), gateNote(s), quorumLine(r, s), remindedNote(v, now), deadlineLine(v, now)}
+	notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" })
 	if len(notes) == 0 {
 		return nil
 	}
 	return []slack.Block{contextBlock(strings.Join(notes, "\n"))}
+}
+
+// pausedNote says that a person paused the run, so the waiting step
+// holds whatever the run's mode.
+func pausedNote(r *engine.Run, now time.Time) string {
+	if !r.PausedByPerson() {
+		return ""
+	}
+	return "⏸ " + who(r.PausedBy) + " paused the run " + at(r.PausedAt, now) +
+		": this step waits here whatever the run's mode, and no step starts. *Resume* goes on in the run's mode; a decision here goes on from this step."
+}
+
+// gateNote says what a failed step's on_error gate offers.
+func gateNote(s *engine.Step) string {
+	if !engine.GateOnError(s) {
+		return ""
+	}
+	return "🚧 This step's on_error is *gate*: fix it and go on (*Edit* writes its output, *Skip* goes on without it, " +
+		"*Redo* runs it again), or *Abort* the run."
+}
+
+// quorumLine counts the approvals a step has of the quorum it needs, and
+// names who gave them; nothing when one approval is enough.
+func quorumLine(r *engine.Run, s *engine.Step) string {
+	if r.Quorum <= 1 {
+		return ""
+	}
+	votes := engine.Approvals(s)
+	line := fmt.Sprintf("👥 Approvals: %d of %d", len(uniq(votes)), r.Quorum)
+	if len(votes) > 0 {
+		line += " (" + people(votes) + ")"
+	}
+	if r.ExcludeStarter && r.StartedBy != "" {
+		line += ". " + who(r.StartedBy) + "'s own approval does not count"
+	}
+	return line
+}
+
+// remindedNote says when the approvers were last reminded.
+func remindedNote(v View, now time.Time) string {
+	if v.RemindedAt.IsZero() {
+		return ""
+	}
+	return "⏰ Reminded " + when(v.RemindedAt, now)
+}
+
+// deadlineLine says by when to decide and what happens after.
+func deadlineLine(v View, now time.Time) string {
+	if v.Deadline.IsZero() {
+		return ""
+	}
+	line := "⌛ Decide by " + when(v.Deadline, now)
+	if v.AbortAtDeadline {
+		return line + ": the run is aborted then"
+	}
+	return line + ": after that the step keeps waiting"
 }
 
 // decisionButtons are the buttons engine.Allowed offers for s, each
@@ -171,20 +220,9 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 	val := fitValue(ref.Value())
 	var els []slack.BlockElement
 	for _, k := range allowed {
-		label, ok := buttonLabels[k]
-		if !ok {
-			continue
+		if b := decisionButton(k, val, s.N); b != nil {
+			els = append(els, b)
 		}
-		b := slack.NewButtonBlockElement(buttonActions[k], val, plainText(label))
-		switch k {
-		case engine.DecideApprove:
-			b.Style = slack.StylePrimary
-		case engine.DecideAbort:
-			b.Style = slack.StyleDanger
-			b.Confirm = confirm("Abort the run?",
-				fmt.Sprintf("The run stops at step %d. Everything produced so far is kept.", s.N), "Abort", "Keep going")
-		}
-		els = append(els, b)
 	}
 	if len(els) > 0 && r.PausedByPerson() {
 		els = append(els, resumeButtons(r)...)
@@ -193,6 +231,26 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 		return nil
 	}
 	return slack.NewActionBlock("", els...)
+}
+
+// decisionButton is the button for decision k on step n, carrying val:
+// Approve is the primary one, Abort asks to be confirmed; nil for a kind
+// with no button.
+func decisionButton(k engine.DecisionKind, val string, n int) *slack.ButtonBlockElement {
+	label, ok := buttonLabels[k]
+	if !ok {
+		return nil
+	}
+	b := slack.NewButtonBlockElement(buttonActions[k], val, plainText(label))
+	switch k {
+	case engine.DecideApprove:
+		b.Style = slack.StylePrimary
+	case engine.DecideAbort:
+		b.Style = slack.StyleDanger
+		b.Confirm = confirm("Abort the run?",
+			fmt.Sprintf("The run stops at step %d. Everything produced so far is kept.", n), "Abort", "Keep going")
+	}
+	return b
 }
 
 func cancelButton(ref StepRef) *slack.ButtonBlockElement {

@@ -29,6 +29,29 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	now := nowOf(r, v)
 	a, latest := shownAttempt(s, v.Attempt)
 	cands := latest && engine.Candidates(s) != nil
+	body := stepIntro(r, s, a, cands)
+	shown, tail := attemptBlocks(r, s, a, latest, v, now)
+	if cands {
+		shown, tail = candidateBlocks(r, s, v, now), nil
+	}
+	body = append(body, shown...)
+	if latest && len(s.Attempts) > 1 {
+		if line := earlierAttempts(s, a.N, now); line != "" {
+			body = append(body, contextBlock(line))
+		}
+	}
+	tail = append(tail, stepAftermath(r, s, a, latest, v, now)...)
+	ref := StepRef{Run: r.ID, Step: s.N}
+	if a != nil {
+		ref.Attempt = a.N
+	}
+	return fit(body, withOpen(tail, ref, v), maxMessageBlocks)
+}
+
+// stepIntro opens a step message: its heading (the best-of count in place
+// of the attempt when candidates are shown), the step it is a sub-step of,
+// and the feedback the attempt started with.
+func stepIntro(r *engine.Run, s *engine.Step, a *engine.Attempt, cands bool) []slack.Block {
 	heading := stepHeading(r, s, a)
 	if cands {
 		heading = stepHeading(r, s, nil) + bestOfPart(s)
@@ -40,16 +63,13 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	if a != nil && a.Feedback != "" {
 		body = append(body, contextBlock("🔁 Started with the reviewer's feedback: “"+mdLine(a.Feedback, 600)+"”"))
 	}
-	shown, tail := attemptBlocks(r, s, a, latest, v, now)
-	if cands {
-		shown, tail = candidateBlocks(r, s, v, now), nil
-	}
-	body = append(body, shown...)
-	if latest && len(s.Attempts) > 1 {
-		if line := earlierAttempts(s, a.N, now); line != "" {
-			body = append(body, contextBlock(line))
-		}
-	}
+	return body
+}
+
+// stepAftermath is what a step message says after the attempt: the steps
+// its output added, the decisions made on it and what comes next.
+func stepAftermath(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, v View, now time.Time) []slack.Block {
+	var tail []slack.Block
 	if note := addedNote(r, s, v); note != "" && latest {
 		tail = append(tail, contextBlock(note))
 	}
@@ -57,12 +77,7 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	if len(decided) > 0 {
 		tail = append(tail, section(strings.Join(decided, "\n")))
 	}
-	tail = append(tail, stepOutlook(r, s, a, latest, len(decided) > 0, v, now)...)
-	ref := StepRef{Run: r.ID, Step: s.N}
-	if a != nil {
-		ref.Attempt = a.N
-	}
-	return fit(body, withOpen(tail, ref, v), maxMessageBlocks)
+	return append(tail, stepOutlook(r, s, a, latest, len(decided) > 0, v, now)...)
 }
 
 // stepHeading is a step message's first line: `Step i of N: skill
@@ -104,15 +119,35 @@ func stepOutlook(r *engine.Run, s *engine.Step, a *engine.Attempt, latest, decid
 	switch {
 	case !latest:
 		return []slack.Block{contextBlock(fmt.Sprintf("A newer attempt (%d) of this step follows in the thread.", s.Latest().N))}
-	case r.Finished() && !s.Settled() && !slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Kind == engine.DecideAbort }):
+	case r.Finished() && !s.Settled() && !abortedOn(s, a):
 		return []slack.Block{section(abortLine(r, v, now))}
 	case s.Status == engine.StepWaiting || s.Status == engine.StepInterrupted:
 		return checkpointBlocks(r, s, v, now)
-	case s.Status == engine.StepQueued && a != nil && engine.AttemptSkill(s, nil) != engine.AttemptSkill(s, a):
+	case s.Status == engine.StepQueued && a != nil:
+		return queuedOutlook(s, a)
+	}
+	return movedOnOutlook(s, a, decided)
+}
+
+// abortedOn tells whether someone aborted the run with attempt a of s.
+func abortedOn(s *engine.Step, a *engine.Attempt) bool {
+	return slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Kind == engine.DecideAbort })
+}
+
+// queuedOutlook says when a queued new attempt starts, and names the
+// fallback skill when the next attempt runs one.
+func queuedOutlook(s *engine.Step, a *engine.Attempt) []slack.Block {
+	if engine.AttemptSkill(s, nil) != engine.AttemptSkill(s, a) {
 		return []slack.Block{contextBlock("🕒 The fallback skill `" + mdLine(engine.AttemptSkill(s, nil), 120) +
 			"` runs next: its attempt starts when a runner slot is free.")}
-	case s.Status == engine.StepQueued && a != nil:
-		return []slack.Block{contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free.")}
+	}
+	return []slack.Block{contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free.")}
+}
+
+// movedOnOutlook says how a step moved on without anyone's decision: an
+// optional step that failed, or guarded auto.
+func movedOnOutlook(s *engine.Step, a *engine.Attempt, decided bool) []slack.Block {
+	switch {
 	case s.Status == engine.StepSkipped && engine.OptionalFailed(s):
 		return []slack.Block{contextBlock("⏭ " + optionalFailedWords(s) + ": the run goes on without it.")}
 	case s.Status == engine.StepDone && !decided && a != nil && a.Result != "":
@@ -148,23 +183,32 @@ func Interrupted(r *engine.Run, n int, v View) []slack.Block {
 	var facts []string
 	a, latest := shownAttempt(s, v.Attempt)
 	if a != nil {
-		f := fmt.Sprintf("Attempt %d", a.N)
-		if !a.Started.IsZero() {
-			f += " started " + when(a.Started, now)
-		}
-		facts = append(facts, f+".")
+		facts = append(facts, attemptStarted(a, now))
 	}
 	facts = append(facts, "*Redo* runs it again from the start; *Abort* ends the run and keeps everything produced so far.")
 	body = append(body, contextBlock(strings.Join(facts, " ")))
-	var tail []slack.Block
-	if latest && s.Status == engine.StepInterrupted && !r.Finished() {
-		if act := decisionButtons(r, s); act != nil {
-			tail = append(tail, act)
-		}
-	} else {
-		tail = append(tail, contextBlock("This step has moved on: it is "+mdLine(string(s.Status), 40)+" now."))
+	return fit(body, interruptedTail(r, s, latest), maxMessageBlocks)
+}
+
+// attemptStarted names an attempt and when it started.
+func attemptStarted(a *engine.Attempt, now time.Time) string {
+	f := fmt.Sprintf("Attempt %d", a.N)
+	if !a.Started.IsZero() {
+		f += " started " + when(a.Started, now)
 	}
-	return fit(body, tail, maxMessageBlocks)
+	return f + "."
+}
+
+// interruptedTail ends an interruption notice: Redo and Abort while the
+// step still waits for one of them, else where the step is now.
+func interruptedTail(r *engine.Run, s *engine.Step, latest bool) []slack.Block {
+	if !latest || s.Status != engine.StepInterrupted || r.Finished() {
+		return []slack.Block{contextBlock("This step has moved on: it is " + mdLine(string(s.Status), 40) + " now.")}
+	}
+	if act := decisionButtons(r, s); act != nil {
+		return []slack.Block{act}
+	}
+	return nil
 }
 
 // Reminder nudges the approvers of a step that has been waiting for a
@@ -366,14 +410,7 @@ func effortPart(effort string) string {
 func noAttemptLine(s *engine.Step) string {
 	switch s.Status {
 	case engine.StepPending:
-		if len(s.DependsOn) > 0 {
-			var deps []string
-			for _, d := range s.DependsOn[:min(len(s.DependsOn), 10)] {
-				deps = append(deps, strconv.Itoa(d))
-			}
-			return "⚪ Pending: starts when step " + strings.Join(deps, ", ") + " is settled."
-		}
-		return "⚪ Pending."
+		return pendingLine(s)
 	case engine.StepQueued:
 		return "🕒 Queued: waiting for a free runner slot."
 	case engine.StepRunning:
@@ -384,6 +421,19 @@ func noAttemptLine(s *engine.Step) string {
 		return "🛑 Not run: the run was aborted."
 	}
 	return emojiOrQ(statusEmoji[s.Status]) + " " + mdLine(string(s.Status), 40)
+}
+
+// pendingLine says what a pending step waits for: the steps it depends on
+// (the first ten), if any.
+func pendingLine(s *engine.Step) string {
+	if len(s.DependsOn) == 0 {
+		return "⚪ Pending."
+	}
+	var deps []string
+	for _, d := range s.DependsOn[:min(len(s.DependsOn), 10)] {
+		deps = append(deps, strconv.Itoa(d))
+	}
+	return "⚪ Pending: starts when step " + strings.Join(deps, ", ") + " is settled."
 }
 
 // runningLine says that an attempt runs and since when. It holds nothing
@@ -416,6 +466,21 @@ func resultBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) []sl
 		text += "\n*Summary:* " + mdLine(sum, 600)
 	}
 	out := []slack.Block{section(text)}
+	if facts := attemptFacts(a); len(facts) > 0 {
+		out = append(out, contextBlock(strings.Join(facts, " · ")))
+	}
+	if a.Artifact {
+		if p, ok := preview(v.Preview); ok {
+			out = append(out, p)
+		}
+		out = append(out, contextBlock(attachedNote(r, s, a, v)))
+	}
+	return out
+}
+
+// attemptFacts are what an attempt took: how long, how many turns, what
+// it cost; each only when known.
+func attemptFacts(a *engine.Attempt) []string {
 	var facts []string
 	if !a.Started.IsZero() && !a.Finished.IsZero() && a.Finished.After(a.Started) {
 		facts = append(facts, duration(a.Finished.Sub(a.Started)))
@@ -426,31 +491,28 @@ func resultBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) []sl
 	if a.CostUSD > 0 {
 		facts = append(facts, money(a.CostUSD))
 	}
-	if len(facts) > 0 {
-		out = append(out, contextBlock(strings.Join(facts, " · ")))
+	return facts
+}
+
+// attachedNote says where an attempt's artifact is attached (a link when
+// the view has one), its size, and whether a person edited it.
+func attachedNote(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) string {
+	name := v.ArtifactName
+	if name == "" {
+		name = artifactName(r, s, a)
 	}
-	if a.Artifact {
-		if p, ok := preview(v.Preview); ok {
-			out = append(out, p)
-		}
-		name := v.ArtifactName
-		if name == "" {
-			name = artifactName(r, s, a)
-		}
-		label := "`" + mdLine(name, 200) + "`"
-		if u := safeURL(v.ArtifactLink); u != "" {
-			label = "<" + u + "|" + strings.ReplaceAll(mdLine(name, 200), "|", "¦") + ">"
-		}
-		note := "📎 Attached in this thread as " + label
-		if a.Size > 0 {
-			note += " (" + bytesize(a.Size) + ")"
-		}
-		if a.Edited {
-			note += " · ✏️ edited by a person"
-		}
-		out = append(out, contextBlock(note))
+	label := "`" + mdLine(name, 200) + "`"
+	if u := safeURL(v.ArtifactLink); u != "" {
+		label = "<" + u + "|" + strings.ReplaceAll(mdLine(name, 200), "|", "¦") + ">"
 	}
-	return out
+	note := "📎 Attached in this thread as " + label
+	if a.Size > 0 {
+		note += " (" + bytesize(a.Size) + ")"
+	}
+	if a.Edited {
+		note += " · ✏️ edited by a person"
+	}
+	return note
 }
 
 // artifactName is the attached file's name: the one gonogo wrote it under,
