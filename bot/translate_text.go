@@ -121,8 +121,8 @@ func isMarkup(inner string) bool {
 }
 
 const (
-	schemeStart = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	schemeRest  = schemeStart + "0123456789+-."
+	schemeStart = lowerLetters + upperLetters
+	schemeRest  = schemeStart + digits + "+-."
 )
 
 // validScheme reports an address scheme as RFC 3986 writes it: a letter,
