@@ -167,14 +167,9 @@ func HaltHandled(r *engine.Run, n, attempt int) []slack.Block {
 
 // abortLine says who aborted a finished run, and where.
 func abortLine(r *engine.Run, v View, now time.Time) string {
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		for _, d := range s.Decisions {
-			if d.Kind == engine.DecideAbort {
-				return fmt.Sprintf("🛑 Run aborted by %s at step %d of %d (%s) %s.", who(d.Actor), s.N, len(r.Steps),
-					mdLine(s.Skill, 120), at(d.Time, now))
-			}
-		}
+	if s, d := abortDecision(r); d != nil {
+		return fmt.Sprintf("🛑 Run aborted by %s at step %d of %d (%s) %s.", who(d.Actor), s.N, len(r.Steps),
+			mdLine(s.Skill, 120), at(d.Time, now))
 	}
 	if r.State != engine.RunAborted {
 		return "🛑 The run stopped."
