@@ -69,26 +69,13 @@ func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, 
 	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck) && b.outsider(cmd.User, cmd.Team) {
 		return &answer{text: outsiderRefusal}, true
 	}
-	var plan engine.Plan
-	switch {
-	case cmd.Kind == CmdHelp:
+	if cmd.Kind == CmdHelp {
 		blocks := HelpBlocks(cmd.Slash)
 		return &answer{text: FallbackText(blocks), blocks: blocks}, true
-	case cmd.Kind == CmdRun || (cmd.Kind == CmdCheck && cmd.Checks == CmdRun):
-		p, _, no, err := b.takeWorkflow(cmd, envelopeID)
-		if no != nil || err != nil {
-			return no, no != nil
-		}
-		plan = p
-	case cmd.Kind == CmdChain || cmd.Kind == CmdCheck:
-		p, _, err := b.takeChain(cmd, envelopeID)
-		if err != nil {
-			no := refusalAnswer(err, engine.InputChain)
-			return no, no != nil
-		}
-		plan = p
-	default:
-		return nil, false
+	}
+	plan, no, ok := b.commandPlan(cmd, envelopeID)
+	if !ok {
+		return no, no != nil
 	}
 	if cmd.Kind == CmdCheck {
 		blocks := b.checkAnswer(cmd, plan)
@@ -96,6 +83,27 @@ func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, 
 	}
 	blocks := StartNotice(plan, b.cfg.ConfirmStart)
 	return &answer{text: FallbackText(blocks), blocks: blocks}, false
+}
+
+// commandPlan is the plan a command runs or checks: a workflow's, or a
+// chain's. When there is none, no is the refusal to answer with (nil when
+// the handler answers, or when the command runs no plan).
+func (b *Bot) commandPlan(cmd Command, envelopeID string) (plan engine.Plan, no *answer, ok bool) {
+	switch {
+	case cmd.Kind == CmdRun || (cmd.Kind == CmdCheck && cmd.Checks == CmdRun):
+		p, _, no, err := b.takeWorkflow(cmd, envelopeID)
+		if no != nil || err != nil {
+			return engine.Plan{}, no, false
+		}
+		return p, nil, true
+	case cmd.Kind == CmdChain || cmd.Kind == CmdCheck:
+		p, _, err := b.takeChain(cmd, envelopeID)
+		if err != nil {
+			return engine.Plan{}, refusalAnswer(err, engine.InputChain), false
+		}
+		return p, nil, true
+	}
+	return engine.Plan{}, nil, false
 }
 
 // commandPayload is the slash command's answer as the payload of its
