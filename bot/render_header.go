@@ -19,7 +19,7 @@ func Header(r *engine.Run, v View) []slack.Block {
 	if r == nil {
 		return noRun()
 	}
-	body := []slack.Block{headerBlock(emojiOrQ(runEmoji[r.State]) + " " + headerTitle(r)), fieldsSection(headerFields(r, v))}
+	body := []slack.Block{headerBlock(emojiOrQ(runEmoji[r.State]) + " " + runTitle(r.Input, r.Plan.Source)), fieldsSection(headerFields(r, v))}
 	if ctx := strings.TrimSpace(r.Plan.Context); ctx != "" {
 		body = append(body, contextBlock("Context: "+mdLine(ctx, 300)))
 	}
@@ -38,31 +38,11 @@ func Header(r *engine.Run, v View) []slack.Block {
 	return fit(body, withOpen(tail, runRef(r), v), maxMessageBlocks)
 }
 
-// headerTitle names the run by its input kind, and a workflow's run by
-// the workflow.
-func headerTitle(r *engine.Run) string {
-	title := "gonogo run"
-	if k := plain(string(r.Input), 40); strings.TrimSpace(k) != "" {
-		title = "gonogo " + k + " run"
-	}
-	if r.Input == engine.InputWorkflow && engine.ValidSkillName(r.Plan.Source) {
-		title += ": " + plain(r.Plan.Source, 100)
-	}
-	return title
-}
-
 // headerFields are the header's facts: input, mode (a plan's domain and
 // confidence too), state, steps done, who started it, elapsed time and
 // cost.
 func headerFields(r *engine.Run, v View) []string {
-	input := inputLine(r.Input, r.Plan.Source)
-	if r.Input == engine.InputWorkflow && strings.TrimSpace(r.Plan.Source) != "" {
-		input = "Workflow: `" + mdLine(r.Plan.Source, 300) + "`"
-	}
-	fields := []string{"*Input*\n" + input, "*Mode*\n" + modeLine(r)}
-	if r.Input == engine.InputPlan {
-		fields = append(fields, "*Domain*\n"+domainLine(r.Plan), "*Confidence*\n"+confidenceLine(r.Plan))
-	}
+	fields := inputFields(r.Input, r.Plan.Source, r.Plan, modeLine(r))
 	cost := money(r.CostUSD)
 	if r.BudgetUSD > 0 {
 		cost += " of a " + money(r.BudgetUSD) + " budget"
@@ -74,6 +54,20 @@ func headerFields(r *engine.Run, v View) []string {
 		"*Elapsed*\n"+duration(runElapsed(r, v)),
 		"*Cost so far*\n"+cost,
 	)
+}
+
+// inputFields are the first facts of a header or a preview: the input (a
+// workflow by name), the mode, and a plan's domain and confidence.
+func inputFields(kind engine.InputKind, source string, p engine.Plan, mode string) []string {
+	input := inputLine(kind, source)
+	if kind == engine.InputWorkflow && strings.TrimSpace(source) != "" {
+		input = "Workflow: `" + mdLine(source, 300) + "`"
+	}
+	fields := []string{"*Input*\n" + input, "*Mode*\n" + mode}
+	if kind == engine.InputPlan {
+		fields = append(fields, "*Domain*\n"+domainLine(p), "*Confidence*\n"+confidenceLine(p))
+	}
+	return fields
 }
 
 // withOpen adds the Open button to a message's tail when v asks for it:
@@ -233,12 +227,18 @@ func inputLine(kind engine.InputKind, source string) string {
 	return k + " `" + mdLine(source, 300) + "`"
 }
 
+// modeLine is a run's mode in words.
 func modeLine(r *engine.Run) string {
-	m := mdLine(engine.RunModeName(r.Mode, r.DryRun), 40)
-	if r.ForceAuto && !r.DryRun {
+	return modeWords(r.Mode, engine.Flags{ForceAuto: r.ForceAuto, DryRun: r.DryRun, Thread: r.Thread})
+}
+
+// modeWords name a run's mode, and the flags that change how it runs.
+func modeWords(mode engine.Mode, f engine.Flags) string {
+	m := mdLine(engine.RunModeName(mode, f.DryRun), 40)
+	if f.ForceAuto && !f.DryRun {
 		m += " (--force-auto)"
 	}
-	if r.Thread {
+	if f.Thread {
 		m += ", threaded"
 	}
 	return m
