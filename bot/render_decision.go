@@ -213,11 +213,7 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 	if len(allowed) == 0 || r.Finished() {
 		return nil
 	}
-	ref := StepRef{Run: r.ID, Step: s.N}
-	if l := s.Latest(); l != nil {
-		ref.Attempt = l.N
-	}
-	val := fitValue(ref.Value())
+	val := fitValue(latestRef(r, s).Value())
 	var els []slack.BlockElement
 	for _, k := range allowed {
 		if b := decisionButton(k, val, s.N); b != nil {
@@ -231,6 +227,15 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 		return nil
 	}
 	return slack.NewActionBlock("", els...)
+}
+
+// latestRef names a step's latest attempt (none when it has not run).
+func latestRef(r *engine.Run, s *engine.Step) StepRef {
+	ref := StepRef{Run: r.ID, Step: s.N}
+	if l := s.Latest(); l != nil {
+		ref.Attempt = l.N
+	}
+	return ref
 }
 
 // decisionButton is the button for decision k on step n, carrying val:
