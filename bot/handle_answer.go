@@ -140,11 +140,7 @@ func fitsAck(payload any) bool {
 // full. A payload no person sent (a bot's message) is left to the
 // handler, which logs it.
 func (b *Bot) answerMention(ctx context.Context, evt socketmode.Event) bool {
-	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
-	if !ok {
-		return false
-	}
-	raw, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent)
+	raw, team, ok := appMentionOf(evt)
 	if !ok {
 		return false
 	}
@@ -157,7 +153,7 @@ func (b *Bot) answerMention(ctx context.Context, evt socketmode.Event) bool {
 		b.tellNow(ctx, raw.Channel, threadOf(raw), raw.User, no.text, no.blocks)
 		return true
 	}
-	if b.outsider(m.User, m.Team) || (m.Team == "" && b.outsider(m.User, ev.TeamID)) {
+	if b.outsider(m.User, m.Team) || (m.Team == "" && b.outsider(m.User, team)) {
 		b.tellNow(ctx, m.Channel, m.ThreadTS, m.User, outsiderRefusal, nil)
 		return true
 	}
@@ -168,6 +164,17 @@ func (b *Bot) answerMention(ctx context.Context, evt socketmode.Event) bool {
 	blocks := ReadingNotice(m.Files)
 	b.tellNow(ctx, m.Channel, m.ThreadTS, m.User, FallbackText(blocks), blocks)
 	return false
+}
+
+// appMentionOf is the app_mention an envelope carries, and the team of
+// its envelope.
+func appMentionOf(evt socketmode.Event) (*slackevents.AppMentionEvent, string, bool) {
+	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+	if !ok {
+		return nil, "", false
+	}
+	raw, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent)
+	return raw, ev.TeamID, ok
 }
 
 // noticeWait is how long a mention's handling waits for its notice to be

@@ -312,6 +312,12 @@ func (b *Bot) submissionErrors(ctx context.Context, cb slack.InteractionCallback
 		}
 		return nil
 	}
+	return b.movedOnErrors(ctx, sub)
+}
+
+// movedOnErrors is the field error of a decision modal whose step no
+// longer waits for its decision.
+func (b *Bot) movedOnErrors(ctx context.Context, sub Submission) map[string]string {
 	r, err := b.eng.Load(ctx, sub.Ref.Run)
 	if err != nil {
 		return nil // the handler says so

@@ -71,19 +71,24 @@ func fitBudget(lines []string) ([]string, int) {
 func openFence(lines []string) string {
 	open := ""
 	for _, l := range lines {
-		t := strings.TrimLeft(l, " ")
-		if len(l)-len(t) > 3 {
-			continue
+		if t := strings.TrimLeft(l, " "); len(l)-len(t) <= 3 {
+			open = fenceAfter(open, t)
 		}
-		for _, c := range []string{"`", "~"} {
-			n := len(t) - len(strings.TrimLeft(t, c))
-			switch {
-			case n < 3:
-			case open == "":
-				open = strings.Repeat(c, n)
-			case strings.HasPrefix(open, c) && n >= len(open) && strings.TrimSpace(t[n:]) == "":
-				open = ""
-			}
+	}
+	return open
+}
+
+// fenceAfter is the open fence once line t (its indent trimmed) is read:
+// t opens a code block when none is open, or closes the open one.
+func fenceAfter(open, t string) string {
+	for _, c := range []string{"`", "~"} {
+		n := len(t) - len(strings.TrimLeft(t, c))
+		switch {
+		case n < 3:
+		case open == "":
+			open = strings.Repeat(c, n)
+		case strings.HasPrefix(open, c) && n >= len(open) && strings.TrimSpace(t[n:]) == "":
+			open = ""
 		}
 	}
 	return open
@@ -194,21 +199,27 @@ func backticks(s string) int { return len(s) - len(strings.TrimLeft(s, "`")) }
 func codeSpans(lines []string, kinds []int) [][][2]int {
 	spans := make([][][2]int, len(lines))
 	for start := 0; start < len(lines); {
-		end := start
-		paired := true
-		for ; end < len(lines) && kinds[end] == lineText && strings.TrimSpace(lines[end]) != ""; end++ {
-			var ok bool
-			spans[end], ok = lineSpans(lines[end])
-			paired = paired && ok
-		}
-		for i := start; i < end; i++ {
-			if !paired || strings.Contains(lines[i], "|") {
-				spans[i] = nil
-			}
-		}
-		start = max(end, start+1)
+		start = max(unitSpans(lines, kinds, start, spans), start+1)
 	}
 	return spans
+}
+
+// unitSpans fills in spans for the unit of text lines that starts at
+// start (see codeSpans), and returns where the unit ends.
+func unitSpans(lines []string, kinds []int, start int, spans [][][2]int) int {
+	end := start
+	paired := true
+	for ; end < len(lines) && kinds[end] == lineText && strings.TrimSpace(lines[end]) != ""; end++ {
+		var ok bool
+		spans[end], ok = lineSpans(lines[end])
+		paired = paired && ok
+	}
+	for i := start; i < end; i++ {
+		if !paired || strings.Contains(lines[i], "|") {
+			spans[i] = nil
+		}
+	}
+	return end
 }
 
 // lineSpans reads the code spans of one line as CommonMark would were it

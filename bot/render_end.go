@@ -108,16 +108,21 @@ func haltHead(r *engine.Run, s *engine.Step, v View, now time.Time) (body, tail 
 	case s == nil && r.State == engine.RunRunning:
 		return []slack.Block{headerBlock("⏳ Run not halted"), section("The run is still running.")}, nil
 	case s == nil:
-		reason := "it is waiting for a decision"
-		if r.Halt != "" {
-			reason = mdLine(r.Halt, 1000)
-		}
-		return []slack.Block{headerBlock("🛑 Run halted"), section("The run is waiting: " + reason + ".")}, nil
+		return []slack.Block{headerBlock("🛑 Run halted"), section("The run is waiting: " + waitReason(r) + ".")}, nil
 	case s.Status == engine.StepInterrupted || s.Latest() != nil && s.Latest().Result == engine.ResultFailed:
 		return failedHead(r, s)
 	}
 	return []slack.Block{headerBlock("🛑 Run halted"), section("Halted at *" + stepTitle(r, s) + "*" + effortPart(s.Effort) + ": " +
 		resultText(s.Latest()) + "\nDecide with the buttons on the step's message in this thread.")}, nil
+}
+
+// waitReason is why a run with no halted step waits: the reason it
+// recorded, else a decision.
+func waitReason(r *engine.Run) string {
+	if r.Halt != "" {
+		return mdLine(r.Halt, 1000)
+	}
+	return "it is waiting for a decision"
 }
 
 // failedHead is the headline of a halt at a FAILED or interrupted step:
@@ -261,15 +266,20 @@ func stepOutcome(r *engine.Run, s *engine.Step) string {
 	case engine.StepAborted:
 		return abortedOutcome(s)
 	case engine.StepWaiting:
-		if _, n, of, ok := engine.RetryDue(s); ok {
-			return fmt.Sprintf("retrying (retry %d of %d)", n, of)
-		}
-		// waitingState's words, which carry no markup but a retry's time.
-		return waitingState(r, s)
+		return waitingOutcome(r, s)
 	case engine.StepInterrupted:
 		return "interrupted"
 	}
 	return string(s.Status)
+}
+
+// waitingOutcome is what a waiting step waits for: waitingState's words,
+// which carry no markup, but a retry's count in place of its time.
+func waitingOutcome(r *engine.Run, s *engine.Step) string {
+	if _, n, of, ok := engine.RetryDue(s); ok {
+		return fmt.Sprintf("retrying (retry %d of %d)", n, of)
+	}
+	return waitingState(r, s)
 }
 
 // doneOutcome is how a done step got past its gate, given its deciding
@@ -386,18 +396,7 @@ func endSummary(r *engine.Run, v View) string {
 // in the summary's words and order: approved, edited, skipped, advanced
 // automatically, then optional steps that failed.
 func settledParts(r *engine.Run) []string {
-	counts := map[engine.DecisionKind]int{}
-	optional := 0
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if engine.OptionalFailed(s) {
-			optional++
-			continue
-		}
-		if d := engine.StepDecision(s); d != nil && s.Settled() {
-			counts[d.Kind]++
-		}
-	}
+	counts, optional := settledCounts(r)
 	var parts []string
 	for _, k := range []engine.DecisionKind{engine.DecideApprove, engine.DecideEdit, engine.DecideSkip} {
 		if counts[k] > 0 {
@@ -411,4 +410,21 @@ func settledParts(r *engine.Run) []string {
 		parts = append(parts, fmt.Sprintf("%d skipped (optional, failed)", optional))
 	}
 	return parts
+}
+
+// settledCounts counts the run's settled steps by the kind of decision
+// that settled them, and apart the optional steps that failed.
+func settledCounts(r *engine.Run) (counts map[engine.DecisionKind]int, optional int) {
+	counts = map[engine.DecisionKind]int{}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if engine.OptionalFailed(s) {
+			optional++
+			continue
+		}
+		if d := engine.StepDecision(s); d != nil && s.Settled() {
+			counts[d.Kind]++
+		}
+	}
+	return counts, optional
 }

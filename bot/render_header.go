@@ -275,10 +275,7 @@ func runStateLine(r *engine.Run, v View) string {
 	}
 	switch r.State {
 	case engine.RunRunning:
-		if ns := stepNumbers(engine.StandingOf(r).Running); len(ns) > 0 {
-			return "running " + stepWord(ns)
-		}
-		return "running"
+		return runningStateLine(engine.StandingOf(r))
 	case engine.RunWaiting:
 		return waitingStateLine(engine.StandingOf(r), v)
 	case engine.RunCompleted:
@@ -287,6 +284,14 @@ func runStateLine(r *engine.Run, v View) string {
 		return abortedStateLine(r, v)
 	}
 	return mdLine(string(r.State), 40)
+}
+
+// runningStateLine names the steps a running run runs.
+func runningStateLine(st engine.Standing) string {
+	if ns := stepNumbers(st.Running); len(ns) > 0 {
+		return "running " + stepWord(ns)
+	}
+	return "running"
 }
 
 // waitingStateLine is the state of a run that waits: halted at a step,

@@ -38,6 +38,13 @@ func ThreadStatus(r *engine.Run, progress map[int]engine.Progress, now time.Time
 	case 1:
 		return oneStepStatus(r, running[0], progress[running[0].N], now)
 	}
+	return manyStepsStatus(r, running, progress, now)
+}
+
+// manyStepsStatus is the thread status while several steps run: their
+// numbers, and a loading message for each (up to maxLoadingMessages, the
+// last of which counts the rest).
+func manyStepsStatus(r *engine.Run, running []*engine.Step, progress map[int]engine.Progress, now time.Time) (status string, loading []string) {
 	ns := make([]string, 0, len(running))
 	for i, s := range running {
 		ns = append(ns, strconv.Itoa(s.N))
