@@ -201,20 +201,12 @@ func (b *Bot) mayCancel(ctx context.Context, a Action) (*engine.Run, error) {
 // previewRefused tells the person who pressed a preview's Start or Cancel
 // why it changed nothing (nil: it did; a repeated click: nothing to say).
 func (b *Bot) previewRefused(ctx context.Context, a Action, err error) {
-	what, nothing := "start it", "Nothing ran."
-	if a.Kind == ActCancelStart {
-		what, nothing = "cancel it", "Nothing changed."
-	}
 	var msg string
 	switch {
 	case err == nil, errors.Is(err, engine.ErrDuplicate):
 		return
 	case errors.Is(err, engine.ErrForbidden):
-		asker := "the person who asked for this run"
-		if r, lerr := b.eng.Load(ctx, a.Ref.Run); lerr == nil {
-			asker = "<@" + r.StartedBy + ">, who asked for this run,"
-		}
-		msg = fmt.Sprintf("Only %s and the approvers can %s. %s", asker, what, nothing)
+		msg = b.onlyAskerOrApprovers(ctx, a)
 	case errors.Is(err, engine.ErrNotAwaitingStart):
 		msg = "This run no longer waits for Start: it has started, or was cancelled. Nothing changed."
 	case errors.Is(err, engine.ErrNotFound):
@@ -232,6 +224,21 @@ func (b *Bot) previewRefused(ctx context.Context, a Action, err error) {
 		msg = "gonogo could not record that; nothing changed. The operator can find why in gonogo's log."
 	}
 	b.tell(ctx, a.Channel, a.ThreadTS, a.User, msg, nil)
+}
+
+// onlyAskerOrApprovers says who may press a preview's Start or Cancel:
+// the person who asked for the run (named when the run can be read) and
+// the approvers.
+func (b *Bot) onlyAskerOrApprovers(ctx context.Context, a Action) string {
+	what, nothing := "start it", "Nothing ran."
+	if a.Kind == ActCancelStart {
+		what, nothing = "cancel it", "Nothing changed."
+	}
+	asker := "the person who asked for this run"
+	if r, err := b.eng.Load(ctx, a.Ref.Run); err == nil {
+		asker = "<@" + r.StartedBy + ">, who asked for this run,"
+	}
+	return fmt.Sprintf("Only %s and the approvers can %s. %s", asker, what, nothing)
 }
 
 // pickPlan takes the plan file the mention's author picked, as the mention

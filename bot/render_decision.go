@@ -69,17 +69,7 @@ func earlierDecision(d engine.Decision) string {
 // votes overtaken by another decision are listed as such.
 func decisionLines(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, now time.Time) []string {
 	ds := decisionsOn(s, a)
-	var approvers []string
-	var lastApprove *engine.Decision
-	var others []string
-	for i := range ds {
-		if ds[i].Kind == engine.DecideApprove {
-			approvers = append(approvers, ds[i].Actor)
-			lastApprove = &ds[i]
-			continue
-		}
-		others = append(others, decisionLine(ds[i], now))
-	}
+	approvers, lastApprove, others := sortDecisions(ds, now)
 	if lastApprove == nil {
 		return others
 	}
@@ -88,6 +78,20 @@ func decisionLines(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool
 		return others // the quorum line counts the votes
 	}
 	return append([]string{approvalLine(r, approvers, *lastApprove, carried, now)}, others...)
+}
+
+// sortDecisions parts the decisions on an attempt into approvals (who gave
+// them, and the last) and the lines of the others.
+func sortDecisions(ds []engine.Decision, now time.Time) (approvers []string, lastApprove *engine.Decision, others []string) {
+	for i := range ds {
+		if ds[i].Kind == engine.DecideApprove {
+			approvers = append(approvers, ds[i].Actor)
+			lastApprove = &ds[i]
+			continue
+		}
+		others = append(others, decisionLine(ds[i], now))
+	}
+	return approvers, lastApprove, others
 }
 
 // approvalLine sums up the approvals given on an attempt: once they

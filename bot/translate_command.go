@@ -303,6 +303,8 @@ func parseCheck(cmd Command, rest string) (Command, error) {
 	return cmd, nil
 }
 
+// unknownSubcommand refuses a word that is no subcommand, with the close
+// subcommand, or the chain it seems to be.
 func unknownSubcommand(slash, word, rest string) string {
 	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, check, runs, stats or help", clip(word, 40), slash)
 	var names []string
@@ -314,11 +316,16 @@ func unknownSubcommand(slash, word, rest string) string {
 			return msg + fmt.Sprintf(" (did you mean %q?)", s[0])
 		}
 	}
-	// "/gonogo deliver-prd -> deliver-stories" forgot the subcommand.
-	if engine.ValidSkillName(word) && (strings.ContainsAny(rest, ",→>") || strings.Contains(strings.ToLower(rest), " then ")) {
+	if forgotChain(word, rest) {
 		return msg + fmt.Sprintf(" (to run skills in a row: %s chain %s ...)", slash, word)
 	}
 	return msg
+}
+
+// forgotChain reports a command that reads as a chain without its
+// subcommand: "/gonogo deliver-prd -> deliver-stories".
+func forgotChain(word, rest string) bool {
+	return engine.ValidSkillName(word) && (strings.ContainsAny(rest, ",→>") || strings.Contains(strings.ToLower(rest), " then "))
 }
 
 func longTextHint(text string) string {
@@ -469,6 +476,13 @@ func checkRunWorkflowName(name string) error {
 	case engine.ValidSkillName(name):
 		return nil
 	}
+	return invalidWorkflowName(name)
+}
+
+// invalidWorkflowName refuses a name that breaks the naming rule, and
+// offers its near miss in valid form (lower case, dashes for
+// underscores) when there is one.
+func invalidWorkflowName(name string) error {
 	msg := fmt.Sprintf("invalid workflow name %q: workflow names are lower-case letters, digits and dashes, starting with a letter or digit",
 		clip(name, 40))
 	if near := strings.ReplaceAll(strings.ToLower(name), "_", "-"); engine.ValidSkillName(near) {

@@ -43,10 +43,17 @@ func FileRefFrom(f slack.File) FileRef {
 		URLPrivate:         f.URLPrivate,
 		URLPrivateDownload: f.URLPrivateDownload,
 		External:           f.IsExternal,
-		NeedsInfo: f.FileAccess == "check_file_info" ||
-			(f.Name == "" && f.Mimetype == "" && f.Filetype == "") ||
-			(f.URLPrivate == "" && f.URLPrivateDownload == "" && !f.IsExternal),
+		NeedsInfo:          needsInfo(f),
 	}
+}
+
+// needsInfo reports a file Slack described by its id only (see
+// FileRef.NeedsInfo): it says so, or sent neither its name nor its type,
+// or no address for a file kept in Slack.
+func needsInfo(f slack.File) bool {
+	return f.FileAccess == "check_file_info" ||
+		(f.Name == "" && f.Mimetype == "" && f.Filetype == "") ||
+		(f.URLPrivate == "" && f.URLPrivateDownload == "" && !f.IsExternal)
 }
 
 // label is how a message names the file.
