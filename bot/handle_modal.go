@@ -27,7 +27,16 @@ import (
 
 // opensModal reports whether a click of kind opens a modal.
 func opensModal(kind ActionKind) bool {
-	return kind == ActEdit || kind == ActRedo || kind == ActSaveWorkflow
+	_, ok := modalButtons[kind]
+	return ok
+}
+
+// modalButtons are the labels of the buttons that open a modal, by the
+// kind of their click.
+var modalButtons = map[ActionKind]string{
+	ActEdit:         "Edit",
+	ActRedo:         "Redo",
+	ActSaveWorkflow: "Save as workflow",
 }
 
 // modalClick reads an envelope that is a click on a button that opens a
@@ -87,11 +96,8 @@ func (b *Bot) fillModal(ctx context.Context, a Action, env envelope) {
 
 // buttonLabel is the label of the button a click of kind was on.
 func buttonLabel(kind ActionKind) string {
-	switch kind {
-	case ActRedo:
-		return "Redo"
-	case ActSaveWorkflow:
-		return "Save as workflow"
+	if label, ok := modalButtons[kind]; ok {
+		return label
 	}
 	return "Edit"
 }

@@ -217,7 +217,7 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 	if len(allowed) == 0 || r.Finished() {
 		return nil
 	}
-	val := fitValue(latestRef(r, s).Value())
+	val := fitValue(attemptRef(r, s, s.Latest()).Value())
 	var els []slack.BlockElement
 	for _, k := range allowed {
 		if b := decisionButton(k, val, s.N); b != nil {
@@ -233,11 +233,11 @@ func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
 	return slack.NewActionBlock("", els...)
 }
 
-// latestRef names a step's latest attempt (none when it has not run).
-func latestRef(r *engine.Run, s *engine.Step) StepRef {
+// attemptRef names attempt a of step s (no attempt when a is nil).
+func attemptRef(r *engine.Run, s *engine.Step, a *engine.Attempt) StepRef {
 	ref := StepRef{Run: r.ID, Step: s.N}
-	if l := s.Latest(); l != nil {
-		ref.Attempt = l.N
+	if a != nil {
+		ref.Attempt = a.N
 	}
 	return ref
 }

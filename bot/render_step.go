@@ -35,17 +35,20 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 		shown, tail = candidateBlocks(r, s, v, now), nil
 	}
 	body = append(body, shown...)
-	if latest && len(s.Attempts) > 1 {
-		if line := earlierAttempts(s, a.N, now); line != "" {
-			body = append(body, contextBlock(line))
-		}
-	}
+	body = append(body, earlierBlocks(s, a, latest, now)...)
 	tail = append(tail, stepAftermath(r, s, a, latest, v, now)...)
-	ref := StepRef{Run: r.ID, Step: s.N}
-	if a != nil {
-		ref.Attempt = a.N
+	return fit(body, withOpen(tail, attemptRef(r, s, a), v), maxMessageBlocks)
+}
+
+// earlierBlocks list, under a step's latest attempt, its other attempts.
+func earlierBlocks(s *engine.Step, a *engine.Attempt, latest bool, now time.Time) []slack.Block {
+	if !latest || len(s.Attempts) <= 1 {
+		return nil
 	}
-	return fit(body, withOpen(tail, ref, v), maxMessageBlocks)
+	if line := earlierAttempts(s, a.N, now); line != "" {
+		return []slack.Block{contextBlock(line)}
+	}
+	return nil
 }
 
 // stepIntro opens a step message: its heading (the best-of count in place
