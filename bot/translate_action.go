@@ -227,7 +227,7 @@ func ParsePlanPick(v string) (PlanPick, error) {
 		return PlanPick{}, fmt.Errorf("not a gonogo plan pick: %q", clipValue(v))
 	}
 	p := PlanPick{User: parts[2], MentionTS: parts[3], File: parts[4]}
-	if !validID(p.User) || !validID(p.File) || !validTS(p.MentionTS) {
+	if !p.wellFormed() {
 		return PlanPick{}, fmt.Errorf("not a gonogo plan pick: %q", clipValue(v))
 	}
 	for _, c := range []byte(parts[5]) {
@@ -236,6 +236,12 @@ func ParsePlanPick(v string) (PlanPick, error) {
 		}
 	}
 	return p, nil
+}
+
+// wellFormed reports whether the pick names its user, mention and file
+// as Slack writes them.
+func (p PlanPick) wellFormed() bool {
+	return validID(p.User) && validID(p.File) && validTS(p.MentionTS)
 }
 
 // setFlag sets the flag Value writes as letter c; false for a letter it

@@ -266,10 +266,16 @@ func checkSlackType(f FileRef) error {
 	if mt == "" && ft == "" {
 		return checkPlanExt(f)
 	}
-	if mt != "" && !planMimetypes[mt] || ft != "" && !planFiletypes[ft] {
+	if !planTypes(mt, ft) {
 		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), describeType(mt, ft), wantPlanFile)}
 	}
 	return nil
+}
+
+// planTypes reports whether the MIME type and file type Slack gives a
+// file ("" when it gives none) are those of a plan.
+func planTypes(mt, ft string) bool {
+	return (mt == "" || planMimetypes[mt]) && (ft == "" || planFiletypes[ft])
 }
 
 // wantPlanFile ends every refusal of an attached file's type.
