@@ -109,7 +109,7 @@ func haltHead(r *engine.Run, s *engine.Step, v View, now time.Time) (body, tail 
 		return []slack.Block{headerBlock("⏳ Run not halted"), section("The run is still running.")}, nil
 	case s == nil:
 		return []slack.Block{headerBlock("🛑 Run halted"), section("The run is waiting: " + waitReason(r) + ".")}, nil
-	case s.Status == engine.StepInterrupted || s.Latest() != nil && s.Latest().Result == engine.ResultFailed:
+	case failedOrInterrupted(s):
 		return failedHead(r, s)
 	}
 	return []slack.Block{headerBlock("🛑 Run halted"), section("Halted at *" + stepTitle(r, s) + "*" + effortPart(s.Effort) + ": " +
@@ -123,6 +123,12 @@ func waitReason(r *engine.Run) string {
 		return mdLine(r.Halt, 1000)
 	}
 	return "it is waiting for a decision"
+}
+
+// failedOrInterrupted reports a step that halted the run by itself: its
+// latest attempt FAILED, or gonogo stopped while it ran.
+func failedOrInterrupted(s *engine.Step) bool {
+	return s.Status == engine.StepInterrupted || s.Latest() != nil && s.Latest().Result == engine.ResultFailed
 }
 
 // failedHead is the headline of a halt at a FAILED or interrupted step:

@@ -122,7 +122,7 @@ func stepOutlook(r *engine.Run, s *engine.Step, a *engine.Attempt, latest, decid
 	switch {
 	case !latest:
 		return []slack.Block{contextBlock(fmt.Sprintf("A newer attempt (%d) of this step follows in the thread.", s.Latest().N))}
-	case r.Finished() && !s.Settled() && !abortedOn(s, a):
+	case abortedElsewhere(r, s, a):
 		return []slack.Block{section(abortLine(r, v, now))}
 	case s.Status == engine.StepWaiting || s.Status == engine.StepInterrupted:
 		return checkpointBlocks(r, s, v, now)
@@ -130,6 +130,12 @@ func stepOutlook(r *engine.Run, s *engine.Step, a *engine.Attempt, latest, decid
 		return queuedOutlook(s, a)
 	}
 	return movedOnOutlook(s, a, decided)
+}
+
+// abortedElsewhere reports a step the run ended around: it finished while
+// the step was unsettled, and not by an abort made on attempt a.
+func abortedElsewhere(r *engine.Run, s *engine.Step, a *engine.Attempt) bool {
+	return r.Finished() && !s.Settled() && !abortedOn(s, a)
 }
 
 // abortedOn tells whether someone aborted the run with attempt a of s.
