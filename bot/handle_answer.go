@@ -66,7 +66,7 @@ func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, 
 		no := refusalAnswer(err, engine.InputChain)
 		return no, no != nil
 	}
-	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck) && b.outsider(cmd.User, cmd.Team) {
+	if planCommands[cmd.Kind] && b.outsider(cmd.User, cmd.Team) {
 		return &answer{text: outsiderRefusal}, true
 	}
 	if cmd.Kind == CmdHelp {
@@ -84,6 +84,10 @@ func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, 
 	blocks := StartNotice(plan, b.cfg.ConfirmStart)
 	return &answer{text: FallbackText(blocks), blocks: blocks}, false
 }
+
+// planCommands are the commands whose acknowledgement answers with the
+// plan they run or check: refused there to people of another workspace.
+var planCommands = map[CommandKind]bool{CmdChain: true, CmdRun: true, CmdCheck: true}
 
 // commandPlan is the plan a command runs or checks: a workflow's, or a
 // chain's. When there is none, no is the refusal to answer with (nil when
