@@ -66,29 +66,16 @@ func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, 
 		no := refusalAnswer(err, engine.InputChain)
 		return no, no != nil
 	}
-	if (cmd.Kind == CmdChain || cmd.Kind == CmdRun || cmd.Kind == CmdCheck) && b.outsider(cmd.User, cmd.Team) {
+	if planCommands[cmd.Kind] && b.outsider(cmd.User, cmd.Team) {
 		return &answer{text: outsiderRefusal}, true
 	}
-	var plan engine.Plan
-	switch {
-	case cmd.Kind == CmdHelp:
+	if cmd.Kind == CmdHelp {
 		blocks := HelpBlocks(cmd.Slash)
 		return &answer{text: FallbackText(blocks), blocks: blocks}, true
-	case cmd.Kind == CmdRun || (cmd.Kind == CmdCheck && cmd.Checks == CmdRun):
-		p, _, no, err := b.takeWorkflow(cmd, envelopeID)
-		if no != nil || err != nil {
-			return no, no != nil
-		}
-		plan = p
-	case cmd.Kind == CmdChain || cmd.Kind == CmdCheck:
-		p, _, err := b.takeChain(cmd, envelopeID)
-		if err != nil {
-			no := refusalAnswer(err, engine.InputChain)
-			return no, no != nil
-		}
-		plan = p
-	default:
-		return nil, false
+	}
+	plan, no, ok := b.commandPlan(cmd, envelopeID)
+	if !ok {
+		return no, no != nil
 	}
 	if cmd.Kind == CmdCheck {
 		blocks := b.checkAnswer(cmd, plan)
@@ -96,6 +83,31 @@ func (b *Bot) commandAnswer(sc slack.SlashCommand, envelopeID string) (*answer, 
 	}
 	blocks := StartNotice(plan, b.cfg.ConfirmStart)
 	return &answer{text: FallbackText(blocks), blocks: blocks}, false
+}
+
+// planCommands are the commands whose acknowledgement answers with the
+// plan they run or check: refused there to people of another workspace.
+var planCommands = map[CommandKind]bool{CmdChain: true, CmdRun: true, CmdCheck: true}
+
+// commandPlan is the plan a command runs or checks: a workflow's, or a
+// chain's. When there is none, no is the refusal to answer with (nil when
+// the handler answers, or when the command runs no plan).
+func (b *Bot) commandPlan(cmd Command, envelopeID string) (plan engine.Plan, no *answer, ok bool) {
+	switch {
+	case cmd.Kind == CmdRun || (cmd.Kind == CmdCheck && cmd.Checks == CmdRun):
+		p, _, no, err := b.takeWorkflow(cmd, envelopeID)
+		if no != nil || err != nil {
+			return engine.Plan{}, no, false
+		}
+		return p, nil, true
+	case cmd.Kind == CmdChain || cmd.Kind == CmdCheck:
+		p, _, err := b.takeChain(cmd, envelopeID)
+		if err != nil {
+			return engine.Plan{}, refusalAnswer(err, engine.InputChain), false
+		}
+		return p, nil, true
+	}
+	return engine.Plan{}, nil, false
 }
 
 // commandPayload is the slash command's answer as the payload of its
@@ -132,11 +144,7 @@ func fitsAck(payload any) bool {
 // full. A payload no person sent (a bot's message) is left to the
 // handler, which logs it.
 func (b *Bot) answerMention(ctx context.Context, evt socketmode.Event) bool {
-	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
-	if !ok {
-		return false
-	}
-	raw, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent)
+	raw, team, ok := appMentionOf(evt)
 	if !ok {
 		return false
 	}
@@ -149,7 +157,7 @@ func (b *Bot) answerMention(ctx context.Context, evt socketmode.Event) bool {
 		b.tellNow(ctx, raw.Channel, threadOf(raw), raw.User, no.text, no.blocks)
 		return true
 	}
-	if b.outsider(m.User, m.Team) || (m.Team == "" && b.outsider(m.User, ev.TeamID)) {
+	if b.outsider(m.User, m.Team) || (m.Team == "" && b.outsider(m.User, team)) {
 		b.tellNow(ctx, m.Channel, m.ThreadTS, m.User, outsiderRefusal, nil)
 		return true
 	}
@@ -160,6 +168,17 @@ func (b *Bot) answerMention(ctx context.Context, evt socketmode.Event) bool {
 	blocks := ReadingNotice(m.Files)
 	b.tellNow(ctx, m.Channel, m.ThreadTS, m.User, FallbackText(blocks), blocks)
 	return false
+}
+
+// appMentionOf is the app_mention an envelope carries, and the team of
+// its envelope.
+func appMentionOf(evt socketmode.Event) (*slackevents.AppMentionEvent, string, bool) {
+	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+	if !ok {
+		return nil, "", false
+	}
+	raw, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent)
+	return raw, ev.TeamID, ok
 }
 
 // noticeWait is how long a mention's handling waits for its notice to be

@@ -27,7 +27,16 @@ import (
 
 // opensModal reports whether a click of kind opens a modal.
 func opensModal(kind ActionKind) bool {
-	return kind == ActEdit || kind == ActRedo || kind == ActSaveWorkflow
+	_, ok := modalButtons[kind]
+	return ok
+}
+
+// modalButtons are the labels of the buttons that open a modal, by the
+// kind of their click.
+var modalButtons = map[ActionKind]string{
+	ActEdit:         "Edit",
+	ActRedo:         "Redo",
+	ActSaveWorkflow: "Save as workflow",
 }
 
 // modalClick reads an envelope that is a click on a button that opens a
@@ -87,11 +96,8 @@ func (b *Bot) fillModal(ctx context.Context, a Action, env envelope) {
 
 // buttonLabel is the label of the button a click of kind was on.
 func buttonLabel(kind ActionKind) string {
-	switch kind {
-	case ActRedo:
-		return "Redo"
-	case ActSaveWorkflow:
-		return "Save as workflow"
+	if label, ok := modalButtons[kind]; ok {
+		return label
 	}
 	return "Edit"
 }
@@ -100,20 +106,9 @@ func buttonLabel(kind ActionKind) string {
 // run is not in the store, the person may not decide on it (the engine's
 // rule), the step has moved on, the artifact cannot be read.
 func (b *Bot) modalContent(ctx context.Context, a Action) (slack.ModalViewRequest, string) {
-	r, err := b.eng.Load(ctx, a.Ref.Run)
-	if err == nil {
-		var may bool
-		if may, err = b.mayDecide(ctx, r, a.User); err == nil && !may {
-			return slack.ModalViewRequest{}, mayNot(a.Kind, r.StartedBy)
-		}
-	}
-	switch {
-	case errors.Is(err, engine.ErrNotFound):
-		return slack.ModalViewRequest{}, notInStore
-	case err != nil:
-		// A form's trigger lasts seconds: the person presses again.
-		b.cfg.Log.Warn("a form could not read its run", "button", a.Kind, "run", a.Ref.Run, "err", err)
-		return slack.ModalViewRequest{}, "gonogo could not read this run just now; nothing changed. Press the button again in a moment."
+	r, why := b.runForModal(ctx, a)
+	if why != "" {
+		return slack.ModalViewRequest{}, why
 	}
 	switch a.Kind {
 	case ActSaveWorkflow:
@@ -126,6 +121,27 @@ func (b *Bot) modalContent(ctx context.Context, a Action) (slack.ModalViewReques
 		return RedoModal(a.Ref, s.Skill), ""
 	}
 	return b.editContent(ctx, r, a)
+}
+
+// runForModal reads the run a click is for, when the person may decide on
+// it; else why there is no modal to show.
+func (b *Bot) runForModal(ctx context.Context, a Action) (*engine.Run, string) {
+	r, err := b.eng.Load(ctx, a.Ref.Run)
+	if err == nil {
+		var may bool
+		if may, err = b.mayDecide(ctx, r, a.User); err == nil && !may {
+			return nil, mayNot(a.Kind, r.StartedBy)
+		}
+	}
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return nil, notInStore
+	case err != nil:
+		// A form's trigger lasts seconds: the person presses again.
+		b.cfg.Log.Warn("a form could not read its run", "button", a.Kind, "run", a.Ref.Run, "err", err)
+		return nil, "gonogo could not read this run just now; nothing changed. Press the button again in a moment."
+	}
+	return r, ""
 }
 
 // movedOn tells a person that what they clicked or submitted was for an
@@ -151,20 +167,36 @@ func (b *Bot) editContent(ctx context.Context, r *engine.Run, a Action) (slack.M
 	if !ok {
 		return slack.ModalViewRequest{}, movedOn
 	}
-	// A FAILED attempt (on_error: gate) may have no artifact: the team
-	// writes the step's output from nothing.
-	var body []byte
-	if s.Latest().Artifact {
-		var err error
-		if body, err = b.eng.Artifact(ctx, r.ID, s.N, a.Ref.Attempt); err != nil {
-			b.cfg.Log.Error("read the artifact to edit", "run", r.ID, "step", s.N, "err", err)
-			return slack.ModalViewRequest{}, "gonogo could not read this step's artifact, so it cannot be edited now. Nothing changed. The operator can find why in gonogo's log."
-		}
+	body, why := b.artifactToEdit(ctx, r, s, a.Ref.Attempt)
+	if why != "" {
+		return slack.ModalViewRequest{}, why
 	}
 	n := utf8.RuneCount(body)
 	if n <= maxModalInputText {
 		return EditModal(a.Ref, s.Skill, string(body)), ""
 	}
+	return b.replyModal(ctx, r, s, a, n)
+}
+
+// artifactToEdit is the artifact of the attempt to edit; why it cannot be
+// read, else. A FAILED attempt (on_error: gate) may have no artifact: the
+// team writes the step's output from nothing.
+func (b *Bot) artifactToEdit(ctx context.Context, r *engine.Run, s *engine.Step, attempt int) ([]byte, string) {
+	if !s.Latest().Artifact {
+		return nil, ""
+	}
+	body, err := b.eng.Artifact(ctx, r.ID, s.N, attempt)
+	if err != nil {
+		b.cfg.Log.Error("read the artifact to edit", "run", r.ID, "step", s.N, "err", err)
+		return nil, "gonogo could not read this step's artifact, so it cannot be edited now. Nothing changed. The operator can find why in gonogo's log."
+	}
+	return body, ""
+}
+
+// replyModal is the edit modal for an artifact of n characters, too long
+// for Slack's input: the person's latest reply in the thread offered in
+// its place (or why it cannot be), else how to give one.
+func (b *Bot) replyModal(ctx context.Context, r *engine.Run, s *engine.Step, a Action, n int) (slack.ModalViewRequest, string) {
 	reply, problem, err := b.findReply(ctx, r, s, a.User)
 	switch {
 	case err != nil:
@@ -187,43 +219,57 @@ func (b *Bot) findReply(ctx context.Context, r *engine.Run, s *engine.Step, user
 	if err != nil || notes[noteThread] == "" {
 		return nil, "", err
 	}
-	var msgs []slack.Message
-	err = b.send.do(ctx, "conversations.replies", func() error {
-		var err error
-		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-			ChannelID: r.Origin.Channel, Timestamp: notes[noteThread], Limit: 1000,
-		})
-		return err
-	})
+	msgs, err := b.threadMessages(ctx, r.Origin.Channel, notes[noteThread])
 	if err != nil {
 		return nil, "", fmt.Errorf("read the run's thread: %w", err)
 	}
 	after := notes[noteStep(s.N)]
 	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
-		if m.User != user || m.BotID != "" || tsBefore(m.Timestamp, after) || (len(m.Files) == 0 && m.Text == "") {
-			continue
+		if m := msgs[i]; mayReplace(m, user, after) {
+			return b.readReply(ctx, m, user)
 		}
-		rep := &Reply{User: user, TS: m.Timestamp, Time: tsTime(m.Timestamp)}
-		var body string
-		if len(m.Files) > 0 {
-			f := m.Files[0]
-			rep.File, rep.FileID, rep.Chars = f.Name, f.ID, f.Size
-			raw, err := b.download(ctx, FileRefFrom(f), min(b.cfg.MaxPlanBytes, MaxEditBytes))
-			if err != nil {
-				return replyProblem(rep, err)
-			}
-			body = string(raw)
-		} else {
-			body = slackText(m.Text, false)
-		}
-		rep.Chars = utf8.RuneCountInString(body)
-		if err := CheckArtifact(body, MaxEditBytes); err != nil {
-			return replyProblem(rep, err)
-		}
-		return rep, "", nil
 	}
 	return nil, "", nil
+}
+
+// mayReplace reports whether m may replace the artifact: user's own
+// message, after the step's (after), with a file or text.
+func mayReplace(m slack.Message, user, after string) bool {
+	return m.User == user && m.BotID == "" && !tsBefore(m.Timestamp, after) && (len(m.Files) > 0 || m.Text != "")
+}
+
+// readReply reads the reply m as the new artifact would be read: its
+// first file, else its text as typed (see findReply).
+func (b *Bot) readReply(ctx context.Context, m slack.Message, user string) (*Reply, string, error) {
+	rep := &Reply{User: user, TS: m.Timestamp, Time: tsTime(m.Timestamp)}
+	body := slackText(m.Text, false)
+	if len(m.Files) > 0 {
+		f := m.Files[0]
+		rep.File, rep.FileID, rep.Chars = f.Name, f.ID, f.Size
+		raw, err := b.download(ctx, FileRefFrom(f), min(b.cfg.MaxPlanBytes, MaxEditBytes))
+		if err != nil {
+			return replyProblem(rep, err)
+		}
+		body = string(raw)
+	}
+	rep.Chars = utf8.RuneCountInString(body)
+	if err := CheckArtifact(body, MaxEditBytes); err != nil {
+		return replyProblem(rep, err)
+	}
+	return rep, "", nil
+}
+
+// threadMessages are the messages of a thread (its first 1,000).
+func (b *Bot) threadMessages(ctx context.Context, channel, thread string) ([]slack.Message, error) {
+	var msgs []slack.Message
+	err := b.send.do(ctx, "conversations.replies", func() error {
+		var err error
+		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: channel, Timestamp: thread, Limit: 1000,
+		})
+		return err
+	})
+	return msgs, err
 }
 
 // replyProblem is findReply's answer for a reply that could not be read:
@@ -272,46 +318,43 @@ func (b *Bot) submissionErrors(ctx context.Context, cb slack.InteractionCallback
 		}
 		return nil
 	}
-	kind, block := engine.DecideEdit, BlockArtifact
-	switch sub.Kind {
-	case SubmitRedo:
-		kind, block = engine.DecideRedo, BlockFeedback
-	case SubmitEditReply:
-		block = BlockReply
-	}
+	return b.movedOnErrors(ctx, sub)
+}
+
+// movedOnErrors is the field error of a decision modal whose step no
+// longer waits for its decision.
+func (b *Bot) movedOnErrors(ctx context.Context, sub Submission) map[string]string {
 	r, err := b.eng.Load(ctx, sub.Ref.Run)
 	if err != nil {
 		return nil // the handler says so
 	}
-	if _, ok := stepWaits(r, sub.Ref, kind); !ok {
-		return map[string]string{block: "This step has moved on (another decision was taken, or a new attempt started) since this form opened. Nothing changed: close it."}
+	target := submissionTargets[sub.Kind]
+	if _, ok := stepWaits(r, sub.Ref, target.kind); !ok {
+		return map[string]string{target.block: "This step has moved on (another decision was taken, or a new attempt started) since this form opened. Nothing changed: close it."}
 	}
 	return nil
+}
+
+// submissionTargets are, for each decision modal, the decision it makes
+// and the input block its errors are shown under.
+var submissionTargets = map[SubmissionKind]struct {
+	kind  engine.DecisionKind
+	block string
+}{
+	SubmitEdit:      {engine.DecideEdit, BlockArtifact},
+	SubmitEditReply: {engine.DecideEdit, BlockReply},
+	SubmitRedo:      {engine.DecideRedo, BlockFeedback},
 }
 
 // maxFieldError is how long a field error shown under an input may be.
 const maxFieldError = 300
 
+// onSubmit carries out a submitted modal: an edit, a redo with feedback,
+// an edit from a reply in the thread, or saving a workflow.
 func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback, received time.Time) {
 	sub, err := ParseSubmission(cb)
 	if err != nil {
-		var in *InputError
-		if !errors.As(err, &in) {
-			b.cfg.Log.Warn("a modal submission gonogo cannot use", "err", err)
-			return
-		}
-		if in.Block != "" {
-			return // the acknowledgement showed it by the field, and the modal stayed open
-		}
-		// The modal is closed by the time gonogo reads it (every envelope
-		// is acknowledged first), so the person is told in the thread.
-		if ref, rerr := ParseStepRef(cb.View.PrivateMetadata); rerr == nil {
-			if r, lerr := b.eng.Load(ctx, ref.Run); lerr == nil {
-				notes, _ := b.eng.Notes(ctx, r.ID)
-				blocks := InputProblem(in)
-				b.tell(ctx, r.Origin.Channel, notes[noteThread], cb.User.ID, "Nothing changed: "+FallbackText(blocks), blocks)
-			}
-		}
+		b.submissionRefused(ctx, cb, err)
 		return
 	}
 	ctx = asPerson(ctx, sub.Team)
@@ -322,12 +365,7 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback, receiv
 	}
 	notes, _ := b.eng.Notes(ctx, r.ID)
 	channel, thread := r.Origin.Channel, notes[noteThread]
-	if may, err := b.mayDecide(ctx, r, sub.User); err != nil || !may {
-		if err != nil {
-			b.couldNotRead(ctx, channel, thread, sub.User, err)
-		} else {
-			b.tell(ctx, channel, thread, sub.User, mayNot("", r.StartedBy), nil)
-		}
+	if !b.maySubmit(ctx, r, sub.User, channel, thread) {
 		return
 	}
 	d := engine.Decision{Actor: sub.User, Step: sub.Ref.Step, Attempt: sub.Ref.Attempt, Key: sub.Key()}
@@ -341,23 +379,67 @@ func (b *Bot) onSubmit(ctx context.Context, cb slack.InteractionCallback, receiv
 	case SubmitSaveWorkflow:
 		b.saveWorkflow(ctx, r, sub, channel, thread, received)
 	case SubmitEditReply:
-		body, err := b.replyBody(ctx, channel, thread, sub.Reply)
-		if err != nil {
-			// The reply was read when the modal was filled; it changed
-			// since, or cannot be fetched now.
-			msg := "gonogo could not read your reply; nothing changed."
-			var in *InputError
-			if errors.As(err, &in) {
-				msg = "Your reply cannot replace the artifact: " + in.Problem
-			} else {
-				b.cfg.Log.Error("read a reply in a run's thread", "run", r.ID, "err", err)
-			}
-			b.tell(ctx, channel, thread, sub.User, msg, nil)
-			return
-		}
-		d.Kind = engine.DecideEdit
-		b.decide(ctx, r, channel, thread, d, body)
+		b.editFromReply(ctx, r, channel, thread, d, sub.Reply)
 	}
+}
+
+// submissionRefused tells the person why a submission gonogo could not
+// use changed nothing, unless its acknowledgement showed that by the
+// field; a payload no person could have sent is logged.
+func (b *Bot) submissionRefused(ctx context.Context, cb slack.InteractionCallback, err error) {
+	var in *InputError
+	if !errors.As(err, &in) {
+		b.cfg.Log.Warn("a modal submission gonogo cannot use", "err", err)
+		return
+	}
+	if in.Block != "" {
+		return // the acknowledgement showed it by the field, and the modal stayed open
+	}
+	// The modal is closed by the time gonogo reads it (every envelope
+	// is acknowledged first), so the person is told in the thread.
+	ref, err := ParseStepRef(cb.View.PrivateMetadata)
+	if err != nil {
+		return
+	}
+	if r, err := b.eng.Load(ctx, ref.Run); err == nil {
+		notes, _ := b.eng.Notes(ctx, r.ID)
+		blocks := InputProblem(in)
+		b.tell(ctx, r.Origin.Channel, notes[noteThread], cb.User.ID, "Nothing changed: "+FallbackText(blocks), blocks)
+	}
+}
+
+// maySubmit reports whether user may decide on the run a modal was for;
+// when not, or when that cannot be known, the person is told why.
+func (b *Bot) maySubmit(ctx context.Context, r *engine.Run, user, channel, thread string) bool {
+	may, err := b.mayDecide(ctx, r, user)
+	switch {
+	case err != nil:
+		b.couldNotRead(ctx, channel, thread, user, err)
+	case !may:
+		b.tell(ctx, channel, thread, user, mayNot("", r.StartedBy), nil)
+	}
+	return err == nil && may
+}
+
+// editFromReply makes the edit whose new artifact is the reply the
+// person chose in the modal, read again now.
+func (b *Bot) editFromReply(ctx context.Context, r *engine.Run, channel, thread string, d engine.Decision, rep ReplyRef) {
+	body, err := b.replyBody(ctx, channel, thread, rep)
+	if err != nil {
+		// The reply was read when the modal was filled; it changed
+		// since, or cannot be fetched now.
+		msg := "gonogo could not read your reply; nothing changed."
+		var in *InputError
+		if errors.As(err, &in) {
+			msg = "Your reply cannot replace the artifact: " + in.Problem
+		} else {
+			b.cfg.Log.Error("read a reply in a run's thread", "run", r.ID, "err", err)
+		}
+		b.tell(ctx, channel, thread, d.Actor, msg, nil)
+		return
+	}
+	d.Kind = engine.DecideEdit
+	b.decide(ctx, r, channel, thread, d, body)
 }
 
 // replyBody reads the reply offered as a new artifact: its file, or its
@@ -385,14 +467,7 @@ func (b *Bot) replyBody(ctx context.Context, channel, thread string, rep ReplyRe
 
 // replyText is the text of the reply ts in the thread, as typed.
 func (b *Bot) replyText(ctx context.Context, channel, thread, ts string) (string, error) {
-	var msgs []slack.Message
-	err := b.send.do(ctx, "conversations.replies", func() error {
-		var err error
-		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-			ChannelID: channel, Timestamp: thread, Limit: 1000,
-		})
-		return err
-	})
+	msgs, err := b.threadMessages(ctx, channel, thread)
 	if err != nil {
 		return "", err
 	}

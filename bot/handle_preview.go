@@ -36,15 +36,9 @@ func (b *Bot) planOf(ctx context.Context, m Mention) (FileRef, []byte, error) {
 		body, err := b.download(ctx, m.Files[0], b.cfg.MaxPlanBytes)
 		return m.Files[0], body, err
 	}
-	files := make([]FileRef, 0, len(m.Files))
-	for _, f := range m.Files {
-		if f.NeedsInfo {
-			var err error
-			if f, err = b.fileInfo(ctx, f.ID); err != nil {
-				return FileRef{}, nil, err
-			}
-		}
-		files = append(files, f)
+	files, err := b.describedFiles(ctx, m.Files)
+	if err != nil {
+		return FileRef{}, nil, err
 	}
 	typed, _ := PlanTyped(files)
 	switch {
@@ -58,9 +52,40 @@ func (b *Bot) planOf(ctx context.Context, m Mention) (FileRef, []byte, error) {
 		return FileRef{}, nil, &InputError{Problem: fmt.Sprintf("%d Markdown or text files attached: gonogo looks for the plan "+
 			"among at most %d; attach the plan alone", len(typed), maxPlanFiles)}
 	}
-	var plans []FileRef
-	bodies := map[string][]byte{}
-	var problems []string
+	plans, bodies, problems, err := b.section7Plans(ctx, typed)
+	if err != nil {
+		return FileRef{}, nil, err
+	}
+	switch len(plans) {
+	case 1:
+		return plans[0], bodies[plans[0].ID], nil
+	case 0:
+		return FileRef{}, nil, noSection7(typed, problems)
+	}
+	return FileRef{}, nil, b.askWhichPlan(ctx, m, plans)
+}
+
+// describedFiles are a message's files, those Slack sent as bare ids
+// looked up with files.info.
+func (b *Bot) describedFiles(ctx context.Context, refs []FileRef) ([]FileRef, error) {
+	files := make([]FileRef, 0, len(refs))
+	for _, f := range refs {
+		if f.NeedsInfo {
+			var err error
+			if f, err = b.fileInfo(ctx, f.ID); err != nil {
+				return nil, err
+			}
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// section7Plans downloads the Markdown or text files of a message and
+// keeps those with a Section 7, with their bodies by file id; what the
+// person can correct about a file is a problem, not an error.
+func (b *Bot) section7Plans(ctx context.Context, typed []FileRef) (plans []FileRef, bodies map[string][]byte, problems []string, err error) {
+	bodies = map[string][]byte{}
 	for _, f := range typed {
 		body, err := b.download(ctx, f, b.cfg.MaxPlanBytes)
 		var in *InputError
@@ -69,29 +94,35 @@ func (b *Bot) planOf(ctx context.Context, m Mention) (FileRef, []byte, error) {
 			problems = append(problems, in.Problem)
 			continue
 		case err != nil:
-			return FileRef{}, nil, err
+			return nil, nil, nil, err
 		}
 		if HasSection7(body, f.Name) {
 			plans = append(plans, f)
 			bodies[f.ID] = body
 		}
 	}
-	switch len(plans) {
-	case 1:
-		return plans[0], bodies[plans[0].ID], nil
-	case 0:
-		msg := fmt.Sprintf("none of the %d Markdown or text files attached (%s) has a Section 7: gonogo runs the plan's "+
-			"`#### To execute ...` blocks under a `## Section 7` heading", len(typed), fileLabels(typed))
-		if len(problems) > 0 {
-			msg += "; " + strings.Join(problems, "; ")
-		}
-		return FileRef{}, nil, &InputError{Problem: msg}
+	return plans, bodies, problems, nil
+}
+
+// noSection7 refuses a message none of whose files is a plan with a
+// Section 7, with what was wrong with the files that could not be read.
+func noSection7(typed []FileRef, problems []string) error {
+	msg := fmt.Sprintf("none of the %d Markdown or text files attached (%s) has a Section 7: gonogo runs the plan's "+
+		"`#### To execute ...` blocks under a `## Section 7` heading", len(typed), fileLabels(typed))
+	if len(problems) > 0 {
+		msg += "; " + strings.Join(problems, "; ")
 	}
+	return &InputError{Problem: msg}
+}
+
+// askWhichPlan asks in the mention's thread which of several plans to
+// run; errAsked when it did.
+func (b *Bot) askWhichPlan(ctx context.Context, m Mention, plans []FileRef) error {
 	blocks := PlanChoice(m, plans)
 	if _, err := b.send.post(ctx, m.Channel, m.ThreadTS, FallbackText(blocks), blocks); err != nil {
-		return FileRef{}, nil, fmt.Errorf("ask which plan to run: %w", err)
+		return fmt.Errorf("ask which plan to run: %w", err)
 	}
-	return FileRef{}, nil, errAsked
+	return errAsked
 }
 
 // fileLabels names files for a message.
@@ -131,16 +162,7 @@ func (b *Bot) onPreviewAction(ctx context.Context, a Action) {
 // run first, so that its thread names them from its first update; the
 // note is taken back when the engine refuses.
 func (b *Bot) cancelAwaited(ctx context.Context, a Action) {
-	r, err := b.eng.Load(ctx, a.Ref.Run)
-	if err == nil && !engine.AwaitingStart(r) {
-		err = engine.ErrNotAwaitingStart
-	}
-	if err == nil {
-		var may bool
-		if may, err = b.mayDecide(ctx, r, a.User); err == nil && !may {
-			err = engine.ErrNotApprover
-		}
-	}
+	r, err := b.mayCancel(ctx, a)
 	if err != nil {
 		b.previewRefused(ctx, a, err)
 		return
@@ -156,23 +178,35 @@ func (b *Bot) cancelAwaited(ctx context.Context, a Action) {
 	}
 }
 
+// mayCancel is the run a preview's Cancel is for, when it still awaits
+// Start and the person who clicked may decide on it.
+func (b *Bot) mayCancel(ctx context.Context, a Action) (*engine.Run, error) {
+	r, err := b.eng.Load(ctx, a.Ref.Run)
+	if err != nil {
+		return nil, err
+	}
+	if !engine.AwaitingStart(r) {
+		return nil, engine.ErrNotAwaitingStart
+	}
+	may, err := b.mayDecide(ctx, r, a.User)
+	if err != nil {
+		return nil, err
+	}
+	if !may {
+		return nil, engine.ErrNotApprover
+	}
+	return r, nil
+}
+
 // previewRefused tells the person who pressed a preview's Start or Cancel
 // why it changed nothing (nil: it did; a repeated click: nothing to say).
 func (b *Bot) previewRefused(ctx context.Context, a Action, err error) {
-	what, nothing := "start it", "Nothing ran."
-	if a.Kind == ActCancelStart {
-		what, nothing = "cancel it", "Nothing changed."
-	}
 	var msg string
 	switch {
 	case err == nil, errors.Is(err, engine.ErrDuplicate):
 		return
 	case errors.Is(err, engine.ErrForbidden):
-		asker := "the person who asked for this run"
-		if r, lerr := b.eng.Load(ctx, a.Ref.Run); lerr == nil {
-			asker = "<@" + r.StartedBy + ">, who asked for this run,"
-		}
-		msg = fmt.Sprintf("Only %s and the approvers can %s. %s", asker, what, nothing)
+		msg = b.onlyAskerOrApprovers(ctx, a)
 	case errors.Is(err, engine.ErrNotAwaitingStart):
 		msg = "This run no longer waits for Start: it has started, or was cancelled. Nothing changed."
 	case errors.Is(err, engine.ErrNotFound):
@@ -192,6 +226,21 @@ func (b *Bot) previewRefused(ctx context.Context, a Action, err error) {
 	b.tell(ctx, a.Channel, a.ThreadTS, a.User, msg, nil)
 }
 
+// onlyAskerOrApprovers says who may press a preview's Start or Cancel:
+// the person who asked for the run (named when the run can be read) and
+// the approvers.
+func (b *Bot) onlyAskerOrApprovers(ctx context.Context, a Action) string {
+	what, nothing := "start it", "Nothing ran."
+	if a.Kind == ActCancelStart {
+		what, nothing = "cancel it", "Nothing changed."
+	}
+	asker := "the person who asked for this run"
+	if r, err := b.eng.Load(ctx, a.Ref.Run); err == nil {
+		asker = "<@" + r.StartedBy + ">, who asked for this run,"
+	}
+	return fmt.Sprintf("Only %s and the approvers can %s. %s", asker, what, nothing)
+}
+
 // pickPlan takes the plan file the mention's author picked, as the mention
 // would have had it been the only plan; the choice then says who picked
 // what (a check's choice stays, to check another).
@@ -201,15 +250,8 @@ func (b *Bot) pickPlan(ctx context.Context, a Action) {
 		b.tell(ctx, a.Channel, a.ThreadTS, a.User, fmt.Sprintf("Only <@%s>, who sent these files, can pick the plan. Nothing changed.", p.User), nil)
 		return
 	}
-	thread := a.ThreadTS
-	if thread == "" {
-		thread = p.MentionTS
-	}
-	f, err := b.fileInfo(ctx, p.File)
-	var body []byte
-	if err == nil {
-		body, err = b.download(ctx, f, b.cfg.MaxPlanBytes)
-	}
+	thread := firstNonEmpty(a.ThreadTS, p.MentionTS)
+	f, body, err := b.fileByID(ctx, p.File)
 	if err != nil {
 		b.refuse(ctx, a.Channel, thread, a.User, engine.InputPlan, err, "")
 		return
@@ -224,4 +266,14 @@ func (b *Bot) pickPlan(ctx context.Context, a Action) {
 			b.cfg.Log.Warn("show the plan picked", "channel", a.Channel, "err", err)
 		}
 	}
+}
+
+// fileByID looks a plan file up by its id and downloads it.
+func (b *Bot) fileByID(ctx context.Context, id string) (FileRef, []byte, error) {
+	f, err := b.fileInfo(ctx, id)
+	if err != nil {
+		return FileRef{}, nil, err
+	}
+	body, err := b.download(ctx, f, b.cfg.MaxPlanBytes)
+	return f, body, err
 }

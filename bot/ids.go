@@ -70,17 +70,27 @@ func ParseStepRef(v string) (StepRef, error) {
 		return StepRef{}, fmt.Errorf("not a gonogo button value: %q", clipValue(v))
 	}
 	id := parts[1]
-	if id == "" || len(id) > 64 || strings.ContainsFunc(id, func(r rune) bool {
-		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r == '-')
-	}) {
+	if !valueRunID(id) {
 		return StepRef{}, fmt.Errorf("not a gonogo run id: %q", clipValue(id))
 	}
-	step, err1 := strconv.Atoi(parts[2])
-	attempt, err2 := strconv.Atoi(parts[3])
-	if err1 != nil || err2 != nil || step < 1 || step > 10000 || attempt < 0 || attempt > 100000 {
+	step, stepOK := boundedInt(parts[2], 1, 10000)
+	attempt, attemptOK := boundedInt(parts[3], 0, 100000)
+	if !stepOK || !attemptOK {
 		return StepRef{}, fmt.Errorf("not a gonogo step reference: %q", clipValue(v))
 	}
 	return StepRef{Run: engine.RunID(id), Step: step, Attempt: attempt}, nil
+}
+
+// valueRunID accepts the run ids a button's value may carry: at most 64
+// lower-case letters, digits and dashes.
+func valueRunID(id string) bool {
+	return id != "" && len(id) <= 64 && only(id, digits+lowerLetters+"-")
+}
+
+// boundedInt reads a decimal number from lo to hi.
+func boundedInt(s string, lo, hi int) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= lo && n <= hi
 }
 
 func clipValue(s string) string {

@@ -16,34 +16,7 @@ import (
 // fenced blocks, stays the agent's code. A code block the cut leaves open
 // is closed, so the note on the lines left out does not fall inside it.
 func preview(text string) (*slack.MarkdownBlock, bool) {
-	text = strings.TrimLeft(text, " \t\r\n")
-	if text == "" {
-		return nil, false
-	}
-	var lines []string
-	rest := text
-	for len(lines) < previewLines && rest != "" {
-		var line string
-		line, rest, _ = strings.Cut(rest, "\n")
-		lines = append(lines, cutPlain(strings.TrimRight(clean(line), " \t"), 240))
-	}
-	more := 0
-	if strings.TrimSpace(rest) != "" {
-		more = strings.Count(strings.TrimRight(rest, " \t\r\n"), "\n") + 1
-	}
-	size := 0
-	for i, l := range lines {
-		// defang(l) is the most a line can grow: in code it grows less.
-		if size+textLen(defang(l))+1 > previewBudget {
-			more += len(lines) - i
-			lines = lines[:i]
-			break
-		}
-		size += textLen(defang(l)) + 1
-	}
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
+	lines, more := shownLines(strings.TrimLeft(text, " \t\r\n"))
 	if len(lines) == 0 {
 		return nil, false
 	}
@@ -57,24 +30,65 @@ func preview(text string) (*slack.MarkdownBlock, bool) {
 	return markdownBlock(out), true
 }
 
+// shownLines are the first lines of text a preview shows (the first
+// previewLines, within previewBudget, with no blank line last), and how
+// many lines it leaves out. It reads no further than the lines it shows.
+func shownLines(text string) ([]string, int) {
+	var lines []string
+	rest := text
+	for len(lines) < previewLines && rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		lines = append(lines, cutPlain(strings.TrimRight(clean(line), " \t"), 240))
+	}
+	more := 0
+	if strings.TrimSpace(rest) != "" {
+		more = strings.Count(strings.TrimRight(rest, " \t\r\n"), "\n") + 1
+	}
+	lines, cut := fitBudget(lines)
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines, more + cut
+}
+
+// fitBudget keeps the lines that fit in previewBudget once defanged, and
+// counts those it drops.
+func fitBudget(lines []string) ([]string, int) {
+	size := 0
+	for i, l := range lines {
+		// defang(l) is the most a line can grow: in code it grows less.
+		if size+textLen(defang(l))+1 > previewBudget {
+			return lines[:i], len(lines) - i
+		}
+		size += textLen(defang(l)) + 1
+	}
+	return lines, 0
+}
+
 // openFence is the fence of a code block lines leave open ("```" or
 // "~~~", as long as the one that opened it), or "" when none is open.
 func openFence(lines []string) string {
 	open := ""
 	for _, l := range lines {
-		t := strings.TrimLeft(l, " ")
-		if len(l)-len(t) > 3 {
-			continue
+		if t := strings.TrimLeft(l, " "); len(l)-len(t) <= 3 {
+			open = fenceAfter(open, t)
 		}
-		for _, c := range []string{"`", "~"} {
-			n := len(t) - len(strings.TrimLeft(t, c))
-			switch {
-			case n < 3:
-			case open == "":
-				open = strings.Repeat(c, n)
-			case strings.HasPrefix(open, c) && n >= len(open) && strings.TrimSpace(t[n:]) == "":
-				open = ""
-			}
+	}
+	return open
+}
+
+// fenceAfter is the open fence once line t (its indent trimmed) is read:
+// t opens a code block when none is open, or closes the open one.
+func fenceAfter(open, t string) string {
+	for _, c := range []string{"`", "~"} {
+		n := len(t) - len(strings.TrimLeft(t, c))
+		switch {
+		case n < 3:
+		case open == "":
+			open = strings.Repeat(c, n)
+		case strings.HasPrefix(open, c) && n >= len(open) && strings.TrimSpace(t[n:]) == "":
+			open = ""
 		}
 	}
 	return open
@@ -140,18 +154,27 @@ func fenceKinds(lines []string) []int {
 		case open > 0:
 			kinds[i] = lineCode
 		default:
-			t := strings.TrimLeft(l, " ")
-			n := backticks(t)
-			switch {
-			case n < 3 || len(l)-len(t) > 3 || strings.Contains(t[n:], "`"):
-			case len(t) < len(l):
+			n, indented := openingFence(l)
+			if indented {
 				return make([]int, len(lines))
-			default:
+			}
+			if n > 0 {
 				kinds[i], open = lineFence, n
 			}
 		}
 	}
 	return kinds
+}
+
+// openingFence is the backticks of the code block l opens (0 when it
+// opens none), and whether its fence is indented by one to three spaces.
+func openingFence(l string) (n int, indented bool) {
+	t := strings.TrimLeft(l, " ")
+	n = backticks(t)
+	if n < 3 || len(l)-len(t) > 3 || strings.Contains(t[n:], "`") {
+		return 0, false
+	}
+	return n, len(t) < len(l)
 }
 
 // closesFence reports whether l closes a fence of n backticks: up to three
@@ -176,21 +199,27 @@ func backticks(s string) int { return len(s) - len(strings.TrimLeft(s, "`")) }
 func codeSpans(lines []string, kinds []int) [][][2]int {
 	spans := make([][][2]int, len(lines))
 	for start := 0; start < len(lines); {
-		end := start
-		paired := true
-		for ; end < len(lines) && kinds[end] == lineText && strings.TrimSpace(lines[end]) != ""; end++ {
-			var ok bool
-			spans[end], ok = lineSpans(lines[end])
-			paired = paired && ok
-		}
-		for i := start; i < end; i++ {
-			if !paired || strings.Contains(lines[i], "|") {
-				spans[i] = nil
-			}
-		}
-		start = max(end, start+1)
+		start = max(unitSpans(lines, kinds, start, spans), start+1)
 	}
 	return spans
+}
+
+// unitSpans fills in spans for the unit of text lines that starts at
+// start (see codeSpans), and returns where the unit ends.
+func unitSpans(lines []string, kinds []int, start int, spans [][][2]int) int {
+	end := start
+	paired := true
+	for ; end < len(lines) && kinds[end] == lineText && strings.TrimSpace(lines[end]) != ""; end++ {
+		var ok bool
+		spans[end], ok = lineSpans(lines[end])
+		paired = paired && ok
+	}
+	for i := start; i < end; i++ {
+		if !paired || strings.Contains(lines[i], "|") {
+			spans[i] = nil
+		}
+	}
+	return end
 }
 
 // lineSpans reads the code spans of one line as CommonMark would were it

@@ -36,16 +36,7 @@ func candidateBlocks(r *engine.Run, s *engine.Step, v View, now time.Time) []sla
 		}
 		out = append(out, section(head))
 		ref := StepRef{Run: r.ID, Step: s.N, Attempt: a.N}
-		switch {
-		case a.Result == "" && s.Status == engine.StepRunning:
-			out = append(out, section(runningLine(a, now)), slack.NewActionBlock("", cancelButton(ref)))
-		case a.Result == "":
-			out = append(out, section("🛑 Stopped: the run was aborted while this candidate was running."))
-		default:
-			cv := v
-			cv.Preview, cv.ArtifactName, cv.ArtifactLink = v.Candidates[a.N], artifactFile(s, *a), ""
-			out = append(out, resultBlocks(r, s, a, cv)...)
-		}
+		out = append(out, candidateOutcome(r, s, a, ref, v, now)...)
 		if picking && engine.Pickable(a) {
 			b := slack.NewButtonBlockElement(ActionPick, fitValue(ref.Value()), plainText("Pick this"))
 			b.Style = slack.StylePrimary
@@ -53,4 +44,18 @@ func candidateBlocks(r *engine.Run, s *engine.Step, v View, now time.Time) []sla
 		}
 	}
 	return out
+}
+
+// candidateOutcome is where a candidate is: running (with its Cancel),
+// stopped by an abort, or its result with its preview and file.
+func candidateOutcome(r *engine.Run, s *engine.Step, a *engine.Attempt, ref StepRef, v View, now time.Time) []slack.Block {
+	switch {
+	case a.Result == "" && s.Status == engine.StepRunning:
+		return []slack.Block{section(runningLine(a, now)), slack.NewActionBlock("", cancelButton(ref))}
+	case a.Result == "":
+		return []slack.Block{section("🛑 Stopped: the run was aborted while this candidate was running.")}
+	}
+	cv := v
+	cv.Preview, cv.ArtifactName, cv.ArtifactLink = v.Candidates[a.N], artifactFile(s, *a), ""
+	return resultBlocks(r, s, a, cv)
 }

@@ -94,35 +94,57 @@ func countStatuses(steps []engine.Step) string {
 
 // stepState is what became of a step, in a few words.
 func stepState(r *engine.Run, s *engine.Step) string {
+	if words, ok := plainStates[s.Status]; ok {
+		return words
+	}
 	d := engine.StepDecision(s)
 	switch s.Status {
-	case engine.StepPending:
-		return "pending"
 	case engine.StepQueued:
-		if d != nil && d.Kind == engine.DecideRedo {
-			return withResult(s, "redo requested"+decidedBy(d, engine.DecideRedo)+", queued")
-		}
-		return "queued"
+		return queuedState(s, d)
 	case engine.StepRunning:
-		if n := len(s.Attempts); n > 1 {
-			return fmt.Sprintf("running (attempt %d)", n)
-		}
-		return "running"
+		return runningState(s)
 	case engine.StepWaiting:
 		return withResult(s, waitingState(r, s))
 	case engine.StepDone:
 		return withResult(s, doneState(s, d))
 	case engine.StepSkipped:
-		if engine.OptionalFailed(s) {
-			return optionalFailedWords(s)
-		}
-		return withResult(s, "skipped"+decidedBy(d, engine.DecideSkip))
-	case engine.StepInterrupted:
-		return "interrupted, waiting for redo or abort"
+		return skippedState(s, d)
 	case engine.StepAborted:
 		return withResult(s, "aborted"+decidedBy(d, engine.DecideAbort))
 	}
 	return withResult(s, mdLine(string(s.Status), 40))
+}
+
+// plainStates are the states whose words say all there is to say.
+var plainStates = map[engine.StepStatus]string{
+	engine.StepPending:     "pending",
+	engine.StepInterrupted: "interrupted, waiting for redo or abort",
+}
+
+// queuedState says whether a queued step waits for a redo someone asked
+// for.
+func queuedState(s *engine.Step, d *engine.Decision) string {
+	if d != nil && d.Kind == engine.DecideRedo {
+		return withResult(s, "redo requested"+decidedBy(d, engine.DecideRedo)+", queued")
+	}
+	return "queued"
+}
+
+// runningState counts the attempt a running step is at, past the first.
+func runningState(s *engine.Step) string {
+	if n := len(s.Attempts); n > 1 {
+		return fmt.Sprintf("running (attempt %d)", n)
+	}
+	return "running"
+}
+
+// skippedState says who skipped a step, or that it was an optional step
+// that failed.
+func skippedState(s *engine.Step, d *engine.Decision) string {
+	if engine.OptionalFailed(s) {
+		return optionalFailedWords(s)
+	}
+	return withResult(s, "skipped"+decidedBy(d, engine.DecideSkip))
 }
 
 // withResult puts the result of the step's latest attempt, when it has

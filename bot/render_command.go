@@ -25,49 +25,62 @@ func Refusal(ref *engine.Refusal, kind engine.InputKind) []slack.Block {
 	}
 	line += ": " + md(ref.Message, 2500)
 	body := []slack.Block{section(line)}
-	var where string
-	src := mdLine(ref.Source, 500)
-	switch {
-	case ref.Source == "" && ref.Line > 0:
-		where = fmt.Sprintf("Line %d", ref.Line)
-	case ref.Source == "":
-	case kind == engine.InputChain:
-		where = "Chain: `" + src + "`"
-	case kind == engine.InputWorkflow:
-		where = "Workflow: `" + src + "`"
-	case ref.Line > 0:
-		where = fmt.Sprintf("File: `%s`, line %d", src, ref.Line)
-	default:
-		where = "Input: `" + src + "`"
-	}
-	if where != "" {
+	if where := refusalWhere(ref, kind); where != "" {
 		body = append(body, contextBlock(where))
 	}
 	if len(ref.Suggestions) > 0 {
-		names := make([]string, 0, len(ref.Suggestions))
-		for name := range ref.Suggestions {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		var lines []string
-		for _, name := range names {
-			offers := ref.Suggestions[name]
-			if len(offers) == 0 {
-				lines = append(lines, "• `"+mdLine(name, 100)+"`: no installed skill has a close name")
-				continue
-			}
-			var quoted []string
-			for _, o := range offers[:min(len(offers), 5)] {
-				quoted = append(quoted, "`"+mdLine(o, 100)+"`")
-			}
-			lines = append(lines, "• `"+mdLine(name, 100)+"`: did you mean "+strings.Join(quoted, ", ")+"?")
-		}
-		body = append(body, packSections("*Close names* (offered, never substituted)", lines, 2, func(n int) string {
-			return fmt.Sprintf("… and %d more unknown names", n)
-		})...)
+		body = append(body, closeNames(ref.Suggestions)...)
 	}
 	body = append(body, contextBlock("Nothing was run. `"+defaultCommand+" help` lists the commands."))
 	return fit(body, nil, maxMessageBlocks)
+}
+
+// refusalWhere says where the refused input is wrong: the chain, the
+// workflow, the file and line, or the line alone.
+func refusalWhere(ref *engine.Refusal, kind engine.InputKind) string {
+	src := mdLine(ref.Source, 500)
+	switch {
+	case ref.Source == "" && ref.Line > 0:
+		return fmt.Sprintf("Line %d", ref.Line)
+	case ref.Source == "":
+		return ""
+	case kind == engine.InputChain:
+		return "Chain: `" + src + "`"
+	case kind == engine.InputWorkflow:
+		return "Workflow: `" + src + "`"
+	case ref.Line > 0:
+		return fmt.Sprintf("File: `%s`, line %d", src, ref.Line)
+	}
+	return "Input: `" + src + "`"
+}
+
+// closeNames lists each unknown name, in order, with the close names on
+// offer (the first five), or that there are none.
+func closeNames(suggestions map[string][]string) []slack.Block {
+	names := make([]string, 0, len(suggestions))
+	for name := range suggestions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	lines := make([]string, 0, len(names))
+	for _, name := range names {
+		lines = append(lines, closeNameLine(name, suggestions[name]))
+	}
+	return packSections("*Close names* (offered, never substituted)", lines, 2, func(n int) string {
+		return fmt.Sprintf("… and %d more unknown names", n)
+	})
+}
+
+// closeNameLine is one unknown name and the close names offered for it.
+func closeNameLine(name string, offers []string) string {
+	if len(offers) == 0 {
+		return "• `" + mdLine(name, 100) + "`: no installed skill has a close name"
+	}
+	var quoted []string
+	for _, o := range offers[:min(len(offers), 5)] {
+		quoted = append(quoted, "`"+mdLine(o, 100)+"`")
+	}
+	return "• `" + mdLine(name, 100) + "`: did you mean " + strings.Join(quoted, ", ") + "?"
 }
 
 // InputProblem answers input a person can correct (an *InputError from

@@ -27,20 +27,32 @@ func Completion(r *engine.Run, v View) []slack.Block {
 	if r.DryRun {
 		title += " (dry run)"
 	}
-	body := []slack.Block{headerBlock(title), section(endSummary(r, v))}
-	body = append(body, stepTable(r)...)
-	body = append(body, leftovers(r.Plan)...)
+	body := append([]slack.Block{headerBlock(title)}, endFacts(r, v)...)
 	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"` finished "+when(r.Updated, now)+"."))
-	var tail []slack.Block
-	if v.OfferSaveWorkflow && r.Input == engine.InputChain && len(r.Steps) > 0 {
-		ref := StepRef{Run: r.ID, Step: len(r.Steps)}
-		if l := r.Steps[len(r.Steps)-1].Latest(); l != nil {
-			ref.Attempt = l.N
-		}
-		save := slack.NewButtonBlockElement(ActionSaveWorkflow, fitValue(ref.Value()), plainText("Save as workflow"))
-		tail = append(tail, slack.NewActionBlock("", save))
+	return fit(body, saveWorkflowOffer(r, v), maxMessageBlocks)
+}
+
+// endFacts is what every end message says after its headline: the summary,
+// the table of the steps and the plan's leftovers.
+func endFacts(r *engine.Run, v View) []slack.Block {
+	out := []slack.Block{section(endSummary(r, v))}
+	out = append(out, stepTable(r)...)
+	return append(out, leftovers(r.Plan)...)
+}
+
+// saveWorkflowOffer is the button that saves a completed chain as a
+// workflow, when the view offers it; its value names the last step's
+// latest attempt.
+func saveWorkflowOffer(r *engine.Run, v View) []slack.Block {
+	if !v.OfferSaveWorkflow || r.Input != engine.InputChain || len(r.Steps) == 0 {
+		return nil
 	}
-	return fit(body, tail, maxMessageBlocks)
+	ref := StepRef{Run: r.ID, Step: len(r.Steps)}
+	if l := r.Steps[len(r.Steps)-1].Latest(); l != nil {
+		ref.Attempt = l.N
+	}
+	save := slack.NewButtonBlockElement(ActionSaveWorkflow, fitValue(ref.Value()), plainText("Save as workflow"))
+	return []slack.Block{slack.NewActionBlock("", save)}
 }
 
 // Halt is the end of a run that stopped short: `Run halted` with the
@@ -66,52 +78,78 @@ func Halt(r *engine.Run, v View) []slack.Block {
 		return Completion(r, v)
 	}
 	now := nowOf(r, v)
-	s := engine.Halted(r)
-	if st := r.Step(v.Step); st != nil && (st.Status == engine.StepWaiting || st.Status == engine.StepInterrupted) {
-		s = st
-	}
+	s := haltedStep(r, v)
 	if s != nil && !r.Finished() {
 		if due, n, of, ok := engine.RetryDue(s); ok {
 			return retryNotice(r, s, due, n, of, now)
 		}
 	}
-	var body, tail []slack.Block
-	switch {
-	case r.State == engine.RunAborted:
-		body = append(body, headerBlock("🛑 Run halted: aborted"), section(abortLine(r, v, now)+" Everything produced so far is kept."))
-	case s == nil && r.State == engine.RunRunning:
-		body = append(body, headerBlock("⏳ Run not halted"), section("The run is still running."))
-	case s == nil:
-		reason := "it is waiting for a decision"
-		if r.Halt != "" {
-			reason = mdLine(r.Halt, 1000)
-		}
-		body = append(body, headerBlock("🛑 Run halted"), section("The run is waiting: "+reason+"."))
-	case s.Status == engine.StepInterrupted || s.Latest() != nil && s.Latest().Result == engine.ResultFailed:
-		what := "*interrupted*, gonogo stopped while it was running."
-		if s.Status != engine.StepInterrupted {
-			what = resultText(s.Latest())
-		}
-		how := "*Redo* runs the step again; *Abort* ends the run and keeps everything produced so far."
-		if engine.GateOnError(s) {
-			how = "This step's on_error is *gate*: *Edit* writes its output, *Skip* goes on without it, *Redo* runs it again; " +
-				"*Abort* ends the run and keeps everything produced so far."
-		}
-		body = append(body, headerBlock("🛑 Run halted"),
-			section("Halted at *"+stepTitle(r, s)+"*"+effortPart(s.Effort)+": "+what),
-			contextBlock(how))
-		if act := decisionButtons(r, s); act != nil {
-			tail = append(tail, act)
-		}
-	default:
-		body = append(body, headerBlock("🛑 Run halted"), section("Halted at *"+stepTitle(r, s)+"*"+effortPart(s.Effort)+": "+
-			resultText(s.Latest())+"\nDecide with the buttons on the step's message in this thread."))
-	}
-	body = append(body, section(endSummary(r, v)))
-	body = append(body, stepTable(r)...)
-	body = append(body, leftovers(r.Plan)...)
+	body, tail := haltHead(r, s, v, now)
+	body = append(body, endFacts(r, v)...)
 	body = append(body, contextBlock("Run `"+mdLine(string(r.ID), 100)+"`, last change "+when(r.Updated, now)+"."))
 	return fit(body, tail, maxMessageBlocks)
+}
+
+// haltedStep is the step a halt message is about: the one v.Step names
+// when it waits or was interrupted, else the one the engine says halted.
+func haltedStep(r *engine.Run, v View) *engine.Step {
+	if st := r.Step(v.Step); st != nil && (st.Status == engine.StepWaiting || st.Status == engine.StepInterrupted) {
+		return st
+	}
+	return engine.Halted(r)
+}
+
+// haltHead is a halt message's headline and why the run stopped, with the
+// buttons (in tail) when the halted step offers them.
+func haltHead(r *engine.Run, s *engine.Step, v View, now time.Time) (body, tail []slack.Block) {
+	switch {
+	case r.State == engine.RunAborted:
+		return []slack.Block{headerBlock("🛑 Run halted: aborted"), section(abortLine(r, v, now) + " Everything produced so far is kept.")}, nil
+	case s == nil && r.State == engine.RunRunning:
+		return []slack.Block{headerBlock("⏳ Run not halted"), section("The run is still running.")}, nil
+	case s == nil:
+		return []slack.Block{headerBlock("🛑 Run halted"), section("The run is waiting: " + waitReason(r) + ".")}, nil
+	case failedOrInterrupted(s):
+		return failedHead(r, s)
+	}
+	return []slack.Block{headerBlock("🛑 Run halted"), section("Halted at *" + stepTitle(r, s) + "*" + effortPart(s.Effort) + ": " +
+		resultText(s.Latest()) + "\nDecide with the buttons on the step's message in this thread.")}, nil
+}
+
+// waitReason is why a run with no halted step waits: the reason it
+// recorded, else a decision.
+func waitReason(r *engine.Run) string {
+	if r.Halt != "" {
+		return mdLine(r.Halt, 1000)
+	}
+	return "it is waiting for a decision"
+}
+
+// failedOrInterrupted reports a step that halted the run by itself: its
+// latest attempt FAILED, or gonogo stopped while it ran.
+func failedOrInterrupted(s *engine.Step) bool {
+	return s.Status == engine.StepInterrupted || s.Latest() != nil && s.Latest().Result == engine.ResultFailed
+}
+
+// failedHead is the headline of a halt at a FAILED or interrupted step:
+// what happened, what each button does, and the buttons.
+func failedHead(r *engine.Run, s *engine.Step) (body, tail []slack.Block) {
+	what := "*interrupted*, gonogo stopped while it was running."
+	if s.Status != engine.StepInterrupted {
+		what = resultText(s.Latest())
+	}
+	how := "*Redo* runs the step again; *Abort* ends the run and keeps everything produced so far."
+	if engine.GateOnError(s) {
+		how = "This step's on_error is *gate*: *Edit* writes its output, *Skip* goes on without it, *Redo* runs it again; " +
+			"*Abort* ends the run and keeps everything produced so far."
+	}
+	body = []slack.Block{headerBlock("🛑 Run halted"),
+		section("Halted at *" + stepTitle(r, s) + "*" + effortPart(s.Effort) + ": " + what),
+		contextBlock(how)}
+	if act := decisionButtons(r, s); act != nil {
+		tail = append(tail, act)
+	}
+	return body, tail
 }
 
 // HaltHandled is a FAILED halt notice once someone acted on it: what
@@ -140,14 +178,9 @@ func HaltHandled(r *engine.Run, n, attempt int) []slack.Block {
 
 // abortLine says who aborted a finished run, and where.
 func abortLine(r *engine.Run, v View, now time.Time) string {
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		for _, d := range s.Decisions {
-			if d.Kind == engine.DecideAbort {
-				return fmt.Sprintf("🛑 Run aborted by %s at step %d of %d (%s) %s.", who(d.Actor), s.N, len(r.Steps),
-					mdLine(s.Skill, 120), at(d.Time, now))
-			}
-		}
+	if s, d := abortDecision(r); d != nil {
+		return fmt.Sprintf("🛑 Run aborted by %s at step %d of %d (%s) %s.", who(d.Actor), s.N, len(r.Steps),
+			mdLine(s.Skill, 120), at(d.Time, now))
 	}
 	if r.State != engine.RunAborted {
 		return "🛑 The run stopped."
@@ -187,17 +220,7 @@ func stepTable(r *engine.Run) []slack.Block {
 		listed = nodes[:maxTableRows-2]
 	}
 	for _, nd := range listed {
-		s := nd.s
-		step := fmt.Sprintf("%d. %s", s.N, s.Skill)
-		if nd.depth > 0 {
-			step = strings.Repeat("  ", min(nd.depth, 5)-1) + "↳ " + step
-		}
-		result := "-"
-		if l := s.Latest(); l != nil && l.Result != "" {
-			result = emojiOrQ(resultEmoji[l.Result]) + " " + string(l.Result)
-		}
-		t.AddRow(textCell(step+effortCell(s.Effort), 80), textCell(result, 30), textCell(stepOutcome(r, s), 60),
-			whoCell(stepDeciders(s)), textCell(money(stepCost(s)), 20))
+		addStepRow(t, r, nd)
 	}
 	out := []slack.Block{t}
 	if rest := nodes[len(listed):]; len(rest) > 0 {
@@ -213,6 +236,21 @@ func stepTable(r *engine.Run) []slack.Block {
 	return out
 }
 
+// addStepRow is one step's row in the end message's table.
+func addStepRow(t *slack.TableBlock, r *engine.Run, nd node) {
+	s := nd.s
+	step := fmt.Sprintf("%d. %s", s.N, s.Skill)
+	if nd.depth > 0 {
+		step = strings.Repeat("  ", min(nd.depth, 5)-1) + "↳ " + step
+	}
+	result := "-"
+	if l := s.Latest(); l != nil && l.Result != "" {
+		result = emojiOrQ(resultEmoji[l.Result]) + " " + string(l.Result)
+	}
+	t.AddRow(textCell(step+effortCell(s.Effort), 80), textCell(result, 30), textCell(stepOutcome(r, s), 60),
+		whoCell(stepDeciders(s)), textCell(money(stepCost(s)), 20))
+}
+
 // effortCell is a step's effort after its name in the table.
 func effortCell(effort string) string {
 	if strings.TrimSpace(effort) == "" {
@@ -226,38 +264,55 @@ func stepOutcome(r *engine.Run, s *engine.Step) string {
 	if engine.OptionalFailed(s) {
 		return "skipped (optional step failed)"
 	}
-	d := engine.StepDecision(s)
 	switch s.Status {
 	case engine.StepDone:
-		switch {
-		case d != nil && d.Kind == engine.DecideEdit:
-			return "edited"
-		case d != nil && d.Kind == engine.DecideApprove:
-			return "approved"
-		}
-		return "advanced automatically" // engine.DecidedAuto
+		return doneOutcome(engine.StepDecision(s))
 	case engine.StepSkipped:
 		return "skipped"
 	case engine.StepAborted:
-		switch l := s.Latest(); {
-		case d != nil && d.Kind == engine.DecideAbort:
-			return "aborted here"
-		case l != nil && l.Result == "":
-			return "stopped (run aborted)"
-		case l != nil:
-			return "run aborted"
-		}
-		return "not run (run aborted)"
+		return abortedOutcome(s)
 	case engine.StepWaiting:
-		if _, n, of, ok := engine.RetryDue(s); ok {
-			return fmt.Sprintf("retrying (retry %d of %d)", n, of)
-		}
-		// waitingState's words, which carry no markup but a retry's time.
-		return waitingState(r, s)
+		return waitingOutcome(r, s)
 	case engine.StepInterrupted:
 		return "interrupted"
 	}
 	return string(s.Status)
+}
+
+// waitingOutcome is what a waiting step waits for: waitingState's words,
+// which carry no markup, but a retry's count in place of its time.
+func waitingOutcome(r *engine.Run, s *engine.Step) string {
+	if _, n, of, ok := engine.RetryDue(s); ok {
+		return fmt.Sprintf("retrying (retry %d of %d)", n, of)
+	}
+	return waitingState(r, s)
+}
+
+// doneOutcome is how a done step got past its gate, given its deciding
+// decision.
+func doneOutcome(d *engine.Decision) string {
+	switch {
+	case d != nil && d.Kind == engine.DecideEdit:
+		return "edited"
+	case d != nil && d.Kind == engine.DecideApprove:
+		return "approved"
+	}
+	return "advanced automatically" // engine.DecidedAuto
+}
+
+// abortedOutcome tells the step where someone aborted the run from the
+// steps the abort stopped or left unrun.
+func abortedOutcome(s *engine.Step) string {
+	d := engine.StepDecision(s)
+	switch l := s.Latest(); {
+	case d != nil && d.Kind == engine.DecideAbort:
+		return "aborted here"
+	case l != nil && l.Result == "":
+		return "stopped (run aborted)"
+	case l != nil:
+		return "run aborted"
+	}
+	return "not run (run aborted)"
 }
 
 // stepDeciders are the people behind a step's outcome: everyone whose
@@ -328,37 +383,11 @@ func countResults(nodes []node) string {
 	return strings.Join(parts, ", ")
 }
 
+// endSummary is the end message's summary: the input, the mode, who
+// started it, how long it took, the steps done and the total cost.
 func endSummary(r *engine.Run, v View) string {
-	counts := map[engine.DecisionKind]int{}
-	auto, optional := 0, 0
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if engine.OptionalFailed(s) {
-			optional++
-			continue
-		}
-		switch d := engine.StepDecision(s); {
-		case d == nil || !s.Settled():
-		case d.Kind == engine.DecidedAuto:
-			auto++
-		default:
-			counts[d.Kind]++
-		}
-	}
-	var parts []string
-	for _, k := range []engine.DecisionKind{engine.DecideApprove, engine.DecideEdit, engine.DecideSkip} {
-		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], decisionWords[k].short))
-		}
-	}
-	if auto > 0 {
-		parts = append(parts, fmt.Sprintf("%d advanced automatically", auto))
-	}
-	if optional > 0 {
-		parts = append(parts, fmt.Sprintf("%d skipped (optional, failed)", optional))
-	}
 	steps := fmt.Sprintf("%d of %d steps done", r.StepsDone(), len(r.Steps))
-	if len(parts) > 0 {
+	if parts := settledParts(r); len(parts) > 0 {
 		steps += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return strings.Join([]string{
@@ -367,4 +396,41 @@ func endSummary(r *engine.Run, v View) string {
 		"*Steps:* " + steps,
 		"*Total cost:* " + money(r.CostUSD),
 	}, "\n")
+}
+
+// settledParts counts how the run's settled steps got past their gates,
+// in the summary's words and order: approved, edited, skipped, advanced
+// automatically, then optional steps that failed.
+func settledParts(r *engine.Run) []string {
+	counts, optional := settledCounts(r)
+	var parts []string
+	for _, k := range []engine.DecisionKind{engine.DecideApprove, engine.DecideEdit, engine.DecideSkip} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], decisionWords[k].short))
+		}
+	}
+	if n := counts[engine.DecidedAuto]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d advanced automatically", n))
+	}
+	if optional > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped (optional, failed)", optional))
+	}
+	return parts
+}
+
+// settledCounts counts the run's settled steps by the kind of decision
+// that settled them, and apart the optional steps that failed.
+func settledCounts(r *engine.Run) (counts map[engine.DecisionKind]int, optional int) {
+	counts = map[engine.DecisionKind]int{}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if engine.OptionalFailed(s) {
+			optional++
+			continue
+		}
+		if d := engine.StepDecision(s); d != nil && s.Settled() {
+			counts[d.Kind]++
+		}
+	}
+	return counts, optional
 }

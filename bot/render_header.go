@@ -19,34 +19,7 @@ func Header(r *engine.Run, v View) []slack.Block {
 	if r == nil {
 		return noRun()
 	}
-	title := "gonogo run"
-	if k := plain(string(r.Input), 40); strings.TrimSpace(k) != "" {
-		title = "gonogo " + k + " run"
-	}
-	if r.Input == engine.InputWorkflow && engine.ValidSkillName(r.Plan.Source) {
-		title += ": " + plain(r.Plan.Source, 100)
-	}
-	body := []slack.Block{headerBlock(emojiOrQ(runEmoji[r.State]) + " " + title)}
-	input := inputLine(r.Input, r.Plan.Source)
-	if r.Input == engine.InputWorkflow && strings.TrimSpace(r.Plan.Source) != "" {
-		input = "Workflow: `" + mdLine(r.Plan.Source, 300) + "`"
-	}
-	fields := []string{"*Input*\n" + input, "*Mode*\n" + modeLine(r)}
-	if r.Input == engine.InputPlan {
-		fields = append(fields, "*Domain*\n"+domainLine(r.Plan), "*Confidence*\n"+confidenceLine(r.Plan))
-	}
-	cost := money(r.CostUSD)
-	if r.BudgetUSD > 0 {
-		cost += " of a " + money(r.BudgetUSD) + " budget"
-	}
-	fields = append(fields,
-		"*State*\n"+runStateLine(r, v),
-		fmt.Sprintf("*Steps*\n%d of %d done", r.StepsDone(), len(r.Steps)),
-		"*Started by*\n"+who(r.StartedBy)+" "+when(r.Created, v.Now),
-		"*Elapsed*\n"+duration(runElapsed(r, v)),
-		"*Cost so far*\n"+cost,
-	)
-	body = append(body, fieldsSection(fields))
+	body := []slack.Block{headerBlock(emojiOrQ(runEmoji[r.State]) + " " + runTitle(r.Input, r.Plan.Source)), fieldsSection(headerFields(r, v))}
 	if ctx := strings.TrimSpace(r.Plan.Context); ctx != "" {
 		body = append(body, contextBlock("Context: "+mdLine(ctx, 300)))
 	}
@@ -63,6 +36,38 @@ func Header(r *engine.Run, v View) []slack.Block {
 		tail = append(tail, act)
 	}
 	return fit(body, withOpen(tail, runRef(r), v), maxMessageBlocks)
+}
+
+// headerFields are the header's facts: input, mode (a plan's domain and
+// confidence too), state, steps done, who started it, elapsed time and
+// cost.
+func headerFields(r *engine.Run, v View) []string {
+	fields := inputFields(r.Input, r.Plan.Source, r.Plan, modeLine(r))
+	cost := money(r.CostUSD)
+	if r.BudgetUSD > 0 {
+		cost += " of a " + money(r.BudgetUSD) + " budget"
+	}
+	return append(fields,
+		"*State*\n"+runStateLine(r, v),
+		fmt.Sprintf("*Steps*\n%d of %d done", r.StepsDone(), len(r.Steps)),
+		"*Started by*\n"+who(r.StartedBy)+" "+when(r.Created, v.Now),
+		"*Elapsed*\n"+duration(runElapsed(r, v)),
+		"*Cost so far*\n"+cost,
+	)
+}
+
+// inputFields are the first facts of a header or a preview: the input (a
+// workflow by name), the mode, and a plan's domain and confidence.
+func inputFields(kind engine.InputKind, source string, p engine.Plan, mode string) []string {
+	input := inputLine(kind, source)
+	if kind == engine.InputWorkflow && strings.TrimSpace(source) != "" {
+		input = "Workflow: `" + mdLine(source, 300) + "`"
+	}
+	fields := []string{"*Input*\n" + input, "*Mode*\n" + mode}
+	if kind == engine.InputPlan {
+		fields = append(fields, "*Domain*\n"+domainLine(p), "*Confidence*\n"+confidenceLine(p))
+	}
+	return fields
 }
 
 // withOpen adds the Open button to a message's tail when v asks for it:
@@ -222,12 +227,18 @@ func inputLine(kind engine.InputKind, source string) string {
 	return k + " `" + mdLine(source, 300) + "`"
 }
 
+// modeLine is a run's mode in words.
 func modeLine(r *engine.Run) string {
-	m := mdLine(engine.RunModeName(r.Mode, r.DryRun), 40)
-	if r.ForceAuto && !r.DryRun {
+	return modeWords(r.Mode, engine.Flags{ForceAuto: r.ForceAuto, DryRun: r.DryRun, Thread: r.Thread})
+}
+
+// modeWords name a run's mode, and the flags that change how it runs.
+func modeWords(mode engine.Mode, f engine.Flags) string {
+	m := mdLine(engine.RunModeName(mode, f.DryRun), 40)
+	if f.ForceAuto && !f.DryRun {
 		m += " (--force-auto)"
 	}
-	if r.Thread {
+	if f.Thread {
 		m += ", threaded"
 	}
 	return m
@@ -256,48 +267,75 @@ func confidenceLine(p engine.Plan) string {
 	return c
 }
 
+// runStateLine is the header's State field: paused, running which
+// steps, waiting for what, complete or aborted by whom.
 func runStateLine(r *engine.Run, v View) string {
 	if r.Paused && !r.Finished() {
 		return pausedLine(r, v)
 	}
-	st := engine.StandingOf(r)
 	switch r.State {
 	case engine.RunRunning:
-		if ns := stepNumbers(st.Running); len(ns) > 0 {
-			return "running " + stepWord(ns)
-		}
-		return "running"
+		return runningStateLine(engine.StandingOf(r))
 	case engine.RunWaiting:
-		switch s := st.At; st.Stand {
-		case engine.StandInterrupted:
-			return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
-		case engine.StandHalted:
-			return "halted: step " + strconv.Itoa(s.N) + " FAILED"
-		case engine.StandRetrying:
-			if due, n, of, ok := engine.RetryDue(s); ok {
-				return fmt.Sprintf("step %d FAILED: retrying at %s (retry %d of %d)", s.N, clock(due, v.Now), n, of)
-			}
-		}
-		if ns := stepNumbers(st.Waiting); len(ns) > 0 {
-			return "waiting for a decision on " + stepWord(ns)
-		}
-		return "waiting for a decision"
+		return waitingStateLine(engine.StandingOf(r), v)
 	case engine.RunCompleted:
 		return "complete"
 	case engine.RunAborted:
-		if v.AbortedBy != "" {
-			return "aborted by " + who(v.AbortedBy)
-		}
-		for i := range r.Steps {
-			for _, d := range r.Steps[i].Decisions {
-				if d.Kind == engine.DecideAbort {
-					return "aborted by " + who(d.Actor)
-				}
-			}
-		}
-		return "aborted"
+		return abortedStateLine(r, v)
 	}
 	return mdLine(string(r.State), 40)
+}
+
+// runningStateLine names the steps a running run runs.
+func runningStateLine(st engine.Standing) string {
+	if ns := stepNumbers(st.Running); len(ns) > 0 {
+		return "running " + stepWord(ns)
+	}
+	return "running"
+}
+
+// waitingStateLine is the state of a run that waits: halted at a step,
+// retrying one, or waiting for a decision.
+func waitingStateLine(st engine.Standing, v View) string {
+	switch s := st.At; st.Stand {
+	case engine.StandInterrupted:
+		return "halted: step " + strconv.Itoa(s.N) + " was interrupted"
+	case engine.StandHalted:
+		return "halted: step " + strconv.Itoa(s.N) + " FAILED"
+	case engine.StandRetrying:
+		if due, n, of, ok := engine.RetryDue(s); ok {
+			return fmt.Sprintf("step %d FAILED: retrying at %s (retry %d of %d)", s.N, clock(due, v.Now), n, of)
+		}
+	}
+	if ns := stepNumbers(st.Waiting); len(ns) > 0 {
+		return "waiting for a decision on " + stepWord(ns)
+	}
+	return "waiting for a decision"
+}
+
+// abortedStateLine says who aborted the run, when anyone is known to.
+func abortedStateLine(r *engine.Run, v View) string {
+	if v.AbortedBy != "" {
+		return "aborted by " + who(v.AbortedBy)
+	}
+	if _, d := abortDecision(r); d != nil {
+		return "aborted by " + who(d.Actor)
+	}
+	return "aborted"
+}
+
+// abortDecision is the decision that aborted the run, and its step; nil
+// when nobody aborted it with a decision.
+func abortDecision(r *engine.Run) (*engine.Step, *engine.Decision) {
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		for j := range s.Decisions {
+			if s.Decisions[j].Kind == engine.DecideAbort {
+				return s, &s.Decisions[j]
+			}
+		}
+	}
+	return nil, nil
 }
 
 // stepNumbers are the numbers of steps, the first five and an ellipsis

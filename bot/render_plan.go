@@ -141,19 +141,11 @@ func leftoverTasks(p engine.Plan) []*slack.TaskCardBlock {
 	}
 	for _, k := range kinds {
 		for i, b := range k.blocks[:min(len(k.blocks), planLeftoverMax)] {
-			name := b.Skill
-			if strings.TrimSpace(name) == "" {
-				name = "-"
-			}
-			title := k.word + ": " + name
-			if e := strings.TrimSpace(b.Effort); e != "" {
-				title += " (" + e + ")"
-			}
 			why := k.why
 			if b.Reason != "" && k.id == "manual" {
 				why += ": " + b.Reason
 			}
-			out = append(out, slack.NewTaskCardBlock(fmt.Sprintf("%s-%d", k.id, i+1), taskTitle(title)).
+			out = append(out, slack.NewTaskCardBlock(fmt.Sprintf("%s-%d", k.id, i+1), taskTitle(leftoverTitle(k.word, b))).
 				WithDetails(richText(why)))
 		}
 		if n := len(k.blocks) - planLeftoverMax; n > 0 {
@@ -162,6 +154,20 @@ func leftoverTasks(p engine.Plan) []*slack.TaskCardBlock {
 		}
 	}
 	return out
+}
+
+// leftoverTitle names a manual or deferred block (word says which) by its
+// skill and effort.
+func leftoverTitle(word string, b engine.Block) string {
+	name := b.Skill
+	if strings.TrimSpace(name) == "" {
+		name = "-"
+	}
+	title := word + ": " + name
+	if e := strings.TrimSpace(b.Effort); e != "" {
+		title += " (" + e + ")"
+	}
+	return title
 }
 
 var mentionRE = regexp.MustCompile(`<@([UW][A-Z0-9]{2,30})>`)

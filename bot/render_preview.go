@@ -91,15 +91,8 @@ func StartPreview(r *engine.Run, v View) []slack.Block {
 // how to start it (how, Slack mrkdwn the caller wrote).
 func CheckPreview(p engine.Plan, how string) []slack.Block {
 	mode, _ := engine.ResolveMode(p)
-	m := mdLine(engine.RunModeName(mode, p.Flags.DryRun), 40)
-	if p.Flags.ForceAuto && !p.Flags.DryRun {
-		m += " (--force-auto)"
-	}
-	if p.Flags.Thread {
-		m += ", threaded"
-	}
 	body := []slack.Block{headerBlock("🔍 Check: " + runTitle(p.Input, p.Source))}
-	body = append(body, fieldsSection(previewFields(p, m, false)))
+	body = append(body, fieldsSection(previewFields(p, modeWords(mode, p.Flags), false)))
 	body = append(body, previewBody(p)...)
 	line := "Checked only: nothing was recorded or run."
 	if strings.TrimSpace(how) != "" {
@@ -123,14 +116,7 @@ func runTitle(kind engine.InputKind, source string) string {
 // previewFields are the facts of a preview: the input, the mode, a
 // plan's domain and confidence, how many steps run (none, once cancelled).
 func previewFields(p engine.Plan, mode string, cancelled bool) []string {
-	input := inputLine(p.Input, p.Source)
-	if p.Input == engine.InputWorkflow && strings.TrimSpace(p.Source) != "" {
-		input = "Workflow: `" + mdLine(p.Source, 300) + "`"
-	}
-	fields := []string{"*Input*\n" + input, "*Mode*\n" + mode}
-	if p.Input == engine.InputPlan {
-		fields = append(fields, "*Domain*\n"+domainLine(p), "*Confidence*\n"+confidenceLine(p))
-	}
+	fields := inputFields(p.Input, p.Source, p, mode)
 	steps := plural(len(p.Steps), "step") + " to run"
 	if cancelled {
 		steps = plural(len(p.Steps), "step") + ", none ran"
@@ -152,28 +138,11 @@ func previewBody(p engine.Plan) []slack.Block {
 	if args := argsLine(p.Args); args != "" {
 		body = append(body, contextBlock(args))
 	}
-	lines := make([]string, 0, min(len(p.Steps), previewStepMax))
-	for i, s := range p.Steps[:min(len(p.Steps), previewStepMax)] {
-		lines = append(lines, previewStepLine(p, i+1, s))
-	}
-	if n := len(p.Steps) - len(lines); n > 0 {
-		lines = append(lines, fmt.Sprintf("… and %s more", plural(n, "step")))
-	}
-	body = append(body, packSections(fmt.Sprintf("*Steps* (%d)", len(p.Steps)), lines, 8, func(n int) string {
+	body = append(body, packSections(fmt.Sprintf("*Steps* (%d)", len(p.Steps)), previewStepLines(p), 8, func(n int) string {
 		return fmt.Sprintf("… and %d more lines", n)
 	})...)
-	if p.Input == engine.InputWorkflow {
-		var levels []string
-		for i, l := range engine.WorkflowLevels(p) {
-			names := make([]string, 0, len(l))
-			for _, n := range l {
-				names = append(names, "`"+mdLine(n, 80)+"`")
-			}
-			levels = append(levels, fmt.Sprintf("%d. %s", i+1, strings.Join(names, ", ")))
-		}
-		if len(levels) > 0 {
-			body = append(body, contextBlock("Levels (steps on one level may run in parallel): "+strings.Join(levels, " · ")))
-		}
+	if levels := levelsLine(p); levels != "" {
+		body = append(body, contextBlock(levels))
 	}
 	body = append(body, leftovers(p)...)
 	if w := warnings(p.Warnings); w != nil {
@@ -182,34 +151,76 @@ func previewBody(p engine.Plan) []slack.Block {
 	return body
 }
 
+// previewStepLines are the lines of a preview's steps, the first
+// previewStepMax of them and how many more there are.
+func previewStepLines(p engine.Plan) []string {
+	lines := make([]string, 0, min(len(p.Steps), previewStepMax))
+	for i, s := range p.Steps[:min(len(p.Steps), previewStepMax)] {
+		lines = append(lines, previewStepLine(p, i+1, s))
+	}
+	if n := len(p.Steps) - len(lines); n > 0 {
+		lines = append(lines, fmt.Sprintf("… and %s more", plural(n, "step")))
+	}
+	return lines
+}
+
+// levelsLine lists a workflow's levels, the steps of each of which may run
+// in parallel; "" for any other input, or a workflow with none.
+func levelsLine(p engine.Plan) string {
+	if p.Input != engine.InputWorkflow {
+		return ""
+	}
+	var levels []string
+	for i, l := range engine.WorkflowLevels(p) {
+		levels = append(levels, fmt.Sprintf("%d. %s", i+1, codeList(l)))
+	}
+	if len(levels) == 0 {
+		return ""
+	}
+	return "Levels (steps on one level may run in parallel): " + strings.Join(levels, " · ")
+}
+
+// codeList lists names as code, separated by commas.
+func codeList(names []string) string {
+	quoted := make([]string, 0, len(names))
+	for _, n := range names {
+		quoted = append(quoted, "`"+mdLine(n, 80)+"`")
+	}
+	return strings.Join(quoted, ", ")
+}
+
 // previewStepLine is step n of a preview: its skill, P-tokens and effort,
 // how it runs, what it waits for (a workflow's), and its prompt's start.
 func previewStepLine(p engine.Plan, n int, s engine.PlanStep) string {
-	line := fmt.Sprintf("%d. `%s`", n, mdLine(s.Skill, 80))
-	effort := s.Effort
+	line, effort := fmt.Sprintf("%d. `%s`", n, mdLine(s.Skill, 80)), s.Effort
 	if p.Input == engine.InputWorkflow && s.ID != "" {
-		if s.ID != s.Skill {
-			line = fmt.Sprintf("%d. `%s` (`%s`)", n, mdLine(s.ID, 80), mdLine(s.Skill, 80))
-		}
-		if effort == s.ID {
-			effort = "" // a workflow step's effort is its id, said already
-		}
+		line, effort = workflowStepName(n, s)
 	}
 	line += tokensEffort(s.PTokens, effort)
 	if s.Execution == engine.ExecInlineLeaf && s.Leaf != "" {
 		line += " · runs its leaf agent `" + mdLine(s.Leaf, 80) + "` inline"
 	}
 	if len(s.DependsOn) > 0 {
-		deps := make([]string, 0, len(s.DependsOn))
-		for _, d := range s.DependsOn {
-			deps = append(deps, "`"+mdLine(d, 80)+"`")
-		}
-		line += " · after " + strings.Join(deps, ", ")
+		line += " · after " + codeList(s.DependsOn)
 	}
 	if prompt := strings.TrimSpace(s.Prompt); prompt != "" {
 		line += "\n>" + mdLine(prompt, previewPromptChars)
 	}
 	return line
+}
+
+// workflowStepName is how a preview names step n of a workflow: by its id
+// and its skill when they differ; and its effort, unless that is its id,
+// said already.
+func workflowStepName(n int, s engine.PlanStep) (line, effort string) {
+	line, effort = fmt.Sprintf("%d. `%s`", n, mdLine(s.Skill, 80)), s.Effort
+	if s.ID != s.Skill {
+		line = fmt.Sprintf("%d. `%s` (`%s`)", n, mdLine(s.ID, 80), mdLine(s.Skill, 80))
+	}
+	if effort == s.ID {
+		effort = ""
+	}
+	return line, effort
 }
 
 // PlanChoice asks which of a mention's plan files to run: each file with
@@ -244,14 +255,7 @@ func PlanPicked(user string, f FileRef) []slack.Block {
 
 // fileLine names a file and its size.
 func fileLine(f FileRef) string {
-	name := f.Name
-	if name == "" {
-		name = f.Title
-	}
-	if name == "" {
-		name = f.ID
-	}
-	line := "`" + mdLine(name, 150) + "`"
+	line := "`" + mdLine(firstNonEmpty(f.Name, f.Title, f.ID), 150) + "`"
 	if f.Size > 0 {
 		line += " (" + sizeText(f.Size) + ")"
 	}

@@ -32,28 +32,19 @@ const statusSep = " · "
 // line is built by statusText, within Slack's limit.
 func ThreadStatus(r *engine.Run, progress map[int]engine.Progress, now time.Time) (status string, loading []string) {
 	running := runningSteps(r)
-	if len(running) == 0 {
+	switch len(running) {
+	case 0:
 		return "", nil
+	case 1:
+		return oneStepStatus(r, running[0], progress[running[0].N], now)
 	}
-	if len(running) == 1 {
-		s := running[0]
-		p := progress[s.N]
-		facts := progressFacts(s, p, now)
-		status = statusText("is running "+stepLabel(r, s), append(facts, p.Status)...)
-		loading = append(loading, statusText(stepLabel(r, s), facts...))
-		if !statusFits(stepLabel(r, s), facts...) {
-			// The facts again on their own, as the step's name leaves
-			// them no room beside it.
-			loading = append(loading, statusText(facts[0], facts[1:]...))
-		}
-		if strings.TrimSpace(p.Status) != "" {
-			loading = append(loading, statusText(p.Status))
-		}
-		if p.LastTool != "" {
-			loading = append(loading, statusText("last tool: "+p.LastTool))
-		}
-		return status, loading
-	}
+	return manyStepsStatus(r, running, progress, now)
+}
+
+// manyStepsStatus is the thread status while several steps run: their
+// numbers, and a loading message for each (up to maxLoadingMessages, the
+// last of which counts the rest).
+func manyStepsStatus(r *engine.Run, running []*engine.Step, progress map[int]engine.Progress, now time.Time) (status string, loading []string) {
 	ns := make([]string, 0, len(running))
 	for i, s := range running {
 		ns = append(ns, strconv.Itoa(s.N))
@@ -66,6 +57,27 @@ func ThreadStatus(r *engine.Run, progress map[int]engine.Progress, now time.Time
 		}
 	}
 	return statusText(fmt.Sprintf("is running %d steps at once: %s", len(running), ns[0]), ns[1:]...), loading
+}
+
+// oneStepStatus is the thread status while one step runs: the step and its
+// progress, and loading messages with its facts, the agent's status line
+// and its last tool.
+func oneStepStatus(r *engine.Run, s *engine.Step, p engine.Progress, now time.Time) (status string, loading []string) {
+	facts := progressFacts(s, p, now)
+	status = statusText("is running "+stepLabel(r, s), append(facts, p.Status)...)
+	loading = append(loading, statusText(stepLabel(r, s), facts...))
+	if !statusFits(stepLabel(r, s), facts...) {
+		// The facts again on their own, as the step's name leaves
+		// them no room beside it.
+		loading = append(loading, statusText(facts[0], facts[1:]...))
+	}
+	if strings.TrimSpace(p.Status) != "" {
+		loading = append(loading, statusText(p.Status))
+	}
+	if p.LastTool != "" {
+		loading = append(loading, statusText("last tool: "+p.LastTool))
+	}
+	return status, loading
 }
 
 // shortStatus is the least a run's thread status says: which step runs,
@@ -146,22 +158,28 @@ func statusPart(s string) string {
 // cost so far, as far as its agent has told them (an agent that tells
 // nothing has its time running alone), the most telling first.
 func progressFacts(s *engine.Step, p engine.Progress, now time.Time) []string {
-	el := p.Elapsed
-	if l := s.Latest(); el <= 0 && l != nil && !l.Started.IsZero() {
-		el = now.Sub(l.Started)
-	}
+	told := p.Turns > 0 || p.ToolCalls > 0
 	var facts []string
-	if p.Turns > 0 || p.ToolCalls > 0 {
+	if told {
 		facts = append(facts, count(p.Turns, "turn"))
 	}
-	facts = append(facts, duration(el))
-	if p.Turns > 0 || p.ToolCalls > 0 {
+	facts = append(facts, duration(runningFor(s, p, now)))
+	if told {
 		facts = append(facts, count(p.ToolCalls, "tool call"))
 	}
 	if p.CostUSD > 0 {
 		facts = append(facts, money(p.CostUSD))
 	}
 	return facts
+}
+
+// runningFor is how long a step's attempt has run: as its agent told it,
+// else since the attempt started.
+func runningFor(s *engine.Step, p engine.Progress, now time.Time) time.Duration {
+	if l := s.Latest(); p.Elapsed <= 0 && l != nil && !l.Started.IsZero() {
+		return now.Sub(l.Started)
+	}
+	return p.Elapsed
 }
 
 // count is plural without a thousands separator, which would split a

@@ -29,6 +29,32 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	now := nowOf(r, v)
 	a, latest := shownAttempt(s, v.Attempt)
 	cands := latest && engine.Candidates(s) != nil
+	body := stepIntro(r, s, a, cands)
+	shown, tail := attemptBlocks(r, s, a, latest, v, now)
+	if cands {
+		shown, tail = candidateBlocks(r, s, v, now), nil
+	}
+	body = append(body, shown...)
+	body = append(body, earlierBlocks(s, a, latest, now)...)
+	tail = append(tail, stepAftermath(r, s, a, latest, v, now)...)
+	return fit(body, withOpen(tail, attemptRef(r, s, a), v), maxMessageBlocks)
+}
+
+// earlierBlocks list, under a step's latest attempt, its other attempts.
+func earlierBlocks(s *engine.Step, a *engine.Attempt, latest bool, now time.Time) []slack.Block {
+	if !latest || len(s.Attempts) <= 1 {
+		return nil
+	}
+	if line := earlierAttempts(s, a.N, now); line != "" {
+		return []slack.Block{contextBlock(line)}
+	}
+	return nil
+}
+
+// stepIntro opens a step message: its heading (the best-of count in place
+// of the attempt when candidates are shown), the step it is a sub-step of,
+// and the feedback the attempt started with.
+func stepIntro(r *engine.Run, s *engine.Step, a *engine.Attempt, cands bool) []slack.Block {
 	heading := stepHeading(r, s, a)
 	if cands {
 		heading = stepHeading(r, s, nil) + bestOfPart(s)
@@ -40,16 +66,13 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	if a != nil && a.Feedback != "" {
 		body = append(body, contextBlock("🔁 Started with the reviewer's feedback: “"+mdLine(a.Feedback, 600)+"”"))
 	}
-	shown, tail := attemptBlocks(r, s, a, latest, v, now)
-	if cands {
-		shown, tail = candidateBlocks(r, s, v, now), nil
-	}
-	body = append(body, shown...)
-	if latest && len(s.Attempts) > 1 {
-		if line := earlierAttempts(s, a.N, now); line != "" {
-			body = append(body, contextBlock(line))
-		}
-	}
+	return body
+}
+
+// stepAftermath is what a step message says after the attempt: the steps
+// its output added, the decisions made on it and what comes next.
+func stepAftermath(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, v View, now time.Time) []slack.Block {
+	var tail []slack.Block
 	if note := addedNote(r, s, v); note != "" && latest {
 		tail = append(tail, contextBlock(note))
 	}
@@ -57,12 +80,7 @@ func StepMessage(r *engine.Run, n int, v View) []slack.Block {
 	if len(decided) > 0 {
 		tail = append(tail, section(strings.Join(decided, "\n")))
 	}
-	tail = append(tail, stepOutlook(r, s, a, latest, len(decided) > 0, v, now)...)
-	ref := StepRef{Run: r.ID, Step: s.N}
-	if a != nil {
-		ref.Attempt = a.N
-	}
-	return fit(body, withOpen(tail, ref, v), maxMessageBlocks)
+	return append(tail, stepOutlook(r, s, a, latest, len(decided) > 0, v, now)...)
 }
 
 // stepHeading is a step message's first line: `Step i of N: skill
@@ -104,15 +122,41 @@ func stepOutlook(r *engine.Run, s *engine.Step, a *engine.Attempt, latest, decid
 	switch {
 	case !latest:
 		return []slack.Block{contextBlock(fmt.Sprintf("A newer attempt (%d) of this step follows in the thread.", s.Latest().N))}
-	case r.Finished() && !s.Settled() && !slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Kind == engine.DecideAbort }):
+	case abortedElsewhere(r, s, a):
 		return []slack.Block{section(abortLine(r, v, now))}
 	case s.Status == engine.StepWaiting || s.Status == engine.StepInterrupted:
 		return checkpointBlocks(r, s, v, now)
-	case s.Status == engine.StepQueued && a != nil && engine.AttemptSkill(s, nil) != engine.AttemptSkill(s, a):
+	case s.Status == engine.StepQueued && a != nil:
+		return queuedOutlook(s, a)
+	}
+	return movedOnOutlook(s, a, decided)
+}
+
+// abortedElsewhere reports a step the run ended around: it finished while
+// the step was unsettled, and not by an abort made on attempt a.
+func abortedElsewhere(r *engine.Run, s *engine.Step, a *engine.Attempt) bool {
+	return r.Finished() && !s.Settled() && !abortedOn(s, a)
+}
+
+// abortedOn tells whether someone aborted the run with attempt a of s.
+func abortedOn(s *engine.Step, a *engine.Attempt) bool {
+	return slices.ContainsFunc(decisionsOn(s, a), func(d engine.Decision) bool { return d.Kind == engine.DecideAbort })
+}
+
+// queuedOutlook says when a queued new attempt starts, and names the
+// fallback skill when the next attempt runs one.
+func queuedOutlook(s *engine.Step, a *engine.Attempt) []slack.Block {
+	if engine.AttemptSkill(s, nil) != engine.AttemptSkill(s, a) {
 		return []slack.Block{contextBlock("🕒 The fallback skill `" + mdLine(engine.AttemptSkill(s, nil), 120) +
 			"` runs next: its attempt starts when a runner slot is free.")}
-	case s.Status == engine.StepQueued && a != nil:
-		return []slack.Block{contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free.")}
+	}
+	return []slack.Block{contextBlock("🕒 A new attempt is queued: it starts when a runner slot is free.")}
+}
+
+// movedOnOutlook says how a step moved on without anyone's decision: an
+// optional step that failed, or guarded auto.
+func movedOnOutlook(s *engine.Step, a *engine.Attempt, decided bool) []slack.Block {
+	switch {
 	case s.Status == engine.StepSkipped && engine.OptionalFailed(s):
 		return []slack.Block{contextBlock("⏭ " + optionalFailedWords(s) + ": the run goes on without it.")}
 	case s.Status == engine.StepDone && !decided && a != nil && a.Result != "":
@@ -148,23 +192,32 @@ func Interrupted(r *engine.Run, n int, v View) []slack.Block {
 	var facts []string
 	a, latest := shownAttempt(s, v.Attempt)
 	if a != nil {
-		f := fmt.Sprintf("Attempt %d", a.N)
-		if !a.Started.IsZero() {
-			f += " started " + when(a.Started, now)
-		}
-		facts = append(facts, f+".")
+		facts = append(facts, attemptStarted(a, now))
 	}
 	facts = append(facts, "*Redo* runs it again from the start; *Abort* ends the run and keeps everything produced so far.")
 	body = append(body, contextBlock(strings.Join(facts, " ")))
-	var tail []slack.Block
-	if latest && s.Status == engine.StepInterrupted && !r.Finished() {
-		if act := decisionButtons(r, s); act != nil {
-			tail = append(tail, act)
-		}
-	} else {
-		tail = append(tail, contextBlock("This step has moved on: it is "+mdLine(string(s.Status), 40)+" now."))
+	return fit(body, interruptedTail(r, s, latest), maxMessageBlocks)
+}
+
+// attemptStarted names an attempt and when it started.
+func attemptStarted(a *engine.Attempt, now time.Time) string {
+	f := fmt.Sprintf("Attempt %d", a.N)
+	if !a.Started.IsZero() {
+		f += " started " + when(a.Started, now)
 	}
-	return fit(body, tail, maxMessageBlocks)
+	return f + "."
+}
+
+// interruptedTail ends an interruption notice: Redo and Abort while the
+// step still waits for one of them, else where the step is now.
+func interruptedTail(r *engine.Run, s *engine.Step, latest bool) []slack.Block {
+	if !latest || s.Status != engine.StepInterrupted || r.Finished() {
+		return []slack.Block{contextBlock("This step has moved on: it is " + mdLine(string(s.Status), 40) + " now.")}
+	}
+	if act := decisionButtons(r, s); act != nil {
+		return []slack.Block{act}
+	}
+	return nil
 }
 
 // Reminder nudges the approvers of a step that has been waiting for a
@@ -366,14 +419,7 @@ func effortPart(effort string) string {
 func noAttemptLine(s *engine.Step) string {
 	switch s.Status {
 	case engine.StepPending:
-		if len(s.DependsOn) > 0 {
-			var deps []string
-			for _, d := range s.DependsOn[:min(len(s.DependsOn), 10)] {
-				deps = append(deps, strconv.Itoa(d))
-			}
-			return "⚪ Pending: starts when step " + strings.Join(deps, ", ") + " is settled."
-		}
-		return "⚪ Pending."
+		return pendingLine(s)
 	case engine.StepQueued:
 		return "🕒 Queued: waiting for a free runner slot."
 	case engine.StepRunning:
@@ -384,6 +430,19 @@ func noAttemptLine(s *engine.Step) string {
 		return "🛑 Not run: the run was aborted."
 	}
 	return emojiOrQ(statusEmoji[s.Status]) + " " + mdLine(string(s.Status), 40)
+}
+
+// pendingLine says what a pending step waits for: the steps it depends on
+// (the first ten), if any.
+func pendingLine(s *engine.Step) string {
+	if len(s.DependsOn) == 0 {
+		return "⚪ Pending."
+	}
+	var deps []string
+	for _, d := range s.DependsOn[:min(len(s.DependsOn), 10)] {
+		deps = append(deps, strconv.Itoa(d))
+	}
+	return "⚪ Pending: starts when step " + strings.Join(deps, ", ") + " is settled."
 }
 
 // runningLine says that an attempt runs and since when. It holds nothing
@@ -416,6 +475,21 @@ func resultBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) []sl
 		text += "\n*Summary:* " + mdLine(sum, 600)
 	}
 	out := []slack.Block{section(text)}
+	if facts := attemptFacts(a); len(facts) > 0 {
+		out = append(out, contextBlock(strings.Join(facts, " · ")))
+	}
+	if a.Artifact {
+		if p, ok := preview(v.Preview); ok {
+			out = append(out, p)
+		}
+		out = append(out, contextBlock(attachedNote(r, s, a, v)))
+	}
+	return out
+}
+
+// attemptFacts are what an attempt took: how long, how many turns, what
+// it cost; each only when known.
+func attemptFacts(a *engine.Attempt) []string {
 	var facts []string
 	if !a.Started.IsZero() && !a.Finished.IsZero() && a.Finished.After(a.Started) {
 		facts = append(facts, duration(a.Finished.Sub(a.Started)))
@@ -426,31 +500,28 @@ func resultBlocks(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) []sl
 	if a.CostUSD > 0 {
 		facts = append(facts, money(a.CostUSD))
 	}
-	if len(facts) > 0 {
-		out = append(out, contextBlock(strings.Join(facts, " · ")))
+	return facts
+}
+
+// attachedNote says where an attempt's artifact is attached (a link when
+// the view has one), its size, and whether a person edited it.
+func attachedNote(r *engine.Run, s *engine.Step, a *engine.Attempt, v View) string {
+	name := v.ArtifactName
+	if name == "" {
+		name = artifactName(r, s, a)
 	}
-	if a.Artifact {
-		if p, ok := preview(v.Preview); ok {
-			out = append(out, p)
-		}
-		name := v.ArtifactName
-		if name == "" {
-			name = artifactName(r, s, a)
-		}
-		label := "`" + mdLine(name, 200) + "`"
-		if u := safeURL(v.ArtifactLink); u != "" {
-			label = "<" + u + "|" + strings.ReplaceAll(mdLine(name, 200), "|", "¦") + ">"
-		}
-		note := "📎 Attached in this thread as " + label
-		if a.Size > 0 {
-			note += " (" + bytesize(a.Size) + ")"
-		}
-		if a.Edited {
-			note += " · ✏️ edited by a person"
-		}
-		out = append(out, contextBlock(note))
+	label := "`" + mdLine(name, 200) + "`"
+	if u := safeURL(v.ArtifactLink); u != "" {
+		label = "<" + u + "|" + strings.ReplaceAll(mdLine(name, 200), "|", "¦") + ">"
 	}
-	return out
+	note := "📎 Attached in this thread as " + label
+	if a.Size > 0 {
+		note += " (" + bytesize(a.Size) + ")"
+	}
+	if a.Edited {
+		note += " · ✏️ edited by a person"
+	}
+	return note
 }
 
 // artifactName is the attached file's name: the one gonogo wrote it under,
@@ -461,205 +532,6 @@ func artifactName(r *engine.Run, s *engine.Step, a *engine.Attempt) string {
 	}
 	l := s.Latest()
 	return path.Base(engine.ArtifactFile(r.ID, s.N, s.Skill, a.N, l == nil || l.N == a.N))
-}
-
-func earlierAttempts(s *engine.Step, shown int, now time.Time) string {
-	var parts []string
-	for i := range s.Attempts {
-		a := &s.Attempts[i]
-		if a.N == shown {
-			continue
-		}
-		p := strconv.Itoa(a.N) + " " + mdLine(string(a.Result), 40)
-		if a.Result == "" {
-			p = strconv.Itoa(a.N) + " unfinished"
-		}
-		p += fallbackPart(s, a)
-		for _, d := range decisionsOn(s, a) {
-			w, ok := decisionWords[d.Kind]
-			if !ok {
-				continue
-			}
-			if engine.AutomaticActor(d.Actor) {
-				p += " (retried automatically)"
-				continue
-			}
-			p += " (" + w.short + " by " + who(d.Actor)
-			if d.Feedback != "" {
-				p += ": “" + mdLine(d.Feedback, 120) + "”"
-			}
-			p += ")"
-		}
-		parts = append(parts, p)
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	prefix := "Earlier attempts: "
-	if len(parts) > attemptsListed {
-		prefix = fmt.Sprintf("Earlier attempts (the last %d of %d): ", attemptsListed, len(parts))
-		parts = parts[len(parts)-attemptsListed:]
-	}
-	return prefix + strings.Join(parts, ", ")
-}
-
-// decisionLines says who decided what on attempt a, and when. With a
-// quorum, approvals are votes: while the step waits the quorum line counts
-// them; once they carried it they read as one approval by all who gave one;
-// votes overtaken by another decision are listed as such.
-func decisionLines(r *engine.Run, s *engine.Step, a *engine.Attempt, latest bool, now time.Time) []string {
-	ds := decisionsOn(s, a)
-	var approvers []string
-	var lastApprove *engine.Decision
-	var others []string
-	for i := range ds {
-		if ds[i].Kind == engine.DecideApprove {
-			approvers = append(approvers, ds[i].Actor)
-			lastApprove = &ds[i]
-			continue
-		}
-		others = append(others, decisionLine(ds[i], now))
-	}
-	if lastApprove == nil {
-		return others
-	}
-	carried := ds[len(ds)-1].Kind == engine.DecideApprove && (s.Status == engine.StepDone || !latest)
-	switch {
-	case carried:
-		d := *lastApprove
-		line := decisionLine(d, now)
-		if len(uniq(approvers)) > 1 {
-			line = decisionWords[engine.DecideApprove].emoji + " Approved by " + people(approvers) + " " + at(d.Time, now)
-		}
-		return append([]string{line}, others...)
-	case latest && s.Status == engine.StepWaiting:
-		return others // the quorum line counts the votes
-	}
-	vote := fmt.Sprintf("👍 Approved by %s (%d of the %d approvals needed)", people(approvers), len(uniq(approvers)), max(r.Quorum, 1))
-	return append([]string{vote}, others...)
-}
-
-func decisionLine(d engine.Decision, now time.Time) string {
-	w, ok := decisionWords[d.Kind]
-	if !ok {
-		return "❔ " + who(d.Actor) + " decided " + mdLine(string(d.Kind), 40) + " " + at(d.Time, now)
-	}
-	if d.Kind == engine.DecideRedo && d.Actor == engine.RetryActor {
-		return w.emoji + " Retried automatically (on_error: retry) " + at(d.Time, now)
-	}
-	if d.Kind == engine.DecideRedo && d.Actor == engine.RateLimitActor {
-		return w.emoji + " Retried automatically after the agent's rate limit " + at(d.Time, now)
-	}
-	line := w.emoji + " " + w.done + " by " + who(d.Actor) + " " + at(d.Time, now)
-	if d.Kind == engine.DecidePick {
-		line = fmt.Sprintf("%s %s candidate %d by %s %s", w.emoji, w.done, d.Candidate, who(d.Actor), at(d.Time, now))
-	}
-	if d.Kind == engine.DecideRedo && strings.TrimSpace(d.Feedback) != "" {
-		line += " with feedback: “" + mdLine(d.Feedback, 800) + "”"
-	}
-	if d.Kind == engine.DecidePick && strings.TrimSpace(d.Feedback) != "" {
-		line += " with the note: “" + mdLine(d.Feedback, 800) + "”"
-	}
-	return line
-}
-
-// waitingNotes are what a step waiting for a decision is waiting for
-// beyond the buttons: the retry gonogo makes itself and when, what a
-// failed step's on_error gate offers, the quorum count, the last reminder
-// and the deadline.
-func waitingNotes(r *engine.Run, s *engine.Step, v View, now time.Time) []slack.Block {
-	var notes []string
-	if line := retryLine(s, now); line != "" {
-		notes = append(notes, line)
-	}
-	if r.PausedByPerson() {
-		notes = append(notes, "⏸ "+who(r.PausedBy)+" paused the run "+at(r.PausedAt, now)+
-			": this step waits here whatever the run's mode, and no step starts. *Resume* goes on in the run's mode; a decision here goes on from this step.")
-	}
-	if engine.GateOnError(s) {
-		notes = append(notes, "🚧 This step's on_error is *gate*: fix it and go on (*Edit* writes its output, *Skip* goes on without it, "+
-			"*Redo* runs it again), or *Abort* the run.")
-	}
-	if r.Quorum > 1 {
-		votes := engine.Approvals(s)
-		line := fmt.Sprintf("👥 Approvals: %d of %d", len(uniq(votes)), r.Quorum)
-		if len(votes) > 0 {
-			line += " (" + people(votes) + ")"
-		}
-		if r.ExcludeStarter && r.StartedBy != "" {
-			line += ". " + who(r.StartedBy) + "'s own approval does not count"
-		}
-		notes = append(notes, line)
-	}
-	if !v.RemindedAt.IsZero() {
-		notes = append(notes, "⏰ Reminded "+when(v.RemindedAt, now))
-	}
-	if !v.Deadline.IsZero() {
-		line := "⌛ Decide by " + when(v.Deadline, now)
-		if v.AbortAtDeadline {
-			line += ": the run is aborted then"
-		} else {
-			line += ": after that the step keeps waiting"
-		}
-		notes = append(notes, line)
-	}
-	if len(notes) == 0 {
-		return nil
-	}
-	return []slack.Block{contextBlock(strings.Join(notes, "\n"))}
-}
-
-// decisionButtons are the buttons engine.Allowed offers for s, each
-// carrying the step's latest attempt; nil when the step takes no decision.
-func decisionButtons(r *engine.Run, s *engine.Step) *slack.ActionBlock {
-	allowed := engine.Allowed(s)
-	if len(allowed) == 0 || r.Finished() {
-		return nil
-	}
-	ref := StepRef{Run: r.ID, Step: s.N}
-	if l := s.Latest(); l != nil {
-		ref.Attempt = l.N
-	}
-	val := fitValue(ref.Value())
-	var els []slack.BlockElement
-	for _, k := range allowed {
-		label, ok := buttonLabels[k]
-		if !ok {
-			continue
-		}
-		b := slack.NewButtonBlockElement(buttonActions[k], val, plainText(label))
-		switch k {
-		case engine.DecideApprove:
-			b.Style = slack.StylePrimary
-		case engine.DecideAbort:
-			b.Style = slack.StyleDanger
-			b.Confirm = confirm("Abort the run?",
-				fmt.Sprintf("The run stops at step %d. Everything produced so far is kept.", s.N), "Abort", "Keep going")
-		}
-		els = append(els, b)
-	}
-	if len(els) > 0 && r.PausedByPerson() {
-		els = append(els, resumeButtons(r)...)
-	}
-	if len(els) == 0 {
-		return nil
-	}
-	return slack.NewActionBlock("", els...)
-}
-
-func cancelButton(ref StepRef) *slack.ButtonBlockElement {
-	b := slack.NewButtonBlockElement(ActionCancel, fitValue(ref.Value()), plainText("Cancel"))
-	b.Style = slack.StyleDanger
-	b.Confirm = confirm("Cancel this step?",
-		"The agent is stopped and the step FAILS; then you can redo it or abort the run.", "Cancel step", "Let it run")
-	return b
-}
-
-func confirm(title, text, yes, no string) *slack.ConfirmationBlockObject {
-	c := slack.NewConfirmationBlockObject(plainText(plain(title, maxConfirmTitle)), plainText(plain(text, maxConfirmText)),
-		plainText(plain(yes, maxConfirmButton)), plainText(plain(no, maxConfirmButton)))
-	c.Style = slack.StyleDanger
-	return c
 }
 
 // interruptedWhy says why step s was interrupted: the worker running it

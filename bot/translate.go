@@ -71,30 +71,26 @@ func badPayload(format string, args ...any) error {
 // validID accepts Slack ids (U…, W…, T…, C…, F…, views' V…), which are
 // letters and digits; the check keeps junk out of keys and logs.
 func validID(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= 64 && only(s, upperLetters+lowerLetters+digits+"_-")
+}
+
+// The characters of the ids and values gonogo reads back: ASCII only, so
+// that what is checked is what a person sees.
+const (
+	digits       = "0123456789"
+	lowerLetters = "abcdefghijklmnopqrstuvwxyz"
+	upperLetters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+// only reports whether every character of s is one of set.
+func only(s, set string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return !strings.ContainsRune(set, r) })
 }
 
 // validTS accepts a Slack message timestamp: digits, a dot, digits.
 func validTS(s string) bool {
 	sec, frac, ok := strings.Cut(s, ".")
-	return ok && len(s) <= 32 && sec != "" && frac != "" && allDigits(sec) && allDigits(frac)
-}
-
-func allDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+	return ok && len(s) <= 32 && sec != "" && frac != "" && only(sec, digits) && only(frac, digits)
 }
 
 // checkIDs checks name/value pairs of required ids.

@@ -95,22 +95,9 @@ func (a Action) Key() string {
 // ParseStepRef refuses, or missing user, channel, message or action time
 // make an error wrapping ErrBadPayload.
 func ParseAction(cb slack.InteractionCallback) (Action, error) {
-	if cb.Type != slack.InteractionTypeBlockActions {
-		return Action{}, badPayload("expected a block_actions interaction, got %q", clip(string(cb.Type), 40))
-	}
-	if n := len(cb.ActionCallback.AttachmentActions); n > 0 {
-		return Action{}, badPayload("legacy attachment action %q: gonogo's buttons are Block Kit buttons",
-			clip(cb.ActionCallback.AttachmentActions[0].Name, 40))
-	}
-	switch n := len(cb.ActionCallback.BlockActions); {
-	case n == 0:
-		return Action{}, badPayload("the block_actions payload carries no action")
-	case n > 1:
-		return Action{}, badPayload("the block_actions payload carries %d actions; a click on a gonogo button carries one", n)
-	}
-	ba := cb.ActionCallback.BlockActions[0]
-	if ba == nil {
-		return Action{}, badPayload("the block_actions payload carries an empty action")
+	ba, err := singleBlockAction(cb)
+	if err != nil {
+		return Action{}, err
 	}
 	kind, ok := actionKinds[ba.ActionID]
 	if !ok {
@@ -119,14 +106,7 @@ func ParseAction(cb slack.InteractionCallback) (Action, error) {
 	if ba.Type != "" && ba.Type != slack.ActionType("button") {
 		return Action{}, badPayload("action %s is a %q element, not a button", ba.ActionID, clip(string(ba.Type), 40))
 	}
-	var ref StepRef
-	var pick PlanPick
-	var err error
-	if kind == ActPickPlan {
-		pick, err = ParsePlanPick(ba.Value)
-	} else {
-		ref, err = ParseStepRef(ba.Value)
-	}
+	ref, pick, err := actionValue(kind, ba.Value)
 	if err != nil {
 		return Action{}, fmt.Errorf("%w: %s button: %w", ErrBadPayload, kind, err)
 	}
@@ -146,17 +126,60 @@ func ParseAction(cb slack.InteractionCallback) (Action, error) {
 		TriggerID:   cb.TriggerID,
 		ResponseURL: cb.ResponseURL,
 	}
-	what := string(kind) + " button"
-	if err := checkIDs(what, "user id", a.User, "channel id", a.Channel, "team id", a.Team); err != nil {
+	if err := a.checkWhere(); err != nil {
 		return Action{}, err
-	}
-	if err := checkTSs(what, "message ts", a.MessageTS, "action ts", a.ActionTS); err != nil {
-		return Action{}, err
-	}
-	if a.ThreadTS != "" && !validTS(a.ThreadTS) {
-		return Action{}, badPayload("%s: invalid thread ts %q", what, clip(a.ThreadTS, 40))
 	}
 	return a, nil
+}
+
+// singleBlockAction is the one Block Kit action a click on a gonogo
+// button carries.
+func singleBlockAction(cb slack.InteractionCallback) (*slack.BlockAction, error) {
+	if cb.Type != slack.InteractionTypeBlockActions {
+		return nil, badPayload("expected a block_actions interaction, got %q", clip(string(cb.Type), 40))
+	}
+	if n := len(cb.ActionCallback.AttachmentActions); n > 0 {
+		return nil, badPayload("legacy attachment action %q: gonogo's buttons are Block Kit buttons",
+			clip(cb.ActionCallback.AttachmentActions[0].Name, 40))
+	}
+	switch n := len(cb.ActionCallback.BlockActions); {
+	case n == 0:
+		return nil, badPayload("the block_actions payload carries no action")
+	case n > 1:
+		return nil, badPayload("the block_actions payload carries %d actions; a click on a gonogo button carries one", n)
+	}
+	ba := cb.ActionCallback.BlockActions[0]
+	if ba == nil {
+		return nil, badPayload("the block_actions payload carries an empty action")
+	}
+	return ba, nil
+}
+
+// actionValue reads a button's value: a plan file's pick for the plan
+// buttons, a step reference for all others.
+func actionValue(kind ActionKind, v string) (StepRef, PlanPick, error) {
+	if kind == ActPickPlan {
+		pick, err := ParsePlanPick(v)
+		return StepRef{}, pick, err
+	}
+	ref, err := ParseStepRef(v)
+	return ref, PlanPick{}, err
+}
+
+// checkWhere checks who clicked, where and when: the ids and timestamps
+// every click carries, and the thread's when there is one.
+func (a Action) checkWhere() error {
+	what := string(a.Kind) + " button"
+	if err := checkIDs(what, "user id", a.User, "channel id", a.Channel, "team id", a.Team); err != nil {
+		return err
+	}
+	if err := checkTSs(what, "message ts", a.MessageTS, "action ts", a.ActionTS); err != nil {
+		return err
+	}
+	if a.ThreadTS != "" && !validTS(a.ThreadTS) {
+		return badPayload("%s: invalid thread ts %q", what, clip(a.ThreadTS, 40))
+	}
+	return nil
 }
 
 // PlanPick is what a plan file's button carries: the mention that sent
@@ -204,19 +227,31 @@ func ParsePlanPick(v string) (PlanPick, error) {
 		return PlanPick{}, fmt.Errorf("not a gonogo plan pick: %q", clipValue(v))
 	}
 	p := PlanPick{User: parts[2], MentionTS: parts[3], File: parts[4]}
-	if !validID(p.User) || !validID(p.File) || !validTS(p.MentionTS) {
+	if !p.wellFormed() {
 		return PlanPick{}, fmt.Errorf("not a gonogo plan pick: %q", clipValue(v))
 	}
 	for _, c := range []byte(parts[5]) {
-		known := false
-		for _, f := range pickFlags {
-			if f.letter == c {
-				*f.on(&p), known = true, true
-			}
-		}
-		if !known {
+		if !p.setFlag(c) {
 			return PlanPick{}, fmt.Errorf("not a gonogo plan pick: flag %q in %q", c, clipValue(v))
 		}
 	}
 	return p, nil
+}
+
+// wellFormed reports whether the pick names its user, mention and file
+// as Slack writes them.
+func (p PlanPick) wellFormed() bool {
+	return validID(p.User) && validID(p.File) && validTS(p.MentionTS)
+}
+
+// setFlag sets the flag Value writes as letter c; false for a letter it
+// never writes.
+func (p *PlanPick) setFlag(c byte) bool {
+	for _, f := range pickFlags {
+		if f.letter == c {
+			*f.on(p) = true
+			return true
+		}
+	}
+	return false
 }

@@ -110,6 +110,38 @@ func Help(slash string) string {
 // flag, an empty chain), which are returned as they are: *engine.Refusal,
 // shown with Usage(slash, CmdChain).
 func ParseCommand(sc slack.SlashCommand) (Command, error) {
+	cmd, err := commandOf(sc)
+	if err != nil {
+		return Command{}, err
+	}
+	word, rest := firstWord(cmd.Text)
+	sub := strings.ToLower(word)
+	if helpWords[sub] {
+		cmd.Kind = CmdHelp
+		return cmd, nil
+	}
+	parse, ok := subcommands[CommandKind(sub)]
+	if !ok {
+		return Command{}, &InputError{Problem: unknownSubcommand(cmd.Slash, word, rest), Usage: Help(cmd.Slash)}
+	}
+	return parse(cmd, rest)
+}
+
+// helpWords ask for help in place of a subcommand.
+var helpWords = map[string]bool{"": true, "help": true, "-h": true, "--help": true, "—help": true, "–help": true, "?": true}
+
+// subcommands read what follows each subcommand but help.
+var subcommands = map[CommandKind]func(cmd Command, rest string) (Command, error){
+	CmdRuns:  parseRuns,
+	CmdStats: parseStatsCommand,
+	CmdChain: parseChain,
+	CmdRun:   parseRunCommand,
+	CmdCheck: parseCheck,
+}
+
+// commandOf is who sent a slash command, where, and its text as typed,
+// each checked.
+func commandOf(sc slack.SlashCommand) (Command, error) {
 	cmd := Command{
 		Slash:       sc.Command,
 		User:        sc.UserID,
@@ -127,46 +159,47 @@ func ParseCommand(sc slack.SlashCommand) (Command, error) {
 	if err := checkText("the command text", sc.Text, MaxCommandChars); err != nil {
 		return Command{}, &InputError{Problem: err.Error() + longTextHint(sc.Text), Usage: Help(cmd.Slash)}
 	}
-	text := slackText(sc.Text, false)
-	cmd.Text = text
+	cmd.Text = slackText(sc.Text, false)
+	return cmd, nil
+}
 
-	word, rest := firstWord(text)
-	switch strings.ToLower(word) {
-	case "", "help", "-h", "--help", "—help", "–help", "?":
-		cmd.Kind = CmdHelp
-		return cmd, nil
-	case string(CmdRuns):
-		cmd.Kind = CmdRuns
-		if extra := trimSpace(rest); extra != "" {
-			return Command{}, &InputError{
-				Problem: fmt.Sprintf("%s runs takes nothing after it (got %q)", cmd.Slash, clip(extra, 40)),
-				Usage:   Usage(cmd.Slash, CmdRuns),
-			}
+// parseRuns reads "runs", which takes nothing after it.
+func parseRuns(cmd Command, rest string) (Command, error) {
+	cmd.Kind = CmdRuns
+	if extra := trimSpace(rest); extra != "" {
+		return Command{}, &InputError{
+			Problem: fmt.Sprintf("%s runs takes nothing after it (got %q)", cmd.Slash, clip(extra, 40)),
+			Usage:   Usage(cmd.Slash, CmdRuns),
 		}
-		return cmd, nil
-	case string(CmdStats):
-		cmd.Kind = CmdStats
-		if err := parseStats(&cmd, rest); err != nil {
-			return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdStats)}
-		}
-		return cmd, nil
-	case string(CmdChain):
-		cmd.Kind = CmdChain
-		if err := parseChainInto(&cmd, rest); err != nil {
-			return Command{}, err
-		}
-		return cmd, nil
-	case string(CmdRun):
-		cmd.Kind = CmdRun
-		if err := parseRun(&cmd, rest); err != nil {
-			return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdRun)}
-		}
-		return cmd, nil
-	case string(CmdCheck):
-		return parseCheck(cmd, rest)
-	default:
-		return Command{}, &InputError{Problem: unknownSubcommand(cmd.Slash, word, rest), Usage: Help(cmd.Slash)}
 	}
+	return cmd, nil
+}
+
+// parseStatsCommand reads "stats [--since WHEN] [--skill NAME]".
+func parseStatsCommand(cmd Command, rest string) (Command, error) {
+	cmd.Kind = CmdStats
+	if err := parseStats(&cmd, rest); err != nil {
+		return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdStats)}
+	}
+	return cmd, nil
+}
+
+// parseChain reads "chain EXPR [flags] [-- context]".
+func parseChain(cmd Command, rest string) (Command, error) {
+	cmd.Kind = CmdChain
+	if err := parseChainInto(&cmd, rest); err != nil {
+		return Command{}, err
+	}
+	return cmd, nil
+}
+
+// parseRunCommand reads "run WORKFLOW [flags] [--arg k=v ...] [-- context]".
+func parseRunCommand(cmd Command, rest string) (Command, error) {
+	cmd.Kind = CmdRun
+	if err := parseRun(&cmd, rest); err != nil {
+		return Command{}, &InputError{Problem: err.Error(), Usage: Usage(cmd.Slash, CmdRun)}
+	}
+	return cmd, nil
 }
 
 // parseChainInto reads "EXPR [flags] [-- context]" into cmd.
@@ -190,37 +223,58 @@ func parseChainInto(cmd *Command, rest string) error {
 func cutBestOf(text string) (string, []string, error) {
 	text = trimSpace(text) // columns count from the chain's first name
 	words, _ := splitWords(text, false)
-	found, start, end := -1, 0, 0
-	var value string
-	for k := 0; k < len(words); k++ {
+	at, value, end, err := findBestOf(words)
+	if err != nil {
+		return "", nil, err
+	}
+	if at < 0 {
+		return text, nil, nil
+	}
+	names := engine.ParseBestOf(value)
+	if len(names) == 0 {
+		return "", nil, fmt.Errorf("--best-of at column %d needs runner names: --best-of claude,codex", words[at].col)
+	}
+	return text[:words[at].start] + text[end:], names, nil
+}
+
+// findBestOf finds "--best-of" among the words before a lone "--": the
+// index of its word (-1 when there is none), its value, and the offset
+// where the value ends.
+func findBestOf(words []word) (at int, value string, end int, err error) {
+	at = -1
+	for k := 0; k < len(words) && !words[k].isDashDash(); k++ {
 		w := words[k]
-		if w.isDashDash() {
-			break
-		}
-		name, ok := w.flag()
-		if !ok || name != "best-of" && !strings.HasPrefix(name, "best-of=") {
+		v, inline, ok := bestOfFlag(w)
+		if !ok {
 			continue
 		}
-		if found >= 0 {
-			return "", nil, fmt.Errorf("--best-of is given twice (columns %d and %d); give it once, with every runner: --best-of claude,codex", words[found].col, w.col)
+		if at >= 0 {
+			return -1, "", 0, fmt.Errorf("--best-of is given twice (columns %d and %d); give it once, with every runner: --best-of claude,codex", words[at].col, w.col)
 		}
-		found, start, end, value = k, w.start, w.end, strings.TrimPrefix(name, "best-of=")
-		if name == "best-of" {
+		at, value, end = k, v, w.end
+		if !inline {
 			if k+1 == len(words) || words[k+1].isDashDash() {
-				return "", nil, fmt.Errorf("--best-of at column %d needs runner names: --best-of claude,codex", w.col)
+				return -1, "", 0, fmt.Errorf("--best-of at column %d needs runner names: --best-of claude,codex", w.col)
 			}
 			k++
 			value, end = words[k].text, words[k].end
 		}
 	}
-	if found < 0 {
-		return text, nil, nil
+	return at, value, end, nil
+}
+
+// bestOfFlag reads w as "--best-of": ok, and its value when it is written
+// inline ("--best-of=NAMES"); else the names are the next word.
+func bestOfFlag(w word) (value string, inline, ok bool) {
+	name, isFlag := w.flag()
+	if !isFlag {
+		return "", false, false
 	}
-	names := engine.ParseBestOf(value)
-	if len(names) == 0 {
-		return "", nil, fmt.Errorf("--best-of at column %d needs runner names: --best-of claude,codex", words[found].col)
+	if name == "best-of" {
+		return "", false, true
 	}
-	return text[:start] + text[end:], names, nil
+	value, inline = strings.CutPrefix(name, "best-of=")
+	return value, inline, inline
 }
 
 // parseCheck reads what follows "check": "run WORKFLOW ..." checks a
@@ -249,6 +303,8 @@ func parseCheck(cmd Command, rest string) (Command, error) {
 	return cmd, nil
 }
 
+// unknownSubcommand refuses a word that is no subcommand, with the close
+// subcommand, or the chain it seems to be.
 func unknownSubcommand(slash, word, rest string) string {
 	msg := fmt.Sprintf("unknown subcommand %q: %s takes chain, run, check, runs, stats or help", clip(word, 40), slash)
 	var names []string
@@ -260,11 +316,16 @@ func unknownSubcommand(slash, word, rest string) string {
 			return msg + fmt.Sprintf(" (did you mean %q?)", s[0])
 		}
 	}
-	// "/gonogo deliver-prd -> deliver-stories" forgot the subcommand.
-	if engine.ValidSkillName(word) && (strings.ContainsAny(rest, ",→>") || strings.Contains(strings.ToLower(rest), " then ")) {
+	if forgotChain(word, rest) {
 		return msg + fmt.Sprintf(" (to run skills in a row: %s chain %s ...)", slash, word)
 	}
 	return msg
+}
+
+// forgotChain reports a command that reads as a chain without its
+// subcommand: "/gonogo deliver-prd -> deliver-stories".
+func forgotChain(word, rest string) bool {
+	return engine.ValidSkillName(word) && (strings.ContainsAny(rest, ",→>") || strings.Contains(strings.ToLower(rest), " then "))
 }
 
 func longTextHint(text string) string {
@@ -415,6 +476,13 @@ func checkRunWorkflowName(name string) error {
 	case engine.ValidSkillName(name):
 		return nil
 	}
+	return invalidWorkflowName(name)
+}
+
+// invalidWorkflowName refuses a name that breaks the naming rule, and
+// offers its near miss in valid form (lower case, dashes for
+// underscores) when there is one.
+func invalidWorkflowName(name string) error {
 	msg := fmt.Sprintf("invalid workflow name %q: workflow names are lower-case letters, digits and dashes, starting with a letter or digit",
 		clip(name, 40))
 	if near := strings.ReplaceAll(strings.ToLower(name), "_", "-"); engine.ValidSkillName(near) {
@@ -445,18 +513,26 @@ func parseStats(cmd *Command, rest string) error {
 			k++
 			value = words[k]
 		}
-		if name == "--skill" {
-			if !engine.ValidSkillName(value) {
-				return fmt.Errorf("--skill %q is not a skill name", clip(value, 40))
-			}
-			cmd.Skill = value
-			continue
-		}
-		// The period is read again, against the time it is answered.
-		if _, err := engine.ParseSince(value, time.Time{}); err != nil {
+		if err := cmd.setStatsFlag(name, value); err != nil {
 			return err
 		}
-		cmd.Since = value
 	}
+	return nil
+}
+
+// setStatsFlag sets --skill or --since (name) to value, checked.
+func (cmd *Command) setStatsFlag(name, value string) error {
+	if name == "--skill" {
+		if !engine.ValidSkillName(value) {
+			return fmt.Errorf("--skill %q is not a skill name", clip(value, 40))
+		}
+		cmd.Skill = value
+		return nil
+	}
+	// The period is read again, against the time it is answered.
+	if _, err := engine.ParseSince(value, time.Time{}); err != nil {
+		return err
+	}
+	cmd.Since = value
 	return nil
 }

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"fmt"
 	"mime"
 	"path"
@@ -42,10 +43,17 @@ func FileRefFrom(f slack.File) FileRef {
 		URLPrivate:         f.URLPrivate,
 		URLPrivateDownload: f.URLPrivateDownload,
 		External:           f.IsExternal,
-		NeedsInfo: f.FileAccess == "check_file_info" ||
-			(f.Name == "" && f.Mimetype == "" && f.Filetype == "") ||
-			(f.URLPrivate == "" && f.URLPrivateDownload == "" && !f.IsExternal),
+		NeedsInfo:          needsInfo(f),
 	}
+}
+
+// needsInfo reports a file Slack described by its id only (see
+// FileRef.NeedsInfo): it says so, or sent neither its name nor its type,
+// or no address for a file kept in Slack.
+func needsInfo(f slack.File) bool {
+	return f.FileAccess == "check_file_info" ||
+		(f.Name == "" && f.Mimetype == "" && f.Filetype == "") ||
+		(f.URLPrivate == "" && f.URLPrivateDownload == "" && !f.IsExternal)
 }
 
 // label is how a message names the file.
@@ -93,15 +101,50 @@ type Mention struct {
 // person to attach a plan; a bot's message, an edit, or missing fields are
 // errors wrapping ErrBadPayload.
 func ParseMention(ev *slackevents.AppMentionEvent) (Mention, error) {
+	if err := refuseMention(ev); err != nil {
+		return Mention{}, err
+	}
+	m, err := mentionOf(ev)
+	if err != nil {
+		return Mention{}, err
+	}
+	if err := checkText("the message", ev.Text, MaxMentionChars); err != nil {
+		return Mention{}, &InputError{Problem: err.Error()}
+	}
+	text := slackText(ev.Text, true)
+	cut, err := m.readFlags(text)
+	if err != nil {
+		return Mention{}, err
+	}
+	m.Text = cutWords(text, cut)
+	for _, f := range ev.Files {
+		m.Files = append(m.Files, FileRefFrom(f))
+	}
+	if len(m.Files) == 0 {
+		return Mention{}, &InputError{Problem: "no plan attached: attach a Markdown (.md) or text (.txt) plan to the message " +
+			"that mentions the bot, or start a chain of skills with /gonogo chain"}
+	}
+	return m, nil
+}
+
+// refuseMention refuses the mentions that never start a run: none, a
+// bot's, an edit.
+func refuseMention(ev *slackevents.AppMentionEvent) error {
 	if ev == nil {
-		return Mention{}, badPayload("no app_mention event")
+		return badPayload("no app_mention event")
 	}
 	if ev.BotID != "" {
-		return Mention{}, badPayload("a message from bot %s does not start a run", clip(ev.BotID, 40))
+		return badPayload("a message from bot %s does not start a run", clip(ev.BotID, 40))
 	}
 	if ev.Edited != nil {
-		return Mention{}, &InputError{Problem: "an edited message does not start a run: post a new message that mentions the bot, with the plan attached"}
+		return &InputError{Problem: "an edited message does not start a run: post a new message that mentions the bot, with the plan attached"}
 	}
+	return nil
+}
+
+// mentionOf is who wrote a mention, where and when, each id checked; the
+// run goes in the mention's thread, or in a new one under it.
+func mentionOf(ev *slackevents.AppMentionEvent) (Mention, error) {
 	m := Mention{User: ev.User, Team: firstNonEmpty(ev.UserTeam, ev.SourceTeam), Channel: ev.Channel, TS: ev.TimeStamp}
 	m.ThreadTS = firstNonEmpty(ev.ThreadTimeStamp, ev.TimeStamp)
 	if err := checkIDs("mention", "user", m.User, "channel", m.Channel); err != nil {
@@ -113,18 +156,19 @@ func ParseMention(ev *slackevents.AppMentionEvent) (Mention, error) {
 	if err := checkTSs("mention", "ts", m.TS, "thread_ts", m.ThreadTS); err != nil {
 		return Mention{}, err
 	}
-	if err := checkText("the message", ev.Text, MaxMentionChars); err != nil {
-		return Mention{}, &InputError{Problem: err.Error()}
-	}
-	text := slackText(ev.Text, true)
+	return m, nil
+}
+
+// readFlags sets the mention's flags and Check from the words of text
+// (see ParseMention) and returns the words to cut from its text.
+func (m *Mention) readFlags(text string) ([]word, error) {
 	words, _ := splitWords(text, false)
 	var cut []word
 	for _, w := range words {
 		// Only a typed "--" ends the flags here: in a message a lone dash
 		// is prose, and must not turn the flags after it into text.
 		if w.text == "--" {
-			cut = append(cut, w)
-			break
+			return append(cut, w), nil
 		}
 		name, ok := w.flag()
 		if !ok {
@@ -141,20 +185,12 @@ func ParseMention(ev *slackevents.AppMentionEvent) (Mention, error) {
 			if !strings.HasPrefix(w.raw, "--") {
 				continue // "—like this" is prose; only a typed "--" is surely a flag
 			}
-			return Mention{}, &InputError{Problem: unknownFlag(w, knownMentionFlags).Error()}
+			return nil, &InputError{Problem: unknownFlag(w, knownMentionFlags).Error()}
 		}
 		set(&m.Flags)
 		cut = append(cut, w)
 	}
-	m.Text = cutWords(text, cut)
-	for _, f := range ev.Files {
-		m.Files = append(m.Files, FileRefFrom(f))
-	}
-	if len(m.Files) == 0 {
-		return Mention{}, &InputError{Problem: "no plan attached: attach a Markdown (.md) or text (.txt) plan to the message " +
-			"that mentions the bot, or start a chain of skills with /gonogo chain"}
-	}
-	return m, nil
+	return cut, nil
 }
 
 // checkPunct is what may stand around the word "check" in a mention:
@@ -217,29 +253,55 @@ func checkPlanType(f FileRef) error {
 	if f.NeedsInfo {
 		return fmt.Errorf("%s: %w", f.label(), ErrNeedsFileInfo)
 	}
-	const want = "attach the plan as a Markdown (.md) or plain-text (.txt) file"
 	if f.External {
-		return &InputError{Problem: fmt.Sprintf("%s is a link to a file kept outside Slack: %s", f.label(), want)}
+		return &InputError{Problem: fmt.Sprintf("%s is a link to a file kept outside Slack: %s", f.label(), wantPlanFile)}
 	}
-	mt := ""
-	if f.Mimetype != "" {
-		if m, _, err := mime.ParseMediaType(f.Mimetype); err == nil {
-			mt = m
-		} else {
-			mt = strings.ToLower(f.Mimetype)
-		}
+	return checkSlackType(f)
+}
+
+// checkSlackType judges a file by the MIME type and file type Slack gives
+// it, else by its name's extension.
+func checkSlackType(f FileRef) error {
+	mt, ft := mediaType(f.Mimetype), strings.ToLower(f.Filetype)
+	if mt == "" && ft == "" {
+		return checkPlanExt(f)
 	}
-	ft := strings.ToLower(f.Filetype)
+	if !planTypes(mt, ft) {
+		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), describeType(mt, ft), wantPlanFile)}
+	}
+	return nil
+}
+
+// planTypes reports whether the MIME type and file type Slack gives a
+// file ("" when it gives none) are those of a plan.
+func planTypes(mt, ft string) bool {
+	return (mt == "" || planMimetypes[mt]) && (ft == "" || planFiletypes[ft])
+}
+
+// wantPlanFile ends every refusal of an attached file's type.
+const wantPlanFile = "attach the plan as a Markdown (.md) or plain-text (.txt) file"
+
+// mediaType is a MIME type without its parameters, lower case; a type
+// that does not parse is kept whole.
+func mediaType(mimetype string) string {
+	if mimetype == "" {
+		return ""
+	}
+	if m, _, err := mime.ParseMediaType(mimetype); err == nil {
+		return m
+	}
+	return strings.ToLower(mimetype)
+}
+
+// checkPlanExt judges a file Slack gives no type for by its name's
+// extension.
+func checkPlanExt(f FileRef) error {
 	ext := strings.ToLower(path.Ext(f.Name))
-	switch {
-	case mt != "" && !planMimetypes[mt]:
-		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), describeType(mt, ft), want)}
-	case ft != "" && !planFiletypes[ft]:
-		return &InputError{Problem: fmt.Sprintf("%s is %s, not a plan: %s", f.label(), describeType(mt, ft), want)}
-	case mt == "" && ft == "" && ext != "" && !planExts[ext]:
-		return &InputError{Problem: fmt.Sprintf("%s is a %s file, not a plan: %s", f.label(), clip(ext, 20), want)}
-	case mt == "" && ft == "" && ext == "":
-		return &InputError{Problem: fmt.Sprintf("Slack says nothing about the type of %s: %s", f.label(), want)}
+	if ext == "" {
+		return &InputError{Problem: fmt.Sprintf("Slack says nothing about the type of %s: %s", f.label(), wantPlanFile)}
+	}
+	if !planExts[ext] {
+		return &InputError{Problem: fmt.Sprintf("%s is a %s file, not a plan: %s", f.label(), clip(ext, 20), wantPlanFile)}
 	}
 	return nil
 }
@@ -278,21 +340,30 @@ func CheckPlanContent(f FileRef, body []byte, maxBytes int64) error {
 	switch {
 	case maxBytes > 0 && n > maxBytes:
 		return &InputError{Problem: fmt.Sprintf("%s is %s; gonogo reads plans up to %s", f.label(), sizeText(n), sizeText(maxBytes))}
-	case len(body) >= 2 && (body[0] == 0xff && body[1] == 0xfe || body[0] == 0xfe && body[1] == 0xff):
+	case bytes.HasPrefix(body, []byte{0xff, 0xfe}) || bytes.HasPrefix(body, []byte{0xfe, 0xff}):
 		return &InputError{Problem: fmt.Sprintf("%s is UTF-16 text: save it as UTF-8 and attach it again", f.label())}
 	}
-	for i := 0; i < len(body); {
-		r, w := utf8.DecodeRune(body[i:])
-		if r == 0 || (r == utf8.RuneError && w == 1) {
-			return &InputError{Problem: fmt.Sprintf("%s is not text (binary content at byte %d): attach the plan as Markdown or plain text",
-				f.label(), i)}
-		}
-		i += w
+	if i := binaryAt(body); i >= 0 {
+		return &InputError{Problem: fmt.Sprintf("%s is not text (binary content at byte %d): attach the plan as Markdown or plain text",
+			f.label(), i)}
 	}
 	if trimSpace(strings.TrimPrefix(string(body), "\ufeff")) == "" {
 		return &InputError{Problem: fmt.Sprintf("%s is empty: attach the plan itself", f.label())}
 	}
 	return nil
+}
+
+// binaryAt is the offset of the first NUL byte or invalid UTF-8 in body;
+// -1 when there is none.
+func binaryAt(body []byte) int {
+	for i := 0; i < len(body); {
+		r, w := utf8.DecodeRune(body[i:])
+		if r == 0 || (r == utf8.RuneError && w == 1) {
+			return i
+		}
+		i += w
+	}
+	return -1
 }
 
 func describeType(mt, ft string) string {

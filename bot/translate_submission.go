@@ -103,17 +103,11 @@ func ParseSubmission(cb slack.InteractionCallback) (Submission, error) {
 // submissionOf reads what every gonogo modal's submission carries: which
 // modal it is, the step it is for, and who submitted which view.
 func submissionOf(cb slack.InteractionCallback) (Submission, error) {
-	if cb.Type != slack.InteractionTypeViewSubmission {
-		return Submission{}, badPayload("expected a view_submission interaction, got %q", clip(string(cb.Type), 40))
+	kind, err := modalKind(cb)
+	if err != nil {
+		return Submission{}, err
 	}
 	v := cb.View
-	if v.Type != "" && v.Type != slack.VTModal {
-		return Submission{}, badPayload("view %q is a %q, not a modal", clip(v.CallbackID, 60), clip(string(v.Type), 40))
-	}
-	kind, ok := submissionKinds[v.CallbackID]
-	if !ok {
-		return Submission{}, badPayload("unknown modal callback id %q: not one of gonogo's modals", clip(v.CallbackID, 60))
-	}
 	if v.PrivateMetadata == "" {
 		return Submission{}, badPayload("the %s modal carries no private_metadata (the step it is for)", kind)
 	}
@@ -133,6 +127,22 @@ func submissionOf(cb slack.InteractionCallback) (Submission, error) {
 		return Submission{}, err
 	}
 	return s, nil
+}
+
+// modalKind is which of gonogo's modals a view_submission submits.
+func modalKind(cb slack.InteractionCallback) (SubmissionKind, error) {
+	if cb.Type != slack.InteractionTypeViewSubmission {
+		return "", badPayload("expected a view_submission interaction, got %q", clip(string(cb.Type), 40))
+	}
+	v := cb.View
+	if v.Type != "" && v.Type != slack.VTModal {
+		return "", badPayload("view %q is a %q, not a modal", clip(v.CallbackID, 60), clip(string(v.Type), 40))
+	}
+	kind, ok := submissionKinds[v.CallbackID]
+	if !ok {
+		return "", badPayload("unknown modal callback id %q: not one of gonogo's modals", clip(v.CallbackID, 60))
+	}
+	return kind, nil
 }
 
 // modalValues are a submitted view's input values, by block and action id.

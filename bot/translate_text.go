@@ -42,6 +42,12 @@ func checkText(what, s string, maxChars int) error {
 			return fmt.Errorf("%s is %d characters long; the limit is %d", what, n, maxChars)
 		}
 	}
+	return checkRunes(what, s)
+}
+
+// checkRunes refuses the first control character other than tab and line
+// breaks, or text-direction override, in s, naming its line and column.
+func checkRunes(what, s string) error {
 	line, col := 1, 0
 	for _, r := range s {
 		col++
@@ -51,12 +57,18 @@ func checkText(what, s string, maxChars int) error {
 		case r == '\t' || r == '\r':
 		case unicode.IsControl(r):
 			return fmt.Errorf("%s has a control character (U+%04X) at line %d, column %d: remove it", what, r, line, col)
-		case r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069':
+		case isDirectionOverride(r):
 			return fmt.Errorf("%s has an invisible text-direction character (U+%04X) at line %d, column %d: remove it",
 				what, r, line, col)
 		}
 	}
 	return nil
+}
+
+// isDirectionOverride reports the invisible characters that make text
+// read in another order than it runs (U+202A to U+202E, U+2066 to U+2069).
+func isDirectionOverride(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
 
 var slackEntities = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
@@ -105,44 +117,76 @@ func isMarkup(inner string) bool {
 		return len(target) > 1
 	}
 	scheme, _, ok := strings.Cut(target, ":")
-	if !ok || scheme == "" {
+	return ok && validScheme(scheme)
+}
+
+const (
+	schemeStart = lowerLetters + upperLetters
+	schemeRest  = schemeStart + digits + "+-."
+)
+
+// validScheme reports an address scheme as RFC 3986 writes it: a letter,
+// then letters, digits, "+", "-" or ".".
+func validScheme(scheme string) bool {
+	if scheme == "" {
 		return false
 	}
 	for i, r := range scheme {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+		allowed := schemeRest
+		if i == 0 {
+			allowed = schemeStart
+		}
+		if !strings.ContainsRune(allowed, r) {
 			return false
 		}
 	}
 	return true
 }
 
+// slackMarkup is what one piece of Slack markup (the text between "<"
+// and ">") reads as (see the top of this file).
 func slackMarkup(inner string, dropMentions bool) string {
-	target, label, hasLabel := strings.Cut(inner, "|")
+	target, label, _ := strings.Cut(inner, "|")
 	switch {
 	case strings.HasPrefix(target, "@"):
 		if dropMentions {
 			return ""
 		}
-		if hasLabel && label != "" {
-			return "@" + strings.TrimPrefix(label, "@")
-		}
-		return target
+		return labelled("@", target, label)
 	case strings.HasPrefix(target, "#"):
-		if hasLabel && label != "" {
-			return "#" + strings.TrimPrefix(label, "#")
-		}
-		return target
+		return labelled("#", target, label)
 	case strings.HasPrefix(target, "!"):
-		if hasLabel && label != "" {
-			return label
-		}
-		name, _, _ := strings.Cut(target[1:], "^")
-		if id, ok := strings.CutPrefix(target[1:], "subteam^"); ok {
-			return "@" + id
-		}
-		return "@" + name
+		return specialMarkup(target, label)
 	}
-	if !hasLabel || label == "" || label == target {
+	return linkMarkup(target, label)
+}
+
+// labelled is a user or channel mention: its label after the sigil when
+// Slack gave one, else the bare id.
+func labelled(sigil, target, label string) string {
+	if label != "" {
+		return sigil + strings.TrimPrefix(label, sigil)
+	}
+	return target
+}
+
+// specialMarkup is a special command ("<!here>") or a user group
+// ("<!subteam^S1|@team>"): its label, else "@" and its name or group id.
+func specialMarkup(target, label string) string {
+	if label != "" {
+		return label
+	}
+	if id, ok := strings.CutPrefix(target[1:], "subteam^"); ok {
+		return "@" + id
+	}
+	name, _, _ := strings.Cut(target[1:], "^")
+	return "@" + name
+}
+
+// linkMarkup is an address: its label, followed by the address when the
+// label is not the address itself as typed.
+func linkMarkup(target, label string) string {
+	if label == "" || label == target {
 		return target
 	}
 	bare := target
@@ -230,40 +274,61 @@ func splitWords(s string, quotes bool) ([]word, error) {
 			col++
 			continue
 		}
-		wd := word{start: i, col: col}
-		var b strings.Builder
-		prev := rune(-1)
-		for i < len(s) {
-			r, w := utf8.DecodeRuneInString(s[i:])
-			if isSpace(r) {
-				break
-			}
-			closers, opens := closingQuotes[r]
-			if quotes && opens && (prev == -1 || prev == '=') {
-				j := strings.IndexFunc(s[i+w:], func(c rune) bool { return strings.ContainsRune(closers, c) })
-				if j < 0 {
-					return nil, fmt.Errorf("quote %q at column %d is never closed", string(r), col)
-				}
-				inner := s[i+w : i+w+j]
-				_, cw := utf8.DecodeRuneInString(s[i+w+j:])
-				b.WriteString(inner)
-				col += 2 + utf8.RuneCountInString(inner)
-				i += w + j + cw
-				wd.quoted = wd.quoted || prev == -1
-				prev = 'q'
-				continue
-			}
-			b.WriteRune(r)
-			prev = r
-			i += w
-			col++
+		wd, next, err := readWord(s, i, col, quotes)
+		if err != nil {
+			return nil, err
 		}
-		wd.end = i
-		wd.raw = s[wd.start:wd.end]
-		wd.text = b.String()
 		words = append(words, wd)
+		i, col = wd.end, next
 	}
 	return words, nil
+}
+
+// readWord reads the word of s that starts at byte i, column col, up to
+// the next space outside quotes; it returns the column after it.
+func readWord(s string, i, col int, quotes bool) (word, int, error) {
+	wd := word{start: i, col: col}
+	var b strings.Builder
+	prev := rune(-1)
+	for i < len(s) {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if isSpace(r) {
+			break
+		}
+		closers, opens := closingQuotes[r]
+		if quotes && opens && (prev == -1 || prev == '=') {
+			inner, n, err := quotedRun(s[i:], closers, col)
+			if err != nil {
+				return word{}, col, err
+			}
+			b.WriteString(inner)
+			col += 2 + utf8.RuneCountInString(inner)
+			i += n
+			wd.quoted = wd.quoted || prev == -1
+			prev = 'q'
+			continue
+		}
+		b.WriteRune(r)
+		prev = r
+		i += w
+		col++
+	}
+	wd.end = i
+	wd.raw = s[wd.start:wd.end]
+	wd.text = b.String()
+	return wd, col, nil
+}
+
+// quotedRun reads the quoted run s starts with, up to the first of
+// closers: the text inside, and the bytes it takes with its two marks.
+func quotedRun(s, closers string, col int) (string, int, error) {
+	q, w := utf8.DecodeRuneInString(s)
+	j := strings.IndexFunc(s[w:], func(c rune) bool { return strings.ContainsRune(closers, c) })
+	if j < 0 {
+		return "", 0, fmt.Errorf("quote %q at column %d is never closed", string(q), col)
+	}
+	_, cw := utf8.DecodeRuneInString(s[w+j:])
+	return s[w : w+j], w + j + cw, nil
 }
 
 // cutWords returns s without the given words (in order) and the spaces

@@ -61,42 +61,46 @@ func (b *Bot) takeWorkflow(cmd Command, envelopeID string) (engine.Plan, engine.
 		Input: engine.InputWorkflow, Workflow: cmd.Workflow, Args: cmd.Args, Context: cmd.Context, Flags: cmd.Flags,
 		StartedBy: cmd.User, Origin: engine.Origin{Channel: cmd.Channel}, Key: "slack-command:" + envelopeID,
 	})
-	if err == nil {
-		return plan, opt, nil, nil
+	if err != nil {
+		no, err := b.workflowRefusal(cmd.Workflow, err)
+		return engine.Plan{}, engine.StartOptions{}, no, err
 	}
+	return plan, opt, nil, nil
+}
+
+// workflowRefusal is the answer that refuses a workflow intake could not
+// take (see takeWorkflow), or the error no person can correct.
+func (b *Bot) workflowRefusal(workflow string, err error) (*answer, error) {
 	var ref *engine.Refusal
 	var blocks []slack.Block
 	switch {
 	case errors.As(err, &ref) && len(ref.Problems) > 0:
 		// Every problem of the file, each with its line, one by one.
-		blocks = WorkflowProblems(cmd.Workflow, filepath.Base(ref.Source), ref.Problems)
+		blocks = WorkflowProblems(workflow, filepath.Base(ref.Source), ref.Problems)
 	case errors.As(err, &ref) && ref.Reason == engine.RefuseUnknownWorkflow:
 		// The refusal's message names the directory on the server; the
 		// person needs the names only.
 		names, _ := intake.Dir(b.cfg.WorkflowsDir).List()
-		blocks = UnknownWorkflow(cmd.Workflow, ref.Suggestions[cmd.Workflow], names)
+		blocks = UnknownWorkflow(workflow, ref.Suggestions[workflow], names)
 	case errors.Is(err, fs.ErrNotExist):
 		b.cfg.Log.Error("the workflows directory cannot be read", "dir", b.cfg.WorkflowsDir, "err", err)
-		blocks = UnknownWorkflow(cmd.Workflow, nil, nil)
+		blocks = UnknownWorkflow(workflow, nil, nil)
 	default:
 		err = hideDir(err, b.cfg.WorkflowsDir)
 		if no := refusalAnswer(err, engine.InputWorkflow); no != nil {
-			return engine.Plan{}, engine.StartOptions{}, no, nil
+			return no, nil
 		}
-		return engine.Plan{}, engine.StartOptions{}, nil, err
+		return nil, err
 	}
-	return engine.Plan{}, engine.StartOptions{}, &answer{text: FallbackText(blocks), blocks: blocks}, nil
+	return &answer{text: FallbackText(blocks), blocks: blocks}, nil
 }
 
 // saveWorkflowContent is the "Save as workflow" modal for a completed
 // chain, with a free name made of its skills filled in, or why it cannot
 // be saved.
 func (b *Bot) saveWorkflowContent(r *engine.Run, a Action) (slack.ModalViewRequest, string) {
-	switch {
-	case b.cfg.WorkflowsDir == "":
-		return slack.ModalViewRequest{}, "Saving workflows is not set up here: the operator sets GONOGO_WORKFLOWS_DIR. Nothing was saved."
-	case r.Input != engine.InputChain || r.State != engine.RunCompleted:
-		return slack.ModalViewRequest{}, "Only a completed chain can be saved as a workflow. Nothing was saved."
+	if why := b.unsaveable(r); why != "" {
+		return slack.ModalViewRequest{}, why
 	}
 	skills := chainSkills(r)
 	name := workflowNameFor(skills, func(n string) bool {
@@ -106,6 +110,17 @@ func (b *Bot) saveWorkflowContent(r *engine.Run, a Action) (slack.ModalViewReque
 	return SaveWorkflowModal(a.Ref, name, skills, r.Thread), ""
 }
 
+// unsaveable is why run r cannot be saved as a workflow, or "".
+func (b *Bot) unsaveable(r *engine.Run) string {
+	switch {
+	case b.cfg.WorkflowsDir == "":
+		return "Saving workflows is not set up here: the operator sets GONOGO_WORKFLOWS_DIR. Nothing was saved."
+	case r.Input != engine.InputChain || r.State != engine.RunCompleted:
+		return "Only a completed chain can be saved as a workflow. Nothing was saved."
+	}
+	return ""
+}
+
 // saveWorkflow writes a completed chain as the workflow the modal named
 // and tells the person where it is and how to run it. received is when the
 // submission arrived: a name found taken by a file older than that was
@@ -113,31 +128,15 @@ func (b *Bot) saveWorkflowContent(r *engine.Run, a Action) (slack.ModalViewReque
 // not told twice.
 func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, channel, thread string, received time.Time) {
 	tell := func(text string) { b.tell(ctx, channel, thread, sub.User, text, nil) }
-	switch {
-	case b.cfg.WorkflowsDir == "":
-		tell("Saving workflows is not set up here: the operator sets GONOGO_WORKFLOWS_DIR. Nothing was saved.")
-		return
-	case r.Input != engine.InputChain || r.State != engine.RunCompleted:
-		tell("Only a completed chain can be saved as a workflow. Nothing was saved.")
+	if why := b.unsaveable(r); why != "" {
+		tell(why)
 		return
 	}
 	dir := intake.Dir(b.cfg.WorkflowsDir)
 	if info, ok := dir.Find(sub.Name); ok && info.ModTime().Before(received) {
 		return
 	}
-	src, err := intake.ChainWorkflow(sub.Name, engine.ChainExpr{Names: chainSkills(r), Flags: engine.Flags{Thread: r.Thread}})
-	var path string
-	if err == nil {
-		path, err = dir.Save(sub.Name, src, false)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		// The same submission carried out again (kept before a restart):
-		// the file it wrote is there, and it is told as saved.
-		p := filepath.Join(b.cfg.WorkflowsDir, sub.Name+".yaml")
-		if old, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(old, src) {
-			path, err = p, nil
-		}
-	}
+	path, err := b.writeWorkflow(dir, sub.Name, r)
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		tell(fmt.Sprintf("A workflow named `%s` exists already, so nothing was saved. Press *Save as workflow* again and choose another name.", sub.Name))
@@ -149,6 +148,25 @@ func (b *Bot) saveWorkflow(ctx context.Context, r *engine.Run, sub Submission, c
 		tell(fmt.Sprintf("💾 Saved as workflow `%s` (`%s` in the workflows directory). Run it with `%s run %s -- CONTEXT` (in a terminal: `gonogo run --workflow %s`).",
 			sub.Name, mdLine(filepath.Base(path), 200), b.cfg.SlashCommand, sub.Name, sub.Name))
 	}
+}
+
+// writeWorkflow writes chain r as workflow name in dir and returns its
+// path; fs.ErrExist when another file has the name.
+func (b *Bot) writeWorkflow(dir intake.Dir, name string, r *engine.Run) (string, error) {
+	src, err := intake.ChainWorkflow(name, engine.ChainExpr{Names: chainSkills(r), Flags: engine.Flags{Thread: r.Thread}})
+	if err != nil {
+		return "", err
+	}
+	path, err := dir.Save(name, src, false)
+	if errors.Is(err, fs.ErrExist) {
+		// The same submission carried out again (kept before a restart):
+		// the file it wrote is there, and it is told as saved.
+		p := filepath.Join(b.cfg.WorkflowsDir, name+".yaml")
+		if old, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(old, src) {
+			return p, nil
+		}
+	}
+	return path, err
 }
 
 // saveProblem is why a "Save as workflow" submission's name, well formed,
@@ -180,25 +198,7 @@ func chainSkills(r *engine.Run) []string {
 // leave room for a number, and numbered ("-2", "-3", ...) past the names
 // taken says are in use. It is only a proposal: the person may change it.
 func workflowNameFor(skills []string, taken func(string) bool) string {
-	const room = MaxWorkflowName - 4
-	seen := map[string]bool{}
-	var words []string
-	n := 0
-full:
-	for _, s := range skills {
-		for _, w := range strings.Split(s, "-") {
-			if w == "" || seen[w] {
-				continue
-			}
-			if n+len(w) > room {
-				break full
-			}
-			seen[w] = true
-			words = append(words, w)
-			n += len(w) + 1
-		}
-	}
-	base := strings.Join(words, "-")
+	base := strings.Join(nameWords(skills, MaxWorkflowName-4), "-")
 	if !engine.ValidSkillName(base) {
 		base = "saved-chain"
 	}
@@ -207,6 +207,28 @@ full:
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
 	return name
+}
+
+// nameWords are the words of skills, in order and each once, as many as
+// fit in room characters joined by dashes.
+func nameWords(skills []string, room int) []string {
+	seen := map[string]bool{}
+	var words []string
+	n := 0
+	for _, s := range skills {
+		for _, w := range strings.Split(s, "-") {
+			if w == "" || seen[w] {
+				continue
+			}
+			if n+len(w) > room {
+				return words
+			}
+			seen[w] = true
+			words = append(words, w)
+			n += len(w) + 1
+		}
+	}
+	return words
 }
 
 // hideDir keeps the server's workflows directory out of what Slack shows:
