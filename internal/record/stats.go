@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/gonogo/gonogo/engine"
 )
 
@@ -64,15 +67,15 @@ type statsEventRecord struct {
 // (EncodeRun) and, for the skills of the steps that refer to it, its plan
 // (EncodePlan).
 func DecodeStatsRun(snap, plan []byte) (*engine.Run, error) {
-	rec, err := scanStatsRun(snap)
-	if err != nil {
+	var rec statsRunRecord
+	if err := json.Unmarshal(snap, &rec, statsJSON); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	if err := CheckVersion(rec.V); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	p, err := scanStatsPlan(plan)
-	if err != nil {
+	var p statsPlanRecord
+	if err := json.Unmarshal(plan, &p, statsJSON); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	if err := CheckVersion(p.V); err != nil {
@@ -105,8 +108,8 @@ func DecodeStatsRun(snap, plan []byte) (*engine.Run, error) {
 // (EncodeEvent). Its errors do not name the event: the caller knows where
 // it lies.
 func DecodeStatsEvent(b []byte) (engine.Event, error) {
-	rec, err := scanStatsEvent(b)
-	if err != nil {
+	var rec statsEventRecord
+	if err := json.Unmarshal(b, &rec, statsJSON); err != nil {
 		return engine.Event{}, err
 	}
 	if err := CheckVersion(rec.V); err != nil {
@@ -134,150 +137,12 @@ func DecodeStatsEvent(b []byte) (engine.Event, error) {
 	return ev, nil
 }
 
-var (
-	statsRunFields   = []string{"v", "id", "state", "updated", "seq", "steps"}
-	statsPlanFields  = []string{"v", "steps"}
-	statsStepFields  = []string{"n", "from_plan", "skill"}
-	statsEventFields = []string{"v", "seq", "time", "type", "step", "attempt", "actor", "decision", "feedback",
-		"status", "result", "artifact", "cost_usd", "skill", "agent", "runner", "start", "setup"}
-)
-
-func scanStatsRun(b []byte) (statsRunRecord, error) {
-	var rec statsRunRecord
-	s := &scanner{b: b}
-	err := s.record(func(key []byte) error {
-		switch fieldName(key, statsRunFields) {
-		case "v":
-			return integer(s, &rec.V)
-		case "id":
-			return s.str(&rec.ID)
-		case "state":
-			return s.str(&rec.State)
-		case "updated":
-			return s.time(&rec.Updated)
-		case "seq":
-			return integer(s, &rec.Seq)
-		case "steps":
-			rec.Steps = nil
-			if s.peek() == '[' {
-				rec.Steps = []statsStepRecord{}
-			}
-			return s.array(func() error {
-				var st statsStepRecord
-				err := s.object(func(key []byte) error {
-					switch fieldName(key, statsStepFields) {
-					case "n":
-						return integer(s, &st.N)
-					case "from_plan":
-						return s.boolean(&st.FromPlan)
-					case "skill":
-						return s.str(&st.Skill)
-					}
-					_, err := s.skip()
-					return err
-				})
-				rec.Steps = append(rec.Steps, st)
-				return err
-			})
-		}
-		_, err := s.skip()
-		return err
-	})
-	return rec, err
-}
-
-func scanStatsPlan(b []byte) (statsPlanRecord, error) {
-	var rec statsPlanRecord
-	s := &scanner{b: b}
-	err := s.record(func(key []byte) error {
-		switch fieldName(key, statsPlanFields) {
-		case "v":
-			return integer(s, &rec.V)
-		case "steps":
-			rec.Steps = nil
-			return s.array(func() error {
-				var skill string
-				err := s.object(func(key []byte) error {
-					if fieldName(key, statsStepFields) == "skill" {
-						return s.str(&skill)
-					}
-					_, err := s.skip()
-					return err
-				})
-				rec.Steps = append(rec.Steps, statsPlanStepRecord{skill})
-				return err
-			})
-		}
-		_, err := s.skip()
-		return err
-	})
-	return rec, err
-}
-
-func scanStatsEvent(b []byte) (statsEventRecord, error) {
-	var rec statsEventRecord
-	s := &scanner{b: b}
-	err := s.record(func(key []byte) error {
-		switch fieldName(key, statsEventFields) {
-		case "v":
-			return integer(s, &rec.V)
-		case "seq":
-			return integer(s, &rec.Seq)
-		case "time":
-			return s.time(&rec.Time)
-		case "type":
-			return s.str(&rec.Type)
-		case "step":
-			return integer(s, &rec.Step)
-		case "attempt":
-			return integer(s, &rec.Attempt)
-		case "actor":
-			return s.str(&rec.Actor)
-		case "decision":
-			return s.str(&rec.Decision)
-		case "feedback":
-			return s.str(&rec.Feedback)
-		case "status":
-			return s.str(&rec.Status)
-		case "result":
-			return s.str(&rec.Result)
-		case "artifact":
-			return s.boolean(&rec.Artifact)
-		case "cost_usd":
-			return s.float(&rec.CostUSD)
-		case "skill":
-			return s.str(&rec.Skill)
-		case "agent":
-			return s.str(&rec.Agent)
-		case "runner":
-			return s.str(&rec.Runner)
-		case "setup":
-			return s.setup(&rec.Setup)
-		case "start":
-			return scanStatsStart(s, &rec)
-		}
-		_, err := s.skip()
-		return err
-	})
-	return rec, err
-}
-
-// scanStatsStart reads a run-started event's start: its setup.
-func scanStatsStart(s *scanner, rec *statsEventRecord) error {
-	if s.null() {
-		rec.Start = nil
-		return nil
-	}
-	if rec.Start == nil {
-		rec.Start = &struct {
-			Setup *setupRecord `json:"setup,omitempty"`
-		}{}
-	}
-	return s.object(func(key []byte) error {
-		if fieldName(key, []string{"setup"}) == "setup" {
-			return s.setup(&rec.Start.Setup)
-		}
-		_, err := s.skip()
-		return err
-	})
-}
+// statsJSON reads a record as encoding/json (json v1), which wrote it and
+// whose whole decoders read it, does: keys matched without regard to case,
+// null leaving a field as it was, invalid UTF-8 mangled, the last of
+// duplicate keys kept. It decodes through json v2, which steps over the
+// fields the slim records leave out without copying them, where
+// encoding/json takes most of the time gonogo stats spend on a large
+// store. Errors are v2's, which name the byte offset and the JSON pointer
+// of the damage.
+var statsJSON = json.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
