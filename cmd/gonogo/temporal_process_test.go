@@ -173,7 +173,7 @@ func readsWithNoWorker(t *testing.T, sh shell, completed, waiting string) {
 		began := time.Now()
 		readWithNoWorker(t, sh, id, states[id])
 		// Reported, not asserted: the figure docs/temporal.md quotes.
-		t.Logf("the %s run's six reads with no worker answered in %v", states[id], time.Since(began).Round(time.Millisecond))
+		t.Logf("the %s run's five reads with no worker answered in %v", states[id], time.Since(began).Round(time.Millisecond))
 	}
 }
 
