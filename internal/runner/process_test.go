@@ -76,11 +76,12 @@ func TestCancelKillsTheGroup(t *testing.T) {
 	bothRunners(t, func(t *testing.T, newRunner func(Config) engine.Runner) {
 		pidFile := filepath.Join(t.TempDir(), "child")
 		ctx, cancel := context.WithCancelCause(context.Background())
-		// Cancelled once the agent's child is there; the child hangs, and
-		// the agent's 10 s timeout would end it as a timeout, not a cancel.
+		// Cancelled once the agent's child has written its pid (a file
+		// there but still empty is not yet); the child hangs, and the
+		// agent's 10 s timeout would end it as a timeout, not a cancel.
 		go func() {
 			for {
-				if _, err := os.Stat(pidFile); err == nil || ctx.Err() != nil {
+				if b, err := os.ReadFile(pidFile); (err == nil && len(b) > 0) || ctx.Err() != nil {
 					cancel(errors.New("aborted by U0123"))
 					return
 				}
