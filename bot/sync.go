@@ -226,6 +226,8 @@ func (t *threadSync) do(ctx context.Context, op threadOp) (stop bool, err error)
 	case opRevisit:
 		t.syncAt(op.at)
 		return false, nil
+	case opRemove:
+		return false, t.remove(ctx, op)
 	}
 	return false, fmt.Errorf("thread operation %d on %s: unknown", op.kind, op.what)
 }
@@ -318,7 +320,10 @@ func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string)
 // the budget puts the update off.
 func (t *threadSync) update(ctx context.Context, op threadOp) error {
 	_, err := t.updateShown(ctx, op)
+	var le *laterError
 	switch {
+	case errors.As(err, &le):
+		return t.overtake(ctx, op, le.until)
 	case gone(err) && op.ifGone == goneRepost:
 		// The message was deleted: post it again, in the run's thread.
 		thread := t.notes[noteThread]
@@ -341,7 +346,10 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 	return nil
 }
 
-// updateShown reports whether the message shows op's blocks now.
+// updateShown reports whether the message shows op's blocks now. A
+// checkpoint that may overtake its message (op.overtake) and that the
+// budget puts off for longer than checkpointPatience gets the budget's
+// *laterError.
 func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error) {
 	sum := digest(op.blocks)
 	// Files to attach need a chat.update (file_ids), whatever the message
@@ -362,6 +370,9 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio, slack.MsgOptionFileIDs(files))
 	var le *laterError
 	if errors.As(err, &le) {
+		if op.overtake && time.Until(le.until) > checkpointPatience {
+			return false, err // posted as a new message instead
+		}
 		t.b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", t.r.ID, "ts", op.ts, "priority", int(op.prio), "until", le.until)
 		t.syncAt(le.until)
 		return false, nil
