@@ -313,6 +313,9 @@ func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string)
 	sum := digest(op.blocks)
 	t.b.remember(t.channel, ts, sum)
 	set[noteShown(ts)] = sum
+	if op.asked != "" {
+		set[op.asked] = ts
+	}
 	return t.notePairs(ctx, set)
 }
 
@@ -348,8 +351,7 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 
 // updateShown reports whether the message shows op's blocks now. A
 // checkpoint that may overtake its message (op.overtake) and that the
-// budget puts off for longer than checkpointPatience gets the budget's
-// *laterError.
+// budget puts off past op.due gets the budget's *laterError.
 func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error) {
 	sum := digest(op.blocks)
 	// Files to attach need a chat.update (file_ids), whatever the message
@@ -359,18 +361,18 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 		if t.b.shows(t.channel, op.ts, sum) || t.notes[noteShown(op.ts)] == sum {
 			t.b.remember(t.channel, op.ts, sum)
 			t.b.send.updates.settled(t.channel + "/" + op.ts)
-			return true, nil
+			return true, t.notePairs(ctx, t.asked(op, nil))
 		}
 		if t.b.replaceViaClick(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks) {
 			t.b.remember(t.channel, op.ts, sum)
 			t.b.send.updates.settled(t.channel + "/" + op.ts)
-			return true, t.note(ctx, noteShown(op.ts), sum)
+			return true, t.notePairs(ctx, t.asked(op, map[string]string{noteShown(op.ts): sum}))
 		}
 	}
 	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio, slack.MsgOptionFileIDs(files))
 	var le *laterError
 	if errors.As(err, &le) {
-		if op.overtake && time.Until(le.until) > checkpointPatience {
+		if op.overtake && le.until.After(op.due) {
 			return false, err // posted as a new message instead
 		}
 		t.b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", t.r.ID, "ts", op.ts, "priority", int(op.prio), "until", le.until)
@@ -383,7 +385,7 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 	t.b.remember(t.channel, op.ts, sum)
 	set := map[string]string{noteShown(op.ts): sum}
 	maps.Copy(set, fileNotes)
-	return true, t.notePairs(ctx, set)
+	return true, t.notePairs(ctx, t.asked(op, set))
 }
 
 // upload uploads an attempt's artifact for its step's message to carry.
@@ -480,6 +482,9 @@ func (t *threadSync) attachAudit(ctx context.Context, op threadOp) error {
 
 // notePairs notes set with the run, and keeps the notes at hand current.
 func (t *threadSync) notePairs(ctx context.Context, set map[string]string) error {
+	if len(set) == 0 {
+		return nil
+	}
 	maps.Copy(t.notes, set)
 	if t.pending != nil {
 		maps.Copy(t.pending, set)

@@ -23,10 +23,16 @@ import (
 // (ErrStale); its blocks are never replaced, so the checkpoint's buttons
 // show in one message only.
 
-// checkpointPatience is how long a checkpoint waits for the chat.update
-// budget before it is posted as a new message instead: a token due this
-// soon shows it sooner than the channel's turn and costs no removal.
-const checkpointPatience = time.Second
+// checkpointPatience is how long after its step's result a checkpoint may
+// still wait for the chat.update budget rather than be posted as a new
+// message: a token due this soon shows it about as soon as the channel's
+// turn would, and costs no removal. It counts from the result, not from
+// each try, so that a checkpoint turned away twice does not wait twice.
+const checkpointPatience = 500 * time.Millisecond
+
+// noteAsked keys the ts of the message that showed the buttons of step
+// n's attempt a: a message that has shown them is never overtaken.
+func noteAsked(n, a int) string { return fmt.Sprintf("asked/%d/%d", n, a) }
 
 // noteStalePrefix keys a running message a checkpoint overtook: "stale/"
 // and its ts, noting its step's number until it is removed, then
@@ -136,4 +142,17 @@ func (s *sender) remove(ctx context.Context, channel, ts string) error {
 		_, _, err := s.api.DeleteMessageContext(ctx, channel, ts)
 		return err
 	})
+}
+
+// asked adds to set the note that op's message shows its attempt's
+// buttons, unless it is noted already.
+func (t *threadSync) asked(op threadOp, set map[string]string) map[string]string {
+	if op.asked == "" || t.notes[op.asked] == op.ts {
+		return set
+	}
+	if set == nil {
+		set = map[string]string{}
+	}
+	set[op.asked] = op.ts
+	return set
 }

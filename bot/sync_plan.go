@@ -79,9 +79,13 @@ type threadOp struct {
 	// step's artifacts uploaded and not yet attached (pendingFiles).
 	attach bool
 	// overtake marks the update of a checkpoint that is posted as a new
-	// message when the chat.update budget cannot carry it soon (see
+	// message when the chat.update budget cannot carry it by due (see
 	// overtake).
 	overtake bool
+	due      time.Time
+	// asked is the note a step's message is noted under once it shows the
+	// buttons of its latest attempt (noteAsked).
+	asked string
 	// at is when a revisit syncs the thread again.
 	at time.Time
 	// what names the message in errors: "step 3", "the run's header".
@@ -216,6 +220,10 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 		return op
 	}
 	op.blocks = StepMessage(r, s.N, v)
+	l := s.Latest()
+	if s.Status == engine.StepWaiting && l != nil {
+		op.asked = noteAsked(s.N, l.N)
+	}
 	if ts == "" {
 		op.kind, op.checkpoint = opPost, s.Status == engine.StepWaiting
 		return op
@@ -224,7 +232,11 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 	switch d := s.LastDecision(); {
 	case s.Status == engine.StepWaiting:
 		op.prio = updateCheckpoint
-		op.overtake = !carriesFiles(notes, s.N)
+		// Only a message that has not shown the attempt's buttons yet (its
+		// running message) is overtaken: one a person may be reading them
+		// in waits for its update.
+		op.overtake = op.asked != "" && notes[op.asked] == "" && !carriesFiles(notes, s.N)
+		op.due = l.Finished.Add(checkpointPatience)
 	case d != nil && !engine.AutomaticActor(d.Actor):
 		op.prio = updateDecision
 	}
