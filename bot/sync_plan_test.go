@@ -186,7 +186,7 @@ func TestPlanThread(t *testing.T) {
 				"update step/2 1.3 state repost", "update halt/2/1 1.4 state ignore"},
 		},
 		{
-			name:  "a checkpoint whose message carries an earlier attempt's artifact waits for the update budget: it may not overtake",
+			name: "a checkpoint whose message carries an earlier attempt's artifact waits for the update budget: it may not overtake",
 			run: func(t *testing.T) *script {
 				s := chain(t, "deliver-prd")
 				s.produce(1, "A PRD.")
