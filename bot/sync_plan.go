@@ -235,8 +235,9 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 		// Only a message that has not shown the attempt's buttons yet (its
 		// running message) is overtaken: one a person may be reading them
 		// in waits for its update.
-		op.overtake = op.asked != "" && notes[op.asked] == "" && !carriesFiles(notes, s.N)
-		op.due = l.Finished.Add(checkpointPatience)
+		if op.overtake = op.asked != "" && notes[op.asked] == "" && !carriesFiles(notes, s.N); op.overtake {
+			op.due = l.Finished.Add(checkpointPatience)
+		}
 	case d != nil && !engine.AutomaticActor(d.Actor):
 		op.prio = updateDecision
 	}
