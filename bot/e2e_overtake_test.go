@@ -49,23 +49,10 @@ func TestCheckpointOvertakesRunningMessageWhenUpdatesAreSpent(t *testing.T) {
 			TeamID: fakeslack.TeamID, Text: fmt.Sprintf("chain deliver-prd -- run %d", i)})
 		ack(t, srv, env)
 	}
-	running := map[string]fakeslack.Message{} // channel -> its step's running message
-	err := srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool {
-		for _, c := range channels {
-			for _, m := range st.Messages(c) {
-				if stepShowing(m, "Cancel") {
-					running[c] = m
-				}
-			}
-		}
-		return len(running) == runs
-	})
-	if err != nil {
-		t.Fatalf("%d of %d steps got a running message: %v\n%s", len(running), runs, err, dump(srv))
-	}
+	running := waitRunningMessages(t, srv, channels)
 	release()
 	deleted := func(st *fakeslack.State) int { return len(st.Calls("chat.delete")) }
-	err = srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool {
+	err := srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool {
 		for _, c := range channels {
 			if !slices.ContainsFunc(st.Messages(c), func(m fakeslack.Message) bool { return stepShowing(m, "Approve") }) {
 				return false
@@ -79,23 +66,7 @@ func TestCheckpointOvertakesRunningMessageWhenUpdatesAreSpent(t *testing.T) {
 
 	// How each checkpoint reached Slack, from the fake's log.
 	calls := srv.Calls("")
-	postedAt := map[string]time.Time{} // channel -> its checkpoint's post
-	showing := map[string]int{}        // channel -> the calls that showed its Approve
-	updates := 0
-	for _, c := range calls {
-		if c.Method == "chat.update" && c.Status == 200 {
-			updates++
-		}
-		if (c.Method != "chat.postMessage" && c.Method != "chat.update") || c.Status != 200 ||
-			!strings.Contains(c.Params.Get("blocks"), bot.ActionApprove) {
-			continue
-		}
-		ch := c.Params.Get("channel")
-		showing[ch]++
-		if c.Method == "chat.postMessage" {
-			postedAt[ch] = c.Time
-		}
-	}
+	postedAt, showing, updates := checkpointCalls(calls)
 	for _, c := range channels {
 		if showing[c] != 1 {
 			t.Errorf("channel %s: %d calls showed the checkpoint's buttons, want 1", c, showing[c])
@@ -138,26 +109,77 @@ func TestCheckpointOvertakesRunningMessageWhenUpdatesAreSpent(t *testing.T) {
 	if stale == "" {
 		t.Fatal("no second checkpoint was posted as a new message")
 	}
-	old, ok := srv.Message(stale, running[stale].TS)
+	decideOvertaken(t, h, srv, stale, running[stale])
+}
+
+// decideOvertaken clicks the stale Cancel of channel's running message,
+// which a checkpoint overtook and which is not removed yet, then Approve
+// on the checkpoint: the first is refused, the second decides the
+// attempt the checkpoint shows.
+func decideOvertaken(t *testing.T, h *harness, srv *fakeslack.Server, channel string, running fakeslack.Message) {
+	t.Helper()
+	old, ok := srv.Message(channel, running.TS)
 	if !ok || !stepShowing(old, "Cancel") {
-		t.Fatalf("the running message of %s is gone or changed before chat.delete's tier allowed its removal: %+v", stale, old)
+		t.Fatalf("the running message of %s is gone or changed before chat.delete's tier allowed its removal: %+v", channel, old)
 	}
 	if slices.ContainsFunc(old.Buttons(), func(b fakeslack.Button) bool { return b.Text == "Approve" }) {
-		t.Errorf("the running message of %s shows the checkpoint's buttons too", stale)
+		t.Errorf("the running message of %s shows the checkpoint's buttons too", channel)
 	}
 	click(t, srv, starter, old, "Cancel")
 	waitEphemeral(t, srv, starter, "This step has moved on")
-	i := slices.IndexFunc(srv.Messages(stale), func(m fakeslack.Message) bool { return stepShowing(m, "Approve") })
-	checkpoint := srv.Messages(stale)[i]
+	i := slices.IndexFunc(srv.Messages(channel), func(m fakeslack.Message) bool { return stepShowing(m, "Approve") })
+	checkpoint := srv.Messages(channel)[i]
 	if checkpoint.TS == old.TS || checkpoint.ThreadTS != old.ThreadTS {
 		t.Errorf("the checkpoint %s (thread %s) is not a new message in the running message's thread %s", checkpoint.TS, checkpoint.ThreadTS, old.ThreadTS)
 	}
 	click(t, srv, starter, checkpoint, "Approve")
-	r := runInChannel(t, h, stale)
-	r = waitState(t, h.svc, r.ID, engine.RunCompleted)
+	r := waitState(t, h.svc, runInChannel(t, h, channel).ID, engine.RunCompleted)
 	if l := r.Steps[0].Latest(); r.Steps[0].Status != engine.StepDone || l.N != 1 || l.Result == engine.ResultFailed {
-		t.Errorf("step 1 of the run in %s is %s (attempt %d, %s), want done by its first attempt", stale, r.Steps[0].Status, l.N, l.Result)
+		t.Errorf("step 1 of the run in %s is %s (attempt %d, %s), want done by its first attempt", channel, r.Steps[0].Status, l.N, l.Result)
 	}
+}
+
+// waitRunningMessages waits for the running message of each channel's
+// step and returns them by channel.
+func waitRunningMessages(t *testing.T, srv *fakeslack.Server, channels []string) map[string]fakeslack.Message {
+	t.Helper()
+	running := map[string]fakeslack.Message{}
+	err := srv.WaitFor(ctxT(t), func(st *fakeslack.State) bool {
+		for _, c := range channels {
+			if i := slices.IndexFunc(st.Messages(c), func(m fakeslack.Message) bool { return stepShowing(m, "Cancel") }); i >= 0 {
+				running[c] = st.Messages(c)[i]
+			}
+		}
+		return len(running) == len(channels)
+	})
+	if err != nil {
+		t.Fatalf("%d of %d steps got a running message: %v\n%s", len(running), len(channels), err, dump(srv))
+	}
+	return running
+}
+
+// checkpointCalls reads in calls, by channel, when a post showed a
+// checkpoint's Approve and how many calls showed it; and counts the
+// chat.update calls Slack took.
+func checkpointCalls(calls []fakeslack.Call) (postedAt map[string]time.Time, showing map[string]int, updates int) {
+	postedAt, showing = map[string]time.Time{}, map[string]int{}
+	for _, c := range calls {
+		if c.Status != 200 || (c.Method != "chat.postMessage" && c.Method != "chat.update") {
+			continue
+		}
+		if c.Method == "chat.update" {
+			updates++
+		}
+		if !strings.Contains(c.Params.Get("blocks"), bot.ActionApprove) {
+			continue
+		}
+		ch := c.Params.Get("channel")
+		showing[ch]++
+		if c.Method == "chat.postMessage" {
+			postedAt[ch] = c.Time
+		}
+	}
+	return postedAt, showing, updates
 }
 
 // runInChannel is the run started in channel.
