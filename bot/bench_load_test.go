@@ -59,6 +59,17 @@ type loadResult struct {
 	mismatched   []string
 	clicks       int
 	elapsed      time.Duration
+	// overtakes are the checkpoints posted as new messages past their
+	// step's running message, which the chat.update budget could not
+	// update in time; removalLags, for each running message removed, the
+	// time from the checkpoint that overtook it to its removal; staleLeft
+	// counts the running messages still in Slack when every run ended and
+	// every header caught up, and staleCatchUp is the time from the last
+	// run's end to the last removal.
+	overtakes    int
+	removalLags  []time.Duration
+	staleLeft    int
+	staleCatchUp time.Duration
 }
 
 func loadChannel(i int) string { return fmt.Sprintf("C0LOAD%04d", i) }
@@ -120,6 +131,15 @@ func runLoadScenario(tb testing.TB, sc loadScenario, limit time.Duration) loadRe
 		tb.Errorf("%d of %d files reached their threads: %v", len(srv.Files("", "")), files, err)
 	}
 	filesDone := time.Now()
+	// The running messages checkpoints overtook are removed as
+	// chat.delete's tier allows.
+	err = srv.WaitFor(wait, func(st *fakeslack.State) bool {
+		res.staleLeft = len(staleRunning(st.Messages("")))
+		return res.staleLeft == 0
+	})
+	if err != nil {
+		tb.Errorf("%d running messages overtaken by their checkpoint were never removed: %v", res.staleLeft, err)
+	}
 	settle(srv, 2*time.Second, 2*time.Minute) // the last statuses
 	stop()
 	res.clicks = clicker.wait()
@@ -131,7 +151,52 @@ func runLoadScenario(tb testing.TB, sc loadScenario, limit time.Duration) loadRe
 	var lastEnd time.Time
 	res.headerLags, lastEnd, res.catchUp = headerLags(srv.Messages(""), res.calls, clicker.times())
 	res.filesCatchUp = max(0, filesDone.Sub(lastEnd))
+	var lastRemoval time.Time
+	res.overtakes, res.removalLags, lastRemoval = overtakes(res.calls)
+	if !lastRemoval.IsZero() {
+		res.staleCatchUp = max(0, lastRemoval.Sub(lastEnd))
+	}
 	return res
+}
+
+// staleRunning are the step messages that still show Cancel: once every
+// run has ended, running messages a checkpoint overtook and that were
+// not removed yet.
+func staleRunning(msgs []fakeslack.Message) []fakeslack.Message {
+	var out []fakeslack.Message
+	for _, m := range msgs {
+		if m.FromBot && strings.HasPrefix(m.Text, "*Step ") &&
+			slices.ContainsFunc(m.Buttons(), func(x fakeslack.Button) bool { return x.Text == "Cancel" }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// overtakes counts the checkpoints posted as a new message while their
+// step already had one (a second post under the same run's note), and
+// measures, for each message removed (chat.delete), the time from the
+// post that overtook it to its removal; last is the last removal.
+func overtakes(calls []fakeslack.Call) (n int, lags []time.Duration, last time.Time) {
+	latest := map[string]string{}      // channel + metadata -> the ts of its latest post
+	overtook := map[string]time.Time{} // channel + " " + ts of the running message -> when a checkpoint overtook it
+	for _, c := range calls {
+		switch {
+		case c.Method == "chat.postMessage" && c.Status == 200 && c.Error == "" && c.Params.Get("metadata") != "":
+			key := c.Params.Get("channel") + " " + c.Params.Get("metadata")
+			if prev, ok := latest[key]; ok && strings.Contains(c.Params.Get("blocks"), bot.ActionApprove) {
+				n++
+				overtook[c.Params.Get("channel")+" "+prev] = c.Time
+			}
+			latest[key] = c.TS
+		case c.Method == "chat.delete" && c.Status == 200 && c.Error == "":
+			if at, ok := overtook[c.Params.Get("channel")+" "+c.Params.Get("ts")]; ok {
+				lags = append(lags, c.Time.Sub(at))
+			}
+			last = c.Time
+		}
+	}
+	return n, lags, last
 }
 
 // ldStoredAll loads every run of a serve's store.
@@ -335,22 +400,26 @@ func (c *loadClicker) times() []loadClick {
 	return slices.Clone(c.log)
 }
 
-// loadSize is the benchmark's scenario: 200 runs with GONOGO_LOAD=1,
-// else a smaller one.
-func loadSize() (loadScenario, time.Duration) {
+// loadSize is the benchmark's scenario with steps of step: 200 runs with
+// GONOGO_LOAD=1, else a smaller one.
+func loadSize(step time.Duration) (loadScenario, time.Duration) {
 	if os.Getenv("GONOGO_LOAD") == "1" {
-		return loadScenario{runs: 200, perChannel: 2, step: 2 * time.Second}, 30 * time.Minute
+		return loadScenario{runs: 200, perChannel: 2, step: step}, 40 * time.Minute
 	}
-	return loadScenario{runs: 24, perChannel: 2, step: 2 * time.Second}, 5 * time.Minute
+	return loadScenario{runs: 24, perChannel: 2, step: step}, 10 * time.Minute
 }
 
 // BenchmarkTwoHundredRunsOneWorkspace measures gonogo under load in one
 // workspace whose fake Slack enforces Slack's published rate limits
 // (fakeslack.WithTiers: each method's tier across the workspace, one post
 // a second in a channel): 200 runs at once with GONOGO_LOAD=1 (24
-// otherwise), two to a channel, each a chain of three checkpointed steps
-// of 2 s, approved by their starter as soon as the buttons show (see
-// loadScenario). It reports:
+// otherwise), two to a channel, each a chain of three checkpointed steps,
+// approved by their starter as soon as the buttons show (see
+// loadScenario). Its sub-benchmarks run steps of 2 s, shorter than the
+// bot's quiet start (bot.DefaultQuietStart, 3 s: a step's result is its
+// first message), and of 5 s, longer (a step has a running message, and
+// its checkpoint is an update of it or, when the chat.update budget cannot
+// carry it soon, a new message). It reports:
 //
 //   - checkpoint-p50-ms, checkpoint-p99-ms, checkpoint-max-ms: from a
 //     step's result being ready to its buttons showing in Slack;
@@ -362,6 +431,10 @@ func loadSize() (loadScenario, time.Duration) {
 //   - catch-up-s: from the last run's end to the last header showing its
 //     run's end; final-headers-ok: the headers that end showing exactly
 //     their run as stored (the number of runs, when all do);
+//   - checkpoints-posted-new: checkpoints posted as a new message past
+//     their running message; removal-p50-s, removal-max-s: from such a
+//     post to the removal of the running message (chat.delete's tier);
+//     stale-catch-up-s: from the last run's end to the last removal;
 //   - webapi-calls/step, update/min/app-peak.
 //
 // It is skipped under -short unless GONOGO_LOAD=1. Each loop iteration
@@ -370,7 +443,13 @@ func BenchmarkTwoHundredRunsOneWorkspace(b *testing.B) {
 	if testing.Short() && os.Getenv("GONOGO_LOAD") != "1" {
 		b.Skip("a load scenario of minutes: run it without -short, or with GONOGO_LOAD=1")
 	}
-	sc, limit := loadSize()
+	for _, step := range []time.Duration{2 * time.Second, 5 * time.Second} {
+		b.Run(fmt.Sprintf("step=%v", step), func(b *testing.B) { benchLoad(b, step) })
+	}
+}
+
+func benchLoad(b *testing.B, step time.Duration) {
+	sc, limit := loadSize(step)
 	res := runLoadScenario(b, sc, limit)
 	var st callStats
 	for b.Loop() {
@@ -390,6 +469,12 @@ func BenchmarkTwoHundredRunsOneWorkspace(b *testing.B) {
 	b.ReportMetric(res.catchUp.Seconds(), "catch-up-s")
 	b.ReportMetric(float64(res.finalHeaders), "final-headers-ok")
 	b.ReportMetric(res.filesCatchUp.Seconds(), "files-catch-up-s")
+	b.ReportMetric(float64(res.overtakes), "checkpoints-posted-new")
+	if len(res.removalLags) > 0 {
+		b.ReportMetric(percentile(res.removalLags, 50).Seconds(), "removal-p50-s")
+		b.ReportMetric(percentile(res.removalLags, 100).Seconds(), "removal-max-s")
+		b.ReportMetric(res.staleCatchUp.Seconds(), "stale-catch-up-s")
+	}
 	b.ReportMetric(float64(st.count["webapi"])/float64(sc.runs*stepsPerRun), "webapi-calls/step")
 	b.ReportMetric(float64(st.peakAppWide), "update/min/app-peak")
 	b.ReportMetric(res.elapsed.Seconds(), "scenario-s")
@@ -397,6 +482,8 @@ func BenchmarkTwoHundredRunsOneWorkspace(b *testing.B) {
 	b.Logf("%d runs: checkpoints shown %v after their step's result at p50, %v at p99, %v at most; headers updated %v after an approval at p50, %v at most, and all final %v after the last run ended, every file in its thread %v after; %d calls answered 429",
 		sc.runs, percentile(lags, 50), percentile(lags, 99), percentile(lags, 100), percentile(res.headerLags, 50), percentile(res.headerLags, 100),
 		res.catchUp.Round(time.Second), res.filesCatchUp.Round(time.Second), res.srv.RateLimited(""))
+	b.Logf("%d checkpoints posted as a new message past their running message; running messages removed %v after at p50, %v at most, the last %v after the last run ended",
+		res.overtakes, percentile(res.removalLags, 50).Round(time.Second), percentile(res.removalLags, 100).Round(time.Second), res.staleCatchUp.Round(time.Second))
 	if n := res.srv.RateLimited(""); n > 0 {
 		b.Errorf("Slack answered %d calls 429: %s", n, rateLimitedMethods(res.calls))
 	}

@@ -226,6 +226,8 @@ func (t *threadSync) do(ctx context.Context, op threadOp) (stop bool, err error)
 	case opRevisit:
 		t.syncAt(op.at)
 		return false, nil
+	case opRemove:
+		return false, t.remove(ctx, op)
 	}
 	return false, fmt.Errorf("thread operation %d on %s: unknown", op.kind, op.what)
 }
@@ -311,6 +313,9 @@ func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string)
 	sum := digest(op.blocks)
 	t.b.remember(t.channel, ts, sum)
 	set[noteShown(ts)] = sum
+	if op.asked != "" {
+		set[op.asked] = ts
+	}
 	return t.notePairs(ctx, set)
 }
 
@@ -318,7 +323,10 @@ func (t *threadSync) posted(ctx context.Context, op threadOp, ts, thread string)
 // the budget puts the update off.
 func (t *threadSync) update(ctx context.Context, op threadOp) error {
 	_, err := t.updateShown(ctx, op)
+	var le *laterError
 	switch {
+	case errors.As(err, &le):
+		return t.overtake(ctx, op, le.until)
 	case gone(err) && op.ifGone == goneRepost:
 		// The message was deleted: post it again, in the run's thread.
 		thread := t.notes[noteThread]
@@ -341,7 +349,9 @@ func (t *threadSync) update(ctx context.Context, op threadOp) error {
 	return nil
 }
 
-// updateShown reports whether the message shows op's blocks now.
+// updateShown reports whether the message shows op's blocks now. A
+// checkpoint that may overtake its message (op.overtake) and that the
+// budget puts off past op.due gets the budget's *laterError.
 func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error) {
 	sum := digest(op.blocks)
 	// Files to attach need a chat.update (file_ids), whatever the message
@@ -351,17 +361,20 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 		if t.b.shows(t.channel, op.ts, sum) || t.notes[noteShown(op.ts)] == sum {
 			t.b.remember(t.channel, op.ts, sum)
 			t.b.send.updates.settled(t.channel + "/" + op.ts)
-			return true, nil
+			return true, t.notePairs(ctx, t.asked(op, nil))
 		}
 		if t.b.replaceViaClick(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks) {
 			t.b.remember(t.channel, op.ts, sum)
 			t.b.send.updates.settled(t.channel + "/" + op.ts)
-			return true, t.note(ctx, noteShown(op.ts), sum)
+			return true, t.notePairs(ctx, t.asked(op, map[string]string{noteShown(op.ts): sum}))
 		}
 	}
 	err := t.b.send.update(ctx, t.channel, op.ts, FallbackText(op.blocks), op.blocks, op.prio, slack.MsgOptionFileIDs(files))
 	var le *laterError
 	if errors.As(err, &le) {
+		if op.overtake && le.until.After(op.due) {
+			return false, err // posted as a new message instead
+		}
 		t.b.cfg.Log.Debug("a thread update waits for the chat.update budget", "run", t.r.ID, "ts", op.ts, "priority", int(op.prio), "until", le.until)
 		t.syncAt(le.until)
 		return false, nil
@@ -372,7 +385,7 @@ func (t *threadSync) updateShown(ctx context.Context, op threadOp) (bool, error)
 	t.b.remember(t.channel, op.ts, sum)
 	set := map[string]string{noteShown(op.ts): sum}
 	maps.Copy(set, fileNotes)
-	return true, t.notePairs(ctx, set)
+	return true, t.notePairs(ctx, t.asked(op, set))
 }
 
 // upload uploads an attempt's artifact for its step's message to carry.
@@ -469,6 +482,9 @@ func (t *threadSync) attachAudit(ctx context.Context, op threadOp) error {
 
 // notePairs notes set with the run, and keeps the notes at hand current.
 func (t *threadSync) notePairs(ctx context.Context, set map[string]string) error {
+	if len(set) == 0 {
+		return nil
+	}
 	maps.Copy(t.notes, set)
 	if t.pending != nil {
 		maps.Copy(t.pending, set)

@@ -27,6 +27,9 @@ const (
 	// opRevisit is no call: the thread is synced again at the op's time,
 	// when a step whose message waits for its quiet start may need it.
 	opRevisit
+	// opRemove is chat.delete of a running message a checkpoint overtook
+	// (see overtake).
+	opRemove
 )
 
 // ifGone is what an update does when its message was deleted.
@@ -75,6 +78,14 @@ type threadOp struct {
 	// attach marks step's own message: its post or update carries the
 	// step's artifacts uploaded and not yet attached (pendingFiles).
 	attach bool
+	// overtake marks the update of a checkpoint that is posted as a new
+	// message when the chat.update budget cannot carry it by due (see
+	// overtake).
+	overtake bool
+	due      time.Time
+	// asked is the note a step's message is noted under once it shows the
+	// buttons of its latest attempt (noteAsked).
+	asked string
 	// at is when a revisit syncs the thread again.
 	at time.Time
 	// what names the message in errors: "step 3", "the run's header".
@@ -122,6 +133,7 @@ func planThread(r *engine.Run, views threadViews, notes map[string]string, opt p
 		// The artifacts first: the step's message carries them (file_ids).
 		ops = append(ops, uploadOps(s, notes)...)
 		ops = append(ops, stepOp(r, s, sv, notes, opt.quietStart))
+		ops = append(ops, staleOps(s.N, notes)...)
 		ops = append(ops, interruptedOps(r, s, sv, notes)...)
 		ops = append(ops, haltOps(r, s, views.run, notes)...)
 		ops = append(ops, deadlineOps(r, s, sv, notes)...)
@@ -155,9 +167,10 @@ func planThread(r *engine.Run, views threadViews, notes map[string]string, opt p
 func auditFile(r *engine.Run) string { return "audit-" + string(r.ID) + ".md" }
 
 // threadDone reports whether a run's thread has all it will ever show:
-// the end of the run, and the audit trail when one is due.
+// the end of the run, the audit trail when one is due, and no running
+// message a checkpoint overtook left to remove.
 func threadDone(notes map[string]string) bool {
-	return notes[noteFinal] != "" && notes[noteAudit] != auditPending
+	return notes[noteFinal] != "" && notes[noteAudit] != auditPending && !staleLeft(notes)
 }
 
 // headerOp posts the run's header once and then keeps it current. The
@@ -207,6 +220,10 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 		return op
 	}
 	op.blocks = StepMessage(r, s.N, v)
+	l := s.Latest()
+	if s.Status == engine.StepWaiting && l != nil {
+		op.asked = noteAsked(s.N, l.N)
+	}
 	if ts == "" {
 		op.kind, op.checkpoint = opPost, s.Status == engine.StepWaiting
 		return op
@@ -215,6 +232,12 @@ func stepOp(r *engine.Run, s *engine.Step, v View, notes map[string]string, quie
 	switch d := s.LastDecision(); {
 	case s.Status == engine.StepWaiting:
 		op.prio = updateCheckpoint
+		// Only a message that has not shown the attempt's buttons yet (its
+		// running message) is overtaken: one a person may be reading them
+		// in waits for its update.
+		if op.overtake = op.asked != "" && notes[op.asked] == "" && !carriesFiles(notes, s.N); op.overtake {
+			op.due = l.Finished.Add(checkpointPatience)
+		}
 	case d != nil && !engine.AutomaticActor(d.Actor):
 		op.prio = updateDecision
 	}

@@ -33,12 +33,17 @@ func describeOp(op threadOp) string {
 		s = fmt.Sprintf("update %s %s", op.key, op.ts)
 		s += map[updatePriority]string{updateCheckpoint: " checkpoint", updateDecision: " decision", updateState: " state", updateMinor: " minor"}[op.prio]
 		s += map[ifGone]string{goneRepost: " repost", goneIgnore: " ignore"}[op.ifGone]
+		if op.overtake {
+			s += " overtaking"
+		}
 	case opUpload:
 		s = fmt.Sprintf("upload %s %s", op.key, op.file)
 	case opAudit:
 		s = fmt.Sprintf("attach the audit trail %s %s", op.key, op.file)
 	case opRevisit:
 		s = fmt.Sprintf("revisit %s %s after t0", op.key, op.at.Sub(goldenT0))
+	case opRemove:
+		s = fmt.Sprintf("remove %s %s", op.key, op.ts)
 	}
 	return s
 }
@@ -163,7 +168,7 @@ func TestPlanThread(t *testing.T) {
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
 			notes: with(map[string]string{noteStep(1): "1.2"}),
 			want: []string{"update header 1.1 minor repost", "upload file/1/1 01-deliver-prd.md",
-				"update step/1 1.2 checkpoint repost"},
+				"update step/1 1.2 checkpoint repost overtaking"},
 		},
 		{
 			// Whoever clicked is looking at the message for it to show.
@@ -181,10 +186,34 @@ func TestPlanThread(t *testing.T) {
 				"update step/2 1.3 state repost", "update halt/2/1 1.4 state ignore"},
 		},
 		{
+			name: "a checkpoint whose message carries an earlier attempt's artifact waits for the update budget: it may not overtake",
+			run: func(t *testing.T) *script {
+				s := chain(t, "deliver-prd")
+				s.produce(1, "A PRD.")
+				s.decide(1, engine.DecideRedo, alice, "more")
+				s.produce(1, "A better PRD.")
+				return s
+			},
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "F1", noteFile(1, 2, false): pendingPrefix + "F2"}),
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
+		},
+		{
+			name:  "a checkpoint whose message has shown its buttons already waits for the update budget: it may not overtake",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
+			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1", noteAsked(1, 1): "1.2"}),
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
+		},
+		{
+			name:  "a running message a checkpoint overtook is removed, once",
+			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
+			notes: with(map[string]string{noteStep(1): "1.5", noteFile(1, 1, false): "1", noteStale("1.2"): "1", noteStale("1.3"): staleRemoved}),
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.5 checkpoint repost overtaking", "remove stale/1.2 1.2"},
+		},
+		{
 			name:  "an attached artifact is not attached again",
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.produce(1, "A PRD."); return s },
 			notes: with(map[string]string{noteStep(1): "1.2", noteFile(1, 1, false): "1"}),
-			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost"},
+			want:  []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost overtaking"},
 		},
 		{
 			name: "an edit attaches the edited artifact; a redo's attempt has its own file",
@@ -224,14 +253,14 @@ func TestPlanThread(t *testing.T) {
 			name:  "a FAILED step waiting for a decision gets a halt notice",
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.fail(1, "no output"); return s },
 			notes: with(map[string]string{noteStep(1): "1.2"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost overtaking",
 				"post halt/1/1"},
 		},
 		{
 			name:  "a halt notice is kept current; a deleted one stays gone",
 			run:   func(t *testing.T) *script { s := chain(t, "deliver-prd"); s.fail(1, "no output"); return s },
 			notes: with(map[string]string{noteStep(1): "1.2", noteHalt(1, 1): "1.3"}),
-			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+			want: []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost overtaking",
 				"update halt/1/1 1.3 state ignore"},
 		},
 		{
@@ -328,6 +357,23 @@ func TestPlanThread(t *testing.T) {
 	}
 }
 
+// TestThreadDoneWaitsForRemovals: a finished run's thread is not done
+// while a running message a checkpoint overtook is still to be removed.
+func TestThreadDoneWaitsForRemovals(t *testing.T) {
+	done := map[string]string{noteFinal: "1.9", noteAudit: "1"}
+	if !threadDone(done) {
+		t.Fatal("a thread with its end and its audit trail is not done")
+	}
+	done[noteStale("1.2")] = "1"
+	if threadDone(done) {
+		t.Error("a thread with a running message left to remove is done")
+	}
+	done[noteStale("1.2")] = staleRemoved
+	if !threadDone(done) {
+		t.Error("a thread whose overtaken running message was removed is not done")
+	}
+}
+
 // TestPlanThreadBlocks: each planned message shows what render makes of
 // the run for it.
 func TestPlanThreadBlocks(t *testing.T) {
@@ -387,7 +433,7 @@ func TestPlanThreadDeadlines(t *testing.T) {
 	for _, op := range ops {
 		got = append(got, describeOp(op))
 	}
-	want := []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost",
+	want := []string{"update header 1.1 minor repost", "update step/1 1.2 checkpoint repost overtaking",
 		"post timeout/1/1 ts only", "post remind/1/1 ts only"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("plan:\n%q\nwant\n%q", got, want)

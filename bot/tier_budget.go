@@ -17,6 +17,7 @@ import (
 var slackTiers = map[string]int{
 	"usergroups.users.list":        20,
 	"chat.stopStream":              20,
+	"chat.delete":                  50,
 	"conversations.history":        50,
 	"conversations.replies":        50,
 	"chat.postEphemeral":           100,

@@ -209,6 +209,14 @@ func TestRateLimitAnswers429ThenSucceeds(t *testing.T) {
 	if want := []int{429, 200, 429, 200}; !slices.Equal(statuses, want) {
 		t.Errorf("statuses = %v, want %v", statuses, want)
 	}
+	// A post's call names the message it posted, also once it is deleted;
+	// a refused one names none.
+	if _, _, err := api.DeleteMessage("C1", ts); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if got := srv.Calls("chat.postMessage"); got[3].TS != ts || got[2].TS != "" {
+		t.Errorf("the posts' ts are %q and %q, want %q for the last and none for the refused one", got[3].TS, got[2].TS, ts)
+	}
 }
 
 func TestFailAndFailStatus(t *testing.T) {

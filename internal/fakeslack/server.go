@@ -529,6 +529,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		res = s.callLocked(method, req, now)
 	}
 	call := Call{Method: method, Params: req.form, Status: res.code(), Error: res.errCode(), Time: made}
+	if method == "chat.postMessage" && res.body != nil {
+		call.TS, _ = res.body["ts"].(string)
+	}
 	if req.body != nil {
 		call.JSON = json.RawMessage(req.body)
 	}

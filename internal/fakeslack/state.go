@@ -113,6 +113,9 @@ type Call struct {
 	// Time is when the call was made. Calls are listed in the order the
 	// fake answered them, which differs only for calls held by Delay.
 	Time time.Time
+	// TS is the ts of the message a chat.postMessage posted: a message
+	// deleted since is still known by its post.
+	TS string
 }
 
 // Violation is a Block Kit or API limit the bot broke.
