@@ -19,6 +19,7 @@ import (
 	"github.com/gonogo/gonogo/internal/localapi"
 	"github.com/gonogo/gonogo/internal/runner"
 	"github.com/gonogo/gonogo/internal/terminal"
+	"github.com/gonogo/gonogo/internal/web"
 	"github.com/gonogo/gonogo/parse"
 	"github.com/gonogo/gonogo/storage"
 )
@@ -170,7 +171,7 @@ func serveOnStore(ctx context.Context, e env, cfg config, f *runFlags, sc settin
 		})
 	}
 	if sc.HTTPAddr != "" {
-		addr, err := health.Serve(gctx, g, sc.HTTPAddr, httpHandler(health.Handler(b, svc), pages))
+		addr, err := health.Serve(gctx, g, sc.HTTPAddr, web.WithHealth(health.Handler(b, svc), pages))
 		if err != nil {
 			return fail(e, "serve", err)
 		}

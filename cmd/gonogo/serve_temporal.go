@@ -10,6 +10,7 @@ import (
 	"github.com/gonogo/gonogo/internal/health"
 	"github.com/gonogo/gonogo/internal/temporalbackend"
 	"github.com/gonogo/gonogo/internal/terminal"
+	"github.com/gonogo/gonogo/internal/web"
 	"github.com/gonogo/gonogo/storage/artifacts"
 )
 
@@ -86,7 +87,7 @@ func serveOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc set
 		return temporalbackend.PollSlack(gctx, c, sb, sb.CarryOut)
 	})
 	if sc.HTTPAddr != "" {
-		addr, err := health.Serve(gctx, g, sc.HTTPAddr, httpHandler(health.Handler(sb, reader), pages))
+		addr, err := health.Serve(gctx, g, sc.HTTPAddr, web.WithHealth(health.Handler(sb, reader), pages))
 		if err != nil {
 			return fail(e, "serve", err)
 		}
