@@ -71,30 +71,14 @@ func requireAgent(f *runFlags) error {
 }
 
 // requireAgents refuses, as requireAgent does, a run of p whose agents
-// cannot be run: the run's own when a step may run on it, and each
-// best-of runner but the run's own, which runs its default executable
-// (runner.ByName). A run whose every step is a round on other runners
-// needs no agent of its own installed.
+// cannot be run (see settings.AgentsMissing); the demo's stand-in and a
+// dry run need only what requireAgent checks.
 func requireAgents(f *runFlags, p engine.Plan) error {
-	if f.DryRun || f.runnerOverride != nil || engine.RunsOn(p, runnerName(f)) {
-		if err := requireAgent(f); err != nil {
-			return err
-		}
-	}
 	if f.DryRun || f.runnerOverride != nil {
-		return nil
+		return requireAgent(f)
 	}
-	seen := map[string]bool{runnerName(f): true}
-	for _, s := range p.Steps {
-		for _, name := range s.Rules.BestOf {
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			if err := settings.AgentMissing(name, ""); err != nil {
-				return usagef("best-of: %v", err)
-			}
-		}
+	if err := settings.AgentsMissing(f.runner, f.runnerCmd, p); err != nil {
+		return usagef("%v", err)
 	}
 	return nil
 }

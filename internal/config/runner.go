@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-shellwords"
 
+	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/runner"
 )
 
@@ -80,6 +81,32 @@ func AgentMissing(name, cmd string) error {
 	what, how := missingWhy(err, exe, cmd != "")
 	return fmt.Errorf("the %s runner's agent %q is %s: %s, or choose another runner with --runner (%s), or --dry-run",
 		name, exe, what, how, strings.Join(runner.Names(), ", "))
+}
+
+// AgentsMissing says why a run of p on runner name (its executable cmd)
+// cannot start one of its agents: the run's own when a step may run on
+// it, and each best-of runner but the run's own, which runs its default
+// executable (runner.ByName). A run whose every step is a round on other
+// runners needs no agent of its own installed.
+func AgentsMissing(name, cmd string, p engine.Plan) error {
+	if engine.RunsOn(p, name) {
+		if err := AgentMissing(name, cmd); err != nil {
+			return err
+		}
+	}
+	seen := map[string]bool{name: true}
+	for _, s := range p.Steps {
+		for _, other := range s.Rules.BestOf {
+			if seen[other] {
+				continue
+			}
+			seen[other] = true
+			if err := AgentMissing(other, ""); err != nil {
+				return fmt.Errorf("best-of: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // missingWhy is what is wrong with the agent exe that info.Find refused
