@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/cmdline"
 	"github.com/gonogo/gonogo/internal/datadir"
 	"github.com/gonogo/gonogo/internal/terminal"
@@ -34,70 +30,7 @@ func runDecide(ctx context.Context, e env, req terminal.DecideRequest) int {
 		return fail(e, "decide", err)
 	}
 	defer dc.Close()
-	r, err := dc.Load(ctx, req.Run)
-	if errors.Is(err, engine.ErrNotFound) {
-		return fail(e, "decide", fmt.Errorf("no run %s %s (see gonogo runs)", req.Run, datadir.Where(dc, req.Data)))
-	}
-	if err != nil {
-		return fail(e, "decide", err)
-	}
-	if req.Key == "" {
-		req.Key = "local:" + terminal.RandomKey()
-	} else if code, answered := answerKey(e, r, req); answered {
-		return code
-	}
-	s, err := req.StepOf(r)
-	if err != nil {
-		return refuseOrFail(e, err)
-	}
-	if err := terminal.NeedsHolder(r, s, req.Kind, held, req.Data); err != nil {
-		return fail(e, "decide", err)
-	}
-	d := req.Decision(s)
-	after, carried, err := dc.Decide(ctx, r.ID, d)
-	if errors.Is(err, engine.ErrDuplicate) || errors.Is(err, engine.ErrKeyReused) {
-		// Another decide with the key got there first: the run as it
-		// now stands says whether it was this decision.
-		if now, lerr := dc.Load(ctx, r.ID); lerr == nil {
-			if code, answered := answerKey(e, now, req); answered {
-				return code
-			}
-		}
-	}
-	if err != nil {
-		return refuseOrFail(e, err)
-	}
-	v := terminal.Recorded{Run: after, Data: req.Data, Holder: datadir.HolderName(dc, held), Carried: carried}
-	v.Decided(e.stdout, d)
-	return terminal.ExitOK
-}
-
-// answerKey answers a decision whose --key run r has recorded a decision
-// under: already decided (exit 0) when it is the decision asked for,
-// refused (exit 1), naming the recorded one, when the key was used for
-// another. answered is false when r recorded nothing under the key.
-func answerKey(e env, r *engine.Run, req terminal.DecideRequest) (code int, answered bool) {
-	rec, err := engine.KeyedBefore(r, req.Asked())
-	switch {
-	case err != nil:
-		return refuseOrFail(e, err), true
-	case rec == nil:
-		return 0, false
-	}
-	fmt.Fprintf(e.stdout, "Already decided with key %s on run %s: %s; nothing applied twice.\n", req.Key, r.ID, engine.DescribeDecision(*rec))
-	return terminal.ExitOK, true
-}
-
-// refuseOrFail prints err and returns 1 for a refusal under the run's
-// rules, 2 for anything else.
-func refuseOrFail(e env, err error) int {
-	for _, r := range []error{terminal.ErrRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden, engine.ErrDuplicate, engine.ErrKeyReused} {
-		if errors.Is(err, r) {
-			fmt.Fprintf(e.stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+terminal.ErrRefused.Error()))
-			return terminal.ExitRefused
-		}
-	}
-	return fail(e, "decide", err)
+	return datadir.Decide(ctx, e.stdout, e.stderr, dc, held, req)
 }
 
 func newDecideCmd(a *cli) *cobra.Command {

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gonogo/gonogo/engine"
 	"github.com/gonogo/gonogo/internal/datadir"
-	"github.com/gonogo/gonogo/internal/terminal"
 )
 
 func openPauser(ctx context.Context, e env, data string) (datadir.Pauser, bool, error) {
@@ -54,26 +51,12 @@ func runPause(ctx context.Context, e env, data string, id engine.RunID, who stri
 		return fail(e, "pause", err)
 	}
 	defer p.Close()
-	r, carried, err := p.Pause(ctx, id, who)
-	switch {
-	case errors.Is(err, engine.ErrNotFound):
-		return fail(e, "pause", fmt.Errorf("no run %s %s (see gonogo runs)", id, datadir.Where(p, data)))
-	case errors.Is(err, engine.ErrPaused):
-		fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
-		return terminal.ExitOK
-	case errors.Is(err, engine.ErrNotMoving):
-		fmt.Fprintf(e.stderr, "gonogo pause: REFUSED: %v\n", err)
-		return terminal.ExitRefused
-	case err != nil:
-		return fail(e, "pause", err)
-	}
-	terminal.Recorded{Run: r, Data: data, Holder: datadir.HolderName(p, held), Carried: carried}.Paused(e.stdout, who)
-	return terminal.ExitOK
+	return datadir.Pause(ctx, e.stdout, e.stderr, p, held, data, id, who)
 }
 
 // resumeHeld resumes a paused run that another gonogo holds, through its
-// local API. It reports done when it did (or refused to): the caller goes
-// on with its own resume otherwise.
+// local API (see datadir.ResumeHeld). It reports done when it did (or
+// refused to): the caller goes on with its own resume otherwise.
 func resumeHeld(ctx context.Context, e env, f *runFlags, id engine.RunID, who string) (code int, done bool) {
 	p, held, err := openPauser(ctx, e, f.data)
 	if err != nil || !held {
@@ -83,20 +66,7 @@ func resumeHeld(ctx context.Context, e env, f *runFlags, id engine.RunID, who st
 		return 0, false
 	}
 	defer p.Close()
-	r, err := p.Load(ctx, id)
-	if err != nil || !r.Paused {
-		return 0, false
-	}
-	r, carried, err := p.Unpause(ctx, id, who, pausedMode(f))
-	if err != nil {
-		if errors.Is(err, engine.ErrNotPaused) {
-			fmt.Fprintf(e.stdout, "Nothing changed: %v.\n", err)
-			return terminal.ExitOK, true
-		}
-		return fail(e, "resume", err), true
-	}
-	terminal.Recorded{Run: r, Data: f.data, Holder: datadir.HolderName(p, held), Carried: carried}.Resumed(e.stdout, who)
-	return terminal.ExitOK, true
+	return datadir.ResumeHeld(ctx, e.stdout, e.stderr, p, f.data, id, who, pausedMode(f))
 }
 
 // pausedMode is the mode resume --checkpointed asks a paused run to go on

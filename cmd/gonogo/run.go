@@ -35,12 +35,7 @@ func dryRunner(f *runFlags) {
 // fail prints an error and returns its exit code: 1 for a refusal, 2 for
 // anything else.
 func fail(e env, cmd string, err error) int {
-	if r, ok := errors.AsType[*engine.Refusal](err); ok {
-		fmt.Fprintf(e.stderr, "gonogo %s: REFUSED (%s): %s\nNothing was run.\n", cmd, r.Reason, r.Error())
-		return terminal.ExitRefused
-	}
-	fmt.Fprintf(e.stderr, "gonogo %s: %v\n", cmd, err)
-	return terminal.ExitUsage
+	return terminal.Fail(e.stderr, cmd, err)
 }
 
 func newRunCmd(a *cli) *cobra.Command {
