@@ -122,39 +122,6 @@ func peekRun(ctx context.Context, data string, id engine.RunID) (*engine.Run, er
 	return r, err
 }
 
-// resumeSetup works out how a resumed run is carried out: as recorded when
-// it started, except where a flag given to resume (--runner, --runner-cmd,
-// --skills) says otherwise; a run recorded before setups were kept goes on
-// as this shell says, as it always did. It refuses (a usage error: exit 2)
-// when what the run needs is gone, naming the flag that points at a
-// replacement, and sets f and cfg to what it decided.
-func resumeSetup(e env, r *engine.Run, f *runFlags, cfg *config) (engine.Setup, error) {
-	if r.Setup == nil {
-		s := *setupOf(f, *cfg)
-		fmt.Fprintf(e.stderr, "note: run %s was recorded before gonogo kept how a run is carried out; it goes on with this shell's runner (%s), agent and skills, recorded with it from now on\n", r.ID, s.Runner)
-		return s, nil
-	}
-	given := func(name string) bool { return f.changed != nil && f.changed(name) }
-	s, err := cfg.Resume(r, settings.Overrides{
-		Runner: f.runner, RunnerCmd: f.runnerCmd, Skills: f.skills,
-		RunnerGiven: given("runner"), RunnerCmdGiven: given("runner-cmd"), SkillsGiven: given("skills"),
-	})
-	if err != nil {
-		return s, err
-	}
-	if !r.DryRun {
-		if err := settings.CheckSetup(r.ID, s); err != nil {
-			return s, err
-		}
-	}
-	if settings.WorkflowsGone(r, s) {
-		fmt.Fprintf(e.stderr, "warning: the workflows folder %s recorded with run %s is gone; a route step cannot continue with a named workflow\n", s.Workflows, r.ID)
-	}
-	f.runner, f.runnerCmd = s.Runner, s.RunnerCmd
-	cfg.Apply(s)
-	return s, nil
-}
-
 func newResumeCmd(a *cli) *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
@@ -210,7 +177,7 @@ func cmdResume(ctx context.Context, e env, cfg config, f *runFlags) int {
 func resumeHere(ctx context.Context, e env, cfg config, f *runFlags, id engine.RunID) int {
 	peek, err := peekRun(ctx, f.data, id)
 	if err == nil {
-		err = checkpointedUnpaused(f, peek)
+		err = settings.CheckpointedUnpaused(f.checkpointed, peek)
 	}
 	if err != nil {
 		return fail(e, "resume", err)
@@ -265,14 +232,16 @@ func restart(ctx context.Context, e env, svc backend, d *terminal.Driver, r *eng
 
 // prepareResume settles, before anything is started, how a stored run
 // (peek; nil when there is none, left for resume to report) goes on: dry
-// or not as it started, its setup (see resumeSetup), and its skills. A demo
+// or not as it started, its setup (see settleSetup), and its skills. A demo
 // run goes on with the demo's stand-in agent and skills; cleanup removes
 // them.
 func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Catalog, *engine.Setup, func(), error) {
 	none := func() {}
-	if err := keepKind(peek, f); err != nil {
+	dry, err := settings.KeepKind(peek, f.DryRun)
+	if err != nil {
 		return nil, nil, none, err
 	}
+	f.DryRun = dry
 	if peek != nil && peek.Input == engine.InputPlan && peek.Plan.Source == demo.Source {
 		c, _, cleanup, err := demo.Unpack(exampleFS)
 		if err != nil {
@@ -295,50 +264,20 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 	return nil, nil, none, err
 }
 
-// keepKind keeps a resumed run the kind it started as: a real run is never
-// continued dry, and a dry run never reaches an agent.
-func keepKind(peek *engine.Run, f *runFlags) error {
-	if peek == nil || f.DryRun == peek.DryRun {
-		return nil
-	}
-	if f.DryRun {
-		return notDry(peek.ID)
-	}
-	f.DryRun = peek.DryRun
-	return nil
-}
-
 // settleSetup is the setup an unfinished stored run goes on with (see
-// resumeSetup; nil for none), and refuses the dry-run runner for a run
-// started for real.
+// settings.Config.SettleSetup: as recorded when it started, except where
+// a flag given to resume (--runner, --runner-cmd, --skills) says
+// otherwise), and sets f and cfg to what it decided.
 func settleSetup(e env, peek *engine.Run, f *runFlags, cfg *config) (*engine.Setup, error) {
-	var setup *engine.Setup
-	if peek != nil && !peek.Finished() {
-		s, err := resumeSetup(e, peek, f, cfg)
-		if err != nil {
-			return nil, err
-		}
-		setup = &s
+	given := func(name string) bool { return f.changed != nil && f.changed(name) }
+	setup, err := cfg.SettleSetup(e.stderr, peek, settings.Overrides{
+		Runner: f.runner, RunnerCmd: f.runnerCmd, Skills: f.skills,
+		RunnerGiven: given("runner"), RunnerCmdGiven: given("runner-cmd"), SkillsGiven: given("skills"),
+	})
+	if setup != nil && peek.Setup != nil {
+		f.runner, f.runnerCmd = setup.Runner, setup.RunnerCmd
 	}
-	if peek != nil && !peek.DryRun && f.runner == "dry-run" {
-		return nil, usagef("this run was started for real: the dry-run runner would record its steps as not executed; resume it with --runner claude or --runner command")
-	}
-	return setup, nil
-}
-
-// checkpointedUnpaused refuses resume --checkpointed of a run no person
-// paused, which the flag would not change.
-func checkpointedUnpaused(f *runFlags, r *engine.Run) error {
-	if !f.checkpointed || r == nil || r.PausedByPerson() {
-		return nil
-	}
-	return usagef("--checkpointed: run %s is not paused, and --checkpointed is for a paused run", r.ID)
-}
-
-// notDry refuses resume --dry-run of a run started for real, rather than
-// accept the flag and ignore it.
-func notDry(id engine.RunID) error {
-	return usagef("--dry-run: run %s was started for real, and a real run is never continued dry; resume it without --dry-run", id)
+	return setup, err
 }
 
 // loadSetupSkills loads the skills a resumed run goes on with: the folders

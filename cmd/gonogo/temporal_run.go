@@ -96,9 +96,9 @@ func resumeOnTemporal(ctx context.Context, e env, cfg config, f *runFlags, tc se
 		return fail(e, "resume", err)
 	}
 	if f.DryRun && !r.DryRun {
-		return fail(e, "resume", notDry(r.ID))
+		return fail(e, "resume", settings.NotDry(r.ID))
 	}
-	if err := checkpointedUnpaused(f, r); err != nil {
+	if err := settings.CheckpointedUnpaused(f.checkpointed, r); err != nil {
 		return fail(e, "resume", err)
 	}
 	terminal.PrintHeader(e.stdout, r.Plan, r.ID, engine.RunModeName(r.Mode, r.DryRun))
