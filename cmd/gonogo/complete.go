@@ -39,7 +39,7 @@ func (a *cli) completeChain(f *runFlags) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		cfg := a.completionConfig(c.Context())
 		f.resolve(c, cfg, args)
-		cat, err := cfg.loadSkills(f.skills)
+		cat, err := cfg.LoadSkills(f.skills)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

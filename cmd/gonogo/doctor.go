@@ -79,7 +79,7 @@ func doctorConfig(ctx context.Context, e env, cfg config, f *runFlags) doctor.Co
 		Skills: doctor.SkillsConfig{
 			Dirs:   cfg.SkillSources(f.skills).Dirs,
 			Given:  given,
-			Load:   func() (*parse.Catalog, error) { return cfg.loadSkills(f.skills) },
+			Load:   func() (*parse.Catalog, error) { return cfg.LoadSkills(f.skills) },
 			Policy: cfg.Policy,
 		},
 		WorkflowsDir: cfg.WorkflowsDir,

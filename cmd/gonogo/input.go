@@ -55,7 +55,8 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 		path := f.positional[0]
 		src, err := terminal.ReadLimited(path, int64(f.maxPlanBytes), "plan file")
 		if err != nil {
-			if hint := chainInstead(cfg, f, pol, path); hint != "" {
+			load := func() (*parse.Catalog, error) { return cfg.LoadSkills(f.skills) }
+			if hint := terminal.ChainInstead(path, pol, load); hint != "" {
 				err = fmt.Errorf("%w; %s", err, hint)
 			}
 			return in, err
@@ -72,36 +73,13 @@ func loadInput(e env, f *runFlags, cfg config) (input, error) {
 	in.plan, in.opts, err = intake.Take(intake.Config{
 		Catalog: func() (engine.Catalog, error) {
 			var err error
-			in.catalog, err = cfg.loadSkills(f.skills)
+			in.catalog, err = cfg.LoadSkills(f.skills)
 			return in.catalog, err
 		},
 		Policy: pol, Workflows: intake.Dir(cfg.WorkflowsDir), MaxPlanBytes: int64(f.maxPlanBytes),
 		BudgetUSD: cfg.RunBudgetUSD,
 	}, req)
 	return in, err
-}
-
-// chainInstead is the hint for a chain given without --chain (gonogo run
-// 'deliver-prd -> deliver-user-stories', or a lone skill name): when arg
-// names no file and reads as a chain that check would accept, or as a
-// chain of several skills, it suggests --chain; otherwise it is "".
-func chainInstead(cfg config, f *runFlags, pol engine.Policy, arg string) string {
-	if _, err := os.Lstat(arg); !errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	expr, err := parse.Chain(arg)
-	if err != nil {
-		return ""
-	}
-	if cat, err := cfg.loadSkills(f.skills); err == nil {
-		if _, err := engine.PreflightChain(expr, cat, pol); err == nil {
-			return fmt.Sprintf("it reads as a chain of installed skills: did you mean --chain %s?", terminal.ShellWord(arg))
-		}
-	}
-	if len(expr.Names) > 1 {
-		return fmt.Sprintf("it reads as a chain of skills: did you mean --chain %s?", terminal.ShellWord(arg))
-	}
-	return ""
 }
 
 // runInstead is the hint for a run id given to gonogo run where a plan

@@ -254,7 +254,7 @@ func prepareResume(e env, peek *engine.Run, f *runFlags, cfg *config) (engine.Ca
 	if err != nil {
 		return nil, nil, none, err
 	}
-	c, err := loadSetupSkills(*cfg, f, setup)
+	c, err := cfg.SetupSkills(f.skills, setup)
 	switch {
 	case err == nil:
 		return c, setup, none, nil
@@ -278,17 +278,4 @@ func settleSetup(e env, peek *engine.Run, f *runFlags, cfg *config) (*engine.Set
 		f.runner, f.runnerCmd = setup.Runner, setup.RunnerCmd
 	}
 	return setup, err
-}
-
-// loadSetupSkills loads the skills a resumed run goes on with: the folders
-// recorded with it (one: as if given with --skills; several: Claude Code's
-// folders, found when it started), else as a new run would.
-func loadSetupSkills(cfg config, f *runFlags, setup *engine.Setup) (*parse.Catalog, error) {
-	switch {
-	case setup == nil || len(setup.Skills) == 0:
-		return cfg.loadSkills(f.skills)
-	case len(setup.Skills) == 1:
-		return cfg.loadSkills(setup.Skills[0])
-	}
-	return parse.LoadCatalog(parse.CatalogOptions{SkillDirs: setup.Skills, AgentDirs: cfg.SkillSources("").Agents})
 }

@@ -95,7 +95,7 @@ func slackBotConfig(cfg config, f *runFlags, sc settings.Slack, log *slog.Logger
 	if err := bot.CheckTokens(bcfg); err != nil {
 		return bcfg, "", err
 	}
-	cat, err := cfg.loadSkills(f.skills)
+	cat, err := cfg.LoadSkills(f.skills)
 	if err != nil {
 		return bcfg, "", err
 	}

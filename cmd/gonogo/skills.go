@@ -45,7 +45,7 @@ func cmdSkills(_ context.Context, e env, cfg config, f *runFlags) int {
 	if err != nil {
 		return fail(e, "skills", fmt.Errorf("policy: %w", err))
 	}
-	cat, err := cfg.loadSkills(f.skills)
+	cat, err := cfg.LoadSkills(f.skills)
 	if err != nil {
 		return fail(e, "skills", err)
 	}

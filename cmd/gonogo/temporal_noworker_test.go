@@ -130,7 +130,7 @@ func sha256Hex(s string) string {
 // startWith starts a run of chain by tester, in guarded auto when auto.
 func (c *cluster) startWith(chain string, auto bool) engine.RunID {
 	c.t.Helper()
-	cat, err := (config{}).loadSkills(filepath.Join(exampleDir(c.t), "skills"))
+	cat, err := (config{}).LoadSkills(filepath.Join(exampleDir(c.t), "skills"))
 	if err != nil {
 		c.t.Fatal(err)
 	}

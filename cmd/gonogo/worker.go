@@ -94,7 +94,7 @@ func workerSetup(e env, cfg config, f *runFlags) (workerParts, error) {
 	if err != nil {
 		return parts, err
 	}
-	cat, err := cfg.loadSkills(f.skills)
+	cat, err := cfg.LoadSkills(f.skills)
 	if err != nil {
 		return parts, err
 	}

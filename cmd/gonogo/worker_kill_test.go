@@ -98,7 +98,7 @@ func (c *cluster) worker() *exec.Cmd {
 
 func (c *cluster) start(chain string) engine.RunID {
 	c.t.Helper()
-	cat, err := (config{}).loadSkills(filepath.Join(exampleDir(c.t), "skills"))
+	cat, err := (config{}).LoadSkills(filepath.Join(exampleDir(c.t), "skills"))
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func workflowSave(e env, cfg config, f *runFlags, replace bool) int {
 	}
 	// Only a chain that would run is saved: its skills are installed and
 	// allowed.
-	cat, err := cfg.loadSkills(f.skills)
+	cat, err := cfg.LoadSkills(f.skills)
 	if err != nil {
 		return fail(e, "workflow save", err)
 	}
