@@ -406,14 +406,40 @@ func (s *Service) Cancel(ctx context.Context, id RunID, step, attempt int, actor
 	if err := s.mayAct(ctx, id, actor); err != nil {
 		return err
 	}
+	// Under the run's lock an attempt's end is either recorded or not yet:
+	// one recorded is no longer running, though its execution may not have
+	// let go of it yet.
+	unlock := s.lock(id)
+	defer unlock()
 	s.mu.Lock()
 	cancel, ok := s.running[execKey{id, step, attempt}]
 	s.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("step %d attempt %d is not running: %w", step, attempt, ErrStale)
+	if ok {
+		ok, err := s.stillRunning(ctx, id, step, attempt)
+		if err != nil {
+			return err
+		}
+		if ok {
+			cancel(fmt.Errorf("cancelled by %s", actor))
+			return nil
+		}
 	}
-	cancel(fmt.Errorf("cancelled by %s", actor))
-	return nil
+	return fmt.Errorf("step %d attempt %d is not running: %w", step, attempt, ErrStale)
+}
+
+// stillRunning reports whether the store holds attempt n of step as not
+// ended.
+func (s *Service) stillRunning(ctx context.Context, id RunID, step, n int) (bool, error) {
+	r, err := s.store.Load(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	st := r.Step(step)
+	if st == nil {
+		return false, nil
+	}
+	a := attempt(st, n)
+	return a != nil && a.Finished.IsZero(), nil
 }
 
 func (s *Service) cancelRun(id RunID, cause error) {
