@@ -8,8 +8,9 @@
 // (Actor); and the setup recorded with a run (Config.Setup), which a resume
 // reads back and changes only where a flag says so (Config.Resume).
 //
-// It may import engine, parse, internal/runner, go-envconfig and
-// go-shellwords, and nothing that opens a store or talks to a network. The
+// It may import engine, parse, internal/runner, internal/terminal (to
+// quote a path as a hint prints it), go-envconfig and go-shellwords, and
+// nothing that opens a store or talks to a network. The
 // command line (a flag wins over its variable) and the data directory are
 // the command's.
 //

@@ -7,7 +7,8 @@
 // else through the local API of the gonogo holding it; no store yet is no
 // runs, and nothing is created). Where a decision, a pause or a resume on
 // the runs read goes (OpenDecider, OpenPauser, OpenActs for the web page):
-// the holder or cluster that reads them, else the store itself.
+// the holder or cluster that reads them, else the store itself; and what
+// gonogo decide and pause do there and print (Decide, Pause, ResumeHeld).
 //
 // It may import engine, storage, internal/runner (the agent records),
 // internal/localapi (the holder's API) and internal/terminal (the rule

@@ -14,8 +14,9 @@
 // JSON shapes (RunJSON, RunLineJSON, CheckJSON, SkillJSON) are gonogo's
 // contract: testdata holds them as goldens.
 //
-// It may import engine only (and engine/audit: the trail export writes,
-// the journal show --json gives): what it asks of a run goes through
+// It may import engine (and engine/audit: the trail export writes, the
+// journal show --json gives; parse: a chain given without --chain, for
+// its hint; internal/atomicfile: the files export writes): what it asks of a run goes through
 // Backend (the engine's service, or the Temporal backend), what a view
 // reads through a small interface (RunLoader, ArtifactReader,
 // ExportReader, SkillCatalog), and every rule it needs (which step waits,

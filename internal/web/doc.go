@@ -34,9 +34,10 @@
 // with goldmark without raw HTML, and a link survives only when it is
 // http, https, mailto or relative.
 //
-// It may import engine, engine/audit and internal/terminal's pure helpers
-// (the words gonogo show uses for a run's state and its journal); never
-// bot or cmd/gonogo. What it reads of the runs goes through Reader, which
+// It may import engine, engine/audit, internal/terminal's pure helpers
+// (the words gonogo show uses for a run's state and its journal) and bot
+// (SlackActs: a page's decision made as the Slack person the session is
+// for, as their click); never cmd/gonogo. What it reads of the runs goes through Reader, which
 // the readers cmd/gonogo opens for show (the store, the local API of the
 // gonogo holding it, a cluster) satisfy.
 //
