@@ -62,7 +62,14 @@ func TestRunningAgentIsRecordedUntilItEnds(t *testing.T) {
 	}()
 	waitFile(t, pidFile)
 	child := readPid(t, pidFile)
-	recs := records(t, dir)
+	// The record is written once the agent has started, so its child may
+	// be there a moment before it.
+	var recs []agentRecord
+	for deadline := hangguard.Deadline(t); ; time.Sleep(5 * time.Millisecond) {
+		if recs = records(t, dir); len(recs) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(recs) != 1 {
 		t.Fatalf("%d records while the agent runs, want 1", len(recs))
 	}
