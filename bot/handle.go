@@ -453,20 +453,30 @@ func (b *Bot) decide(ctx context.Context, r *engine.Run, channel, thread string,
 
 func (b *Bot) decisionFailed(ctx context.Context, channel, thread, user string, err error) {
 	b.cfg.Log.Debug("a decision changed nothing", "channel", channel, "err", err)
-	msg, tell := "", true
-	switch {
-	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting):
-		msg = movedOn
-	case errors.Is(err, engine.ErrDuplicate):
-		msg = "Already done: " + err.Error()
-	case errors.Is(err, engine.ErrForbidden):
-		msg = "Not counted: " + err.Error()
-	default:
+	msg, tell := refusalWords(err)
+	if !tell {
 		msg, tell = b.notYet(ctx, "record that decision", "recorded", err)
 	}
 	if tell {
 		b.tell(ctx, channel, thread, user, msg, nil)
 	}
+}
+
+// refusalWords is what the person who sent a decision is told when the
+// run's rules refused it (see engine.IsRefusal); ok is false for a
+// failure to record it, which is answered as one.
+func refusalWords(err error) (msg string, ok bool) {
+	switch {
+	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting):
+		return movedOn, true
+	case errors.Is(err, engine.ErrDuplicate):
+		return "Already done: " + err.Error(), true
+	case errors.Is(err, engine.ErrForbidden):
+		return "Not counted: " + err.Error(), true
+	case engine.IsRefusal(err):
+		return "Refused: " + err.Error(), true
+	}
+	return "", false
 }
 
 // download fetches a user's file with the bot token, up to max bytes.

@@ -157,7 +157,7 @@ func PickDecision(r *Run, n, k int, actor, note string) (Decision, error) {
 		return Decision{}, fmt.Errorf("step %d (%s) has no candidates waiting for a pick: %w", n, s.Skill, ErrNotWaiting)
 	}
 	if k < 1 || k > len(c) {
-		return Decision{}, fmt.Errorf("step %d has candidates 1 to %d, not %d", n, len(c), k)
+		return Decision{}, invalidDecision("step %d has candidates 1 to %d, not %d", n, len(c), k)
 	}
 	d := Decision{Kind: DecidePick, Actor: actor, Step: n, Attempt: c[k-1].N, Candidate: k, Feedback: note}
 	return d, checkPick(s, d)
@@ -174,7 +174,7 @@ func checkPick(s *Step, d Decision) error {
 			return fmt.Errorf("step %d: attempt %d is candidate %d, not %d: %w", s.N, a.N, a.Candidate, d.Candidate, ErrStale)
 		}
 		if !Pickable(a) {
-			return fmt.Errorf("step %d: candidate %d (%s) is %s and cannot be picked; pick another, redo or abort", s.N, a.Candidate, a.Runner, a.Result)
+			return invalidDecision("step %d: candidate %d (%s) is %s and cannot be picked; pick another, redo or abort", s.N, a.Candidate, a.Runner, a.Result)
 		}
 		return nil
 	}

@@ -100,8 +100,9 @@ func TestBestOfPickIsTheStepsArtifact(t *testing.T) {
 			t.Fatalf("%s written before anyone picked", stepFile)
 		}
 		// A FAILED candidate, or one that is not there, is refused.
-		if _, err := PickDecision(r, 1, 3, "U-ana", ""); err == nil {
-			t.Fatal("picking candidate 3 of 2 was accepted")
+		if _, err := PickDecision(r, 1, 3, "U-ana", ""); !errors.Is(err, ErrInvalidDecision) || !IsRefusal(err) ||
+			err.Error() != "step 1 has candidates 1 to 2, not 3" {
+			t.Fatalf("picking candidate 3 of 2: %v, want refused as not fitting the step, in its own words", err)
 		}
 		d, err := PickDecision(r, 1, 2, "U-ana", "tighter scope")
 		if err != nil {

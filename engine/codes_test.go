@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -30,5 +31,37 @@ func TestErrorCodesRoundTrip(t *testing.T) {
 	}
 	if err := CodeError("from-a-newer-gonogo", "something"); err.Error() != "something" || ErrorCode(err) != "" {
 		t.Errorf("an unknown code: %v", err)
+	}
+}
+
+// A front end words an error by one rule: every coded refusal but a
+// missing run or step is the run's rules saying no, and anything else
+// (a store that failed, a holder that did not answer) is not a refusal,
+// whichever side of a wire it comes from. The decisions that do not fit
+// their step are refusals in their own words.
+func TestIsRefusal(t *testing.T) {
+	for _, c := range codes {
+		err := fmt.Errorf("run r1: %w", c.err)
+		want := c.err != ErrNotFound
+		if got := IsRefusal(err); got != want {
+			t.Errorf("IsRefusal(%v) = %v, want %v", err, got, want)
+		}
+		if got := IsRefusal(CodeError(ErrorCode(err), err.Error())); got != want {
+			t.Errorf("IsRefusal(%v across a wire) = %v, want %v", err, got, want)
+		}
+	}
+	for _, err := range []error{nil, errors.New("disk full"), fmt.Errorf("commit: %w", ErrFilesPending), ErrLocked, context.DeadlineExceeded} {
+		if IsRefusal(err) {
+			t.Errorf("IsRefusal(%v) = true, want a failure", err)
+		}
+	}
+	r := &Run{ID: "r1", Steps: []Step{{StepDef: &StepDef{N: 1, Skill: "deliver-prd"}, StepState: &StepState{}}}}
+	_, err := EditOf(r, Decision{Kind: DecideEdit, Step: 1}, []byte(" \n\t"))
+	if !IsRefusal(err) || !errors.Is(err, ErrInvalidDecision) || err.Error() != "step 1: the replacement artifact is empty" {
+		t.Errorf("an empty edit: %v, want a refusal in its own words", err)
+	}
+	back := CodeError(ErrorCode(err), err.Error())
+	if !errors.Is(back, ErrInvalidDecision) || back.Error() != err.Error() {
+		t.Errorf("an empty edit across a wire: %v", back)
 	}
 }

@@ -90,7 +90,7 @@ func decidePick(r *Run, s *Step, d Decision, now time.Time) ([]Event, error) {
 // edit without one is refused.
 func withEdit(ev *Event, edit *Edit) error {
 	if edit == nil || edit.Size == 0 {
-		return fmt.Errorf("step %d: an edit needs a replacement artifact", ev.Step)
+		return invalidDecision("step %d: an edit needs a replacement artifact", ev.Step)
 	}
 	ev.Artifact, ev.Size, ev.File, ev.Summary = true, edit.Size, edit.File, edit.Summary
 	return nil

@@ -31,6 +31,11 @@ var (
 	// Start, a run that does not await it (any more): it has started, or
 	// ended.
 	ErrNotAwaitingStart = errors.New("not awaiting Start")
+	// ErrInvalidDecision refuses a decision the step waits for but not
+	// as it was sent: an edit without its replacement, a pick of a
+	// candidate the step does not have or that cannot be picked. Its
+	// message says what is wrong; see invalidDecision.
+	ErrInvalidDecision = errors.New("the decision does not fit the step")
 	// ErrFilesPending is returned by a Store whose commit is durable but
 	// whose artifact files could not be written yet; the change stands and
 	// the files are written when the store is next opened.

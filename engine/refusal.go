@@ -79,7 +79,7 @@ func PrepareEdit(r *Run, d Decision, size int, summary string) (*Edit, error) {
 		return nil, fmt.Errorf("run %s has no step %d: %w", r.ID, d.Step, ErrNotFound)
 	}
 	if size == 0 {
-		return nil, fmt.Errorf("step %d: the replacement artifact is empty", d.Step)
+		return nil, invalidDecision("step %d: the replacement artifact is empty", d.Step)
 	}
 	edit := &Edit{Size: size, Summary: summary}
 	if len(r.Steps) > 1 {

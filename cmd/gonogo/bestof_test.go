@@ -198,6 +198,12 @@ func TestBestOfTerminalOneFailed(t *testing.T) {
 		t.Errorf("the FAILED candidate is not listed as such:\n%s", res.stdout)
 	}
 	id := runID(t, res.stdout)
+	// gonogo decide is refused the same pick under the run's rules
+	// (exit 1), in the engine's words.
+	dec := gonogo(t, vars, "", "decide", id, "pick", "2")
+	if dec.code != terminal.ExitRefused || !strings.Contains(dec.stderr, "REFUSED: step 1: candidate 2 (codex) is FAILED and cannot be picked") {
+		t.Fatalf("decide pick of the FAILED candidate: exit %d\n%s\n%s", dec.code, dec.stdout, dec.stderr)
+	}
 	res = gonogo(t, vars, "pick 1\n", "resume", id)
 	if res.code != terminal.ExitOK || !strings.Contains(res.stdout, "Run complete") {
 		t.Fatalf("resume with pick 1: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)

@@ -72,11 +72,9 @@ func answerKey(stdout, stderr io.Writer, r *engine.Run, req terminal.DecideReque
 // refuseOrFail prints err and returns 1 for a refusal under the run's
 // rules, 2 for anything else.
 func refuseOrFail(stderr io.Writer, err error) int {
-	for _, r := range []error{terminal.ErrRefused, engine.ErrStale, engine.ErrNotWaiting, engine.ErrForbidden, engine.ErrDuplicate, engine.ErrKeyReused} {
-		if errors.Is(err, r) {
-			fmt.Fprintf(stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+terminal.ErrRefused.Error()))
-			return terminal.ExitRefused
-		}
+	if errors.Is(err, terminal.ErrRefused) || engine.IsRefusal(err) {
+		fmt.Fprintf(stderr, "gonogo decide: REFUSED: %s\n", strings.TrimSuffix(err.Error(), ": "+terminal.ErrRefused.Error()))
+		return terminal.ExitRefused
 	}
 	return terminal.Fail(stderr, "decide", err)
 }

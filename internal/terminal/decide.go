@@ -109,7 +109,7 @@ func (d *driver) send(ctx context.Context, r *engine.Run, s *engine.Step, dec *e
 	switch {
 	case err == nil:
 		return &turn{next: next}
-	case errors.Is(err, engine.ErrStale), errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrDuplicate):
+	case engine.IsRefusal(err):
 		next, code, done := d.refused(ctx, r.ID, err)
 		return &turn{next: next, code: code, done: done}
 	}

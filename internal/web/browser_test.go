@@ -199,8 +199,10 @@ func TestBrowserEditsALongArtifactAndApproves(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(editor)),
 		chromedp.SetValue(chromedp.CSS(editor), body),
 		chromedp.Click(chromedp.CSS("#step-1 form.edit button[name=preview]")),
-		chromedp.WaitVisible(chromedp.CSS("main .artifact h1")))
-	if h := eval[string](t, ctx, `document.querySelector("main .artifact h1").textContent`); h != "Edited brief" {
+		// The preview page's own artifact (the run page's artifact is
+		// inside its step, and stays visible until the preview comes).
+		chromedp.WaitVisible(chromedp.CSS("main > h2 + div.artifact h1")))
+	if h := eval[string](t, ctx, `document.querySelector("main > h2 + div.artifact h1").textContent`); h != "Edited brief" {
 		t.Errorf("the preview's heading %q", h)
 	}
 	if n := len(f.decisionEvents(1)); n != 0 {

@@ -190,8 +190,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, id engine.RunID,
 	http.Redirect(w, r, "/runs/"+string(id), http.StatusSeeOther)
 }
 
-// refused words the engine's refusal of d. A decision the run recorded
-// under d's key already is this form sent twice: it is answered as made.
+// refused words the engine's refusal of d, or its failure to record it
+// (see engine.IsRefusal). A decision the run recorded under d's key
+// already is this form sent twice: it is answered as made.
 func (s *Server) refused(ctx context.Context, id engine.RunID, d engine.Decision, err error) string {
 	if src, oerr := s.open(ctx); oerr == nil {
 		run, lerr := src.Load(ctx, id)
@@ -201,6 +202,12 @@ func (s *Server) refused(ctx context.Context, id engine.RunID, d engine.Decision
 				return "Already decided with this form: " + engine.DescribeDecision(*rec) + "; nothing applied twice."
 			}
 		}
+	}
+	if !engine.IsRefusal(err) && !errors.Is(err, engine.ErrNotFound) {
+		// Not the run's rules but a failure: the decision may or may
+		// not have been recorded (a holder that stopped answering may
+		// have recorded it), so the page says only what it knows.
+		return "Not confirmed: " + err.Error() + ". Reload the run's page to see whether the decision was recorded."
 	}
 	return "Refused: " + err.Error()
 }

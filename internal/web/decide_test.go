@@ -383,3 +383,30 @@ func TestFollowingFetchLeavesTheFormsResult(t *testing.T) {
 	after := get(t, c, f.ts.URL+"/runs/"+string(f.id))
 	mustContain(t, "the page the form leads to", after.body, `<p class="said" role="status">Approved step 1.</p>`)
 }
+
+// failingDecider is a holder that stops answering once it has the
+// decision, as the local API of a gonogo that stopped would.
+type failingDecider struct{ serviceDecider }
+
+var errHolderGone = errors.New("post http://127.0.0.1:1/v1/runs/r1/decisions: connection reset by peer")
+
+func (failingDecider) Decide(context.Context, engine.RunID, engine.Decision, []byte) (*engine.Run, bool, error) {
+	return nil, false, errHolderGone
+}
+
+// A decision the holder did not confirm is not called refused: the page
+// says what it knows (not confirmed, and where to look), never that the
+// run's rules said no. A refusal keeps its word (see
+// TestStaleFormShowsTheEnginesRefusal).
+func TestUnconfirmedDecisionIsNotCalledRefused(t *testing.T) {
+	f := newFixture(t)
+	f.deciding(0)
+	f.srv.decider = func(context.Context) (Decider, error) { return failingDecider{serviceDecider{f.svc}}, nil }
+	c := f.client()
+	page := get(t, c, f.ts.URL+"/runs/"+string(f.id)).body
+	action, form := pageForm(t, page, "/decide", "approve")
+	after := f.send(c, action, form)
+	mustContain(t, "the page after an unanswered decision", after.body,
+		"Not confirmed: "+html.EscapeString(errHolderGone.Error())+". Reload the run&#39;s page to see whether the decision was recorded.")
+	mustLack(t, "the page after an unanswered decision", after.body, "Refused")
+}
