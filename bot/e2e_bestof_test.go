@@ -68,12 +68,18 @@ func TestBestOfPickThisInTheThread(t *testing.T) {
 	if len(ds) != 1 || ds[0].Decision != engine.DecidePick || ds[0].Actor != starter || ds[0].Candidate != 2 {
 		t.Errorf("journal decisions = %+v, want one pick of candidate 2 by %s", ds, starter)
 	}
+	// Step 2's message shows once its first candidate starts; the
+	// second may start a moment later.
 	var threaded []string
-	for _, j := range r.jobs() {
-		if j.Step == 2 {
-			threaded = append(threaded, j.Prompt)
+	eventually(t, "both of step 2's candidates started", func() bool {
+		threaded = threaded[:0]
+		for _, j := range r.jobs() {
+			if j.Step == 2 {
+				threaded = append(threaded, j.Prompt)
+			}
 		}
-	}
+		return len(threaded) >= 2
+	})
 	if len(threaded) != 2 || !slices.ContainsFunc(threaded, func(p string) bool { return strings.Contains(p, "Codex's PRD") }) ||
 		slices.ContainsFunc(threaded, func(p string) bool { return strings.Contains(p, "Claude's PRD") }) {
 		t.Errorf("step 2's candidates were not handed the pick alone")
