@@ -144,6 +144,8 @@ func skillsSource(given string, dirs []string) string {
 		return given
 	case len(dirs) == 1 && dirs[0] == "skills":
 		return "skills in the working directory (no Claude Code skills folder found)"
+	case len(dirs) == 0:
+		return "the default folders: ~/.claude/skills, .claude/skills, then skills in the working directory"
 	}
 	return "Claude Code's skills folders (~/.claude/skills, then .claude/skills)"
 }

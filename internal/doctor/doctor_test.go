@@ -79,7 +79,7 @@ func TestSkillsSource(t *testing.T) {
 		{"--skills", []string{"skills"}, "--skills"},
 		{"", []string{"skills"}, "skills in the working directory (no Claude Code skills folder found)"},
 		{"", []string{"/home/a/.claude/skills"}, "Claude Code's skills folders (~/.claude/skills, then .claude/skills)"},
-		{"", nil, "Claude Code's skills folders (~/.claude/skills, then .claude/skills)"},
+		{"", nil, "the default folders: ~/.claude/skills, .claude/skills, then skills in the working directory"},
 	} {
 		if got := skillsSource(c.given, c.dirs); got != c.want {
 			t.Errorf("skillsSource(%q, %q) = %q, want %q", c.given, c.dirs, got, c.want)

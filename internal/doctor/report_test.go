@@ -63,7 +63,7 @@ func notOKReport() Report {
 				Login: &Login{Checked: true, Asked: "claude auth status", Hint: "log in with claude auth login, or set ANTHROPIC_API_KEY"},
 				Node:  &Node{Package: "@anthropic-ai/claude-code", Declares: ">=22", Node: "v20.1.0", NodePath: "/bin/node", Older: true}},
 		},
-		Skills:    Skills{Dirs: []string{}, Source: "Claude Code's skills folders (~/.claude/skills, then .claude/skills)", Problems: []string{"no skills folder found"}},
+		Skills:    Skills{Dirs: []string{}, Source: "the default folders: ~/.claude/skills, .claude/skills, then skills in the working directory", Problems: []string{"no skills folder found"}},
 		Workflows: Workflows{Dir: "workflows", Problems: []string{}},
 		Data:      Data{Dir: "data/x", NotWritable: "it cannot be created: data is a file, not a directory", Store: "none", Runs: map[string]int{}},
 		Temporal:  &Temporal{Addr: "localhost:7233", Namespace: "gonogo", Reachable: true, Heartbeat: "10s", Problem: "namespace gonogo does not exist: run gonogo temporal setup"},
