@@ -358,7 +358,8 @@ func putKey(tx *bbolt.Tx, p *prepared) error {
 }
 
 // putRun appends the events and writes the snapshot, summary, plan and
-// indexes.
+// indexes. The summary and the running mark go next to the snapshot (see
+// summaryKey), on the page it is written on.
 func putRun(tx *bbolt.Tx, journal *bbolt.Bucket, p *prepared) error {
 	for i := range p.events {
 		if err := journal.Put(p.seqs[i], p.events[i]); err != nil {
@@ -368,7 +369,7 @@ func putRun(tx *bbolt.Tx, journal *bbolt.Bucket, p *prepared) error {
 	if err := tx.Bucket(bucketRuns).Put(p.id, p.snap); err != nil {
 		return fmt.Errorf("run %s: snapshot: %w", p.run, err)
 	}
-	if err := tx.Bucket(bucketSummaries).Put(p.id, p.summary); err != nil {
+	if err := tx.Bucket(bucketRuns).Put(summaryKey(p.id), p.summary); err != nil {
 		return fmt.Errorf("run %s: summary: %w", p.run, err)
 	}
 	if p.plan != nil {
@@ -379,7 +380,7 @@ func putRun(tx *bbolt.Tx, journal *bbolt.Bucket, p *prepared) error {
 	if err := index(tx.Bucket(bucketActive), p.id, p.active); err != nil {
 		return err
 	}
-	return index(tx.Bucket(bucketRunning), p.id, p.running)
+	return index(tx.Bucket(bucketRuns), runningKey(p.id), p.running)
 }
 
 // putArtifacts adds the commit's artifact versions and returns their

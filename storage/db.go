@@ -261,13 +261,19 @@ func openBolt(path string, openFile func(string, int, os.FileMode) (*os.File, er
 func (db *DB) ready(steps []migration) error {
 	// Look before migrating: an update commits (and fsyncs) even when it
 	// changes nothing.
-	var migrating bool
+	var have, want uint64
 	err := db.view(func(tx *bbolt.Tx) (err error) {
-		migrating, err = needsMigration(tx, steps)
+		have, want, err = versions(tx, steps)
 		return err
 	})
 	if err != nil {
 		return db.openError(err)
+	}
+	migrating := have < want
+	if migrating && db.readOnly && have >= readsAsIs {
+		// A reader finds all it reads in this older layout (see
+		// readsAsIs), and leaves the file as it is.
+		migrating = false
 	}
 	if migrating && db.readOnly {
 		return db.openError(fmt.Errorf("%w: its layout is older than this gonogo reads, and updating it needs write access: open it once with a gonogo that can write it", ErrReadOnly))

@@ -165,8 +165,17 @@ func (db *DB) loadSummaries() error {
 	sums := map[engine.RunID]engine.RunSummary{}
 	var ids []engine.RunID
 	err := db.view(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketSummaries).ForEach(func(k, v []byte) error {
-			id := engine.RunID(k)
+		b, key := tx.Bucket(bucketRuns), summaryOf
+		if old := tx.Bucket(oldSummaries); old != nil {
+			// A version 4 file opened read-only (see readsAsIs).
+			b, key = old, func(k []byte) []byte { return k }
+		}
+		return b.ForEach(func(k, v []byte) error {
+			sk := key(k)
+			if sk == nil {
+				return nil // a snapshot
+			}
+			id := engine.RunID(sk)
 			s, err := record.DecodeSummary(id, v)
 			if err != nil {
 				return fmt.Errorf("run %s: stored %w", id, err)

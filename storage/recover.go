@@ -14,19 +14,25 @@ import (
 // uses. No process can still be running such a step: bbolt's lock is
 // exclusive, so the gonogo that started it has stopped. Each is recorded
 // as lost at its last sign of life, which the store's pulse (PulseFile)
-// helps tell. Only the running index is read, so opening a large store
-// stays fast.
+// helps tell. The runs are found by their running marks (see runningKey):
+// only keys are read, and only the marked runs loaded, so opening a large
+// store stays fast.
 func (db *DB) recoverRunning() error {
 	var runs []*engine.Run
 	err := db.view(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketRunning).ForEach(func(k, _ []byte) error {
-			run, err := loadTx(tx, engine.RunID(k))
+		c := tx.Bucket(bucketRuns).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			id := runningOf(k)
+			if id == nil {
+				continue
+			}
+			run, err := loadTx(tx, engine.RunID(id))
 			if err != nil {
 				return fmt.Errorf("recover: %w", err)
 			}
 			runs = append(runs, run)
-			return nil
-		})
+		}
+		return nil
 	})
 	if err != nil || len(runs) == 0 {
 		return err
@@ -35,7 +41,7 @@ func (db *DB) recoverRunning() error {
 	var (
 		changes   []*prepared
 		recovered []engine.RunID
-		stray     [][]byte // indexed as running, though the snapshot says otherwise
+		stray     [][]byte // marked as running, though the snapshot says otherwise
 	)
 	for _, run := range runs {
 		c, ok, err := engine.Recover(run, now, pulse)
@@ -54,9 +60,9 @@ func (db *DB) recoverRunning() error {
 		recovered = append(recovered, run.ID)
 	}
 	err = db.update(func(tx *bbolt.Tx) error {
-		// The snapshot is the truth: an index entry it contradicts goes.
+		// The snapshot is the truth: a mark it contradicts goes.
 		for _, id := range stray {
-			if err := tx.Bucket(bucketRunning).Delete(id); err != nil {
+			if err := tx.Bucket(bucketRuns).Delete(runningKey(id)); err != nil {
 				return err
 			}
 		}

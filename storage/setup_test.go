@@ -93,7 +93,7 @@ func TestRunRecordedWithoutSetupStillReads(t *testing.T) {
 		for _, put := range []error{
 			tx.Bucket(bucketRuns).Put(id, []byte(oldSnapshot)),
 			tx.Bucket(bucketPlans).Put(id, []byte(oldPlan)),
-			tx.Bucket(bucketSummaries).Put(id, []byte(oldSummary)),
+			tx.Bucket(bucketRuns).Put(summaryKey(id), []byte(oldSummary)),
 			tx.Bucket(bucketActive).Put(id, nil),
 			j.Put(seqKey(1), []byte(oldStarted)),
 		} {
